@@ -1,0 +1,5 @@
+"""Allow ``python -m gitodb``."""
+
+from gitodb.cli.main import main
+
+raise SystemExit(main())

@@ -1,0 +1,24 @@
+"""Ref backends behind one interface; ``open_refs`` picks by ``extensions.refStorage``."""
+
+from __future__ import annotations
+
+import os
+
+from gitodb.errors import RepositoryError
+from gitodb.objects.format import ObjectFormat
+from gitodb.refs.base import Ref, ReflogEntry, RefStore
+from gitodb.refs.files import FilesRefStore
+
+__all__ = ["Ref", "ReflogEntry", "RefStore", "FilesRefStore", "open_refs"]
+
+
+def open_refs(git_dir: str | os.PathLike[str], fmt: ObjectFormat, ref_storage: str = "files",
+              config: object | None = None) -> RefStore:
+    """Open the ref store of the repository at ``git_dir``."""
+    if ref_storage == "files":
+        return FilesRefStore(git_dir, fmt)
+    if ref_storage == "reftable":
+        from gitodb.refs.reftable_store import ReftableRefStore  # type: ignore[import-not-found]
+
+        return ReftableRefStore(git_dir, fmt, config)  # type: ignore[no-any-return]
+    raise RepositoryError(f"unknown ref storage format '{ref_storage}'")

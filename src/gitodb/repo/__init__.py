@@ -1,0 +1,120 @@
+"""Repository: discovery like Git's, config, object format, refs and object database."""
+
+from __future__ import annotations
+
+import os
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+from gitodb.errors import RepositoryError
+from gitodb.objects.format import ObjectFormat, format_by_name
+from gitodb.refs import RefStore, open_refs
+from gitodb.repo.config import Config
+
+__all__ = ["Repository", "Config"]
+
+
+def _is_git_dir(path: Path) -> bool:
+    """Git's check: HEAD, plus objects/ and refs/ (in the common dir for worktrees)."""
+    if not (path / "HEAD").is_file():
+        return False
+    common = _common_dir(path)
+    return (common / "objects").is_dir() and (common / "refs").is_dir()
+
+
+def _common_dir(git_dir: Path) -> Path:
+    try:
+        rel = (git_dir / "commondir").read_text().strip()
+    except FileNotFoundError:
+        return git_dir
+    return (git_dir / rel).resolve()
+
+
+def _read_gitfile(path: Path) -> Path:
+    text = path.read_text(errors="replace").strip()
+    if not text.startswith("gitdir:"):
+        raise RepositoryError(f"invalid gitfile format: {path}")
+    target = Path(text[len("gitdir:"):].strip())
+    return (path.parent / target).resolve() if not target.is_absolute() else target
+
+
+class Repository:
+    """A Git repository: ``git_dir``, ``common_dir``, ``config``, ``refs`` and ``odb``."""
+
+    def __init__(self, path: str | os.PathLike[str] = ".", *,
+                 config_overrides: list[str] | None = None) -> None:
+        """Open the repository at ``path``: a work tree, a ``.git`` dir/file, or a bare repo."""
+        p = Path(path)
+        if (p / ".git").is_file():
+            git_dir = _read_gitfile(p / ".git")
+        elif _is_git_dir(p / ".git"):
+            git_dir = p / ".git"
+        elif p.is_file():
+            git_dir = _read_gitfile(p)
+        else:
+            git_dir = p
+        if not _is_git_dir(git_dir):
+            raise RepositoryError(f"not a git repository: '{path}'")
+        self.git_dir = git_dir.absolute()
+        self.common_dir = _common_dir(self.git_dir)
+        self.config = Config()
+        self.config.read_file(self.common_dir / "config")
+        if config_overrides:
+            self.config.apply_overrides(config_overrides)
+        env_pairs = _env_config_pairs()
+        if env_pairs:
+            self.config.apply_overrides(env_pairs)
+        version = self.config.get_int("core.repositoryformatversion", 0)
+        if version > 1:
+            raise RepositoryError(f"Expected git repo version <= 1, found {version}")
+        self.object_format: ObjectFormat = format_by_name(
+            (self.config.get("extensions.objectformat") or "sha1") if version == 1 else "sha1")
+        self.ref_storage = (self.config.get("extensions.refstorage") or "files").lower()
+
+    @classmethod
+    def discover(cls, start: str | os.PathLike[str] | None = None, *,
+                 git_dir: str | os.PathLike[str] | None = None,
+                 config_overrides: list[str] | None = None) -> Repository:
+        """Find the repository like Git: ``git_dir``/``GIT_DIR``, else walk up from ``start``."""
+        explicit = git_dir if git_dir is not None else os.environ.get("GIT_DIR")
+        if explicit:
+            p = Path(explicit)
+            if p.is_file():
+                p = _read_gitfile(p)
+            if not _is_git_dir(p):
+                raise RepositoryError(f"not a git repository: '{explicit}'")
+            return cls(p, config_overrides=config_overrides)
+        here = Path(start if start is not None else os.getcwd()).absolute()
+        for d in (here, *here.parents):
+            dotgit = d / ".git"
+            if dotgit.is_file() or _is_git_dir(dotgit) or _is_git_dir(d):
+                return cls(d, config_overrides=config_overrides)
+        raise RepositoryError(
+            "not a git repository (or any of the parent directories): .git")
+
+    @cached_property
+    def refs(self) -> RefStore:
+        """The ref store chosen by ``extensions.refStorage``."""
+        return open_refs(self.common_dir, self.object_format, self.ref_storage, self.config)
+
+    @cached_property
+    def odb(self) -> Any:
+        """The object database: loose objects, packs and alternates."""
+        from gitodb.repo.odb import ObjectDatabase  # type: ignore[import-not-found]
+
+        return ObjectDatabase.for_repository(self)
+
+
+def _env_config_pairs() -> list[str]:
+    """``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, like ``-c``."""
+    try:
+        count = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
+    except ValueError:
+        return []
+    pairs = []
+    for i in range(count):
+        key = os.environ.get(f"GIT_CONFIG_KEY_{i}")
+        if key:
+            pairs.append(f"{key}={os.environ.get(f'GIT_CONFIG_VALUE_{i}', '')}")
+    return pairs
