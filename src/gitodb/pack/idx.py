@@ -1,0 +1,280 @@
+"""Pack index files (``.idx``), versions 1 and 2: reading through mmap, and writing.
+
+v1: 256 big-endian fan-out counts, then ``count`` entries of (4-byte offset, id),
+then the pack checksum and the index checksum.
+v2: ``\\377tOc``, version 2, the fan-out, the sorted ids, the CRC-32 of every
+entry's raw pack bytes, 4-byte offsets (high bit set: an index into the table of
+8-byte offsets that follows), then the pack checksum and the index checksum.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+import sys
+from array import array
+from collections.abc import Iterable, Iterator
+
+from gitodb.errors import PackError
+from gitodb.objects.format import ObjectFormat
+
+IDX_V2_MAGIC = b"\377tOc"
+_FANOUT_BYTES = 256 * 4
+# Offsets above this go to the 64-bit table, as Git's default ``off32_limit``.
+OFFSET32_LIMIT = 0x7FFFFFFF
+
+
+def _be_uint32_array(buf: bytes | memoryview) -> array:
+    arr = array("I", bytes(buf))
+    if arr.itemsize != 4:  # pragma: no cover - exotic platforms
+        arr = array("L", bytes(buf))
+    if sys.byteorder == "little":
+        arr.byteswap()
+    return arr
+
+
+def _be_uint64_array(buf: bytes | memoryview) -> array:
+    arr = array("Q", bytes(buf))
+    if sys.byteorder == "little":
+        arr.byteswap()
+    return arr
+
+
+class PackIndex:
+    """A read-only ``.idx`` file, mmapped; ids are looked up by binary search."""
+
+    def __init__(self, path: str | os.PathLike[str], fmt: ObjectFormat, *,
+                 verify_checksum: bool = True) -> None:
+        self.path = os.fspath(path)
+        self.fmt = fmt
+        try:
+            with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size == 0:
+                    raise PackError("index file is empty", path=self.path, offset=0)
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise PackError("index file not found", path=self.path) from None
+        self._buf = memoryview(self._map)
+        self._parse(size)
+        if verify_checksum:
+            self.verify_checksum()
+        self._offsets: array | None = None
+
+    # -- parsing -----------------------------------------------------------
+    def _parse(self, size: int) -> None:
+        buf = self._buf
+        rawsz = self.fmt.rawsz
+        if bytes(buf[:4]) == IDX_V2_MAGIC:
+            if size < 8:
+                raise PackError("index file too small", path=self.path, offset=0)
+            (version,) = struct.unpack_from(">I", buf, 4)
+            if version != 2:
+                raise PackError(f"index file has unsupported version {version}",
+                                path=self.path, offset=4)
+            self.version = 2
+            fan_at = 8
+        else:
+            self.version = 1
+            fan_at = 0
+        if size < fan_at + _FANOUT_BYTES + 2 * rawsz:
+            raise PackError("index file too small", path=self.path, offset=0)
+        fanout = _be_uint32_array(buf[fan_at:fan_at + _FANOUT_BYTES])
+        prev = 0
+        for i, n in enumerate(fanout):
+            if n < prev:
+                raise PackError("index file has a non-monotonic fan-out table",
+                                path=self.path, offset=fan_at + 4 * i)
+            prev = n
+        self.fanout = fanout
+        self.count = n = fanout[255]
+        body = fan_at + _FANOUT_BYTES
+        if self.version == 1:
+            self._oid_at = body + 4
+            self._oid_stride = rawsz + 4
+            expected = body + n * (rawsz + 4) + 2 * rawsz
+            self._crc_at = -1
+            self._off32_at = body
+            self._off64_at = -1
+        else:
+            self._oid_at = body
+            self._oid_stride = rawsz
+            self._crc_at = body + n * rawsz
+            self._off32_at = self._crc_at + 4 * n
+            self._off64_at = self._off32_at + 4 * n
+            expected = self._off64_at + 2 * rawsz
+        if size < expected:
+            raise PackError(f"index file truncated: {size} bytes, expected at least {expected}",
+                            path=self.path, offset=size)
+        n64 = (size - expected) // 8
+        if self.version == 1 and size != expected or (
+                self.version == 2 and size != expected + 8 * n64):
+            raise PackError(f"index file has wrong size {size}", path=self.path, offset=size)
+        self._large_count = n64 if self.version == 2 else 0
+        trailer = size - 2 * rawsz
+        self.pack_checksum = bytes(buf[trailer:trailer + rawsz])
+        self.checksum = bytes(buf[trailer + rawsz:size])
+        self._size = size
+
+    def verify_checksum(self) -> None:
+        """Check the trailing checksum over the whole index; raise ``PackError`` if wrong."""
+        end = self._size - self.fmt.rawsz
+        if self.fmt.new_hasher(self._buf[:end]).digest() != self.checksum:
+            raise PackError("index file has a bad checksum", path=self.path, offset=end)
+
+    # -- access ------------------------------------------------------------
+    def oid_at(self, i: int) -> bytes:
+        """The binary id of the ``i``-th entry in sorted order."""
+        at = self._oid_at + i * self._oid_stride
+        return bytes(self._buf[at:at + self.fmt.rawsz])
+
+    def crc_at(self, i: int) -> int:
+        """The CRC-32 stored for the ``i``-th entry (index v2 only)."""
+        if self._crc_at < 0:
+            raise PackError("index v1 has no CRC-32 values", path=self.path)
+        return int.from_bytes(self._buf[self._crc_at + 4 * i:self._crc_at + 4 * i + 4], "big")
+
+    def offset_at(self, i: int) -> int:
+        """The pack offset of the ``i``-th entry."""
+        return self.offsets[i]
+
+    @property
+    def offsets(self) -> array:
+        """Pack offsets of all entries in index (id-sorted) order, decoded once."""
+        if self._offsets is None:
+            self._offsets = self._decode_offsets()
+        return self._offsets
+
+    def _decode_offsets(self) -> array:
+        n = self.count
+        buf = self._buf
+        if self.version == 1:
+            stride = self._oid_stride
+            start = self._off32_at
+            return array("Q", (int.from_bytes(buf[at:at + 4], "big")
+                               for at in range(start, start + n * stride, stride)))
+        small = _be_uint32_array(buf[self._off32_at:self._off32_at + 4 * n])
+        out = array("Q", small)
+        if n and max(small) & 0x80000000:
+            large = _be_uint64_array(buf[self._off64_at:self._off64_at + 8 * self._large_count])
+            for i, v in enumerate(small):
+                if v & 0x80000000:
+                    j = v & 0x7FFFFFFF
+                    if j >= len(large):
+                        raise PackError("index has a bad 64-bit offset reference",
+                                        path=self.path, offset=self._off32_at + 4 * i)
+                    out[i] = large[j]
+        return out
+
+    def find(self, oid: bytes) -> int:
+        """Return the position of ``oid`` in the index, or -1."""
+        first = oid[0]
+        lo = self.fanout[first - 1] if first else 0
+        hi = self.fanout[first]
+        buf = self._buf
+        base = self._oid_at
+        stride = self._oid_stride
+        rawsz = self.fmt.rawsz
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            at = base + mid * stride
+            cand = buf[at:at + rawsz]
+            if cand == oid:
+                return mid
+            if bytes(cand) < oid:
+                lo = mid + 1
+            else:
+                hi = mid
+        return -1
+
+    def find_prefix(self, prefix: bytes, nibbles: int) -> Iterator[int]:
+        """Positions whose id starts with the first ``nibbles`` hex digits of ``prefix``.
+
+        ``prefix`` is the binary form, its last byte padded with a zero nibble when
+        ``nibbles`` is odd.
+        """
+        full = nibbles // 2
+        lo_key = prefix[:full] + (bytes([prefix[full] & 0xF0]) if nibbles % 2 else b"")
+        first = lo_key[0] if lo_key else 0
+        lo = self.fanout[first - 1] if first else 0
+        hi = self.fanout[first] if lo_key else self.count
+        # Binary search for the first id >= lo_key.
+        while lo < hi:
+            mid = (lo + hi) >> 1
+            if self.oid_at(mid) < lo_key:
+                lo = mid + 1
+            else:
+                hi = mid
+        i = lo
+        while i < self.count:
+            oid = self.oid_at(i)
+            if oid[:full] != prefix[:full] or (nibbles % 2 and (oid[full] >> 4) != (prefix[full] >> 4)):
+                break
+            yield i
+            i += 1
+
+    def iter_oids(self) -> Iterator[bytes]:
+        """All ids in sorted order."""
+        for i in range(self.count):
+            yield self.oid_at(i)
+
+    def close(self) -> None:
+        """Release the mapping."""
+        self._buf.release()
+        self._map.close()
+
+
+def write_index_v2(entries: Iterable[tuple[bytes, int, int]], pack_checksum: bytes,
+                   fmt: ObjectFormat, *, offset32_limit: int = OFFSET32_LIMIT) -> bytes:
+    """Return the bytes of a v2 ``.idx`` for ``entries`` of ``(oid, crc32, offset)``.
+
+    The bytes equal what ``git index-pack`` writes for the same pack.
+    """
+    ents = sorted(entries)
+    fanout = _fanout(ents)
+    oids = b"".join(e[0] for e in ents)
+    crcs = array("I", (e[1] for e in ents))
+    off32 = array("I")
+    off64 = array("Q")
+    for _oid, _crc, off in ents:
+        if off > offset32_limit:
+            off32.append(0x80000000 | len(off64))
+            off64.append(off)
+        else:
+            off32.append(off)
+    if sys.byteorder == "little":
+        crcs.byteswap()
+        off32.byteswap()
+        off64.byteswap()
+    body = b"".join([IDX_V2_MAGIC, struct.pack(">I", 2), fanout, oids, crcs.tobytes(),
+                     off32.tobytes(), off64.tobytes(), pack_checksum])
+    return body + fmt.new_hasher(body).digest()
+
+
+def write_index_v1(entries: Iterable[tuple[bytes, int, int]], pack_checksum: bytes,
+                   fmt: ObjectFormat) -> bytes:
+    """Return the bytes of a v1 ``.idx`` for ``entries`` of ``(oid, crc32, offset)``."""
+    ents = sorted(entries)
+    for _oid, _crc, off in ents:
+        if off > 0xFFFFFFFF:
+            raise PackError("pack too large for index version 1")
+    parts = [_fanout(ents)]
+    parts.extend(struct.pack(">I", off) + oid for oid, _crc, off in ents)
+    parts.append(pack_checksum)
+    body = b"".join(parts)
+    return body + fmt.new_hasher(body).digest()
+
+
+def _fanout(sorted_entries: list[tuple[bytes, int, int]]) -> bytes:
+    counts = [0] * 256
+    for e in sorted_entries:
+        counts[e[0][0]] += 1
+    total = 0
+    out = array("I")
+    for c in counts:
+        total += c
+        out.append(total)
+    if sys.byteorder == "little":
+        out.byteswap()
+    return out.tobytes()

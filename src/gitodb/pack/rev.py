@@ -1,0 +1,67 @@
+"""Reverse indexes (``.rev``): index positions ordered by pack offset.
+
+Layout: ``RIDX``, version 1, hash id (1 SHA-1, 2 SHA-256), then one big-endian
+uint32 index position per object in pack-offset order, the pack checksum and
+the checksum of everything before it.  When a pack has no ``.rev``, the same
+order is computed from the index's offsets.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+import sys
+from array import array
+from collections.abc import Sequence
+
+from gitodb.errors import PackError
+from gitodb.objects.format import ObjectFormat
+
+RIDX_MAGIC = b"RIDX"
+
+
+def compute_rev_order(offsets: Sequence[int]) -> array:
+    """Index positions sorted by their pack offset."""
+    return array("I", sorted(range(len(offsets)), key=offsets.__getitem__))
+
+
+def write_rev(offsets: Sequence[int], pack_checksum: bytes, fmt: ObjectFormat) -> bytes:
+    """Return the bytes of the ``.rev`` for an index whose offsets (id order) are given."""
+    order = compute_rev_order(offsets)
+    if sys.byteorder == "little":
+        order.byteswap()
+    body = b"".join([RIDX_MAGIC, struct.pack(">II", 1, fmt.pack_hash_id), order.tobytes(),
+                     pack_checksum])
+    return body + fmt.new_hasher(body).digest()
+
+
+def read_rev(path: str | os.PathLike[str], count: int, fmt: ObjectFormat,
+             pack_checksum: bytes | None = None) -> array:
+    """Read a ``.rev`` for an index of ``count`` objects; return the position order."""
+    p = os.fspath(path)
+    with open(p, "rb") as f:
+        data = f.read()
+    rawsz = fmt.rawsz
+    expected = 12 + 4 * count + 2 * rawsz
+    if len(data) != expected:
+        raise PackError(f"reverse-index file has wrong size {len(data)}, expected {expected}",
+                        path=p, offset=min(len(data), expected))
+    if data[:4] != RIDX_MAGIC:
+        raise PackError("reverse-index file has bad signature", path=p, offset=0)
+    version, hash_id = struct.unpack_from(">II", data, 4)
+    if version != 1:
+        raise PackError(f"reverse-index file has unsupported version {version}", path=p, offset=4)
+    if hash_id != fmt.pack_hash_id:
+        raise PackError(f"reverse-index file has unsupported hash id {hash_id}", path=p, offset=8)
+    end = len(data) - rawsz
+    if fmt.new_hasher(memoryview(data)[:end]).digest() != data[end:]:
+        raise PackError("reverse-index file has a bad checksum", path=p, offset=end)
+    if pack_checksum is not None and data[end - rawsz:end] != pack_checksum:
+        raise PackError("reverse-index file does not match its pack", path=p, offset=end - rawsz)
+    order = array("I", data[12:12 + 4 * count])
+    if sys.byteorder == "little":
+        order.byteswap()
+    for i, pos in enumerate(order):
+        if pos >= count:
+            raise PackError("reverse-index entry out of range", path=p, offset=12 + 4 * i)
+    return order
