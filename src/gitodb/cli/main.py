@@ -18,7 +18,6 @@ from gitodb.errors import GitodbError
 # command name -> module under gitodb.cli
 COMMANDS = {
     "version": "version",
-    "bench": "bench",
     "cat-file": "cat_file",
     "hash-object": "hash_object",
     "index-pack": "index_pack",

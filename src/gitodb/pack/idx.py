@@ -209,7 +209,8 @@ class PackIndex:
         i = lo
         while i < self.count:
             oid = self.oid_at(i)
-            if oid[:full] != prefix[:full] or (nibbles % 2 and (oid[full] >> 4) != (prefix[full] >> 4)):
+            odd_mismatch = nibbles % 2 and (oid[full] >> 4) != (prefix[full] >> 4)
+            if oid[:full] != prefix[:full] or odd_mismatch:
                 break
             yield i
             i += 1

@@ -88,7 +88,8 @@ class Config:
                 raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}", path=path)
             var, eq, raw = text.partition("=")
             var = var.strip().lower()
-            self.add(f"{section}.{var}", _unquote_value(raw, os.fspath(path), lineno) if eq else None)
+            value = _unquote_value(raw, os.fspath(path), lineno) if eq else None
+            self.add(f"{section}.{var}", value)
 
     def add(self, key: str, value: str | None) -> None:
         """Append a value for ``key``; ``None`` is a bare key (boolean true)."""

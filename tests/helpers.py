@@ -1,0 +1,39 @@
+"""Shared test helpers (import as `from helpers import git`): run git in isolation."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+DATA = Path(__file__).parent / "data"
+
+GIT_ENV = {
+    "GIT_CONFIG_GLOBAL": "/dev/null",
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "GIT_AUTHOR_NAME": "A U Thor",
+    "GIT_AUTHOR_EMAIL": "author@example.com",
+    "GIT_COMMITTER_NAME": "C O Mitter",
+    "GIT_COMMITTER_EMAIL": "committer@example.com",
+    "GIT_AUTHOR_DATE": "1700000000 +0000",
+    "GIT_COMMITTER_DATE": "1700000000 +0000",
+    "LC_ALL": "C",
+    "TZ": "UTC",
+}
+
+
+def git_env() -> dict[str, str]:
+    """The process environment with Git isolated from user and system config."""
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")}
+    env.update(GIT_ENV)
+    return env
+
+
+def git(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
+        input: bytes | None = None, check: bool = True) -> bytes:
+    """Run ``git`` and return its stdout."""
+    proc = subprocess.run(["git", *map(os.fspath, args)], cwd=cwd, input=input,
+                          capture_output=True, env=git_env(), check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {args} failed: {proc.stderr.decode(errors='replace')}")
+    return proc.stdout
