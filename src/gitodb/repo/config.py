@@ -29,24 +29,41 @@ def canonical_key(key: str) -> str:
 
 
 def _unquote_value(raw: str, path: str, lineno: int) -> str:
+    """Git's value rules: quotes group, backslash escapes, unquoted whitespace runs
+    are kept between words but dropped at both ends, ``#``/``;`` start a comment."""
     out: list[str] = []
     quoted = False
+    pending_spaces = 0
     i = 0
     while i < len(raw):
         c = raw[i]
+        i += 1
+        if not quoted and c in "#;":
+            break
+        if not quoted and c.isspace():
+            if out:
+                pending_spaces += 1
+            continue
+        out.append(" " * pending_spaces)
+        pending_spaces = 0
         if c == '"':
             quoted = not quoted
-        elif c == "\\" and i + 1 < len(raw):
+        elif c == "\\":
+            if i >= len(raw):
+                raise ConfigError(f"bad config line {lineno} in file {path}", path=path)
+            esc = raw[i]
             i += 1
-            out.append({"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}.get(raw[i], raw[i]))
-        elif c in "#;" and not quoted:
-            break
+            if esc not in _ESCAPES:
+                raise ConfigError(f"bad config line {lineno} in file {path}", path=path)
+            out.append(_ESCAPES[esc])
         else:
             out.append(c)
-        i += 1
     if quoted:
-        raise ConfigError(f"bad config line {lineno}", path=path)
-    return "".join(out).strip() if not raw.strip().startswith('"') else "".join(out).rstrip()
+        raise ConfigError(f"bad config line {lineno} in file {path}", path=path)
+    return "".join(out)
+
+
+_ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
 
 
 class Config:
