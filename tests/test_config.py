@@ -27,7 +27,7 @@ SAMPLE = r"""
 	remote = origin
 [weird]
 	escaped = a\tb\"c\\d
-	spaced = "  keep  "  spaces inside  
+	spaced = "  keep  "  spaces inside\x20\x20
 """
 
 
