@@ -27,8 +27,8 @@ SAMPLE = r"""
 	remote = origin
 [weird]
 	escaped = a\tb\"c\\d
-	spaced = "  keep  "  spaces inside\x20\x20
 """
+SAMPLE += '\tspaced = "  keep  "  spaces inside  \n'  # trailing blanks are dropped
 
 
 def test_values_match_git_config(tmp_path: Path) -> None:
