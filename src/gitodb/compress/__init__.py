@@ -4,8 +4,9 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
 
 ``inflate(data, size) -> bytes``
     One-shot inflate of one complete zlib stream that must produce exactly
-    ``size`` bytes.  Trailing bytes after the stream are ignored.  Fewer or
-    more bytes than ``size``, or a corrupt stream, raise ``CompressionError``.
+    ``size`` bytes.  Trailing bytes after the stream are ignored (pass a bounded
+    slice: some backends copy what follows the stream).  Fewer or more bytes
+    than ``size``, or a corrupt stream, raise ``CompressionError``.
 ``inflate_prefix(data, size) -> (bytes, consumed)``
     Inflate the zlib stream at the start of ``data`` (more may follow) that must
     produce exactly ``size`` bytes; return the output and the exact number of
@@ -14,96 +15,227 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
     Streaming inflater: ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
     ``unused_data``, ``unconsumed_tail``, ``consumed`` (input bytes of this stream
     consumed so far, exact once ``eof``), ``reset()`` to reuse it for the next
-    stream, and ``inflate_prefix(data, size)`` as the module function.
+    stream, and ``inflate_prefix(data, size)`` as the module function but
+    reusing one inflate state for every call.
 ``deflate(data, level=-1) -> bytes`` and ``Deflater(level)`` with
     ``compress(data)`` / ``flush()``.  Level is Git's ``core.compression``: -1
     default, 0 stored, 1-9.
-``crc32(data, value=0) -> int`` and ``crc32_combine(crc1, crc2, len2) -> int``.
-``set_backend(name)``, ``active_backend()``, ``available_backends()``.
+``crc32(data, value=0) -> int`` (``value`` positional, as in ``zlib.crc32``)
+    and ``crc32_combine(crc1, crc2, len2) -> int``.
+``set_backend(name)``, ``active_backend(op=None)``, ``available_backends()``.
 
-This first version runs everything on the standard library; the backend
-selection fills in the rest behind the same names.
+Callers use these as module attributes (``compress.inflate``), never
+``from gitodb.compress import inflate``: ``set_backend`` rebinds them to the
+chosen backend's functions, so a call costs no dispatch.  In a hot loop, bind
+``inflate = compress.inflate`` to a local first.
+
+Backends: ``zlib`` (standard library), ``zlib-ng``, ``isal``, ``libdeflate``,
+and ``auto`` (the default: the fastest installed one per operation, see
+``selection.AUTO_RANKING``).  The default comes from ``GITODB_ZLIB_BACKEND``;
+the CLI's ``--zlib-backend`` and ``set_backend`` override it.  An unknown or
+uninstalled name raises ``BackendUnavailableError``, never a silent fallback
+(for a bad ``GITODB_ZLIB_BACKEND``, already when this module is imported).
 """
 
 from __future__ import annotations
 
-import zlib as _zlib
+import os
+from collections.abc import Callable
+from typing import Any
 
 from gitodb.errors import CompressionError
 
-Buffer = bytes | bytearray | memoryview
+from . import selection
+from ._dobj import corrupt
+from .backends.base import GIT_LEVELS, Backend, Buffer, PrefixContext
+
+__all__ = [
+    "BACKEND_NAMES", "Buffer", "Deflater", "Inflater", "active_backend",
+    "available_backends", "crc32", "crc32_combine", "deflate", "inflate", "inflate_prefix",
+    "new_inflater", "routing", "set_backend",
+]
+
+#: every name ``set_backend`` accepts
+BACKEND_NAMES = ("auto", "zlib", "zlib-ng", "isal", "libdeflate")
+
+ENV_VAR = "GITODB_ZLIB_BACKEND"
+
+# Rebound by set_backend(); these initial values are replaced at import time.
+inflate: Callable[[Buffer, int], bytes]
+inflate_prefix: Callable[[Buffer, int], tuple[bytes, int]]
+deflate: Callable[..., bytes]
+crc32: Callable[..., int]
+crc32_combine: Callable[[int, int, int], int]
+
+_routing: selection.Routing
 
 
-def inflate(data: Buffer, size: int) -> bytes:
-    """Inflate one zlib stream that must produce exactly ``size`` bytes."""
-    out, _ = inflate_prefix(data, size)
-    return out
+def _bad_level(level: int) -> CompressionError:
+    return CompressionError(f"bad zlib compression level {level}")
 
 
-def inflate_prefix(data: Buffer, size: int) -> tuple[bytes, int]:
-    """Inflate the zlib stream at the start of ``data`` into exactly ``size`` bytes.
+def _make_deflate(primary: Backend, fallback: Backend | None) -> Callable[..., bytes]:
+    """``deflate(data, level=-1)`` on ``primary``, levels it lacks on ``fallback``."""
+    compress = primary.deflate
+    assert compress is not None
+    if fallback is None:
+        def deflate(data: Buffer, level: int = -1) -> bytes:
+            """Compress ``data`` as one zlib stream at Git's ``level`` (-1, 0-9)."""
+            if level not in GIT_LEVELS:
+                raise _bad_level(level)
+            return compress(data, level)
+        return deflate
 
-    Returns the output and how many input bytes the stream used.
+    levels, other = primary.deflate_levels, fallback.deflate
+    assert other is not None
+
+    def deflate_split(data: Buffer, level: int = -1) -> bytes:
+        """Compress ``data`` as one zlib stream at Git's ``level`` (-1, 0-9)."""
+        if level in levels:
+            return compress(data, level)
+        if level not in GIT_LEVELS:
+            raise _bad_level(level)
+        return other(data, level)
+    return deflate_split
+
+
+def set_backend(name: str | None) -> None:
+    """Run on backend ``name`` (see ``BACKEND_NAMES``); None: back to the default.
+
+    The default is ``$GITODB_ZLIB_BACKEND`` if set, else ``auto``.  Raises
+    ``BackendUnavailableError`` for an unknown or uninstalled name and then
+    leaves the current backend in place.
     """
-    d = _zlib.decompressobj()
-    try:
-        out = d.decompress(data, size + 1)
-    except _zlib.error as e:
-        raise CompressionError(f"corrupt zlib stream: {e}") from None
-    if len(out) != size or not d.eof:
-        if len(out) > size:
-            raise CompressionError(f"zlib stream inflates to more than {size} bytes")
-        if not d.eof and len(out) == size and not d.unconsumed_tail:
-            raise CompressionError("truncated zlib stream")
-        raise CompressionError(f"zlib stream inflates to {len(out)} bytes, expected {size}")
-    return out, len(data) - len(d.unused_data)
+    global _routing, inflate, inflate_prefix, deflate, crc32, crc32_combine
+    if name is None:
+        name = os.environ.get(ENV_VAR) or "auto"
+    r = selection.route(name)
+    # Bind straight to the backend's functions: no per-call dispatch.
+    inflate = r.backend("inflate").inflate
+    inflate_prefix = r.backend("inflate-prefix").inflate_prefix
+    d = r.routes["deflate"]
+    deflate = _make_deflate(d.backend, d.level_fallback)
+    crc32 = r.backend("crc32").crc32
+    crc32_combine = r.backend("crc32").crc32_combine
+    _routing = r
+
+
+def active_backend(op: str | None = None) -> str:
+    """The selected name (``auto`` or a backend), or the backend running ``op``.
+
+    ``op`` is one of ``selection.OPERATIONS``: inflate, inflate-prefix,
+    inflate-reuse, inflate-stream, deflate, deflate-stream, crc32.
+    """
+    if op is None:
+        return _routing.selected
+    return _routing.backend(op).name
+
+
+def routing() -> selection.Routing:
+    """The current per-operation routing with reasons (for ``version``)."""
+    return _routing
+
+
+def available_backends() -> list[str]:
+    """Names of the installed backends."""
+    return selection.installed()
 
 
 class Inflater:
-    """A streaming inflater that reports end of stream and input consumed."""
+    """A streaming inflater that reports end of stream and input consumed.
+
+    Streaming runs on the ``inflate-stream`` backend; ``inflate_prefix`` on the
+    ``inflate-reuse`` backend through a context that keeps one inflate state
+    for every call where the backend allows it.  Not thread-safe.
+    """
+
+    __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx")
 
     def __init__(self) -> None:
-        self._d = _zlib.decompressobj()
+        stream = _routing.backend("inflate-stream")
+        assert stream.decompressobj is not None
+        self._decompressobj = stream.decompressobj
+        self._errors = stream.stream_errors
+        self._new_ctx = _routing.backend("inflate-reuse").new_prefix_context
+        self._d: Any = None  # created on first use: inflate_prefix-only users need none
+        self._ctx: PrefixContext | None = None
         self.consumed = 0
 
+    def _stream(self) -> Any:
+        if self._d is None:
+            self._d = self._decompressobj()
+        return self._d
+
     def decompress(self, data: Buffer, max_length: int = 0) -> bytes:
-        """Feed ``data``; return up to ``max_length`` bytes (0: no limit)."""
-        d = self._d
+        """Feed ``data``; return up to ``max_length`` bytes of output (0: no limit).
+
+        Pass ``unconsumed_tail`` back in with the next call, like ``zlib``.
+        """
+        d = self._stream()
+        unused_before = len(d.unused_data)
         try:
             out = d.decompress(data, max_length)
-        except _zlib.error as e:
-            raise CompressionError(f"corrupt zlib stream: {e}") from None
-        self.consumed += len(data) - len(d.unused_data) - len(d.unconsumed_tail)
+        except self._errors as e:
+            raise corrupt(e) from None
+        # At the end of the stream the rest of the input is unused_data (and zlib
+        # leaves a copy in unconsumed_tail too); before it, the rest is the tail.
+        if d.eof:
+            self.consumed += len(data) - (len(d.unused_data) - unused_before)
+        else:
+            self.consumed += len(data) - len(d.unconsumed_tail)
         return out
 
     def flush(self) -> bytes:
-        """Return whatever output is still buffered."""
+        """Return whatever output is still buffered (consumes ``unconsumed_tail``)."""
+        d = self._stream()
+        if d.eof:
+            # All output is out at the end of the stream; zlib's flush() would
+            # append its copy of the tail to unused_data a second time.
+            return b""
+        unused_before, tail_before = len(d.unused_data), len(d.unconsumed_tail)
         try:
-            return self._d.flush()
-        except _zlib.error as e:
-            raise CompressionError(f"corrupt zlib stream: {e}") from None
+            out = d.flush()
+        except self._errors as e:
+            raise corrupt(e) from None
+        if d.eof:
+            self.consumed += tail_before - (len(d.unused_data) - unused_before)
+        else:
+            self.consumed += tail_before - len(d.unconsumed_tail)
+        return out
 
     @property
     def eof(self) -> bool:
-        return self._d.eof
+        """True once the end of the zlib stream has been reached."""
+        return self._d is not None and self._d.eof
 
     @property
     def unused_data(self) -> bytes:
-        return self._d.unused_data
+        """Input that came after the end of the stream."""
+        return b"" if self._d is None else self._d.unused_data
 
     @property
     def unconsumed_tail(self) -> bytes:
-        return self._d.unconsumed_tail
+        """Input not yet used because ``max_length`` stopped the output."""
+        return b"" if self._d is None else self._d.unconsumed_tail
 
     def reset(self) -> None:
-        """Make the inflater ready for a new stream."""
-        self._d = _zlib.decompressobj()
+        """Make the inflater ready for a new stream.
+
+        The streaming bindings have no inflateReset, so this costs a new stream
+        (created on the next ``decompress``); ``inflate_prefix`` reuses its state.
+        """
+        self._d = None
         self.consumed = 0
 
     def inflate_prefix(self, data: Buffer, size: int) -> tuple[bytes, int]:
-        """As the module's ``inflate_prefix``, reusing this inflater's state."""
-        self.reset()
-        return inflate_prefix(data, size)
+        """As the module's ``inflate_prefix``, reusing one inflate state.
+
+        Independent of the streaming state (``eof``, ``consumed``, ...).
+        """
+        ctx = self._ctx
+        if ctx is None:
+            ctx = self._ctx = self._new_ctx()
+        return ctx.inflate_prefix(data, size)
 
 
 def new_inflater() -> Inflater:
@@ -111,16 +243,20 @@ def new_inflater() -> Inflater:
     return Inflater()
 
 
-def deflate(data: Buffer, level: int = -1) -> bytes:
-    """Compress ``data`` as one zlib stream at Git's ``level`` (-1, 0-9)."""
-    return _zlib.compress(data, level)
-
-
 class Deflater:
-    """A streaming deflater at Git's compression ``level``."""
+    """A streaming deflater at Git's compression ``level`` (-1, 0-9)."""
+
+    __slots__ = ("_c",)
 
     def __init__(self, level: int = -1) -> None:
-        self._c = _zlib.compressobj(level)
+        if level not in GIT_LEVELS:
+            raise _bad_level(level)
+        route = _routing.routes["deflate-stream"]
+        backend = route.backend
+        if level not in backend.deflate_levels and route.level_fallback is not None:
+            backend = route.level_fallback
+        assert backend.compressobj is not None
+        self._c = backend.compressobj(level)
 
     def compress(self, data: Buffer) -> bytes:
         """Feed ``data``; return compressed output produced so far."""
@@ -131,11 +267,4 @@ class Deflater:
         return self._c.flush()
 
 
-def crc32(data: Buffer, value: int = 0) -> int:
-    """CRC-32 of ``data`` continuing from ``value``."""
-    return _zlib.crc32(data, value)
-
-
-def crc32_combine(crc1: int, crc2: int, len2: int) -> int:
-    """CRC-32 of A+B given crc(A), crc(B) and len(B)."""
-    raise NotImplementedError("filled in by the backend layer")
+set_backend(None)

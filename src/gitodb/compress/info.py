@@ -1,0 +1,78 @@
+"""What ``gitodb version --build-options`` reports about compression.
+
+Every backend (installed or not, with its library version and install hint),
+which backend runs each operation and why, whether an inflater's reset really
+reuses state, and the CPU features the fast paths depend on.
+"""
+
+from __future__ import annotations
+
+import platform
+
+from . import backends, routing, selection
+
+#: CPU flags that the backends' fast paths use (CRC-32 folding, SIMD inflate)
+CPU_FEATURES = ("sse4_2", "pclmulqdq", "avx2", "avx512f", "vpclmulqdq")
+
+
+def cpu_model(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The CPU's model name from the OS, or the platform's processor string."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return platform.processor() or platform.machine() or "unknown"
+
+
+def cpu_features(cpuinfo: str = "/proc/cpuinfo") -> dict[str, bool] | None:
+    """Which of ``CPU_FEATURES`` the OS reports, or None if it reports no flags."""
+    try:
+        with open(cpuinfo, encoding="utf-8", errors="replace") as f:
+            for line in f:
+                if line.startswith(("flags", "Features")):
+                    flags = set(line.split(":", 1)[1].split())
+                    return {name: name in flags for name in CPU_FEATURES}
+    except OSError:
+        pass
+    return None
+
+
+def build_options() -> list[tuple[str, str]]:
+    """``(key, value)`` lines describing the compression layer on this machine."""
+    lines: list[tuple[str, str]] = []
+    feats = cpu_features()
+    lines.append(("cpu", f"{platform.machine()} ({cpu_model()})"))
+    if feats is None:
+        lines.append(("cpu-features", "unknown (no /proc/cpuinfo flags)"))
+    else:
+        have = [n for n in CPU_FEATURES if feats[n]]
+        missing = [n for n in CPU_FEATURES if not feats[n]]
+        text = " ".join(have) or "none"
+        if missing:
+            text += f" (missing: {' '.join(missing)})"
+        lines.append(("cpu-features", text))
+    for name in backends.BACKENDS:
+        b = backends.load(name)
+        if b is None:
+            lines.append((f"backend {name}", f"not installed ({backends.install_hint(name)})"))
+            continue
+        lines.append((f"backend {name}",
+                      f"available, library {b.library_version}, binding {b.binding}"))
+        lines.append((f"backend {name} inflate_prefix reuse", b.reuse_note))
+        if b.decompressobj is not None:
+            lines.append((f"backend {name} streaming reset",
+                          "new stream per reset (the Python binding has no inflateReset)"))
+        if b.deflate_levels != selection.GIT_LEVELS:
+            lines.append((f"backend {name} levels", b.deflate_levels_note))
+        for note in b.notes:
+            lines.append((f"backend {name} note", note))
+    r = routing()
+    lines.append(("zlib-backend", r.selected))
+    for op in selection.OPERATIONS:
+        route = r.routes[op]
+        lines.append((f"{selection.OPERATION_TITLES[op]}",
+                      f"{route.backend.name} ({route.reason})"))
+    return lines
