@@ -6,19 +6,19 @@ import os
 
 from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat
-from gitodb.refs.base import Ref, ReflogEntry, RefStore
+from gitodb.refs.base import Ref, ReflogEntry, RefStore, RefTransaction
 from gitodb.refs.files import FilesRefStore
 
-__all__ = ["Ref", "ReflogEntry", "RefStore", "FilesRefStore", "open_refs"]
+__all__ = ["Ref", "ReflogEntry", "RefStore", "RefTransaction", "FilesRefStore", "open_refs"]
 
 
 def open_refs(git_dir: str | os.PathLike[str], fmt: ObjectFormat, ref_storage: str = "files",
               config: object | None = None) -> RefStore:
     """Open the ref store of the repository at ``git_dir``."""
     if ref_storage == "files":
-        return FilesRefStore(git_dir, fmt)
+        return FilesRefStore(git_dir, fmt, config)
     if ref_storage == "reftable":
-        from gitodb.refs.reftable_store import ReftableRefStore  # type: ignore[import-not-found]
+        from gitodb.refs.reftable_store import ReftableRefStore
 
-        return ReftableRefStore(git_dir, fmt, config)  # type: ignore[no-any-return]
+        return ReftableRefStore(git_dir, fmt, config)
     raise RepositoryError(f"unknown ref storage format '{ref_storage}'")

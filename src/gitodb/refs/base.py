@@ -1,12 +1,27 @@
-"""The one refs interface that both ref backends (files, reftable) implement."""
+"""The one refs interface that both ref backends (files, reftable) implement.
+
+Reading: ``read``, ``iter_refs``, ``resolve_ref``, ``resolve``.  Writing goes through
+a ``RefTransaction`` (``store.transaction()``): queue updates with old-value checks,
+``prepare`` (lock and check), ``commit``.  Reflogs: ``reflog``, ``reflog_names``,
+``reflog_exists``, ``rewrite_reflog`` (expire/delete entries).  The planning of a
+transaction (symref dereferencing, which reflogs get an entry, Git's error messages)
+is shared here; each backend only stores the result.
+"""
 
 from __future__ import annotations
 
+import os
+import re
+import time
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+
+from gitodb.errors import RefError
+from gitodb.objects.format import ObjectFormat
 
 SYMREF_MAX_DEPTH = 5
+Peeler = Callable[[bytes], "bytes | None"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,8 +51,211 @@ class ReflogEntry:
     message: bytes
 
 
+# -- ref names ---------------------------------------------------------------
+
+_BAD_COMPONENT = re.compile(r"(^\.|\.lock$|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\])")
+
+
+def check_refname(name: str, *, allow_onelevel: bool = False) -> None:
+    """Raise ``RefError`` unless ``name`` passes Git's ``check-ref-format`` rules."""
+    ok = bool(name) and name != "@" and not name.endswith((".", "/")) and not name.startswith("/")
+    if ok:
+        for comp in name.split("/"):
+            if not comp or _BAD_COMPONENT.search(comp):
+                ok = False
+                break
+    if ok and "/" not in name and not allow_onelevel and not is_root_ref(name):
+        ok = False
+    if not ok:
+        raise RefError(f"refusing to update ref with bad name '{name}'")
+
+
+def is_root_ref(name: str) -> bool:
+    """HEAD and pseudo refs like ORIG_HEAD: all caps/underscores, ending in HEAD."""
+    return bool(re.fullmatch(r"[A-Z_]*HEAD", name)) or name in (
+        "AUTO_MERGE", "BISECT_EXPECTED_REV", "NOTES_MERGE_PARTIAL", "NOTES_MERGE_REF",
+        "MERGE_AUTOSTASH")
+
+
+# -- reflog helpers ----------------------------------------------------------
+
+def normalize_reflog_message(msg: str | bytes | None) -> bytes:
+    """Git's ``copy_reflog_msg``: drop leading space, squeeze whitespace runs, rtrim."""
+    if not msg:
+        return b""
+    data = msg.encode("utf-8", "surrogateescape") if isinstance(msg, str) else msg
+    out = bytearray()
+    was_space = True
+    for c in data:
+        space = c in b" \t\n\r\x0b\x0c"
+        if was_space and space:
+            continue
+        was_space = space
+        out.append(0x20 if space else c)
+    return bytes(out).rstrip(b" ")
+
+
+def _parse_date(value: str) -> tuple[int, int]:
+    v = value.strip()
+    if v.startswith("@"):
+        v = v[1:]
+    parts = v.split()
+    try:
+        ts = int(parts[0])
+        tz = int(parts[1]) if len(parts) > 1 else 0
+        return ts, tz
+    except (ValueError, IndexError):
+        pass
+    from datetime import datetime
+    try:
+        dt = datetime.fromisoformat(v)
+    except ValueError:
+        raise RefError(f"invalid date format: {value}") from None
+    off = dt.utcoffset()
+    mins = int(off.total_seconds() // 60) if off is not None else 0
+    return int(dt.timestamp()), (mins // 60) * 100 + (mins % 60) * (1 if mins >= 0 else -1)
+
+
+def committer_identity(config: object | None) -> tuple[str, str, int, int]:
+    """(name, email, time, tz) like Git's committer ident: environment, then config."""
+    get = getattr(config, "get", None)
+    name = os.environ.get("GIT_COMMITTER_NAME") or (get("user.name") if get else None)
+    email = os.environ.get("GIT_COMMITTER_EMAIL") or (get("user.email") if get else None)
+    if not name:
+        import getpass
+        try:
+            name = getpass.getuser()
+        except (KeyError, OSError):
+            name = "unknown"
+    if not email:
+        import socket
+        email = f"{name}@{socket.gethostname()}"
+    date = os.environ.get("GIT_COMMITTER_DATE")
+    if date:
+        ts, tz = _parse_date(date)
+    else:
+        ts = int(time.time())
+        off = -(time.altzone if time.localtime(ts).tm_isdst > 0 else time.timezone)
+        mins = abs(off) // 60
+        tz = (mins // 60 * 100 + mins % 60) * (1 if off >= 0 else -1)
+    return name, email, ts, tz
+
+
+def format_tz(tz: int) -> str:
+    """``+HHMM``/``-HHMM`` from Git's signed number."""
+    return f"{'-' if tz < 0 else '+'}{abs(tz):04d}"
+
+
+# -- transactions ------------------------------------------------------------
+
+@dataclass
+class RefUpdate:
+    """One queued change.  ``new`` None with ``delete``: remove; ``old``: expected value
+    (None: no check, null id: must not exist); ``verify``: only check ``old``."""
+
+    name: str
+    new: bytes | None = None
+    old: bytes | None = None
+    target: str | None = None
+    message: str | bytes | None = None
+    delete: bool = False
+    verify: bool = False
+    no_deref: bool = False
+    create_reflog: bool = False
+
+
+@dataclass
+class PlannedWrite:
+    """What the backend must store: the ref's new state (None = delete) and log entries."""
+
+    name: str
+    ref: Ref | None
+    logs: list[tuple[str, bytes, bytes]] = field(default_factory=list)  # (refname, old, new)
+    message: bytes = b""
+    old_ref: Ref | None = None
+
+
+class RefTransaction:
+    """Queue updates, then ``prepare()`` (lock + check) and ``commit()``; or ``abort()``."""
+
+    def __init__(self, store: RefStore) -> None:
+        self.store = store
+        self.updates: list[RefUpdate] = []
+        self.state = "open"
+        self._prepared: object = None
+
+    def _add(self, upd: RefUpdate) -> None:
+        if self.state != "open":
+            raise RefError(f"transaction is {self.state}")
+        check_refname(upd.name, allow_onelevel=upd.delete or upd.verify)
+        if any(u.name == upd.name for u in self.updates):
+            raise RefError(f"multiple updates for ref '{upd.name}' not allowed")
+        self.updates.append(upd)
+
+    def update(self, name: str, new: bytes, old: bytes | None = None,
+               message: str | bytes | None = None, *, no_deref: bool = False,
+               create_reflog: bool = False) -> None:
+        """Set ``name`` to ``new`` if it currently is ``old`` (None: any value).
+
+        ``create_reflog`` logs the update even where ``core.logAllRefUpdates`` would not.
+        """
+        self._add(RefUpdate(name, new=new, old=old, message=message, no_deref=no_deref,
+                            create_reflog=create_reflog))
+
+    def create(self, name: str, new: bytes, message: str | bytes | None = None, *,
+               create_reflog: bool = False) -> None:
+        """Create ``name``; fails if it exists."""
+        self.update(name, new, self.store.fmt.null_oid, message, create_reflog=create_reflog)
+
+    def delete(self, name: str, old: bytes | None = None,
+               message: str | bytes | None = None, *, no_deref: bool = False) -> None:
+        """Delete ``name`` (if it is ``old``, when given)."""
+        self._add(RefUpdate(name, old=old, message=message, delete=True, no_deref=no_deref))
+
+    def verify(self, name: str, old: bytes | None) -> None:
+        """Check that ``name`` is ``old`` (null id: does not exist) when committing."""
+        self._add(RefUpdate(name, old=old if old is not None else self.store.fmt.null_oid,
+                            verify=True))
+
+    def set_symref(self, name: str, target: str, message: str | bytes | None = None) -> None:
+        """Make ``name`` a symref to ``target``."""
+        check_refname(target, allow_onelevel=True)
+        self._add(RefUpdate(name, target=target, message=message, no_deref=True))
+
+    def prepare(self) -> None:
+        """Lock everything and check old values; errors leave nothing locked."""
+        if self.state == "prepared":
+            return
+        if self.state != "open":
+            raise RefError(f"transaction is {self.state}")
+        self._prepared = self.store._prepare(self)
+        self.state = "prepared"
+
+    def commit(self) -> None:
+        """Apply all updates atomically (prepares first if needed)."""
+        self.prepare()
+        try:
+            self.store._commit(self, self._prepared)
+        except BaseException:
+            self.state = "failed"  # the backend has released its locks
+            raise
+        self.state = "committed"
+
+    def abort(self) -> None:
+        """Release locks; change nothing."""
+        if self.state == "prepared":
+            self.store._abort(self, self._prepared)
+        self.state = "aborted"
+
+
 class RefStore(ABC):
     """Read and write refs and reflogs of one repository."""
+
+    fmt: ObjectFormat
+    config: object | None = None
+    #: maps an object id to the id it peels to (None if not a tag); set by callers
+    #: that have an object database, used to store peeled values of annotated tags.
+    peeler: Peeler | None = None
 
     @abstractmethod
     def read(self, name: str) -> Ref | None:
@@ -46,6 +264,10 @@ class RefStore(ABC):
     @abstractmethod
     def iter_refs(self, prefix: str = "") -> Iterator[Ref]:
         """Yield refs under ``refs/`` whose name starts with ``prefix``, sorted by name."""
+
+    @abstractmethod
+    def iter_root_refs(self) -> Iterator[Ref]:
+        """Yield HEAD and pseudo refs (ORIG_HEAD, ...) stored in this backend, sorted."""
 
     def resolve_ref(self, name: str) -> tuple[str, bytes | None] | None:
         """Follow symrefs from ``name``; return (final ref name, id or None if unborn)."""
@@ -64,3 +286,158 @@ class RefStore(ABC):
         """Return the id ``name`` points at after following symrefs, or None."""
         r = self.resolve_ref(name)
         return r[1] if r else None
+
+    # -- writing ----------------------------------------------------------
+    def transaction(self) -> RefTransaction:
+        """A new transaction on this store."""
+        return RefTransaction(self)
+
+    def update_ref(self, name: str, new: bytes, old: bytes | None = None,
+                   message: str | bytes | None = None, *, no_deref: bool = False) -> None:
+        """One-update transaction: set ``name`` (following symrefs unless ``no_deref``)."""
+        tx = self.transaction()
+        tx.update(name, new, old, message, no_deref=no_deref)
+        tx.commit()
+
+    def delete_ref(self, name: str, old: bytes | None = None,
+                   message: str | bytes | None = None, *, no_deref: bool = False) -> None:
+        """One-update transaction: delete ``name``."""
+        tx = self.transaction()
+        tx.delete(name, old, message, no_deref=no_deref)
+        tx.commit()
+
+    def set_symref(self, name: str, target: str, message: str | bytes | None = None) -> None:
+        """One-update transaction: make ``name`` point at ``target``."""
+        tx = self.transaction()
+        tx.set_symref(name, target, message)
+        tx.commit()
+
+    @abstractmethod
+    def _prepare(self, tx: RefTransaction) -> object: ...
+
+    @abstractmethod
+    def _commit(self, tx: RefTransaction, prepared: object) -> None: ...
+
+    @abstractmethod
+    def _abort(self, tx: RefTransaction, prepared: object) -> None: ...
+
+    # -- reflogs ----------------------------------------------------------
+    @abstractmethod
+    def reflog(self, name: str) -> list[ReflogEntry]:
+        """Entries of ``name``'s reflog, oldest first (empty if none)."""
+
+    @abstractmethod
+    def reflog_exists(self, name: str) -> bool:
+        """Whether ``name`` has a reflog (possibly empty after expiry)."""
+
+    @abstractmethod
+    def reflog_names(self) -> list[str]:
+        """Names of all refs with a reflog, sorted."""
+
+    @abstractmethod
+    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
+        """Drop the entries (index from oldest, entry) for which ``keep`` is False.
+
+        Returns how many were dropped.  Used by ``reflog delete`` and ``expire``.
+        """
+
+    def expire_reflog(self, name: str, expire_before: int) -> int:
+        """Drop entries of ``name`` older than ``expire_before`` (a Unix time)."""
+        return self.rewrite_reflog(name, lambda _i, e: e.time >= expire_before)
+
+    # -- shared planning --------------------------------------------------
+    def should_log(self, name: str) -> bool:
+        """``core.logAllRefUpdates`` (default: true unless bare), or an existing reflog."""
+        get = getattr(self.config, "get", None)
+        value = (get("core.logallrefupdates") if get else None)
+        if value is None:
+            bare = (get("core.bare") if get else None) or "false"
+            mode = "false" if bare.lower() in ("true", "yes", "on", "1") else "true"
+        else:
+            mode = value.lower()
+        if mode == "always":
+            return True
+        if mode in ("true", "yes", "on", "1", ""):
+            if name == "HEAD" or name.startswith(("refs/heads/", "refs/remotes/",
+                                                  "refs/notes/")):
+                return True
+        return self.reflog_exists(name)
+
+    def _check_df_conflict(self, name: str, touched: set[str]) -> None:
+        """Git refuses ``a/b`` next to ``a`` (and vice versa) in both backends."""
+        parts = name.split("/")
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent not in touched and self.read(parent) is not None:
+                raise RefError(f"cannot lock ref '{name}': '{parent}' exists; "
+                               f"cannot create '{name}'")
+        if name.startswith("refs/"):
+            for other in self.iter_refs(name + "/"):
+                if other.name not in touched:
+                    raise RefError(f"cannot lock ref '{name}': '{other.name}' exists; "
+                                   f"cannot create '{name}'")
+
+    def plan(self, tx: RefTransaction) -> list[PlannedWrite]:
+        """Check old values and work out every write and reflog entry of ``tx``.
+
+        Raises ``RefError`` with Git's wording when a check fails.
+        """
+        null = self.fmt.null_oid
+        writes: list[PlannedWrite] = []
+        head = self.read("HEAD")
+        head_target = head.target if head is not None else None
+        touched = {u.name for u in tx.updates}
+        for u in tx.updates:
+            chain = [u.name]
+            cur = self.read(u.name)
+            if not u.no_deref:
+                depth = 0
+                while cur is not None and cur.target is not None:
+                    depth += 1
+                    if depth > SYMREF_MAX_DEPTH:
+                        raise RefError(f"cannot lock ref '{u.name}': symref loop")
+                    chain.append(cur.target)
+                    cur = self.read(cur.target)
+            final = chain[-1]
+            cur_oid = cur.oid if cur is not None and cur.target is None else None
+            if u.old is not None:
+                if u.old == null:
+                    if cur is not None and (cur_oid is not None or u.no_deref):
+                        raise RefError(f"cannot lock ref '{u.name}': reference already exists")
+                elif cur_oid is None:
+                    raise RefError(f"cannot lock ref '{u.name}': unable to resolve reference "
+                                   f"'{final}'")
+                elif cur_oid != u.old:
+                    raise RefError(f"cannot lock ref '{u.name}': is at {cur_oid.hex()} but "
+                                   f"expected {u.old.hex()}")
+            if u.verify:
+                continue
+            msg = normalize_reflog_message(u.message)
+            if u.target is not None:
+                new_ref: Ref | None = Ref(u.name, target=u.target)
+                old_oid = self.resolve(u.name) or null
+                new_oid = self.resolve(u.target) or null
+                pw = PlannedWrite(u.name, new_ref, message=msg, old_ref=self.read(u.name))
+                if msg and new_oid != null and self.should_log(u.name):
+                    pw.logs.append((u.name, old_oid, new_oid))
+                writes.append(pw)
+                continue
+            if u.delete:
+                # deleting a missing ref without an old value succeeds silently, like Git
+                writes.append(PlannedWrite(final, None, message=msg, old_ref=cur))
+                continue
+            assert u.new is not None
+            if cur is None:
+                self._check_df_conflict(final, touched)
+            peeled = self.peeler(u.new) if self.peeler is not None else None
+            pw = PlannedWrite(final, Ref(final, oid=u.new, peeled=peeled), message=msg,
+                              old_ref=cur)
+            old_oid = cur_oid or null
+            for name in chain:
+                if (u.create_reflog and name == final) or self.should_log(name):
+                    pw.logs.append((name, old_oid, u.new))
+            if (head_target == final and "HEAD" not in chain and "HEAD" not in touched
+                    and self.should_log("HEAD")):
+                pw.logs.append(("HEAD", old_oid, u.new))
+            writes.append(pw)
+        return writes

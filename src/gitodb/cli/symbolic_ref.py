@@ -1,0 +1,76 @@
+"""``gitodb symbolic-ref [-m <msg>] [-q] [--short] [-d] <name> [<ref>]``."""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from gitodb.errors import GitodbError
+from gitodb.refs.peel import shorten_ref
+
+USAGE = ("usage: git symbolic-ref [-m <reason>] <name> <ref>\n"
+         "   or: git symbolic-ref [-q] [--short] [--no-recurse] <name>\n"
+         "   or: git symbolic-ref --delete [-q] <name>")
+
+
+def run(argv: list[str], ctx: Any) -> int:
+    """Read, set or delete a symbolic ref."""
+    msg = None
+    quiet = short = delete = no_recurse = False
+    pos: list[str] = []
+    it = iter(argv)
+    for a in it:
+        if a == "-m":
+            msg = next(it, None)
+        elif a in ("-q", "--quiet"):
+            quiet = True
+        elif a == "--short":
+            short = True
+        elif a in ("-d", "--delete"):
+            delete = True
+        elif a == "--no-recurse":
+            no_recurse = True
+        elif a == "--recurse":
+            no_recurse = False
+        elif a.startswith("-"):
+            sys.stderr.write(USAGE + "\n")
+            return 129
+        else:
+            pos.append(a)
+    repo = ctx.open_repository()
+    refs = repo.refs
+    if delete:
+        if len(pos) != 1:
+            sys.stderr.write(USAGE + "\n")
+            return 129
+        ref = refs.read(pos[0])
+        if ref is None or ref.target is None:
+            if quiet:
+                return 1
+            raise GitodbError(f"Cannot delete {pos[0]}, not a symbolic ref")
+        if pos[0] == "HEAD":
+            raise GitodbError("deleting 'HEAD' is not allowed")
+        refs.delete_ref(pos[0], None, msg, no_deref=True)
+        return 0
+    if len(pos) == 1:
+        ref = refs.read(pos[0])
+        if ref is None or ref.target is None:
+            if quiet:
+                return 1
+            raise GitodbError(f"ref {pos[0]} is not a symbolic ref")
+        target = ref.target
+        if not no_recurse:
+            for _ in range(5):
+                nxt = refs.read(target)
+                if nxt is None or nxt.target is None:
+                    break
+                target = nxt.target
+        sys.stdout.write((shorten_ref(target) if short else target) + "\n")
+        return 0
+    if len(pos) == 2:
+        if pos[0] == "HEAD" and not pos[1].startswith("refs/"):
+            raise GitodbError("Refusing to point HEAD outside of refs/")
+        refs.set_symref(pos[0], pos[1], msg)
+        return 0
+    sys.stderr.write(USAGE + "\n")
+    return 129

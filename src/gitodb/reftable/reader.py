@@ -1,0 +1,575 @@
+"""Read one reftable file: header, footer, ref/obj/log sections and their indexes.
+
+The file is ``mmap``ed (small files are read); blocks are decoded lazily from
+``memoryview``-free byte slices.  Log blocks are inflated with one reusable
+inflater per reader (``compress.new_inflater()``), so the inflate state is set up
+once per table rather than once per block.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from collections.abc import Iterator
+
+from gitodb import compress
+from gitodb.errors import CompressionError, ReftableError
+from gitodb.reftable.basics import (
+    BLOCK_INDEX,
+    BLOCK_LOG,
+    BLOCK_OBJ,
+    BLOCK_REF,
+    FOOTER_SIZE,
+    HEADER_SIZE,
+    MAGIC,
+    MAX_UPDATE_INDEX,
+    get_varint,
+)
+from gitodb.reftable.block import Block, parse_block_header
+from gitodb.reftable.records import LogRecord, RefRecord, log_key
+
+_HASH_SIZES = {b"sha1": 20, b"s256": 32}
+_MMAP_MIN = 64 * 1024
+_new_tuple = tuple.__new__
+
+
+class TableReader:
+    """A read-only view of one ``*.ref`` table.
+
+    ``reuse_inflater=False`` makes every log block set up a fresh inflater (only for
+    measuring what the reuse saves).
+    """
+
+    def __init__(self, path: str | os.PathLike[str] | None = None, *, data: bytes | None = None,
+                 name: str | None = None, reuse_inflater: bool = True) -> None:
+        self.path = os.fspath(path) if path is not None else (name or "<table>")
+        self.reuse_inflater = reuse_inflater
+        self._inflater: compress.Inflater | None = None
+        self._mmap: mmap.mmap | None = None
+        if data is None:
+            try:
+                with open(self.path, "rb") as f:
+                    size = os.fstat(f.fileno()).st_size
+                    if size >= _MMAP_MIN:
+                        self._mmap = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+                        buf: bytes | mmap.mmap = self._mmap
+                    else:
+                        buf = f.read()
+            except FileNotFoundError:
+                raise ReftableError("table does not exist", path=self.path) from None
+        else:
+            buf = data
+        self.buf = buf
+        self.size = len(buf)
+        self._parse_header_footer()
+
+    # -- header and footer ------------------------------------------------
+    def _parse_header_footer(self) -> None:
+        buf, path = self.buf, self.path
+        if self.size < 24 or buf[0:4] != MAGIC:
+            raise ReftableError("bad magic (not a reftable)" if self.size >= 4 and
+                                buf[0:4] != MAGIC else "truncated table header",
+                                path=path, offset=0)
+        version = buf[4]
+        if version not in HEADER_SIZE:
+            raise ReftableError(f"unsupported reftable version {version}", path=path, offset=4)
+        self.version = version
+        hsize = self.header_size = HEADER_SIZE[version]
+        fsize = FOOTER_SIZE[version]
+        if self.size < hsize + fsize:
+            raise ReftableError("truncated table", path=path, offset=self.size)
+        self.block_size = int.from_bytes(buf[5:8], "big")
+        self.min_update_index = int.from_bytes(buf[8:16], "big")
+        self.max_update_index = int.from_bytes(buf[16:24], "big")
+        self.hash_id = bytes(buf[24:28]) if version == 2 else b"sha1"
+        if self.hash_id not in _HASH_SIZES:
+            raise ReftableError(f"unknown hash id {self.hash_id!r}", path=path, offset=24)
+        self.hash_size = _HASH_SIZES[self.hash_id]
+        fpos = self.footer_pos = self.size - fsize
+        footer = bytes(buf[fpos:])
+        if footer[:hsize] != bytes(buf[:hsize]):
+            raise ReftableError("footer does not repeat the header (truncated table?)",
+                                path=path, offset=fpos)
+        crc = int.from_bytes(footer[-4:], "big")
+        if compress.crc32(footer[:-4]) != crc:
+            raise ReftableError("footer CRC-32 mismatch", path=path, offset=self.size - 4)
+        f = [int.from_bytes(footer[hsize + 8 * i:hsize + 8 * i + 8], "big") for i in range(5)]
+        self.ref_index_pos = f[0]
+        self.obj_pos = f[1] >> 5
+        self.obj_id_len = f[1] & 0x1F
+        self.obj_index_pos = f[2]
+        self.log_pos = f[3]
+        self.log_index_pos = f[4]
+        for i, p in enumerate((f[0], self.obj_pos, f[2], f[3], f[4])):
+            if p >= fpos or (p and p < hsize):
+                raise ReftableError(f"footer position {p} out of range", path=path,
+                                    offset=fpos + hsize + 8 * i)
+        first = buf[hsize] if fpos > hsize else None
+        self.has_refs = first == BLOCK_REF
+        self.logs_first = first == BLOCK_LOG
+        self.has_logs = self.logs_first or self.log_pos > 0
+
+    def close(self) -> None:
+        """Release the mapping (the reader must not be used afterwards)."""
+        if self._mmap is not None:
+            self._mmap.close()
+            self._mmap = None
+
+    def __enter__(self) -> TableReader:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- blocks -----------------------------------------------------------
+    def _section_end(self, start: int) -> int:
+        ends = [p for p in (self.ref_index_pos, self.obj_pos, self.obj_index_pos,
+                            self.log_pos, self.log_index_pos) if p > start]
+        return min(ends, default=self.footer_pos)
+
+    def block_at(self, pos: int, expect: int | None = None) -> Block:
+        """Decode (inflating if a log block) the block whose frame starts at ``pos``."""
+        hdr = self.header_size if pos == 0 else 0
+        if pos + hdr + 4 > self.footer_pos:
+            raise ReftableError("block position out of range", path=self.path, offset=pos)
+        btype, block_len = parse_block_header(self.buf, pos + hdr, self.path, expect)
+        if btype == BLOCK_LOG:
+            inflated = block_len - hdr - 4
+            if inflated < 6:
+                raise ReftableError(f"log block length {block_len} out of range",
+                                    path=self.path, offset=pos)
+            # A deflate stream is never much longer than its output (stored blocks cost
+            # 5 bytes per 64 KiB), so hand the inflater a bounded slice: giving it the
+            # rest of a 35 MB file would make zlib copy the unconsumed tail every block.
+            zstart = pos + hdr + 4
+            zend = min(self.footer_pos, zstart + inflated + (inflated >> 10) + 64)
+            data = memoryview(self.buf)[zstart:zend]
+            try:
+                if self.reuse_inflater:
+                    inf = self._inflater
+                    if inf is None:
+                        inf = self._inflater = compress.new_inflater()
+                    out, consumed = inf.inflate_prefix(data, inflated)
+                else:
+                    out, consumed = compress.new_inflater().inflate_prefix(data, inflated)
+            except CompressionError as e:
+                raise ReftableError(f"corrupt log block: {e.message}", path=self.path,
+                                    offset=pos + hdr + 4) from None
+            finally:
+                data.release()
+            blk = Block(out, -(hdr + 4), hdr, btype, block_len, self.path, pos)
+            blk.full_size = hdr + 4 + consumed
+            return blk
+        if pos + block_len > self.footer_pos:
+            raise ReftableError(f"block length {block_len} out of range", path=self.path,
+                                offset=pos)
+        blk = Block(self.buf, pos, hdr, btype, block_len, self.path, pos)
+        bs = self.block_size
+        end = pos + block_len
+        if bs and block_len < bs and end < self.footer_pos and self.buf[end] == 0:
+            blk.full_size = bs
+        return blk
+
+    def blocks(self, start: int, btype: int) -> Iterator[Block]:
+        """Blocks of type ``btype`` from ``start`` until the type changes or the section ends."""
+        pos = start
+        end = self.footer_pos
+        hs = self.header_size
+        while pos < end:
+            hdr = hs if pos == 0 else 0
+            if pos + hdr >= end or self.buf[pos + hdr] != btype:
+                return
+            blk = self.block_at(pos, btype)
+            yield blk
+            pos += blk.full_size
+
+    def _first_pos(self, btype: int) -> int | None:
+        if btype == BLOCK_REF:
+            return 0 if self.has_refs else None
+        if btype == BLOCK_LOG:
+            return 0 if self.logs_first else (self.log_pos or None)
+        if btype == BLOCK_OBJ:
+            return self.obj_pos or None
+        return None
+
+    def _index_pos(self, btype: int) -> int:
+        return {BLOCK_REF: self.ref_index_pos, BLOCK_LOG: self.log_index_pos,
+                BLOCK_OBJ: self.obj_index_pos}[btype]
+
+    # -- seeking ----------------------------------------------------------
+    def _leaf_for(self, btype: int, key: bytes) -> int | None:
+        """Frame position of the first ``btype`` block that may hold ``key`` or a later key."""
+        first = self._first_pos(btype)
+        if first is None:
+            return None
+        index = self._index_pos(btype)
+        if not index:
+            return first
+        # The top index level may span several blocks: scan them linearly.
+        for blk in self.blocks(index, BLOCK_INDEX):
+            for _ikey, child in _index_records(blk, key):
+                pos = child
+                depth = 0
+                while True:
+                    hdr = self.header_size if pos == 0 else 0
+                    if pos + hdr >= self.footer_pos:
+                        raise ReftableError("index points past the end", path=self.path,
+                                            offset=pos)
+                    if self.buf[pos + hdr] != BLOCK_INDEX:
+                        return pos
+                    depth += 1
+                    if depth > 64:
+                        raise ReftableError("index too deep (cycle?)", path=self.path,
+                                            offset=pos)
+                    sub = self.block_at(pos, BLOCK_INDEX)
+                    found = next(_index_records(sub, key), None)
+                    if found is None:
+                        raise ReftableError("index record without a matching child",
+                                            path=self.path, offset=pos)
+                    pos = found[1]
+        return None
+
+    # -- refs -------------------------------------------------------------
+    def iter_refs(self, prefix: bytes = b"", start: bytes | None = None) -> Iterator[RefRecord]:
+        """Ref records (tombstones included) whose name starts with ``prefix``, sorted."""
+        target = prefix if start is None else start
+        leaf = self._leaf_for(BLOCK_REF, target) if target else self._first_pos(BLOCK_REF)
+        if leaf is None:
+            return
+        seek: bytes | None = target or None
+        for blk in self.blocks(leaf, BLOCK_REF):
+            for rec in _ref_records(blk, self.hash_size, self.min_update_index, seek):
+                if not rec.name.startswith(prefix):
+                    if rec.name > prefix:
+                        return
+                    continue
+                yield rec
+            seek = None
+
+    def seek_ref(self, name: bytes) -> RefRecord | None:
+        """The record for exactly ``name`` (maybe a tombstone), or None."""
+        for rec in self.iter_refs(start=name):
+            return rec if rec.name == name else None
+        return None
+
+    # -- logs -------------------------------------------------------------
+    def iter_logs(self, refname: bytes | None = None) -> Iterator[LogRecord]:
+        """Log records, by ref name and newest first; only ``refname``'s if given."""
+        if refname is None:
+            first = self._first_pos(BLOCK_LOG)
+            if first is None:
+                return
+            for blk in self.blocks(first, BLOCK_LOG):
+                yield from _log_records(blk, self.hash_size, None)
+            return
+        target = log_key(refname, MAX_UPDATE_INDEX)
+        leaf = self._leaf_for(BLOCK_LOG, target)
+        if leaf is None:
+            return
+        seek: bytes | None = target
+        want = refname + b"\0"
+        for blk in self.blocks(leaf, BLOCK_LOG):
+            for rec in _log_records(blk, self.hash_size, seek):
+                if rec.refname != refname:
+                    if rec.refname + b"\0" > want:
+                        return
+                    continue
+                yield rec
+            seek = None
+
+    def log_refnames(self) -> list[bytes]:
+        """Distinct ref names in the log section, skipping from one name to the next."""
+        names: list[bytes] = []
+        first = self._first_pos(BLOCK_LOG)
+        if first is None:
+            return names
+        target = b""
+        while True:
+            leaf = self._leaf_for(BLOCK_LOG, target) if target else first
+            if leaf is None:
+                return names
+            found = None
+            seek: bytes | None = target or None
+            for blk in self.blocks(leaf, BLOCK_LOG):
+                for rec in _log_records(blk, self.hash_size, seek):
+                    found = rec.refname
+                    break
+                if found is not None:
+                    break
+                seek = None
+            if found is None:
+                return names
+            names.append(found)
+            target = found + b"\x01"
+
+    # -- objects ----------------------------------------------------------
+    def refs_for(self, oid: bytes) -> Iterator[RefRecord]:
+        """Refs whose id or peeled id is ``oid``, through the obj section when present."""
+        if not self.obj_pos or not self.obj_id_len:
+            for rec in self.iter_refs():
+                if rec.oid == oid or rec.peeled == oid:
+                    yield rec
+            return
+        key = oid[:self.obj_id_len]
+        leaf = self._leaf_for(BLOCK_OBJ, key)
+        if leaf is None:
+            return
+        for blk in self.blocks(leaf, BLOCK_OBJ):
+            for okey, positions in _obj_records(blk, key):
+                if okey != key:
+                    return
+                if not positions:  # too many refs to list: scan all ref blocks
+                    yield from (r for r in self.iter_refs() if oid in (r.oid, r.peeled))
+                    return
+                for p in positions:
+                    blk_r = self.block_at(p, BLOCK_REF)
+                    for rec in _ref_records(blk_r, self.hash_size, self.min_update_index, None):
+                        if rec.oid == oid or rec.peeled == oid:
+                            yield rec
+                return
+
+    # -- inspection -------------------------------------------------------
+    def block_summary(self) -> list[tuple[str, int, int]]:
+        """(section, length without restart table, restarts) per block, like Git's dump -b."""
+        out: list[tuple[str, int, int]] = []
+
+        def add(name: str, start: int | None, btype: int) -> None:
+            if start is None:
+                return
+            for blk in self.blocks(start, btype):
+                out.append((name, blk.block_len - 2 - 3 * blk.restart_count,
+                            blk.restart_count))
+
+        add("ref", self._first_pos(BLOCK_REF), BLOCK_REF)
+        ref_blocks = sum(1 for o in out if o[0] == "ref")
+        pos = self._first_pos(BLOCK_REF)
+        if pos is not None:
+            # index blocks follow the last ref block directly
+            for i, blk in enumerate(self.blocks(pos, BLOCK_REF)):
+                pos += blk.full_size
+                if i + 1 == ref_blocks:
+                    break
+            add("idx", pos, BLOCK_INDEX)
+        if self.obj_pos:
+            n_obj = len(out)
+            add("obj", self.obj_pos, BLOCK_OBJ)
+            p = self.obj_pos
+            for _ in range(len(out) - n_obj):
+                p += self.block_at(p).full_size
+            add("idx", p, BLOCK_INDEX)
+        first = self._first_pos(BLOCK_LOG)
+        if first is not None:
+            n_log = len(out)
+            add("log", first, BLOCK_LOG)
+            p = first
+            for _ in range(len(out) - n_log):
+                p += self.block_at(p).full_size
+            add("idx", p, BLOCK_INDEX)
+        return out
+
+
+# -- record decoders (hot loops; one per block type) ---------------------
+
+def _ref_records(blk: Block, hash_size: int, min_ui: int,
+                 target: bytes | None) -> Iterator[RefRecord]:
+    buf = blk.buf
+    end = blk.rec_end
+    pos = blk.seek_restart(target) if target else blk.rec_start
+    last = b""
+    try:
+        while pos < end:
+            start = pos
+            prefix = buf[pos]
+            pos += 1
+            if prefix & 0x80:
+                prefix, pos = get_varint(buf, pos - 1, end)
+            st = buf[pos]
+            pos += 1
+            if st & 0x80:
+                st, pos = get_varint(buf, pos - 1, end)
+            e = pos + (st >> 3)
+            if prefix > len(last) or e > end:
+                raise blk.error("record key out of range", start)
+            key = last[:prefix] + bytes(buf[pos:e])
+            if key <= last and last:
+                raise blk.error("keys out of order", start)
+            last = key
+            ui, pos = get_varint(buf, e, end)
+            vt = st & 7
+            if vt == 1:
+                e = pos + hash_size
+                rec = _new_tuple(RefRecord, (key, min_ui + ui, 1, bytes(buf[pos:e]), None, None))
+            elif vt == 2:
+                e = pos + 2 * hash_size
+                rec = _new_tuple(RefRecord, (key, min_ui + ui, 2, bytes(buf[pos:pos + hash_size]),
+                                             bytes(buf[pos + hash_size:e]), None))
+            elif vt == 3:
+                n, pos = get_varint(buf, pos, end)
+                e = pos + n
+                rec = _new_tuple(RefRecord, (key, min_ui + ui, 3, None, None, bytes(buf[pos:e])))
+            elif vt == 0:
+                e = pos
+                rec = _new_tuple(RefRecord, (key, min_ui + ui, 0, None, None, None))
+            else:
+                raise blk.error(f"unknown ref value type {vt}", start)
+            if e > end:
+                raise blk.error("ref record past end of block", start)
+            pos = e
+            if target is not None and key < target:
+                continue
+            yield rec
+    except (IndexError, ValueError):
+        raise blk.error("truncated ref record", pos) from None
+
+
+def _log_records(blk: Block, hash_size: int, target: bytes | None) -> Iterator[LogRecord]:
+    """Log records of one block, from the first whose key is >= ``target`` if given."""
+    if target is None:
+        return iter(decode_log_block(blk, hash_size, blk.rec_start))
+    recs = decode_log_block(blk, hash_size, blk.seek_restart(target))
+    i = 0
+    while i < len(recs) and log_key(recs[i].refname, recs[i].update_index) < target:
+        i += 1
+    return iter(recs[i:])
+
+
+def decode_log_block(blk: Block, hash_size: int, pos: int) -> list[LogRecord]:
+    """Decode the log records of ``blk`` from buffer position ``pos`` (a restart point).
+
+    This is the hot loop of reading a reflog: one-byte varints are decoded inline,
+    bounds are checked once per record (slices never raise; indexing past the
+    buffer does), and a record's ref name object is reused from the previous record
+    when the shared key prefix covers it.
+    """
+    buf = blk.buf
+    end = blk.rec_end
+    last = b""
+    refname = b""
+    keep = 0  # prefix length that still covers ``refname`` + NUL
+    h2 = 2 * hash_size
+    new = _new_tuple
+    cls = LogRecord
+    maxui = MAX_UPDATE_INDEX
+    from_bytes = int.from_bytes
+    out: list[LogRecord] = []
+    append = out.append
+    start = pos
+    try:
+        while pos < end:
+            start = pos
+            prefix = buf[pos]
+            if prefix < 0x80:
+                pos += 1
+            else:
+                prefix, pos = get_varint(buf, pos, end)
+            st = buf[pos]
+            if st < 0x80:
+                pos += 1
+            else:
+                st, pos = get_varint(buf, pos, end)
+            e = pos + (st >> 3)
+            if prefix > len(last):
+                raise blk.error("record key out of range", start)
+            key = last[:prefix] + buf[pos:e]
+            if key <= last:
+                raise blk.error("keys out of order", start)
+            last = key
+            pos = e
+            if prefix < keep or len(key) != keep + 8:
+                if len(key) < 10 or key[-9] != 0:
+                    raise blk.error("malformed log key", start)
+                refname = key[:-9]
+                keep = len(key) - 8
+            ui = maxui - from_bytes(key[-8:], "big")
+            vt = st & 7
+            if vt == 1:
+                old = buf[pos:pos + hash_size]
+                newid = buf[pos + hash_size:pos + h2]
+                pos += h2
+                n = buf[pos]
+                if n < 0x80:
+                    pos += 1
+                else:
+                    n, pos = get_varint(buf, pos, end)
+                name = buf[pos:pos + n]
+                pos += n
+                n = buf[pos]
+                if n < 0x80:
+                    pos += 1
+                else:
+                    n, pos = get_varint(buf, pos, end)
+                email = buf[pos:pos + n]
+                pos += n
+                b = buf[pos]
+                pos += 1
+                t = b & 0x7F
+                while b & 0x80:
+                    b = buf[pos]
+                    pos += 1
+                    t = ((t + 1) << 7) | (b & 0x7F)
+                tz = from_bytes(buf[pos:pos + 2], "big", signed=True)
+                n = buf[pos + 2]
+                if n < 0x80:
+                    pos += 3
+                else:
+                    n, pos = get_varint(buf, pos + 2, end)
+                msg = buf[pos:pos + n]
+                pos += n
+                if pos > end:
+                    raise blk.error("log record past end of block", start)
+                append(new(cls, (refname, ui, 1, old, newid, name, email, t, tz, msg)))
+            elif vt == 0:
+                if pos > end:
+                    raise blk.error("log record past end of block", start)
+                append(new(cls, (refname, ui, 0, b"", b"", b"", b"", 0, 0, b"")))
+            else:
+                raise blk.error(f"unknown log value type {vt}", start)
+    except (IndexError, ValueError):
+        raise blk.error("truncated log record", start) from None
+    return out
+
+
+def _index_records(blk: Block, target: bytes | None) -> Iterator[tuple[bytes, int]]:
+    """(last key, child position) records with last key >= ``target``."""
+    buf = blk.buf
+    end = blk.rec_end
+    pos = blk.seek_restart(target) if target else blk.rec_start
+    last = b""
+    while pos < end:
+        start = pos
+        key, vt, pos = blk.decode_key(pos, last)
+        if last and key <= last:
+            raise blk.error("keys out of order", start)
+        last = key
+        try:
+            child, pos = get_varint(buf, pos, end)
+        except ValueError:
+            raise blk.error("truncated index record", start) from None
+        if target is None or key >= target:
+            yield key, child
+
+
+def _obj_records(blk: Block, target: bytes | None) -> Iterator[tuple[bytes, tuple[int, ...]]]:
+    buf = blk.buf
+    end = blk.rec_end
+    pos = blk.seek_restart(target) if target else blk.rec_start
+    last = b""
+    try:
+        while pos < end:
+            start = pos
+            key, cnt, pos = blk.decode_key(pos, last)
+            if last and key <= last:
+                raise blk.error("keys out of order", start)
+            last = key
+            if cnt == 0:
+                cnt, pos = get_varint(buf, pos, end)
+            positions = []
+            p = 0
+            for i in range(cnt):
+                d, pos = get_varint(buf, pos, end)
+                p = d if i == 0 else p + d
+                positions.append(p)
+            if target is None or key >= target:
+                yield key, tuple(positions)
+    except ValueError:
+        raise blk.error("truncated obj record", pos) from None

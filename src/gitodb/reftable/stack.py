@@ -1,0 +1,333 @@
+"""The reftable stack: ``reftable/tables.list``, the merged view, and safe updates.
+
+``tables.list`` names the tables oldest first; a reader merges them newest first,
+so a newer record (or tombstone) hides older ones with the same key.
+
+Writers follow Git's protocol: create ``tables.list.lock`` exclusively (a second
+writer gets ``LockError``), re-read the list, write the new table under a
+temporary name and rename it to ``0x<min>-0x<max>-<random>.ref``, write the new
+list into the lock file and rename it over ``tables.list``.  Any failure removes
+what was written, so ``tables.list`` and the existing tables stay untouched.
+After each addition the stack is compacted geometrically like Git does.
+"""
+
+from __future__ import annotations
+
+import heapq
+import os
+import secrets
+import tempfile
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+from gitodb.errors import LockError, ReftableError
+from gitodb.reftable.basics import FOOTER_SIZE, HEADER_SIZE
+from gitodb.reftable.reader import TableReader
+from gitodb.reftable.records import LogRecord, RefRecord
+from gitodb.reftable.writer import TableWriter, WriteOptions
+
+GEOMETRIC_FACTOR = 2
+
+Changes = tuple[list[RefRecord], list[LogRecord]]
+
+
+def table_name(min_ui: int, max_ui: int) -> str:
+    """Git's table file name: ``0x%012x-0x%012x-%08x.ref`` with a random suffix."""
+    return f"0x{min_ui:012x}-0x{max_ui:012x}-{secrets.randbits(32):08x}.ref"
+
+
+def compaction_segment(sizes: list[int], factor: int = GEOMETRIC_FACTOR) -> tuple[int, int]:
+    """[start, end) of the tables to merge so sizes form a geometric sequence again.
+
+    Like Git: walk from the newest table back to the first one that is not at least
+    ``factor`` times bigger than its successor (the end), then keep extending the
+    start while an older table is smaller than ``factor`` times the accumulated size.
+    """
+    n = len(sizes)
+    if n <= 1:
+        return 0, 0
+    end = 0
+    total = 0
+    i = n - 1
+    while i > 0:
+        if sizes[i - 1] < sizes[i] * factor:
+            end = i + 1
+            total = sizes[i]
+            break
+        i -= 1
+    if end == 0:
+        return 0, 0
+    start = end
+    while i > 0:
+        cur = total
+        total += sizes[i - 1]
+        if sizes[i - 1] < cur * factor:
+            start = i - 1
+        i -= 1
+    return (start, end) if end - start > 1 else (0, 0)
+
+
+class Stack:
+    """The tables of one ``reftable/`` directory and their merged view."""
+
+    def __init__(self, directory: str | os.PathLike[str], options: WriteOptions | None = None,
+                 *, auto_compact: bool = True) -> None:
+        self.dir = Path(directory)
+        self.list_path = self.dir / "tables.list"
+        self.lock_path = self.dir / "tables.list.lock"
+        self.options = options or WriteOptions()
+        self.auto_compact = auto_compact
+        self.names: list[str] = []
+        self.readers: list[TableReader] = []
+        self.reload()
+
+    # -- reading ----------------------------------------------------------
+    def _read_list(self) -> list[str]:
+        try:
+            text = self.list_path.read_bytes().decode("utf-8", "surrogateescape")
+        except FileNotFoundError:
+            return []
+        return [line for line in text.split("\n") if line]
+
+    def reload(self) -> None:
+        """Re-read ``tables.list``, keeping readers of tables still listed."""
+        for attempt in range(3):
+            names = self._read_list()
+            old = dict(zip(self.names, self.readers, strict=True))
+            readers = []
+            try:
+                for name in names:
+                    if "/" in name or name.startswith("."):
+                        raise ReftableError(f"bad table name {name!r} in tables.list",
+                                            path=self.list_path)
+                    r = old.pop(name, None)
+                    if r is None:
+                        path = self.dir / name
+                        if not path.exists():
+                            raise ReftableError(f"tables.list names missing table {name}",
+                                                path=self.list_path, offset=0)
+                        r = TableReader(path)
+                    readers.append(r)
+            except ReftableError:
+                # A concurrent compaction may have replaced the list meanwhile: retry.
+                if attempt == 2 or self._read_list() == names:
+                    raise
+                continue
+            self.names, self.readers = names, readers
+            return
+
+    def next_update_index(self) -> int:
+        """The update index a new table must use."""
+        return self.readers[-1].max_update_index + 1 if self.readers else 1
+
+    def read_ref(self, name: bytes) -> RefRecord | None:
+        """The newest record for ``name`` (None if absent or deleted)."""
+        for r in reversed(self.readers):
+            rec = r.seek_ref(name)
+            if rec is not None:
+                return None if rec.value_type == 0 else rec
+        return None
+
+    def iter_refs(self, prefix: bytes = b"", *, keep_deletions: bool = False,
+                  readers: list[TableReader] | None = None) -> Iterator[RefRecord]:
+        """Merged refs starting with ``prefix``, sorted; newest table wins."""
+        rs = self.readers if readers is None else readers
+        if len(rs) == 1:
+            its = rs[0].iter_refs(prefix)
+            yield from (its if keep_deletions else (r for r in its if r.value_type != 0))
+            return
+        streams = [_tagged_refs(r.iter_refs(prefix), -i) for i, r in enumerate(rs)]
+        last = None
+        for name, _, rec in heapq.merge(*streams):
+            if name == last:
+                continue
+            last = name
+            if rec.value_type != 0 or keep_deletions:
+                yield rec
+
+    def iter_logs(self, refname: bytes | None = None, *, keep_deletions: bool = False,
+                  readers: list[TableReader] | None = None) -> Iterator[LogRecord]:
+        """Merged log records (one ref's, or all), by name then newest first."""
+        rs = self.readers if readers is None else readers
+        if len(rs) == 1:
+            its = rs[0].iter_logs(refname)
+            yield from (its if keep_deletions else (g for g in its if g.value_type != 0))
+            return
+        streams = [_tagged_logs(r.iter_logs(refname), -i) for i, r in enumerate(rs)]
+        last = None
+        for name, nui, _, g in heapq.merge(*streams):
+            if (name, nui) == last:
+                continue
+            last = (name, nui)
+            if g.value_type != 0 or keep_deletions:
+                yield g
+
+    # -- writing ----------------------------------------------------------
+    def _lock(self) -> int:
+        try:
+            return os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        except FileExistsError:
+            raise LockError(f"Unable to create '{self.lock_path}': File exists.",
+                            path=self.lock_path) from None
+
+    def _write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
+        fd, tmp = tempfile.mkstemp(prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-", suffix=".tmp",
+                                   dir=self.dir)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                os.fsync(f.fileno())
+            os.chmod(tmp, 0o644)
+            name = table_name(min_ui, max_ui)
+            os.rename(tmp, self.dir / name)
+        except BaseException:
+            _unlink(tmp)
+            raise
+        return name
+
+    def _commit_list(self, lock_fd: int, names: list[str]) -> None:
+        with os.fdopen(lock_fd, "wb", closefd=True) as f:
+            f.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
+            f.flush()
+            os.fsync(f.fileno())
+        os.chmod(self.lock_path, 0o644)
+        os.rename(self.lock_path, self.list_path)
+
+    def lock(self) -> int:
+        """Take ``tables.list.lock`` (``LockError`` if held); return its descriptor."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        return self._lock()
+
+    def unlock(self, fd: int) -> None:
+        """Give up a lock from ``lock()`` without changing anything."""
+        os.close(fd)
+        _unlink(self.lock_path)
+
+    def commit_locked(self, fd: int, refs: list[RefRecord], logs: list[LogRecord],
+                      update_index: int) -> None:
+        """Write one table with these records and release the lock (always)."""
+        self.modify(lambda _s, _ui: (refs, logs), locked_fd=fd, update_index=update_index)
+
+    def log_refnames(self) -> list[bytes]:
+        """Names of refs that have at least one live log record, sorted."""
+        names: set[bytes] = set()
+        for r in self.readers:
+            names.update(r.log_refnames())
+        return [n for n in sorted(names) if next(self.iter_logs(n), None) is not None]
+
+    def modify(self, build: Callable[[Stack, int], Changes], *, locked_fd: int | None = None,
+               update_index: int | None = None) -> None:
+        """Add one table holding ``build(stack, update_index)``'s records, atomically.
+
+        ``build`` runs under the lock on a freshly reloaded stack, so it can check old
+        values; it returns (refs, logs) whose update indexes are ``update_index``
+        (logs may use more indexes above it).  Raising inside leaves everything as it was.
+        """
+        if locked_fd is None:
+            self.dir.mkdir(parents=True, exist_ok=True)
+            fd = self._lock()
+        else:
+            fd = locked_fd
+        new_name = None
+        try:
+            self.reload()
+            ui = self.next_update_index() if update_index is None else update_index
+            refs, logs = build(self, ui)
+            if not refs and not logs:
+                os.close(fd)
+                fd = -1
+                _unlink(self.lock_path)
+                return
+            # Log records may carry older update indexes (tombstones, rewritten
+            # reflogs); only newer ones widen the table's range.
+            max_ui = max([ui] + [r.update_index for r in refs]
+                         + [g.update_index for g in logs if g.update_index > ui])
+            data = TableWriter(self.options).write(refs, logs, ui, max_ui)
+            new_name = self._write_table(data, ui, max_ui)
+            self._commit_list(fd, self.names + [new_name])
+            fd = -1
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+                _unlink(self.lock_path)
+            if new_name is not None and new_name not in self._read_list():
+                _unlink(self.dir / new_name)
+            raise
+        self.reload()
+        if self.auto_compact:
+            self.compact(auto=True)
+
+    def compact(self, *, auto: bool = False) -> bool:
+        """Merge tables: all of them, or (``auto``) Git's geometric segment.  True if done."""
+        try:
+            fd = self._lock()
+        except LockError:
+            if auto:
+                return False  # someone else is writing; they will compact
+            raise
+        new_name = None
+        try:
+            self.reload()
+            n = len(self.readers)
+            if auto:
+                sizes = [max(r.size - (HEADER_SIZE[r.version] + FOOTER_SIZE[r.version] - 1), 1)
+                         for r in self.readers]
+                start, end = compaction_segment(sizes)
+            else:
+                start, end = 0, n
+            if end - start < (2 if auto else 1) or (not auto and n == 1 and end == 1
+                                                    and self._is_compact()):
+                os.close(fd)
+                fd = -1
+                _unlink(self.lock_path)
+                return False
+            seg = self.readers[start:end]
+            keep = start > 0  # tombstones must survive while older tables remain
+            refs = list(self.iter_refs(keep_deletions=keep, readers=seg))
+            logs = list(self.iter_logs(keep_deletions=keep, readers=seg))
+            min_ui, max_ui = seg[0].min_update_index, seg[-1].max_update_index
+            data = TableWriter(self.options).write(refs, logs, min_ui, max_ui)
+            new_name = self._write_table(data, min_ui, max_ui)
+            old = self.names[start:end]
+            self._commit_list(fd, self.names[:start] + [new_name] + self.names[end:])
+            fd = -1
+        except BaseException:
+            if fd >= 0:
+                os.close(fd)
+                _unlink(self.lock_path)
+            if new_name is not None and new_name not in self._read_list():
+                _unlink(self.dir / new_name)
+            raise
+        for r in seg:
+            r.close()
+        self.names = []
+        self.readers = []
+        for name in old:
+            _unlink(self.dir / name)
+        self.reload()
+        return True
+
+    def _is_compact(self) -> bool:
+        """A single table with no tombstones needs no full compaction."""
+        r = self.readers[0]
+        return not any(x.value_type == 0 for x in r.iter_refs()) and not any(
+            g.value_type == 0 for g in r.iter_logs())
+
+
+def _tagged_refs(it: Iterator[RefRecord], rank: int) -> Iterator[tuple[bytes, int, RefRecord]]:
+    for rec in it:
+        yield rec.name, rank, rec
+
+
+def _tagged_logs(it: Iterator[LogRecord],
+                 rank: int) -> Iterator[tuple[bytes, int, int, LogRecord]]:
+    for g in it:
+        yield g.refname, -g.update_index, rank, g
+
+
+def _unlink(path: str | os.PathLike[str]) -> None:
+    try:
+        os.unlink(path)
+    except FileNotFoundError:
+        pass

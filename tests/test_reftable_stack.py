@@ -1,0 +1,188 @@
+"""The reftable stack: merged view, atomic writes, locking, compaction, bad stacks."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from gitodb.errors import LockError, RefError, ReftableError
+from gitodb.objects.format import SHA1
+from gitodb.refs.reftable_store import ReftableRefStore
+from gitodb.reftable.dump import format_records
+from gitodb.reftable.reader import TableReader
+from gitodb.reftable.records import RefRecord
+from gitodb.reftable.stack import Stack, compaction_segment
+from gitodb.repo import Repository
+
+DATA = Path(__file__).parent / "data"
+
+
+def _copy(tmp_path: Path, fixture: str) -> Path:
+    dst = tmp_path / fixture
+    shutil.copytree(DATA / fixture / "repo", dst)
+    return dst
+
+
+def _snapshot(d: Path) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted((d / "reftable").iterdir())}
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("fixture", ["reftable-stack", "reftable-sha256"])
+def test_merged_view_matches_git(fixture: str) -> None:
+    s = Stack(DATA / fixture / "repo" / "reftable")
+    got = format_records(s.iter_refs(), s.iter_logs())
+    assert got == (DATA / fixture / "expected" / "dump-stack.txt").read_bytes()
+    # point lookups agree with the merged iteration (tombstones hide older values)
+    for rec in s.iter_refs(keep_deletions=True):
+        assert s.read_ref(rec.name) == (None if rec.value_type == 0 else rec)
+    assert s.read_ref(b"refs/heads/doomed") is None
+
+
+def test_compaction_segment_is_geometric() -> None:
+    assert compaction_segment([100, 50, 25]) == (0, 0)
+    assert compaction_segment([100, 60, 50]) == (0, 3)
+    assert compaction_segment([1000, 10, 10]) == (1, 3)
+    assert compaction_segment([]) == (0, 0)
+
+
+def _repo(path: Path) -> Repository:
+    return Repository(path)
+
+
+@pytest.mark.e2e
+def test_update_read_back_and_auto_compaction(tmp_path: Path,
+                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "1800000000 +0100")
+    monkeypatch.setenv("GIT_COMMITTER_NAME", "T")
+    monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@x")
+    d = _copy(tmp_path, "reftable-stack")
+    refs = _repo(d).refs
+    assert isinstance(refs, ReftableRefStore)
+    before = len(refs.stack.names)
+    main = refs.resolve("refs/heads/main")
+    assert main is not None
+    for i in range(20):
+        refs.update_ref(f"refs/heads/new{i}", main, None, f"create {i}")
+    fresh = _repo(d).refs
+    assert [r.name for r in fresh.iter_refs("refs/heads/new")] == sorted(
+        f"refs/heads/new{i}" for i in range(20))
+    log = fresh.reflog("refs/heads/new7")
+    assert len(log) == 1 and log[0].message == b"create 7" and log[0].tz_offset == 100
+    # auto-compaction kept the stack geometric: far fewer tables than writes
+    assert len(fresh.stack.names) < before + 20
+    sizes = [r.size for r in fresh.stack.readers]
+    assert compaction_segment(sizes) == (0, 0) or len(sizes) <= 3
+    # old-value check
+    with pytest.raises(RefError, match="but expected"):
+        fresh.update_ref("refs/heads/new1", main, b"\1" * 20)
+    with pytest.raises(RefError, match="already exists"):
+        fresh.transaction().create  # noqa: B018
+        tx = fresh.transaction()
+        tx.create("refs/heads/new1", main)
+        tx.commit()
+
+
+def test_lock_held_fails_cleanly(tmp_path: Path) -> None:
+    d = _copy(tmp_path, "reftable-small")
+    refs = _repo(d).refs
+    before = _snapshot(d)
+    (d / "reftable" / "tables.list.lock").write_bytes(b"")
+    with pytest.raises(LockError):
+        refs.update_ref("refs/heads/x", b"\1" * 20)
+    os.unlink(d / "reftable" / "tables.list.lock")
+    assert _snapshot(d) == before
+
+
+def test_failed_write_leaves_stack_untouched(tmp_path: Path) -> None:
+    d = _copy(tmp_path, "reftable-stack")
+    s = Stack(d / "reftable")
+    before = _snapshot(d)
+
+    def build(stack: Stack, ui: int) -> tuple[list[RefRecord], list]:
+        raise RuntimeError("boom")
+
+    with pytest.raises(RuntimeError):
+        s.modify(build)
+    # a record that cannot fit a block fails inside the writer
+    with pytest.raises(ReftableError, match="too large"):
+        s.modify(lambda st, ui: ([RefRecord(b"refs/heads/" + b"x" * 5000, ui, 1,
+                                            b"\1" * 20)], []))
+    assert _snapshot(d) == before
+
+
+def test_missing_table_is_reported(tmp_path: Path) -> None:
+    d = _copy(tmp_path, "reftable-stack")
+    victim = (d / "reftable" / "tables.list").read_text().split()[3]
+    os.unlink(d / "reftable" / victim)
+    with pytest.raises(ReftableError, match=victim) as e:
+        Stack(d / "reftable")
+    assert e.value.path is not None and e.value.path.endswith("tables.list")
+
+
+@pytest.mark.e2e
+def test_full_compaction_drops_tombstones(tmp_path: Path) -> None:
+    d = _copy(tmp_path, "reftable-stack")
+    s = Stack(d / "reftable", auto_compact=False)
+    refs = list(s.iter_refs())
+    logs = list(s.iter_logs())
+    assert s.compact()
+    assert len(s.names) == 1 and len(list((d / "reftable").glob("*.ref"))) == 1
+    r = TableReader(d / "reftable" / s.names[0])
+    assert list(r.iter_refs()) == refs
+    assert list(r.iter_logs()) == logs
+    assert not (d / "reftable" / "tables.list.lock").exists()
+
+
+def _writer(args: tuple[str, int]) -> int:
+    path, who = args
+    refs = Repository(path).refs
+    done = 0
+    for i in range(8):
+        while True:
+            try:
+                refs.update_ref(f"refs/heads/w{who}-{i}", bytes([who + 1]) * 20)
+                break
+            except LockError:
+                continue
+        done += 1
+    return done
+
+
+@pytest.mark.e2e
+def test_concurrent_writers(tmp_path: Path) -> None:
+    d = _copy(tmp_path, "reftable-small")
+    with multiprocessing.get_context("fork").Pool(2) as pool:
+        assert pool.map(_writer, [(str(d), 0), (str(d), 1)]) == [8, 8]
+    refs = _repo(d).refs
+    names = {r.name for r in refs.iter_refs("refs/heads/w")}
+    assert names == {f"refs/heads/w{w}-{i}" for w in (0, 1) for i in range(8)}
+    assert not (d / "reftable" / "tables.list.lock").exists()
+    listed = set((d / "reftable" / "tables.list").read_text().split())
+    on_disk = {p.name for p in (d / "reftable").iterdir()} - {"tables.list"}
+    assert listed == on_disk
+
+
+@pytest.mark.e2e
+def test_reflog_truncation_and_delete(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("GIT_COMMITTER_DATE", "1800000000 +0000")
+    d = _copy(tmp_path, "reftable-blocksize")
+    refs = _repo(d).refs
+    assert refs.options.block_size == 256 and refs.options.restart_interval == 4
+    oid = refs.resolve("refs/heads/main")
+    assert oid is not None
+    refs.update_ref("refs/heads/main", oid, None, "x" + "ü" * 100)
+    entry = refs.reflog("refs/heads/main")[-1]
+    assert len(entry.message) == 128 and entry.message.endswith(b"\xc3")
+    n = len(refs.reflog("refs/heads/main"))
+    refs.rewrite_reflog("refs/heads/main", lambda i, _e: i != 0)
+    assert len(_repo(d).refs.reflog("refs/heads/main")) == n - 1
+    refs.delete_ref("refs/heads/main")
+    fresh = _repo(d).refs
+    assert fresh.read("refs/heads/main") is None
+    assert not fresh.reflog("refs/heads/main")
+    assert fresh.fmt == SHA1
