@@ -83,3 +83,19 @@ class RepositoryError(GitodbError):
 
 class ConfigError(RepositoryError):
     """A config file or a ``-c`` setting cannot be parsed."""
+
+
+class ObjectCheckError(ObjectFormatError):
+    """Commit, tree or tag content fails Git's checks before it is hashed or written.
+
+    ``details`` holds the ``error:`` lines Git prints before its ``fatal:`` line.
+    """
+
+    def __init__(self, message: str, *, details: list[str] | None = None,
+                 path: str | os.PathLike[str] | None = None, offset: int | None = None) -> None:
+        self.details = list(details or [])
+        super().__init__(message, path=path, offset=offset)
+
+
+class ObjectWriteError(GitodbError):
+    """An object could not be stored (read error on the source, I/O error on the store)."""

@@ -1,0 +1,495 @@
+"""``gitodb hash-object``: compute object ids, optionally store the objects (Git 2.39's CLI).
+
+A thin shell over ``gitodb.repo.write`` and ``gitodb.objects.check``.  Options are
+parsed the way Git's parse-options does (abbreviations, ``--no-`` forms, bundled
+short options, options after file names), so usage errors print Git's bytes.
+Imports are kept lazy: hashing a file outside ``-w`` loads little beyond hashlib.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+from typing import TYPE_CHECKING, Any, BinaryIO
+
+from gitodb.errors import GitodbError, ObjectCheckError, RepositoryError
+
+if TYPE_CHECKING:
+    from gitodb.cli.main import Context
+
+USAGE = """\
+usage: git hash-object [-t <type>] [-w] [--path=<file> | --no-filters]
+                       [--stdin [--literally]] [--] <file>...
+   or: git hash-object [-t <type>] [-w] --stdin-paths [--no-filters]
+
+    -t <type>             object type
+    -w                    write the object into the object database
+    --stdin               read the object from stdin
+    --stdin-paths         read file names from stdin
+    --no-filters          store file as is without filters
+    --literally           just hash any random garbage to create corrupt objects for debugging Git
+    --path <file>         process file as it were from this path
+
+"""
+
+HELP = USAGE + """\
+gitodb applies no clean filters (.gitattributes "filter", "ident", "working-tree-encoding")
+and no line-ending conversion (core.autocrlf, "text"/"eol"): every file is hashed and
+stored exactly as its bytes are, as with --no-filters.  --path therefore only changes
+the name used in error messages.
+
+Without --literally, content of type commit, tree or tag is checked as Git checks it
+before hashing.  Blobs larger than core.bigFileThreshold (default 512m) are streamed:
+with -w into a new pack with its .idx and .rev, without -w only hashed.
+"""
+
+# (short name, long name, kind, destination); kinds as parse-options' OPT_* macros.
+_OPTIONS: list[tuple[str | None, str | None, str, str]] = [
+    ("t", None, "string", "type"),
+    ("w", None, "bit", "write"),
+    (None, "stdin", "countup", "stdin"),
+    (None, "stdin-paths", "bool", "stdin_paths"),
+    (None, "no-filters", "bool", "no_filters"),
+    (None, "literally", "bool", "literally"),
+    (None, "path", "string", "path"),
+]
+
+
+class _UsageExit(Exception):
+    """Option parsing ended: print ``error`` (if any) and maybe the usage, exit 129."""
+
+    def __init__(self, error: str | None, usage_to: str | None) -> None:
+        super().__init__(error)
+        self.error = error
+        self.usage_to = usage_to   # "stdout", "stderr" or None
+
+
+def _out(data: bytes) -> None:
+    sys.stdout.buffer.write(data) if hasattr(sys.stdout, "buffer") else sys.stdout.write(
+        data.decode("utf-8", "surrogateescape"))
+
+
+def _err(text: str) -> None:
+    sys.stdout.flush()
+    if hasattr(sys.stderr, "buffer"):
+        sys.stderr.flush()
+        sys.stderr.buffer.write(text.encode("utf-8", "surrogateescape"))
+        sys.stderr.buffer.flush()
+    else:
+        sys.stderr.write(text)
+
+
+def parse_args(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
+    """Parse ``argv`` like Git's parse-options for hash-object; return (options, files)."""
+    opts: dict[str, Any] = {"type": "blob", "write": False, "stdin": 0, "stdin_paths": False,
+                            "no_filters": False, "literally": False, "path": None}
+    files: list[str] = []
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg in ("--", "--end-of-options"):
+            files.extend(argv[i:])
+            break
+        if not arg.startswith("-") or arg == "-":
+            files.append(arg)
+            continue
+        if arg[1] != "-":
+            i = _parse_short(arg, argv, i, opts)
+        else:
+            i = _parse_long(arg[2:], argv, i, opts)
+    return opts, files
+
+
+def _parse_short(arg: str, argv: list[str], i: int, opts: dict[str, Any]) -> int:
+    j = 1
+    while j < len(arg):
+        c = arg[j]
+        j += 1
+        if c == "h":
+            raise _UsageExit(None, "stdout")
+        opt = next((o for o in _OPTIONS if o[0] == c), None)
+        if opt is None:
+            raise _UsageExit(f"unknown switch `{c}'", "stderr")
+        if opt[2] == "string":
+            if j < len(arg):
+                opts[opt[3]] = arg[j:]
+            elif i < len(argv):
+                opts[opt[3]] = argv[i]
+                i += 1
+            else:
+                raise _UsageExit(f"switch `{c}' requires a value", None)
+            return i
+        _set(opts, opt, unset=False)
+    return i
+
+
+def _set(opts: dict[str, Any], opt: tuple[str | None, str | None, str, str], *,
+         unset: bool) -> None:
+    kind, dest = opt[2], opt[3]
+    if kind == "countup":
+        opts[dest] = 0 if unset else opts[dest] + 1
+    elif kind == "string":
+        opts[dest] = None
+    else:
+        opts[dest] = not unset
+
+
+def _parse_long(arg: str, argv: list[str], i: int, opts: dict[str, Any]) -> int:
+    """Git's ``parse_long_opt``: exact names, unique prefixes, ``no-`` negation."""
+    if arg in ("help", "help-all"):
+        raise _UsageExit(None, "stdout")
+    name_end = arg.find("=")
+    name = arg if name_end < 0 else arg[:name_end]
+    value_after_eq = None if name_end < 0 else arg[name_end + 1:]
+    abbrev: tuple[Any, bool] | None = None       # (option, unset)
+    ambiguous: tuple[Any, bool] | None = None
+    for opt in _OPTIONS:
+        long_name = opt[1]
+        if long_name is None:
+            continue
+        unset_by_name = False   # "--filters" negates "--no-filters"
+        while True:
+            if arg.startswith(long_name):
+                rest = arg[len(long_name):]
+                if rest and rest[0] != "=":
+                    break
+                value = rest[1:] if rest else None
+                return _get_value(opt, unset_by_name, value, argv, i, opts)
+            unset = False
+            if long_name.startswith(name):
+                pass   # abbreviated
+            elif "no-".startswith(arg):
+                unset = True   # "--no" or "--no-": abbreviated negation
+            elif not arg.startswith("no-"):
+                if long_name.startswith("no-"):
+                    long_name = long_name[3:]
+                    unset_by_name = True
+                    continue
+                break
+            else:
+                unset = True
+                if arg[3:].startswith(long_name):
+                    rest = arg[3 + len(long_name):]
+                    if rest and rest[0] != "=":
+                        break
+                    value = rest[1:] if rest else None
+                    return _get_value(opt, not unset_by_name, value, argv, i, opts)
+                if not long_name.startswith(arg[3:]):
+                    break
+            if abbrev is not None:
+                ambiguous = abbrev
+            abbrev = (opt, unset != unset_by_name)
+            break
+    if ambiguous is not None and abbrev is not None:
+        def shown(o: tuple[Any, bool]) -> str:
+            return ("no-" if o[1] else "") + o[0][1]
+        raise _UsageExit(f"ambiguous option: {arg} (could be --{shown(ambiguous)} or "
+                         f"--{shown(abbrev)})", "stdout")
+    if abbrev is not None:
+        return _get_value(abbrev[0], abbrev[1], value_after_eq, argv, i, opts)
+    raise _UsageExit(f"unknown option `{arg}'", "stderr")
+
+
+def _get_value(opt: tuple[str | None, str | None, str, str], unset: bool, value: str | None,
+               argv: list[str], i: int, opts: dict[str, Any]) -> int:
+    shown = f"option `no-{opt[1]}'" if unset else f"option `{opt[1]}'"
+    if unset and value is not None:
+        raise _UsageExit(f"{shown} takes no value", None)
+    if opt[2] != "string":
+        if value is not None:
+            raise _UsageExit(f"{shown} takes no value", None)
+        _set(opts, opt, unset=unset)
+        return i
+    if unset:
+        opts[opt[3]] = None
+    elif value is not None:
+        opts[opt[3]] = value
+    elif i < len(argv):
+        opts[opt[3]] = argv[i]
+        i += 1
+    else:
+        raise _UsageExit(f"{shown} requires a value", None)
+    return i
+
+
+def _find_worktree_top(repo: Any, explicit_git_dir: bool) -> str | None:
+    """The work tree top when we run inside one (Git then works from there), else None."""
+    if explicit_git_dir or repo.config.get_bool("core.bare", False):
+        return None
+    here = os.getcwd()
+    d = here
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        if os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")):
+            return None   # inside the git directory itself
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
+
+
+class _FdReader:
+    """A minimal raw reader over a file descriptor (``readinto``/``read``)."""
+
+    def __init__(self, fd: int) -> None:
+        self.fd = fd
+
+    def fileno(self) -> int:
+        return self.fd
+
+    def seekable(self) -> bool:
+        return True
+
+    def tell(self) -> int:
+        return os.lseek(self.fd, 0, os.SEEK_CUR)
+
+    def seek(self, pos: int) -> int:
+        return os.lseek(self.fd, pos, os.SEEK_SET)
+
+    def readinto(self, view: memoryview) -> int:
+        return os.readv(self.fd, [view])
+
+    def read(self, n: int) -> bytes:
+        return os.read(self.fd, n)
+
+    def read_all(self) -> bytes:
+        chunks: list[bytes] = []
+        while True:
+            chunk = os.read(self.fd, 1 << 20)
+            if not chunk:
+                return b"".join(chunks)
+            chunks.append(chunk)
+
+
+class HashObject:
+    """One ``hash-object`` run: the repository (or none), settings, and a content checker."""
+
+    def __init__(self, opts: dict[str, Any], repo: Any, config: Any) -> None:
+        from gitodb.objects.check import ObjectChecker
+        from gitodb.objects.format import SHA1
+        from gitodb.repo.write import WriteSettings
+
+        self.opts = opts
+        self.repo = repo
+        self.fmt = repo.object_format if repo is not None else SHA1
+        self.settings = WriteSettings.from_config(config)
+        self.checker = ObjectChecker(self.fmt)
+        self._writer: Any = None
+        self._flush_each = not stat.S_ISREG(os.fstat(sys.stdout.fileno()).st_mode) \
+            if _has_fileno(sys.stdout) else True
+
+    @property
+    def writer(self) -> Any:
+        if self._writer is None:
+            from gitodb.repo.write import ObjectWriter
+
+            self._writer = ObjectWriter(self.repo, self.settings)
+        return self._writer
+
+    def emit(self, oid: bytes) -> None:
+        _out(oid.hex().encode("ascii") + b"\n")
+        if self._flush_each:
+            sys.stdout.flush()
+
+    def hash_path(self, open_path: str, shown: str, vpath: str | None) -> None:
+        """Git's ``hash_object``: open the file (errors name ``shown``), then hash it."""
+        try:
+            fd = os.open(open_path, os.O_RDONLY | getattr(os, "O_CLOEXEC", 0))
+        except OSError as e:
+            raise GitodbError(f"could not open '{shown}' for reading: {e.strerror}") from None
+        try:
+            self.hash_fd(fd, vpath)
+        finally:
+            os.close(fd)
+
+    def hash_fd(self, fd: int, vpath: str | None) -> None:
+        """Git's ``hash_fd``: hash (and with ``-w`` store) the content of ``fd``."""
+        from gitodb.errors import ObjectWriteError
+
+        write = self.opts["write"]
+        try:
+            oid = self._index_fd(fd, vpath)
+        except (ObjectWriteError, OSError) as e:
+            # Git reports a failed read only through the fatal line below.
+            if isinstance(e, ObjectWriteError):
+                _err(f"error: {e}\n")
+            what = "Unable to add %s to database" if write else "Unable to hash %s"
+            raise GitodbError(what % ("(null)" if vpath is None else vpath)) from None
+        self.emit(oid)
+
+    def _index_fd(self, fd: int, vpath: str | None) -> bytes:
+        from gitodb.objects.header import TYPE_NUMBERS
+        from gitodb.repo.write import compute_object_id
+
+        st = os.fstat(fd)
+        type_name: str = self.opts["type"]
+        write: bool = self.opts["write"]
+        reader: Any = _FdReader(fd)
+        regular = stat.S_ISREG(st.st_mode)
+        if self.opts["literally"]:
+            # Any type name and content; never checked, never packed.
+            if not regular:
+                data = reader.read_all()
+                return self.writer.write(type_name, data) if write else \
+                    compute_object_id(self.fmt, type_name, data)
+            if write:
+                return self.writer.write_stream(type_name, reader, st.st_size, source=vpath,
+                                                allow_pack=False)
+            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size)
+        if type_name not in TYPE_NUMBERS:
+            raise GitodbError(f'invalid object type "{type_name}"')
+        if regular and type_name == "blob":
+            # A blob needs no check: stream it (hash only, loose or into a pack).
+            if write:
+                return self.writer.write_stream(type_name, reader, st.st_size, source=vpath)
+            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size)
+        if regular:
+            from gitodb.loose.write import read_exactly
+
+            data = b"".join(bytes(c) for c in read_exactly(reader, st.st_size, vpath))
+        else:
+            data = reader.read_all()
+        self.checker.check(type_name, data)
+        return self.writer.write(type_name, data) if write else \
+            compute_object_id(self.fmt, type_name, data)
+
+
+def _has_fileno(f: Any) -> bool:
+    try:
+        f.fileno()
+    except (AttributeError, OSError, ValueError):
+        return False
+    return True
+
+
+def _unquote_c_style(line: bytes) -> bytes | None:
+    """Git's ``unquote_c_style`` for a line starting with a double quote; None if bad."""
+    out = bytearray()
+    i = 1
+    n = len(line)
+    escapes = {ord("a"): 7, ord("b"): 8, ord("f"): 12, ord("n"): 10, ord("r"): 13,
+               ord("t"): 9, ord("v"): 11, ord("\\"): 92, ord('"'): 34}
+    while i < n:
+        c = line[i]
+        i += 1
+        if c == 0x22:
+            return bytes(out)
+        if c != 0x5C:
+            out.append(c)
+            continue
+        if i >= n:
+            return None
+        c = line[i]
+        i += 1
+        if c in escapes:
+            out.append(escapes[c])
+        elif 0x30 <= c <= 0x33:
+            digits = line[i - 1:i + 2]
+            if len(digits) != 3 or any(not 0x30 <= d <= 0x37 for d in digits):
+                return None
+            out.append(int(digits, 8))
+            i += 2
+        else:
+            return None
+    return None
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Run ``hash-object`` with Git's options, output and exit codes."""
+    if "--help" in argv[: argv.index("--") if "--" in argv else len(argv)]:
+        _out(HELP.encode())
+        return 0
+    try:
+        opts, files = parse_args(argv)
+    except _UsageExit as e:
+        if e.error is not None:
+            _err(f"error: {e.error}\n")
+        if e.usage_to == "stdout":
+            _out(USAGE.encode())
+        elif e.usage_to == "stderr":
+            _err(USAGE)
+        return 129
+
+    repo = None
+    try:
+        repo = ctx.open_repository()
+    except RepositoryError as e:
+        from gitodb.errors import ConfigError
+
+        if opts["write"] or isinstance(e, ConfigError):
+            raise
+    if repo is not None:
+        config = repo.config
+    else:
+        from gitodb.repo.config import Config
+
+        config = Config()
+        config.apply_overrides(ctx.config_overrides)
+    explicit = bool(ctx.git_dir or os.environ.get("GIT_DIR"))
+    top = _find_worktree_top(repo, explicit) if repo is not None else None
+    prefix = ""
+    if top is not None:
+        rel = os.path.relpath(os.getcwd(), top)
+        prefix = "" if rel == "." else rel.replace(os.sep, "/") + "/"
+
+    def shown_path(arg: str) -> str:
+        return arg if os.path.isabs(arg) else prefix + arg
+
+    def open_path(shown: str) -> str:
+        return os.path.join(top, shown) if top is not None else shown
+
+    vpath = opts["path"]
+    if vpath is not None:
+        vpath = shown_path(vpath)
+
+    job = HashObject(opts, repo, config)   # reads the settings: config errors come here
+
+    error = None
+    if opts["stdin_paths"]:
+        if opts["stdin"]:
+            error = "Can't use --stdin-paths with --stdin"
+        elif files:
+            error = "Can't specify files with --stdin-paths"
+        elif vpath is not None:
+            error = "Can't use --stdin-paths with --path"
+    else:
+        if opts["stdin"] > 1:
+            error = "Multiple --stdin arguments are not supported"
+        if vpath is not None and opts["no_filters"]:
+            error = "Can't use --path with --no-filters"
+    if error is not None:
+        _err(f"error: {error}\n{USAGE}")
+        return 129
+
+    try:
+        if opts["stdin"]:
+            job.hash_fd(0, vpath)
+        for arg in files:
+            shown = shown_path(arg)
+            job.hash_path(open_path(shown), shown,
+                          None if opts["no_filters"] else (vpath if vpath is not None else shown))
+        if opts["stdin_paths"]:
+            _hash_stdin_paths(job, opts, open_path)
+    except ObjectCheckError as e:
+        _err("".join(f"error: {line}\n" for line in e.details) + f"fatal: {e.message}\n")
+        return 128
+    sys.stdout.flush()
+    return 0
+
+
+def _hash_stdin_paths(job: HashObject, opts: dict[str, Any], open_path: Any) -> None:
+    stdin: BinaryIO = sys.stdin.buffer
+    for raw in stdin:
+        line = raw[:-1] if raw.endswith(b"\n") else raw
+        if line.endswith(b"\r"):
+            line = line[:-1]
+        if line.startswith(b'"'):
+            unquoted = _unquote_c_style(line)
+            if unquoted is None:
+                raise GitodbError("line is badly quoted")
+            line = unquoted
+        name = os.fsdecode(line)
+        job.hash_path(open_path(name), name, None if opts["no_filters"] else name)

@@ -1,0 +1,324 @@
+"""Atomic loose-object writes: temporary file in the target directory, then link into place.
+
+A loose object is ``zlib(<type> <size>\\0<content>)`` at ``objects/xx/yyyy…``.  The
+writer compresses into a temporary file created next to its final name (mode
+0444, ``O_EXCL``), then hard-links it into place and removes the temporary name.
+Linking never replaces an existing file, so two processes writing the same
+object at once both succeed and one intact file remains.  On any error or
+interruption the temporary file (and a fan-out directory this call created) is
+removed: the store is left as it was.
+
+Objects whose id is only known after reading all the data (``write_loose_stream``)
+are compressed into a temporary file directly under ``objects/`` and linked into
+their fan-out directory once the id is known, as Git's ``stream_loose_object`` does.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from collections.abc import Callable, Iterator
+from typing import BinaryIO
+
+from gitodb.errors import ObjectWriteError
+from gitodb.objects.format import ObjectFormat
+
+Buffer = bytes | bytearray | memoryview
+
+#: Bytes read from a source stream per step; bounds memory for any object size.
+CHUNK_SIZE = 1 << 20
+
+#: Bytes of a regular file mapped at a time when it is read through mmap.
+MAP_WINDOW = 8 << 20
+
+#: Mode of object files, as Git creates them (before the umask).
+OBJECT_FILE_MODE = 0o444
+
+
+def object_header(type_name: str, size: int) -> bytes:
+    """``<type> <size>\\0``; any type name (``--literally``) is written as its bytes."""
+    return b"%s %d\0" % (type_name.encode("utf-8", "surrogateescape"), size)
+
+
+def loose_object_path(objects_dir: str | os.PathLike[str], oid: bytes) -> str:
+    """Return the path of the loose object ``oid`` under ``objects_dir``."""
+    hexid = oid.hex()
+    return os.path.join(os.fspath(objects_dir), hexid[:2], hexid[2:])
+
+
+def create_temp_file(directory: str, prefix: str) -> tuple[int, str]:
+    """Create ``<directory>/<prefix>XXXXXX`` exclusively with mode 0444; return (fd, path)."""
+    for _ in range(100):
+        path = os.path.join(directory, prefix + os.urandom(4).hex()[:6])
+        try:
+            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                         OBJECT_FILE_MODE)
+        except FileExistsError:
+            continue
+        return fd, path
+    raise ObjectWriteError("unable to create temporary file", path=directory)
+
+
+def link_into_place(temp_path: str, final_path: str) -> bool:
+    """Move ``temp_path`` to ``final_path`` without replacing an existing file.
+
+    Returns True if this call created ``final_path``, False if it already existed
+    (an object of the same id: the same content).  The temporary name is gone
+    afterwards either way.
+    """
+    try:
+        os.link(temp_path, final_path)
+        created = True
+    except FileExistsError:
+        created = False
+    except OSError as e:
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK,
+                           errno.ENOSYS):
+            raise
+        # A file system without hard links: rename is atomic too, and replacing an
+        # object file with identical content is harmless.
+        os.replace(temp_path, final_path)
+        return True
+    os.unlink(temp_path)
+    return created
+
+
+def _ensure_dir(path: str) -> bool:
+    """Create directory ``path`` if missing; return True if this call created it."""
+    try:
+        os.mkdir(path, 0o777)
+    except FileExistsError:
+        return False
+    return True
+
+
+def _remove_quietly(path: str, *, directory: bool = False) -> None:
+    try:
+        (os.rmdir if directory else os.unlink)(path)
+    except OSError:
+        pass
+
+
+def _write_all(fd: int, data: Buffer) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+class _LooseFile:
+    """One temporary object file being filled; removed again unless committed."""
+
+    def __init__(self, directory: str, prefix: str, level: int, fsync: bool) -> None:
+        # Imported here, not at the top: hashing without writing never needs zlib,
+        # and hash-object's start-up time counts.
+        from gitodb import compress
+
+        self.fd, self.path = create_temp_file(directory, prefix)
+        self.deflater = compress.Deflater(level)
+        self.fsync = fsync
+        self.pending: list[bytes] = []
+        self.pending_len = 0
+
+    def feed(self, data: Buffer) -> None:
+        out = self.deflater.compress(data)
+        if out:
+            self.pending.append(out)
+            self.pending_len += len(out)
+            if self.pending_len >= CHUNK_SIZE:
+                self._drain()
+
+    def _drain(self) -> None:
+        if self.pending:
+            _write_all(self.fd, b"".join(self.pending))
+            self.pending.clear()
+            self.pending_len = 0
+
+    def close(self) -> None:
+        """Finish the zlib stream, write it out and close the file."""
+        self.pending.append(self.deflater.flush())
+        self._drain()
+        if self.fsync:
+            os.fsync(self.fd)
+        fd, self.fd = self.fd, -1
+        os.close(fd)
+
+    def discard(self) -> None:
+        if self.fd >= 0:
+            os.close(self.fd)
+            self.fd = -1
+        _remove_quietly(self.path)
+
+
+def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, type_name: str,
+                       data: Buffer, *, level: int = 1, fsync: bool = False,
+                       exists: Callable[[bytes], bool] | None = None,
+                       oid: bytes | None = None) -> bytes:
+    """Store ``data`` as a loose object of ``type_name``; return its binary id.
+
+    ``level`` is the zlib level (Git's ``core.looseCompression``).  If the object
+    already exists as a loose file (or ``exists(oid)`` says it is stored elsewhere),
+    nothing is written; a loose file's mtime is refreshed, as Git does.  ``oid``
+    may be passed when the caller has already computed it.
+    """
+    header = object_header(type_name, len(data))
+    if oid is None:
+        h = fmt.new_hasher(header)
+        h.update(data)
+        oid = h.digest()
+    final = loose_object_path(objects_dir, oid)
+    if _freshen(final) or (exists is not None and exists(oid)):
+        return oid
+    fanout = os.path.dirname(final)
+    made_dir = _ensure_dir(fanout)
+    out: _LooseFile | None = None
+    try:
+        out = _LooseFile(fanout, "tmp_obj_", level, fsync)
+        out.feed(header)
+        out.feed(data)
+        out.close()
+        link_into_place(out.path, final)
+    except BaseException as e:
+        if out is not None:
+            out.discard()
+        if made_dir:
+            _remove_quietly(fanout, directory=True)
+        if isinstance(e, OSError):
+            raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
+                                   path=final) from e
+        raise
+    return oid
+
+
+def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, type_name: str,
+                       stream: BinaryIO, size: int, *, level: int = 1, fsync: bool = False,
+                       exists: Callable[[bytes], bool] | None = None,
+                       source: str | None = None) -> bytes:
+    """Store ``size`` bytes read from ``stream`` as a loose object; return its binary id.
+
+    The data is read, hashed and compressed in chunks, so memory stays bounded.
+    ``source`` names the stream in errors.  A stream that ends early raises
+    ``ObjectWriteError`` and leaves nothing behind.
+    """
+    objects_dir = os.fspath(objects_dir)
+    header = object_header(type_name, size)
+    hasher = fmt.new_hasher(header)
+    out = _LooseFile(objects_dir, "tmp_obj_", level, fsync)
+    made_dir = False
+    fanout = ""
+    try:
+        out.feed(header)
+        for chunk in read_exactly(stream, size, source):
+            hasher.update(chunk)
+            out.feed(chunk)
+        out.close()
+        oid = hasher.digest()
+        final = loose_object_path(objects_dir, oid)
+        if _freshen(final) or (exists is not None and exists(oid)):
+            out.discard()
+            return oid
+        fanout = os.path.dirname(final)
+        made_dir = _ensure_dir(fanout)
+        link_into_place(out.path, final)
+    except BaseException as e:
+        out.discard()
+        if made_dir:
+            _remove_quietly(fanout, directory=True)
+        if isinstance(e, OSError):
+            raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
+                                   path=objects_dir) from e
+        raise
+    return oid
+
+
+def read_exactly(stream: BinaryIO, size: int, source: str | None = None,
+                 chunk_size: int = CHUNK_SIZE) -> Iterator[memoryview]:
+    """Yield memoryviews over exactly the next ``size`` bytes of ``stream``.
+
+    Each view is valid only until the next one is requested.  A regular file is
+    read through ``mmap`` windows (no copy, and resident memory stays bounded);
+    other streams through one reused buffer.  A stream that ends early raises
+    ``ObjectWriteError`` with Git's message.
+    """
+    fd = _regular_file_fd(stream)
+    if fd is not None and size > 0:
+        start = stream.tell()
+        yield from iter_file_chunks(fd, start, size, source, chunk_size)
+        stream.seek(start + size)
+        return
+    buf = bytearray(min(chunk_size, max(size, 1)))
+    view = memoryview(buf)
+    readinto = getattr(stream, "readinto", None)
+    left = size
+    while left > 0:
+        want = min(left, len(buf))
+        if readinto is not None:
+            got = readinto(view[:want])
+        else:
+            piece = stream.read(want)
+            got = len(piece)
+            view[:got] = piece
+        if not got:
+            raise _short_read(size, source)
+        left -= got
+        yield view[:got]
+
+
+def _short_read(size: int, source: str | None) -> ObjectWriteError:
+    return ObjectWriteError(f"failed to read {size} bytes from '{source or 'stream'}'")
+
+
+def _regular_file_fd(stream: object) -> int | None:
+    """The descriptor behind ``stream`` if it is a seekable regular file, else None."""
+    try:
+        fd = stream.fileno()  # type: ignore[attr-defined]
+        if not stat.S_ISREG(os.fstat(fd).st_mode) or not stream.seekable():  # type: ignore[attr-defined]
+            return None
+    except (AttributeError, OSError, ValueError):
+        return None
+    return int(fd)
+
+
+def iter_file_chunks(fd: int, start: int, size: int, source: str | None = None,
+                     chunk_size: int = CHUNK_SIZE) -> Iterator[memoryview]:
+    """Yield ``size`` bytes of regular file ``fd`` from offset ``start`` as memoryviews.
+
+    The file is mapped ``MAP_WINDOW`` bytes at a time and each window unmapped
+    before the next, so resident memory stays bounded for any file size.  The
+    file is checked to be long enough before each window is mapped (touching a
+    mapping past the end of a file would kill the process).
+    """
+    import mmap
+
+    granularity = mmap.ALLOCATIONGRANULARITY
+    end = start + size
+    pos = start
+    while pos < end:
+        base = pos - pos % granularity
+        length = min(MAP_WINDOW, end - base)
+        if os.fstat(fd).st_size < base + length:
+            raise _short_read(size, source)
+        window = mmap.mmap(fd, length, prot=mmap.PROT_READ, offset=base)
+        view = memoryview(window)
+        try:
+            off = pos - base
+            while off < length:
+                piece = view[off:off + chunk_size]
+                try:
+                    yield piece
+                finally:
+                    piece.release()
+                off += chunk_size
+        finally:
+            view.release()
+            window.close()
+        pos = base + length
+
+
+def _freshen(path: str) -> bool:
+    """If ``path`` exists, bump its mtime like Git's ``freshen_file``; return whether it exists."""
+    try:
+        os.utime(path)
+    except OSError:
+        return os.path.exists(path)
+    return True
