@@ -1,0 +1,226 @@
+"""``gitodb index-pack``: build a pack's index, like ``git index-pack``.
+
+``[-v] [-o <index-file>] [--stdin] [--keep[=<msg>]] [--fix-thin] [--verify] [--strict]
+[--threads=<n>] [--progress|--no-progress] [--rev-index|--no-rev-index]
+[--index-version=<n>[,<offset>]] [--object-format=<hash>] [<pack-file>]``
+
+Prints the pack's hash; with ``--stdin`` as ``pack\\t<hash>`` (``keep\\t<hash>``
+when this run created the ``.keep`` file).  Progress goes to stderr when ``-v``
+is given or stderr is a terminal; ``--progress``/``--no-progress`` force it.
+Defaults follow the repository's config when there is one: ``pack.threads``,
+``pack.indexVersion``, ``pack.writeReverseIndex`` (false, as in Git 2.39),
+``core.looseCompression``/``core.compression`` for bases appended by ``--fix-thin``.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from typing import Any
+
+from gitodb.errors import ObjectNotFoundError, PackError, RepositoryError
+from gitodb.objects import SHA1, format_by_name
+from gitodb.pack.idx import OFFSET32_LIMIT
+from gitodb.pack.indexer import (
+    IndexPackOptions,
+    index_pack_file,
+    index_pack_stream,
+)
+from gitodb.pack.verify import format_stats, index_pack_verify
+
+USAGE = ("usage: git index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] "
+         "[--[no-]rev-index] [--verify] [--strict] "
+         "(<pack-file> | --stdin [--fix-thin] [<pack-file>])")
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        sys.stderr.write(f"error: {message}\n{USAGE}\n")
+        raise SystemExit(129)
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = _Parser(prog="gitodb index-pack", add_help=False)
+    p.add_argument("-v", dest="verbose", action="store_true")
+    p.add_argument("-o", dest="index_file")
+    p.add_argument("--stdin", action="store_true")
+    p.add_argument("--keep", dest="keep", action="store_const", const="")
+    p.add_argument("--keep-msg", dest="keep")  # --keep=<msg> is rewritten to this
+    p.add_argument("--fix-thin", action="store_true")
+    p.add_argument("--verify", action="store_true")
+    p.add_argument("--verify-stat", action="store_true")
+    p.add_argument("--verify-stat-only", action="store_true")
+    p.add_argument("--strict", action="store_true")
+    p.add_argument("--threads", type=int)
+    p.add_argument("--progress", dest="progress", action="store_true", default=None)
+    p.add_argument("--no-progress", dest="progress", action="store_false")
+    p.add_argument("--progress-title")
+    p.add_argument("--rev-index", dest="rev_index", action="store_true", default=None)
+    p.add_argument("--no-rev-index", dest="rev_index", action="store_false")
+    p.add_argument("--index-version")
+    p.add_argument("--object-format")
+    p.add_argument("-h", "--help", action="store_true")
+    p.add_argument("pack_file", nargs="?")
+    return p
+
+
+class ProgressMeter:
+    """Git-style progress lines on a stream: ``Title:  42% (n/total)`` then ``, done.``.
+
+    A line is rewritten (``\r``) whenever the percentage changes, as Git does.
+    Called from several resolver threads, so it keeps no state that a race could break
+    beyond a duplicate line.
+    """
+
+    def __init__(self, stream: Any) -> None:
+        self.stream = stream
+        self._last: tuple[str, int] | None = None
+
+    def __call__(self, title: str, done: int, total: int, finished: bool) -> None:
+        percent = done * 100 // total if total else 100
+        key = (title, percent)
+        if not finished and key == self._last:
+            return
+        self._last = key
+        end = ", done.\n" if finished else "\r"
+        self.stream.write(f"{title}: {percent:3d}% ({done}/{total}){end}")
+        self.stream.flush()
+
+    def close(self) -> None:
+        """Flush what was written."""
+        self.stream.flush()
+
+
+def _parse_index_version(text: str) -> tuple[int, int]:
+    version_text, _, limit_text = text.partition(",")
+    try:
+        version = int(version_text)
+        limit = int(limit_text, 0) if limit_text else OFFSET32_LIMIT
+    except ValueError:
+        raise PackError(f"bad --index-version={text}") from None
+    if version not in (1, 2) or limit < 0 or limit > 0xFFFFFFFF:
+        raise PackError(f"bad --index-version={text}")
+    return version, limit
+
+
+def _open_repo(ctx: Any) -> Any:
+    try:
+        return ctx.open_repository()
+    except RepositoryError:
+        return None
+
+
+def run(argv: list[str], ctx: Any) -> int:
+    """Run ``index-pack`` with ``argv``; return the exit status."""
+    argv = [("--keep-msg=" + a[len("--keep="):]) if a.startswith("--keep=") else a
+            for a in argv]
+    args = _parser().parse_args(argv)
+    if args.help:
+        sys.stdout.write(USAGE + "\n")
+        return 129
+    if args.fix_thin and not args.stdin:
+        raise PackError("the option '--fix-thin' requires '--stdin'")
+    verify = args.verify or args.verify_stat or args.verify_stat_only
+    if not args.stdin and args.pack_file is None:
+        sys.stderr.write(USAGE + "\n")
+        return 129
+    if args.threads is not None and args.threads < 0:
+        sys.stderr.write(USAGE + "\n")
+        return 129
+    if verify and args.pack_file is None:
+        raise PackError("--verify with no packfile name given")
+    if verify and args.stdin:
+        # Git would read the pack from stdin into <pack-file> and then verify it.
+        raise PackError("--verify reads the pack from <pack-file>; it cannot be used "
+                        "with --stdin")
+
+    repo = _open_repo(ctx)
+    config = repo.config if repo is not None else None
+    fmt = repo.object_format if repo is not None else SHA1
+    if args.object_format:
+        fmt = format_by_name(args.object_format)
+
+    threads = args.threads
+    if threads is None:
+        threads = config.get_int("pack.threads", 0) if config is not None else 0
+    if threads < 0:
+        raise PackError(f"invalid number of threads specified ({threads})")
+
+    version, off32 = 2, OFFSET32_LIMIT
+    if config is not None and config.get("pack.indexversion") is not None:
+        version = config.get_int("pack.indexversion", 2)
+        if version > 2:
+            raise PackError(f"bad pack.indexVersion={version}")
+    if args.index_version:
+        version, off32 = _parse_index_version(args.index_version)
+
+    rev_index = args.rev_index
+    if rev_index is None:
+        env = os.environ.get("GIT_TEST_WRITE_REV_INDEX")
+        if env is not None:
+            rev_index = env.lower() in ("1", "true", "yes", "on")
+        elif config is not None:
+            rev_index = config.get_bool("pack.writereverseindex", False)
+        else:
+            rev_index = False
+
+    level = 1  # Git's zlib_compression_level default, Z_BEST_SPEED
+    if config is not None:
+        level = config.get_int("core.compression", level)
+        level = config.get_int("core.loosecompression", level)
+
+    show_progress = args.progress
+    if show_progress is None:
+        show_progress = args.verbose or sys.stderr.isatty()
+    meter = ProgressMeter(sys.stderr) if show_progress else None
+
+    if verify:  # --keep is ignored here, as in Git: nothing is stored
+        return _run_verify(args, fmt, threads, rev_index)
+
+    opts = IndexPackOptions(index_version=version, offset32_limit=off32, rev_index=rev_index,
+                            keep_msg=args.keep, threads=threads, fix_thin=args.fix_thin,
+                            strict=args.strict, progress=meter, progress_title=args.progress_title,
+                            compression_level=level)
+    try:
+        if args.stdin:
+            if repo is None and args.pack_file is None:
+                raise PackError("--stdin requires a git repository")
+            odb = repo.odb if repo is not None else None
+            outcome = index_pack_stream(
+                sys.stdin.buffer, fmt, opts,
+                pack_dir=os.path.join(repo.common_dir, "objects", "pack") if repo else None,
+                pack_path=args.pack_file, index_path=args.index_file,
+                base_lookup=_lookup(odb) if odb is not None else None,
+                contains=odb.contains if odb is not None else None)
+            report = "keep" if outcome.keep_created else "pack"
+            sys.stdout.write(f"{report}\t{outcome.pack_hash}\n")
+        else:
+            outcome = index_pack_file(args.pack_file, fmt, opts, index_path=args.index_file)
+            sys.stdout.write(f"{outcome.pack_hash}\n")
+    finally:
+        if meter is not None:
+            meter.close()
+    return 0
+
+
+def _lookup(odb: Any) -> Any:
+    """``oid -> (type_name, data) | None`` over the repository (for --fix-thin)."""
+    def lookup(oid: bytes) -> tuple[str, bytes] | None:
+        try:
+            return odb.read(oid)  # type: ignore[no-any-return]
+        except ObjectNotFoundError:
+            return None
+    return lookup
+
+
+def _run_verify(args: argparse.Namespace, fmt: Any, threads: int, rev_index: bool) -> int:
+    """``--verify``/``--verify-stat``/``--verify-stat-only``: check the stored index."""
+    result = index_pack_verify(args.pack_file, fmt, index_path=args.index_file,
+                               threads=threads, rev_index=rev_index, report=True)
+    if args.verify_stat or args.verify_stat_only:
+        sys.stdout.write(format_stats(result, stat_only=args.verify_stat_only))
+        sys.stdout.flush()
+    if result.index_error is not None:
+        raise result.index_error
+    return 0
