@@ -5,11 +5,21 @@ zero means 0x10000.  An insert opcode 1-127 is followed by that many literal
 bytes.  Opcode 0 is reserved.  Every bound is checked before data is touched,
 and output grows only as opcodes produce it, so a delta that declares a huge
 result size cannot make us allocate it up front.
+
+``apply_delta`` runs on the optional C accelerator ``gitodb.pack._cdelta`` when
+it was built (same checks, no GIL held); ``apply_delta_python`` is the reference
+and the fallback.  Delta application is a third of the time of reading or
+indexing a pack with long delta chains, hence the accelerator.
 """
 
 from __future__ import annotations
 
 from gitodb.errors import DeltaError
+
+try:
+    from gitodb.pack._cdelta import apply_delta as _c_apply_delta
+except ImportError:  # built without a C compiler: the pure-Python code below runs
+    _c_apply_delta = None
 
 Buffer = bytes | bytearray | memoryview
 
@@ -37,6 +47,17 @@ def delta_sizes(delta: Buffer) -> tuple[int, int, int]:
 
 def apply_delta(base: Buffer, delta: Buffer, *, path: str | None = None,
                 offset: int | None = None) -> bytes:
+    """Apply ``delta`` to ``base`` and return the result (see ``apply_delta_python``)."""
+    if _c_apply_delta is None:
+        return apply_delta_python(base, delta, path=path, offset=offset)
+    try:
+        return _c_apply_delta(base, delta)
+    except ValueError as e:
+        raise DeltaError(str(e), path=path, offset=offset) from None
+
+
+def apply_delta_python(base: Buffer, delta: Buffer, *, path: str | None = None,
+                       offset: int | None = None) -> bytes:
     """Apply ``delta`` to ``base`` and return the result.
 
     ``path``/``offset`` name the pack entry in errors.  Raises ``DeltaError`` when
