@@ -14,6 +14,7 @@ import os
 import struct
 import sys
 from array import array
+from bisect import bisect_left
 from collections.abc import Iterable, Iterator
 
 from gitodb.errors import PackError
@@ -23,6 +24,8 @@ IDX_V2_MAGIC = b"\377tOc"
 _FANOUT_BYTES = 256 * 4
 # Offsets above this go to the 64-bit table, as Git's default ``off32_limit``.
 OFFSET32_LIMIT = 0x7FFFFFFF
+# After this many lookups an index builds its list of ids (see ``PackIndex.find``).
+_FINDS_BEFORE_LIST = 256
 
 
 def _be_uint32_array(buf: bytes | memoryview) -> array:
@@ -61,6 +64,8 @@ class PackIndex:
         if verify_checksum:
             self.verify_checksum()
         self._offsets: array | None = None
+        self._oid_list: list[bytes] | None = None
+        self._finds = 0
 
     # -- parsing -----------------------------------------------------------
     def _parse(self, size: int) -> None:
@@ -172,6 +177,16 @@ class PackIndex:
         first = oid[0]
         lo = self.fanout[first - 1] if first else 0
         hi = self.fanout[first]
+        oids = self._oid_list
+        if oids is not None:
+            i = bisect_left(oids, oid, lo, hi)
+            return i if i < hi and oids[i] == oid else -1
+        # Many lookups (batch reads, delta bases) pay once for a list of ids and then
+        # bisect in C; a few lookups search the mapping directly.
+        self._finds += 1
+        if self._finds > _FINDS_BEFORE_LIST:
+            self.oid_list()
+            return self.find(oid)
         buf = self._buf
         base = self._oid_at
         stride = self._oid_stride
@@ -214,6 +229,15 @@ class PackIndex:
                 break
             yield i
             i += 1
+
+    def oid_list(self) -> list[bytes]:
+        """All ids in sorted order, as one list (built once with a single copy)."""
+        if self._oid_list is None:
+            rawsz = self.fmt.rawsz
+            stride = self._oid_stride
+            table = bytes(self._buf[self._oid_at:self._oid_at + self.count * stride])
+            self._oid_list = [table[i:i + rawsz] for i in range(0, len(table), stride)]
+        return self._oid_list
 
     def iter_oids(self) -> Iterator[bytes]:
         """All ids in sorted order."""
