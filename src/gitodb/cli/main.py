@@ -11,7 +11,6 @@ from __future__ import annotations
 import importlib
 import os
 import sys
-from dataclasses import dataclass, field
 
 from gitodb.errors import GitodbError
 
@@ -37,13 +36,14 @@ USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--z
 commands: """ + ", ".join(sorted(COMMANDS))
 
 
-@dataclass
 class Context:
     """Global options, passed to every command."""
 
-    git_dir: str | None = None
-    config_overrides: list[str] = field(default_factory=list)
-    zlib_backend: str | None = None
+    # A plain class: importing dataclasses costs more start-up time than it saves.
+    def __init__(self) -> None:
+        self.git_dir: str | None = None
+        self.config_overrides: list[str] = []
+        self.zlib_backend: str | None = None
 
     def open_repository(self):  # type: ignore[no-untyped-def]
         """Open the repository these options point at (discovery like Git)."""
