@@ -3,21 +3,26 @@
 from __future__ import annotations
 
 import hashlib
-from dataclasses import dataclass
 from typing import Any
 
 from gitodb.errors import RepositoryError
 
 
-@dataclass(frozen=True)
 class ObjectFormat:
-    """One of Git's object formats (``extensions.objectFormat``)."""
+    """One of Git's object formats (``extensions.objectFormat``); there are two instances."""
 
-    name: str            # "sha1" or "sha256", as Git spells it
-    rawsz: int           # bytes in a binary id
-    hexsz: int           # characters in a hex id
-    reftable_id: bytes   # hash id in a reftable v2 header ("sha1" / "s256")
-    pack_hash_id: int    # id in pack-related headers (.rev, midx): 1 sha1, 2 sha256
+    __slots__ = ("name", "rawsz", "hexsz", "reftable_id", "pack_hash_id")
+
+    def __init__(self, name: str, rawsz: int, hexsz: int, reftable_id: bytes,
+                 pack_hash_id: int) -> None:
+        self.name = name                  # "sha1" or "sha256", as Git spells it
+        self.rawsz = rawsz                # bytes in a binary id
+        self.hexsz = hexsz                # characters in a hex id
+        self.reftable_id = reftable_id    # hash id in a reftable v2 header
+        self.pack_hash_id = pack_hash_id  # id in .rev and midx headers: 1 sha1, 2 sha256
+
+    def __repr__(self) -> str:
+        return f"ObjectFormat({self.name!r})"
 
     def new_hasher(self, data: bytes | bytearray | memoryview = b"") -> Any:
         """Return a fresh ``hashlib`` object for this format."""
