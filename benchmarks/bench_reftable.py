@@ -219,13 +219,15 @@ def main() -> None:
     part_mem = run_child(table, "auto", True, QUICK_ENTRIES, "entries", True)
     lines += [f"### Iterate every reflog entry (default backend: auto, reusable inflater "
               f"on {auto_reuse})", "",
-              "| entries | wall s | CPU s | entries/s | native allocations | MB allocated "
-              "| peak MB | target |", "|---:|---:|---:|---:|---:|---:|---:|---|",
+              "| entries | wall s | CPU s | CPU µs/entry | entries/s | native allocations "
+              "| MB allocated | peak MB | target |",
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
               f"| {full['n']:,} | {full['seconds']:.2f} | {full['cpu']:.2f} | "
+              f"{full['cpu'] / full['n'] * 1e6:.2f} | "
               f"{full['n'] / full['seconds']:,.0f} | {int(full_mem['allocations']):,} | "
               f"{full_mem['bytes'] / 1e6:.1f} | {full_mem['peak'] / 1e6:.2f} "
               f"| < 3 s; Git 2.55 `reflog show --all`: ~19 s (issue) |",
-              f"| {int(part_mem['n']):,} | | | | {int(part_mem['allocations']):,} | "
+              f"| {int(part_mem['n']):,} | | | | | {int(part_mem['allocations']):,} | "
               f"{part_mem['bytes'] / 1e6:.1f} | {part_mem['peak'] / 1e6:.2f} "
               "| peak must not grow with entries |", ""]
 

@@ -10,7 +10,12 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Iterator
+from collections.abc import Callable, Iterable, Iterator
+from functools import lru_cache
+from itertools import chain
+from struct import Struct
+from struct import error as StructError
+from typing import Any
 
 from gitodb import compress
 from gitodb.errors import CompressionError, ReftableError
@@ -23,7 +28,9 @@ from gitodb.reftable.basics import (
     HEADER_SIZE,
     MAGIC,
     MAX_UPDATE_INDEX,
+    Buffer,
     get_varint,
+    put_varint,
 )
 from gitodb.reftable.block import Block, parse_block_header
 from gitodb.reftable.records import LogRecord, RefRecord, log_key
@@ -31,6 +38,34 @@ from gitodb.reftable.records import LogRecord, RefRecord, log_key
 _HASH_SIZES = {b"sha1": 20, b"s256": 32}
 _MMAP_MIN = 64 * 1024
 _new_tuple = tuple.__new__
+
+# log record decoding (see decode_log_block)
+_VALUE_HEAD = {h: Struct(f"{h}s{h}sB").unpack_from for h in _HASH_SIZES.values()}
+_TZ_MSGLEN = Struct(">hB").unpack_from
+#: masks of the low n bytes of a 64-bit number (n = key suffix length)
+_LOW_BYTES = [(1 << (8 * n)) - 1 for n in range(9)]
+#: what the "+1 per continuation byte" adds up to in a 5-byte varint
+_VARINT5 = 128 + 128**2 + 128**3 + 128**4
+#: memo of ``_time_high``: consecutive reflog entries mostly share their time's top bytes
+_TIME_HIGH: dict[int, int] = {}
+
+
+def _time_high(word: int) -> int | None:
+    """The value of a 5-byte varint whose first four bytes are ``word`` and last byte 0.
+
+    Add the last byte (< 0x80) for the varint's value.  None unless all four bytes
+    have the continuation bit (else the varint is not 5 bytes long).  Memoised in
+    ``_TIME_HIGH`` (bounded).
+    """
+    if word & 0x80808080 != 0x80808080:
+        return None
+    # Git's varint: each continuation adds one before shifting (_VARINT5)
+    value = ((((word >> 3) & 0xFE00000) | ((word >> 2) & 0x1FC000) | ((word >> 1) & 0x3F80)
+              | (word & 0x7F)) << 7) + _VARINT5
+    if len(_TIME_HIGH) >= 4096:
+        _TIME_HIGH.clear()
+    _TIME_HIGH[word] = value
+    return value
 
 
 class TableReader:
@@ -254,14 +289,23 @@ class TableReader:
 
     # -- logs -------------------------------------------------------------
     def iter_logs(self, refname: bytes | None = None) -> Iterator[LogRecord]:
-        """Log records, by ref name and newest first; only ``refname``'s if given."""
-        if refname is None:
-            first = self._first_pos(BLOCK_LOG)
-            if first is None:
-                return
-            for blk in self.blocks(first, BLOCK_LOG):
-                yield from _log_records(blk, self.hash_size, None)
-            return
+        """Log records, by ref name and newest first; only ``refname``'s if given.
+
+        Lazy: blocks are read as the iterator advances.
+        """
+        if refname is not None:
+            return self._iter_ref_logs(refname)
+        first = self._first_pos(BLOCK_LOG)
+        if first is None:
+            return iter(())
+        hash_size = self.hash_size
+
+        # Whole blocks are decoded at a time and chained in C: no generator frame
+        # is resumed per record.
+        starts = ((blk, blk.rec_start) for blk in self.blocks(first, BLOCK_LOG))
+        return chain.from_iterable(decode_log_blocks(starts, hash_size))
+
+    def _iter_ref_logs(self, refname: bytes) -> Iterator[LogRecord]:
         target = log_key(refname, MAX_UPDATE_INDEX)
         leaf = self._leaf_for(BLOCK_LOG, target)
         if leaf is None:
@@ -433,100 +477,233 @@ def _log_records(blk: Block, hash_size: int, target: bytes | None) -> Iterator[L
     return iter(recs[i:])
 
 
-def decode_log_block(blk: Block, hash_size: int, pos: int) -> list[LogRecord]:
-    """Decode the log records of ``blk`` from buffer position ``pos`` (a restart point).
+@lru_cache(maxsize=256)
+def _common_log_record(hash_size: int, name_len: int, email_len: int,
+                       msg_len: int) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int]:
+    """``(unpack_from, size)`` for the usual shape of a log record (see below)."""
+    s = Struct(f">BBB{hash_size}s{hash_size}sB{name_len}sB{email_len}sIBhB{msg_len}s")
+    return s.unpack_from, s.size
 
-    This is the hot loop of reading a reflog: one-byte varints are decoded inline,
-    bounds are checked once per record (slices never raise; indexing past the
-    buffer does), and a record's ref name object is reused from the previous record
-    when the shared key prefix covers it.
+
+@lru_cache(maxsize=256)
+def _restart_log_record(hash_size: int, refkey_len: int, name_len: int, email_len: int,
+                        msg_len: int) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int,
+                                               bytes]:
+    """``(unpack_from, size, suffix_type)`` for the usual restart record of a ref.
+
+    Restart records store their whole key: ``refname NUL`` (``refkey_len`` bytes)
+    and the reversed update index (unpacked as a 64-bit number).
     """
-    buf = blk.buf
-    end = blk.rec_end
-    last = b""
-    refname = b""
-    keep = 0  # prefix length that still covers ``refname`` + NUL
-    h2 = 2 * hash_size
+    suffix_type = put_varint(((refkey_len + 8) << 3) | 1)
+    s = Struct(f">B{len(suffix_type)}s{refkey_len}sQ{hash_size}s{hash_size}sB{name_len}s"
+               f"B{email_len}sIBhB{msg_len}s")
+    return s.unpack_from, s.size, suffix_type
+
+
+def decode_log_block(blk: Block, hash_size: int, pos: int) -> list[LogRecord]:
+    """Decode the log records of ``blk`` from buffer position ``pos`` (a restart point)."""
+    return next(decode_log_blocks(((blk, pos),), hash_size))
+
+
+def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
+                      hash_size: int) -> Iterator[list[LogRecord]]:
+    """The log records of each ``(block, start position)``, one list per block.
+
+    One generator decodes all the blocks of a scan: its frame (large: many locals)
+    is set up once per scan.  A call per block would, wherever frames get
+    materialised (profilers, memray), cost one native allocation per block.
+
+    This is the hot loop of reading a reflog, so it has two paths:
+
+    * The fast path decodes the usual record with *one* ``struct`` call: a key
+      sharing all but the last byte with the previous key (same ref, next update
+      index), an update (value type 1), name, e-mail and message lengths that are
+      one-byte varints and (except the message's) the same as the last record's, a
+      5-byte time varint (1978..2999).  Restart records of the same ref (whole key
+      stored) have a second ``struct`` of the same kind.  The unpacked bytes are
+      checked before they are used, so a record that is not of that shape takes the
+      general path; both read the same bytes the same way, so they give the same
+      records.
+    * The general path decodes any record, byte by byte.
+
+    Keys are checked to be increasing; while the ref name does not change that is a
+    comparison of update indexes (the key ends in the reversed update index), and
+    the previous key is only materialised when the general path needs it (``stale``).
+    """
+    head = _VALUE_HEAD[hash_size]
+    tz_msglen = _TZ_MSGLEN
+    low = _LOW_BYTES
+    time_high = _TIME_HIGH.get
+    h2 = 2 * hash_size + 1
     new = _new_tuple
     cls = LogRecord
     maxui = MAX_UPDATE_INDEX
     from_bytes = int.from_bytes
-    out: list[LogRecord] = []
-    append = out.append
-    start = pos
-    try:
-        while pos < end:
-            start = pos
-            prefix = buf[pos]
-            if prefix < 0x80:
-                pos += 1
-            else:
-                prefix, pos = get_varint(buf, pos, end)
-            st = buf[pos]
-            if st < 0x80:
-                pos += 1
-            else:
-                st, pos = get_varint(buf, pos, end)
-            e = pos + (st >> 3)
-            if prefix > len(last):
-                raise blk.error("record key out of range", start)
-            key = last[:prefix] + buf[pos:e]
-            if key <= last:
-                raise blk.error("keys out of order", start)
-            last = key
-            pos = e
-            if prefix < keep or len(key) != keep + 8:
-                if len(key) < 10 or key[-9] != 0:
-                    raise blk.error("malformed log key", start)
-                refname = key[:-9]
-                keep = len(key) - 8
-            ui = maxui - from_bytes(key[-8:], "big")
-            vt = st & 7
-            if vt == 1:
-                old = buf[pos:pos + hash_size]
-                newid = buf[pos + hash_size:pos + h2]
-                pos += h2
-                n = buf[pos]
-                if n < 0x80:
+    common = _common_log_record
+    common_restart = _restart_log_record
+    guess, gsize = common(hash_size, 0, 0, 0)
+    gnl = gel = gml = 0  # name/email/message lengths ``guess`` expects
+    for blk, pos in blocks:
+        out: list[LogRecord] = []
+        buf = blk.buf
+        end = blk.rec_end
+        last = b""  # previous key (stale while the fast path only tracks ``ui``)
+        stale = False
+        refname = b""
+        refkey = b""  # refname + NUL
+        keep = -9  # len(refkey); with ``klen`` chosen so that nothing matches at first
+        klen = -1  # length of the current ref's keys
+        kprev = -2  # klen - 1: the shared prefix of the next update of the same ref
+        ui = 0  # update index of the previous record
+        append = out.append
+        start = pos
+        try:
+            while pos < end:
+                # (the fast paths report errors at ``pos``; ``start`` is the general path's)
+                try:
+                    (prefix, st, kb, old, newid, nl, name, el, email,
+                     tw, tb, tz, ml, msg) = guess(buf, pos)
+                except StructError:  # the guess runs past the block: general path
+                    prefix = -1
+                # st == 9: 1-byte key suffix, value type 1; tw/tb: a 5-byte time varint
+                if (prefix == kprev and st == 9 and nl == gnl and el == gel and tb < 0x80
+                        and (ml == gml or ml < 0x80)
+                        and ((th := time_high(tw)) is not None
+                             or (th := _time_high(tw)) is not None)):
+                    # The key's last byte is the low byte of ~update_index: newer first.
+                    u = (ui | 0xFF) - kb
+                    if u >= ui:
+                        raise blk.error("keys out of order", pos)
+                    ui = u
+                    stale = True
+                    if ml == gml:
+                        pos += gsize
+                    else:
+                        p = pos + gsize - gml
+                        pos = p + ml
+                        msg = buf[p:pos]
+                    if pos > end:
+                        raise blk.error("log record past end of block", pos - gsize + gml - ml)
+                    append(new(cls, (refname, u, 1, old, newid, name, email, th + tb, tz, msg)))
+                    continue
+                if prefix == 0 and keep > 0:  # maybe a restart record of the same ref
+                    rguess, rsize, rst = common_restart(hash_size, keep, gnl, gel, gml)
+                    try:
+                        (prefix, stb, rk, rev, old, newid, nl, name, el, email,
+                         tw, tb, tz, ml, msg) = rguess(buf, pos)
+                    except StructError:
+                        prefix = -1
+                    if (prefix == 0 and stb == rst and rk == refkey and nl == gnl and el == gel
+                            and tb < 0x80 and (ml == gml or ml < 0x80)
+                            and ((th := time_high(tw)) is not None
+                                 or (th := _time_high(tw)) is not None)):
+                        u = maxui - rev
+                        if u >= ui:
+                            raise blk.error("keys out of order", pos)
+                        ui = u
+                        stale = True
+                        if ml == gml:
+                            pos += rsize
+                        else:
+                            p = pos + rsize - gml
+                            pos = p + ml
+                            msg = buf[p:pos]
+                        if pos > end:
+                            raise blk.error("log record past end of block",
+                                            pos - rsize + gml - ml)
+                        append(new(cls, (refname, u, 1, old, newid, name, email, th + tb, tz,
+                                         msg)))
+                        continue
+
+                start = pos
+                prefix = buf[pos]
+                if prefix < 0x80:
                     pos += 1
                 else:
-                    n, pos = get_varint(buf, pos, end)
-                name = buf[pos:pos + n]
-                pos += n
-                n = buf[pos]
-                if n < 0x80:
+                    prefix, pos = get_varint(buf, pos, end)
+                st = buf[pos]
+                if st < 0x80:
                     pos += 1
                 else:
-                    n, pos = get_varint(buf, pos, end)
-                email = buf[pos:pos + n]
-                pos += n
-                b = buf[pos]
-                pos += 1
-                t = b & 0x7F
-                while b & 0x80:
+                    st, pos = get_varint(buf, pos, end)
+                slen = st >> 3
+                e = pos + slen
+                if keep <= prefix and prefix + slen == klen and e <= end:
+                    # same ref as the previous record: only the update index changes;
+                    # the key's last ``slen`` bytes are the low bytes of ~update_index
+                    u = (ui | low[slen]) - from_bytes(buf[pos:e], "big")
+                    if u >= ui:
+                        raise blk.error("keys out of order", start)
+                    ui = u
+                    stale = True
+                else:
+                    if stale:
+                        last = refkey + (maxui - ui).to_bytes(8, "big")
+                        stale = False
+                    if prefix > len(last):
+                        raise blk.error("record key out of range", start)
+                    key = last[:prefix] + buf[pos:e]
+                    if key <= last:
+                        raise blk.error("keys out of order", start)
+                    last = key
+                    if len(key) < 10 or key[-9] != 0:
+                        raise blk.error("malformed log key", start)
+                    refname = key[:-9]
+                    klen = len(key)
+                    kprev = klen - 1
+                    keep = klen - 8
+                    refkey = key[:keep]
+                    ui = maxui - from_bytes(key[-8:], "big")
+                pos = e
+                vt = st & 7
+                if vt == 1:
+                    old, newid, n = head(buf, pos)
+                    pos += h2
+                    if n >= 0x80:
+                        n, pos = get_varint(buf, pos - 1, end)
+                    nl = n
+                    name = buf[pos:pos + n]
+                    pos += n
+                    n = buf[pos]
+                    if n < 0x80:
+                        pos += 1
+                    else:
+                        n, pos = get_varint(buf, pos, end)
+                    el = n
+                    email = buf[pos:pos + n]
+                    pos += n
                     b = buf[pos]
                     pos += 1
-                    t = ((t + 1) << 7) | (b & 0x7F)
-                tz = from_bytes(buf[pos:pos + 2], "big", signed=True)
-                n = buf[pos + 2]
-                if n < 0x80:
-                    pos += 3
+                    t = b & 0x7F
+                    while b & 0x80:
+                        b = buf[pos]
+                        pos += 1
+                        t = ((t + 1) << 7) | (b & 0x7F)
+                    tz, ml = tz_msglen(buf, pos)
+                    if ml < 0x80:
+                        pos += 3
+                    else:
+                        ml, pos = get_varint(buf, pos + 2, end)
+                    msg = buf[pos:pos + ml]
+                    pos += ml
+                    if pos > end:
+                        raise blk.error("log record past end of block", start)
+                    append(new(cls, (refname, ui, 1, old, newid, name, email, t, tz, msg)))
+                    if (nl != gnl or el != gel or ml != gml) and nl < 0x80 and el < 0x80 \
+                            and ml < 0x80:
+                        guess, gsize = common(hash_size, nl, el, ml)
+                        gnl = nl
+                        gel = el
+                        gml = ml
+                elif vt == 0:
+                    if pos > end:
+                        raise blk.error("log record past end of block", start)
+                    append(new(cls, (refname, ui, 0, b"", b"", b"", b"", 0, 0, b"")))
                 else:
-                    n, pos = get_varint(buf, pos + 2, end)
-                msg = buf[pos:pos + n]
-                pos += n
-                if pos > end:
-                    raise blk.error("log record past end of block", start)
-                append(new(cls, (refname, ui, 1, old, newid, name, email, t, tz, msg)))
-            elif vt == 0:
-                if pos > end:
-                    raise blk.error("log record past end of block", start)
-                append(new(cls, (refname, ui, 0, b"", b"", b"", b"", 0, 0, b"")))
-            else:
-                raise blk.error(f"unknown log value type {vt}", start)
-    except (IndexError, ValueError):
-        raise blk.error("truncated log record", start) from None
-    return out
+                    raise blk.error(f"unknown log value type {vt}", start)
+        except (IndexError, ValueError, StructError):
+            raise blk.error("truncated log record", start) from None
+        yield out
 
 
 def _index_records(blk: Block, target: bytes | None) -> Iterator[tuple[bytes, int]]:
