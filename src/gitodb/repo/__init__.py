@@ -5,12 +5,15 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING
 
 from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
+
+if TYPE_CHECKING:
+    from gitodb.repo.odb import ObjectDatabase
 
 __all__ = ["Repository", "Config"]
 
@@ -60,11 +63,12 @@ class Repository:
         self.common_dir = _common_dir(self.git_dir)
         self.config = Config()
         self.config.read_file(self.common_dir / "config")
-        if config_overrides:
-            self.config.apply_overrides(config_overrides)
+        # Git applies GIT_CONFIG_COUNT/KEY/VALUE first, then ``-c`` (which wins).
         env_pairs = _env_config_pairs()
         if env_pairs:
             self.config.apply_overrides(env_pairs)
+        if config_overrides:
+            self.config.apply_overrides(config_overrides)
         version = self.config.get_int("core.repositoryformatversion", 0)
         if version > 1:
             raise RepositoryError(f"Expected git repo version <= 1, found {version}")
@@ -99,11 +103,21 @@ class Repository:
         return open_refs(self.common_dir, self.object_format, self.ref_storage, self.config)
 
     @cached_property
-    def odb(self) -> Any:
+    def odb(self) -> ObjectDatabase:
         """The object database: loose objects, packs and alternates."""
-        from gitodb.repo.odb import ObjectDatabase  # type: ignore[import-not-found]
+        from gitodb.repo.odb import ObjectDatabase
 
         return ObjectDatabase.for_repository(self)
+
+    def resolve(self, name: str) -> bytes:
+        """The binary id of the object ``name`` names (see ``gitodb.repo.revparse``)."""
+        from gitodb.repo.revparse import resolve
+
+        return resolve(self, name)
+
+    def read_object(self, name: str) -> tuple[str, bytes]:
+        """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
+        return self.odb.read(self.resolve(name))
 
 
 def _env_config_pairs() -> list[str]:

@@ -1,0 +1,682 @@
+"""``gitodb cat-file``: object contents, type, size and batch queries, like ``git cat-file``.
+
+Modes: ``-t``, ``-s``, ``-e``, ``-p``, ``<type> <object>``, ``--batch[=<format>]``,
+``--batch-check[=<format>]``, ``--batch-command[=<format>]`` (``contents``, ``info``,
+``flush``), with ``--batch-all-objects``, ``--unordered``, ``--buffer`` and ``-z``.
+Output bytes, messages and exit codes follow Git 2.39.  All storage work is done by
+``gitodb.repo.odb`` and ``gitodb.repo.revparse``; this module only formats.
+"""
+
+from __future__ import annotations
+
+import mmap
+import sys
+import tempfile
+from array import array
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, BinaryIO
+
+from gitodb.errors import (
+    AmbiguousObjectNameError,
+    BadRevisionError,
+    GitodbError,
+    ObjectNotFoundError,
+)
+from gitodb.objects.commit import parse_commit, parse_tag
+from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
+from gitodb.objects.pretty import format_tree
+from gitodb.repo.revparse import MissingPathError, resolve_full
+
+if TYPE_CHECKING:
+    from gitodb.cli.main import Context
+    from gitodb.repo import Repository
+    from gitodb.repo.odb import ObjectDatabase
+
+USAGE = """usage: git cat-file <type> <object>
+   or: git cat-file (-e | -p) <object>
+   or: git cat-file (-t | -s) <object>
+   or: git cat-file (--batch | --batch-check | --batch-command) [--batch-all-objects]
+                    [--buffer] [--unordered] [-z]
+"""
+
+DEFAULT_FORMAT = "%(objectname) %(objecttype) %(objectsize)"
+KNOWN_ATOMS = ("objectname", "objecttype", "objectsize", "objectsize:disk", "deltabase",
+               "rest")
+# Flush the output buffer once it holds this much (one large write per chunk).
+OUTPUT_CHUNK = 1 << 20
+
+
+class UsageError(Exception):
+    """A command-line mistake: Git prints ``fatal: <msg>`` plus usage, exit 129."""
+
+
+# --------------------------------------------------------------------------- options
+class Options:
+    """Parsed ``cat-file`` arguments."""
+
+    def __init__(self) -> None:
+        self.mode: str | None = None        # "t", "s", "e", "p"
+        self.batch: str | None = None       # "batch", "batch-check", "batch-command"
+        self.format: str | None = None
+        self.all_objects = False
+        self.unordered = False
+        self.buffer = False
+        self.buffer_given = False
+        self.nul_input = False
+        self.args: list[str] = []
+
+
+def parse_args(argv: list[str]) -> Options:
+    """Parse ``argv`` the way Git's parse-options does for ``cat-file``."""
+    o = Options()
+    only_args = False
+    for arg in argv:
+        if only_args or not arg.startswith("-") or arg == "-":
+            o.args.append(arg)
+            continue
+        if arg == "--":
+            only_args = True
+        elif arg in ("-t", "-s", "-e", "-p"):
+            m = arg[1]
+            if o.mode is not None and o.mode != m:
+                raise UsageError(f"error: switch `{m}' is incompatible with -{o.mode}")
+            o.mode = m
+        elif arg.startswith(("--batch-check", "--batch-command", "--batch")) and \
+                arg.split("=", 1)[0] in ("--batch", "--batch-check", "--batch-command"):
+            name, eq, fmt = arg[2:].partition("=")
+            if o.batch is not None:
+                raise UsageError("error: only one batch option may be specified")
+            o.batch = name
+            o.format = fmt if eq else None
+        elif arg == "--batch-all-objects":
+            o.all_objects = True
+        elif arg == "--unordered":
+            o.unordered = True
+        elif arg in ("--buffer", "--no-buffer"):
+            o.buffer = arg == "--buffer"
+            o.buffer_given = True
+        elif arg == "-z":
+            o.nul_input = True
+        elif arg.startswith("--"):
+            raise UsageError(f"error: unknown option `{arg[2:]}'")
+        else:
+            raise UsageError(f"error: unknown switch `{arg[1:2]}'")
+    if o.batch is None:
+        # Git 2.39 accepts --unordered without a batch mode (it has no effect there).
+        for flag, on in (("--buffer", o.buffer_given), ("--batch-all-objects", o.all_objects)):
+            if on:
+                raise UsageError(f"fatal: '{flag}' requires a batch mode")
+        if o.nul_input:
+            raise UsageError("fatal: '-z' requires a batch mode")
+    else:
+        if o.mode is not None:
+            if o.all_objects:
+                raise UsageError(f"error: switch `{o.mode}' is incompatible with "
+                                 "--batch-all-objects")
+            raise UsageError(f"fatal: '-{o.mode}' is incompatible with batch mode")
+        if o.args:
+            raise UsageError("fatal: batch modes take no arguments")
+    return o
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Entry point for ``gitodb cat-file``."""
+    try:
+        o = parse_args(argv)
+        if o.batch is None:
+            if o.mode is not None:
+                if not o.args:
+                    raise UsageError(f"fatal: <object> required with '-{o.mode}'")
+                if len(o.args) > 1:
+                    raise UsageError("fatal: too many arguments")
+            elif not o.args:
+                raise UsageError("")
+            elif len(o.args) != 2:
+                raise UsageError("fatal: only two arguments allowed in <type> <object> "
+                                 f"mode, not {len(o.args)}")
+    except UsageError as e:
+        msg = str(e)
+        sys.stderr.write((msg + "\n\n" if msg else "") + USAGE)
+        return 129
+    repo = ctx.open_repository()
+    if o.batch is not None:
+        return run_batch(repo, o, sys.stdin.buffer, sys.stdout.buffer)
+    return _run_single(repo, o)
+
+
+# --------------------------------------------------------------------------- single
+def _resolve_or_die(repo: Repository, name: str) -> bytes:
+    try:
+        return resolve_full(repo, name).oid
+    except MissingPathError:
+        raise
+    except AmbiguousObjectNameError as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        raise BadRevisionError(f"Not a valid object name {name}") from None
+    except BadRevisionError:
+        raise BadRevisionError(f"Not a valid object name {name}") from None
+
+
+def _run_single(repo: Repository, o: Options) -> int:
+    odb = repo.odb
+    out = sys.stdout.buffer
+    if o.mode is None:
+        type_name, name = o.args
+        if type_name not in TYPE_NUMBERS:
+            raise GitodbError(f'invalid object type "{type_name}"')
+        oid = _resolve_or_die(repo, name)
+        data = _read_with_reference(repo, oid, type_name)
+        if data is None:
+            raise GitodbError(f"git cat-file {name}: bad file")
+        out.write(data)
+        return 0
+    name = o.args[0]
+    oid = _resolve_or_die(repo, name)
+    if o.mode == "e":
+        return 0 if odb.contains(oid) else 1
+    if o.mode in ("t", "s"):
+        try:
+            t, size = odb.read_header(oid)
+        except ObjectNotFoundError:
+            raise GitodbError("git cat-file: could not get object info") from None
+        out.write(b"%s\n" % (t.encode() if o.mode == "t" else b"%d" % size))
+        return 0
+    # -p
+    try:
+        t, data = odb.read(oid)
+    except ObjectNotFoundError:
+        raise GitodbError(f"Not a valid object name {name}") from None
+    if t == "tree":
+        quote = repo.config.get_bool("core.quotepath", True)
+        out.write(format_tree(data, repo.object_format.rawsz, quote_fully=quote))
+    else:
+        out.write(data)
+    return 0
+
+
+def _read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | None:
+    """Git's ``read_object_with_reference``: peel tags (and commit -> tree) to ``want``."""
+    hexsz = repo.object_format.hexsz
+    for _ in range(100):
+        try:
+            t, data = repo.odb.read(oid)
+        except ObjectNotFoundError:
+            return None
+        if t == want:
+            return data
+        if t == "tag":
+            oid = parse_tag(data, hexsz).object
+        elif t == "commit" and want == "tree":
+            oid = parse_commit(data, hexsz).tree
+        else:
+            return None
+    return None
+
+
+# --------------------------------------------------------------------------- batch
+class BatchFormat:
+    """A compiled ``--batch`` format: literal text with ``%(atom)`` placeholders."""
+
+    def __init__(self, fmt: str) -> None:
+        self.template, self.atoms = self._compile(fmt)
+        atoms = set(self.atoms)
+        self.needs_type = "objecttype" in atoms
+        self.needs_size = "objectsize" in atoms
+        self.needs_disk = "objectsize:disk" in atoms
+        self.needs_deltabase = "deltabase" in atoms
+        self.uses_rest = "rest" in atoms
+        self.is_default = fmt == DEFAULT_FORMAT
+
+    @staticmethod
+    def _compile(fmt: str) -> tuple[bytes, list[str]]:
+        """Turn the format into a bytes %-template and the atom order (Git's strbuf_expand)."""
+        raw = fmt.encode("utf-8", "surrogateescape")
+        parts = bytearray()
+        atoms: list[str] = []
+        i = 0
+        n = len(raw)
+        while i < n:
+            pct = raw.find(b"%", i)
+            if pct < 0:
+                parts += raw[i:].replace(b"%", b"%%")
+                break
+            parts += raw[i:pct]
+            if raw[pct + 1:pct + 2] == b"%":
+                parts += b"%%"
+                i = pct + 2
+                continue
+            if raw[pct + 1:pct + 2] == b"(":
+                close = raw.find(b")", pct + 2)
+                if close < 0:
+                    element = raw[pct + 1:].decode("utf-8", "surrogateescape")
+                    raise GitodbError(f"format element '{element}' does not end in ')'")
+                atom = raw[pct + 2:close].decode("utf-8", "surrogateescape")
+                if atom not in KNOWN_ATOMS:
+                    raise GitodbError(f"unknown format element: {atom}")
+                atoms.append(atom)
+                parts += b"%s"
+                i = close + 1
+                continue
+            parts += b"%%"
+            i = pct + 1
+        parts += b"\n"
+        return bytes(parts), atoms
+
+    def render(self, oid: bytes, type_num: int, size: int, disk: int, deltabase: bytes | None,
+               rest: bytes | None, rawsz: int) -> bytes:
+        """One output line for an object."""
+        values = []
+        for atom in self.atoms:
+            if atom == "objectname":
+                values.append(oid.hex().encode())
+            elif atom == "objecttype":
+                values.append(TYPE_NAMES[type_num].encode())
+            elif atom == "objectsize":
+                values.append(b"%d" % size)
+            elif atom == "objectsize:disk":
+                values.append(b"%d" % disk)
+            elif atom == "deltabase":
+                values.append((deltabase or b"\0" * rawsz).hex().encode())
+            else:
+                values.append(rest or b"")
+        return self.template % tuple(values)
+
+
+class _Output:
+    """Collects output and writes it in large chunks (or per request when unbuffered)."""
+
+    def __init__(self, stream: BinaryIO, buffered: bool) -> None:
+        self.stream = stream
+        self.buffered = buffered
+        self.parts: list[bytes] = []
+        self.size = 0
+        self.total = 0  # bytes accepted so far (written or pending)
+
+    def write(self, data: bytes) -> None:
+        self.parts.append(data)
+        self.size += len(data)
+        self.total += len(data)
+        if self.size >= OUTPUT_CHUNK:
+            self.flush()
+
+    def flush(self) -> None:
+        if self.parts:
+            self.stream.write(b"".join(self.parts))
+            self.parts.clear()
+            self.size = 0
+        self.stream.flush()
+
+    def end_request(self) -> None:
+        if not self.buffered:
+            self.flush()
+
+
+class BatchRunner:
+    """Answers batch requests against one repository."""
+
+    def __init__(self, repo: Repository, fmt: BatchFormat, contents: bool,
+                 out: _Output) -> None:
+        self.repo = repo
+        self.odb: ObjectDatabase = repo.odb
+        self.fmt = fmt
+        self.contents = contents
+        self.out = out
+        self.rawsz = repo.object_format.rawsz
+
+    # -- one named object (stdin modes)
+    def one(self, name: bytes, rest: bytes | None, contents: bool) -> None:
+        """Answer one request line: resolve ``name`` and print it, or ``missing``."""
+        text = name.decode("utf-8", "surrogateescape")
+        try:
+            oid = resolve_full(self.repo, text).oid
+        except AmbiguousObjectNameError as e:
+            sys.stderr.write(f"error: {e.message}\n")
+            self.out.write(name + b" ambiguous\n")
+            return
+        except BadRevisionError:
+            self.out.write(name + b" missing\n")
+            return
+        where = self.odb.locate(oid)
+        if where is None:
+            self.out.write(name + b" missing\n")
+            return
+        if isinstance(where, tuple):
+            self.emit(oid, where[0], where[1], rest, contents)
+        else:
+            self.emit(oid, None, where, rest, contents)
+
+    def emit(self, oid: bytes, pack, where, rest: bytes | None,  # type: ignore[no-untyped-def]
+             contents: bool) -> None:
+        """Print one located object: the format line, then its content if ``contents``."""
+        fmt = self.fmt
+        data = b""
+        type_num = 0
+        size = disk = 0
+        deltabase = None
+        if pack is not None:
+            if contents:
+                type_num, data = pack.read_at(where)
+                size = len(data)
+            elif fmt.needs_size:
+                type_num, size = pack.header_at(where)
+            elif fmt.needs_type:
+                type_num = pack.type_at(where)
+            if fmt.needs_disk:
+                disk = pack.disk_size_at(where)
+            if fmt.needs_deltabase:
+                deltabase = pack.delta_base_at(where)
+        else:
+            if contents:
+                got = where.read(oid)
+                if got is None:
+                    self.out.write(oid.hex().encode() + b" missing\n")
+                    return
+                type_num, data = TYPE_NUMBERS[got[0]], got[1]
+                size = len(data)
+            elif fmt.needs_size or fmt.needs_type:
+                header = where.read_header(oid)
+                if header is None:
+                    self.out.write(oid.hex().encode() + b" missing\n")
+                    return
+                type_num, size = TYPE_NUMBERS[header[0]], header[1]
+            if fmt.needs_disk:
+                disk = where.disk_size(oid) or 0
+        write = self.out.write
+        write(fmt.render(oid, type_num, size, disk, deltabase, rest, self.rawsz))
+        if contents:
+            write(data)
+            write(b"\n")
+
+    # -- every object
+    def all_objects(self, unordered: bool) -> None:
+        """Print every object: sorted by id, or in storage order with ``unordered``."""
+        fmt = self.fmt
+        if self.contents and not unordered:
+            self._all_contents_reordered()
+            return
+        if fmt.is_default and self.contents:
+            self._all_default_contents_pack_order()
+            return
+        if fmt.is_default and self._all_default_check_one_pack(unordered):
+            return
+        located = self.odb.iter_located("pack" if unordered else "sorted")
+        if fmt.is_default:
+            self._all_default_check(located)
+        else:
+            emit = self.emit
+            contents = self.contents
+            for oid, pack, where in located:
+                emit(oid, pack, where, None, contents)
+
+    def _all_contents_reordered(self) -> None:
+        """``--batch --batch-all-objects`` in id order, computed in pack order.
+
+        Reading in id order jumps between delta chains, so most of the time would go
+        into rebuilding bases the cache has already dropped.  Instead every object is
+        built walking the packs in offset order (its base was usually just built),
+        its output record goes to an anonymous temporary file, and the records are
+        then copied out in id order.  Same bytes as Git; the cost is one extra copy.
+        """
+        located = list(self.odb.iter_located("sorted"))
+        starts = array("Q", bytes(8 * len(located)))
+        ends = array("Q", bytes(8 * len(located)))
+        real_out = self.out
+        with tempfile.TemporaryFile(prefix="gitodb-cat-file-") as spill_file:
+            spill = _Output(spill_file, buffered=True)  # type: ignore[arg-type]
+            self.out = spill
+            written = 0
+            try:
+                if self.fmt.is_default:
+                    written = self._spill_default(located, spill, starts, ends)
+                else:
+                    rank = {id(p): i for i, p in enumerate(self.odb.packs)}
+                    loose_key = len(rank) << 44
+                    keys = [loose_key + i if pack is None
+                            else (rank[id(pack)] << 44) + where  # type: ignore[operator]
+                            for i, (_oid, pack, where) in enumerate(located)]
+                    for i in sorted(range(len(located)), key=keys.__getitem__):
+                        oid, pack, where = located[i]
+                        starts[i] = written
+                        self.emit(oid, pack, where, None, True)
+                        written = spill.total
+                        ends[i] = written
+                spill.flush()
+            finally:
+                self.out = real_out
+            if not written:
+                return
+            with mmap.mmap(spill_file.fileno(), 0, access=mmap.ACCESS_READ) as mm:
+                view = memoryview(mm)
+                try:
+                    self._copy_in_order(view, starts, ends)
+                finally:
+                    view.release()
+
+    def _spill_default(self, located: list, spill: _Output,  # type: ignore[type-arg]
+                       starts: array, ends: array) -> int:
+        """Write every object's default ``--batch`` record to ``spill`` in pack order.
+
+        ``starts``/``ends`` get each record's span, indexed like ``located``.
+        """
+        names = {n: t.encode() for n, t in TYPE_NAMES.items()}
+        index = {oid: i for i, (oid, _pack, _where) in enumerate(located)}
+        parts = spill.parts
+        stream_write = spill.stream.write
+        pending = 0
+        written = 0
+
+        def records() -> Iterator[tuple[int, int, bytes]]:
+            for pack in self.odb.packs:
+                for oid, _off, type_num, data in pack.iter_objects():
+                    i = index.get(oid)
+                    if i is not None and located[i][1] is pack:
+                        yield i, type_num, data
+            for i, (oid, pack, where) in enumerate(located):
+                if pack is None:
+                    got = where.read(oid) or self.odb.read(oid)
+                    yield i, TYPE_NUMBERS[got[0]], got[1]
+
+        for i, type_num, data in records():
+            header = b"%s %s %d\n" % (located[i][0].hex().encode(), names[type_num], len(data))
+            starts[i] = written
+            written += len(header) + len(data) + 1
+            ends[i] = written
+            parts.append(header)
+            parts.append(data)
+            parts.append(b"\n")
+            pending += len(data)
+            if pending >= OUTPUT_CHUNK:
+                stream_write(b"".join(parts))
+                parts.clear()
+                pending = 0
+        spill.size = pending
+        return written
+
+    def _copy_in_order(self, view: memoryview, starts: array, ends: array) -> None:
+        out = self.out
+        stream_write = out.stream.write
+        chunk: list[memoryview] = []
+        pending = 0
+        try:
+            for start, end in zip(starts, ends, strict=True):
+                chunk.append(view[start:end])
+                pending += end - start
+                if pending >= OUTPUT_CHUNK:
+                    stream_write(b"".join(chunk))
+                    chunk.clear()
+                    pending = 0
+            if chunk:
+                stream_write(b"".join(chunk))
+        finally:
+            # Slices pin the mapping; drop them so it can close even on an error
+            # (a reader that went away: BrokenPipeError).
+            for piece in chunk:
+                piece.release()
+            chunk.clear()
+
+    def _all_default_contents_pack_order(self) -> None:
+        # The hot loop of ``--batch --batch-all-objects --unordered``: objects come
+        # in pack order (bases cached), the header line is one %-format, and
+        # output is joined into 1 MiB writes.
+        names = {n: n.encode() for n in TYPE_NUMBERS}
+        out = self.out
+        parts = out.parts
+        stream_write = out.stream.write
+        pending = 0
+        for oid, type_name, data in self.odb.iter_objects("pack"):
+            parts.append(b"%s %s %d\n" % (oid.hex().encode(), names[type_name], len(data)))
+            parts.append(data)
+            parts.append(b"\n")
+            pending += len(data)
+            if pending >= OUTPUT_CHUNK:
+                stream_write(b"".join(parts))
+                parts.clear()
+                pending = 0
+        out.size = pending
+
+    def _all_default_check_one_pack(self, unordered: bool) -> bool:
+        """``--batch-check --batch-all-objects`` for a fully packed repository (one pack,
+        no loose objects, as after ``git gc``): all headers in one pass in pack order.
+
+        Returns False (nothing printed) when the repository is not laid out so.
+        """
+        odb = self.odb
+        odb.rescan_packs()
+        if len(odb.packs) != 1 or any(True for d in odb.dirs for _ in d.loose.iter_oids()):
+            return False
+        pack = odb.packs[0]
+        types, sizes = pack.headers_by_position()
+        oids = pack.idx.oid_list()
+        names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
+        positions = pack.rev_order if unordered else range(len(oids))
+        out = self.out
+        stream_write = out.stream.write
+        lines = [b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p])
+                 for p in positions]
+        for start in range(0, len(lines), 16384):
+            stream_write(b"".join(lines[start:start + 16384]))
+        return True
+
+    def _all_default_check(self, located: Iterator) -> None:  # type: ignore[type-arg]
+        names = {n: t.encode() for n, t in TYPE_NAMES.items()}
+        out = self.out
+        parts = out.parts
+        stream_write = out.stream.write
+        for oid, pack, where in located:
+            if pack is not None:
+                type_num, size = pack.header_at(where)
+            else:
+                header = where.read_header(oid)
+                if header is None:
+                    parts.append(oid.hex().encode() + b" missing\n")
+                    continue
+                type_num, size = TYPE_NUMBERS[header[0]], header[1]
+            parts.append(b"%s %s %d\n" % (oid.hex().encode(), names[type_num], size))
+            if len(parts) >= 16384:
+                stream_write(b"".join(parts))
+                parts.clear()
+
+
+def _read_requests(stream: BinaryIO, nul: bool) -> Iterator[bytes]:
+    """Request lines without their terminator (CRLF too, like strbuf_getline)."""
+    if nul:
+        data = stream.read()
+        items = data.split(b"\0")
+        if items and items[-1] == b"":
+            items.pop()
+        yield from items
+        return
+    for line in stream:
+        if line.endswith(b"\n"):
+            line = line[:-1]
+            if line.endswith(b"\r"):
+                line = line[:-1]
+        yield line
+
+
+def run_batch(repo: Repository, o: Options, stdin: BinaryIO, stdout: BinaryIO) -> int:
+    """Run a batch mode; return the exit status."""
+    fmt = BatchFormat(o.format if o.format is not None else DEFAULT_FORMAT)
+    contents = o.batch == "batch"
+    buffered = o.buffer or (o.all_objects and not o.buffer_given)
+    out = _Output(stdout, buffered)
+    runner = BatchRunner(repo, fmt, contents, out)
+    try:
+        if o.all_objects:
+            runner.all_objects(o.unordered)
+        elif o.batch == "batch-command":
+            _run_commands(runner, o, stdin, out)
+        else:
+            for line in _read_requests(stdin, o.nul_input):
+                rest = None
+                name = line
+                if fmt.uses_rest:
+                    name, rest = _split_rest(line)
+                runner.one(name, rest, contents)
+                out.end_request()
+    finally:
+        # Like Git's stdio at exit: what was produced before an error still goes out.
+        out.flush()
+    return 0
+
+
+def _split_rest(line: bytes) -> tuple[bytes, bytes | None]:
+    for i, c in enumerate(line):
+        if c in (0x20, 0x09):
+            j = i
+            while j < len(line) and line[j] in (0x20, 0x09):
+                j += 1
+            return line[:i], line[j:]
+    return line, None
+
+
+_COMMANDS = (("contents", True), ("info", True), ("flush", False))
+
+
+def _run_commands(runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output) -> None:
+    """``--batch-command``: ``contents <obj>``, ``info <obj>``, ``flush`` (with --buffer)."""
+    queued: list[tuple[bool, bytes]] = []
+
+    def dispatch() -> None:
+        for want_contents, arg in queued:
+            runner.one(arg, None, want_contents)
+        queued.clear()
+        out.flush()
+
+    for line in _read_requests(stdin, o.nul_input):
+        text = line.decode("utf-8", "surrogateescape")
+        if not line:
+            raise GitodbError("empty command in input")
+        if line[:1].isspace():
+            raise GitodbError(f"whitespace before command: '{text}'")
+        cmd = None
+        arg = b""
+        for name, takes_args in _COMMANDS:
+            if not line.startswith(name.encode()):
+                continue
+            tail = line[len(name):]
+            if takes_args:
+                if tail[:1] != b" ":
+                    raise GitodbError(f"{name} requires arguments")
+                arg = tail[1:]
+            elif tail:
+                raise GitodbError(f"{name} takes no arguments")
+            cmd = name
+            break
+        if cmd is None:
+            raise GitodbError(f"unknown command: '{text}'")
+        if cmd == "flush":
+            if not o.buffer:
+                raise GitodbError("flush is only for --buffer mode")
+            dispatch()
+            continue
+        if not o.buffer:
+            runner.one(arg, None, cmd == "contents")
+            out.flush()
+            continue
+        queued.append((cmd == "contents", arg))
+    if queued:
+        dispatch()
+
+
+__all__ = ["run", "run_batch", "parse_args", "BatchFormat", "BatchRunner"]

@@ -1,0 +1,1 @@
+"""Loose object store: one zlib-compressed file per object under ``objects/xx/``."""

@@ -1,0 +1,244 @@
+"""Reading loose objects: ``objects/<2 hex>/<rest hex>``, zlib of ``<type> <size>\\0<data>``.
+
+Every error names the object's file.  Inflation is bounded by the size the header
+declares, so a file that inflates to more than it says is an error, not a memory bomb.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+
+from gitodb import compress
+from gitodb.errors import CompressionError, GitodbError, LooseObjectError
+from gitodb.objects.format import ObjectFormat
+from gitodb.objects.header import parse_object_header
+
+# Enough inflated bytes to hold any valid header ("commit 18446744073709551615\0").
+_HEADER_PEEK = 64
+_HEX = frozenset("0123456789abcdef")
+
+
+class LooseObjectStore:
+    """The loose objects of one object directory (``.git/objects`` or an alternate)."""
+
+    def __init__(self, objects_dir: str | os.PathLike[str], fmt: ObjectFormat) -> None:
+        self.objects_dir = os.fspath(objects_dir)
+        self.fmt = fmt
+
+    def path_of(self, oid: bytes) -> str:
+        """The file that holds (or would hold) the object ``oid``."""
+        h = oid.hex()
+        return os.path.join(self.objects_dir, h[:2], h[2:])
+
+    def contains(self, oid: bytes) -> bool:
+        """True if a loose file for ``oid`` exists."""
+        return os.path.isfile(self.path_of(oid))
+
+    def _load(self, oid: bytes) -> tuple[bytes, str] | None:
+        path = self.path_of(oid)
+        try:
+            with open(path, "rb") as f:
+                return f.read(), path
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def read(self, oid: bytes) -> tuple[str, bytes] | None:
+        """Return ``(type_name, data)`` of ``oid``, or None if it is not stored loose."""
+        loaded = self._load(oid)
+        if loaded is None:
+            return None
+        raw, path = loaded
+        return inflate_loose(raw, path)
+
+    def read_header(self, oid: bytes) -> tuple[str, int] | None:
+        """Return ``(type_name, size)`` inflating only the first bytes, or None."""
+        path = self.path_of(oid)
+        try:
+            with open(path, "rb") as f:
+                # A header is at most a few dozen bytes; 4 KiB of input always covers it
+                # unless the file is absurdly compressed, in which case read more below.
+                raw = f.read(4096)
+                try:
+                    return _parse_header_prefix(raw, path)[:2]
+                except _NeedMore:
+                    raw += f.read()
+                    return _parse_header_prefix(raw, path)[:2]
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def open_stream(self, oid: bytes) -> LooseObjectStream | None:
+        """A reader over the content of ``oid`` that inflates as it goes, or None."""
+        path = self.path_of(oid)
+        try:
+            f = open(path, "rb")  # noqa: SIM115 - owned by the stream
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+        return LooseObjectStream(f, path)
+
+    def disk_size(self, oid: bytes) -> int | None:
+        """Size of the loose file in bytes, or None."""
+        try:
+            return os.stat(self.path_of(oid)).st_size
+        except (FileNotFoundError, NotADirectoryError):
+            return None
+
+    def iter_oids(self) -> Iterator[bytes]:
+        """Ids of all loose objects, in fan-out directory order (sorted within each)."""
+        hexsz = self.fmt.hexsz
+        try:
+            dirs = sorted(os.listdir(self.objects_dir))
+        except FileNotFoundError:
+            return
+        for d in dirs:
+            if len(d) != 2 or not _HEX.issuperset(d):
+                continue
+            try:
+                names = sorted(os.listdir(os.path.join(self.objects_dir, d)))
+            except (NotADirectoryError, FileNotFoundError):
+                continue
+            for name in names:
+                if len(name) == hexsz - 2 and _HEX.issuperset(name):
+                    yield bytes.fromhex(d + name)
+
+    def find_prefix(self, hex_prefix: str) -> list[bytes]:
+        """Ids of loose objects whose hex form starts with ``hex_prefix`` (>= 2 digits)."""
+        d = os.path.join(self.objects_dir, hex_prefix[:2])
+        rest = hex_prefix[2:]
+        try:
+            names = os.listdir(d)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        hexsz = self.fmt.hexsz
+        return [bytes.fromhex(hex_prefix[:2] + n) for n in names
+                if len(n) == hexsz - 2 and n.startswith(rest) and _HEX.issuperset(n)]
+
+
+class _NeedMore(Exception):
+    pass
+
+
+def _parse_header_prefix(raw: bytes, path: str) -> tuple[str, int, int, bytes, compress.Inflater]:
+    """Inflate just enough of ``raw`` to parse the header.
+
+    Returns ``(type, size, header_len, inflated_so_far, inflater)``.
+    """
+    inf = compress.new_inflater()
+    try:
+        head = inf.decompress(raw, _HEADER_PEEK)
+    except CompressionError as e:
+        raise LooseObjectError(f"unable to unpack header: {e.message}", path=path,
+                               offset=0) from None
+    if b"\0" not in head:
+        if not inf.eof and len(head) < _HEADER_PEEK and not inf.unconsumed_tail:
+            raise _NeedMore
+        raise LooseObjectError("unable to unpack header: no NUL in the first bytes",
+                               path=path, offset=0)
+    try:
+        type_name, size, hlen = parse_object_header(head, path=path)
+    except GitodbError as e:
+        raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
+                               offset=0) from None
+    return type_name, size, hlen, head, inf
+
+
+def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
+    """Inflate a whole loose object file's bytes; return ``(type_name, data)``."""
+    type_name, size, hlen, head, inf = _parse_header_prefix(raw, path)
+    have = len(head) - hlen
+    if have > size:
+        raise LooseObjectError(f"object inflates to more than its declared size {size}",
+                               path=path, offset=0)
+    try:
+        # Ask for one byte more than declared, so an overlong object is noticed.
+        rest = inf.decompress(inf.unconsumed_tail, size - have + 1) if have < size or \
+            not inf.eof else b""
+        if not inf.eof and len(rest) <= size - have:
+            rest += inf.flush()
+    except CompressionError as e:
+        raise LooseObjectError(f"corrupt loose object: {e.message}", path=path,
+                               offset=inf.consumed) from None
+    got = have + len(rest)
+    if got != size:
+        raise LooseObjectError(f"object inflates to {got} bytes but its header says {size}",
+                               path=path, offset=inf.consumed)
+    if not inf.eof:
+        raise LooseObjectError("corrupt loose object: zlib stream does not end",
+                               path=path, offset=inf.consumed)
+    data = head[hlen:] + rest if have else rest
+    return type_name, data
+
+
+class LooseObjectStream:
+    """File-like reader of one loose object's content, inflated incrementally."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, f, path: str) -> None:  # type: ignore[no-untyped-def]
+        self._f = f
+        self.path = path
+        raw = f.read(4096)
+        try:
+            self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
+        except _NeedMore:
+            raw += f.read()
+            self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
+        self._pending = head[hlen:]
+        self._remaining = self.size - len(self._pending)
+        self._tail = self._inf.unconsumed_tail
+        if self._remaining < 0:
+            raise LooseObjectError("object inflates to more than its declared size",
+                                   path=path, offset=0)
+
+    def read(self, n: int = -1) -> bytes:
+        """Read up to ``n`` bytes of content (all remaining when ``n < 0``)."""
+        parts = []
+        want = n if n >= 0 else self.size + 1
+        while want > 0:
+            if self._pending:
+                piece = self._pending[:want]
+                self._pending = self._pending[len(piece):]
+                parts.append(piece)
+                want -= len(piece)
+                continue
+            if self._remaining == 0:
+                break
+            out = self._next_chunk()
+            self._remaining -= len(out)
+            if self._remaining < 0:
+                raise LooseObjectError("object inflates to more than its declared size",
+                                       path=self.path, offset=self._inf.consumed)
+            self._pending = out
+        return b"".join(parts)
+
+    def _next_chunk(self) -> bytes:
+        inf = self._inf
+        try:
+            while True:
+                # zlib may still hold output for input it has already taken, so an
+                # empty read is fed too before the stream is called truncated.
+                data = self._tail or self._f.read(self.CHUNK)
+                out = inf.decompress(data, self.CHUNK)
+                self._tail = inf.unconsumed_tail
+                if out:
+                    return out
+                if not data:
+                    raise LooseObjectError("loose object is truncated", path=self.path,
+                                           offset=inf.consumed)
+                if inf.eof:
+                    raise LooseObjectError(
+                        f"object inflates to fewer bytes than its declared size {self.size}",
+                        path=self.path, offset=inf.consumed)
+        except CompressionError as e:
+            raise LooseObjectError(f"corrupt loose object: {e.message}", path=self.path,
+                                   offset=inf.consumed) from None
+
+    def close(self) -> None:
+        """Close the underlying file."""
+        self._f.close()
+
+    def __enter__(self) -> LooseObjectStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

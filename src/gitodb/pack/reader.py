@@ -1,0 +1,610 @@
+"""Reading objects out of one pack: mmap, entry lookup, iterative delta resolution.
+
+A ``PackFile`` pairs a ``.pack`` with its ``.idx`` (and ``.rev`` when present).
+The pack is mmapped once; entries are read through ``memoryview`` slices.  The
+compressed span of an entry runs to the next entry's offset (found by bisecting
+the offsets in pack order, i.e. the reverse index), so every inflate is one-shot
+into a buffer of the exact size the entry header declares.
+
+Delta chains are resolved without recursion: walk from the wanted entry towards
+its base until a full object or a cached one is found, then apply the deltas on
+the way back.  Reconstructed bases go into a ``DeltaBaseCache`` shared by all packs
+of an object database, keyed by (pack, offset) and bounded in bytes like Git's
+``core.deltaBaseCacheLimit``.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+from array import array
+from bisect import bisect_left, bisect_right
+from collections import OrderedDict
+from collections.abc import Callable, Iterator
+from typing import Any
+
+from gitodb import compress
+from gitodb.errors import CompressionError, DeltaError, PackError
+from gitodb.objects.format import ObjectFormat
+from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
+from gitodb.pack.delta import apply_delta, delta_sizes
+from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
+from gitodb.pack.idx import PackIndex
+from gitodb.pack.rev import compute_rev_order, read_rev
+
+DEFAULT_DELTA_BASE_CACHE_LIMIT = 96 * 1024 * 1024
+PACK_SIGNATURE = b"PACK"
+_PACK_HEADER_LEN = 12
+# Largest output needed to read a delta's two size varints (10 bytes each at most).
+_DELTA_HEADER_MAX = 20
+# Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
+_MAX_INFLATE_RATIO = 1040
+# Key space per pack in the shared cache: offsets below 2**44 (16 TiB) never collide.
+_KEY_STRIDE = 1 << 44
+
+# Reads the full object with this id from elsewhere (another pack, loose, an
+# alternate); used for REF_DELTA bases outside this pack.
+ExternalReader = Callable[[bytes], tuple[int, bytes]]
+ExternalTypeReader = Callable[[bytes], int]
+
+
+class DeltaBaseCache:
+    """Reconstructed objects keyed by an int (pack key + offset), least recently used out.
+
+    ``limit`` bounds the total size of the cached data in bytes.  An ``OrderedDict``
+    keeps eviction O(1): a plain dict's "first key" is found by scanning past the
+    holes that deleted entries leave, which turns eviction quadratic.
+    """
+
+    def __init__(self, limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
+        self.limit = limit
+        self.size = 0
+        self.entries: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
+        self._next_key = 0
+
+    def new_pack_key(self) -> int:
+        """Reserve a key range for one more pack."""
+        self._next_key += _KEY_STRIDE
+        return self._next_key
+
+    def get(self, key: int) -> tuple[int, bytes] | None:
+        """Return the cached ``(type_number, data)`` and mark it most recently used."""
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+        return hit
+
+    def put(self, key: int, type_num: int, data: bytes) -> None:
+        """Cache ``data``; evict least recently used entries beyond the limit."""
+        n = len(data)
+        entries = self.entries
+        if n > self.limit or key in entries:
+            return
+        entries[key] = (type_num, data)
+        self.size += n
+        if self.size > self.limit:
+            popitem = entries.popitem
+            while self.size > self.limit:
+                self.size -= len(popitem(last=False)[1][1])
+
+    def clear(self) -> None:
+        """Drop everything."""
+        self.entries.clear()
+        self.size = 0
+
+
+class PackFile:
+    """One ``.pack`` with its ``.idx``: find entries and read objects (deltas resolved)."""
+
+    def __init__(self, pack_path: str | os.PathLike[str], fmt: ObjectFormat, *,
+                 idx_path: str | os.PathLike[str] | None = None,
+                 cache: DeltaBaseCache | None = None,
+                 external_reader: ExternalReader | None = None,
+                 external_type: ExternalTypeReader | None = None,
+                 verify_index_checksum: bool = True) -> None:
+        self.path = os.fspath(pack_path)
+        self.fmt = fmt
+        base = self.path[:-5] if self.path.endswith(".pack") else self.path
+        self.idx_path = os.fspath(idx_path) if idx_path is not None else base + ".idx"
+        self.rev_path = base + ".rev"
+        self.idx = PackIndex(self.idx_path, fmt, verify_checksum=verify_index_checksum)
+        self.cache = cache if cache is not None else DeltaBaseCache()
+        self.key_base = self.cache.new_pack_key()
+        self._external = external_reader
+        self._external_type = external_type
+        self._open_pack()
+        self.offsets = self.idx.offsets
+        self._types: dict[int, int] = {}
+        self._routing: object = None
+        self._head_decompressobj: Any = None
+        self._head_errors: tuple[type[BaseException], ...] = ()
+        self._sorted_offsets: array | None = None
+        self._rev_order: array | None = None
+
+    def _open_pack(self) -> None:
+        path = self.path
+        try:
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < _PACK_HEADER_LEN + self.fmt.rawsz:
+                    raise PackError("packfile is truncated (too small)", path=path, offset=size)
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise PackError("packfile not found", path=path) from None
+        buf = memoryview(self._map)
+        self.buf = buf
+        if bytes(buf[:4]) != PACK_SIGNATURE:
+            raise PackError("file is not a packfile (bad signature)", path=path, offset=0)
+        version = int.from_bytes(buf[4:8], "big")
+        if version not in (2, 3):
+            raise PackError(f"packfile is version {version}, only 2 and 3 are supported",
+                            path=path, offset=4)
+        count = int.from_bytes(buf[8:12], "big")
+        if count != self.idx.count:
+            raise PackError(f"packfile claims {count} objects while its index has "
+                            f"{self.idx.count}", path=path, offset=8)
+        self.data_end = size - self.fmt.rawsz
+        trailer = bytes(buf[self.data_end:])
+        if trailer != self.idx.pack_checksum:
+            raise PackError("packfile does not match its index (truncated or replaced?)",
+                            path=path, offset=self.data_end)
+        self.size = size
+
+    # -- layout --------------------------------------------------------------
+    @property
+    def count(self) -> int:
+        """Number of objects in the pack."""
+        return self.idx.count
+
+    @property
+    def rev_order(self) -> array:
+        """Index positions in pack-offset order (the ``.rev`` if present, else computed)."""
+        if self._rev_order is None:
+            if os.path.exists(self.rev_path):
+                self._rev_order = read_rev(self.rev_path, self.idx.count, self.fmt,
+                                           self.idx.pack_checksum)
+            else:
+                self._rev_order = compute_rev_order(self.offsets)
+        return self._rev_order
+
+    @property
+    def sorted_offsets(self) -> array:
+        """All entry offsets in ascending order."""
+        if self._sorted_offsets is None:
+            offs = self.offsets
+            self._sorted_offsets = array("Q", (offs[p] for p in self.rev_order))
+            if self._sorted_offsets and self._sorted_offsets[-1] >= self.data_end:
+                bad = self._sorted_offsets[-1]
+                raise PackError(f"index points past the end of the pack (offset {bad})",
+                                path=self.idx_path, offset=bad)
+        return self._sorted_offsets
+
+    def entry_end(self, offset: int) -> int:
+        """Offset just past the entry at ``offset`` (the next entry or the trailer)."""
+        so = self.sorted_offsets
+        j = bisect_right(so, offset)
+        return so[j] if j < len(so) else self.data_end
+
+    def find(self, oid: bytes) -> int:
+        """The pack offset of ``oid``, or -1 if this pack does not hold it."""
+        i = self.idx.find(oid)
+        return self.offsets[i] if i >= 0 else -1
+
+    def oid_at_offset(self, offset: int) -> bytes:
+        """The id of the entry that starts at ``offset``."""
+        so = self.sorted_offsets
+        j = bisect_left(so, offset)
+        if j >= len(so) or so[j] != offset:
+            raise PackError("no pack entry starts at this offset", path=self.path,
+                            offset=offset)
+        return self.idx.oid_at(self.rev_order[j])
+
+    def iter_pack_order(self) -> Iterator[tuple[bytes, int]]:
+        """``(oid, offset)`` of every entry in the order they are stored in the pack."""
+        idx = self.idx
+        offs = self.offsets
+        oids = idx.oid_list()
+        for p in self.rev_order:
+            yield oids[p], offs[p]
+
+    def iter_objects(self) -> Iterator[tuple[bytes, int, int, bytes]]:
+        """``(oid, offset, type_number, data)`` of every entry, walking the pack in order.
+
+        The fast way to read a whole pack: an entry's end is the next offset (no
+        search), and an OFS_DELTA's base was normally built a moment ago and is
+        still in the cache, so each object costs one inflate (plus one delta
+        application).  Anything unusual falls back to ``read_at``.
+        """
+        buf = self.buf
+        path = self.path
+        so = self.sorted_offsets
+        rev = self.rev_order
+        oids = self.idx.oid_list()
+        cache = self.cache
+        entries = cache.entries
+        put = cache.put
+        kb = self.key_base
+        inflate = compress.inflate
+        n = len(so)
+        data_end = self.data_end
+        ratio = _MAX_INFLATE_RATIO
+        for k in range(n):
+            off = so[k]
+            end = so[k + 1] if k + 1 < n else data_end
+            oid = oids[rev[k]]
+            t, size, hlen = parse_entry_header(buf, off, path)
+            pos = off + hlen
+            if 0 < t < 5 and size <= (end - pos) * ratio:
+                try:
+                    data = inflate(buf[pos:end], size)
+                except CompressionError as e:
+                    raise PackError(f"corrupt pack entry: {e.message}", path=path,
+                                    offset=off) from None
+                if t == 2 or t == 3:
+                    put(kb + off, t, data)
+                yield oid, off, t, data
+                continue
+            if t == OBJ_OFS_DELTA:
+                dist, nlen = parse_ofs_distance(buf, pos, path)
+                hit = entries.get(kb + off - dist) if 0 < dist <= off - _PACK_HEADER_LEN \
+                    else None
+                start = pos + nlen
+                if hit is not None and size <= (end - start) * ratio:
+                    entries.move_to_end(kb + off - dist)
+                    try:
+                        delta = inflate(buf[start:end], size)
+                    except CompressionError as e:
+                        raise PackError(f"corrupt pack entry: {e.message}", path=path,
+                                        offset=off) from None
+                    t, base = hit
+                    data = apply_delta(base, delta, path=path, offset=off)
+                    put(kb + off, t, data)
+                    yield oid, off, t, data
+                    continue
+            t, data = self.read_at(off)
+            yield oid, off, t, data
+
+    def headers_by_position(self) -> tuple[bytearray, array]:
+        """Type numbers and sizes of every entry, indexed by index (id-order) position.
+
+        Computed walking the pack in offset order: an entry's end is the next
+        offset, and an OFS_DELTA's base comes earlier in the pack, so its type is
+        already known.  Deltas inflate only the first bytes of their data (the
+        result size).  This is ``cat-file --batch-check --batch-all-objects``.
+        """
+        n = self.idx.count
+        types = bytearray(n)
+        sizes = array("Q", bytes(8 * n))
+        buf = self.buf
+        path = self.path
+        so = self.sorted_offsets
+        rev = self.rev_order
+        known = self._types
+        rawsz = self.fmt.rawsz
+        data_end = self.data_end
+        size_of_delta = self._delta_result_size
+        for k in range(n):
+            off = so[k]
+            p = rev[k]
+            t, size, hlen = parse_entry_header(buf, off, path)
+            if 0 < t < 5:
+                types[p] = t
+                sizes[p] = size
+                known[off] = t
+                continue
+            pos = off + hlen
+            if t == OBJ_OFS_DELTA:
+                dist, nlen = parse_ofs_distance(buf, pos, path)
+                base_type = known.get(off - dist)
+                pos += nlen
+            elif t == OBJ_REF_DELTA:
+                base_type = None
+                pos += rawsz
+            else:
+                raise PackError(f"pack entry has invalid type {t}", path=path, offset=off)
+            if base_type is None:
+                base_type = self.type_at(off)
+            known[off] = base_type
+            types[p] = base_type
+            sizes[p] = size_of_delta(buf[pos:so[k + 1] if k + 1 < n else data_end], off)
+        return types, sizes
+
+    def iter_sorted(self) -> Iterator[tuple[bytes, int]]:
+        """``(oid, offset)`` of every entry in id order."""
+        return zip(self.idx.oid_list(), self.offsets, strict=True)
+
+    # -- reading -------------------------------------------------------------
+    def _check_offset(self, offset: int) -> None:
+        if offset < _PACK_HEADER_LEN or offset >= self.data_end:
+            raise PackError(f"pack entry offset {offset} is outside the pack data",
+                            path=self.path, offset=offset)
+
+    def read_at(self, offset: int) -> tuple[int, bytes]:
+        """Return ``(type_number, data)`` of the object whose entry starts at ``offset``."""
+        cache = self.cache
+        entries = cache.entries
+        kb = self.key_base
+        buf = self.buf
+        path = self.path
+        inflate = compress.inflate
+        so = self.sorted_offsets
+        nso = len(so)
+        data_end = self.data_end
+        chain: list[tuple[int, int, int]] = []
+        seen: set[int] | None = None
+        off = offset
+        try:
+            while True:
+                hit = entries.get(kb + off)
+                if hit is not None:
+                    entries.move_to_end(kb + off)
+                    type_num, data = hit
+                    break
+                if off < _PACK_HEADER_LEN or off >= data_end:
+                    self._check_offset(off)
+                type_num, size, hlen = parse_entry_header(buf, off, path)
+                pos = off + hlen
+                if 0 < type_num < 5:
+                    j = bisect_right(so, off)
+                    end = so[j] if j < nso else data_end
+                    if size > (end - pos) * _MAX_INFLATE_RATIO + 64:
+                        self._impossible_size(off, size, end - pos)
+                    data = inflate(buf[pos:end], size)
+                    # Cache full trees and blobs too: in pack order their deltas follow.
+                    if chain or type_num == 2 or type_num == 3:
+                        cache.put(kb + off, type_num, data)
+                    break
+                if type_num == OBJ_OFS_DELTA:
+                    dist, n = parse_ofs_distance(buf, pos, path)
+                    chain.append((off, pos + n, size))
+                    if dist == 0 or dist > off - _PACK_HEADER_LEN:
+                        raise PackError(f"OFS_DELTA base distance {dist} is out of range",
+                                        path=path, offset=off)
+                    off -= dist
+                elif type_num == OBJ_REF_DELTA:
+                    base_oid = bytes(buf[pos:pos + self.fmt.rawsz])
+                    chain.append((off, pos + self.fmt.rawsz, size))
+                    base_pos = self.idx.find(base_oid)
+                    if base_pos < 0:
+                        type_num, data = self._external_base(base_oid, off)
+                        break
+                    if seen is None:
+                        seen = {c[0] for c in chain}
+                    off = self.offsets[base_pos]
+                    if off in seen:
+                        raise DeltaError("REF_DELTA chain forms a cycle", path=path,
+                                         offset=chain[-1][0])
+                    seen.add(off)
+                else:
+                    raise PackError(f"pack entry has invalid type {type_num}", path=path,
+                                    offset=off)
+            # Apply the deltas from the base towards the wanted object.
+            for i in range(len(chain) - 1, -1, -1):
+                doff, dstart, dsize = chain[i]
+                j = bisect_right(so, doff)
+                end = so[j] if j < nso else data_end
+                if dsize > (end - dstart) * _MAX_INFLATE_RATIO + 64:
+                    self._impossible_size(doff, dsize, end - dstart)
+                delta = inflate(buf[dstart:end], dsize)
+                data = apply_delta(data, delta, path=path, offset=doff)
+                # Every result may be the base of a later delta (and is, in pack order).
+                cache.put(kb + doff, type_num, data)
+        except CompressionError as e:
+            raise PackError(f"corrupt pack entry: {e.message}", path=path,
+                            offset=off if not chain else _failing_offset(chain, off)) from None
+        return type_num, data
+
+    def _impossible_size(self, offset: int, size: int, span: int) -> None:
+        # Checked before inflating: one-shot backends allocate the declared size.
+        raise PackError(f"pack entry declares {size} bytes, more than its {span} bytes of "
+                        "zlib data can hold", path=self.path, offset=offset)
+
+    def _external_base(self, base_oid: bytes, offset: int) -> tuple[int, bytes]:
+        if self._external is None:
+            raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
+                             path=self.path, offset=offset)
+        return self._external(base_oid)
+
+    def type_at(self, offset: int) -> int:
+        """The object type number at ``offset``, following delta chains through headers."""
+        types = self._types
+        t = types.get(offset)
+        if t is not None:
+            return t
+        buf = self.buf
+        path = self.path
+        walked: list[int] = []
+        off = offset
+        while True:
+            t = types.get(off)
+            if t is not None:
+                break
+            self._check_offset(off)
+            t, _size, hlen = parse_entry_header(buf, off, path)
+            if 0 < t < 5:
+                break
+            walked.append(off)
+            if len(walked) > self.idx.count:
+                raise DeltaError("delta chain forms a cycle", path=path, offset=offset)
+            pos = off + hlen
+            if t == OBJ_OFS_DELTA:
+                dist, _n = parse_ofs_distance(buf, pos, path)
+                if dist == 0 or dist > off - _PACK_HEADER_LEN:
+                    raise PackError(f"OFS_DELTA base distance {dist} is out of range",
+                                    path=path, offset=off)
+                off -= dist
+            elif t == OBJ_REF_DELTA:
+                base_oid = bytes(buf[pos:pos + self.fmt.rawsz])
+                base_pos = self.idx.find(base_oid)
+                if base_pos < 0:
+                    if self._external_type is None:
+                        raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
+                                         path=path, offset=off)
+                    t = self._external_type(base_oid)
+                    break
+                off = self.offsets[base_pos]
+            else:
+                raise PackError(f"pack entry has invalid type {t}", path=path, offset=off)
+        types[off] = t
+        for w in walked:
+            types[w] = t
+        return t
+
+    def header_at(self, offset: int) -> tuple[int, int]:
+        """``(type_number, size)`` at ``offset``; a delta inflates only its size header.
+
+        This is the whole of ``cat-file --batch-check``, so it is written flat: one
+        entry-header parse, the type from the per-pack type cache (or a header-only
+        walk down the chain), and for a delta the first bytes of its zlib stream.
+        """
+        buf = self.buf
+        path = self.path
+        if offset < _PACK_HEADER_LEN or offset >= self.data_end:
+            self._check_offset(offset)
+        t, size, hlen = parse_entry_header(buf, offset, path)
+        if 0 < t < 5:
+            return t, size
+        pos = offset + hlen
+        if t == OBJ_OFS_DELTA:
+            pos += parse_ofs_distance(buf, pos, path)[1]
+        elif t == OBJ_REF_DELTA:
+            pos += self.fmt.rawsz
+        else:
+            raise PackError(f"pack entry has invalid type {t}", path=path, offset=offset)
+        base_type = self._types.get(offset)
+        if base_type is None:
+            base_type = self.type_at(offset)
+        so = self.sorted_offsets
+        j = bisect_right(so, offset)
+        end = so[j] if j < len(so) else self.data_end
+        return base_type, self._delta_result_size(buf[pos:end], offset)
+
+    def _delta_result_size(self, zdata: memoryview, offset: int) -> int:
+        """The result size a delta declares, inflating only its first bytes."""
+        routing = compress.routing()
+        if routing is not self._routing:
+            # A raw streaming decompressor of the active backend: the delta header
+            # needs at most 20 output bytes, not a full Inflater per entry.
+            stream = routing.backend("inflate-stream")
+            self._routing = routing
+            self._head_decompressobj = stream.decompressobj
+            self._head_errors = stream.stream_errors
+        try:
+            head = self._head_decompressobj().decompress(zdata, _DELTA_HEADER_MAX)
+        except self._head_errors as e:
+            raise PackError(f"corrupt pack entry: corrupt zlib stream: {e}", path=self.path,
+                            offset=offset) from None
+        try:
+            return delta_sizes(head)[1]
+        except DeltaError as e:
+            raise DeltaError(e.message, path=self.path, offset=offset) from None
+
+    def delta_base_at(self, offset: int) -> bytes | None:
+        """The id of the delta base of the entry at ``offset``, or None if not a delta."""
+        t, _size, hlen = parse_entry_header(self.buf, offset, self.path)
+        pos = offset + hlen
+        if t == OBJ_OFS_DELTA:
+            dist, _n = parse_ofs_distance(self.buf, pos, self.path)
+            return self.oid_at_offset(offset - dist)
+        if t == OBJ_REF_DELTA:
+            return bytes(self.buf[pos:pos + self.fmt.rawsz])
+        return None
+
+    def disk_size_at(self, offset: int) -> int:
+        """Bytes the entry at ``offset`` occupies in the pack (header included)."""
+        return self.entry_end(offset) - offset
+
+    def open_stream(self, offset: int) -> PackEntryStream | None:
+        """A streaming reader for a non-delta entry; None for deltas (read them whole)."""
+        t, size, hlen = parse_entry_header(self.buf, offset, self.path)
+        if not 0 < t < 5:
+            return None
+        return PackEntryStream(self, TYPE_NAMES[t], size,
+                               offset + hlen, self.entry_end(offset), offset)
+
+    def close(self) -> None:
+        """Release the mappings (objects already returned stay valid)."""
+        self.buf.release()
+        self._map.close()
+        self.idx.close()
+
+
+def _failing_offset(chain: list[tuple[int, int, int]], off: int) -> int:
+    # When an error happens while applying, the innermost unfinished entry is the
+    # culprit; the walk stops at ``off``.  Report the entry we were working on.
+    return chain[-1][0] if chain else off
+
+
+class PackEntryStream:
+    """File-like reader over one non-delta pack entry, inflating incrementally."""
+
+    CHUNK = 1 << 16
+
+    def __init__(self, pack: PackFile, type_name: str, size: int, start: int, end: int,
+                 offset: int) -> None:
+        self.type_name = type_name
+        self.size = size
+        self._pack = pack
+        self._pos = start
+        self._end = end
+        self._offset = offset
+        self._inf = compress.new_inflater()
+        self._remaining = size
+        self._pending = b""
+        self._tail: bytes | memoryview = b""
+
+    def read(self, n: int = -1) -> bytes:
+        """Read up to ``n`` bytes (all remaining when ``n < 0``)."""
+        parts = []
+        want = n if n >= 0 else self.size + 1
+        while want > 0:
+            if self._pending:
+                piece = self._pending[:want]
+                self._pending = self._pending[len(piece):]
+                parts.append(piece)
+                want -= len(piece)
+                continue
+            if self._remaining == 0:
+                break
+            self._pending = self._next_chunk()
+        return b"".join(parts)
+
+    def _next_chunk(self) -> bytes:
+        inf = self._inf
+        try:
+            while True:
+                data = self._tail
+                if not data:
+                    # Feed an empty chunk at the end too: zlib may still hold output.
+                    stop = min(self._pos + self.CHUNK, self._end)
+                    data = self._pack.buf[self._pos:stop]
+                    self._pos = stop
+                out = inf.decompress(data, min(self.CHUNK, self._remaining + 1))
+                self._tail = inf.unconsumed_tail
+                if not out and not data:
+                    raise PackError("pack entry is truncated", path=self._pack.path,
+                                    offset=self._offset)
+                if out:
+                    self._remaining -= len(out)
+                    if self._remaining < 0:
+                        raise PackError("pack entry inflates to more than its declared size",
+                                        path=self._pack.path, offset=self._offset)
+                    return out
+                if inf.eof:
+                    raise PackError("pack entry inflates to less than its declared size",
+                                    path=self._pack.path, offset=self._offset)
+        except CompressionError as e:
+            raise PackError(f"corrupt pack entry: {e.message}", path=self._pack.path,
+                            offset=self._offset) from None
+
+    def close(self) -> None:
+        """Nothing to release (the pack stays open)."""
+
+    def __enter__(self) -> PackEntryStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+__all__ = ["PackFile", "DeltaBaseCache", "PackEntryStream", "DEFAULT_DELTA_BASE_CACHE_LIMIT"]

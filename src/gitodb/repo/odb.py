@@ -1,0 +1,473 @@
+"""The object database of a repository: loose objects, packs, and alternates.
+
+Lookups go the way Git's do: packs first (most recently hit pack first), then loose
+objects, in the repository's own object directory and then in each alternate
+(``objects/info/alternates``, relative or absolute, chained).  When an object is not
+found anywhere, ``objects/pack`` directories are scanned again for packs that another
+process added since (Git's "reprepare"), and the packs are tried once more.
+
+Example::
+
+    from gitodb.repo import Repository
+    repo = Repository("path/to/repo")
+    type_name, data = repo.odb.read(bytes.fromhex("..."))
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from gitodb.errors import (
+    DeltaError,
+    ObjectNotFoundError,
+    PackError,
+)
+from gitodb.loose.read import LooseObjectStore
+from gitodb.objects.format import ObjectFormat
+from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
+from gitodb.pack.reader import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PackFile
+
+if TYPE_CHECKING:
+    from gitodb.repo import Repository
+
+# Git follows alternates of alternates up to this depth.
+MAX_ALTERNATE_DEPTH = 5
+
+
+class ObjectStream(Protocol):
+    """What ``ObjectDatabase.open_stream`` returns: a file-like reader of one object."""
+
+    type_name: str
+    size: int
+
+    def read(self, n: int = -1) -> bytes: ...
+    def close(self) -> None: ...
+
+
+@dataclass(frozen=True, slots=True)
+class ObjectInfo:
+    """Where and how an object is stored.
+
+    ``disk_size`` is the loose file's size, or the bytes of the pack entry;
+    ``delta_base`` is the id of the base of a deltified pack entry, else None;
+    ``pack`` is the ``.pack`` path and ``offset`` the entry offset (None when loose);
+    ``path`` is the file that holds the object.
+    """
+
+    oid: bytes
+    type_name: str
+    size: int
+    disk_size: int
+    delta_base: bytes | None
+    path: str
+    pack: str | None = None
+    offset: int | None = None
+
+
+class _BytesStream:
+    """A stream over an object already in memory (deltified pack entries)."""
+
+    def __init__(self, type_name: str, data: bytes) -> None:
+        self.type_name = type_name
+        self.size = len(data)
+        self._data = data
+        self._pos = 0
+
+    def read(self, n: int = -1) -> bytes:
+        end = self.size if n < 0 else min(self.size, self._pos + n)
+        out = self._data[self._pos:end]
+        self._pos = end
+        return out
+
+    def close(self) -> None:
+        self._data = b""
+
+    def __enter__(self) -> _BytesStream:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
+class ObjectDirectory:
+    """One ``objects`` directory: its loose objects and the packs in ``pack/``."""
+
+    def __init__(self, path: str, fmt: ObjectFormat) -> None:
+        self.path = path
+        self.loose = LooseObjectStore(path, fmt)
+        self.pack_dir = os.path.join(path, "pack")
+
+    def pack_names(self) -> list[str]:
+        """``.pack`` paths that have an ``.idx``, newest first (Git's preference order)."""
+        try:
+            names = os.listdir(self.pack_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return []
+        found = []
+        for n in names:
+            if n.endswith(".idx") and n.startswith("pack-"):
+                pack = os.path.join(self.pack_dir, n[:-4] + ".pack")
+                try:
+                    found.append((-os.stat(pack).st_mtime_ns, pack))
+                except FileNotFoundError:
+                    continue
+        found.sort()
+        return [p for _m, p in found]
+
+
+def _read_alternates(objects_dir: str) -> list[str]:
+    path = os.path.join(objects_dir, "info", "alternates")
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode("utf-8", "surrogateescape").splitlines()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    out = []
+    for line in lines:
+        line = line.strip()
+        if not line or line.startswith("#"):
+            continue
+        if line.startswith('"') and line.endswith('"'):
+            line = line[1:-1]
+        out.append(os.path.normpath(os.path.join(objects_dir, line)))
+    return out
+
+
+class ObjectDatabase:
+    """Read objects from loose files, packs and alternates; see the module docstring.
+
+    The contract other modules rely on: ``read(oid) -> (type_name, data)``,
+    ``read_header(oid) -> (type_name, size)``, ``contains(oid) -> bool``; a missing
+    object raises ``ObjectNotFoundError``.
+    """
+
+    def __init__(self, objects_dir: str | os.PathLike[str], fmt: ObjectFormat, *,
+                 alternates: list[str] | None = None,
+                 delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
+        self.objects_dir = os.path.abspath(os.fspath(objects_dir))
+        self.fmt = fmt
+        self.cache = DeltaBaseCache(delta_base_cache_limit)
+        self.dirs = self._collect_dirs(alternates or [])
+        self.packs: list[PackFile] = []
+        self._pack_paths: set[str] = set()
+        self._resolving: set[bytes] = set()
+        self.rescan_packs()
+
+    @classmethod
+    def for_repository(cls, repo: Repository) -> ObjectDatabase:
+        """The object database of ``repo`` (``GIT_OBJECT_DIRECTORY`` and
+        ``GIT_ALTERNATE_OBJECT_DIRECTORIES`` honoured, ``core.deltaBaseCacheLimit`` used)."""
+        objects_dir = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(
+            repo.common_dir, "objects")
+        extra = [p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(
+            os.pathsep) if p]
+        limit = repo.config.get_int("core.deltabasecachelimit",
+                                    DEFAULT_DELTA_BASE_CACHE_LIMIT)
+        return cls(objects_dir, repo.object_format, alternates=extra,
+                   delta_base_cache_limit=limit)
+
+    # -- layout ----------------------------------------------------------------
+    def _collect_dirs(self, extra: list[str]) -> list[ObjectDirectory]:
+        """The own directory, then alternates breadth-first, each once."""
+        seen: set[str] = set()
+        dirs: list[ObjectDirectory] = []
+        queue = [(self.objects_dir, 0)] + [(os.path.abspath(p), 1) for p in extra]
+        while queue:
+            path, depth = queue.pop(0)
+            real = os.path.realpath(path)
+            if real in seen:
+                continue
+            if depth and not os.path.isdir(path):
+                continue  # Git warns and skips an alternate that does not exist.
+            seen.add(real)
+            dirs.append(ObjectDirectory(path, self.fmt))
+            if depth < MAX_ALTERNATE_DEPTH:
+                queue.extend((alt, depth + 1) for alt in _read_alternates(path))
+        return dirs
+
+    def rescan_packs(self) -> bool:
+        """Open packs that appeared since the last scan; return True if any did."""
+        added = False
+        for d in self.dirs:
+            for pack_path in d.pack_names():
+                if pack_path in self._pack_paths:
+                    continue
+                pack = PackFile(pack_path, self.fmt, cache=self.cache,
+                                external_reader=self._read_external_base,
+                                external_type=self._external_base_type)
+                self.packs.append(pack)
+                self._pack_paths.add(pack_path)
+                added = True
+        return added
+
+    def close(self) -> None:
+        """Release every pack mapping."""
+        for p in self.packs:
+            p.close()
+        self.packs.clear()
+        self._pack_paths.clear()
+        self.cache.clear()
+
+    # -- lookup ----------------------------------------------------------------
+    def _find_packed(self, oid: bytes) -> tuple[PackFile, int] | None:
+        packs = self.packs
+        for i, pack in enumerate(packs):
+            off = pack.find(oid)
+            if off >= 0:
+                if i:
+                    # Most recently hit pack first: consecutive lookups tend to hit it.
+                    packs.insert(0, packs.pop(i))
+                return pack, off
+        return None
+
+    def _find_loose(self, oid: bytes) -> LooseObjectStore | None:
+        for d in self.dirs:
+            if d.loose.contains(oid):
+                return d.loose
+        return None
+
+    def locate(self, oid: bytes) -> tuple[PackFile, int] | LooseObjectStore | None:
+        """Where ``oid`` is stored: ``(pack, offset)``, a loose store, or None."""
+        hit = self._find_packed(oid)
+        if hit is not None:
+            return hit
+        loose = self._find_loose(oid)
+        if loose is not None:
+            return loose
+        if self.rescan_packs():
+            return self._find_packed(oid)
+        return None
+
+    def contains(self, oid: bytes) -> bool:
+        """True if the object ``oid`` exists (the file or index entry; not inflated)."""
+        return self.locate(oid) is not None
+
+    def _missing(self, oid: bytes) -> ObjectNotFoundError:
+        return ObjectNotFoundError(f"object {oid.hex()} not found")
+
+    def read(self, oid: bytes) -> tuple[str, bytes]:
+        """Return ``(type_name, data)`` of ``oid``; raise ``ObjectNotFoundError``."""
+        where = self.locate(oid)
+        if where is None:
+            raise self._missing(oid)
+        if isinstance(where, tuple):
+            t, data = where[0].read_at(where[1])
+            return TYPE_NAMES[t], data
+        got = where.read(oid)
+        if got is None:  # removed under our feet (e.g. by prune-packed); try packs again
+            return self._read_after_race(oid)
+        return got
+
+    def _read_after_race(self, oid: bytes) -> tuple[str, bytes]:
+        self.rescan_packs()
+        hit = self._find_packed(oid)
+        if hit is None:
+            raise self._missing(oid)
+        t, data = hit[0].read_at(hit[1])
+        return TYPE_NAMES[t], data
+
+    def read_header(self, oid: bytes) -> tuple[str, int]:
+        """Return ``(type_name, size)``; inflates only the header bytes where possible."""
+        where = self.locate(oid)
+        if where is None:
+            raise self._missing(oid)
+        if isinstance(where, tuple):
+            t, size = where[0].header_at(where[1])
+            return TYPE_NAMES[t], size
+        got = where.read_header(oid)
+        if got is None:
+            t_name, data = self._read_after_race(oid)
+            return t_name, len(data)
+        return got
+
+    def info(self, oid: bytes) -> ObjectInfo:
+        """Type, size, size on disk, delta base and location of ``oid``."""
+        where = self.locate(oid)
+        if where is None:
+            raise self._missing(oid)
+        if isinstance(where, tuple):
+            pack, off = where
+            t, size = pack.header_at(off)
+            return ObjectInfo(oid, TYPE_NAMES[t], size, pack.disk_size_at(off),
+                              pack.delta_base_at(off), pack.path, pack.path, off)
+        header = where.read_header(oid)
+        disk = where.disk_size(oid)
+        if header is None or disk is None:
+            raise self._missing(oid)
+        return ObjectInfo(oid, header[0], header[1], disk, None, where.path_of(oid))
+
+    def open_stream(self, oid: bytes) -> ObjectStream:
+        """A file-like reader (``type_name``, ``size``, ``read(n)``, ``close()``) of ``oid``.
+
+        Loose objects and undeltified pack entries are inflated as they are read, so
+        a large blob never needs to fit in memory; deltified entries are resolved
+        first (their result has to be built in memory anyway).
+        """
+        where = self.locate(oid)
+        if where is None:
+            raise self._missing(oid)
+        if isinstance(where, tuple):
+            stream = where[0].open_stream(where[1])
+            if stream is not None:
+                return stream
+            t, data = where[0].read_at(where[1])
+            return _BytesStream(TYPE_NAMES[t], data)
+        loose_stream = where.open_stream(oid)
+        if loose_stream is None:
+            return _BytesStream(*self._read_after_race(oid))
+        return loose_stream
+
+    # -- delta bases outside their pack (REF_DELTA) -------------------------------
+    def _read_external_base(self, oid: bytes) -> tuple[int, bytes]:
+        if oid in self._resolving:
+            raise DeltaError(f"REF_DELTA chain through {oid.hex()} forms a cycle")
+        self._resolving.add(oid)
+        try:
+            try:
+                t_name, data = self.read(oid)
+            except ObjectNotFoundError:
+                raise PackError(f"delta base {oid.hex()} is missing") from None
+            return TYPE_NUMBERS[t_name], data
+        finally:
+            self._resolving.discard(oid)
+
+    def _external_base_type(self, oid: bytes) -> int:
+        if oid in self._resolving:
+            raise DeltaError(f"REF_DELTA chain through {oid.hex()} forms a cycle")
+        self._resolving.add(oid)
+        try:
+            where = self.locate(oid)
+            if where is None:
+                raise PackError(f"delta base {oid.hex()} is missing")
+            if isinstance(where, tuple):
+                return where[0].type_at(where[1])
+            header = where.read_header(oid)
+            if header is None:
+                raise PackError(f"delta base {oid.hex()} is missing")
+            return TYPE_NUMBERS[header[0]]
+        finally:
+            self._resolving.discard(oid)
+
+    # -- enumeration -----------------------------------------------------------
+    def iter_located(self, order: str = "sorted") -> Iterator[
+            tuple[bytes, PackFile | None, int | LooseObjectStore]]:
+        """Every object once as ``(oid, pack, offset)`` or ``(oid, None, loose_store)``.
+
+        ``order="sorted"``: by id (an object in several places is reported from the
+        first pack, else loose).  ``order="pack"``: loose objects of each directory,
+        then each pack's entries in pack-offset order (bases before their deltas,
+        which keeps the delta-base cache hot), skipping ids already reported.
+        """
+        self.rescan_packs()
+        if order == "sorted":
+            yield from self._iter_sorted()
+        elif order == "pack":
+            yield from self._iter_pack_order()
+        else:
+            raise ValueError(f"unknown order {order!r}")
+
+    def _iter_sorted(self) -> Iterator[tuple[bytes, PackFile | None, int | LooseObjectStore]]:
+        items: list[tuple[bytes, int, PackFile | None, int | LooseObjectStore]] = []
+        for rank, pack in enumerate(self.packs):
+            oids = pack.idx.oid_list()
+            holder: list[PackFile | None] = [pack]
+            items.extend(zip(oids, [rank] * len(oids), holder * len(oids), pack.offsets,
+                             strict=True))
+        nranks = len(self.packs)
+        for d in self.dirs:
+            items.extend((oid, nranks, None, d.loose) for oid in d.loose.iter_oids())
+        # The rank orders duplicates: the first pack wins, then loose (as Git's lookup).
+        items.sort(key=_sort_key)
+        last = None
+        for oid, _rank, chosen, where in items:
+            if oid != last:
+                last = oid
+                yield oid, chosen, where
+
+    def _iter_pack_order(self) -> Iterator[
+            tuple[bytes, PackFile | None, int | LooseObjectStore]]:
+        seen: set[bytes] = set()
+        for d in self.dirs:
+            for oid in d.loose.iter_oids():
+                if oid not in seen:
+                    seen.add(oid)
+                    yield oid, None, d.loose
+        single = len(self.packs) == 1 and not seen
+        for pack in self.packs:
+            for oid, off in pack.iter_pack_order():
+                if single:
+                    yield oid, pack, off
+                elif oid not in seen:
+                    seen.add(oid)
+                    yield oid, pack, off
+
+    def iter_objects(self, order: str = "pack") -> Iterator[tuple[bytes, str, bytes]]:
+        """Every object once as ``(oid, type_name, data)``.
+
+        ``order="pack"`` (the default) walks each pack in offset order, so a delta's
+        base was usually just built and sits in the delta-base cache: the fastest
+        way to read everything.  ``order="sorted"`` yields by id (random access).
+        """
+        names = TYPE_NAMES
+        if order == "pack":
+            for oid, t_name, data in self._iter_objects_pack_order():
+                yield oid, t_name, data
+            return
+        for oid, pack, where in self.iter_located(order):
+            if pack is not None:
+                t, data = pack.read_at(where)  # type: ignore[arg-type]
+                yield oid, names[t], data
+            else:
+                got = where.read(oid)  # type: ignore[union-attr]
+                if got is None:
+                    got = self._read_after_race(oid)
+                yield oid, got[0], got[1]
+
+    def _iter_objects_pack_order(self) -> Iterator[tuple[bytes, str, bytes]]:
+        names = TYPE_NAMES
+        self.rescan_packs()
+        seen: set[bytes] = set()
+        for d in self.dirs:
+            for oid in d.loose.iter_oids():
+                if oid not in seen:
+                    got = d.loose.read(oid) or self._read_after_race(oid)
+                    seen.add(oid)
+                    yield oid, got[0], got[1]
+        check = bool(seen) or len(self.packs) > 1
+        for pack in self.packs:
+            for oid, _off, t, data in pack.iter_objects():
+                if check:
+                    if oid in seen:
+                        continue
+                    seen.add(oid)
+                yield oid, names[t], data
+
+    def iter_oids(self, order: str = "sorted") -> Iterator[bytes]:
+        """Every object id once; ``order`` is ``"sorted"`` or ``"pack"`` (see ``iter_located``)."""
+        for oid, _pack, _where in self.iter_located(order):
+            yield oid
+
+    def find_prefix(self, hex_prefix: str) -> list[bytes]:
+        """Every distinct id starting with ``hex_prefix`` (lower-case hex, >= 1 digit)."""
+        found: set[bytes] = set()
+        nibbles = len(hex_prefix)
+        padded = hex_prefix + ("0" if nibbles % 2 else "")
+        prefix = bytes.fromhex(padded)
+        self.rescan_packs()
+        for pack in self.packs:
+            for pos in pack.idx.find_prefix(prefix, nibbles):
+                found.add(pack.idx.oid_at(pos))
+        if nibbles >= 2:
+            for d in self.dirs:
+                found.update(d.loose.find_prefix(hex_prefix))
+        else:
+            for d in self.dirs:
+                found.update(o for o in d.loose.iter_oids() if o.hex().startswith(hex_prefix))
+        return sorted(found)
+
+
+def _sort_key(item: tuple[bytes, int, object, object]) -> tuple[bytes, int]:
+    return item[0], item[1]
