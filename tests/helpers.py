@@ -37,3 +37,16 @@ def git(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None
     if check and proc.returncode != 0:
         raise AssertionError(f"git {args} failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout
+
+
+def make_pack(tmp_path: Path, object_format: str = "sha1", *git_options: str) -> Path:
+    """A repository of 30 commits of 7 growing files, repacked; return its one pack."""
+    repo = tmp_path / "repo"
+    git("init", "-q", f"--object-format={object_format}", repo)
+    for i in range(30):
+        (repo / f"f{i % 7}.txt").write_text("".join(f"line {j} {i}\n" for j in range(200 + i)))
+        git("add", ".", cwd=repo)
+        git("commit", "-q", "-m", f"c{i}", cwd=repo)
+    git(*git_options, "repack", "-q", "-a", "-d", "-f", cwd=repo)
+    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
+    return pack

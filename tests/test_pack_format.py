@@ -11,6 +11,7 @@ from hypothesis import strategies as st
 from gitodb.errors import DeltaError, PackError
 from gitodb.objects import SHA1, SHA256
 from gitodb.pack import delta as delta_module
+from gitodb.pack import entry as entry_module
 from gitodb.pack.delta import apply_delta, apply_delta_python, delta_sizes
 from gitodb.pack.entry import (
     encode_entry_header,
@@ -20,7 +21,7 @@ from gitodb.pack.entry import (
 )
 from gitodb.pack.idx import PackIndex, write_index_v1, write_index_v2
 from gitodb.pack.rev import read_rev, write_rev
-from helpers import git
+from helpers import git, make_pack
 
 
 @given(st.integers(1, 7), st.integers(0, 2**64 - 1))
@@ -35,13 +36,30 @@ def test_ofs_distance_round_trip(distance: int) -> None:
     assert parse_ofs_distance(enc + b"\x00", 0) == (distance, len(enc))
 
 
-@given(st.binary(max_size=12), st.integers(0, 12))
-def test_entry_header_fuzz_only_pack_errors(buf: bytes, offset: int) -> None:
+def _outcome(fn, *args):
     try:
-        parse_entry_header(buf, offset)
-        parse_ofs_distance(buf, offset)
-    except PackError:
-        pass
+        return fn(*args)
+    except (PackError, DeltaError) as e:
+        return type(e), e.message, e.path, e.offset
+
+
+@settings(max_examples=500)
+@given(st.binary(max_size=14), st.integers(0, 14))
+def test_varint_parsers_c_equals_python(buf: bytes, offset: int) -> None:
+    # The C parsers (used when built) accept, reject and report exactly like Python's.
+    for c_fn, py_fn in [(parse_entry_header, entry_module.parse_entry_header_python),
+                        (parse_ofs_distance, entry_module.parse_ofs_distance_python)]:
+        assert _outcome(c_fn, buf, offset, "p.pack") == _outcome(py_fn, buf, offset, "p.pack")
+    assert _outcome(delta_sizes, buf) == _outcome(delta_module.delta_sizes_python, buf)
+
+
+@pytest.mark.parametrize("buf", [b"\xff" * 9 + b"\x0f", b"\xff" * 9 + b"\x1f", b"\xff" * 11])
+def test_entry_header_over_64_bits_is_refused(buf: bytes) -> None:
+    if buf[9] == 0x0F:
+        assert parse_entry_header(buf, 0) == (7, 2**64 - 1, 10)
+    else:
+        with pytest.raises(PackError, match="too long"):
+            parse_entry_header(buf, 0)
 
 
 def _varint(n: int) -> bytes:
@@ -62,6 +80,7 @@ IMPLEMENTATIONS = [pytest.param(apply_delta_python, id="python"),
 def test_c_accelerator_is_built() -> None:
     # CI installs with a compiler; the accelerator must be there and in use.
     assert delta_module._c_apply_delta is not None
+    assert parse_entry_header is not entry_module.parse_entry_header_python
 
 
 @pytest.mark.parametrize("apply", IMPLEMENTATIONS)
@@ -113,22 +132,10 @@ def test_apply_delta_fuzz_only_delta_errors(base: bytes, body: bytes) -> None:
     assert results[0] is None or len(results[0]) == len(body) * 3
 
 
-def _make_pack(tmp_path: Path, object_format: str) -> Path:
-    repo = tmp_path / "repo"
-    git("init", "-q", f"--object-format={object_format}", repo)
-    for i in range(30):
-        (repo / f"f{i % 7}.txt").write_text("".join(f"line {j} {i}\n" for j in range(200 + i)))
-        git("add", ".", cwd=repo)
-        git("commit", "-q", "-m", f"c{i}", cwd=repo)
-    git("repack", "-q", "-a", "-d", "-f", cwd=repo)
-    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
-    return pack
-
-
 @pytest.mark.parametrize("object_format", ["sha1", "sha256"])
 def test_index_and_rev_writers_match_git(tmp_path: Path, object_format: str) -> None:
     fmt = SHA1 if object_format == "sha1" else SHA256
-    pack = _make_pack(tmp_path, object_format)
+    pack = make_pack(tmp_path, object_format)
     idx = PackIndex(pack.with_suffix(".idx"), fmt)
     entries = [(idx.oid_at(i), idx.crc_at(i), idx.offset_at(i)) for i in range(idx.count)]
     assert write_index_v2(entries, idx.pack_checksum, fmt) == pack.with_suffix(".idx").read_bytes()
@@ -159,7 +166,7 @@ def test_index_64bit_offsets_round_trip(tmp_path: Path) -> None:
 
 
 def test_index_lookup_and_prefixes(tmp_path: Path) -> None:
-    pack = _make_pack(tmp_path, "sha1")
+    pack = make_pack(tmp_path, "sha1")
     idx = PackIndex(pack.with_suffix(".idx"), SHA1)
     oids = [idx.oid_at(i) for i in range(idx.count)]
     assert oids == sorted(oids)

@@ -10,6 +10,12 @@
  *
  * Errors are raised as ValueError; delta.py turns them into DeltaError with
  * the pack path and offset.
+ *
+ * It also parses the per-entry varints that every pack walk reads once per
+ * object (entry header, OFS_DELTA distance, delta header sizes).  Those raise
+ * gitodb.errors.PackError / DeltaError themselves, with the same messages,
+ * paths and offsets as the Python versions in entry.py and delta.py, because a
+ * Python wrapper would cost as much as the parsing it replaces.
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -23,9 +29,15 @@ read_size(const unsigned char **pp, const unsigned char *end, unsigned long long
     int shift = 0;
     unsigned char c;
     do {
-        if (p >= end || shift > 63)
+        if (p >= end || shift > 63) {
+            *pp = p;
             return -1;
+        }
         c = *p++;
+        if (shift == 63 && (c & 0x7e)) {   /* more than 64 bits */
+            *pp = p;
+            return -1;
+        }
         value |= (unsigned long long)(c & 0x7f) << shift;
         shift += 7;
     } while (c & 0x80);
@@ -127,7 +139,392 @@ apply_delta(PyObject *self, PyObject *args)
     return result;
 }
 
+/* Raise gitodb.errors.<name>(message, path=path, offset=offset). */
+static PyObject *
+raise_gitodb(const char *name, const char *message, PyObject *path, Py_ssize_t offset)
+{
+    PyObject *errors = PyImport_ImportModule("gitodb.errors");
+    if (!errors)
+        return NULL;
+    PyObject *cls = PyObject_GetAttrString(errors, name);
+    Py_DECREF(errors);
+    if (!cls)
+        return NULL;
+    PyObject *args = Py_BuildValue("(s)", message);
+    PyObject *kwargs = Py_BuildValue("{s:O,s:n}", "path", path ? path : Py_None,
+                                     "offset", offset);
+    if (args && kwargs) {
+        PyObject *exc = PyObject_Call(cls, args, kwargs);
+        if (exc) {
+            PyErr_SetObject(cls, exc);
+            Py_DECREF(exc);
+        }
+    }
+    Py_XDECREF(args);
+    Py_XDECREF(kwargs);
+    Py_DECREF(cls);
+    return NULL;
+}
+
+static int
+get_buffer_args(PyObject *const *args, Py_ssize_t nargs, const char *fname, Py_buffer *view,
+                Py_ssize_t *offset, PyObject **path)
+{
+    if (nargs < 2 || nargs > 3) {
+        PyErr_Format(PyExc_TypeError, "%s() takes 2 or 3 positional arguments", fname);
+        return -1;
+    }
+    *offset = PyLong_AsSsize_t(args[1]);
+    if (*offset == -1 && PyErr_Occurred())
+        return -1;
+    *path = nargs == 3 ? args[2] : Py_None;
+    return PyObject_GetBuffer(args[0], view, PyBUF_SIMPLE);
+}
+
+/* parse_entry_header(buf, offset, path=None) -> (type, size, header_length) */
+static PyObject *
+parse_entry_header(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t offset;
+    PyObject *path;
+    if (get_buffer_args(args, nargs, "parse_entry_header", &view, &offset, &path))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    Py_ssize_t len = view.len, pos = offset;
+    const char *err = NULL;
+    unsigned long long size = 0;
+    unsigned int type = 0;
+    if (offset < 0 || pos >= len) {
+        err = "truncated pack entry header";
+    } else {
+        unsigned char c = buf[pos++];
+        int shift = 4;
+        type = (c >> 4) & 7;
+        size = c & 15;
+        while (c & 0x80) {
+            if (pos - offset >= 10) {
+                err = "bad pack entry header: size varint too long";
+                break;
+            }
+            if (pos >= len) {
+                err = "truncated pack entry header";
+                break;
+            }
+            c = buf[pos++];
+            if (shift == 60 && (c & 0x70)) {   /* more than 64 bits */
+                err = "bad pack entry header: size varint too long";
+                break;
+            }
+            size |= (unsigned long long)(c & 0x7f) << shift;
+            shift += 7;
+        }
+    }
+    PyBuffer_Release(&view);
+    if (err)
+        return raise_gitodb("PackError", err, path, offset);
+    return Py_BuildValue("(IKn)", type, size, pos - offset);
+}
+
+/* parse_ofs_distance(buf, offset, path=None) -> (distance, length) */
+static PyObject *
+parse_ofs_distance(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer view;
+    Py_ssize_t offset;
+    PyObject *path;
+    if (get_buffer_args(args, nargs, "parse_ofs_distance", &view, &offset, &path))
+        return NULL;
+    const unsigned char *buf = view.buf;
+    Py_ssize_t len = view.len, pos = offset;
+    const char *err = NULL;
+    unsigned long long dist = 0;
+    if (offset < 0 || pos >= len) {
+        err = "truncated OFS_DELTA base offset";
+    } else {
+        unsigned char c = buf[pos++];
+        dist = c & 0x7f;
+        while (c & 0x80) {
+            if ((dist + 1) >> 57) {   /* the next shift would drop bits */
+                err = "bad OFS_DELTA base offset: varint too long";
+                break;
+            }
+            if (pos >= len) {
+                err = "truncated OFS_DELTA base offset";
+                break;
+            }
+            c = buf[pos++];
+            dist = ((dist + 1) << 7) | (c & 0x7f);
+        }
+    }
+    PyBuffer_Release(&view);
+    if (err)
+        return raise_gitodb("PackError", err, path, offset);
+    return Py_BuildValue("(Kn)", dist, pos - offset);
+}
+
+/* delta_sizes(delta) -> (base_size, result_size, header_length) */
+static PyObject *
+delta_sizes(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE))
+        return NULL;
+    const unsigned char *p = view.buf;
+    const unsigned char *end = p + view.len;
+    unsigned long long src, dst;
+    int bad = read_size(&p, end, &src) || read_size(&p, end, &dst);
+    Py_ssize_t used = p - (const unsigned char *)view.buf;
+    PyBuffer_Release(&view);
+    if (bad)
+        return raise_gitodb("DeltaError", "delta header truncated or too long", NULL, used);
+    return Py_BuildValue("(KKn)", src, dst, used);
+}
+
+/* Order of index positions by pack offset: qsort of (offset, position) pairs. */
+typedef struct { unsigned long long off; unsigned int pos; } off_pos;
+
+static int
+cmp_off_pos(const void *a, const void *b)
+{
+    unsigned long long x = ((const off_pos *)a)->off, y = ((const off_pos *)b)->off;
+    return x < y ? -1 : x > y;
+}
+
+/* rev_order(offsets: buffer of native uint64, id order) -> bytes of native uint32 */
+static PyObject *
+rev_order(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE))
+        return NULL;
+    Py_ssize_t n = view.len / 8;
+    const unsigned long long *offs = view.buf;
+    off_pos *pairs = PyMem_RawMalloc(n ? n * sizeof(off_pos) : 1);
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 4);
+    if (!pairs || !out) {
+        PyMem_RawFree(pairs);
+        Py_XDECREF(out);
+        PyBuffer_Release(&view);
+        return PyErr_NoMemory();
+    }
+    unsigned int *order = (unsigned int *)PyBytes_AS_STRING(out);
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        pairs[i].off = offs[i];
+        pairs[i].pos = (unsigned int)i;
+    }
+    qsort(pairs, n, sizeof(off_pos), cmp_off_pos);
+    for (Py_ssize_t i = 0; i < n; i++)
+        order[i] = pairs[i].pos;
+    Py_END_ALLOW_THREADS
+    PyMem_RawFree(pairs);
+    PyBuffer_Release(&view);
+    return out;
+}
+
+/* gather_u64(values: native uint64 buffer, order: native uint32 buffer) -> bytes
+ * values[order[0]], values[order[1]], ... (the pack offsets in pack order). */
+static PyObject *
+gather_u64(PyObject *self, PyObject *args)
+{
+    Py_buffer values, order;
+    if (!PyArg_ParseTuple(args, "y*y*:gather_u64", &values, &order))
+        return NULL;
+    Py_ssize_t n = order.len / 4, nv = values.len / 8;
+    const unsigned long long *v = values.buf;
+    const unsigned int *o = order.buf;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, n * 8);
+    if (out) {
+        unsigned long long *dst = (unsigned long long *)PyBytes_AS_STRING(out);
+        for (Py_ssize_t i = 0; i < n; i++) {
+            if (o[i] >= (unsigned long long)nv) {
+                Py_CLEAR(out);
+                PyErr_SetString(PyExc_IndexError, "gather_u64: position out of range");
+                break;
+            }
+            dst[i] = v[o[i]];
+        }
+    }
+    PyBuffer_Release(&values);
+    PyBuffer_Release(&order);
+    return out;
+}
+
+/*
+ * scan_headers(buf, sorted_offsets, rev, data_end, rawsz, path)
+ *     -> (kinds, types, sizes, starts, ends)
+ *
+ * One pass over every entry in pack order (what cat-file --batch-check
+ * --batch-all-objects needs).  Inputs: the pack, its entry offsets ascending
+ * (native uint64), the index position of each (native uint32, the .rev order).
+ * Outputs, indexed by index position: the entry's type number (bytes), the
+ * object type (bytearray: OFS_DELTA chains resolved to their base's type, 0 where
+ * that needs an id lookup: REF_DELTA), the size from the header (native uint64;
+ * for a delta that is the delta's size), where the entry's zlib data starts and
+ * where the entry ends (native uint64).
+ */
+static PyObject *
+scan_headers(PyObject *self, PyObject *args)
+{
+    Py_buffer pack, sorted, rev;
+    unsigned long long data_end;
+    Py_ssize_t rawsz;
+    PyObject *path;
+    if (!PyArg_ParseTuple(args, "y*y*y*KnO:scan_headers", &pack, &sorted, &rev, &data_end,
+                          &rawsz, &path))
+        return NULL;
+    Py_ssize_t n = sorted.len / 8;
+    PyObject *result = NULL, *kinds = NULL, *types = NULL, *sizes = NULL, *starts = NULL,
+             *ends = NULL;
+    unsigned char *type_by_k = NULL;
+    const char *err = NULL;
+    unsigned long long err_off = 0;
+    if (rev.len / 4 != n) {
+        PyErr_SetString(PyExc_ValueError, "scan_headers: offsets and rev order differ in length");
+        goto done;
+    }
+    kinds = PyBytes_FromStringAndSize(NULL, n);
+    types = PyByteArray_FromStringAndSize(NULL, n);
+    sizes = PyBytes_FromStringAndSize(NULL, n * 8);
+    starts = PyBytes_FromStringAndSize(NULL, n * 8);
+    ends = PyBytes_FromStringAndSize(NULL, n * 8);
+    type_by_k = PyMem_RawMalloc(n ? n : 1);
+    if (!kinds || !types || !sizes || !starts || !ends || !type_by_k) {
+        PyErr_NoMemory();
+        goto done;
+    }
+    {
+        const unsigned char *buf = pack.buf;
+        unsigned long long len = (unsigned long long)pack.len;
+        const unsigned long long *so = sorted.buf;
+        const unsigned int *pos_of = rev.buf;
+        unsigned char *kind_out = (unsigned char *)PyBytes_AS_STRING(kinds);
+        unsigned char *type_out = (unsigned char *)PyByteArray_AS_STRING(types);
+        unsigned long long *size_out = (unsigned long long *)PyBytes_AS_STRING(sizes);
+        unsigned long long *start_out = (unsigned long long *)PyBytes_AS_STRING(starts);
+        unsigned long long *end_out = (unsigned long long *)PyBytes_AS_STRING(ends);
+        if (data_end > len)
+            data_end = len;
+        Py_BEGIN_ALLOW_THREADS
+        for (Py_ssize_t k = 0; k < n && !err; k++) {
+            unsigned long long off = so[k], pos = off;
+            unsigned long long end = k + 1 < n ? so[k + 1] : data_end;
+            unsigned int p = pos_of[k];
+            if (p >= (unsigned long long)n || end > data_end || off >= end) {
+                err = "pack entry offsets out of order or outside the pack";
+                err_off = off;
+                break;
+            }
+            unsigned char c = buf[pos++];
+            unsigned int type = (c >> 4) & 7;
+            unsigned long long size = c & 15;
+            int shift = 4;
+            while (c & 0x80) {
+                if (pos >= end || pos - off >= 10 || (shift == 60 && (buf[pos] & 0x70))) {
+                    err = "bad pack entry header";
+                    break;
+                }
+                c = buf[pos++];
+                size |= (unsigned long long)(c & 0x7f) << shift;
+                shift += 7;
+            }
+            if (err) {
+                err_off = off;
+                break;
+            }
+            unsigned char object_type = 0;
+            if (type >= 1 && type <= 4) {
+                object_type = (unsigned char)type;
+            } else if (type == 6) {
+                if (pos >= end) {
+                    err = "truncated OFS_DELTA base offset";
+                    err_off = off;
+                    break;
+                }
+                c = buf[pos++];
+                unsigned long long dist = c & 0x7f;
+                while (c & 0x80) {
+                    if ((dist + 1) >> 57 || pos >= end) {
+                        err = "bad OFS_DELTA base offset";
+                        break;
+                    }
+                    c = buf[pos++];
+                    dist = ((dist + 1) << 7) | (c & 0x7f);
+                }
+                if (err) {
+                    err_off = off;
+                    break;
+                }
+                /* The base comes earlier in the pack: binary search for its entry. */
+                if (dist && dist <= off) {
+                    unsigned long long base = off - dist;
+                    Py_ssize_t lo = 0, hi = k;
+                    while (lo < hi) {
+                        Py_ssize_t mid = (lo + hi) / 2;
+                        if (so[mid] < base)
+                            lo = mid + 1;
+                        else
+                            hi = mid;
+                    }
+                    if (lo < k && so[lo] == base)
+                        object_type = type_by_k[lo];
+                }
+            } else if (type == 7) {
+                pos += (unsigned long long)rawsz;   /* the base's id follows */
+                if (pos >= end) {
+                    err = "truncated REF_DELTA base id";
+                    err_off = off;
+                    break;
+                }
+            } else {
+                err = "pack entry has invalid type";
+                err_off = off;
+                break;
+            }
+            type_by_k[k] = object_type;
+            kind_out[p] = (unsigned char)type;
+            type_out[p] = object_type;
+            size_out[p] = size;
+            start_out[p] = pos;
+            end_out[p] = end;
+        }
+        Py_END_ALLOW_THREADS
+    }
+    if (err) {
+        char msg[96];
+        snprintf(msg, sizeof(msg), "%s", err);
+        raise_gitodb("PackError", msg, path, (Py_ssize_t)err_off);
+        goto done;
+    }
+    result = PyTuple_Pack(5, kinds, types, sizes, starts, ends);
+done:
+    Py_XDECREF(kinds);
+    Py_XDECREF(types);
+    Py_XDECREF(sizes);
+    Py_XDECREF(starts);
+    Py_XDECREF(ends);
+    PyMem_RawFree(type_by_k);
+    PyBuffer_Release(&pack);
+    PyBuffer_Release(&sorted);
+    PyBuffer_Release(&rev);
+    return result;
+}
+
 static PyMethodDef methods[] = {
+    {"rev_order", rev_order, METH_O,
+     "rev_order(offsets) -> bytes: uint32 index positions in pack-offset order"},
+    {"gather_u64", gather_u64, METH_VARARGS,
+     "gather_u64(values, order) -> bytes: values[order[i]] as native uint64"},
+    {"scan_headers", scan_headers, METH_VARARGS,
+     "scan_headers(buf, sorted_offsets, rev, data_end, rawsz, path) -> "
+     "(kinds, types, sizes, starts, ends)"},
+    {"parse_entry_header", (PyCFunction)(void (*)(void))parse_entry_header, METH_FASTCALL,
+     "parse_entry_header(buf, offset, path=None) -> (type, size, header_length)"},
+    {"parse_ofs_distance", (PyCFunction)(void (*)(void))parse_ofs_distance, METH_FASTCALL,
+     "parse_ofs_distance(buf, offset, path=None) -> (distance, length)"},
+    {"delta_sizes", delta_sizes, METH_O,
+     "delta_sizes(delta) -> (base_size, result_size, header_length)"},
     {"apply_delta", apply_delta, METH_VARARGS,
      "apply_delta(base, delta) -> bytes: apply a Git delta; ValueError on bad input."},
     {NULL, NULL, 0, NULL},

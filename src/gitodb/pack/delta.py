@@ -18,8 +18,9 @@ from gitodb.errors import DeltaError
 
 try:
     from gitodb.pack._cdelta import apply_delta as _c_apply_delta
+    from gitodb.pack._cdelta import delta_sizes as _c_delta_sizes
 except ImportError:  # built without a C compiler: the pure-Python code below runs
-    _c_apply_delta = None
+    _c_apply_delta = _c_delta_sizes = None
 
 Buffer = bytes | bytearray | memoryview
 
@@ -31,18 +32,23 @@ def _varint(delta: Buffer, pos: int, end: int) -> tuple[int, int]:
             raise DeltaError("delta header truncated or too long", offset=pos)
         c = delta[pos]
         pos += 1
+        if shift == 63 and c & 0x7E:  # more than 64 bits
+            raise DeltaError("delta header truncated or too long", offset=pos)
         value |= (c & 0x7F) << shift
         shift += 7
         if not c & 0x80:
             return value, pos
 
 
-def delta_sizes(delta: Buffer) -> tuple[int, int, int]:
+def delta_sizes_python(delta: Buffer) -> tuple[int, int, int]:
     """Return ``(base_size, result_size, header_length)`` of a delta."""
     end = len(delta)
     src, pos = _varint(delta, 0, end)
     dst, pos = _varint(delta, pos, end)
     return src, dst, pos
+
+
+delta_sizes = delta_sizes_python if _c_delta_sizes is None else _c_delta_sizes
 
 
 def apply_delta(base: Buffer, delta: Buffer, *, path: str | None = None,

@@ -13,10 +13,9 @@ from gitodb.errors import PackError
 
 # A size is at most 64 bits: 4 bits in the first byte, 7 per byte after it.
 _MAX_HEADER_BYTES = 10
-_MAX_OFS_BYTES = 10
 
 
-def parse_entry_header(buf: bytes | bytearray | memoryview, offset: int,
+def parse_entry_header_python(buf: bytes | bytearray | memoryview, offset: int,
                        path: str | None = None) -> tuple[int, int, int]:
     """Parse the entry header at ``offset``; return ``(type_number, size, header_length)``."""
     try:
@@ -30,6 +29,9 @@ def parse_entry_header(buf: bytes | bytearray | memoryview, offset: int,
                 raise PackError("bad pack entry header: size varint too long", path=path,
                                 offset=offset)
             c = buf[pos]
+            if shift == 60 and c & 0x70:  # more than 64 bits, as Git refuses
+                raise PackError("bad pack entry header: size varint too long", path=path,
+                                offset=offset)
             size |= (c & 0x7F) << shift
             shift += 7
             pos += 1
@@ -38,7 +40,7 @@ def parse_entry_header(buf: bytes | bytearray | memoryview, offset: int,
     return type_num, size, pos - offset
 
 
-def parse_ofs_distance(buf: bytes | bytearray | memoryview, offset: int,
+def parse_ofs_distance_python(buf: bytes | bytearray | memoryview, offset: int,
                        path: str | None = None) -> tuple[int, int]:
     """Parse an OFS_DELTA base distance at ``offset``; return ``(distance, length)``."""
     try:
@@ -46,7 +48,7 @@ def parse_ofs_distance(buf: bytes | bytearray | memoryview, offset: int,
         dist = c & 0x7F
         pos = offset + 1
         while c & 0x80:
-            if pos - offset >= _MAX_OFS_BYTES:
+            if (dist + 1) >> 57:  # the next shift would overflow 64 bits, as Git refuses
                 raise PackError("bad OFS_DELTA base offset: varint too long", path=path,
                                 offset=offset)
             c = buf[pos]
@@ -80,3 +82,13 @@ def encode_ofs_distance(distance: int) -> bytes:
         distance >>= 7
     out.reverse()
     return bytes(out)
+
+
+# Every pack walk calls these once per entry: use the C versions when they were built
+# (same results, same errors; tests compare the two).
+parse_entry_header = parse_entry_header_python
+parse_ofs_distance = parse_ofs_distance_python
+try:
+    from gitodb.pack._cdelta import parse_entry_header, parse_ofs_distance  # noqa: F811
+except ImportError:  # built without a C compiler
+    pass

@@ -32,6 +32,12 @@ from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.rev import compute_rev_order, read_rev
 
+try:
+    from gitodb.pack._cdelta import gather_u64 as _gather_u64
+    from gitodb.pack._cdelta import scan_headers as _scan_headers
+except ImportError:  # built without a C compiler
+    _gather_u64 = _scan_headers = None
+
 DEFAULT_DELTA_BASE_CACHE_LIMIT = 96 * 1024 * 1024
 PACK_SIGNATURE = b"PACK"
 _PACK_HEADER_LEN = 12
@@ -172,7 +178,11 @@ class PackFile:
         """All entry offsets in ascending order."""
         if self._sorted_offsets is None:
             offs = self.offsets
-            self._sorted_offsets = array("Q", (offs[p] for p in self.rev_order))
+            if _gather_u64 is not None:
+                self._sorted_offsets = array("Q")
+                self._sorted_offsets.frombytes(_gather_u64(offs, self.rev_order))
+            else:
+                self._sorted_offsets = array("Q", (offs[p] for p in self.rev_order))
             if self._sorted_offsets and self._sorted_offsets[-1] >= self.data_end:
                 bad = self._sorted_offsets[-1]
                 raise PackError(f"index points past the end of the pack (offset {bad})",
@@ -266,6 +276,40 @@ class PackFile:
 
     def headers_by_position(self) -> tuple[bytearray, array]:
         """Type numbers and sizes of every entry, indexed by index (id-order) position.
+
+        Computed walking the pack in offset order: an entry's end is the next
+        offset, and an OFS_DELTA's base comes earlier in the pack, so its type is
+        already known.  Deltas inflate only the first bytes of their data (the
+        result size).  This is ``cat-file --batch-check --batch-all-objects``.
+        """
+        if _scan_headers is None:
+            return self._headers_by_position_python()
+        # The header walk runs in C; Python only inflates the head of each delta.
+        kinds, types, sizes_raw, starts_raw, ends_raw = _scan_headers(
+            self.buf, self.sorted_offsets, self.rev_order, self.data_end, self.fmt.rawsz,
+            self.path)
+        sizes, starts, ends = array("Q"), array("Q"), array("Q")
+        sizes.frombytes(sizes_raw)
+        starts.frombytes(starts_raw)
+        ends.frombytes(ends_raw)
+        buf = self.buf
+        offsets = self.offsets
+        decompressobj, errors = self._head_inflater()
+        for p in [p for p, kind in enumerate(kinds) if kind > 4]:
+            if not types[p]:  # REF_DELTA: the base is found by id
+                types[p] = self.type_at(offsets[p])
+            try:
+                head = decompressobj().decompress(buf[starts[p]:ends[p]], _DELTA_HEADER_MAX)
+                sizes[p] = delta_sizes(head)[1]
+            except errors as e:
+                raise PackError(f"corrupt pack entry: corrupt zlib stream: {e}", path=self.path,
+                                offset=offsets[p]) from None
+            except DeltaError as e:
+                raise DeltaError(e.message, path=self.path, offset=offsets[p]) from None
+        return types, sizes
+
+    def _headers_by_position_python(self) -> tuple[bytearray, array]:
+        """``headers_by_position`` without the C accelerator.
 
         Computed walking the pack in offset order: an entry's end is the next
         offset, and an OFS_DELTA's base comes earlier in the pack, so its type is
@@ -479,19 +523,25 @@ class PackFile:
         end = so[j] if j < len(so) else self.data_end
         return base_type, self._delta_result_size(buf[pos:end], offset)
 
-    def _delta_result_size(self, zdata: memoryview, offset: int) -> int:
-        """The result size a delta declares, inflating only its first bytes."""
+    def _head_inflater(self) -> tuple[Callable[[], Any], Any]:
+        """A raw streaming decompressor factory of the active backend, and its errors.
+
+        A delta header needs at most 20 output bytes, not a full Inflater per entry.
+        """
         routing = compress.routing()
         if routing is not self._routing:
-            # A raw streaming decompressor of the active backend: the delta header
-            # needs at most 20 output bytes, not a full Inflater per entry.
             stream = routing.backend("inflate-stream")
             self._routing = routing
             self._head_decompressobj = stream.decompressobj
             self._head_errors = stream.stream_errors
+        return self._head_decompressobj, self._head_errors
+
+    def _delta_result_size(self, zdata: memoryview, offset: int) -> int:
+        """The result size a delta declares, inflating only its first bytes."""
+        decompressobj, errors = self._head_inflater()
         try:
-            head = self._head_decompressobj().decompress(zdata, _DELTA_HEADER_MAX)
-        except self._head_errors as e:
+            head = decompressobj().decompress(zdata, _DELTA_HEADER_MAX)
+        except errors as e:
             raise PackError(f"corrupt pack entry: corrupt zlib stream: {e}", path=self.path,
                             offset=offset) from None
         try:

@@ -19,9 +19,18 @@ from gitodb.objects.format import ObjectFormat
 
 RIDX_MAGIC = b"RIDX"
 
+try:
+    from gitodb.pack._cdelta import rev_order as _c_rev_order
+except ImportError:  # built without a C compiler
+    _c_rev_order = None
+
 
 def compute_rev_order(offsets: Sequence[int]) -> array:
     """Index positions sorted by their pack offset."""
+    if _c_rev_order is not None and isinstance(offsets, array) and offsets.typecode == "Q":
+        order = array("I")
+        order.frombytes(_c_rev_order(offsets))
+        return order
     return array("I", sorted(range(len(offsets)), key=offsets.__getitem__))
 
 
