@@ -89,6 +89,6 @@ def encode_ofs_distance(distance: int) -> bytes:
 parse_entry_header = parse_entry_header_python
 parse_ofs_distance = parse_ofs_distance_python
 try:
-    from gitodb.pack._cdelta import parse_entry_header, parse_ofs_distance  # noqa: F811
+    from gitodb.pack._cdelta import parse_entry_header, parse_ofs_distance  # noqa: F401, F811
 except ImportError:  # built without a C compiler
     pass
