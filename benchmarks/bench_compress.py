@@ -11,7 +11,10 @@ wrappers (what the rest of gitodb really calls):
 * deflate at levels 1 and 6 (MB/s and ratio);
 * per-stream cost of a new inflater vs one inflater reused with
   ``inflate_prefix`` (reftable log blocks of ~4 KiB), with the peak memory
-  tracemalloc sees per stream.
+  tracemalloc sees per stream;
+* the streaming inflater's ``reset()``: a new binding stream per stream vs one
+  ctypes-driven stream reused (``inflateReset``), in the pack scanner's
+  pattern, for 100 B, 1 KiB, 16 KiB and 1 MiB outputs, with tracemalloc peaks.
 
 Prints one Markdown table (with ratios to the standard library) and the CPU
 model, and saves a PNG plot of CRC-32 throughput against size per backend.
@@ -93,6 +96,90 @@ def small_objects(text: bytes, count: int) -> list[bytes]:
 
 def fmt(x: float | None, digits: int = 2) -> str:
     return "n/a" if x is None else f"{x:,.{digits}f}"
+
+
+#: (output size, entries in the pack-like buffer) for the streaming reset rows
+STREAM_SIZES = [(100, 200), (1024, 100), (16 * 1024, 32), (MiB, 4)]
+
+
+def size_label(size: int) -> str:
+    return "1 MiB" if size == MiB else f"{size // 1024} KiB" if size >= 1024 else f"{size} B"
+
+
+def streaming_reset_rows(names: list[str], text: bytes, min_time: float, repeat: int
+                         ) -> list[tuple[str, dict[str, str]]]:
+    """Streaming ``Inflater``: a new binding stream per reset vs one reused stream.
+
+    The pack scanner's pattern: a buffer of back-to-back zlib streams (entries
+    of one size, text at level 6); per entry ``inf.reset()``, then
+    ``inf.decompress(view_of_the_rest, size + 1)`` and ``pos += inf.consumed``.
+    Both variants go through ``compress.new_inflater()`` with the backend's
+    ``selection.STREAM_RESET`` choice switched off ("new") and on ("reused").
+    The copy of the rest into ``unused_data`` (as the bindings do) is in both.
+    """
+    import zlib
+
+    from gitodb.compress import selection
+
+    rows: list[tuple[str, dict[str, str]]] = []
+    saved = dict(selection.STREAM_RESET)
+    rng = random.Random(7)
+    try:
+        for size, count in STREAM_SIZES:
+            entries = []
+            for _ in range(count):
+                start = rng.randrange(0, len(text))
+                entries.append(zlib.compress((text[start:] + text[:start])[:size], 6))
+            view = memoryview(b"".join(entries))
+            new_row, reuse_row, new_mem, reuse_mem = {}, {}, {}, {}
+            for n in names:
+                b = backends.load(n)
+                assert b is not None
+                if b.decompressobj is None:
+                    new_row[n] = reuse_row[n] = new_mem[n] = reuse_mem[n] = "n/a"
+                    continue
+                for variant, row, mem in (("new", new_row, new_mem),
+                                          ("reuse", reuse_row, reuse_mem)):
+                    if variant == "reuse" and b.new_reusable_stream is None:
+                        row[n] = new_row[n] + " (no reuse)"
+                        mem[n] = new_mem[n]
+                        continue
+                    selection.STREAM_RESET[n] = (variant == "reuse", "benchmark")
+                    compress.set_backend(n)
+                    inf = compress.new_inflater()
+
+                    def scan(inf=inf, view=view, size=size, count=count) -> None:
+                        pos = 0
+                        for _ in range(count):
+                            inf.reset()
+                            inf.decompress(view[pos:], size + 1)
+                            pos += inf.consumed
+                        assert pos == len(view) and inf.eof
+
+                    scan()
+                    t, _ = best_time(scan, min_time, repeat)
+                    row[n] = fmt(t / count * 1e6, 1)
+                    # memory of one stream: the last entry, so the rest is only itself
+                    last = view[len(view) - len(entries[-1]):]
+                    tracemalloc.start()
+                    tracemalloc.reset_peak()
+                    base = tracemalloc.get_traced_memory()[0]
+                    inf.reset()
+                    out = inf.decompress(last, size + 1)
+                    mem[n] = fmt((tracemalloc.get_traced_memory()[1] - base) / 1024, 1)
+                    tracemalloc.stop()
+                    assert len(out) == size and inf.eof
+                    del out, last
+            label = size_label(size)
+            rows.append((f"streaming {label}, new stream per reset (µs/stream)", new_row))
+            rows.append((f"streaming {label}, reused on reset (µs/stream)", reuse_row))
+            rows.append((f"  peak traced KiB per {label} stream, new", new_mem))
+            rows.append((f"  peak traced KiB per {label} stream, reused", reuse_mem))
+    finally:
+        selection.STREAM_RESET.clear()
+        selection.STREAM_RESET.update(saved)
+        compress.set_backend(None)
+    return rows
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -219,6 +306,7 @@ def main(argv: list[str] | None = None) -> int:
     rows.append(("4 KiB block, reused inflater (µs/stream)", reuse_row))
     rows.append(("  peak traced KiB per stream, new", new_mem))
     rows.append(("  peak traced KiB per stream, reused", reuse_mem))
+    rows += streaming_reset_rows(names, text, min_time, repeat)
 
     # -- output --------------------------------------------------------------
     print(f"CPU: {info.cpu_model()} ({os.cpu_count()} cores); features: "

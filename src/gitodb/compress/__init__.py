@@ -15,7 +15,8 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
     Streaming inflater: ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
     ``unused_data``, ``unconsumed_tail``, ``consumed`` (input bytes of this stream
     consumed so far, exact once ``eof``), ``reset()`` to reuse it for the next
-    stream, and ``inflate_prefix(data, size)`` as the module function but
+    stream (reusing inflate state where ``selection.STREAM_RESET`` says so), and
+    ``inflate_prefix(data, size)`` as the module function but
     reusing one inflate state for every call.
 ``deflate(data, level=-1) -> bytes`` and ``Deflater(level)`` with
     ``compress(data)`` / ``flush()``.  Level is Git's ``core.compression``: -1
@@ -146,16 +147,25 @@ class Inflater:
 
     Streaming runs on the ``inflate-stream`` backend; ``inflate_prefix`` on the
     ``inflate-reuse`` backend through a context that keeps one inflate state
-    for every call where the backend allows it.  Not thread-safe.
+    for every call where the backend allows it.  ``reset()`` keeps one
+    ctypes-driven stream (``stream.ZlibApiStream``) where the backend has one
+    and ``selection.STREAM_RESET`` measured it not to be slower; otherwise it
+    costs a new binding stream.  The first stream after ``new_inflater()``
+    always runs on the binding (cheapest for one-stream users).  Not thread-safe.
     """
 
-    __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx")
+    __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx",
+                 "_new_reusable", "_reusable")
 
     def __init__(self) -> None:
         stream = _routing.backend("inflate-stream")
         assert stream.decompressobj is not None
         self._decompressobj = stream.decompressobj
         self._errors = stream.stream_errors
+        # Set when the measured choice for this backend is to reuse state on reset().
+        self._new_reusable = stream.new_reusable_stream \
+            if selection.stream_reset_reuses(stream)[0] else None
+        self._reusable: Any = None
         self._new_ctx = _routing.backend("inflate-reuse").new_prefix_context
         self._d: Any = None  # created on first use: inflate_prefix-only users need none
         self._ctx: PrefixContext | None = None
@@ -215,16 +225,32 @@ class Inflater:
 
     @property
     def unconsumed_tail(self) -> bytes:
-        """Input not yet used because ``max_length`` stopped the output."""
-        return b"" if self._d is None else self._d.unconsumed_tail
+        """Input not yet used because ``max_length`` stopped the output.
+
+        Empty once the stream has ended (the rest is ``unused_data``; CPython's
+        zlib may still hold a stale copy of it as its own tail).
+        """
+        d = self._d
+        return b"" if d is None or d.eof else d.unconsumed_tail
 
     def reset(self) -> None:
         """Make the inflater ready for a new stream.
 
-        The streaming bindings have no inflateReset, so this costs a new stream
-        (created on the next ``decompress``); ``inflate_prefix`` reuses its state.
+        Where ``selection.STREAM_RESET`` chose reuse for the backend, the next
+        stream runs on one ctypes-driven stream kept across resets
+        (``inflateReset``: no new inflate state); otherwise, and on backends
+        without one, this costs a new binding stream (created on the next
+        ``decompress``).  ``inflate_prefix`` reuses its own state either way.
         """
-        self._d = None
+        if self._new_reusable is None:
+            self._d = None
+        else:
+            r = self._reusable
+            if r is None:
+                r = self._reusable = self._new_reusable()
+            else:
+                r.reset()
+            self._d = r
         self.consumed = 0
 
     def inflate_prefix(self, data: Buffer, size: int) -> tuple[bytes, int]:

@@ -62,9 +62,10 @@ def build_options() -> list[tuple[str, str]]:
         lines.append((f"backend {name}",
                       f"available, library {b.library_version}, binding {b.binding}"))
         lines.append((f"backend {name} inflate_prefix reuse", b.reuse_note))
-        if b.decompressobj is not None:
-            lines.append((f"backend {name} streaming reset",
-                          "new stream per reset (the Python binding has no inflateReset)"))
+        reuses, why = selection.stream_reset_reuses(b)
+        lines.append((f"backend {name} streaming reset",
+                      ("reused: one ctypes-driven stream, inflateReset per stream; "
+                       if reuses else "") + why))
         if b.deflate_levels != selection.GIT_LEVELS:
             lines.append((f"backend {name} levels", b.deflate_levels_note))
         for note in b.notes:

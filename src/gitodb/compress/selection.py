@@ -84,6 +84,41 @@ AUTO_RANKING: dict[str, tuple[list[str], str]] = {
 }
 
 
+# Does ``Inflater.reset()`` reuse the backend's inflate state (a ctypes-driven
+# ``stream.ZlibApiStream``, ``inflateReset`` per stream) or take a new binding
+# stream (``decompressobj()``)?  Measured for the pack scanner's pattern: one
+# stream per pack entry, known output size, ``decompress(view_of_rest, size + 1)``
+# (benchmarks/bench_compress.py, "streaming inflater" rows; CPU time per stream,
+# best of 5; tracemalloc peak per stream).  Reuse only where it is not slower.
+# ISA-L and libdeflate have no reusable stream (see their reusable_stream_note).
+STREAM_RESET: dict[str, tuple[bool, str]] = {
+    "zlib": (
+        False,
+        "new stream per reset: reusing one stream through ctypes is slower per stream "
+        "for the small entries that dominate packs (100 B 6.4 us vs 2.4 new, 1 KiB 12.1 "
+        "vs 9.0; 16 KiB about even, 65-85 vs 61-79 over runs) and wins only for large "
+        "ones (1 MiB 3.9 ms vs 4.6, half the peak memory), although it allocates no "
+        "state (a new stream: 7 KiB traced): its 4 ctypes calls and Python glue cost "
+        "more than CPython's malloc of a fresh stream",
+    ),
+    "zlib-ng": (
+        False,
+        "new stream per reset: reusing one zng_stream through ctypes is slower per "
+        "stream for the small entries that dominate packs (100 B 5.5 us vs 2.8 new, "
+        "1 KiB 10.6 vs 7.2, 16 KiB 41-57 vs 32-39 over runs) and wins only for large "
+        "ones (1 MiB 1.61 ms vs 1.75), although it allocates no state (a new zlib-ng "
+        "stream: 41 KiB traced)",
+    ),
+}
+
+
+def stream_reset_reuses(backend: Backend) -> tuple[bool, str]:
+    """Whether ``Inflater.reset`` on ``backend`` reuses its state, and why."""
+    if backend.new_reusable_stream is None:
+        return False, backend.reusable_stream_note
+    return STREAM_RESET.get(backend.name, (False, "not measured: a new stream per reset"))
+
+
 def can_do(backend: Backend, op: str) -> str | None:
     """None if ``backend`` can do ``op``, else why not."""
     if op == "inflate-stream" and backend.decompressobj is None:

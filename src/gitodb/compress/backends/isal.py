@@ -38,6 +38,9 @@ def load() -> Backend:
                     "layout is build-specific, so a reset costs a new stream"),
         decompressobj=isal_zlib.decompressobj,
         stream_errors=errors,
+        reusable_stream_note=("none: the isal binding has no inflateReset and ISA-L's "
+                              "inflate_state layout is build-specific (no ctypes route), "
+                              "so a reset costs a new stream"),
         deflate=isal_zlib.compress,
         compressobj=isal_zlib.compressobj,
         deflate_levels=ISAL_LEVELS,

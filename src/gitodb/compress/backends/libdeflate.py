@@ -106,6 +106,9 @@ def load() -> Backend:
         reuse_note=reuse_note,
         decompressobj=None,
         stream_errors=(),
+        reusable_stream_note=("none: libdeflate cannot stream (whole buffers only), so "
+                              "streaming inflate runs on the next best backend; its "
+                              "one decompressor is reused by inflate_prefix instead"),
         deflate=deflate,
         compressobj=None,
         notes=["no streaming: streaming inflate and deflate go to the next best backend",

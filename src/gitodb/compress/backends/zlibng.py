@@ -14,13 +14,18 @@ def load() -> Backend:
     errors = (zlib_ng.error,)
     try:
         from ..reuse import DIRECT_OUTPUT_MIN, ZlibApiContext, ZlibApiLibrary, fresh_bytes
+        from ..stream import ZlibApiStream
 
         lib = ZlibApiLibrary.zlib_ng(zlib_ng.__file__)
 
         def new_prefix_context() -> PrefixContext:
             return ZlibApiContext(lib)
 
+        def new_reusable_stream() -> ZlibApiStream:
+            return ZlibApiStream(lib)
+
         new_prefix_context()
+        new_reusable_stream().reset()
         inflate, inflate_prefix = make_ops(
             zlib_ng.decompressobj, errors, thread_local_prefix(new_prefix_context),
             DIRECT_OUTPUT_MIN if fresh_bytes is not None else 1 << 62)
@@ -32,6 +37,7 @@ def load() -> Backend:
             return NewStreamContext(inflate_prefix)
 
         reuse_note = f"not reusable ({e}): a new stream per reset"
+        new_reusable_stream = None  # type: ignore[assignment]
     return Backend(
         name="zlib-ng",
         library_version=str(zlib_ng.ZLIBNG_RUNTIME_VERSION),
@@ -44,6 +50,8 @@ def load() -> Backend:
         reuse_note=reuse_note,
         decompressobj=zlib_ng.decompressobj,
         stream_errors=errors,
+        new_reusable_stream=new_reusable_stream,
+        reusable_stream_note="" if new_reusable_stream is not None else reuse_note,
         deflate=zlib_ng.compress,
         compressobj=zlib_ng.compressobj,
     )
