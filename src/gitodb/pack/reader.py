@@ -232,47 +232,61 @@ class PackFile:
         oids = self.idx.oid_list()
         cache = self.cache
         entries = cache.entries
-        put = cache.put
+        get_cached = entries.get
+        touch = entries.move_to_end
+        evict = entries.popitem
+        limit = cache.limit
         kb = self.key_base
         inflate = compress.inflate
         n = len(so)
         data_end = self.data_end
         ratio = _MAX_INFLATE_RATIO
+        min_base = _PACK_HEADER_LEN
+        # The delta-base cache is updated inline (what DeltaBaseCache.put does): this
+        # loop runs once per object and a method call per object is measurable.
         for k in range(n):
             off = so[k]
             end = so[k + 1] if k + 1 < n else data_end
-            oid = oids[rev[k]]
             t, size, hlen = parse_entry_header(buf, off, path)
             pos = off + hlen
-            if 0 < t < 5 and size <= (end - pos) * ratio:
+            if t == OBJ_OFS_DELTA:
+                dist, nlen = parse_ofs_distance(buf, pos, path)
+                base_key = kb + off - dist
+                hit = get_cached(base_key) if 0 < dist <= off - min_base else None
+                start = pos + nlen
+                if hit is None or size > (end - start) * ratio:
+                    t, data = self.read_at(off)
+                    yield oids[rev[k]], off, t, data
+                    continue
+                touch(base_key)
+                try:
+                    delta = inflate(buf[start:end], size)
+                except CompressionError as e:
+                    raise PackError(f"corrupt pack entry: {e.message}", path=path,
+                                    offset=off) from None
+                t = hit[0]
+                data = apply_delta(hit[1], delta, path=path, offset=off)
+            elif 0 < t < 5 and size <= (end - pos) * ratio:
                 try:
                     data = inflate(buf[pos:end], size)
                 except CompressionError as e:
                     raise PackError(f"corrupt pack entry: {e.message}", path=path,
                                     offset=off) from None
-                if t == 2 or t == 3:
-                    put(kb + off, t, data)
-                yield oid, off, t, data
-                continue
-            if t == OBJ_OFS_DELTA:
-                dist, nlen = parse_ofs_distance(buf, pos, path)
-                hit = entries.get(kb + off - dist) if 0 < dist <= off - _PACK_HEADER_LEN \
-                    else None
-                start = pos + nlen
-                if hit is not None and size <= (end - start) * ratio:
-                    entries.move_to_end(kb + off - dist)
-                    try:
-                        delta = inflate(buf[start:end], size)
-                    except CompressionError as e:
-                        raise PackError(f"corrupt pack entry: {e.message}", path=path,
-                                        offset=off) from None
-                    t, base = hit
-                    data = apply_delta(base, delta, path=path, offset=off)
-                    put(kb + off, t, data)
-                    yield oid, off, t, data
+                if t != 2 and t != 3:  # commits and tags are rarely delta bases
+                    yield oids[rev[k]], off, t, data
                     continue
-            t, data = self.read_at(off)
-            yield oid, off, t, data
+            else:
+                t, data = self.read_at(off)
+                yield oids[rev[k]], off, t, data
+                continue
+            key = kb + off
+            if size <= limit and key not in entries:
+                entries[key] = (t, data)
+                cache.size += size
+                if cache.size > limit:
+                    while cache.size > limit:
+                        cache.size -= len(evict(last=False)[1][1])
+            yield oids[rev[k]], off, t, data
 
     def headers_by_position(self) -> tuple[bytearray, array]:
         """Type numbers and sizes of every entry, indexed by index (id-order) position.

@@ -413,8 +413,7 @@ class ObjectDatabase:
         """
         names = TYPE_NAMES
         if order == "pack":
-            for oid, t_name, data in self._iter_objects_pack_order():
-                yield oid, t_name, data
+            yield from self._iter_objects_pack_order()
             return
         for oid, pack, where in self.iter_located(order):
             if pack is not None:
@@ -438,12 +437,14 @@ class ObjectDatabase:
                     yield oid, got[0], got[1]
         check = bool(seen) or len(self.packs) > 1
         for pack in self.packs:
+            if not check:
+                for oid, _off, t, data in pack.iter_objects():
+                    yield oid, names[t], data
+                continue
             for oid, _off, t, data in pack.iter_objects():
-                if check:
-                    if oid in seen:
-                        continue
+                if oid not in seen:
                     seen.add(oid)
-                yield oid, names[t], data
+                    yield oid, names[t], data
 
     def iter_oids(self, order: str = "sorted") -> Iterator[bytes]:
         """Every object id once; ``order`` is ``"sorted"`` or ``"pack"`` (see ``iter_located``)."""
