@@ -544,7 +544,7 @@ class PackFile:
         """
         routing = compress.routing()
         if routing is not self._routing:
-            stream = routing.backend("inflate-stream")
+            stream = routing.backend("inflate-head")
             self._routing = routing
             self._head_decompressobj = stream.decompressobj
             self._head_errors = stream.stream_errors
