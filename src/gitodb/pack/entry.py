@@ -86,9 +86,8 @@ def encode_ofs_distance(distance: int) -> bytes:
 
 # Every pack walk calls these once per entry: use the C versions when they were built
 # (same results, same errors; tests compare the two).
-parse_entry_header = parse_entry_header_python
-parse_ofs_distance = parse_ofs_distance_python
 try:
-    from gitodb.pack._cdelta import parse_entry_header, parse_ofs_distance  # noqa: F401, F811
+    from gitodb.pack._cdelta import parse_entry_header, parse_ofs_distance
 except ImportError:  # built without a C compiler
-    pass
+    parse_entry_header = parse_entry_header_python
+    parse_ofs_distance = parse_ofs_distance_python
