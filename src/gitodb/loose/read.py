@@ -13,6 +13,7 @@ from gitodb import compress
 from gitodb.errors import CompressionError, GitodbError, LooseObjectError
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import parse_object_header
+from gitodb.objects.stream import ObjectStream
 
 # Enough inflated bytes to hold any valid header ("commit 18446744073709551615\0").
 _HEADER_PEEK = 64
@@ -169,10 +170,8 @@ def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
     return type_name, data
 
 
-class LooseObjectStream:
+class LooseObjectStream(ObjectStream):
     """File-like reader of one loose object's content, inflated incrementally."""
-
-    CHUNK = 1 << 16
 
     def __init__(self, f, path: str) -> None:  # type: ignore[no-untyped-def]
         self._f = f
@@ -190,27 +189,6 @@ class LooseObjectStream:
             raise LooseObjectError("object inflates to more than its declared size",
                                    path=path, offset=0)
 
-    def read(self, n: int = -1) -> bytes:
-        """Read up to ``n`` bytes of content (all remaining when ``n < 0``)."""
-        parts = []
-        want = n if n >= 0 else self.size + 1
-        while want > 0:
-            if self._pending:
-                piece = self._pending[:want]
-                self._pending = self._pending[len(piece):]
-                parts.append(piece)
-                want -= len(piece)
-                continue
-            if self._remaining == 0:
-                break
-            out = self._next_chunk()
-            self._remaining -= len(out)
-            if self._remaining < 0:
-                raise LooseObjectError("object inflates to more than its declared size",
-                                       path=self.path, offset=self._inf.consumed)
-            self._pending = out
-        return b"".join(parts)
-
     def _next_chunk(self) -> bytes:
         inf = self._inf
         try:
@@ -221,6 +199,10 @@ class LooseObjectStream:
                 out = inf.decompress(data, self.CHUNK)
                 self._tail = inf.unconsumed_tail
                 if out:
+                    self._remaining -= len(out)
+                    if self._remaining < 0:
+                        raise LooseObjectError("object inflates to more than its declared size",
+                                               path=self.path, offset=inf.consumed)
                     return out
                 if not data:
                     raise LooseObjectError("loose object is truncated", path=self.path,
@@ -236,9 +218,3 @@ class LooseObjectStream:
     def close(self) -> None:
         """Close the underlying file."""
         self._f.close()
-
-    def __enter__(self) -> LooseObjectStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()

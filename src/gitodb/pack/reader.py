@@ -27,6 +27,7 @@ from gitodb import compress
 from gitodb.errors import CompressionError, DeltaError, PackError
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
+from gitodb.objects.stream import ObjectStream
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
@@ -599,10 +600,8 @@ def _failing_offset(chain: list[tuple[int, int, int]], off: int) -> int:
     return chain[-1][0] if chain else off
 
 
-class PackEntryStream:
+class PackEntryStream(ObjectStream):
     """File-like reader over one non-delta pack entry, inflating incrementally."""
-
-    CHUNK = 1 << 16
 
     def __init__(self, pack: PackFile, type_name: str, size: int, start: int, end: int,
                  offset: int) -> None:
@@ -616,22 +615,6 @@ class PackEntryStream:
         self._remaining = size
         self._pending = b""
         self._tail: bytes | memoryview = b""
-
-    def read(self, n: int = -1) -> bytes:
-        """Read up to ``n`` bytes (all remaining when ``n < 0``)."""
-        parts = []
-        want = n if n >= 0 else self.size + 1
-        while want > 0:
-            if self._pending:
-                piece = self._pending[:want]
-                self._pending = self._pending[len(piece):]
-                parts.append(piece)
-                want -= len(piece)
-                continue
-            if self._remaining == 0:
-                break
-            self._pending = self._next_chunk()
-        return b"".join(parts)
 
     def _next_chunk(self) -> bytes:
         inf = self._inf
@@ -662,13 +645,8 @@ class PackEntryStream:
                             offset=self._offset) from None
 
     def close(self) -> None:
-        """Nothing to release (the pack stays open)."""
+        """Nothing to release: the pack stays open."""
 
-    def __enter__(self) -> PackEntryStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 __all__ = ["PackFile", "DeltaBaseCache", "PackEntryStream", "DEFAULT_DELTA_BASE_CACHE_LIMIT"]
