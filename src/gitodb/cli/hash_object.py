@@ -158,26 +158,26 @@ def _parse_long(arg: str, argv: list[str], i: int, opts: dict[str, Any]) -> int:
                 value = rest[1:] if rest else None
                 return _get_value(opt, unset_by_name, value, argv, i, opts)
             unset = False
-            if long_name.startswith(name):
-                pass   # abbreviated
-            elif "no-".startswith(arg):
-                unset = True   # "--no" or "--no-": abbreviated negation
-            elif not arg.startswith("no-"):
-                if long_name.startswith("no-"):
-                    long_name = long_name[3:]
-                    unset_by_name = True
-                    continue
-                break
-            else:
-                unset = True
-                if arg[3:].startswith(long_name):
-                    rest = arg[3 + len(long_name):]
-                    if rest and rest[0] != "=":
-                        break
-                    value = rest[1:] if rest else None
-                    return _get_value(opt, not unset_by_name, value, argv, i, opts)
-                if not long_name.startswith(arg[3:]):
+            # An abbreviation of this option's name needs nothing more; else try negations.
+            if not long_name.startswith(name):
+                if "no-".startswith(arg):
+                    unset = True   # "--no" or "--no-": abbreviated negation
+                elif not arg.startswith("no-"):
+                    if long_name.startswith("no-"):
+                        long_name = long_name[3:]
+                        unset_by_name = True
+                        continue
                     break
+                else:
+                    unset = True
+                    if arg[3:].startswith(long_name):
+                        rest = arg[3 + len(long_name):]
+                        if rest and rest[0] != "=":
+                            break
+                        value = rest[1:] if rest else None
+                        return _get_value(opt, not unset_by_name, value, argv, i, opts)
+                    if not long_name.startswith(arg[3:]):
+                        break
             if abbrev is not None:
                 ambiguous = abbrev
             abbrev = (opt, unset != unset_by_name)

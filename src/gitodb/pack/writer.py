@@ -1,6 +1,6 @@
 """Streaming pack writer: objects go into a new pack without ever being held whole.
 
-The pack is written to ``objects/pack/tmp_pack_XXXXXX``: the ``PACK`` header, one
+The pack is written to ``objects/pack/tmp_pack_<random suffix>``: the ``PACK`` header, one
 entry per object (entry header, then the zlib stream at ``pack.compression``),
 then the checksum of everything before it.  ``finish()`` writes the ``.idx`` (v2)
 and ``.rev`` next to it under temporary names, then moves them into place as
