@@ -96,7 +96,9 @@ def main(argv: list[str] | None = None) -> int:
             return 1
         name = args.pop(0)
         if name not in COMMANDS:
-            return fatal(f"'{name}' is not a gitodb command. See 'gitodb --help'.")
+            # Git's wording and status for an unknown command.
+            sys.stderr.write(f"gitodb: '{name}' is not a gitodb command. See 'gitodb --help'.\n")
+            return 1
         if ctx.zlib_backend is not None:
             from gitodb import compress
 
