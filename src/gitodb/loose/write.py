@@ -48,7 +48,7 @@ def loose_object_path(objects_dir: str | os.PathLike[str], oid: bytes) -> str:
 
 
 def create_temp_file(directory: str, prefix: str) -> tuple[int, str]:
-    """Create ``<directory>/<prefix><random suffix>`` exclusively with mode 0444; return (fd, path)."""
+    """Create ``<directory>/<prefix><random>`` exclusively, mode 0444; return (fd, path)."""
     for _ in range(100):
         path = os.path.join(directory, prefix + os.urandom(4).hex()[:6])
         try:
