@@ -10,9 +10,9 @@ Two passes, like Git:
 2. **Resolve.**  Each non-delta object that other entries are deltas against is
    the root of a tree of deltas (children found by base offset for OFS_DELTA
    and by base id for REF_DELTA).  Trees are independent, so with ``threads``
-   > 1 they are shared out: to forked processes when there are many (delta
-   application is Python and holds the GIL), else to threads (zlib and hashlib
-   release it).  A walk keeps only the chain from the root to the current entry
+   > 1 they are shared out: to forked processes when there are many (the walk
+   per entry is Python and holds the GIL; only zlib, hashlib and the C delta
+   application release it), else to threads.  A walk keeps only the chain from the root to the current entry
    in memory.
 
 With ``fix_thin``, REF_DELTA entries whose base is not in the pack get that
@@ -495,7 +495,7 @@ class _Resolver:
     def _resolve_forked(self, roots: Sequence[int], workers: int) -> None:
         """Resolve delta trees in this process plus ``workers - 1`` forked children.
 
-        Delta application is Python code that holds the GIL, so threads cannot
+        The per-entry walk is Python code that holds the GIL, so threads cannot
         run it in parallel; forked children can, sharing the mapped pack and the
         scan's state copy-on-write.  Every delta belongs to exactly one tree (its
         chain ends at one root), so no two processes resolve the same entry.  A
