@@ -50,3 +50,15 @@ def make_pack(tmp_path: Path, object_format: str = "sha1", *git_options: str) ->
     git(*git_options, "repack", "-q", "-a", "-d", "-f", cwd=repo)
     (pack,) = (repo / ".git/objects/pack").glob("*.pack")
     return pack
+
+
+def snapshot(root: Path) -> dict[str, bytes | None]:
+    """Every path under ``root`` with its content (None for directories)."""
+    out: dict[str, bytes | None] = {}
+    for dirpath, dirnames, filenames in os.walk(root):
+        for d in dirnames:
+            out[os.path.relpath(os.path.join(dirpath, d), root)] = None
+        for f in filenames:
+            p = os.path.join(dirpath, f)
+            out[os.path.relpath(p, root)] = Path(p).read_bytes()
+    return out

@@ -19,19 +19,7 @@ from gitodb.loose.write import loose_object_path, write_loose_object, write_loos
 from gitodb.objects import SHA1, SHA256, format_by_name
 from gitodb.repo import Repository
 from gitodb.repo.write import ObjectWriter, WriteSettings, compute_object_id, write_object
-from helpers import git
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    """Every path under ``root`` with its content (None for directories)."""
-    out: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root)] = None
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            out[os.path.relpath(p, root)] = Path(p).read_bytes()
-    return out
+from helpers import git, snapshot
 
 
 @pytest.fixture(params=["sha1", "sha256"])

@@ -19,18 +19,7 @@ from gitodb.pack import writer as pack_writer
 from gitodb.pack.writer import PackWriter
 from gitodb.repo import Repository
 from gitodb.repo.write import ObjectWriter, WriteSettings, write_object_stream
-from helpers import git, git_env
-
-
-def snapshot(root: Path) -> dict[str, bytes | None]:
-    out: dict[str, bytes | None] = {}
-    for dirpath, dirnames, filenames in os.walk(root):
-        for d in dirnames:
-            out[os.path.relpath(os.path.join(dirpath, d), root)] = None
-        for f in filenames:
-            p = os.path.join(dirpath, f)
-            out[os.path.relpath(p, root)] = Path(p).read_bytes()
-    return out
+from helpers import git, git_env, snapshot
 
 
 def check_pack_with_git(repo_dir: Path, pack_path: str) -> None:
