@@ -35,3 +35,27 @@ def test_header_scan_and_orders_match_python(tmp_path: Path, monkeypatch, object
     # Sizes are the objects' sizes, deltas included.
     for p in range(slow.count):
         assert slow.read_at(slow.offsets[p])[1].__len__() == sizes[p]
+
+
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_check_lines_match_python_formatting(tmp_path: Path, object_format: str) -> None:
+    from array import array
+
+    from gitodb.pack._cdelta import check_lines
+
+    from helpers import git
+
+    fmt = SHA1 if object_format == "sha1" else SHA256
+    pack = PackFile(make_pack(tmp_path, object_format), fmt)
+    types, sizes = pack.headers_by_position()
+    oids = pack.idx.oid_list()
+    names = [b"", b"commit", b"tree", b"blob", b"tag"]
+    for positions in (array("I", range(len(oids))), pack.rev_order, array("I")):
+        expected = b"".join(b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p])
+                            for p in positions)
+        assert check_lines(oids, types, sizes, positions) == expected
+    # ... which is what git prints for the whole pack, in id order.
+    assert check_lines(oids, types, sizes, array("I", range(len(oids)))) == git(
+        "cat-file", "--batch-check", "--batch-all-objects", cwd=tmp_path / "repo")
+    with pytest.raises(ValueError):
+        check_lines(oids, types, sizes, array("I", [len(oids)]))

@@ -28,6 +28,11 @@ from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.pretty import format_tree
 from gitodb.repo.revparse import MissingPathError, resolve_full
 
+try:
+    from gitodb.pack._cdelta import check_lines as _check_lines
+except ImportError:  # built without a C compiler
+    _check_lines = None
+
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
     from gitodb.repo import Repository
@@ -45,6 +50,8 @@ KNOWN_ATOMS = ("objectname", "objecttype", "objectsize", "objectsize:disk", "del
                "rest")
 # Flush the output buffer once it holds this much (one large write per chunk).
 OUTPUT_CHUNK = 1 << 20
+# Objects per write of --batch-check --batch-all-objects output.
+_CHECK_LINES_CHUNK = 1 << 16
 # Buffers per writev call (the kernel's UIO_MAXIOV).
 _IOV_MAX = 1024
 
@@ -571,12 +578,15 @@ class BatchRunner:
         oids = pack.idx.oid_list()
         names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
         positions = pack.rev_order if unordered else range(len(oids))
-        out = self.out
-        stream_write = out.stream.write
-        lines = [b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p])
-                 for p in positions]
-        for start in range(0, len(lines), 16384):
-            stream_write(b"".join(lines[start:start + 16384]))
+        stream_write = self.out.stream.write
+        for start in range(0, len(oids), _CHECK_LINES_CHUNK):
+            chunk = positions[start:start + _CHECK_LINES_CHUNK]
+            if _check_lines is not None:  # the same lines, formatted in C
+                stream_write(_check_lines(oids, types, sizes, array("I", chunk)))
+            else:
+                stream_write(b"".join([b"%s %s %d\n" % (oids[p].hex().encode(),
+                                                           names[types[p]], sizes[p])
+                                       for p in chunk]))
         return True
 
     def _all_default_check(self, located: Iterator) -> None:  # type: ignore[type-arg]

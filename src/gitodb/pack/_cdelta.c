@@ -511,7 +511,89 @@ done:
     return result;
 }
 
+/*
+ * check_lines(oids: list of bytes, types: bytes-like, sizes: native uint64 buffer,
+ *             positions: native uint32 buffer or None) -> bytes
+ *
+ * The lines "<hex id> <type> <size>\n" of cat-file's default --batch-check format
+ * for the given index positions (all, in id order, when positions is None).
+ */
+static PyObject *
+check_lines(PyObject *self, PyObject *args)
+{
+    static const char *names[] = {"", "commit", "tree", "blob", "tag"};
+    static const char hex[] = "0123456789abcdef";
+    PyObject *oids, *positions_obj;
+    Py_buffer types, sizes, positions = {0};
+    if (!PyArg_ParseTuple(args, "O!y*y*O:check_lines", &PyList_Type, &oids, &types, &sizes,
+                          &positions_obj))
+        return NULL;
+    PyObject *out = NULL;
+    Py_ssize_t n = PyList_GET_SIZE(oids);
+    int have_positions = positions_obj != Py_None;
+    if (have_positions && PyObject_GetBuffer(positions_obj, &positions, PyBUF_SIMPLE))
+        goto done;
+    Py_ssize_t count = have_positions ? positions.len / 4 : n;
+    if (types.len < n || sizes.len / 8 < n) {
+        PyErr_SetString(PyExc_ValueError, "check_lines: types/sizes shorter than oids");
+        goto done;
+    }
+    /* Longest line: 2 * 32 hex + " commit " + 20 digits + "\n". */
+    out = PyBytes_FromStringAndSize(NULL, count * (64 + 8 + 20 + 1) + 1);
+    if (!out)
+        goto done;
+    {
+        char *w = PyBytes_AS_STRING(out);
+        const unsigned char *t = types.buf;
+        const unsigned long long *sz = sizes.buf;
+        const unsigned int *pos = positions.buf;
+        for (Py_ssize_t i = 0; i < count; i++) {
+            Py_ssize_t p = have_positions ? (Py_ssize_t)pos[i] : i;
+            if (p >= n || t[p] > 4) {
+                Py_CLEAR(out);
+                PyErr_SetString(PyExc_ValueError, "check_lines: bad position or type");
+                goto done;
+            }
+            PyObject *oid = PyList_GET_ITEM(oids, p);
+            if (!PyBytes_Check(oid) || PyBytes_GET_SIZE(oid) > 32) {
+                Py_CLEAR(out);
+                PyErr_SetString(PyExc_TypeError, "check_lines: ids must be bytes");
+                goto done;
+            }
+            const unsigned char *id = (const unsigned char *)PyBytes_AS_STRING(oid);
+            for (Py_ssize_t k = 0; k < PyBytes_GET_SIZE(oid); k++) {
+                *w++ = hex[id[k] >> 4];
+                *w++ = hex[id[k] & 15];
+            }
+            *w++ = ' ';
+            size_t len = strlen(names[t[p]]);
+            memcpy(w, names[t[p]], len);
+            w += len;
+            *w++ = ' ';
+            char digits[24];
+            int d = 0;
+            unsigned long long v = sz[p];
+            do {
+                digits[d++] = (char)('0' + v % 10);
+                v /= 10;
+            } while (v);
+            while (d)
+                *w++ = digits[--d];
+            *w++ = '\n';
+        }
+        _PyBytes_Resize(&out, w - PyBytes_AS_STRING(out));
+    }
+done:
+    PyBuffer_Release(&types);
+    PyBuffer_Release(&sizes);
+    if (have_positions && positions.obj)
+        PyBuffer_Release(&positions);
+    return out;
+}
+
 static PyMethodDef methods[] = {
+    {"check_lines", check_lines, METH_VARARGS,
+     "check_lines(oids, types, sizes, positions) -> bytes: default --batch-check lines"},
     {"rev_order", rev_order, METH_O,
      "rev_order(offsets) -> bytes: uint32 index positions in pack-offset order"},
     {"gather_u64", gather_u64, METH_VARARGS,
