@@ -120,3 +120,42 @@ class NewStreamContext:
 
     def __init__(self, inflate_prefix: Callable[[Buffer, int], tuple[bytes, int]]) -> None:
         self.inflate_prefix = inflate_prefix
+
+
+def zlib_api_ops(decompressobj: Callable[[], Any], errors: tuple[Any, ...],
+                 open_library: Callable[[Any], Any], reused_note: str) -> dict[str, Any]:
+    """The inflate operations of a backend that has zlib's C API (stdlib zlib, zlib-ng).
+
+    ``open_library(ZlibApiLibrary)`` opens that API through ctypes; when it
+    works, ``inflate_prefix`` and the reusable stream reuse one inflate state, else
+    every stream is a new binding stream and the note says why.  Returns the
+    ``Backend`` fields ``inflate``, ``inflate_prefix``, ``new_prefix_context``,
+    ``reuse_note``, ``new_reusable_stream`` and ``reusable_stream_note``.
+    """
+    try:
+        from .reuse import DIRECT_OUTPUT_MIN, ZlibApiContext, ZlibApiLibrary, fresh_bytes
+        from .stream import ZlibApiStream
+
+        lib = open_library(ZlibApiLibrary)
+
+        def new_prefix_context() -> Any:
+            return ZlibApiContext(lib)
+
+        def new_reusable_stream() -> ZlibApiStream:
+            return ZlibApiStream(lib)
+
+        new_prefix_context()  # prove it works here before promising it
+        new_reusable_stream().reset()
+        inflate, inflate_prefix = make_ops(
+            decompressobj, errors, thread_local_prefix(new_prefix_context),
+            DIRECT_OUTPUT_MIN if fresh_bytes is not None else 1 << 62)
+        return {"inflate": inflate, "inflate_prefix": inflate_prefix,
+                "new_prefix_context": new_prefix_context, "reuse_note": reused_note,
+                "new_reusable_stream": new_reusable_stream, "reusable_stream_note": ""}
+    except Exception as e:  # reuse is only an optimisation: report why not
+        inflate, inflate_prefix = make_ops(decompressobj, errors)
+        note = f"not reusable ({e}): a new stream per reset"
+        return {"inflate": inflate, "inflate_prefix": inflate_prefix,
+                "new_prefix_context": lambda: NewStreamContext(inflate_prefix),
+                "reuse_note": note, "new_reusable_stream": None,
+                "reusable_stream_note": note}
