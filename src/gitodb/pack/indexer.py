@@ -12,8 +12,8 @@ Two passes, like Git:
    and by base id for REF_DELTA).  Trees are independent, so with ``threads``
    > 1 they are shared out: to forked processes when there are many (the walk
    per entry is Python and holds the GIL; only zlib, hashlib and the C delta
-   application release it), else to threads.  A walk keeps only the chain from the root to the current entry
-   in memory.
+   application release it), else to threads.  A walk keeps only the chain from
+   the root to the current entry in memory.
 
 With ``fix_thin``, REF_DELTA entries whose base is not in the pack get that
 base from the repository, appended to the pack as a full object in Git's order,
