@@ -6,8 +6,9 @@ import subprocess
 import sys
 from pathlib import Path
 
-import gitodb
 import pytest
+
+import gitodb
 from helpers import git
 
 
