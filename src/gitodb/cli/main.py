@@ -49,7 +49,12 @@ class Context:
         """Open the repository these options point at (discovery like Git)."""
         from gitodb.repo import Repository
 
-        return Repository.discover(git_dir=self.git_dir, config_overrides=self.config_overrides)
+        repo = Repository.discover(git_dir=self.git_dir, config_overrides=self.config_overrides)
+        # Git reads core.fsync* with the rest of its config in every command and
+        # warns about what it ignores; a value it cannot parse is fatal.
+        for message in repo.fsync_policy.warnings:
+            sys.stderr.write(f"warning: {message}\n")
+        return repo
 
 
 def fatal(message: str) -> int:
