@@ -168,7 +168,8 @@ class FsyncPolicy:
 
         ``config`` is a :class:`gitodb.repo.config.Config` (or anything with its
         ``get_raw_all``/``get_bool``).  A key without a value, or a bad boolean,
-        raises ``ConfigError`` with Git's message; unknown names are warnings.
+        raises ``ConfigError`` with Git's message (its ``warnings`` attribute, when
+        set, holds the warnings Git prints before it); unknown names are warnings.
         """
         warnings: list[str] = []
         raw = getattr(config, "get_raw_all", None)
@@ -182,7 +183,12 @@ class FsyncPolicy:
                 components = parse_components(value, warnings)
             if raw("core.fsyncobjectfiles"):
                 warnings.append("core.fsyncObjectFiles is deprecated; use core.fsync instead")
-                object_files = bool(config.get_bool("core.fsyncobjectfiles", False))
+                try:
+                    object_files = bool(config.get_bool("core.fsyncobjectfiles", False))
+                except ConfigError as e:
+                    # Git has printed the deprecation warning before it dies.
+                    e.warnings = tuple(warnings)  # type: ignore[attr-defined]
+                    raise
             for value in raw("core.fsyncmethod"):
                 if value is None:
                     raise ConfigError("missing value for 'core.fsyncmethod'")
