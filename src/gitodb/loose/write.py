@@ -86,7 +86,12 @@ def link_into_place(temp_path: str, final_path: str) -> bool:
         # object file with identical content is harmless.
         os.replace(temp_path, final_path)
         return True
-    os.unlink(temp_path)
+    try:
+        os.unlink(temp_path)
+    except OSError:
+        # The object is in place; a temporary name that cannot be removed is only
+        # litter (Git warns and goes on), not a reason to fail the write.
+        pass
     return created
 
 
@@ -179,12 +184,15 @@ class LooseBatch:
         self.fsync = fsync
         self.active = fsync.batch_enabled(Component.LOOSE_OBJECT)
         self._pending: dict[bytes, tuple[str, str]] = {}   # oid -> (temp path, final path)
+        self._made_dirs: list[str] = []   # fan-out directories this batch created
 
     def __contains__(self, oid: bytes) -> bool:
         return oid in self._pending
 
-    def _add(self, oid: bytes, temp_path: str, final_path: str) -> None:
+    def _add(self, oid: bytes, temp_path: str, final_path: str, made_dir: bool) -> None:
         self._pending[oid] = (temp_path, final_path)
+        if made_dir:
+            self._made_dirs.append(os.path.dirname(final_path))
 
     def commit(self) -> None:
         """Make the pending objects durable with one fsync, then give them their names."""
@@ -205,12 +213,16 @@ class LooseBatch:
             raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
                                    path=self.objects_dir) from e
         self._pending.clear()
+        self._made_dirs.clear()
 
     def abort(self) -> None:
         """Remove every pending object; nothing of the batch becomes visible."""
         for temp_path, _final in self._pending.values():
             _remove_quietly(temp_path)
+        for directory in self._made_dirs:
+            _remove_quietly(directory, directory=True)   # only if empty
         self._pending.clear()
+        self._made_dirs.clear()
 
     def __enter__(self) -> LooseBatch:
         return self
@@ -222,10 +234,11 @@ class LooseBatch:
             self.abort()
 
 
-def _publish(out: _LooseFile, oid: bytes, final: str, batch: LooseBatch | None) -> None:
+def _publish(out: _LooseFile, oid: bytes, final: str, batch: LooseBatch | None,
+             made_dir: bool) -> None:
     """Give a closed object file its final name, or leave that to ``batch``."""
     if batch is not None and batch.active:
-        batch._add(oid, out.path, final)
+        batch._add(oid, out.path, final, made_dir)
     else:
         link_into_place(out.path, final)
 
@@ -261,7 +274,7 @@ def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
         out.feed(header)
         out.feed(data)
         out.close()
-        _publish(out, oid, final, batch)
+        _publish(out, oid, final, batch, made_dir)
     except BaseException as e:
         if out is not None:
             out.discard()
@@ -311,7 +324,7 @@ def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
             return oid
         fanout = os.path.dirname(final)
         made_dir = _ensure_dir(fanout)
-        _publish(out, oid, final, batch)
+        _publish(out, oid, final, batch, made_dir)
     except BaseException as e:
         out.discard()
         if made_dir:

@@ -134,10 +134,10 @@ class PackWriter:
         if self._fd < 0:
             raise PackError("pack writer is already finished", path=self._pack_tmp)
         type_num = TYPE_NUMBERS[type_name]
-        self._flush()
-        start = self._offset
-        hasher_before = self._hasher.copy()
         try:
+            self._flush()
+            start = self._offset
+            hasher_before = self._hasher.copy()
             oid = self._write_entry(type_num, type_name, size, chunks)
         except BaseException as e:
             self.abort()
