@@ -29,7 +29,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import stress_scale
 from faultkit import (
     STRACE,
     Tally,
@@ -42,6 +41,8 @@ from faultkit import (
     replica,
     trace,
 )
+
+from conftest import stress_scale
 
 pytestmark = pytest.mark.stress
 

@@ -33,7 +33,6 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import stress_scale
 from faultkit import (
     STRACE,
     TEMP_NAMES,
@@ -48,10 +47,11 @@ from faultkit import (
     replica,
     trace,
 )
-from helpers import snapshot
 
+from conftest import stress_scale
 from gitodb.durable import Component
 from gitodb.errors import GitodbError
+from helpers import snapshot
 
 pytestmark = pytest.mark.stress
 
