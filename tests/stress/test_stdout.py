@@ -22,8 +22,9 @@ import time
 from pathlib import Path
 
 import pytest
-from conftest import stress_scale
 from faultkit import Tally, env, git_run, gitodb_cmd
+
+from conftest import stress_scale
 
 pytestmark = pytest.mark.stress
 
