@@ -386,3 +386,19 @@ def test_fsync_failure_is_typed_and_leaves_nothing(tmp_path: Path,
             repo.refs.update_ref("refs/heads/x", oid)
     after = {p for p in gitdir.rglob("*") if p.is_file()}
     assert after == before
+
+
+@needs_proc
+def test_batch_fsync_failure_drops_the_batch(tmp_path: Path,
+                                             monkeypatch: pytest.MonkeyPatch) -> None:
+    import errno
+
+    repo = _repo(tmp_path, "core.fsync=loose-object", "core.fsyncMethod=batch")
+    objects = tmp_path / "r/.git/objects"
+    before = sorted(objects.rglob("*"))
+    Recorder(monkeypatch, fail=errno.EIO)
+    w = ObjectWriter(repo)
+    with pytest.raises(FsyncError, match="bulk_fsync_"), w.batch():
+        w.write("blob", b"a\n")
+        w.write("blob", b"b\n")
+    assert sorted(objects.rglob("*")) == before   # no temp file, no object, no fan-out dir

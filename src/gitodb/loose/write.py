@@ -198,20 +198,24 @@ class LooseBatch:
         """Make the pending objects durable with one fsync, then give them their names."""
         if not self._pending:
             return
-        if self.fsync.enabled:
-            fd, path = create_temp_file(self.objects_dir, "bulk_fsync_")
-            try:
-                full_sync(fd, path)
-            finally:
-                os.close(fd)
-                _remove_quietly(path)
         try:
+            if self.fsync.enabled:
+                fd, path = create_temp_file(self.objects_dir, "bulk_fsync_")
+                try:
+                    full_sync(fd, path)
+                finally:
+                    os.close(fd)
+                    _remove_quietly(path)
+            # Objects linked before a failure stay: they are complete, and another
+            # writer may already rely on them (Git never removes a stored object).
             for temp_path, final_path in self._pending.values():
                 link_into_place(temp_path, final_path)
-        except OSError as e:
+        except BaseException as e:
             self.abort()
-            raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
-                                   path=self.objects_dir) from e
+            if isinstance(e, OSError):
+                raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
+                                       path=self.objects_dir) from e
+            raise
         self._pending.clear()
         self._made_dirs.clear()
 
