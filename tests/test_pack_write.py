@@ -214,6 +214,7 @@ def test_two_gib_file_is_streamed_in_bounded_memory(tmp_path: Path, write: bool)
 
 
 def test_settings_from_config() -> None:
+    from gitodb.durable import Component
     from gitodb.repo.config import Config
 
     c = Config()
@@ -221,12 +222,12 @@ def test_settings_from_config() -> None:
                        "core.fsyncObjectFiles=true"])
     s = WriteSettings.from_config(c)
     assert (s.loose_compression, s.pack_compression, s.big_file_threshold) == (3, 3, 2 << 20)
-    assert (s.fsync_loose, s.fsync_pack) == (True, False)
+    assert (s.fsync.object_files, s.fsync.wants(Component.PACK)) == (True, False)
     c = Config()
     c.apply_overrides(["core.fsync=-pack,loose-object"])
     s = WriteSettings.from_config(c)
-    assert (s.fsync_loose, s.fsync_pack, s.loose_compression, s.pack_compression) == \
-        (True, False, 1, -1)
+    assert (s.fsync.wants(Component.LOOSE_OBJECT), s.fsync.wants(Component.PACK),
+            s.loose_compression, s.pack_compression) == (True, False, 1, -1)
 
 
 @pytest.mark.e2e

@@ -99,3 +99,11 @@ class ObjectCheckError(ObjectFormatError):
 
 class ObjectWriteError(GitodbError):
     """An object could not be stored (read error on the source, I/O error on the store)."""
+
+
+class FsyncError(GitodbError):
+    """Flushing a finished file to disk failed (Git: ``fsync error on '<path>'``)."""
+
+    def _render(self) -> str:
+        # The message already names the file, as Git's does.
+        return self.message

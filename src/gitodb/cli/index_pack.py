@@ -19,7 +19,8 @@ import os
 import sys
 from typing import Any
 
-from gitodb.errors import ObjectNotFoundError, PackError, RepositoryError
+from gitodb.durable import DEFAULT_POLICY
+from gitodb.errors import ConfigError, ObjectNotFoundError, PackError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
 from gitodb.pack.idx import OFFSET32_LIMIT
 from gitodb.pack.indexer import (
@@ -107,6 +108,8 @@ def _parse_index_version(text: str) -> tuple[int, int]:
 def _open_repo(ctx: Any) -> Any:
     try:
         return ctx.open_repository()
+    except ConfigError:
+        raise
     except RepositoryError:
         return None
 
@@ -182,6 +185,7 @@ def run(argv: list[str], ctx: Any) -> int:
                             keep_msg=args.keep, threads=threads, fix_thin=args.fix_thin,
                             strict=args.strict, progress=meter, progress_title=args.progress_title,
                             compression_level=level)
+    fsync = repo.fsync_policy if repo is not None else DEFAULT_POLICY
     try:
         if args.stdin:
             if repo is None and args.pack_file is None:
@@ -192,11 +196,13 @@ def run(argv: list[str], ctx: Any) -> int:
                 pack_dir=os.path.join(repo.common_dir, "objects", "pack") if repo else None,
                 pack_path=args.pack_file, index_path=args.index_file,
                 base_lookup=_lookup(odb) if odb is not None else None,
-                contains=odb.contains if odb is not None else None)
+                contains=odb.contains if odb is not None else None,
+                fsync=fsync)
             report = "keep" if outcome.keep_created else "pack"
             sys.stdout.write(f"{report}\t{outcome.pack_hash}\n")
         else:
-            outcome = index_pack_file(args.pack_file, fmt, opts, index_path=args.index_file)
+            outcome = index_pack_file(args.pack_file, fmt, opts, index_path=args.index_file,
+                                      fsync=fsync)
             sys.stdout.write(f"{outcome.pack_hash}\n")
     finally:
         if meter is not None:

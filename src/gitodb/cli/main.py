@@ -47,9 +47,24 @@ class Context:
 
     def open_repository(self):  # type: ignore[no-untyped-def]
         """Open the repository these options point at (discovery like Git)."""
+        from gitodb.errors import ConfigError
         from gitodb.repo import Repository
 
-        return Repository.discover(git_dir=self.git_dir, config_overrides=self.config_overrides)
+        repo = Repository.discover(git_dir=self.git_dir, config_overrides=self.config_overrides)
+        # Git reads core.fsync* with the rest of its config in every command and
+        # warns about what it ignores; a value it cannot parse is fatal.
+        try:
+            warnings = repo.fsync_policy.warnings
+        except ConfigError as e:
+            _warn(getattr(e, "warnings", ()))
+            raise
+        _warn(warnings)
+        return repo
+
+
+def _warn(messages: tuple[str, ...]) -> None:
+    for message in messages:
+        sys.stderr.write(f"warning: {message}\n")
 
 
 def fatal(message: str) -> int:

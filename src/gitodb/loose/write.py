@@ -11,6 +11,11 @@ removed: the store is left as it was.
 Objects whose id is only known after reading all the data (``write_loose_stream``)
 are compressed into a temporary file directly under ``objects/`` and linked into
 their fan-out directory once the id is known, as Git's ``stream_loose_object`` does.
+
+Whether a finished file is synced before it is linked follows ``core.fsync`` (see
+``gitodb.durable``; by Git's default loose objects are not).  ``LooseBatch`` is
+Git's ODB transaction for ``core.fsyncMethod=batch``: its objects stay under
+their temporary names until one fsync has made them all durable.
 """
 
 from __future__ import annotations
@@ -21,6 +26,7 @@ import stat
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy, full_sync
 from gitodb.errors import ObjectWriteError
 from gitodb.objects.format import ObjectFormat
 
@@ -80,7 +86,12 @@ def link_into_place(temp_path: str, final_path: str) -> bool:
         # object file with identical content is harmless.
         os.replace(temp_path, final_path)
         return True
-    os.unlink(temp_path)
+    try:
+        os.unlink(temp_path)
+    except OSError:
+        # The object is in place; a temporary name that cannot be removed is only
+        # litter (Git warns and goes on), not a reason to fail the write.
+        pass
     return created
 
 
@@ -100,7 +111,8 @@ def _remove_quietly(path: str, *, directory: bool = False) -> None:
         pass
 
 
-def _write_all(fd: int, data: Buffer) -> None:
+def write_all(fd: int, data: Buffer) -> None:
+    """``os.write`` until all of ``data`` is written (a short write is not an error)."""
     view = memoryview(data)
     while view:
         view = view[os.write(fd, view):]
@@ -109,7 +121,8 @@ def _write_all(fd: int, data: Buffer) -> None:
 class _LooseFile:
     """One temporary object file being filled; removed again unless committed."""
 
-    def __init__(self, directory: str, prefix: str, level: int, fsync: bool) -> None:
+    def __init__(self, directory: str, prefix: str, level: int, fsync: FsyncPolicy,
+                 in_batch: bool = False) -> None:
         # Imported here, not at the top: hashing without writing never needs zlib,
         # and hash-object's start-up time counts.
         from gitodb import compress
@@ -117,6 +130,7 @@ class _LooseFile:
         self.fd, self.path = create_temp_file(directory, prefix)
         self.deflater = compress.Deflater(level)
         self.fsync = fsync
+        self.in_batch = in_batch
         self.pending: list[bytes] = []
         self.pending_len = 0
 
@@ -130,7 +144,7 @@ class _LooseFile:
 
     def _drain(self) -> None:
         if self.pending:
-            _write_all(self.fd, b"".join(self.pending))
+            write_all(self.fd, b"".join(self.pending))
             self.pending.clear()
             self.pending_len = 0
 
@@ -138,8 +152,9 @@ class _LooseFile:
         """Finish the zlib stream, write it out and close the file."""
         self.pending.append(self.deflater.flush())
         self._drain()
-        if self.fsync:
-            os.fsync(self.fd)
+        # Synced before the link that gives it its final name: a crash never leaves
+        # a named object that is empty or short.
+        self.fsync.sync_loose(self.fd, self.path, in_batch=self.in_batch)
         fd, self.fd = self.fd, -1
         os.close(fd)
 
@@ -150,14 +165,98 @@ class _LooseFile:
         _remove_quietly(self.path)
 
 
+class LooseBatch:
+    """Loose objects written as one batch: Git's ODB transaction for ``fsyncMethod=batch``.
+
+    With ``core.fsyncMethod=batch`` (and loose objects among the synced
+    components), each object written through this batch only gets its pages
+    written out (no disk cache flush) and keeps its temporary name.
+    :meth:`commit` then issues one real fsync (on a scratch file
+    ``objects/bulk_fsync_*``, as Git does) and only after it links every object
+    to its final name, so none is visible before all are durable.  Without that
+    setting the batch changes nothing: objects are written as usual.
+    Use as a context manager; leaving it by an exception removes the pending files.
+    """
+
+    def __init__(self, objects_dir: str | os.PathLike[str],
+                 fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+        self.objects_dir = os.fspath(objects_dir)
+        self.fsync = fsync
+        self.active = fsync.batch_enabled(Component.LOOSE_OBJECT)
+        self._pending: dict[bytes, tuple[str, str]] = {}   # oid -> (temp path, final path)
+        self._made_dirs: list[str] = []   # fan-out directories this batch created
+
+    def __contains__(self, oid: bytes) -> bool:
+        return oid in self._pending
+
+    def _add(self, oid: bytes, temp_path: str, final_path: str, made_dir: bool) -> None:
+        self._pending[oid] = (temp_path, final_path)
+        if made_dir:
+            self._made_dirs.append(os.path.dirname(final_path))
+
+    def commit(self) -> None:
+        """Make the pending objects durable with one fsync, then give them their names."""
+        if not self._pending:
+            return
+        try:
+            if self.fsync.enabled:
+                fd, path = create_temp_file(self.objects_dir, "bulk_fsync_")
+                try:
+                    full_sync(fd, path)
+                finally:
+                    os.close(fd)
+                    _remove_quietly(path)
+            # Objects linked before a failure stay: they are complete, and another
+            # writer may already rely on them (Git never removes a stored object).
+            for temp_path, final_path in self._pending.values():
+                link_into_place(temp_path, final_path)
+        except BaseException as e:
+            self.abort()
+            if isinstance(e, OSError):
+                raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
+                                       path=self.objects_dir) from e
+            raise
+        self._pending.clear()
+        self._made_dirs.clear()
+
+    def abort(self) -> None:
+        """Remove every pending object; nothing of the batch becomes visible."""
+        for temp_path, _final in self._pending.values():
+            _remove_quietly(temp_path)
+        for directory in self._made_dirs:
+            _remove_quietly(directory, directory=True)   # only if empty
+        self._pending.clear()
+        self._made_dirs.clear()
+
+    def __enter__(self) -> LooseBatch:
+        return self
+
+    def __exit__(self, exc_type: object, exc: object, tb: object) -> None:
+        if exc_type is None:
+            self.commit()
+        else:
+            self.abort()
+
+
+def _publish(out: _LooseFile, oid: bytes, final: str, batch: LooseBatch | None,
+             made_dir: bool) -> None:
+    """Give a closed object file its final name, or leave that to ``batch``."""
+    if batch is not None and batch.active:
+        batch._add(oid, out.path, final, made_dir)
+    else:
+        link_into_place(out.path, final)
+
+
 def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, type_name: str,
-                       data: Buffer, *, level: int = 1, fsync: bool = False,
+                       data: Buffer, *, level: int = 1,
+                       fsync: FsyncPolicy = DEFAULT_POLICY,
                        exists: Callable[[bytes], bool] | None = None,
-                       oid: bytes | None = None) -> bytes:
+                       oid: bytes | None = None, batch: LooseBatch | None = None) -> bytes:
     """Store ``data`` as a loose object of ``type_name``; return its binary id.
 
-    ``level`` is the zlib level (Git's ``core.looseCompression``).  If the object
-    already exists as a loose file (or ``exists(oid)`` says it is stored elsewhere),
+    ``level`` is the zlib level (Git's ``core.looseCompression``), ``fsync`` the
+    ``core.fsync`` policy.  If the object already exists as a loose file (or
+    ``exists(oid)`` says it is stored elsewhere, or it is pending in ``batch``),
     nothing is written; a loose file's mtime is refreshed, as Git does.  ``oid``
     may be passed when the caller has already computed it.
     """
@@ -167,17 +266,19 @@ def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
         h.update(data)
         oid = h.digest()
     final = loose_object_path(objects_dir, oid)
-    if _freshen(final) or (exists is not None and exists(oid)):
+    if (batch is not None and oid in batch) or _freshen(final) \
+            or (exists is not None and exists(oid)):
         return oid
     fanout = os.path.dirname(final)
     made_dir = _ensure_dir(fanout)
     out: _LooseFile | None = None
     try:
-        out = _LooseFile(fanout, "tmp_obj_", level, fsync)
+        out = _LooseFile(fanout, "tmp_obj_", level, fsync,
+                         in_batch=batch is not None and batch.active)
         out.feed(header)
         out.feed(data)
         out.close()
-        link_into_place(out.path, final)
+        _publish(out, oid, final, batch, made_dir)
     except BaseException as e:
         if out is not None:
             out.discard()
@@ -191,19 +292,26 @@ def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
 
 
 def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, type_name: str,
-                       stream: BinaryIO, size: int, *, level: int = 1, fsync: bool = False,
+                       stream: BinaryIO, size: int, *, level: int = 1,
+                       fsync: FsyncPolicy = DEFAULT_POLICY,
                        exists: Callable[[bytes], bool] | None = None,
-                       source: str | None = None) -> bytes:
+                       source: str | None = None, batch: LooseBatch | None = None) -> bytes:
     """Store ``size`` bytes read from ``stream`` as a loose object; return its binary id.
 
     The data is read, hashed and compressed in chunks, so memory stays bounded.
     ``source`` names the stream in errors.  A stream that ends early raises
-    ``ObjectWriteError`` and leaves nothing behind.
+    ``ObjectWriteError`` and leaves nothing behind.  ``fsync`` and ``batch`` as
+    for :func:`write_loose_object`.
     """
     objects_dir = os.fspath(objects_dir)
     header = object_header(type_name, size)
     hasher = fmt.new_hasher(header)
-    out = _LooseFile(objects_dir, "tmp_obj_", level, fsync)
+    in_batch = batch is not None and batch.active
+    try:
+        out = _LooseFile(objects_dir, "tmp_obj_", level, fsync, in_batch=in_batch)
+    except OSError as e:
+        raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
+                               path=objects_dir) from e
     made_dir = False
     fanout = ""
     try:
@@ -214,12 +322,13 @@ def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
         out.close()
         oid = hasher.digest()
         final = loose_object_path(objects_dir, oid)
-        if _freshen(final) or (exists is not None and exists(oid)):
+        if (batch is not None and oid in batch) or _freshen(final) \
+                or (exists is not None and exists(oid)):
             out.discard()
             return oid
         fanout = os.path.dirname(final)
         made_dir = _ensure_dir(fanout)
-        link_into_place(out.path, final)
+        _publish(out, oid, final, batch, made_dir)
     except BaseException as e:
         out.discard()
         if made_dir:

@@ -22,7 +22,9 @@ after which the header count and trailing checksum are rewritten.
 The result (:class:`PackIndexResult`) holds per-entry offsets, CRCs, ids, types
 and chain depths; :func:`index_pack_file` and :func:`index_pack_stream` write
 ``.pack``/``.idx``/``.rev``/``.keep`` through temporary files in the destination
-directory and renames, leaving nothing behind on failure.  ``StrictChecker`` is
+directory and renames, leaving nothing behind on failure; each file is synced
+before its rename per ``core.fsync`` (``pack`` for a pack read from a stream,
+``pack-metadata`` for ``.idx``/``.rev``).  ``StrictChecker`` is
 ``--strict``: object syntax and links.
 """
 
@@ -42,7 +44,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitodb import compress
-from gitodb.errors import CompressionError, DeltaError, GitodbError, PackError
+from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
+from gitodb.errors import CompressionError, DeltaError, GitodbError, ObjectWriteError, PackError
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import encode_entry_header, parse_entry_header, parse_ofs_distance
@@ -875,23 +878,39 @@ def close_map(m: mmap.mmap | bytes) -> None:
 class _Staging:
     """Temporary files in the destination directories; renamed into place or removed."""
 
-    def __init__(self) -> None:
+    def __init__(self, fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
         self.temps: list[str] = []
+        self.fsync = fsync
 
     def temp(self, directory: str, prefix: str) -> tuple[int, str]:
-        fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory or ".")
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory or ".")
+        except OSError as e:
+            raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
+                                   path=directory or ".") from e
         self.temps.append(tmp)
         return fd, tmp
 
-    def write(self, directory: str, prefix: str, data: bytes) -> str:
+    def write(self, directory: str, prefix: str, data: bytes,
+              component: Component = Component.PACK_METADATA) -> str:
+        """Write ``data`` to a new temporary file, synced per ``component``; return its path."""
         fd, tmp = self.temp(directory, prefix)
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                self.fsync.sync(component, f.fileno(), tmp)
+        except OSError as e:
+            raise ObjectWriteError(f"write error: {e.strerror}", path=tmp) from e
         return tmp
 
     def commit(self, tmp: str, final: str, mode: int = 0o444) -> None:
-        os.chmod(tmp, mode)
-        os.replace(tmp, final)
+        try:
+            os.chmod(tmp, mode)
+            os.replace(tmp, final)
+        except OSError as e:
+            raise ObjectWriteError(f"unable to rename temporary file to '{final}': "
+                                   f"{e.strerror}", path=tmp) from e
         self.temps.remove(tmp)
 
     def cleanup(self) -> None:
@@ -901,6 +920,20 @@ class _Staging:
             except FileNotFoundError:
                 pass
         self.temps.clear()
+
+
+def _sync_file(fsync: FsyncPolicy, component: Component, path: str) -> None:
+    """Sync the finished file at ``path`` per ``component`` (before it is renamed)."""
+    if not fsync.wants(component):
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        raise ObjectWriteError(f"unable to open '{path}': {e.strerror}", path=path) from e
+    try:
+        fsync.sync(component, fd, path)
+    finally:
+        os.close(fd)
 
 
 def _create_keep(keep_path: str, msg: str) -> bool:
@@ -935,11 +968,12 @@ def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOp
 
 
 def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | None = None,
-                    *, index_path: str | None = None) -> IndexPackOutcome:
+                    *, index_path: str | None = None,
+                    fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
     """Index the pack at ``pack_path`` and write its ``.idx`` (and ``.rev``/``.keep``).
 
     The index goes to ``index_path`` (default: the pack's name with ``.idx``).
-    Nothing is left behind when the pack is bad.
+    Nothing is left behind when the pack is bad.  ``fsync`` is the ``core.fsync`` policy.
     """
     opts = opts or IndexPackOptions()
     if opts.fix_thin:
@@ -950,7 +984,7 @@ def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | 
         derive_name(index_path, "idx", "rev")
     keep_path = derive_name(pack_path, "pack", "keep") if opts.keep_msg is not None else None
     m, _size = map_file(pack_path)
-    staging = _Staging()
+    staging = _Staging(fsync)
     try:
         result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None)
         rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
@@ -964,13 +998,15 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
                       *, pack_dir: str | None = None, pack_path: str | None = None,
                       index_path: str | None = None,
                       base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
-                      contains: Callable[[bytes], bool] | None = None) -> IndexPackOutcome:
+                      contains: Callable[[bytes], bool] | None = None,
+                      fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
     """Read a pack from ``stream`` (a binary file object), store and index it.
 
     The pack goes to ``pack_path``, or to ``pack_dir/pack-<hash>.pack``.  With
     ``opts.fix_thin`` missing REF_DELTA bases come from ``base_lookup`` and are
     appended.  ``contains`` answers --strict's link check for objects outside
-    the pack.  Temporary files live beside the destination and are removed on error.
+    the pack.  Temporary files live beside the destination and are removed on error;
+    ``fsync`` is the ``core.fsync`` policy.
     """
     opts = opts or IndexPackOptions()
     if pack_path is None and pack_dir is None:
@@ -978,25 +1014,31 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
     directory = os.path.dirname(pack_path) if pack_path is not None else str(pack_dir)
     if pack_path is not None:
         derive_name(pack_path, "pack", "idx")
-    staging = _Staging()
+    staging = _Staging(fsync)
     m: mmap.mmap | bytes = b""
     try:
         fd, pack_tmp = staging.temp(directory, "tmp_pack_")
         read = stream.read  # type: ignore[attr-defined]
-        with os.fdopen(fd, "wb") as f:
-            while True:
-                chunk = read(1 << 20)
-                if not chunk:
-                    break
-                f.write(chunk)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                while True:
+                    chunk = read(1 << 20)
+                    if not chunk:
+                        break
+                    f.write(chunk)
+        except OSError as e:
+            raise ObjectWriteError(f"write error: {e.strerror}", path=pack_tmp) from e
         m, _size = map_file(pack_tmp)
         result = index_buffer(m, fmt, opts, pack_path or "<stdin>", "Receiving objects",
                                base_lookup, contains)
         if result.pack_bytes is not None:
             close_map(m)
             m = b""
-            with open(pack_tmp, "wb") as f:
-                f.write(result.pack_bytes)
+            try:
+                with open(pack_tmp, "wb") as f:
+                    f.write(result.pack_bytes)
+            except OSError as e:
+                raise ObjectWriteError(f"write error: {e.strerror}", path=pack_tmp) from e
             result.pack_bytes = None
         final_pack = pack_path or os.path.join(directory, f"pack-{result.pack_checksum.hex()}.pack")
         final_index = index_path or derive_name(final_pack, "pack", "idx")
@@ -1006,6 +1048,7 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
             keep_opts = IndexPackOptions(**{**opts.__dict__, "keep_msg": None})
         else:
             keep_created, keep_opts = False, opts
+        _sync_file(fsync, Component.PACK, pack_tmp)
         staging.commit(pack_tmp, final_pack)
         rev_path, _ = _write_outputs(staging, result, keep_opts, final_index, None)
     finally:

@@ -2,7 +2,10 @@
 
 The pack is written to ``objects/pack/tmp_pack_<random suffix>``: the ``PACK`` header, one
 entry per object (entry header, then the zlib stream at ``pack.compression``),
-then the checksum of everything before it.  ``finish()`` writes the ``.idx`` (v2)
+then the checksum of everything before it.  Per ``core.fsync`` (Git's default
+syncs both) the pack is synced before its ``.idx``/``.rev`` are written and those
+before anything is renamed, so a named file is never short after a crash.
+``finish()`` writes the ``.idx`` (v2)
 and ``.rev`` next to it under temporary names, then moves them into place as
 ``pack-<checksum>.{pack,rev,idx}`` in that order: the ``.idx`` last, because it is
 what makes a pack visible to readers.  Any failure before that removes every
@@ -21,8 +24,15 @@ from dataclasses import dataclass
 from typing import Any, BinaryIO
 
 from gitodb import compress
+from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import ObjectWriteError, PackError
-from gitodb.loose.write import CHUNK_SIZE, create_temp_file, link_into_place, read_exactly
+from gitodb.loose.write import (
+    CHUNK_SIZE,
+    create_temp_file,
+    link_into_place,
+    read_exactly,
+    write_all,
+)
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NUMBERS, object_header
 from gitodb.pack.entry import encode_entry_header
@@ -49,15 +59,16 @@ class WrittenPack:
 class PackWriter:
     """Writes objects into one new pack in ``pack_dir``; use as a context manager.
 
-    ``level`` is the zlib level (Git's ``pack.compression``), ``fsync`` whether the
-    pack and its indexes are synced before they are renamed (Git's default), and
+    ``level`` is the zlib level (Git's ``pack.compression``), ``fsync`` the
+    ``core.fsync`` policy (components ``pack`` and ``pack-metadata``), and
     ``write_rev`` whether a ``.rev`` is written (``pack.writeReverseIndex``).
     ``expected_count`` is written into the header up front; a different final
     count is fixed up (re-reading the pack once) when the pack is finished.
     """
 
     def __init__(self, pack_dir: str | os.PathLike[str], fmt: ObjectFormat, *, level: int = -1,
-                 fsync: bool = True, write_rev: bool = True, expected_count: int = 1) -> None:
+                 fsync: FsyncPolicy = DEFAULT_POLICY, write_rev: bool = True,
+                 expected_count: int = 1) -> None:
         self.pack_dir = os.fspath(pack_dir)
         self.fmt = fmt
         self.level = level
@@ -68,8 +79,12 @@ class PackWriter:
         self._oids: set[bytes] = set()
         self._temp_paths: list[str] = []
         self._placed: list[str] = []
-        os.makedirs(self.pack_dir, exist_ok=True)
-        self._fd, self._pack_tmp = create_temp_file(self.pack_dir, "tmp_pack_")
+        try:
+            os.makedirs(self.pack_dir, exist_ok=True)
+            self._fd, self._pack_tmp = create_temp_file(self.pack_dir, "tmp_pack_")
+        except OSError as e:
+            raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
+                                   path=self.pack_dir) from e
         self._temp_paths.append(self._pack_tmp)
         self._hasher: Any = fmt.new_hasher()
         self._offset = 0
@@ -98,9 +113,7 @@ class PackWriter:
         self._pending.clear()
         self._pending_len = 0
         self._hasher.update(data)
-        view = memoryview(data)
-        while view:
-            view = view[os.write(self._fd, view):]
+        write_all(self._fd, data)
 
     # -- adding objects ---------------------------------------------------------------
 
@@ -121,10 +134,10 @@ class PackWriter:
         if self._fd < 0:
             raise PackError("pack writer is already finished", path=self._pack_tmp)
         type_num = TYPE_NUMBERS[type_name]
-        self._flush()
-        start = self._offset
-        hasher_before = self._hasher.copy()
         try:
+            self._flush()
+            start = self._offset
+            hasher_before = self._hasher.copy()
             oid = self._write_entry(type_num, type_name, size, chunks)
         except BaseException as e:
             self.abort()
@@ -133,7 +146,12 @@ class PackWriter:
                                        path=self._pack_tmp) from e
             raise
         if oid in self._oids or (exists is not None and exists(oid)):
-            self._truncate(start, hasher_before)
+            try:
+                self._truncate(start, hasher_before)
+            except OSError as e:
+                self.abort()
+                raise ObjectWriteError(f"unable to write pack: {e.strerror}",
+                                       path=self._pack_tmp) from e
         else:
             self._oids.add(oid)
         return oid
@@ -188,9 +206,8 @@ class PackWriter:
             if self.count != self._header_count:
                 self._fix_header()
             checksum: bytes = self._hasher.digest()
-            os.write(self._fd, checksum)
-            if self.fsync:
-                os.fsync(self._fd)
+            write_all(self._fd, checksum)
+            self.fsync.sync(Component.PACK, self._fd, self._pack_tmp)
             os.close(self._fd)
             self._fd = -1
             idx_bytes = write_index_v2(self._entries, checksum, self.fmt)
@@ -219,11 +236,8 @@ class PackWriter:
         fd, path = create_temp_file(self.pack_dir, prefix)
         self._temp_paths.append(path)
         try:
-            view = memoryview(data)
-            while view:
-                view = view[os.write(fd, view):]
-            if self.fsync:
-                os.fsync(fd)
+            write_all(fd, data)
+            self.fsync.sync(Component.PACK_METADATA, fd, path)
         finally:
             os.close(fd)
         return path

@@ -4,6 +4,10 @@ Writes follow Git 2.39: every changed ref is locked with ``<ref>.lock`` (exclusi
 create), new content is written to the lock and renamed into place; deletions also
 rewrite ``packed-refs`` through ``packed-refs.lock``; reflog lines are appended as
 ``old new Name <email> time tz<TAB>message``.
+
+Durability is Git's: with ``core.fsync`` including ``reference`` (not by default),
+a lock holding an object id and a new ``packed-refs`` are synced before their
+rename; symref locks and reflog appends never are (Git does not sync them).
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
 
+from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import LockError, RefError
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
@@ -103,6 +108,12 @@ class FilesRefStore(RefStore):
         self.git_dir = Path(git_dir)
         self.fmt = fmt
         self.config = config
+        self.fsync: FsyncPolicy = FsyncPolicy.from_config(config) \
+            if config is not None else DEFAULT_POLICY
+
+    def _lock_complete(self, fd: int, lock_path: str | Path) -> None:
+        """A lock file's content is complete: sync it per ``core.fsync=reference``."""
+        self.fsync.sync(Component.REFERENCE, fd, str(lock_path))
 
     # -- packed-refs -------------------------------------------------------
     def _packed(self) -> dict[str, Ref]:
@@ -236,6 +247,7 @@ class FilesRefStore(RefStore):
                         packed.pop(n, None)
                     fd = locks["packed-refs"]
                     os.write(fd, self._packed_bytes(packed))
+                    self._lock_complete(fd, str(self.git_dir / "packed-refs") + ".lock")
                     os.close(fd)
                     locks["packed-refs"] = -1
                     os.rename(str(self.git_dir / "packed-refs") + ".lock",
@@ -256,6 +268,8 @@ class FilesRefStore(RefStore):
                     assert w.ref.oid is not None
                     content = w.ref.oid.hex().encode() + b"\n"
                 os.write(fd, content)
+                if w.ref.target is None:   # Git syncs id locks only, not symrefs
+                    self._lock_complete(fd, str(path) + ".lock")
                 os.close(fd)
                 locks[w.name] = -1
                 os.chmod(str(path) + ".lock", 0o644)
@@ -351,6 +365,7 @@ class FilesRefStore(RefStore):
                 if loose:
                     packed_loose.append(self.git_dir / ref.name)
             os.write(fd, self._packed_bytes(merged))
+            self._lock_complete(fd, str(self.git_dir / "packed-refs") + ".lock")
             os.close(fd)
             fd = -1
             os.chmod(str(self.git_dir / "packed-refs") + ".lock", 0o644)

@@ -14,6 +14,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import cast
 
+from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
     PlannedWrite,
@@ -65,7 +66,9 @@ class ReftableRefStore(RefStore):
         self.options = WriteOptions(block_size=block_size, restart_interval=interval, fmt=fmt)
         auto = os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "true").lower() not in (
             "false", "0", "no", "off")
-        self.stack = Stack(self.git_dir / "reftable", self.options, auto_compact=auto)
+        fsync = FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
+        self.stack = Stack(self.git_dir / "reftable", self.options, auto_compact=auto,
+                           fsync=fsync)
 
     # -- reading ----------------------------------------------------------
     def read(self, name: str) -> Ref | None:

@@ -9,6 +9,8 @@ temporary name and rename it to ``0x<min>-0x<max>-<random>.ref``, write the new
 list into the lock file and rename it over ``tables.list``.  Any failure removes
 what was written, so ``tables.list`` and the existing tables stay untouched.
 After each addition the stack is compacted geometrically like Git does.
+New tables and the new list are synced before their renames when ``core.fsync``
+includes ``reference`` (Git's default does not).
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
+from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import LockError, ReftableError
 from gitodb.reftable.basics import FOOTER_SIZE, HEADER_SIZE
 from gitodb.reftable.reader import TableReader
@@ -71,7 +74,8 @@ class Stack:
     """The tables of one ``reftable/`` directory and their merged view."""
 
     def __init__(self, directory: str | os.PathLike[str], options: WriteOptions | None = None,
-                 *, auto_compact: bool = True) -> None:
+                 *, auto_compact: bool = True, fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+        self.fsync = fsync
         self.dir = Path(directory)
         self.list_path = self.dir / "tables.list"
         self.lock_path = self.dir / "tables.list.lock"
@@ -177,7 +181,7 @@ class Stack:
             with os.fdopen(fd, "wb") as f:
                 f.write(data)
                 f.flush()
-                os.fsync(f.fileno())
+                self.fsync.sync(Component.REFERENCE, f.fileno(), tmp)
             os.chmod(tmp, 0o644)
             name = table_name(min_ui, max_ui)
             os.rename(tmp, self.dir / name)
@@ -190,7 +194,7 @@ class Stack:
         with os.fdopen(lock_fd, "wb", closefd=True) as f:
             f.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
             f.flush()
-            os.fsync(f.fileno())
+            self.fsync.sync(Component.REFERENCE, f.fileno(), str(self.lock_path))
         os.chmod(self.lock_path, 0o644)
         os.rename(self.lock_path, self.list_path)
 

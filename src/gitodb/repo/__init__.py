@@ -7,6 +7,7 @@ from functools import cached_property
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from gitodb.durable import FsyncPolicy
 from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.refs import RefStore, open_refs
@@ -96,6 +97,11 @@ class Repository:
                 return cls(d, config_overrides=config_overrides)
         raise RepositoryError(
             "not a git repository (or any of the parent directories): .git")
+
+    @cached_property
+    def fsync_policy(self) -> FsyncPolicy:
+        """``core.fsync``, ``core.fsyncMethod``, ``core.fsyncObjectFiles`` (``gitodb.durable``)."""
+        return FsyncPolicy.from_config(self.config)
 
     @cached_property
     def refs(self) -> RefStore:

@@ -131,6 +131,10 @@ class Config:
         """Every value of ``key`` in order."""
         return [v if v is not None else "" for v in self._values.get(canonical_key(key), [])]
 
+    def get_raw_all(self, key: str) -> list[str | None]:
+        """Every value of ``key`` in order, ``None`` for a bare key (no ``=``)."""
+        return list(self._values.get(canonical_key(key), []))
+
     def get_bool(self, key: str, default: bool = False) -> bool:
         """Value of ``key`` read as Git reads a boolean."""
         vals = self._values.get(canonical_key(key))

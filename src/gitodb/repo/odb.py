@@ -24,6 +24,7 @@ from gitodb.errors import (
     DeltaError,
     ObjectNotFoundError,
     PackError,
+    RepositoryError,
 )
 from gitodb.loose.read import LooseObjectStore
 from gitodb.objects.format import ObjectFormat
@@ -125,6 +126,8 @@ def _read_alternates(objects_dir: str) -> list[str]:
             lines = f.read().decode("utf-8", "surrogateescape").splitlines()
     except (FileNotFoundError, NotADirectoryError):
         return []
+    except OSError as e:
+        raise RepositoryError(f"unable to read '{path}': {e.strerror}", path=path) from e
     out = []
     for line in lines:
         line = line.strip()

@@ -22,11 +22,14 @@ pack of its own, like Git's bulk-checkin; everything else is written loose.
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
+from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
 from gitodb.errors import ConfigError
-from gitodb.loose.write import read_exactly, write_loose_object, write_loose_stream
+from gitodb.loose.write import LooseBatch, read_exactly, write_loose_object, write_loose_stream
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NUMBERS
 
@@ -41,15 +44,6 @@ DEFAULT_BIG_FILE_THRESHOLD = 512 * 1024 * 1024
 DEFAULT_LOOSE_COMPRESSION = 1    # Z_BEST_SPEED
 DEFAULT_PACK_COMPRESSION = -1    # Z_DEFAULT_COMPRESSION
 
-# core.fsync components (Git 2.36+); the default syncs packs and their indexes, not loose
-# objects.  Names that cover loose objects / packs:
-_FSYNC_LOOSE = {"loose-object", "objects", "committed", "added", "all"}
-_FSYNC_PACK = {"pack", "objects", "committed", "added", "all"}
-_FSYNC_KNOWN = _FSYNC_LOOSE | _FSYNC_PACK | {
-    "none", "default", "pack-metadata", "commit-graph", "index", "reference",
-    "derived-metadata"}
-
-
 @dataclass(frozen=True)
 class WriteSettings:
     """How objects are written, read from a repository's config like Git does."""
@@ -57,8 +51,8 @@ class WriteSettings:
     loose_compression: int = DEFAULT_LOOSE_COMPRESSION
     pack_compression: int = DEFAULT_PACK_COMPRESSION
     big_file_threshold: int = DEFAULT_BIG_FILE_THRESHOLD
-    fsync_loose: bool = False
-    fsync_pack: bool = True
+    #: ``core.fsync``, ``core.fsyncMethod``, ``core.fsyncObjectFiles``
+    fsync: FsyncPolicy = DEFAULT_POLICY
     write_reverse_index: bool = True
 
     @classmethod
@@ -81,41 +75,15 @@ class WriteSettings:
             if threshold < 0:
                 raise ConfigError(f"bad numeric config value '{text}' for "
                                   "'core.bigfilethreshold': invalid unit")
-        fsync_loose, fsync_pack = _fsync_components(config)
         return cls(
             loose_compression=loose if loose is not None else (
                 core if core is not None else DEFAULT_LOOSE_COMPRESSION),
             pack_compression=pack if pack is not None else (
                 core if core is not None else DEFAULT_PACK_COMPRESSION),
             big_file_threshold=threshold,
-            fsync_loose=fsync_loose,
-            fsync_pack=fsync_pack,
+            fsync=FsyncPolicy.from_config(config),
             write_reverse_index=config.get_bool("pack.writereverseindex", True),
         )
-
-
-def _fsync_components(config: Config) -> tuple[bool, bool]:
-    """(sync loose objects, sync packs) from ``core.fsync`` and ``core.fsyncObjectFiles``."""
-    loose, pack = False, True
-    value = config.get("core.fsync")
-    if value is not None:
-        positive: set[str] = set()
-        negative: set[str] = set()
-        for item in (part.strip() for part in value.split(",")):
-            if not item:
-                continue
-            if item == "none":
-                loose, pack = False, False
-                continue
-            name = item[1:] if item.startswith("-") else item
-            if name not in _FSYNC_KNOWN:
-                continue  # Git warns about unknown components and ignores them.
-            (negative if item.startswith("-") else positive).add(name)
-        loose = (loose and not negative & _FSYNC_LOOSE) or bool(positive & _FSYNC_LOOSE)
-        pack = (pack and not negative & _FSYNC_PACK) or bool(positive & _FSYNC_PACK)
-    if config.get_bool("core.fsyncobjectfiles", False):
-        loose = True
-    return loose, pack
 
 
 def compute_object_id(fmt: ObjectFormat, type_name: str, data: Buffer | None = None, *,
@@ -152,6 +120,25 @@ class ObjectWriter:
         self.settings = settings or WriteSettings.from_config(repo.config)
         self.objects_dir = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(
             repo.common_dir, "objects")
+        self._batch: LooseBatch | None = None
+
+    @contextmanager
+    def batch(self) -> Iterator[LooseBatch]:
+        """Write the loose objects of the ``with`` block as one batch (Git's ODB transaction).
+
+        Under ``core.fsyncMethod=batch`` they become visible together, after one
+        fsync, when the block ends; an exception in the block drops them all.
+        With any other setting the objects are written as usual.
+        """
+        if self._batch is not None:
+            yield self._batch   # nested: part of the outer batch
+            return
+        with LooseBatch(self.objects_dir, self.settings.fsync) as b:
+            self._batch = b
+            try:
+                yield b
+            finally:
+                self._batch = None
 
     def exists(self, oid: bytes) -> bool:
         """Whether ``oid`` is stored already (loose, packed, or in an alternate)."""
@@ -165,8 +152,9 @@ class ObjectWriter:
         """
         return write_loose_object(
             self.objects_dir, self.fmt, type_name, data,
-            level=self.settings.loose_compression, fsync=self.settings.fsync_loose,
-            exists=self.exists, oid=compute_object_id(self.fmt, type_name, data))
+            level=self.settings.loose_compression, fsync=self.settings.fsync,
+            exists=self.exists, oid=compute_object_id(self.fmt, type_name, data),
+            batch=self._batch)
 
     def write_stream(self, type_name: str, stream: BinaryIO, size: int, *,
                      source: str | None = None, allow_pack: bool = True) -> bytes:
@@ -181,8 +169,8 @@ class ObjectWriter:
             return self.write_stream_to_pack(type_name, stream, size, source=source)
         return write_loose_stream(
             self.objects_dir, self.fmt, type_name, stream, size,
-            level=self.settings.loose_compression, fsync=self.settings.fsync_loose,
-            exists=self.exists, source=source)
+            level=self.settings.loose_compression, fsync=self.settings.fsync,
+            exists=self.exists, source=source, batch=self._batch)
 
     def write_stream_to_pack(self, type_name: str, stream: BinaryIO, size: int, *,
                              source: str | None = None) -> bytes:
@@ -196,7 +184,7 @@ class ObjectWriter:
 
         s = self.settings
         with PackWriter(os.path.join(self.objects_dir, "pack"), self.fmt,
-                        level=s.pack_compression, fsync=s.fsync_pack,
+                        level=s.pack_compression, fsync=s.fsync,
                         write_rev=s.write_reverse_index) as pack:
             oid = pack.add_stream(type_name, stream, size, exists=self.exists, source=source)
             pack.finish()
