@@ -99,3 +99,27 @@ class ObjectCheckError(ObjectFormatError):
 
 class ObjectWriteError(GitodbError):
     """An object could not be stored (read error on the source, I/O error on the store)."""
+
+
+class ObjectCollisionError(GitodbError):
+    """Data hashed with SHA-1 completes a known collision attack (SHA-1DC detected it).
+
+    ``hexdigest`` is the SHA-1 the attack aimed for; ``git_message`` is the
+    line Git prints after ``fatal:``.
+    """
+
+    def __init__(self, hexdigest: str, *, path: str | os.PathLike[str] | None = None,
+                 offset: int | None = None) -> None:
+        self.hexdigest = hexdigest
+        super().__init__(f"SHA-1 appears to be part of a collision attack: {hexdigest}",
+                         path=path, offset=offset)
+
+    @property
+    def git_message(self) -> str:
+        """Git's message, without gitodb's location suffix."""
+        return self.message
+
+    def located(self, path: str | os.PathLike[str] | None,
+                offset: int | None = None) -> ObjectCollisionError:
+        """The same error, naming where the colliding data was read from."""
+        return ObjectCollisionError(self.hexdigest, path=path, offset=offset)

@@ -11,8 +11,12 @@ Two passes, like Git:
    the root of a tree of deltas (children found by base offset for OFS_DELTA
    and by base id for REF_DELTA).  Trees are independent, so with ``threads``
    > 1 they are shared out: to forked processes when there are many (the walk
-   per entry is Python and holds the GIL; only zlib, hashlib and the C delta
-   application release it), else to threads.  A walk keeps only the chain from
+   per entry is Python and holds the GIL; only zlib, SHA-1DC and the C delta
+   application release it), else to threads.
+
+Every object id and the trailer are hashed with SHA-1DC (``fmt.hasher_factory``);
+a collision attack raises ``ObjectCollisionError`` naming the pack and the offset
+of the entry (Git dies with the same message).  A walk keeps only the chain from
    the root to the current entry in memory.
 
 With ``fix_thin``, REF_DELTA entries whose base is not in the pack get that
@@ -29,7 +33,6 @@ directory and renames, leaving nothing behind on failure.  ``StrictChecker`` is
 from __future__ import annotations
 
 import gc
-import hashlib
 import mmap
 import os
 import struct
@@ -42,7 +45,13 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gitodb import compress
-from gitodb.errors import CompressionError, DeltaError, GitodbError, PackError
+from gitodb.errors import (
+    CompressionError,
+    DeltaError,
+    GitodbError,
+    ObjectCollisionError,
+    PackError,
+)
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import encode_entry_header, parse_entry_header, parse_ofs_distance
@@ -84,8 +93,8 @@ def default_thread_count(cpus: int | None = None) -> int:
 
 
 def _hasher_for(fmt: ObjectFormat) -> Callable[..., Any]:
-    """The hashlib constructor for ``fmt`` (bound once; faster than hashlib.new)."""
-    return getattr(hashlib, fmt.name)  # type: ignore[no-any-return]
+    """The hasher constructor for ``fmt`` (bound once; SHA-1 is SHA-1DC)."""
+    return fmt.hasher_factory()
 
 
 @dataclass
@@ -265,8 +274,12 @@ class PackIndexer:
         trailer_result: list[bytes] = []
         hasher_thread = None
         if self.threads > 1:
-            hasher_thread = threading.Thread(
-                target=lambda: trailer_result.append(new_hash(buf[:end_of_entries]).digest()))
+            def hash_trailer() -> None:
+                try:
+                    trailer_result.append(new_hash(buf[:end_of_entries]).digest())
+                except ObjectCollisionError:
+                    pass  # hashed again below, in this thread, where it can be raised
+            hasher_thread = threading.Thread(target=hash_trailer)
             hasher_thread.start()
         try:
             for i in range(count):
@@ -314,7 +327,10 @@ class PackIndexer:
                 if type_num in prefixes:
                     h = new_hash(prefixes[type_num] + b"%d\0" % size)
                     h.update(data)
-                    oid = h.digest()
+                    try:
+                        oid = h.digest()
+                    except ObjectCollisionError as e:
+                        raise e.located(self.path, offset) from None
                     oids.append(oid)
                     if check is not None:
                         check(type_num, data, oid, offset)
@@ -331,7 +347,11 @@ class PackIndexer:
                 hasher_thread.join()
         if pos != end_of_entries:
             raise PackError("pack has junk at the end", path=self.path, offset=pos)
-        digest = trailer_result[0] if trailer_result else new_hash(buf[:end_of_entries]).digest()
+        try:
+            digest = (trailer_result[0] if trailer_result
+                      else new_hash(buf[:end_of_entries]).digest())
+        except ObjectCollisionError as e:
+            raise e.located(self.path, 0) from None
         if digest != bytes(buf[end_of_entries:]):
             raise PackError(f"pack is corrupted ({fmt.name.upper()} mismatch): trailing "
                             "checksum does not match the content", path=self.path,
@@ -516,6 +536,9 @@ class _Resolver:
                 code = 0
                 try:
                     payload = self._walk_share_packed(share)
+                except ObjectCollisionError as e:
+                    # Sent as such, so the parent raises the same typed error.
+                    payload, code = b"C%s %d" % (e.hexdigest.encode(), e.offset or 0), 1
                 except BaseException as e:  # noqa: BLE001 - everything must reach the parent
                     payload, code = b"E" + str(e).encode("utf-8", "replace"), 1
                 with os.fdopen(wfd, "wb") as f:
@@ -536,6 +559,9 @@ class _Resolver:
                 os.waitpid(pid, 0)
                 if payload[:1] == b"R":
                     self._merge(payload)
+                elif payload[:1] == b"C" and error is None:
+                    hexdigest, _, where = payload[1:].decode("ascii").partition(" ")
+                    error = ObjectCollisionError(hexdigest, path=self.path, offset=int(where))
                 elif error is None:
                     # The child's message already names the file and offset.
                     error = PackError(payload[1:].decode("utf-8", "replace") or
@@ -632,7 +658,10 @@ class _Resolver:
                 size = len(result)
                 h = new_hash(prefix + b"%d\0" % size)
                 h.update(result)
-                oid = h.digest()
+                try:
+                    oid = h.digest()
+                except ObjectCollisionError as e:
+                    raise e.located(path, offsets[child]) from None
                 oids[child] = oid
                 if check is not None:
                     check(type_num, result, oid, offsets[child])

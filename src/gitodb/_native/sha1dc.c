@@ -1,0 +1,364 @@
+/*
+ * SHA-1 with collision detection, written from the published description
+ * (Stevens, "Counter-cryptanalysis", CRYPTO 2013; Stevens and Shumow,
+ * "Speeding up detection of SHA-1 collision attacks using unavoidable attack
+ * conditions", USENIX Security 2017).  The pure-Python reference with the
+ * same structure is gitodb/objects/sha1dc_ref.py.
+ *
+ * Every known practical SHA-1 collision attack builds its near-collision
+ * blocks on a disturbance vector (DV) of Manuel's classes I(K,b) / II(K,b).
+ * For a DV, the two blocks of an attack have expanded messages that differ by
+ * a fixed XOR difference DW[0..79], and their internal states are equal at
+ * any step t where no local collision is in flight (DV[t-5..t-1] == 0).  So
+ * for each DV we take this block's state at t, run the compression backwards
+ * (to step 0) and forwards (to step 80) with W ^ DW, add the two ends (the
+ * feed-forward) and compare with this block's real output.  Equality means
+ * the block completes a collision.
+ *
+ * The DV words and DW are computed at module set-up from the DV parameters
+ * alone, by the linear SHA-1 message recurrence; nothing is tabulated here.
+ *
+ * No unavoidable-bit-condition pre-filter: every DV is checked on every block,
+ * which costs one extra 80-step compression per DV.  To keep that affordable
+ * the DVs are grouped by test step and checked eight at a time in vector
+ * lanes (GCC/Clang vector extensions; an AVX2 clone is picked at run time on
+ * x86-64).
+ */
+#include "sha1dc.h"
+
+#include <string.h>
+
+#define NLANES 8
+typedef uint32_t v8u __attribute__((vector_size(4 * NLANES)));
+
+#define ROL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
+
+#define K1 0x5A827999u
+#define K2 0x6ED9EBA1u
+#define K3 0x8F1BBCDCu
+#define K4 0xCA62C1D6u
+
+#define F_CH(b, c, d) ((d) ^ ((b) & ((c) ^ (d))))
+#define F_PAR(b, c, d) ((b) ^ (c) ^ (d))
+#define F_MAJ(b, c, d) (((b) & (c)) | ((d) & ((b) | (c))))
+
+/* The attack classes the papers list: (type, K, b). */
+static const struct { int type, k, b; } dv_specs[] = {
+    {1, 43, 0}, {1, 44, 0}, {1, 45, 0}, {1, 46, 0}, {1, 47, 0}, {1, 48, 0},
+    {1, 49, 0}, {1, 50, 0}, {1, 51, 0}, {1, 52, 0},
+    {1, 46, 2}, {1, 47, 2}, {1, 48, 2}, {1, 49, 2}, {1, 50, 2}, {1, 51, 2}, {1, 52, 2},
+    {2, 45, 0}, {2, 46, 0}, {2, 47, 0}, {2, 48, 0}, {2, 49, 0}, {2, 50, 0},
+    {2, 51, 0}, {2, 52, 0}, {2, 53, 0}, {2, 54, 0}, {2, 55, 0}, {2, 56, 0},
+    {2, 46, 2}, {2, 49, 2}, {2, 50, 2}, {2, 51, 2},
+};
+#define NDV ((int)(sizeof dv_specs / sizeof dv_specs[0]))
+
+/* Two test steps suffice: every DV is quiet at 58 or, failing that, at 65. */
+#define NGROUPS 2
+static const int group_step[NGROUPS] = {58, 65};
+#define MAXCHUNKS ((NDV + NLANES - 1) / NLANES)
+
+typedef struct {
+    int nchunks;
+    v8u dw[MAXCHUNKS][80];
+} dv_group;
+
+static dv_group groups[NGROUPS];
+static int setup_done;
+
+/* DV words for steps -5..79 (index i+5), from Manuel's 16-word window. */
+static void
+dv_words(int type, int k, int b, uint32_t dv[85])
+{
+    int i;
+    memset(dv, 0, 85 * sizeof *dv);
+    /* Window DV[k..k+15]: 2^b in word k+15; type II adds 2^(b+31) at k+1, k+3. */
+    dv[k + 15 + 5] = b ? ROL(1u, b) : 1u;
+    if (type == 2)
+        dv[k + 1 + 5] = dv[k + 3 + 5] = ROL(0x80000000u, b);
+    for (i = k + 16; i < 80; i++)
+        dv[i + 5] = ROL(dv[i - 3 + 5] ^ dv[i - 8 + 5] ^ dv[i - 14 + 5] ^ dv[i - 16 + 5], 1);
+    for (i = k - 1; i >= -5; i--)
+        dv[i + 5] = ROL(dv[i + 16 + 5], 31) ^ dv[i + 13 + 5] ^ dv[i + 8 + 5] ^ dv[i + 2 + 5];
+}
+
+static int
+quiet_at(const uint32_t dv[85], int t)
+{
+    int j;
+    for (j = 1; j <= 5; j++)
+        if (dv[t - j + 5])
+            return 0;
+    return 1;
+}
+
+int
+gdc_sha1dc_setup(void)
+{
+    int n, g, i;
+    int members[NGROUPS][NDV];
+    int count[NGROUPS] = {0, 0};
+    static uint32_t dw[NDV][80];
+
+    if (setup_done)
+        return 0;
+    for (n = 0; n < NDV; n++) {
+        uint32_t dv[85];
+        dv_words(dv_specs[n].type, dv_specs[n].k, dv_specs[n].b, dv);
+        /* The 6-step local collision: a disturbance in W[i] bit j is corrected
+         * by bit j+5 of W[i+1], bit j of W[i+2], bit j-2 of W[i+3..i+5]. */
+        for (i = 0; i < 80; i++)
+            dw[n][i] = dv[i + 5] ^ ROL(dv[i + 4], 5) ^ dv[i + 3]
+                       ^ ROL(dv[i + 2] ^ dv[i + 1] ^ dv[i], 30);
+        if (quiet_at(dv, 58))
+            g = 0;
+        else if (quiet_at(dv, 65))
+            g = 1;
+        else
+            return -1;
+        members[g][count[g]++] = n;
+    }
+    for (g = 0; g < NGROUPS; g++) {
+        dv_group *grp = &groups[g];
+        grp->nchunks = (count[g] + NLANES - 1) / NLANES;
+        for (i = 0; i < grp->nchunks * NLANES; i++) {
+            /* Pad a short last chunk with copies of the first DV (never with a
+             * zero difference, which would "find" the block itself). */
+            int src = members[g][i < count[g] ? i : 0];
+            int s;
+            for (s = 0; s < 80; s++)
+                grp->dw[i / NLANES][s][i % NLANES] = dw[src][s];
+        }
+    }
+    setup_done = 1;
+    return 0;
+}
+
+int
+gdc_sha1dc_dv_count(void)
+{
+    return NDV;
+}
+
+/* Check one group of DVs against a block: W its expansion, s its state at
+ * the group's test step, out its output chaining value.  Two chunks of lanes
+ * are run side by side: one step's chain is latency-bound, two fill the
+ * vector units. */
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static int
+check_group(const dv_group *grp, int t, const uint32_t W[80], const uint32_t s[5],
+            const uint32_t out[5])
+{
+    int ch;
+    for (ch = 0; ch < grp->nchunks; ch += 2) {
+        /* An odd last chunk is paired with itself. */
+        const v8u *dx = grp->dw[ch];
+        const v8u *dy = grp->dw[ch + 1 < grp->nchunks ? ch + 1 : ch];
+        v8u zero = {0};
+        v8u ax, bx, cx, dd, ex, ay, by, cy, dy_, ey, px, py;
+        v8u a0x, b0x, c0x, d0x, e0x, a0y, b0y, c0y, d0y, e0y, hit;
+        int i, lane;
+
+#define INIT()                                                            \
+    do {                                                                  \
+        ax = ay = zero + s[0];                                            \
+        bx = by = zero + s[1];                                            \
+        cx = cy = zero + s[2];                                            \
+        dd = dy_ = zero + s[3];                                           \
+        ex = ey = zero + s[4];                                            \
+    } while (0)
+        /* Backwards from step t: undo the shift, then solve for the old e. */
+#define BACK1(F, K, a, b, c, d, e, p, dw)                                 \
+    do {                                                                  \
+        p = b;                                                            \
+        b = ROL(c, 2);                                                    \
+        c = d;                                                            \
+        d = e;                                                            \
+        e = a - ROL(p, 5) - F(b, c, d) - (K) - (dw[i] ^ W[i]);            \
+        a = p;                                                            \
+    } while (0)
+#define BACK(F, K)                                                        \
+    do {                                                                  \
+        BACK1(F, K, ax, bx, cx, dd, ex, px, dx);                          \
+        BACK1(F, K, ay, by, cy, dy_, ey, py, dy);                         \
+    } while (0)
+#define FWD1(F, K, a, b, c, d, e, p, dw)                                  \
+    do {                                                                  \
+        p = ROL(a, 5) + F(b, c, d) + e + (K) + (dw[i] ^ W[i]);            \
+        e = d;                                                            \
+        d = c;                                                            \
+        c = ROL(b, 30);                                                   \
+        b = a;                                                            \
+        a = p;                                                            \
+    } while (0)
+#define FWD(F, K)                                                         \
+    do {                                                                  \
+        FWD1(F, K, ax, bx, cx, dd, ex, px, dx);                           \
+        FWD1(F, K, ay, by, cy, dy_, ey, py, dy);                          \
+    } while (0)
+        INIT();
+        for (i = t - 1; i >= 60; i--)
+            BACK(F_PAR, K4);
+        for (; i >= 40; i--)
+            BACK(F_MAJ, K3);
+        for (; i >= 20; i--)
+            BACK(F_PAR, K2);
+        for (; i >= 0; i--)
+            BACK(F_CH, K1);
+        a0x = ax; b0x = bx; c0x = cx; d0x = dd; e0x = ex;
+        a0y = ay; b0y = by; c0y = cy; d0y = dy_; e0y = ey;
+        INIT();
+        for (i = t; i < 60; i++)
+            FWD(F_MAJ, K3);
+        for (; i < 80; i++)
+            FWD(F_PAR, K4);
+        /* The related block ends in our output: a collision. */
+        hit = (((a0x + ax) == out[0]) & ((b0x + bx) == out[1]) & ((c0x + cx) == out[2])
+               & ((d0x + dd) == out[3]) & ((e0x + ex) == out[4]))
+              | (((a0y + ay) == out[0]) & ((b0y + by) == out[1]) & ((c0y + cy) == out[2])
+                 & ((d0y + dy_) == out[3]) & ((e0y + ey) == out[4]));
+        for (lane = 0; lane < NLANES; lane++)
+            if (hit[lane])
+                return 1;
+#undef INIT
+#undef BACK1
+#undef BACK
+#undef FWD1
+#undef FWD
+    }
+    return 0;
+}
+
+#define STEP(F, K, i)                                                     \
+    do {                                                                  \
+        uint32_t t_ = ROL(a, 5) + F(b, c, d) + e + (K) + W[i];            \
+        e = d;                                                            \
+        d = c;                                                            \
+        c = ROL(b, 30);                                                   \
+        b = a;                                                            \
+        a = t_;                                                           \
+    } while (0)
+#define SAVE(st) (st[0] = a, st[1] = b, st[2] = c, st[3] = d, st[4] = e)
+
+static void
+compress(gdc_sha1_ctx *ctx, const unsigned char *p)
+{
+    uint32_t W[80], s58[5], s65[5], out[5];
+    uint32_t a, b, c, d, e;
+    int i;
+
+    for (i = 0; i < 16; i++)
+        W[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16
+               | (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
+    for (i = 16; i < 80; i++)
+        W[i] = ROL(W[i - 3] ^ W[i - 8] ^ W[i - 14] ^ W[i - 16], 1);
+
+    a = ctx->ihv[0]; b = ctx->ihv[1]; c = ctx->ihv[2]; d = ctx->ihv[3]; e = ctx->ihv[4];
+    for (i = 0; i < 20; i++)
+        STEP(F_CH, K1, i);
+    for (; i < 40; i++)
+        STEP(F_PAR, K2, i);
+    for (; i < 58; i++)
+        STEP(F_MAJ, K3, i);
+    SAVE(s58);
+    for (; i < 60; i++)
+        STEP(F_MAJ, K3, i);
+    for (; i < 65; i++)
+        STEP(F_PAR, K4, i);
+    SAVE(s65);
+    for (; i < 80; i++)
+        STEP(F_PAR, K4, i);
+    out[0] = ctx->ihv[0] + a; out[1] = ctx->ihv[1] + b; out[2] = ctx->ihv[2] + c;
+    out[3] = ctx->ihv[3] + d; out[4] = ctx->ihv[4] + e;
+
+    if (ctx->detect
+        && (check_group(&groups[0], group_step[0], W, s58, out)
+            || check_group(&groups[1], group_step[1], W, s65, out))) {
+        ctx->collision = 1;
+        if (ctx->safe_hash) {
+            /* "Safe hash": compress the offending block twice more, so the
+             * digest is not the one the attacker aimed for. */
+            int round;
+            for (round = 0; round < 2; round++) {
+                uint32_t in[5];
+                memcpy(in, out, sizeof in);
+                a = in[0]; b = in[1]; c = in[2]; d = in[3]; e = in[4];
+                for (i = 0; i < 20; i++)
+                    STEP(F_CH, K1, i);
+                for (; i < 40; i++)
+                    STEP(F_PAR, K2, i);
+                for (; i < 60; i++)
+                    STEP(F_MAJ, K3, i);
+                for (; i < 80; i++)
+                    STEP(F_PAR, K4, i);
+                out[0] = in[0] + a; out[1] = in[1] + b; out[2] = in[2] + c;
+                out[3] = in[3] + d; out[4] = in[4] + e;
+            }
+        }
+    }
+    memcpy(ctx->ihv, out, sizeof out);
+}
+
+void
+gdc_sha1_init(gdc_sha1_ctx *ctx, int safe_hash, int detect)
+{
+    static const uint32_t iv[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u,
+                                   0xC3D2E1F0u};
+    memcpy(ctx->ihv, iv, sizeof iv);
+    ctx->length = 0;
+    ctx->buflen = 0;
+    ctx->collision = 0;
+    ctx->safe_hash = safe_hash;
+    ctx->detect = detect;
+}
+
+void
+gdc_sha1_update(gdc_sha1_ctx *ctx, const unsigned char *data, size_t len)
+{
+    ctx->length += len;
+    if (ctx->buflen) {
+        size_t take = 64 - ctx->buflen;
+        if (take > len)
+            take = len;
+        memcpy(ctx->buf + ctx->buflen, data, take);
+        ctx->buflen += (unsigned)take;
+        data += take;
+        len -= take;
+        if (ctx->buflen < 64)
+            return;
+        compress(ctx, ctx->buf);
+        ctx->buflen = 0;
+    }
+    while (len >= 64) {
+        compress(ctx, data);
+        data += 64;
+        len -= 64;
+    }
+    memcpy(ctx->buf, data, len);
+    ctx->buflen = (unsigned)len;
+}
+
+int
+gdc_sha1_final(const gdc_sha1_ctx *src, unsigned char out[20])
+{
+    gdc_sha1_ctx ctx = *src;
+    unsigned char pad[72];
+    uint64_t bits = ctx.length * 8;
+    size_t padlen = 1 + ((55 - ctx.length % 64 + 64) % 64);
+    int i;
+
+    memset(pad, 0, sizeof pad);
+    pad[0] = 0x80;
+    for (i = 0; i < 8; i++)
+        pad[padlen + i] = (unsigned char)(bits >> (56 - 8 * i));
+    gdc_sha1_update(&ctx, pad, padlen + 8);
+    for (i = 0; i < 5; i++) {
+        out[4 * i] = (unsigned char)(ctx.ihv[i] >> 24);
+        out[4 * i + 1] = (unsigned char)(ctx.ihv[i] >> 16);
+        out[4 * i + 2] = (unsigned char)(ctx.ihv[i] >> 8);
+        out[4 * i + 3] = (unsigned char)ctx.ihv[i];
+    }
+    return ctx.collision;
+}
