@@ -123,3 +123,21 @@ class ObjectCollisionError(GitodbError):
                 offset: int | None = None) -> ObjectCollisionError:
         """The same error, naming where the colliding data was read from."""
         return ObjectCollisionError(self.hexdigest, path=path, offset=offset)
+
+
+class ObjectIdCollisionError(PackError):
+    """A pack holds an object whose id the repository already has with other content.
+
+    That is two different objects with one id (Git: ``SHA1 COLLISION FOUND WITH
+    <id> !``); ``git_message`` is Git's line.
+    """
+
+    def __init__(self, oid_hex: str, *, path: str | os.PathLike[str] | None = None,
+                 offset: int | None = None) -> None:
+        self.oid_hex = oid_hex
+        super().__init__(f"SHA1 COLLISION FOUND WITH {oid_hex} !", path=path, offset=offset)
+
+    @property
+    def git_message(self) -> str:
+        """Git's message, without gitodb's location suffix."""
+        return self.message

@@ -32,13 +32,17 @@ from gitodb.objects.sha1dc_ref import Sha1DCRef
 ENV_VAR = "GITODB_SHA1"
 CHOICES = ("sha1dc", "plain")
 
+_native_sha1dc: Callable[..., Any] | None
 try:
-    from gitodb._native import sha1dc as _native_sha1dc
-    from gitodb._native import set_collision_error as _set_collision_error
+    from gitodb import _native
 except ImportError:  # the native core is not built
     _native_sha1dc = None
 else:
-    _set_collision_error(ObjectCollisionError)
+    # Without the built extension, the source directory imports as an empty
+    # namespace package: only the hasher's presence says the core is there.
+    _native_sha1dc = getattr(_native, "sha1dc", None)
+    if _native_sha1dc is not None:
+        _native.set_collision_error(ObjectCollisionError)
 
 
 class _RefHasher(Sha1DCRef):

@@ -42,7 +42,7 @@ from array import array
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gitodb import compress
 from gitodb.errors import (
@@ -50,6 +50,7 @@ from gitodb.errors import (
     DeltaError,
     GitodbError,
     ObjectCollisionError,
+    ObjectIdCollisionError,
     PackError,
 )
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
@@ -495,7 +496,8 @@ class _Resolver:
         if threads <= 1 or len(roots) < 2:
             self._walk_many(roots)
             return
-        if (len(roots) >= FORK_MIN_ROOTS and self.object_check is None
+        if (len(roots) >= FORK_MIN_ROOTS
+                and (self.object_check is None or getattr(self.object_check, "fork_safe", False))
                 and hasattr(os, "fork") and threading.active_count() == 1):
             self._resolve_forked(roots, threads)
             return
@@ -539,6 +541,8 @@ class _Resolver:
                 except ObjectCollisionError as e:
                     # Sent as such, so the parent raises the same typed error.
                     payload, code = b"C%s %d" % (e.hexdigest.encode(), e.offset or 0), 1
+                except ObjectIdCollisionError as e:
+                    payload, code = b"I%s %d" % (e.oid_hex.encode(), e.offset or 0), 1
                 except BaseException as e:  # noqa: BLE001 - everything must reach the parent
                     payload, code = b"E" + str(e).encode("utf-8", "replace"), 1
                 with os.fdopen(wfd, "wb") as f:
@@ -559,9 +563,10 @@ class _Resolver:
                 os.waitpid(pid, 0)
                 if payload[:1] == b"R":
                     self._merge(payload)
-                elif payload[:1] == b"C" and error is None:
+                elif payload[:1] in (b"C", b"I") and error is None:
                     hexdigest, _, where = payload[1:].decode("ascii").partition(" ")
-                    error = ObjectCollisionError(hexdigest, path=self.path, offset=int(where))
+                    kind = ObjectCollisionError if payload[:1] == b"C" else ObjectIdCollisionError
+                    error = kind(hexdigest, path=self.path, offset=int(where))
                 elif error is None:
                     # The child's message already names the file and offset.
                     error = PackError(payload[1:].decode("utf-8", "replace") or
@@ -712,6 +717,56 @@ class _Resolver:
                    "the start of an object in the pack")
         return DeltaError(f"pack has {n} unresolved delta{'s' if n != 1 else ''}: {why}",
                           path=self.path, offset=off)
+
+
+# -- objects the repository already has ---------------------------------------
+
+class ObjectLookup(Protocol):
+    """What the collision check needs from the repository (an ``ObjectDatabase`` fits)."""
+
+    def contains(self, oid: bytes) -> bool: ...
+    def read(self, oid: bytes) -> tuple[str, bytes]: ...
+
+
+class CollisionCheck:
+    """Git's check against objects the repository already has (index-pack in a repo).
+
+    An object of the pack whose id the repository already stores must have the
+    same type and content there; otherwise two different objects share one id
+    and Git dies with ``SHA1 COLLISION FOUND WITH <id> !``.  Called like
+    ``object_check`` for every object; it keeps no state, so forked delta
+    resolvers may run it (``fork_safe``).
+    """
+
+    fork_safe = True
+
+    def __init__(self, existing: ObjectLookup, path: str | None) -> None:
+        self.existing = existing
+        self.path = path
+
+    def __call__(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        if not self.existing.contains(oid):
+            return
+        try:
+            has_type, has_data = self.existing.read(oid)
+        except GitodbError:
+            raise PackError(f"cannot read existing object {oid.hex()}", path=self.path,
+                            offset=offset) from None
+        if has_type != TYPE_NAMES[type_num] or has_data != data:
+            raise ObjectIdCollisionError(oid.hex(), path=self.path, offset=offset)
+
+
+def _both(first: Callable[[int, bytes, bytes, int], None] | None,
+          second: Callable[[int, bytes, bytes, int], None] | None
+          ) -> Callable[[int, bytes, bytes, int], None] | None:
+    """One per-object check that runs ``first`` then ``second`` (either may be None)."""
+    if first is None or second is None:
+        return first or second
+
+    def both(type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        first(type_num, data, oid, offset)
+        second(type_num, data, oid, offset)
+    return both
 
 
 # -- --strict: object syntax and links ----------------------------------------
@@ -867,13 +922,20 @@ def derive_name(path: str, old_ext: str, new_ext: str, what: str = "packfile") -
 def index_buffer(buf: bytes | mmap.mmap, fmt: ObjectFormat, opts: IndexPackOptions,
                  path: str, title: str,
                  lookup: Callable[[bytes], tuple[str, bytes] | None] | None,
-                 contains: Callable[[bytes], bool] | None) -> PackIndexResult:
-    """Index the pack in ``buf`` with ``opts`` (and --strict's checks); return the result."""
+                 contains: Callable[[bytes], bool] | None,
+                 existing: ObjectLookup | None = None) -> PackIndexResult:
+    """Index the pack in ``buf`` with ``opts`` (and --strict's checks); return the result.
+
+    With ``existing`` (the repository's objects) every object the repository
+    already has is compared with it (:class:`CollisionCheck`).
+    """
     checker = StrictChecker(fmt, path) if opts.strict else None
+    collision = CollisionCheck(existing, path) if existing is not None else None
     indexer = PackIndexer(buf, fmt, path=path, threads=opts.threads, progress=opts.progress,
                           progress_title=opts.progress_title or title,
                           fix_thin=opts.fix_thin, base_lookup=lookup,
-                          compression_level=opts.compression_level, object_check=checker)
+                          compression_level=opts.compression_level,
+                          object_check=_both(checker, collision))
     result = indexer.run()
     if checker is not None:
         checker.finish(result.oids, contains)
@@ -964,11 +1026,13 @@ def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOp
 
 
 def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | None = None,
-                    *, index_path: str | None = None) -> IndexPackOutcome:
+                    *, index_path: str | None = None,
+                    existing: ObjectLookup | None = None) -> IndexPackOutcome:
     """Index the pack at ``pack_path`` and write its ``.idx`` (and ``.rev``/``.keep``).
 
     The index goes to ``index_path`` (default: the pack's name with ``.idx``).
-    Nothing is left behind when the pack is bad.
+    ``existing`` (the repository's objects, when run in one) turns on Git's
+    collision check.  Nothing is left behind when the pack is bad.
     """
     opts = opts or IndexPackOptions()
     if opts.fix_thin:
@@ -981,7 +1045,8 @@ def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | 
     m, _size = map_file(pack_path)
     staging = _Staging()
     try:
-        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None)
+        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None,
+                              existing)
         rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
     finally:
         staging.cleanup()
@@ -993,13 +1058,15 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
                       *, pack_dir: str | None = None, pack_path: str | None = None,
                       index_path: str | None = None,
                       base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
-                      contains: Callable[[bytes], bool] | None = None) -> IndexPackOutcome:
+                      contains: Callable[[bytes], bool] | None = None,
+                      existing: ObjectLookup | None = None) -> IndexPackOutcome:
     """Read a pack from ``stream`` (a binary file object), store and index it.
 
     The pack goes to ``pack_path``, or to ``pack_dir/pack-<hash>.pack``.  With
     ``opts.fix_thin`` missing REF_DELTA bases come from ``base_lookup`` and are
     appended.  ``contains`` answers --strict's link check for objects outside
-    the pack.  Temporary files live beside the destination and are removed on error.
+    the pack; ``existing`` turns on the collision check against the repository.
+    Temporary files live beside the destination and are removed on error.
     """
     opts = opts or IndexPackOptions()
     if pack_path is None and pack_dir is None:
@@ -1020,7 +1087,7 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
                 f.write(chunk)
         m, _size = map_file(pack_tmp)
         result = index_buffer(m, fmt, opts, pack_path or "<stdin>", "Receiving objects",
-                               base_lookup, contains)
+                               base_lookup, contains, existing)
         if result.pack_bytes is not None:
             close_map(m)
             m = b""
