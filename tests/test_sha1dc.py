@@ -403,3 +403,97 @@ def test_index_pack_accepts_objects_the_repository_has_unchanged(tmp_path: Path)
                           str(pack)], cwd=good, capture_output=True, env=git_env())
     assert (got.returncode, got.stderr) == (0, b"")
     assert (tmp_path / "ok.idx").read_bytes() == pack.with_suffix(".idx").read_bytes()
+
+
+# -- unavoidable bit conditions (the native core's filter) ---------------------------
+
+def test_generated_ubc_table_is_the_derivation() -> None:
+    from gitodb.objects import sha1dc_ubc
+
+    header = Path(__file__).parent.parent / "src" / "gitodb" / "_native" / "sha1dc_ubc.h"
+    assert header.read_text() == sha1dc_ubc.c_header(sha1dc_ubc.all_conditions())
+    if NATIVE is not None:
+        assert _native.SHA1DC_UBC_COUNT == len(
+            sha1dc_ubc.ordered_distinct(sha1dc_ubc.all_conditions()))
+
+
+def test_ubcs_hold_on_every_shattered_attack_block() -> None:
+    # SHAttered's two near-collision blocks (offsets 192 and 256) in both files are
+    # attack blocks on II(52,0): every derived condition must hold on all four.
+    from gitodb.objects import sha1dc_ubc
+
+    conditions = sha1dc_ubc.derive(2, 52, 0)
+    assert len(conditions) >= 10
+    for path in SHATTERED:
+        data = path.read_bytes()
+        for offset in (192, 256):
+            assert sha1dc_ubc.satisfied(sha1dc_ref.expand(data[offset:offset + 64]), conditions)
+
+
+def test_ubcs_rule_out_almost_every_ordinary_block() -> None:
+    import random
+
+    from gitodb.objects import sha1dc_ubc
+
+    per_dv = sha1dc_ubc.all_conditions()
+    assert min(len(c) for c in per_dv) >= 8
+    rnd = random.Random(7)
+    left = 0
+    for _ in range(300):
+        w = sha1dc_ref.expand(rnd.randbytes(64))
+        left += sum(sha1dc_ubc.satisfied(w, c) for c in per_dv)
+    assert left <= 10  # about 33 * 2**-11 per block at most
+
+
+def _block_meeting(conditions: list[tuple[int, int, int, int, int]], seed: int) -> bytes:
+    """A random 64-byte block whose expansion meets ``conditions`` (GF(2) elimination)."""
+    import random
+
+    # Each expanded bit as a linear form over the 512 message bits.
+    forms = [[1 << (32 * i + b) for b in range(32)] for i in range(16)]
+    for i in range(16, 80):
+        forms.append([forms[i - 3][(b - 1) % 32] ^ forms[i - 8][(b - 1) % 32]
+                      ^ forms[i - 14][(b - 1) % 32] ^ forms[i - 16][(b - 1) % 32]
+                      for b in range(32)])
+    rows: list[tuple[int, int]] = []
+    for w1, b1, w2, b2, parity in conditions:
+        form, value = forms[w1][b1] ^ forms[w2][b2], parity
+        for pivot_form, pivot_value in rows:
+            top = pivot_form.bit_length() - 1
+            if form >> top & 1:
+                form, value = form ^ pivot_form, value ^ pivot_value
+        assert form, "conditions are dependent or contradictory"
+        rows.append((form, value))
+    rnd = random.Random(seed)
+    bits = rnd.getrandbits(512)
+    # Fix each row's top bit (not used by earlier rows, by construction) last to first.
+    for form, value in reversed(rows):
+        top = form.bit_length() - 1
+        if bin(form & bits).count("1") % 2 != value:
+            bits ^= 1 << top
+    words = [(bits >> (32 * i)) & 0xFFFFFFFF for i in range(16)]
+    return b"".join(w.to_bytes(4, "big") for w in words)
+
+
+@needs_native
+def test_blocks_that_pass_the_filter_are_checked_like_the_reference() -> None:
+    # Blocks crafted to meet a DV's conditions make the native core run the full
+    # recompression for that DV; the answer must still be the reference's.
+    from gitodb.objects import sha1dc_ubc
+
+    per_dv = sha1dc_ubc.all_conditions()
+    for n, conditions in enumerate(per_dv):
+        block = _block_meeting(conditions, n)
+        assert sha1dc_ubc.satisfied(sha1dc_ref.expand(block), conditions)
+        data = block * 2
+        expected = sha1dc_ref.Sha1DCRef(data).result()
+        assert expected == (hashlib.sha1(data).digest(), False)
+        assert NATIVE(data).result() == NATIVE(data, detect_all=True).result() == expected
+
+
+@needs_native
+@pytest.mark.parametrize("index", [0, 1], ids=["shattered-1", "shattered-2"])
+def test_filtered_and_unfiltered_native_agree_on_shattered(index: int) -> None:
+    data = SHATTERED[index].read_bytes()
+    assert NATIVE(data).result() == NATIVE(data, detect_all=True).result() == (
+        bytes.fromhex(COLLIDING_SHA1), True)

@@ -78,19 +78,20 @@ hash_buffer(Sha1DCObject *self, PyObject *data)
 static PyObject *
 Sha1DC_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
 {
-    static char *kwlist[] = {"data", "safe_hash", "detect", "usedforsecurity", NULL};
+    static char *kwlist[] = {"data", "safe_hash", "detect", "detect_all", "usedforsecurity",
+                             NULL};
     PyObject *data = NULL;
-    int safe_hash = 0, detect = 1, usedforsecurity = 1;
+    int safe_hash = 0, detect = 1, detect_all = 0, usedforsecurity = 1;
     Sha1DCObject *self;
 
-    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$ppp", kwlist, &data, &safe_hash,
-                                     &detect, &usedforsecurity))
+    if (!PyArg_ParseTupleAndKeywords(args, kwds, "|O$pppp", kwlist, &data, &safe_hash,
+                                     &detect, &detect_all, &usedforsecurity))
         return NULL;
     self = (Sha1DCObject *)type->tp_alloc(type, 0);
     if (!self)
         return NULL;
     self->lock = NULL;
-    gdc_sha1_init(&self->ctx, safe_hash, detect);
+    gdc_sha1_init(&self->ctx, safe_hash, detect, detect_all);
     if (data && hash_buffer(self, data) < 0) {
         Py_DECREF(self);
         return NULL;
@@ -246,8 +247,10 @@ static PyTypeObject Sha1DCType = {
     .tp_basicsize = sizeof(Sha1DCObject),
     .tp_dealloc = (destructor)Sha1DC_dealloc,
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "sha1dc(data=b'', *, safe_hash=False, detect=True)\n\n"
-              "SHA-1 with collision detection, with hashlib's interface.",
+    .tp_doc = "sha1dc(data=b'', *, safe_hash=False, detect=True, detect_all=False)\n\n"
+              "SHA-1 with collision detection, with hashlib's interface.\n"
+              "detect=False: plain SHA-1; detect_all=True: check every disturbance\n"
+              "vector on every block (no unavoidable-bit-condition filter).",
     .tp_methods = Sha1DC_methods,
     .tp_getset = Sha1DC_getset,
     .tp_new = Sha1DC_new,
@@ -280,7 +283,8 @@ PyInit__native(void)
 {
     PyObject *m;
     if (gdc_sha1dc_setup() < 0) {
-        PyErr_SetString(PyExc_RuntimeError, "sha1dc: disturbance vector without a test step");
+        PyErr_SetString(PyExc_RuntimeError,
+                        "sha1dc: bad tables (a DV without a test step, or UBC for other DVs)");
         return NULL;
     }
     if (PyType_Ready(&Sha1DCType) < 0)
@@ -291,7 +295,8 @@ PyInit__native(void)
     fallback_error = PyErr_NewException("gitodb._native.CollisionError", PyExc_ValueError, NULL);
     if (!fallback_error || PyModule_AddObjectRef(m, "CollisionError", fallback_error) < 0
         || PyModule_AddObjectRef(m, "sha1dc", (PyObject *)&Sha1DCType) < 0
-        || PyModule_AddIntConstant(m, "SHA1DC_DV_COUNT", gdc_sha1dc_dv_count()) < 0) {
+        || PyModule_AddIntConstant(m, "SHA1DC_DV_COUNT", gdc_sha1dc_dv_count()) < 0
+        || PyModule_AddIntConstant(m, "SHA1DC_UBC_COUNT", gdc_sha1dc_ubc_count()) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -18,15 +18,22 @@
  * The DV words and DW are computed at module set-up from the DV parameters
  * alone, by the linear SHA-1 message recurrence; nothing is tabulated here.
  *
- * No unavoidable-bit-condition pre-filter: every DV is checked on every block,
- * which costs one extra 80-step compression per DV (33 of them).  To keep that
- * affordable the DVs are grouped by test step (58 or 65) and checked eight at
- * a time in vector lanes, two chunks of lanes interleaved (GCC/Clang vector
- * extensions; an AVX2 clone is picked at run time on x86-64 Linux).
+ * Checking a DV costs one extra 80-step compression; there are 33.  First the
+ * unavoidable bit conditions (sha1dc_ubc.h, derived by
+ * gitodb/objects/sha1dc_ubc.py) rule out the DVs this block cannot be an
+ * attack block for: each condition is a relation between two expanded-message
+ * bits that every attack block on the DV meets, and an ordinary block breaks
+ * each with probability 1/2, so about one block in 200 leaves any DV standing.
+ * The DVs left are grouped by test step (58 or 65) and checked eight at a time
+ * in vector lanes, two chunks of lanes interleaved (GCC/Clang vector
+ * extensions; an AVX2 clone is picked at run time on x86-64 Linux).  Without
+ * the filter (detect_all) every DV is checked on every block.
  */
 #include "sha1dc.h"
 
 #include <string.h>
+
+#include "sha1dc_ubc.h"
 
 #define NLANES 8
 typedef uint32_t v8u __attribute__((vector_size(4 * NLANES)));
@@ -60,6 +67,7 @@ static const int group_step[NGROUPS] = {58, 65};
 
 typedef struct {
     int nchunks;
+    uint64_t members[MAXCHUNKS];   /* bit n: dv_specs[n] is in this chunk */
     v8u dw[MAXCHUNKS][80];
 } dv_group;
 
@@ -102,6 +110,8 @@ gdc_sha1dc_setup(void)
 
     if (setup_done)
         return 0;
+    if (UBC_DV_COUNT != NDV)
+        return -1;
     for (n = 0; n < NDV; n++) {
         uint32_t dv[85];
         dv_words(dv_specs[n].type, dv_specs[n].k, dv_specs[n].b, dv);
@@ -128,6 +138,7 @@ gdc_sha1dc_setup(void)
             int s;
             for (s = 0; s < 80; s++)
                 grp->dw[i / NLANES][s][i % NLANES] = dw[src][s];
+            grp->members[i / NLANES] |= (uint64_t)1 << src;
         }
     }
     setup_done = 1;
@@ -138,6 +149,12 @@ int
 gdc_sha1dc_dv_count(void)
 {
     return NDV;
+}
+
+int
+gdc_sha1dc_ubc_count(void)
+{
+    return UBC_COUNT;
 }
 
 /* Check chunks of lanes of one group against a block: W its expansion, s its
@@ -209,21 +226,35 @@ __attribute__((target_clones("avx2", "default")))
 #endif
 static int
 check_group(const dv_group *grp, int t, const uint32_t W[80], const uint32_t s[5],
-            const uint32_t out[5])
+            const uint32_t out[5], uint64_t alive)
 {
-    /* Two chunks at a time (measured: two chains fill the vector units on
-     * AVX2; three spill registers and run slower). */
-    int ch = 0;
-    while (ch < grp->nchunks) {
-        const v8u *dw[2];
-        int n = grp->nchunks - ch >= 2 ? 2 : 1;
-        dw[0] = grp->dw[ch];
-        dw[1] = grp->dw[ch + n - 1];
-        if (n == 2 ? check2(dw, t, W, s, out) : check1(dw, t, W, s, out))
+    /* The chunks holding a DV still alive, two at a time (measured: two
+     * chains fill the vector units on AVX2; three spill registers). */
+    const v8u *dw[MAXCHUNKS];
+    int ch, n = 0, k;
+    for (ch = 0; ch < grp->nchunks; ch++)
+        if (grp->members[ch] & alive)
+            dw[n++] = grp->dw[ch];
+    for (k = 0; k + 1 < n; k += 2)
+        if (check2(dw + k, t, W, s, out))
             return 1;
-        ch += n;
+    return k < n && check1(dw + k, t, W, s, out);
+}
+
+/* The DVs this block could be an attack block for, by the unavoidable bit
+ * conditions: bit n set for dv_specs[n]. */
+static uint64_t
+ubc_alive(const uint32_t W[80])
+{
+    uint64_t alive = ((uint64_t)1 << NDV) - 1;
+    int n;
+    for (n = 0; n < UBC_COUNT && alive; n++) {
+        uint32_t broken = ((W[ubc_table[n].w1] >> ubc_table[n].b1)
+                           ^ (W[ubc_table[n].w2] >> ubc_table[n].b2)
+                           ^ ubc_table[n].parity) & 1;
+        alive &= ~(ubc_table[n].dvs & ((uint64_t)0 - broken));
     }
-    return 0;
+    return alive;
 }
 
 #define STEP(F, K, i)                                                     \
@@ -242,7 +273,7 @@ compress(gdc_sha1_ctx *ctx, const unsigned char *p)
 {
     uint32_t W[80], s58[5], s65[5], out[5];
     uint32_t a, b, c, d, e;
-    int i;
+    int i, hit = 0;
 
     for (i = 0; i < 16; i++)
         W[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16
@@ -268,9 +299,12 @@ compress(gdc_sha1_ctx *ctx, const unsigned char *p)
     out[0] = ctx->ihv[0] + a; out[1] = ctx->ihv[1] + b; out[2] = ctx->ihv[2] + c;
     out[3] = ctx->ihv[3] + d; out[4] = ctx->ihv[4] + e;
 
-    if (ctx->detect
-        && (check_group(&groups[0], group_step[0], W, s58, out)
-            || check_group(&groups[1], group_step[1], W, s65, out))) {
+    if (ctx->detect) {
+        uint64_t alive = ctx->detect_all ? ((uint64_t)1 << NDV) - 1 : ubc_alive(W);
+        hit = alive && (check_group(&groups[0], group_step[0], W, s58, out, alive)
+                        || check_group(&groups[1], group_step[1], W, s65, out, alive));
+    }
+    if (hit) {
         ctx->collision = 1;
         if (ctx->safe_hash) {
             /* "Safe hash": compress the offending block twice more, so the
@@ -297,7 +331,7 @@ compress(gdc_sha1_ctx *ctx, const unsigned char *p)
 }
 
 void
-gdc_sha1_init(gdc_sha1_ctx *ctx, int safe_hash, int detect)
+gdc_sha1_init(gdc_sha1_ctx *ctx, int safe_hash, int detect, int detect_all)
 {
     static const uint32_t iv[5] = {0x67452301u, 0xEFCDAB89u, 0x98BADCFEu, 0x10325476u,
                                    0xC3D2E1F0u};
@@ -307,6 +341,7 @@ gdc_sha1_init(gdc_sha1_ctx *ctx, int safe_hash, int detect)
     ctx->collision = 0;
     ctx->safe_hash = safe_hash;
     ctx->detect = detect;
+    ctx->detect_all = detect_all;
 }
 
 void

@@ -17,14 +17,16 @@ typedef struct {
     int collision;            /* a block completing a known attack was seen */
     int safe_hash;            /* recompress such blocks (the digest then differs) */
     int detect;               /* 0: plain SHA-1 */
+    int detect_all;           /* 1: check every DV on every block (no UBC filter) */
 } gdc_sha1_ctx;
 
 /* Compute the disturbance-vector tables; call once before hashing. 0 on success. */
 int gdc_sha1dc_setup(void);
-/* Number of disturbance vectors checked per block. */
+/* Number of disturbance vectors, and of distinct unavoidable bit conditions. */
 int gdc_sha1dc_dv_count(void);
+int gdc_sha1dc_ubc_count(void);
 
-void gdc_sha1_init(gdc_sha1_ctx *ctx, int safe_hash, int detect);
+void gdc_sha1_init(gdc_sha1_ctx *ctx, int safe_hash, int detect, int detect_all);
 void gdc_sha1_update(gdc_sha1_ctx *ctx, const unsigned char *data, size_t len);
 /* Finish a copy of ctx into out; returns 1 if a collision was detected. */
 int gdc_sha1_final(const gdc_sha1_ctx *ctx, unsigned char out[20]);
