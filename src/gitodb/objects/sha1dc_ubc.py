@@ -86,7 +86,7 @@ def _step_equation(dv: dict[int, int], dw: list[int], k: int
             q = (p + 30) % 32
             flips[q] = flips.get(q, 0) + 1
     xor_round = k < 40 or k >= 60
-    choices = []
+    choices: list[tuple[int, tuple[int, ...]]] = []
     for q, n in flips.items():
         if xor_round:
             choices.append((q, (-1, 1) if n % 2 else (0,)))
