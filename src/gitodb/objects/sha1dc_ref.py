@@ -29,6 +29,7 @@ the test step from where the DV has five zero words in a row.
 
 from __future__ import annotations
 
+import functools
 import struct
 
 _M = 0xFFFFFFFF
@@ -152,9 +153,14 @@ def _backward(state: tuple[int, int, int, int, int], w: list[int], start: int
     return a, b, c, d, e
 
 
-def compress(ihv: tuple[int, ...], block: bytes, detect: bool = True
+def compress(ihv: tuple[int, ...], block: bytes, detect: bool = True,
+             ubc: list[list[tuple[int, int, int, int, int]]] | None = None
              ) -> tuple[tuple[int, ...], bool]:
-    """One compression; returns the new chaining value and whether a collision was found."""
+    """One compression; returns the new chaining value and whether a collision was found.
+
+    With ``ubc`` (conditions per DV, ``sha1dc_ubc.all_conditions()``) a DV whose
+    unavoidable bit conditions the block breaks is not recompressed.
+    """
     w = expand(block)
     states: list[tuple[int, int, int, int, int]] = []
     final = _forward(tuple(ihv), w, 0, 80, states)  # type: ignore[arg-type]
@@ -162,7 +168,10 @@ def compress(ihv: tuple[int, ...], block: bytes, detect: bool = True
     out = tuple((x + y) & _M for x, y in zip(ihv, final, strict=True))
     if not detect:
         return out, False
-    for t, dw in DV_TABLES:
+    for n, (t, dw) in enumerate(DV_TABLES):
+        if ubc is not None and not all((w[w1] >> b1 ^ w[w2] >> b2) & 1 == parity
+                                       for w1, b1, w2, b2, parity in ubc[n]):
+            continue
         w2 = [x ^ y for x, y in zip(w, dw, strict=True)]
         ihv2 = _backward(states[t], w2, t)
         end = _forward(states[t], w2, t, 80)
@@ -170,6 +179,14 @@ def compress(ihv: tuple[int, ...], block: bytes, detect: bool = True
         if out2 == out:
             return out, True
     return out, False
+
+
+@functools.cache
+def _ubc_tables() -> list[list[tuple[int, int, int, int, int]]]:
+    """The conditions per DV, derived once per process (a fraction of a second)."""
+    from gitodb.objects.sha1dc_ubc import all_conditions
+
+    return all_conditions()
 
 
 def _pad(length: int) -> bytes:
@@ -190,18 +207,22 @@ class Sha1DCRef:
     block_size = 64
 
     def __init__(self, data: bytes | bytearray | memoryview = b"", *,
-                 safe_hash: bool = False, detect: bool = True) -> None:
+                 safe_hash: bool = False, detect: bool = True, ubc: bool = False) -> None:
         self._ihv: tuple[int, ...] = _IV
         self._buf = b""
         self._length = 0
         self.collision = False
         self.safe_hash = safe_hash
         self.detect = detect
+        # The reference checks every DV; with ubc=True (the fallback hasher) the
+        # unavoidable bit conditions filter them first, like the native core.
+        self.ubc = ubc
+        self._conditions = _ubc_tables() if ubc else None
         if data:
             self.update(data)
 
     def _block(self, block: bytes) -> None:
-        ihv, hit = compress(self._ihv, block, self.detect)
+        ihv, hit = compress(self._ihv, block, self.detect, self._conditions)
         if hit:
             self.collision = True
             if self.safe_hash:
@@ -220,7 +241,7 @@ class Sha1DCRef:
 
     def copy(self) -> Sha1DCRef:
         """An independent hasher in the same state."""
-        other = Sha1DCRef(safe_hash=self.safe_hash, detect=self.detect)
+        other = Sha1DCRef(safe_hash=self.safe_hash, detect=self.detect, ubc=self.ubc)
         other._ihv, other._buf, other._length = self._ihv, self._buf, self._length
         other.collision = self.collision
         return other
