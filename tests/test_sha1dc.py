@@ -511,3 +511,19 @@ def test_filtered_and_unfiltered_native_agree_on_shattered(index: int) -> None:
     data = SHATTERED[index].read_bytes()
     assert NATIVE(data).result() == NATIVE(data, detect_all=True).result() == (
         bytes.fromhex(COLLIDING_SHA1), True)
+
+
+def test_verify_pack_reports_a_colliding_object(
+        tmp_path: Path, header_blind: None, capfd: pytest.CaptureFixture[str],
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # The fsck-style check re-hashes every object with SHA-1DC as well.
+    src = tmp_path / "src"
+    git("init", "-q", src)
+    (src / "shattered.pdf").write_bytes(SHATTERED[1].read_bytes())
+    git("add", ".", cwd=src)
+    git("commit", "-q", "-m", "m", cwd=src)
+    git("repack", "-q", "-a", "-d", cwd=src)
+    (idx,) = (src / ".git/objects/pack").glob("*.idx")
+    code, out, err = _main(["verify-pack", str(idx)], src, capfd, monkeypatch)
+    assert code != 0
+    assert err == f"fatal: SHA-1 appears to be part of a collision attack: {COLLIDING_SHA1}\n"
