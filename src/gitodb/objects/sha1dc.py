@@ -10,8 +10,8 @@ Implementations, in order of preference:
 - ``gitodb._native.sha1dc`` — the native core (C), GIL released on large inputs;
 - ``gitodb.objects.sha1dc_ref.Sha1DCRef`` — the pure-Python reference, used when
   the native core is not built, with the same unavoidable-bit-condition filter
-  (derived once per process, about 0.4 s); correct but slow (about 1 MB/s, a
-  thousandth of the native core), so it is only fit for small repositories;
+  (derived once per process, about 0.4 s); correct but slow (about 0.5 MB/s,
+  a seven-hundredth of the native core), so it is only fit for small repositories;
 - plain SHA-1 from ``hashlib`` (no detection), only when ``GITODB_SHA1=plain``.
 
 Git chooses its SHA-1 when it is built (``make OPENSSL_SHA1=1`` and friends);
