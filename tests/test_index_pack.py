@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -23,7 +24,14 @@ pytestmark = pytest.mark.e2e
 
 def gitodb(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
            input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    """Run the gitodb CLI in a subprocess (as a user would)."""
+    """Run the gitodb CLI in a subprocess (as a user would).
+
+    Without ``cwd`` it runs outside any repository (the system temp directory):
+    index-pack in a repository compares objects with the ones stored there,
+    which would make these tests depend on the checkout they run from.
+    """
+    if cwd is None:
+        cwd = tempfile.gettempdir()
     return subprocess.run([sys.executable, "-m", "gitodb", *map(os.fspath, args)], cwd=cwd,
                           input=input, capture_output=True, env=git_env(), check=False)
 

@@ -107,3 +107,45 @@ class FsyncError(GitodbError):
     def _render(self) -> str:
         # The message already names the file, as Git's does.
         return self.message
+
+
+class ObjectCollisionError(GitodbError):
+    """Data hashed with SHA-1 completes a known collision attack (SHA-1DC detected it).
+
+    ``hexdigest`` is the SHA-1 the attack aimed for; ``git_message`` is the
+    line Git prints after ``fatal:``.
+    """
+
+    def __init__(self, hexdigest: str, *, path: str | os.PathLike[str] | None = None,
+                 offset: int | None = None) -> None:
+        self.hexdigest = hexdigest
+        super().__init__(f"SHA-1 appears to be part of a collision attack: {hexdigest}",
+                         path=path, offset=offset)
+
+    @property
+    def git_message(self) -> str:
+        """Git's message, without gitodb's location suffix."""
+        return self.message
+
+    def located(self, path: str | os.PathLike[str] | None,
+                offset: int | None = None) -> ObjectCollisionError:
+        """The same error, naming where the colliding data was read from."""
+        return ObjectCollisionError(self.hexdigest, path=path, offset=offset)
+
+
+class ObjectIdCollisionError(PackError):
+    """A pack holds an object whose id the repository already has with other content.
+
+    That is two different objects with one id (Git: ``SHA1 COLLISION FOUND WITH
+    <id> !``); ``git_message`` is Git's line.
+    """
+
+    def __init__(self, oid_hex: str, *, path: str | os.PathLike[str] | None = None,
+                 offset: int | None = None) -> None:
+        self.oid_hex = oid_hex
+        super().__init__(f"SHA1 COLLISION FOUND WITH {oid_hex} !", path=path, offset=offset)
+
+    @property
+    def git_message(self) -> str:
+        """Git's message, without gitodb's location suffix."""
+        return self.message

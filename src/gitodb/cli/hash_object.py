@@ -307,11 +307,14 @@ class HashObject:
 
     def hash_fd(self, fd: int, vpath: str | None) -> None:
         """Git's ``hash_fd``: hash (and with ``-w`` store) the content of ``fd``."""
-        from gitodb.errors import ObjectWriteError
+        from gitodb.errors import ObjectCollisionError, ObjectWriteError
 
         write = self.opts["write"]
         try:
             oid = self._index_fd(fd, vpath)
+        except ObjectCollisionError as e:
+            # Git dies inside its SHA-1 with this message; nothing was stored.
+            raise e.located(vpath) from None
         except (ObjectWriteError, OSError) as e:
             # Git reports a failed read only through the fatal line below.
             if isinstance(e, ObjectWriteError):

@@ -196,12 +196,14 @@ def run(argv: list[str], ctx: Any) -> int:
                 pack_dir=os.path.join(repo.common_dir, "objects", "pack") if repo else None,
                 pack_path=args.pack_file, index_path=args.index_file,
                 base_lookup=_lookup(odb) if odb is not None else None,
-                contains=odb.contains if odb is not None else None,
+                contains=odb.contains if odb is not None else None, existing=odb,
                 fsync=fsync)
             report = "keep" if outcome.keep_created else "pack"
             sys.stdout.write(f"{report}\t{outcome.pack_hash}\n")
         else:
+            # In a repository, Git compares objects it already has (collision check).
             outcome = index_pack_file(args.pack_file, fmt, opts, index_path=args.index_file,
+                                      existing=repo.odb if repo is not None else None,
                                       fsync=fsync)
             sys.stdout.write(f"{outcome.pack_hash}\n")
     finally:

@@ -12,7 +12,7 @@ import importlib
 import os
 import sys
 
-from gitodb.errors import GitodbError
+from gitodb.errors import GitodbError, ObjectCollisionError, ObjectIdCollisionError
 
 # command name -> module under gitodb.cli
 COMMANDS = {
@@ -120,6 +120,9 @@ def main(argv: list[str] | None = None) -> int:
             compress.set_backend(ctx.zlib_backend)
         module = importlib.import_module(f"gitodb.cli.{COMMANDS[name]}")
         return int(module.run(args, ctx) or 0)
+    except (ObjectCollisionError, ObjectIdCollisionError) as e:
+        # Git's exact line; the file and offset stay on the exception.
+        return fatal(e.git_message)
     except GitodbError as e:
         return fatal(str(e))
     except BrokenPipeError:

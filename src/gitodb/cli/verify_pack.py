@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from gitodb.errors import GitodbError, RepositoryError
+from gitodb.errors import GitodbError, ObjectCollisionError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
 from gitodb.pack.verify import format_stats, pack_name_for, verify_pack
 
@@ -58,7 +58,9 @@ def run(argv: list[str], ctx: Any) -> int:
         except GitodbError as e:
             ok = False
             out.flush()
-            sys.stderr.write(f"fatal: {e}\n")
+            # A collision gets Git's exact line (the location stays on the exception).
+            message = e.git_message if isinstance(e, ObjectCollisionError) else str(e)
+            sys.stderr.write(f"fatal: {message}\n")
             sys.stderr.flush()
         if args.verbose or args.stat_only:
             if not ok:

@@ -44,6 +44,10 @@ def run(argv: list[str], ctx: object) -> int:
 
         out.append(f"python: {platform.python_version()} "
                    f"({platform.python_implementation()})\n")
+        from gitodb.objects import sha1dc
+
         out.extend(f"{key}: {value}\n" for key, value in info.build_options())
+        # Git prints which SHA-1 it was built with ("SHA-1: SHA1_DC") and SHA-256.
+        out.extend(f"{key}: {value}\n" for key, value in sha1dc.build_options())
     sys.stdout.write("".join(out))
     return 0

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from typing import Any
 
 from gitodb.errors import RepositoryError
+from gitodb.objects import sha1dc
 
 
 class ObjectFormat:
@@ -25,8 +27,18 @@ class ObjectFormat:
         return f"ObjectFormat({self.name!r})"
 
     def new_hasher(self, data: bytes | bytearray | memoryview = b"") -> Any:
-        """Return a fresh ``hashlib`` object for this format."""
-        return hashlib.new(self.name, data)
+        """Return a fresh hashlib-like object for this format.
+
+        SHA-1 is SHA-1DC (``gitodb.objects.sha1dc``): ``digest()`` raises
+        ``ObjectCollisionError`` on data that completes a known collision attack.
+        """
+        return self.hasher_factory()(data)
+
+    def hasher_factory(self) -> Callable[..., Any]:
+        """The constructor ``new_hasher`` calls (bind it once in per-object loops)."""
+        if self.name == "sha1":
+            return sha1dc.sha1_factory()
+        return getattr(hashlib, self.name)  # type: ignore[no-any-return]
 
     @property
     def null_oid(self) -> bytes:

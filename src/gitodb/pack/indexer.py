@@ -11,8 +11,12 @@ Two passes, like Git:
    the root of a tree of deltas (children found by base offset for OFS_DELTA
    and by base id for REF_DELTA).  Trees are independent, so with ``threads``
    > 1 they are shared out: to forked processes when there are many (the walk
-   per entry is Python and holds the GIL; only zlib, hashlib and the C delta
-   application release it), else to threads.  A walk keeps only the chain from
+   per entry is Python and holds the GIL; only zlib, SHA-1DC and the C delta
+   application release it), else to threads.
+
+Every object id and the trailer are hashed with SHA-1DC (``fmt.hasher_factory``);
+a collision attack raises ``ObjectCollisionError`` naming the pack and the offset
+of the entry (Git dies with the same message).  A walk keeps only the chain from
    the root to the current entry in memory.
 
 With ``fix_thin``, REF_DELTA entries whose base is not in the pack get that
@@ -31,7 +35,6 @@ before its rename per ``core.fsync`` (``pack`` for a pack read from a stream,
 from __future__ import annotations
 
 import gc
-import hashlib
 import mmap
 import os
 import struct
@@ -41,11 +44,19 @@ from array import array
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 from gitodb import compress
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
-from gitodb.errors import CompressionError, DeltaError, GitodbError, ObjectWriteError, PackError
+from gitodb.errors import (
+    CompressionError,
+    DeltaError,
+    GitodbError,
+    ObjectCollisionError,
+    ObjectIdCollisionError,
+    ObjectWriteError,
+    PackError,
+)
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import encode_entry_header, parse_entry_header, parse_ofs_distance
@@ -87,8 +98,8 @@ def default_thread_count(cpus: int | None = None) -> int:
 
 
 def _hasher_for(fmt: ObjectFormat) -> Callable[..., Any]:
-    """The hashlib constructor for ``fmt`` (bound once; faster than hashlib.new)."""
-    return getattr(hashlib, fmt.name)  # type: ignore[no-any-return]
+    """The hasher constructor for ``fmt`` (bound once; SHA-1 is SHA-1DC)."""
+    return fmt.hasher_factory()
 
 
 @dataclass
@@ -268,8 +279,12 @@ class PackIndexer:
         trailer_result: list[bytes] = []
         hasher_thread = None
         if self.threads > 1:
-            hasher_thread = threading.Thread(
-                target=lambda: trailer_result.append(new_hash(buf[:end_of_entries]).digest()))
+            def hash_trailer() -> None:
+                try:
+                    trailer_result.append(new_hash(buf[:end_of_entries]).digest())
+                except ObjectCollisionError:
+                    pass  # hashed again below, in this thread, where it can be raised
+            hasher_thread = threading.Thread(target=hash_trailer)
             hasher_thread.start()
         try:
             for i in range(count):
@@ -317,7 +332,10 @@ class PackIndexer:
                 if type_num in prefixes:
                     h = new_hash(prefixes[type_num] + b"%d\0" % size)
                     h.update(data)
-                    oid = h.digest()
+                    try:
+                        oid = h.digest()
+                    except ObjectCollisionError as e:
+                        raise e.located(self.path, offset) from None
                     oids.append(oid)
                     if check is not None:
                         check(type_num, data, oid, offset)
@@ -334,7 +352,11 @@ class PackIndexer:
                 hasher_thread.join()
         if pos != end_of_entries:
             raise PackError("pack has junk at the end", path=self.path, offset=pos)
-        digest = trailer_result[0] if trailer_result else new_hash(buf[:end_of_entries]).digest()
+        try:
+            digest = (trailer_result[0] if trailer_result
+                      else new_hash(buf[:end_of_entries]).digest())
+        except ObjectCollisionError as e:
+            raise e.located(self.path, 0) from None
         if digest != bytes(buf[end_of_entries:]):
             raise PackError(f"pack is corrupted ({fmt.name.upper()} mismatch): trailing "
                             "checksum does not match the content", path=self.path,
@@ -478,7 +500,8 @@ class _Resolver:
         if threads <= 1 or len(roots) < 2:
             self._walk_many(roots)
             return
-        if (len(roots) >= FORK_MIN_ROOTS and self.object_check is None
+        if (len(roots) >= FORK_MIN_ROOTS
+                and (self.object_check is None or getattr(self.object_check, "fork_safe", False))
                 and hasattr(os, "fork") and threading.active_count() == 1):
             self._resolve_forked(roots, threads)
             return
@@ -519,6 +542,11 @@ class _Resolver:
                 code = 0
                 try:
                     payload = self._walk_share_packed(share)
+                except ObjectCollisionError as e:
+                    # Sent as such, so the parent raises the same typed error.
+                    payload, code = b"C%s %d" % (e.hexdigest.encode(), e.offset or 0), 1
+                except ObjectIdCollisionError as e:
+                    payload, code = b"I%s %d" % (e.oid_hex.encode(), e.offset or 0), 1
                 except BaseException as e:  # noqa: BLE001 - everything must reach the parent
                     payload, code = b"E" + str(e).encode("utf-8", "replace"), 1
                 with os.fdopen(wfd, "wb") as f:
@@ -539,6 +567,10 @@ class _Resolver:
                 os.waitpid(pid, 0)
                 if payload[:1] == b"R":
                     self._merge(payload)
+                elif payload[:1] in (b"C", b"I") and error is None:
+                    hexdigest, _, where = payload[1:].decode("ascii").partition(" ")
+                    kind = ObjectCollisionError if payload[:1] == b"C" else ObjectIdCollisionError
+                    error = kind(hexdigest, path=self.path, offset=int(where))
                 elif error is None:
                     # The child's message already names the file and offset.
                     error = PackError(payload[1:].decode("utf-8", "replace") or
@@ -635,7 +667,10 @@ class _Resolver:
                 size = len(result)
                 h = new_hash(prefix + b"%d\0" % size)
                 h.update(result)
-                oid = h.digest()
+                try:
+                    oid = h.digest()
+                except ObjectCollisionError as e:
+                    raise e.located(path, offsets[child]) from None
                 oids[child] = oid
                 if check is not None:
                     check(type_num, result, oid, offsets[child])
@@ -686,6 +721,56 @@ class _Resolver:
                    "the start of an object in the pack")
         return DeltaError(f"pack has {n} unresolved delta{'s' if n != 1 else ''}: {why}",
                           path=self.path, offset=off)
+
+
+# -- objects the repository already has ---------------------------------------
+
+class ObjectLookup(Protocol):
+    """What the collision check needs from the repository (an ``ObjectDatabase`` fits)."""
+
+    def contains(self, oid: bytes) -> bool: ...
+    def read(self, oid: bytes) -> tuple[str, bytes]: ...
+
+
+class CollisionCheck:
+    """Git's check against objects the repository already has (index-pack in a repo).
+
+    An object of the pack whose id the repository already stores must have the
+    same type and content there; otherwise two different objects share one id
+    and Git dies with ``SHA1 COLLISION FOUND WITH <id> !``.  Called like
+    ``object_check`` for every object; it keeps no state, so forked delta
+    resolvers may run it (``fork_safe``).
+    """
+
+    fork_safe = True
+
+    def __init__(self, existing: ObjectLookup, path: str | None) -> None:
+        self.existing = existing
+        self.path = path
+
+    def __call__(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        if not self.existing.contains(oid):
+            return
+        try:
+            has_type, has_data = self.existing.read(oid)
+        except GitodbError:
+            raise PackError(f"cannot read existing object {oid.hex()}", path=self.path,
+                            offset=offset) from None
+        if has_type != TYPE_NAMES[type_num] or has_data != data:
+            raise ObjectIdCollisionError(oid.hex(), path=self.path, offset=offset)
+
+
+def _both(first: Callable[[int, bytes, bytes, int], None] | None,
+          second: Callable[[int, bytes, bytes, int], None] | None
+          ) -> Callable[[int, bytes, bytes, int], None] | None:
+    """One per-object check that runs ``first`` then ``second`` (either may be None)."""
+    if first is None or second is None:
+        return first or second
+
+    def both(type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        first(type_num, data, oid, offset)
+        second(type_num, data, oid, offset)
+    return both
 
 
 # -- --strict: object syntax and links ----------------------------------------
@@ -841,13 +926,20 @@ def derive_name(path: str, old_ext: str, new_ext: str, what: str = "packfile") -
 def index_buffer(buf: bytes | mmap.mmap, fmt: ObjectFormat, opts: IndexPackOptions,
                  path: str, title: str,
                  lookup: Callable[[bytes], tuple[str, bytes] | None] | None,
-                 contains: Callable[[bytes], bool] | None) -> PackIndexResult:
-    """Index the pack in ``buf`` with ``opts`` (and --strict's checks); return the result."""
+                 contains: Callable[[bytes], bool] | None,
+                 existing: ObjectLookup | None = None) -> PackIndexResult:
+    """Index the pack in ``buf`` with ``opts`` (and --strict's checks); return the result.
+
+    With ``existing`` (the repository's objects) every object the repository
+    already has is compared with it (:class:`CollisionCheck`).
+    """
     checker = StrictChecker(fmt, path) if opts.strict else None
+    collision = CollisionCheck(existing, path) if existing is not None else None
     indexer = PackIndexer(buf, fmt, path=path, threads=opts.threads, progress=opts.progress,
                           progress_title=opts.progress_title or title,
                           fix_thin=opts.fix_thin, base_lookup=lookup,
-                          compression_level=opts.compression_level, object_check=checker)
+                          compression_level=opts.compression_level,
+                          object_check=_both(checker, collision))
     result = indexer.run()
     if checker is not None:
         checker.finish(result.oids, contains)
@@ -969,11 +1061,14 @@ def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOp
 
 def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | None = None,
                     *, index_path: str | None = None,
+                    existing: ObjectLookup | None = None,
                     fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
     """Index the pack at ``pack_path`` and write its ``.idx`` (and ``.rev``/``.keep``).
 
     The index goes to ``index_path`` (default: the pack's name with ``.idx``).
-    Nothing is left behind when the pack is bad.  ``fsync`` is the ``core.fsync`` policy.
+    ``existing`` (the repository's objects, when run in one) turns on Git's
+    collision check.  Nothing is left behind when the pack is bad.  ``fsync`` is
+    the ``core.fsync`` policy.
     """
     opts = opts or IndexPackOptions()
     if opts.fix_thin:
@@ -986,7 +1081,8 @@ def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | 
     m, _size = map_file(pack_path)
     staging = _Staging(fsync)
     try:
-        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None)
+        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None,
+                              existing)
         rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
     finally:
         staging.cleanup()
@@ -999,13 +1095,15 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
                       index_path: str | None = None,
                       base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
                       contains: Callable[[bytes], bool] | None = None,
+                      existing: ObjectLookup | None = None,
                       fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
     """Read a pack from ``stream`` (a binary file object), store and index it.
 
     The pack goes to ``pack_path``, or to ``pack_dir/pack-<hash>.pack``.  With
     ``opts.fix_thin`` missing REF_DELTA bases come from ``base_lookup`` and are
     appended.  ``contains`` answers --strict's link check for objects outside
-    the pack.  Temporary files live beside the destination and are removed on error;
+    the pack; ``existing`` turns on the collision check against the repository.
+    Temporary files live beside the destination and are removed on error;
     ``fsync`` is the ``core.fsync`` policy.
     """
     opts = opts or IndexPackOptions()
@@ -1030,7 +1128,7 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
             raise ObjectWriteError(f"write error: {e.strerror}", path=pack_tmp) from e
         m, _size = map_file(pack_tmp)
         result = index_buffer(m, fmt, opts, pack_path or "<stdin>", "Receiving objects",
-                               base_lookup, contains)
+                               base_lookup, contains, existing)
         if result.pack_bytes is not None:
             close_map(m)
             m = b""
