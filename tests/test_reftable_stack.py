@@ -140,12 +140,15 @@ def test_full_compaction_drops_tombstones(tmp_path: Path) -> None:
 
 def _writer(args: tuple[str, int]) -> int:
     path, who = args
-    refs = Repository(path).refs
+    repo = Repository(path)
+    refs = repo.refs
+    head = refs.resolve("HEAD")
+    assert head is not None
     done = 0
     for i in range(8):
         while True:
             try:
-                refs.update_ref(f"refs/heads/w{who}-{i}", bytes([who + 1]) * 20)
+                refs.update_ref(f"refs/heads/w{who}-{i}", head)
                 break
             except LockError:
                 continue

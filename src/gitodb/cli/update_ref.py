@@ -4,7 +4,8 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import Any, BinaryIO
 
 from gitodb.errors import BadRevisionError, GitodbError, RefError
 from gitodb.refs.base import RefTransaction
@@ -40,72 +41,141 @@ def _update(tx: RefTransaction, name: str, new: bytes, old: bytes | None, msg: s
         tx.update(name, new, old, msg, no_deref=no_deref, create_reflog=create_reflog)
 
 
+_ARGS = {"update": 2, "create": 1, "delete": 1, "verify": 1, "option": 0, "start": 0,
+         "prepare": 0, "commit": 0, "abort": 0}
+# Git's transaction states; "commit"/"abort" close, only "start" reopens.
+_OPEN, _STARTED, _PREPARED, _CLOSED = 0, 1, 2, 3
+_STATE = {"start": _STARTED, "prepare": _PREPARED, "commit": _CLOSED, "abort": _CLOSED}
+
+
+def _read_z_token(stream: BinaryIO) -> bytes | None:
+    """One NUL-terminated token (None at end of input)."""
+    buf = bytearray()
+    while True:
+        c = stream.read(1)
+        if not c:
+            return bytes(buf) if buf else None
+        if c == b"\0":
+            return bytes(buf)
+        buf += c
+
+
+def _commands(stream: BinaryIO, z: bool) -> Iterator[list[str]]:
+    """Commands one at a time as they arrive (a caller answering ``start: ok`` must not
+    wait for the rest of the input, which may never come)."""
+    def dec(b: bytes) -> str:
+        return b.decode("utf-8", "surrogateescape")
+
+    if not z:
+        for raw in iter(stream.readline, b""):
+            line = raw[:-1] if raw.endswith(b"\n") else raw
+            if line:
+                yield dec(line).split(" ")
+        return
+    while True:
+        tok = _read_z_token(stream)
+        if tok is None:
+            return
+        if not tok:
+            continue
+        verb, _, first = dec(tok).partition(" ")
+        parts = [verb] + ([first] if first else [])
+        for _ in range(_ARGS.get(verb, 0)):
+            arg = _read_z_token(stream)
+            if arg is None:
+                break
+            parts.append(dec(arg))
+        yield parts
+
+
 def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bool,
            create_reflog: bool) -> int:
-    data = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
-    if z:
-        tokens = data.split("\0")
-        lines = []
-        i = 0
-        while i < len(tokens):
-            cmd = tokens[i]
-            if not cmd:
-                i += 1
-                continue
-            verb, _, first = cmd.partition(" ")
-            n = {"update": 2, "create": 1, "delete": 1, "verify": 1}.get(verb, 0)
-            lines.append([verb, first, *tokens[i + 1:i + 1 + n]])
-            i += 1 + n
-    else:
-        lines = [line.split(" ") for line in data.split("\n") if line]
-    fmt = repo.object_format
-    for parts in lines:
-        verb, args = parts[0], parts[1:]
-
-        def arg(k: int, args: list[str] = args) -> str | None:
-            return args[k] if len(args) > k else None
-
-        if verb == "update":
-            if arg(0) is None or arg(1) is None:
-                raise GitodbError(f"update: missing <new-oid>: {' '.join(parts)}")
-            old = arg(2)
-            _update(tx, args[0], _oid(repo, args[1], True),
-                    _oid(repo, old, True) if old is not None else None, msg, no_deref,
-                    create_reflog)
-        elif verb == "create":
-            if arg(1) is None:
-                raise GitodbError(f"create: missing <new-oid>: {' '.join(parts)}")
-            tx.create(args[0], _oid(repo, args[1]), msg, create_reflog=create_reflog)
-        elif verb == "delete":
-            old = arg(1)
-            tx.delete(args[0], _oid(repo, old) if old else None, msg, no_deref=no_deref)
-        elif verb == "verify":
-            old = arg(1)
-            tx.verify(args[0], _oid(repo, old, True) if old is not None else fmt.null_oid)
-        elif verb == "option":
-            if arg(0) == "no-deref":
-                no_deref = True
+    """Git's ``--stdin`` protocol; on any error or end of input inside ``start`` the
+    transaction is aborted, so no exit path leaves a lock or a partial change."""
+    state = _OPEN
+    next_no_deref = False
+    try:
+        for parts in _commands(sys.stdin.buffer, z):
+            verb, args = parts[0], parts[1:]
+            want = _STATE.get(verb, _OPEN)
+            if state == _STARTED and want == _STARTED:
+                raise GitodbError("cannot restart ongoing transaction")
+            if state == _PREPARED and want != _CLOSED:
+                raise GitodbError("prepared transactions can only be closed")
+            if state == _CLOSED:
+                if want != _STARTED:
+                    raise GitodbError("transaction is closed")
+                tx = tx.store.transaction()
+                state = _STARTED
+            elif state in (_OPEN, _STARTED):
+                state = max(state, want)
             else:
-                raise GitodbError(f"option unknown: {arg(0)}")
-        elif verb == "start":
-            sys.stdout.write("start: ok\n")
-        elif verb == "prepare":
-            tx.prepare()
-            sys.stdout.write("prepare: ok\n")
-        elif verb == "commit":
-            tx.commit()
-            sys.stdout.write("commit: ok\n")
-            tx = tx.store.transaction()
-        elif verb == "abort":
+                state = want
+            if verb == "option":
+                if args[:1] != ["no-deref"]:
+                    raise GitodbError(f"option unknown: {' '.join(args)}")
+                next_no_deref = True  # for the next command only, like Git
+                continue
+            _stdin_command(repo, tx, verb, args, parts, msg, no_deref or next_no_deref,
+                           create_reflog)
+            next_no_deref = False
+            sys.stdout.flush()
+        if state == _OPEN:
+            tx.commit()  # no transaction requested: commit what was queued
+    finally:
+        if tx.state in ("open", "prepared"):
             tx.abort()
-            sys.stdout.write("abort: ok\n")
-            tx = tx.store.transaction()
-        else:
-            raise GitodbError(f"unknown command: {' '.join(parts)}")
-        sys.stdout.flush()
-    if tx.updates and tx.state in ("open", "prepared"):
-        tx.commit()
     return 0
+
+
+def _stdin_command(repo: Any, tx: RefTransaction, verb: str, args: list[str],
+                   parts: list[str], msg: str | None, no_deref: bool,
+                   create_reflog: bool) -> None:
+    fmt = repo.object_format
+
+    def arg(k: int) -> str | None:
+        return args[k] if len(args) > k else None
+
+    if verb == "update":
+        if arg(0) is None or arg(1) is None:
+            raise GitodbError(f"update: missing <new-oid>: {' '.join(parts)}")
+        old = arg(2)
+        _update(tx, args[0], _oid(repo, args[1], True),
+                _oid(repo, old, True) if old is not None else None, msg, no_deref,
+                create_reflog)
+    elif verb == "create":
+        if arg(1) is None:
+            raise GitodbError(f"create: missing <new-oid>: {' '.join(parts)}")
+        new = _oid(repo, args[1])
+        if not any(new):
+            raise GitodbError(f"create {args[0]}: zero <new-oid>")
+        tx.create(args[0], new, msg, create_reflog=create_reflog)
+    elif verb == "delete":
+        if arg(0) is None:
+            raise GitodbError("delete: missing <ref>")
+        old = arg(1)
+        old_oid = _oid(repo, old) if old else None
+        if old_oid is not None and not any(old_oid):
+            raise GitodbError(f"delete {args[0]}: zero <old-oid>")
+        tx.delete(args[0], old_oid, msg, no_deref=no_deref)
+    elif verb == "verify":
+        if arg(0) is None:
+            raise GitodbError("verify: missing <ref>")
+        old = arg(1)
+        tx.verify(args[0], _oid(repo, old, True) if old is not None else fmt.null_oid)
+    elif verb == "start":
+        sys.stdout.write("start: ok\n")
+    elif verb == "prepare":
+        tx.prepare()
+        sys.stdout.write("prepare: ok\n")
+    elif verb == "commit":
+        tx.commit()
+        sys.stdout.write("commit: ok\n")
+    elif verb == "abort":
+        tx.abort()
+        sys.stdout.write("abort: ok\n")
+    else:
+        raise GitodbError(f"unknown command: {' '.join(parts)}")
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -148,16 +218,26 @@ def run(argv: list[str], ctx: Any) -> int:
             if not 1 <= len(pos) <= 2:
                 return _usage()
             old = _oid(repo, pos[1]) if len(pos) == 2 else None
-            tx.delete(pos[0], old, msg, no_deref=no_deref)
-        else:
-            if not 2 <= len(pos) <= 3:
-                return _usage()
-            new = _oid(repo, pos[1])
-            old = _oid(repo, pos[2], True) if len(pos) == 3 else None
+            if old is not None and not any(old):
+                old = None  # Git: a null old value means "don't care" here
+            try:
+                tx.delete(pos[0], old, msg, no_deref=no_deref)
+                tx.commit()
+            except RefError as e:
+                # Git's delete_ref reports an error and exits 1
+                sys.stderr.write(f"error: {e}\n")
+                return 1
+            return 0
+        if not 2 <= len(pos) <= 3:
+            return _usage()
+        new = _oid(repo, pos[1])
+        old = _oid(repo, pos[2], True) if len(pos) == 3 else None
+        try:
             _update(tx, pos[0], new, old, msg, no_deref, create_reflog)
-        tx.commit()
-    except RefError:
-        if tx.state == "prepared":
+            tx.commit()
+        except RefError as e:
+            raise RefError(f"update_ref failed for ref '{pos[0]}': {e}") from None
+    finally:
+        if tx.state in ("open", "prepared"):
             tx.abort()
-        raise
     return 0

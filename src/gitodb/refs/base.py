@@ -58,14 +58,44 @@ _BAD_COMPONENT = re.compile(r"(^\.|\.lock$|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\])")
 
 def check_refname(name: str, *, allow_onelevel: bool = False) -> None:
     """Raise ``RefError`` unless ``name`` passes Git's ``check-ref-format`` rules."""
+    if not refname_format_ok(name, allow_onelevel=allow_onelevel):
+        raise RefError(f"refusing to update ref with bad name '{name}'")
+
+
+def refname_format_ok(name: str, *, allow_onelevel: bool = False) -> bool:
+    """Git's ``check_refname_format`` (without ``REFNAME_REFSPEC_PATTERN``)."""
     ok = bool(name) and name != "@" and not name.endswith((".", "/")) and not name.startswith("/")
     if ok:
         for comp in name.split("/"):
             if not comp or _BAD_COMPONENT.search(comp):
-                ok = False
-                break
+                return False
     if ok and "/" not in name and not allow_onelevel and not is_root_ref(name):
-        ok = False
+        return False
+    return ok
+
+
+def refname_is_safe(name: str) -> bool:
+    """Git's ``refname_is_safe``: what may be deleted or verified.
+
+    ``refs/...`` that does not escape ``refs/`` (no empty, ``.`` or ``..`` components),
+    or a one-level name of upper-case letters and underscores.  Paths such as
+    ``logs/HEAD``, ``shallow`` or ``hooks`` are not refs and are refused.
+    """
+    if name.startswith("refs/"):
+        rest = name[len("refs/"):]
+        if not rest or rest.startswith("/") or rest.endswith("/"):
+            return False
+        return all(c not in ("", ".", "..") for c in rest.split("/"))
+    return bool(name) and all(c.isupper() or c == "_" for c in name) and name.isascii()
+
+
+def check_update_name(name: str, *, writes_value: bool) -> None:
+    """Refuse a bad name like Git's ``ref_transaction_add_update``.
+
+    A name that gets a value must pass ``check-ref-format`` (one level allowed);
+    a deletion or verification only needs ``refname_is_safe``.
+    """
+    ok = refname_format_ok(name, allow_onelevel=True) if writes_value else refname_is_safe(name)
     if not ok:
         raise RefError(f"refusing to update ref with bad name '{name}'")
 
@@ -116,6 +146,21 @@ def _parse_date(value: str) -> tuple[int, int]:
     return int(dt.timestamp()), (mins // 60) * 100 + (mins % 60) * (1 if mins >= 0 else -1)
 
 
+def _is_crud(c: str) -> bool:
+    return ord(c) <= 32 or c in ",:;<>\"\\'"
+
+
+def strip_crud(text: str) -> str:
+    """Git's ``strbuf_addstr_without_crud``: trim control/space/punctuation crud at both
+    ends and drop ``\\n``, ``<`` and ``>`` inside, so an identity cannot break a line."""
+    i, j = 0, len(text)
+    while i < j and _is_crud(text[i]):
+        i += 1
+    while j > i and _is_crud(text[j - 1]):
+        j -= 1
+    return "".join(c for c in text[i:j] if c not in "\n<>")
+
+
 def committer_identity(config: object | None) -> tuple[str, str, int, int]:
     """(name, email, time, tz) like Git's committer ident: environment, then config."""
     get = getattr(config, "get", None)
@@ -130,6 +175,7 @@ def committer_identity(config: object | None) -> tuple[str, str, int, int]:
     if not email:
         import socket
         email = f"{name}@{socket.gethostname()}"
+    name, email = strip_crud(name), strip_crud(email)
     date = os.environ.get("GIT_COMMITTER_DATE")
     if date:
         ts, tz = _parse_date(date)
@@ -183,13 +229,15 @@ class RefTransaction:
         self.updates: list[RefUpdate] = []
         self.state = "open"
         self._prepared: object = None
+        self._names: set[str] = set()
 
     def _add(self, upd: RefUpdate) -> None:
         if self.state != "open":
             raise RefError(f"transaction is {self.state}")
-        check_refname(upd.name, allow_onelevel=upd.delete or upd.verify)
-        if any(u.name == upd.name for u in self.updates):
+        check_update_name(upd.name, writes_value=not (upd.delete or upd.verify))
+        if upd.name in self._names:
             raise RefError(f"multiple updates for ref '{upd.name}' not allowed")
+        self._names.add(upd.name)
         self.updates.append(upd)
 
     def update(self, name: str, new: bytes, old: bytes | None = None,
@@ -256,6 +304,10 @@ class RefStore(ABC):
     #: maps an object id to the id it peels to (None if not a tag); set by callers
     #: that have an object database, used to store peeled values of annotated tags.
     peeler: Peeler | None = None
+    #: maps an object id to its type name, or None if the object does not exist; set by
+    #: callers that have an object database, so that refs to missing objects and
+    #: branches pointing at non-commits are refused like Git does.
+    object_type: Callable[[bytes], str | None] | None = None
 
     @abstractmethod
     def read(self, name: str) -> Ref | None:
@@ -363,19 +415,32 @@ class RefStore(ABC):
                 return True
         return self.reflog_exists(name)
 
-    def _check_df_conflict(self, name: str, touched: set[str]) -> None:
-        """Git refuses ``a/b`` next to ``a`` (and vice versa) in both backends."""
+    def _check_df_conflict(self, name: str, deleting: set[str]) -> None:
+        """Git refuses ``a/b`` next to ``a`` (and vice versa) in both backends, unless the
+        one in the way is deleted by the same transaction."""
         parts = name.split("/")
         for i in range(1, len(parts)):
             parent = "/".join(parts[:i])
-            if parent not in touched and self.read(parent) is not None:
-                raise RefError(f"cannot lock ref '{name}': '{parent}' exists; "
-                               f"cannot create '{name}'")
-        if name.startswith("refs/"):
-            for other in self.iter_refs(name + "/"):
-                if other.name not in touched:
-                    raise RefError(f"cannot lock ref '{name}': '{other.name}' exists; "
-                                   f"cannot create '{name}'")
+            if parent not in deleting and self.read(parent) is not None:
+                raise self._df_error(name, parent)
+        for other in self.iter_refs(name + "/"):
+            if other.name not in deleting:
+                raise self._df_error(name, other.name)
+
+    @staticmethod
+    def _df_error(name: str, existing: str) -> RefError:
+        return RefError(f"'{existing}' exists; cannot create '{name}'")
+
+    def _check_object(self, name: str, oid: bytes) -> None:
+        """Git's check before writing ``oid`` to ``name``: it exists, and a branch gets a
+        commit."""
+        if self.object_type is None:
+            return
+        kind = self.object_type(oid)
+        if kind is None:
+            raise RefError(f"trying to write ref '{name}' with nonexistent object {oid.hex()}")
+        if kind != "commit" and name.startswith("refs/heads/"):
+            raise RefError(f"trying to write non-commit object {oid.hex()} to branch '{name}'")
 
     def plan(self, tx: RefTransaction) -> list[PlannedWrite]:
         """Check old values and work out every write and reflog entry of ``tx``.
@@ -387,18 +452,31 @@ class RefStore(ABC):
         head = self.read("HEAD")
         head_target = head.target if head is not None else None
         touched = {u.name for u in tx.updates}
+        deleting = {u.name for u in tx.updates if u.delete}
+        finals: dict[str, str] = {}
         for u in tx.updates:
             chain = [u.name]
-            cur = self.read(u.name)
-            if not u.no_deref:
-                depth = 0
-                while cur is not None and cur.target is not None:
-                    depth += 1
-                    if depth > SYMREF_MAX_DEPTH:
-                        raise RefError(f"cannot lock ref '{u.name}': symref loop")
-                    chain.append(cur.target)
-                    cur = self.read(cur.target)
+            try:
+                cur = self.read(u.name)
+                if not u.no_deref:
+                    depth = 0
+                    while cur is not None and cur.target is not None:
+                        depth += 1
+                        if depth > SYMREF_MAX_DEPTH:
+                            raise RefError(f"cannot lock ref '{u.name}': symref loop")
+                        chain.append(cur.target)
+                        cur = self.read(cur.target)
+            except RefError as e:
+                if e.message.startswith("cannot lock ref"):
+                    raise
+                raise RefError(f"cannot lock ref '{u.name}': {e.message}", path=e.path) from None
             final = chain[-1]
+            if not u.verify:
+                first = finals.setdefault(final, u.name)
+                if first != u.name:
+                    via = u.name if u.name != final else first
+                    raise RefError(f"multiple updates for '{final}' (including one via symref "
+                                   f"'{via}') are not allowed")
             cur_oid = cur.oid if cur is not None and cur.target is None else None
             if u.old is not None:
                 if u.old == null:
@@ -414,6 +492,8 @@ class RefStore(ABC):
                 continue
             msg = normalize_reflog_message(u.message)
             if u.target is not None:
+                if cur is None:
+                    self._check_df_conflict(u.name, deleting)
                 new_ref: Ref | None = Ref(u.name, target=u.target)
                 old_oid = self.resolve(u.name) or null
                 new_oid = self.resolve(u.target) or null
@@ -423,12 +503,16 @@ class RefStore(ABC):
                 writes.append(pw)
                 continue
             if u.delete:
+                if cur is None:
+                    self._check_df_conflict(final, deleting)
                 # deleting a missing ref without an old value succeeds silently, like Git
                 writes.append(PlannedWrite(final, None, message=msg, old_ref=cur))
                 continue
             assert u.new is not None
             if cur is None:
-                self._check_df_conflict(final, touched)
+                self._check_df_conflict(final, deleting)
+            if cur_oid != u.new:
+                self._check_object(final, u.new)
             peeled = self.peeler(u.new) if self.peeler is not None else None
             pw = PlannedWrite(final, Ref(final, oid=u.new, peeled=peeled), message=msg,
                               old_ref=cur)

@@ -4,7 +4,8 @@
 so a newer record (or tombstone) hides older ones with the same key.
 
 Writers follow Git's protocol: create ``tables.list.lock`` exclusively (a second
-writer gets ``LockError``), re-read the list, write the new table under a
+writer retries for ``reftable.lockTimeout`` with Git's backoff, then gets
+``LockError``), re-read the list, write the new table under a
 temporary name and rename it to ``0x<min>-0x<max>-<random>.ref``, write the new
 list into the lock file and rename it over ``tables.list``.  Any failure removes
 what was written, so ``tables.list`` and the existing tables stay untouched.
@@ -20,7 +21,8 @@ import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from gitodb.errors import LockError, ReftableError
+from gitodb.errors import GitodbError, LockError, ReftableError
+from gitodb.lockfile import LockFile, write_all
 from gitodb.reftable.basics import FOOTER_SIZE, HEADER_SIZE
 from gitodb.reftable.reader import TableReader
 from gitodb.reftable.records import LogRecord, RefRecord
@@ -71,8 +73,11 @@ class Stack:
     """The tables of one ``reftable/`` directory and their merged view."""
 
     def __init__(self, directory: str | os.PathLike[str], options: WriteOptions | None = None,
-                 *, auto_compact: bool = True) -> None:
+                 *, auto_compact: bool = True, lock_timeout_ms: int = 100) -> None:
+        """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
+        ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever)."""
         self.dir = Path(directory)
+        self.lock_timeout_ms = lock_timeout_ms
         self.list_path = self.dir / "tables.list"
         self.lock_path = self.dir / "tables.list.lock"
         self.options = options or WriteOptions()
@@ -87,6 +92,9 @@ class Stack:
             text = self.list_path.read_bytes().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return []
+        except OSError as e:
+            raise ReftableError(f"unable to read tables.list: {e.strerror}",
+                                path=self.list_path) from None
         return [line for line in text.split("\n") if line]
 
     def reload(self) -> None:
@@ -106,7 +114,11 @@ class Stack:
                         if not path.exists():
                             raise ReftableError(f"tables.list names missing table {name}",
                                                 path=self.list_path, offset=0)
-                        r = TableReader(path)
+                        try:
+                            r = TableReader(path)
+                        except OSError as e:
+                            raise ReftableError(f"unable to open table {name}: {e.strerror}",
+                                                path=path) from None
                     readers.append(r)
             except ReftableError:
                 # A concurrent compaction may have replaced the list meanwhile: retry.
@@ -163,51 +175,61 @@ class Stack:
                 yield g
 
     # -- writing ----------------------------------------------------------
-    def _lock(self) -> int:
-        try:
-            return os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            raise LockError(f"Unable to create '{self.lock_path}': File exists.",
-                            path=self.lock_path) from None
+    def _lock(self, timeout_ms: int | None = None) -> LockFile:
+        timeout = self.lock_timeout_ms if timeout_ms is None else timeout_ms
+        return LockFile(self.list_path, timeout_ms=timeout)
 
     def _write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
-        fd, tmp = tempfile.mkstemp(prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-", suffix=".tmp",
-                                   dir=self.dir)
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                os.fsync(f.fileno())
+            fd, tmp = tempfile.mkstemp(prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-",
+                                       suffix=".tmp", dir=self.dir)
+        except OSError as e:
+            raise ReftableError(f"unable to create new table: {e.strerror}",
+                                path=self.dir) from None
+        try:
+            try:
+                write_all(fd, data)
+                os.fsync(fd)
+            finally:
+                os.close(fd)
             os.chmod(tmp, 0o644)
             name = table_name(min_ui, max_ui)
             os.rename(tmp, self.dir / name)
+        except OSError as e:
+            _unlink(tmp)
+            raise ReftableError(f"unable to write new table: {e.strerror}", path=tmp) from None
         except BaseException:
             _unlink(tmp)
             raise
         return name
 
-    def _commit_list(self, lock_fd: int, names: list[str]) -> None:
-        with os.fdopen(lock_fd, "wb", closefd=True) as f:
-            f.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
-            f.flush()
-            os.fsync(f.fileno())
-        os.chmod(self.lock_path, 0o644)
-        os.rename(self.lock_path, self.list_path)
+    def _commit_list(self, lock: LockFile, names: list[str]) -> None:
+        """Write the new list into the held lock and rename it over ``tables.list``."""
+        lock.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
+        try:
+            os.fsync(lock.fd)
+        except OSError as e:
+            raise ReftableError(f"unable to write '{lock.lock_path}': {e.strerror}",
+                                path=lock.lock_path) from None
+        lock.commit()
 
-    def lock(self) -> int:
-        """Take ``tables.list.lock`` (``LockError`` if held); return its descriptor."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+    def lock(self) -> LockFile:
+        """Take ``tables.list.lock`` (waiting up to the lock timeout, then ``LockError``)."""
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ReftableError(f"unable to create '{self.dir}': {e.strerror}",
+                                path=self.dir) from None
         return self._lock()
 
-    def unlock(self, fd: int) -> None:
+    def unlock(self, lock: LockFile) -> None:
         """Give up a lock from ``lock()`` without changing anything."""
-        os.close(fd)
-        _unlink(self.lock_path)
+        lock.rollback()
 
-    def commit_locked(self, fd: int, refs: list[RefRecord], logs: list[LogRecord],
+    def commit_locked(self, lock: LockFile, refs: list[RefRecord], logs: list[LogRecord],
                       update_index: int) -> None:
         """Write one table with these records and release the lock (always)."""
-        self.modify(lambda _s, _ui: (refs, logs), locked_fd=fd, update_index=update_index)
+        self.modify(lambda _s, _ui: (refs, logs), locked=lock, update_index=update_index)
 
     def log_refnames(self) -> list[bytes]:
         """Names of refs that have at least one live log record, sorted."""
@@ -216,28 +238,22 @@ class Stack:
             names.update(r.log_refnames())
         return [n for n in sorted(names) if next(self.iter_logs(n), None) is not None]
 
-    def modify(self, build: Callable[[Stack, int], Changes], *, locked_fd: int | None = None,
+    def modify(self, build: Callable[[Stack, int], Changes], *, locked: LockFile | None = None,
                update_index: int | None = None) -> None:
         """Add one table holding ``build(stack, update_index)``'s records, atomically.
 
         ``build`` runs under the lock on a freshly reloaded stack, so it can check old
         values; it returns (refs, logs) whose update indexes are ``update_index``
-        (logs may use more indexes above it).  Raising inside leaves everything as it was.
+        (logs may use more indexes above it).  Raising inside leaves everything as it was,
+        and the lock is released on every path.
         """
-        if locked_fd is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fd = self._lock()
-        else:
-            fd = locked_fd
+        lock = locked if locked is not None else self.lock()
         new_name = None
         try:
             self.reload()
             ui = self.next_update_index() if update_index is None else update_index
             refs, logs = build(self, ui)
             if not refs and not logs:
-                os.close(fd)
-                fd = -1
-                _unlink(self.lock_path)
                 return
             # Log records may carry older update indexes (tombstones, rewritten
             # reflogs); only newer ones widen the table's range.
@@ -245,23 +261,24 @@ class Stack:
                          + [g.update_index for g in logs if g.update_index > ui])
             data = TableWriter(self.options).write(refs, logs, ui, max_ui)
             new_name = self._write_table(data, ui, max_ui)
-            self._commit_list(fd, self.names + [new_name])
-            fd = -1
+            self._commit_list(lock, self.names + [new_name])
         except BaseException:
-            if fd >= 0:
-                os.close(fd)
-                _unlink(self.lock_path)
-            if new_name is not None and new_name not in self._read_list():
+            if new_name is not None and lock.held:
                 _unlink(self.dir / new_name)
             raise
+        finally:
+            lock.rollback()
         self.reload()
         if self.auto_compact:
-            self.compact(auto=True)
+            try:
+                self.compact(auto=True)
+            except GitodbError:
+                pass  # the update is committed; compaction is an optimisation Git retries
 
     def compact(self, *, auto: bool = False) -> bool:
         """Merge tables: all of them, or (``auto``) Git's geometric segment.  True if done."""
         try:
-            fd = self._lock()
+            lock = self._lock(timeout_ms=0 if auto else None)
         except LockError:
             if auto:
                 return False  # someone else is writing; they will compact
@@ -278,9 +295,6 @@ class Stack:
                 start, end = 0, n
             if end - start < (2 if auto else 1) or (not auto and n == 1 and end == 1
                                                     and self._is_compact()):
-                os.close(fd)
-                fd = -1
-                _unlink(self.lock_path)
                 return False
             seg = self.readers[start:end]
             keep = start > 0  # tombstones must survive while older tables remain
@@ -290,15 +304,13 @@ class Stack:
             data = TableWriter(self.options).write(refs, logs, min_ui, max_ui)
             new_name = self._write_table(data, min_ui, max_ui)
             old = self.names[start:end]
-            self._commit_list(fd, self.names[:start] + [new_name] + self.names[end:])
-            fd = -1
+            self._commit_list(lock, self.names[:start] + [new_name] + self.names[end:])
         except BaseException:
-            if fd >= 0:
-                os.close(fd)
-                _unlink(self.lock_path)
-            if new_name is not None and new_name not in self._read_list():
+            if new_name is not None and lock.held:
                 _unlink(self.dir / new_name)
             raise
+        finally:
+            lock.rollback()
         for r in seg:
             r.close()
         self.names = []

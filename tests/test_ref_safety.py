@@ -1,0 +1,263 @@
+"""Ref writes as safe as Git's: lock ownership, atomic transactions, typed I/O errors,
+refusing what is not a ref, corrupt input, D/F conflicts, the ``--stdin`` protocol.
+
+Expected messages are Git 2.55's (recorded here; the ``git`` on PATH is older).
+"""
+
+from __future__ import annotations
+
+import errno
+import io
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitodb.cli.main import main
+from gitodb.errors import LockError
+from gitodb.refs.files import FilesRefStore
+from gitodb.repo import Repository
+from helpers import GIT_ENV, git, snapshot
+
+GIT255 = Path(__file__).resolve().parents[2] / "shared" / "git-2.55" / "git" / "bin" / "git"
+
+
+@pytest.fixture
+def env(monkeypatch: pytest.MonkeyPatch) -> None:
+    for k in list(os.environ):
+        if k.startswith("GIT_"):
+            monkeypatch.delenv(k)
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+
+
+def _repo(path: Path, reftable: bool = False) -> str:
+    """A repository with one commit on main; returns the commit id (hex)."""
+    if reftable:
+        if not GIT255.exists():
+            pytest.skip("needs Git 2.55 to create a reftable repository")
+        subprocess.run([str(GIT255), "init", "-q", "-b", "main", "--ref-format=reftable",
+                        str(path)], check=True, env=_genv())
+        subprocess.run([str(GIT255), "-C", str(path), "commit", "-q", "--allow-empty", "-m",
+                        "c0"], check=True, env=_genv())
+    else:
+        git("init", "-q", "-b", "main", path)
+        git("commit", "-q", "--allow-empty", "-m", "c0", cwd=path)
+    return Repository(path).refs.resolve("HEAD").hex()  # type: ignore[union-attr]
+
+
+def _genv() -> dict[str, str]:
+    from helpers import git_env
+    env = git_env()
+    # Git 2.55 runs helpers such as "git maintenance" from PATH: make them 2.55 too
+    env["PATH"] = f"{GIT255.parent}{os.pathsep}{env.get('PATH', '')}"
+    return env
+
+
+def _run(path: Path, *args: str, stdin: bytes | None = None) -> int:
+    old = os.getcwd()
+    try:
+        os.chdir(path)
+        if stdin is not None:
+            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+        return main(list(args))
+    finally:
+        sys.stdin = sys.__stdin__
+        os.chdir(old)
+
+
+def _locks(path: Path) -> list[str]:
+    return sorted(str(p) for p in path.rglob("*.lock"))
+
+
+# -- 1. a writer never removes another writer's lock ---------------------------------
+
+def test_commit_does_not_remove_a_lock_taken_after_its_rename(
+        tmp_path: Path, env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    head = _repo(tmp_path)
+    ref = tmp_path / ".git" / "refs" / "heads" / "main"
+    real_rename = os.rename
+
+    def rename_then_other_writer_locks(src: object, dst: object) -> None:
+        real_rename(src, dst)  # type: ignore[arg-type]
+        if os.fspath(dst) == str(ref):  # type: ignore[arg-type]
+            Path(str(ref) + ".lock").write_text("other writer\n")
+
+    monkeypatch.setattr(os, "rename", rename_then_other_writer_locks)
+    Repository(tmp_path).refs.update_ref("refs/heads/main", bytes.fromhex(head))
+    assert Path(str(ref) + ".lock").read_text() == "other writer\n"
+
+
+def test_rollback_leaves_a_replaced_lock_alone(tmp_path: Path) -> None:
+    from gitodb.lockfile import LockFile
+
+    target = tmp_path / "x"
+    lock = LockFile(target)
+    os.unlink(str(target) + ".lock")  # e.g. removed as stale by a user...
+    Path(str(target) + ".lock").write_text("theirs")  # ...and taken by someone else
+    lock.rollback()
+    assert Path(str(target) + ".lock").read_text() == "theirs"
+
+
+def test_lock_contention_is_a_typed_error_after_the_timeout(tmp_path: Path, env: None) -> None:
+    head = _repo(tmp_path)
+    Path(tmp_path / ".git/refs/heads/main.lock").write_text("")
+    repo = Repository(tmp_path, config_overrides=["core.filesRefLockTimeout=20"])
+    with pytest.raises(LockError, match="Unable to create .*main.lock': File exists"):
+        repo.refs.update_ref("refs/heads/main", bytes.fromhex(head))
+    assert (tmp_path / ".git/refs/heads/main").read_text() == head + "\n"
+
+
+# -- 2. transactions are all-or-nothing, I/O errors typed ------------------------------
+
+def _many(n: int, head: str, verb: str = "create") -> bytes:
+    return "".join(f"{verb} refs/heads/r{i:03d} {head}\n" for i in range(n)).encode()
+
+
+def test_failing_write_changes_no_ref(tmp_path: Path, env: None,
+                                      monkeypatch: pytest.MonkeyPatch,
+                                      capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path)
+    _run(tmp_path, "update-ref", "--stdin", stdin=_many(301, head))
+    capfd.readouterr()
+    git("pack-refs", "--all", cwd=tmp_path)
+    c1 = git("commit-tree", "-m", "c1", "-p", head, git("rev-parse", "HEAD^{tree}",
+                                                          cwd=tmp_path).decode().strip(),
+             cwd=tmp_path).decode().strip()
+    before = snapshot(tmp_path / ".git")
+    script = _many(300, c1, "update") + b"delete refs/heads/r300\n"
+    real_write = os.write
+    calls = [0]
+
+    def full_disk(fd: int, data: object) -> int:
+        calls[0] += 1
+        if calls[0] == 120:
+            raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+        return real_write(fd, data)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(os, "write", full_disk)
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script) == 128
+    monkeypatch.setattr(os, "write", real_write)
+    err = capfd.readouterr().err
+    assert err.startswith("fatal: couldn't write '") and "No space left on device" in err
+    assert err.count("\n") == 1 and "Traceback" not in err
+    assert snapshot(tmp_path / ".git") == before
+    assert not _locks(tmp_path / ".git")
+
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_component_too_long_is_one_fatal_line(tmp_path: Path, env: None, reftable: bool,
+                                              capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path, reftable)
+    before = snapshot(tmp_path / ".git")
+    name = "refs/heads/" + "a" * 300
+    code = _run(tmp_path, "update-ref", name, head)
+    err = capfd.readouterr().err
+    if reftable:
+        # reftable has no file per ref: Git stores the name
+        assert code == 0 and Repository(tmp_path).refs.resolve(name) == bytes.fromhex(head)
+        return
+    assert code == 128
+    assert err == (f"fatal: update_ref failed for ref '{name}': cannot lock ref '{name}': "
+                   f"Unable to create '{tmp_path}/.git/{name}.lock': File name too long\n")
+    assert snapshot(tmp_path / ".git") == before
+
+
+def test_transaction_cost_is_linear_in_packed_refs_reads(
+        tmp_path: Path, env: None, monkeypatch: pytest.MonkeyPatch) -> None:
+    head = _repo(tmp_path)
+    _run(tmp_path, "update-ref", "--stdin", stdin=_many(200, head))
+    git("pack-refs", "--all", cwd=tmp_path)
+    parses = [0]
+    real = FilesRefStore._parse_packed
+
+    def counting(self: FilesRefStore, data: bytes, path: Path) -> object:
+        parses[0] += 1
+        return real(self, data, path)
+
+    monkeypatch.setattr(FilesRefStore, "_parse_packed", counting)
+    script = "".join(f"create refs/heads/new/n{i:03d} {head}\n" for i in range(200))
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script.encode()) == 0
+    assert parses[0] <= 2  # once, and again only if packed-refs changed
+
+
+@pytest.mark.skipif(not hasattr(os, "geteuid") or os.geteuid() != 0, reason="needs root")
+def test_full_tmpfs(tmp_path: Path, env: None, capfd: pytest.CaptureFixture[str]) -> None:
+    mnt = tmp_path / "mnt"
+    mnt.mkdir()
+    if subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mnt)],
+                      capture_output=True).returncode != 0:
+        pytest.skip("mount not allowed here")
+    try:
+        repo = mnt / "r"
+        head = _repo(repo)
+        capfd.readouterr()
+        filler = mnt / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o644)
+        try:
+            while True:
+                os.write(fd, b"\0" * 4096)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        before = snapshot(repo / ".git")
+        code = _run(repo, "update-ref", "--stdin", stdin=_many(300, head))
+        err = capfd.readouterr().err
+        assert code == 128 and err.startswith("fatal: ") and err.count("\n") == 1
+        assert snapshot(repo / ".git") == before
+        assert not _locks(repo / ".git")
+    finally:
+        subprocess.run(["umount", str(mnt)], check=False)
+
+
+# -- 3. only refs are written, and only to objects that exist ---------------------------
+
+@pytest.mark.parametrize("name", ["logs/HEAD", "logs/refs/heads/main", "shallow", "hooks",
+                                  "config", "objects"])
+def test_delete_refuses_what_is_not_a_ref(tmp_path: Path, env: None, name: str,
+                                          capfd: pytest.CaptureFixture[str]) -> None:
+    _repo(tmp_path)
+    (tmp_path / ".git" / "shallow").write_text("x\n")
+    before = snapshot(tmp_path / ".git")
+    assert _run(tmp_path, "update-ref", "-d", name) == 1
+    assert capfd.readouterr().err == f"error: refusing to update ref with bad name '{name}'\n"
+    assert snapshot(tmp_path / ".git") == before
+
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_refs_to_missing_objects_and_non_commit_branches(
+        tmp_path: Path, env: None, reftable: bool, capfd: pytest.CaptureFixture[str]) -> None:
+    _repo(tmp_path, reftable)
+    tree = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+    missing = "0" * 39 + "1"
+    before = snapshot(tmp_path / ".git")
+    assert _run(tmp_path, "update-ref", "refs/heads/c", missing) == 128
+    assert capfd.readouterr().err == (
+        "fatal: update_ref failed for ref 'refs/heads/c': trying to write ref 'refs/heads/c' "
+        f"with nonexistent object {missing}\n")
+    assert _run(tmp_path, "update-ref", "--stdin",
+                stdin=f"start\ncreate refs/heads/c {missing}\ncommit\n".encode()) == 128
+    assert capfd.readouterr().err == (
+        f"fatal: trying to write ref 'refs/heads/c' with nonexistent object {missing}\n")
+    assert _run(tmp_path, "update-ref", "--stdin",
+                stdin=f"create refs/heads/c {'0' * 40}\n".encode()) == 128
+    assert capfd.readouterr().err == "fatal: create refs/heads/c: zero <new-oid>\n"
+    git("hash-object", "-w", "-t", "tree", "/dev/null", cwd=tmp_path) if not reftable else None
+    assert _run(tmp_path, "update-ref", "refs/heads/d", tree) == 128
+    assert capfd.readouterr().err == (
+        "fatal: update_ref failed for ref 'refs/heads/d': trying to write non-commit object "
+        f"{tree} to branch 'refs/heads/d'\n")
+    if not reftable:
+        assert snapshot(tmp_path / ".git") == before
+
+
+def test_delete_of_a_directory_is_a_df_error(tmp_path: Path, env: None,
+                                             capfd: pytest.CaptureFixture[str]) -> None:
+    _repo(tmp_path)
+    assert _run(tmp_path, "update-ref", "-d", "refs/heads") == 1
+    assert capfd.readouterr().err == ("error: cannot lock ref 'refs/heads': 'refs/heads/main' "
+                                      "exists; cannot create 'refs/heads'\n")
+    assert (tmp_path / ".git/refs/heads/main").is_file()
