@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import select
 import subprocess
 import sys
 from pathlib import Path
@@ -40,6 +41,9 @@ def _repo(path: Path, reftable: bool = False) -> str:
             pytest.skip("needs Git 2.55 to create a reftable repository")
         subprocess.run([str(GIT255), "init", "-q", "-b", "main", "--ref-format=reftable",
                         str(path)], check=True, env=_genv())
+        # no background maintenance: it would leave objects/maintenance.lock meanwhile
+        subprocess.run([str(GIT255), "-C", str(path), "config", "maintenance.auto", "false"],
+                       check=True, env=_genv())
         subprocess.run([str(GIT255), "-C", str(path), "commit", "-q", "--allow-empty", "-m",
                         "c0"], check=True, env=_genv())
     else:
@@ -261,3 +265,169 @@ def test_delete_of_a_directory_is_a_df_error(tmp_path: Path, env: None,
     assert capfd.readouterr().err == ("error: cannot lock ref 'refs/heads': 'refs/heads/main' "
                                       "exists; cannot create 'refs/heads'\n")
     assert (tmp_path / ".git/refs/heads/main").is_file()
+
+
+# -- 4. corrupt input is refused, not made permanent -----------------------------------
+
+def test_cut_packed_refs_is_refused_and_kept(tmp_path: Path, env: None,
+                                            capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path)
+    git("tag", "v1", cwd=tmp_path)
+    git("branch", "side", cwd=tmp_path)
+    git("pack-refs", "--all", cwd=tmp_path)
+    packed = tmp_path / ".git" / "packed-refs"
+    data = packed.read_bytes()
+    assert data.endswith(b" refs/tags/v1\n")
+    packed.write_bytes(data[:-4])  # "... refs/tag"
+    before = snapshot(tmp_path / ".git")
+    for cmd in (("show-ref",), ("update-ref", "-d", "refs/heads/side"),
+                ("update-ref", "refs/heads/x", head)):
+        code = _run(tmp_path, *cmd)
+        err = capfd.readouterr().err
+        assert code in (1, 128), cmd
+        assert "unterminated line in " in err and f"packed-refs: {head} refs/tag" in err, err
+        assert "Traceback" not in err and err.count("\n") == 1
+    assert snapshot(tmp_path / ".git") == before
+
+
+@pytest.mark.parametrize("name,email,ident", [
+    ("a\nb", "x@y", "ab <x@y>"), (" <a>;.b\t", "<x\n@y> ", "a;.b <x@y>"),
+    (".;,", "e@x", ". <e@x>")])  # as Git 2.55 writes them (2.39 also strips '.')
+def test_identity_crud_is_stripped_like_git(tmp_path: Path, env: None, name: str,
+                                            email: str, ident: str) -> None:
+    head = _repo(tmp_path)
+    cfg = ["-c", f"user.name={name}", "-c", f"user.email={email}"]
+    os.environ.pop("GIT_COMMITTER_NAME")
+    os.environ.pop("GIT_COMMITTER_EMAIL")
+    assert _run(tmp_path, *cfg, "update-ref", "-m", "m", "refs/heads/o", head) == 0
+    log = (tmp_path / ".git" / "logs" / "refs" / "heads" / "o").read_text()
+    assert log == f"{'0' * 40} {head} {ident} 1700000000 +0000\tm\n"
+
+
+# -- 5. D/F conflicts are refused on both backends -------------------------------------
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_symref_df_conflict(tmp_path: Path, env: None, reftable: bool,
+                            capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path, reftable)
+    before = snapshot(tmp_path / ".git")
+    prefix = "" if reftable else "cannot lock ref 'refs/heads': "
+    assert _run(tmp_path, "symbolic-ref", "refs/heads", "refs/heads/foo") == 1
+    assert capfd.readouterr().err == (
+        f"error: {prefix}'refs/heads/main' exists; cannot create 'refs/heads'\n")
+    prefix = "" if reftable else "cannot lock ref 'refs/heads/main/x': "
+    assert _run(tmp_path, "update-ref", "refs/heads/main/x", head) == 128
+    assert capfd.readouterr().err == (
+        f"fatal: update_ref failed for ref 'refs/heads/main/x': {prefix}'refs/heads/main' "
+        "exists; cannot create 'refs/heads/main/x'\n")
+    assert snapshot(tmp_path / ".git") == before
+    # Git 2.55 refuses it even when the same transaction deletes the ref in the way
+    script = f"start\ndelete refs/heads/main\ncreate refs/heads/main/x {head}\ncommit\n"
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script.encode()) == 128
+    prefix = "" if reftable else "cannot lock ref 'refs/heads/main/x': "
+    assert capfd.readouterr().err == (f"fatal: commit: {prefix}'refs/heads/main' exists; "
+                                      "cannot create 'refs/heads/main/x'\n")
+    assert snapshot(tmp_path / ".git") == before
+
+
+# -- 6. the --stdin transaction protocol --------------------------------------------
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_start_then_end_of_input_aborts(tmp_path: Path, env: None, reftable: bool,
+                                        capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path, reftable)
+    before = snapshot(tmp_path / ".git")
+    assert _run(tmp_path, "update-ref", "--stdin",
+                stdin=f"start\ncreate refs/heads/n {head}\n".encode()) == 0
+    assert capfd.readouterr().out == "start: ok\n"
+    assert snapshot(tmp_path / ".git") == before
+    assert _run(tmp_path, "update-ref", "--stdin",
+                stdin=f"start\ncreate refs/heads/n {head}\nprepare\nstart\n".encode()) == 128
+    cap = capfd.readouterr()
+    assert cap.out == "start: ok\nprepare: ok\n"
+    assert cap.err == "fatal: prepared transactions can only be closed\n"
+    assert snapshot(tmp_path / ".git") == before and not _locks(tmp_path / ".git")
+    assert _run(tmp_path, "update-ref", "--stdin",
+                stdin=f"start\ncreate refs/heads/n {head}\ncommit\nverify HEAD\n".encode()) == 128
+    assert capfd.readouterr().err == "fatal: transaction is closed\n"
+
+
+def test_start_is_answered_before_more_input(tmp_path: Path, env: None) -> None:
+    _repo(tmp_path)
+    proc = subprocess.Popen([sys.executable, "-m", "gitodb", "update-ref", "--stdin"],
+                            cwd=tmp_path, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                            stderr=subprocess.PIPE)
+    try:
+        assert proc.stdin is not None and proc.stdout is not None
+        proc.stdin.write(b"start\n")
+        proc.stdin.flush()
+        # the bug was reading all of stdin first: no answer while the pipe stays open.
+        # 120 s only keeps that bug from hanging the suite; the answer takes well under 1 s
+        ready, _, _ = select.select([proc.stdout], [], [], 120)
+        assert ready, "no answer to 'start' while stdin stays open"
+        assert proc.stdout.readline() == b"start: ok\n"
+        proc.stdin.close()
+        assert proc.wait() == 0
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_update_via_symref_and_directly_is_refused(tmp_path: Path, env: None, reftable: bool,
+                                                   capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path, reftable)
+    before = snapshot(tmp_path / ".git")
+    assert _run(tmp_path, "update-ref", "--stdin",
+                stdin=f"update HEAD {head}\nupdate refs/heads/main {head}\n".encode()) == 128
+    assert capfd.readouterr().err == ("fatal: multiple updates for 'refs/heads/main' "
+                                      "(including one via symref 'HEAD') are not allowed\n")
+    assert snapshot(tmp_path / ".git") == before and not _locks(tmp_path / ".git")
+
+
+# -- 7. linked worktrees ------------------------------------------------------------
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_linked_worktree_has_its_own_head(tmp_path: Path, env: None, reftable: bool,
+                                          capfd: pytest.CaptureFixture[str]) -> None:
+    main_wt = tmp_path / "m"
+    head = _repo(main_wt, reftable)
+    gitcmd = [str(GIT255)] if reftable else ["git"]
+    subprocess.run([*gitcmd, "worktree", "add", "-q", "-b", "wt", str(tmp_path / "w")],
+                   cwd=main_wt, check=True, env=_genv())
+    subprocess.run([*gitcmd, "-c", "maintenance.auto=false", "commit", "-q", "--allow-empty",
+                    "-m", "c1"],
+                   cwd=main_wt, check=True, env=_genv())
+    c1 = Repository(main_wt).refs.resolve("HEAD").hex()  # type: ignore[union-attr]
+    wt = tmp_path / "w"
+    assert _run(wt, "symbolic-ref", "HEAD") == 0
+    assert capfd.readouterr().out == "refs/heads/wt\n"
+    assert _run(wt, "update-ref", "-m", "in wt", "HEAD", c1) == 0
+    assert _run(wt, "update-ref", "refs/bisect/bad", c1) == 0
+    assert _run(wt, "update-ref", "refs/worktree/x", head) == 0
+    assert _run(wt, "update-ref", "FOO_HEAD", head) == 0
+
+    def rev(where: Path, *names: str) -> list[str]:
+        out = subprocess.run([*gitcmd, "rev-parse", *names], cwd=where, env=_genv(),
+                             capture_output=True, check=True).stdout
+        return out.decode().split()
+
+    assert rev(main_wt, "refs/heads/main", "refs/heads/wt") == [c1, c1]
+    assert rev(wt, "HEAD", "refs/bisect/bad", "refs/worktree/x", "FOO_HEAD",
+               "main-worktree/HEAD") == [c1, c1, head, head, c1]
+    # the main worktree does not see the linked worktree's per-worktree refs
+    assert subprocess.run([*gitcmd, "rev-parse", "--verify", "-q", "refs/bisect/bad"],
+                          cwd=main_wt, env=_genv(), capture_output=True).returncode == 1
+    assert rev(main_wt, "worktrees/w/refs/bisect/bad") == [c1]
+    assert _run(main_wt, "symbolic-ref", "HEAD") == 0
+    assert capfd.readouterr().out == "refs/heads/main\n"
+    assert _run(main_wt, "update-ref", "worktrees/w/refs/bisect/good", head) == 0
+    assert rev(wt, "refs/bisect/good") == [head]
+    log = subprocess.run([*gitcmd, "reflog", "show", "--format=%gs", "HEAD"], cwd=wt,
+                         env=_genv(), capture_output=True, check=True).stdout
+    assert log.split(b"\n")[0] == b"in wt"
+    if not reftable:
+        git("fsck", "--strict", cwd=main_wt)
+    else:
+        subprocess.run([str(GIT255), "refs", "verify"], cwd=wt, env=_genv(), check=True)

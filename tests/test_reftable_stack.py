@@ -92,8 +92,10 @@ def test_lock_held_fails_cleanly(tmp_path: Path) -> None:
     refs = _repo(d).refs
     before = _snapshot(d)
     (d / "reftable" / "tables.list.lock").write_bytes(b"")
+    head = refs.resolve("HEAD")
+    assert head is not None
     with pytest.raises(LockError):
-        refs.update_ref("refs/heads/x", b"\1" * 20)
+        refs.update_ref("refs/heads/x", head)
     os.unlink(d / "reftable" / "tables.list.lock")
     assert _snapshot(d) == before
 

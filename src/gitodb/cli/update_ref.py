@@ -165,12 +165,12 @@ def _stdin_command(repo: Any, tx: RefTransaction, verb: str, args: list[str],
         tx.verify(args[0], _oid(repo, old, True) if old is not None else fmt.null_oid)
     elif verb == "start":
         sys.stdout.write("start: ok\n")
-    elif verb == "prepare":
-        tx.prepare()
-        sys.stdout.write("prepare: ok\n")
-    elif verb == "commit":
-        tx.commit()
-        sys.stdout.write("commit: ok\n")
+    elif verb in ("prepare", "commit"):
+        try:
+            tx.prepare() if verb == "prepare" else tx.commit()
+        except GitodbError as e:
+            raise type(e)(f"{verb}: {e.message}", path=e.path, offset=e.offset) from None
+        sys.stdout.write(f"{verb}: ok\n")
     elif verb == "abort":
         tx.abort()
         sys.stdout.write("abort: ok\n")

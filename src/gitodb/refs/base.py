@@ -235,6 +235,8 @@ class RefTransaction:
         if self.state != "open":
             raise RefError(f"transaction is {self.state}")
         check_update_name(upd.name, writes_value=not (upd.delete or upd.verify))
+        if upd.new is not None and any(upd.new):
+            self.store._check_object(upd.name, upd.new)
         if upd.name in self._names:
             raise RefError(f"multiple updates for ref '{upd.name}' not allowed")
         self._names.add(upd.name)
@@ -432,14 +434,14 @@ class RefStore(ABC):
         return RefError(f"'{existing}' exists; cannot create '{name}'")
 
     def _check_object(self, name: str, oid: bytes) -> None:
-        """Git's check before writing ``oid`` to ``name``: it exists, and a branch gets a
-        commit."""
+        """Git's check when an update is queued: ``oid`` exists, and a branch (or HEAD)
+        gets a commit."""
         if self.object_type is None:
             return
         kind = self.object_type(oid)
         if kind is None:
             raise RefError(f"trying to write ref '{name}' with nonexistent object {oid.hex()}")
-        if kind != "commit" and name.startswith("refs/heads/"):
+        if kind != "commit" and (name == "HEAD" or name.startswith("refs/heads/")):
             raise RefError(f"trying to write non-commit object {oid.hex()} to branch '{name}'")
 
     def plan(self, tx: RefTransaction) -> list[PlannedWrite]:
@@ -452,7 +454,8 @@ class RefStore(ABC):
         head = self.read("HEAD")
         head_target = head.target if head is not None else None
         touched = {u.name for u in tx.updates}
-        deleting = {u.name for u in tx.updates if u.delete}
+        # Git refuses a D/F conflict even with a ref the same transaction deletes
+        deleting: set[str] = set()
         finals: dict[str, str] = {}
         for u in tx.updates:
             chain = [u.name]
@@ -511,8 +514,6 @@ class RefStore(ABC):
             assert u.new is not None
             if cur is None:
                 self._check_df_conflict(final, deleting)
-            if cur_oid != u.new:
-                self._check_object(final, u.new)
             peeled = self.peeler(u.new) if self.peeler is not None else None
             pw = PlannedWrite(final, Ref(final, oid=u.new, peeled=peeled), message=msg,
                               old_ref=cur)

@@ -106,7 +106,7 @@ class Stack:
             try:
                 for name in names:
                     if "/" in name or name.startswith("."):
-                        raise ReftableError(f"bad table name {name!r} in tables.list",
+                        raise ReftableError(f"bad table name '{name}' in tables.list",
                                             path=self.list_path)
                     r = old.pop(name, None)
                     if r is None:
