@@ -9,6 +9,7 @@ from __future__ import annotations
 import errno
 import io
 import os
+import shutil
 import select
 import subprocess
 import sys
@@ -431,3 +432,44 @@ def test_linked_worktree_has_its_own_head(tmp_path: Path, env: None, reftable: b
         git("fsck", "--strict", cwd=main_wt)
     else:
         subprocess.run([str(GIT255), "refs", "verify"], cwd=wt, env=_genv(), check=True)
+
+
+# -- 9. reflog expire honours gc.reflogExpire* ---------------------------------------
+
+def _aged_repo(path: Path) -> None:
+    """Reflogs with entries from 2001 to 2023, some of them unreachable after a reset."""
+    from helpers import git_env
+
+    def run(date: int, *args: str) -> None:
+        env_ = git_env()
+        env_["GIT_COMMITTER_DATE"] = f"{date} +0000"
+        subprocess.run(["git", *args], cwd=path, env=env_, check=True, capture_output=True)
+
+    git("init", "-q", "-b", "main", path)
+    for i, date in enumerate((1000000000, 1200000000, 1400000000, 1600000000, 1700000000)):
+        run(date, "commit", "-q", "--allow-empty", "-m", f"c{i}")
+        if i == 2:
+            run(date, "branch", "side")
+    run(1700000100, "reset", "-q", "--hard", "HEAD~2")  # c3, c4 unreachable from main
+
+
+@pytest.mark.e2e
+@pytest.mark.parametrize("config", [
+    [], ["gc.reflogExpire=never"], ["gc.reflogExpire=never", "gc.reflogExpireUnreachable=now"],
+    ["gc.reflogExpireUnreachable=never"], ["gc.refs/heads/*.reflogExpire=never"],
+    ["gc.reflogExpire=never", "gc.reflogExpireUnreachable=never"],
+    ["gc.HEAD.reflogExpireUnreachable=1500000000"], ["gc.reflogExpire=false"]])
+def test_reflog_expire_config_like_git(tmp_path: Path, env: None, config: list[str]) -> None:
+    a, b = tmp_path / "a", tmp_path / "b"
+    _aged_repo(a)
+    shutil.copytree(a, b)
+    cfg = [x for c in config for x in ("-c", c)]
+    git(*cfg, "reflog", "expire", "--all", cwd=a)
+    assert _run(b, *cfg, "reflog", "expire", "--all") == 0
+    logs = {p.relative_to(a).as_posix(): p.read_bytes() for p in (a / ".git/logs").rglob("*")
+            if p.is_file()}
+    ours = {p.relative_to(b).as_posix(): p.read_bytes() for p in (b / ".git/logs").rglob("*")
+            if p.is_file()}
+    assert ours == logs
+    if config == ["gc.reflogExpire=never", "gc.reflogExpireUnreachable=never"]:
+        assert len(ours[".git/logs/HEAD"].splitlines()) == 6  # nothing expired

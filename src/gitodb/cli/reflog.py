@@ -5,10 +5,13 @@ from __future__ import annotations
 import argparse
 import re
 import sys
+import time
 from typing import Any
 
 from gitodb.cli.log import dwim_ref, walk_reflog
 from gitodb.errors import GitodbError
+from gitodb.refs.expire import ExpiryPolicy, expiry_filter, parse_expiry
+from gitodb.repo.reach import ancestors, commit_of
 
 USAGE = ("usage: git reflog [show] [<log-options>] [<ref>]\n"
          "   or: git reflog list\n   or: git reflog exists <ref>\n"
@@ -20,22 +23,6 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
         sys.stderr.write(f"error: {message}\n{USAGE}\n")
         raise SystemExit(129)
-
-
-def _expire_time(value: str) -> int:
-    import time
-    if value in ("now", "all"):
-        return 1 << 62
-    if value == "never":
-        return 0
-    try:
-        return int(value.lstrip("@"))
-    except ValueError:
-        m = re.fullmatch(r"(\d+)\.?(second|minute|hour|day|week)s?\.?ago", value)
-        if not m:
-            raise GitodbError(f"invalid date format: {value}") from None
-        unit = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800}
-        return int(time.time()) - int(m.group(1)) * unit[m.group(2)]
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -81,15 +68,50 @@ def run(argv: list[str], ctx: Any) -> int:
             refs.rewrite_reflog(full, lambda i, _e, idx=idx: i != idx)
         return 0
     p = _Parser(prog="git reflog expire", add_help=False)
-    p.add_argument("--expire", default="90.days.ago")
+    p.add_argument("--expire", default=None)
+    p.add_argument("--expire-unreachable", dest="unreachable", default=None)
     p.add_argument("--all", action="store_true")
+    p.add_argument("-n", "--dry-run", dest="dry_run", action="store_true")
     p.add_argument("refs", nargs="*")
     args = p.parse_args(rest)
-    before = _expire_time(args.expire)
+    return _expire(repo, args)
+
+
+def _expire(repo: Any, args: argparse.Namespace) -> int:
+    """``reflog expire``: limits from the options, else config (``gitodb.refs.expire``)."""
+    refs = repo.refs
+    hexsz = repo.object_format.hexsz
+    now = int(time.time())
+    policy = ExpiryPolicy.from_config(repo.config, now)
+    total_opt = parse_expiry(args.expire, now) if args.expire is not None else None
+    unreach_opt = parse_expiry(args.unreachable, now) if args.unreachable is not None else None
     names = refs.reflog_names() if args.all else [dwim_ref(refs, r) or r for r in args.refs]
+    all_tips: set[bytes] | None = None
     for name in names:
-        if refs.reflog_exists(name):
-            refs.expire_reflog(name, before)
+        if not refs.reflog_exists(name):
+            continue
+        total, unreach = policy.limits(name, total_opt, unreach_opt)
+        is_reachable = None
+        reach: set[bytes] | None
+        if unreach > total:
+            if name == "HEAD" or unreach == 0:
+                if all_tips is None:
+                    tips = [c for r in refs.iter_refs() if r.oid is not None
+                            for c in [commit_of(repo.odb, r.oid, hexsz)] if c is not None]
+                    head = refs.resolve("HEAD")
+                    head_c = commit_of(repo.odb, head, hexsz) if head else None
+                    all_tips = ancestors(repo.odb, tips + ([head_c] if head_c else []), hexsz)
+                reach = all_tips
+            else:
+                tip = refs.resolve(name)
+                tip_c = commit_of(repo.odb, tip, hexsz) if tip else None
+                reach = ancestors(repo.odb, [tip_c], hexsz) if tip_c else None
+            if reach is not None:
+                is_reachable = reach.__contains__
+        keep = expiry_filter(total, unreach, repo.object_format.null_oid, is_reachable)
+        if args.dry_run:
+            continue
+        refs.rewrite_reflog(name, keep)
     return 0
 
 
