@@ -9,8 +9,8 @@ from __future__ import annotations
 import errno
 import io
 import os
-import shutil
 import select
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -473,3 +473,83 @@ def test_reflog_expire_config_like_git(tmp_path: Path, env: None, config: list[s
     assert ours == logs
     if config == ["gc.reflogExpire=never", "gc.reflogExpireUnreachable=never"]:
         assert len(ours[".git/logs/HEAD"].splitlines()) == 6  # nothing expired
+
+
+# -- 8. damaged reftable stacks are typed errors ----------------------------------------
+
+@pytest.mark.parametrize("victim", ["tables.list", "table"])
+def test_directory_in_place_of_reftable_file(tmp_path: Path, env: None, victim: str,
+                                             capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path, reftable=True)
+    rt = tmp_path / ".git" / "reftable"
+    name = "tables.list" if victim == "tables.list" else (rt / "tables.list").read_text().split()[0]
+    os.unlink(rt / name)
+    os.mkdir(rt / name)
+    for cmd in (("show-ref",), ("update-ref", "refs/heads/x", head)):
+        assert _run(tmp_path, *cmd) == 128
+        err = capfd.readouterr().err
+        assert err.startswith("fatal: unable to ") and "Is a directory" in err
+        assert err.count("\n") == 1
+    assert not _locks(tmp_path / ".git")
+
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_writer_retries_a_held_lock(tmp_path: Path, env: None, reftable: bool,
+                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A lock released while the writer backs off is taken (Git's lock timeout)."""
+    import gitodb.lockfile as lockfile
+
+    head = _repo(tmp_path, reftable)
+    held = (tmp_path / ".git" / ("reftable/tables.list.lock" if reftable
+                                 else "refs/heads/main.lock"))
+    held.write_text("")
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:  # the other writer finishes during our first wait
+        waits.append(seconds)
+        if held.exists():
+            held.unlink()
+
+    monkeypatch.setattr(lockfile.time, "sleep", sleep)
+    refs = Repository(tmp_path).refs
+    refs.update_ref("refs/heads/main", bytes.fromhex(head), message="retried")
+    assert len(waits) == 1 and 0.00075 <= waits[0] <= 0.00125  # Git's first backoff: ~1 ms
+    held.write_text("")
+    no_wait = ["reftable.lockTimeout=0", "core.filesRefLockTimeout=0"]
+    with pytest.raises(LockError):
+        Repository(tmp_path, config_overrides=no_wait).refs.update_ref(
+            "refs/heads/main", bytes.fromhex(head))
+    assert len(waits) == 1  # a zero timeout does not wait
+
+
+def test_compaction_does_not_block_writers(tmp_path: Path, env: None,
+                                           monkeypatch: pytest.MonkeyPatch) -> None:
+    """Tables merge without tables.list.lock; a table added meanwhile is kept."""
+    from gitodb.reftable.stack import Stack
+
+    head = _repo(tmp_path, reftable=True)
+    refs = Repository(tmp_path, config_overrides=["reftable.autoCompaction=false"]).refs
+    for i in range(4):
+        refs.update_ref(f"refs/heads/b{i}", bytes.fromhex(head))
+    stack = refs.stack  # type: ignore[attr-defined]
+    real = Stack._write_table
+    added = []
+
+    def write_table(self: Stack, data: bytes, lo: int, hi: int) -> str:
+        name = real(self, data, lo, hi)
+        if not added:  # another writer commits while the merge runs
+            added.append(True)
+            other = Repository(tmp_path, config_overrides=[
+                "reftable.autoCompaction=false", "reftable.lockTimeout=0"]).refs
+            other.update_ref("refs/heads/during", bytes.fromhex(head))
+        return name
+
+    monkeypatch.setattr(Stack, "_write_table", write_table)
+    assert stack.compact()
+    fresh = Repository(tmp_path).refs
+    names = [r.name for r in fresh.iter_refs("refs/heads/")]
+    assert names == ["refs/heads/b0", "refs/heads/b1", "refs/heads/b2", "refs/heads/b3",
+                     "refs/heads/during", "refs/heads/main"]
+    assert len((tmp_path / ".git/reftable/tables.list").read_text().split()) == 2
+    assert not _locks(tmp_path / ".git")
+    subprocess.run([str(GIT255), "refs", "verify"], cwd=tmp_path, env=_genv(), check=True)

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -56,14 +56,21 @@ def _is_exists_marker(g: LogRecord) -> bool:
 
 @dataclass
 class _Prepared:
-    """A prepared reftable transaction: its plan and the stacks it holds locked."""
+    """A prepared reftable transaction: its plan, the stacks it holds locked, and per
+    stack the encoded table (update index, bytes, max index; None: nothing to add)."""
 
     plan: list[PlannedWrite]
     locks: list[tuple[Stack, LockFile]]
+    tables: list[str | None] = field(default_factory=list)
+    stacks: list[Stack] = field(default_factory=list)
 
     def release(self) -> None:
+        """Unlock, and remove written tables that did not get listed."""
         for _stack, lock in self.locks:
             lock.rollback()
+        for st, name in zip(self.stacks, self.tables, strict=False):
+            if name is not None:
+                st.discard_table(name)
 
 
 class ReftableRefStore(RefStore):
@@ -157,13 +164,35 @@ class ReftableRefStore(RefStore):
         # one global lock order (by directory) so two writers cannot deadlock
         return sorted(stacks.values(), key=lambda st: str(st.dir))
 
+    def _write_tables(self, plan: list[PlannedWrite], prep: _Prepared) -> None:
+        """Encode and write (unlisted) one table per stack for ``plan``."""
+        for st, name in zip(prep.stacks, prep.tables, strict=False):
+            if name is not None:
+                st.discard_table(name)
+        prep.tables = []
+        for st in prep.stacks:
+            ui = st.next_update_index()
+            enc = st.encode(*self._records(plan, ui, st), ui)
+            prep.tables.append(st.write_table(enc[0], ui, enc[1]) if enc is not None else None)
+
     def _prepare(self, tx: RefTransaction) -> object:
-        prep = _Prepared([], [])
+        """Plan and encode the new tables first, then lock; if no stack changed
+        meanwhile the encoded tables are used as they are, so the lock is held only
+        for the final writes (many writers then rarely wait past the lock timeout).
+        Otherwise plan and encode again under the locks."""
+        stacks = self._stacks_for(tx)
+        for st in stacks:
+            st.reload()
+        prep = _Prepared(self.plan(tx), [], stacks=stacks)  # a failing check needs no lock
         try:
-            for st in self._stacks_for(tx):
+            seen = [list(st.names) for st in stacks]
+            self._write_tables(prep.plan, prep)
+            for st in stacks:
                 prep.locks.append((st, st.lock()))
                 st.reload()
-            prep.plan = self.plan(tx)
+            if [st.names for st in stacks] != seen:
+                prep.plan = self.plan(tx)
+                self._write_tables(prep.plan, prep)
         except BaseException:
             prep.release()
             raise
@@ -175,13 +204,12 @@ class ReftableRefStore(RefStore):
     def _commit(self, tx: RefTransaction, prepared: object) -> None:
         prep = cast(_Prepared, prepared)
         try:
-            for st, lock in prep.locks:
-                ui = st.next_update_index()
-                refs, logs = self._records(prep.plan, ui, st)
-                if refs or logs:
-                    st.commit_locked(lock, refs, logs, ui)
-                else:
+            for i, ((st, lock), name) in enumerate(zip(prep.locks, prep.tables, strict=True)):
+                if name is None:
                     lock.rollback()
+                else:
+                    st.add_table(lock, name)
+                    prep.tables[i] = None  # listed now: not ours to remove
         finally:
             prep.release()
 

@@ -73,10 +73,13 @@ class Stack:
     """The tables of one ``reftable/`` directory and their merged view."""
 
     def __init__(self, directory: str | os.PathLike[str], options: WriteOptions | None = None,
-                 *, auto_compact: bool = True, lock_timeout_ms: int = 100) -> None:
+                 *, auto_compact: bool = True, lock_timeout_ms: int = 100,
+                 fsync: bool = False) -> None:
         """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
-        ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever)."""
+        ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever) and
+        flush what they write to disk if ``fsync``."""
         self.dir = Path(directory)
+        self.fsync = fsync
         self.lock_timeout_ms = lock_timeout_ms
         self.list_path = self.dir / "tables.list"
         self.lock_path = self.dir / "tables.list.lock"
@@ -189,7 +192,7 @@ class Stack:
         try:
             try:
                 write_all(fd, data)
-                os.fsync(fd)
+                self._flush(fd)
             finally:
                 os.close(fd)
             os.chmod(tmp, 0o644)
@@ -203,11 +206,20 @@ class Stack:
             raise
         return name
 
+    def _flush(self, fd: int) -> None:
+        """Flush a table or the list to disk when ``self.fsync`` asks for it.
+
+        Git's default ``core.fsync`` does not flush references, and a flush while
+        holding ``tables.list.lock`` makes every other writer wait for the disk.
+        """
+        if self.fsync:
+            os.fsync(fd)
+
     def _commit_list(self, lock: LockFile, names: list[str]) -> None:
         """Write the new list into the held lock and rename it over ``tables.list``."""
         lock.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
         try:
-            os.fsync(lock.fd)
+            self._flush(lock.fd)
         except OSError as e:
             raise ReftableError(f"unable to write '{lock.lock_path}': {e.strerror}",
                                 path=lock.lock_path) from None
@@ -238,33 +250,38 @@ class Stack:
             names.update(r.log_refnames())
         return [n for n in sorted(names) if next(self.iter_logs(n), None) is not None]
 
-    def modify(self, build: Callable[[Stack, int], Changes], *, locked: LockFile | None = None,
-               update_index: int | None = None) -> None:
-        """Add one table holding ``build(stack, update_index)``'s records, atomically.
+    def encode(self, refs: list[RefRecord], logs: list[LogRecord],
+               update_index: int) -> tuple[bytes, int] | None:
+        """The table bytes for these records and its max update index (None: nothing).
 
-        ``build`` runs under the lock on a freshly reloaded stack, so it can check old
-        values; it returns (refs, logs) whose update indexes are ``update_index``
-        (logs may use more indexes above it).  Raising inside leaves everything as it was,
-        and the lock is released on every path.
+        Log records may carry older update indexes (tombstones, rewritten reflogs);
+        only newer ones widen the table's range.
         """
-        lock = locked if locked is not None else self.lock()
-        new_name = None
+        if not refs and not logs:
+            return None
+        max_ui = max([update_index] + [r.update_index for r in refs]
+                     + [g.update_index for g in logs if g.update_index > update_index])
+        return TableWriter(self.options).write(refs, logs, update_index, max_ui), max_ui
+
+    def write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
+        """Write an encoded table under its final name; it is not live until listed.
+
+        Callers do this before taking the lock, so the lock is held only for the list.
+        """
+        return self._write_table(data, min_ui, max_ui)
+
+    def discard_table(self, name: str) -> None:
+        """Remove a table written by ``write_table`` that never got listed."""
+        if name not in self._read_list():
+            _unlink(self.dir / name)
+
+    def add_table(self, lock: LockFile, name: str) -> None:
+        """List a written table on top of the (locked, current) stack; always unlocks."""
         try:
-            self.reload()
-            ui = self.next_update_index() if update_index is None else update_index
-            refs, logs = build(self, ui)
-            if not refs and not logs:
-                return
-            # Log records may carry older update indexes (tombstones, rewritten
-            # reflogs); only newer ones widen the table's range.
-            max_ui = max([ui] + [r.update_index for r in refs]
-                         + [g.update_index for g in logs if g.update_index > ui])
-            data = TableWriter(self.options).write(refs, logs, ui, max_ui)
-            new_name = self._write_table(data, ui, max_ui)
-            self._commit_list(lock, self.names + [new_name])
+            self._commit_list(lock, self.names + [name])
         except BaseException:
-            if new_name is not None and lock.held:
-                _unlink(self.dir / new_name)
+            if lock.held:
+                _unlink(self.dir / name)
             raise
         finally:
             lock.rollback()
@@ -275,42 +292,99 @@ class Stack:
             except GitodbError:
                 pass  # the update is committed; compaction is an optimisation Git retries
 
+    def commit_table(self, lock: LockFile, data: bytes, min_ui: int, max_ui: int) -> None:
+        """Write and list an encoded table on the (locked, current) stack; always unlocks."""
+        try:
+            name = self._write_table(data, min_ui, max_ui)
+        except BaseException:
+            lock.rollback()
+            raise
+        self.add_table(lock, name)
+
+    def modify(self, build: Callable[[Stack, int], Changes], *, locked: LockFile | None = None,
+               update_index: int | None = None) -> None:
+        """Add one table holding ``build(stack, update_index)``'s records, atomically.
+
+        ``build`` runs under the lock on a freshly reloaded stack, so it can check old
+        values; it returns (refs, logs) whose update indexes are ``update_index``
+        (logs may use more indexes above it).  Raising inside leaves everything as it was,
+        and the lock is released on every path.
+        """
+        lock = locked if locked is not None else self.lock()
+        try:
+            self.reload()
+            ui = self.next_update_index() if update_index is None else update_index
+            encoded = self.encode(*build(self, ui), ui)
+        except BaseException:
+            lock.rollback()
+            raise
+        if encoded is None:
+            lock.rollback()
+            return
+        self.commit_table(lock, encoded[0], ui, encoded[1])
+
     def compact(self, *, auto: bool = False) -> bool:
-        """Merge tables: all of them, or (``auto``) Git's geometric segment.  True if done."""
+        """Merge tables: all of them, or (``auto``) Git's geometric segment.  True if done.
+
+        Like Git, the merge runs without ``tables.list.lock``: the segment's tables are
+        locked (``<table>.lock``) so no other compaction takes them, the list lock is
+        released while merging, and taken again only to swap the segment for the new
+        table, keeping any tables other writers appended meanwhile.
+        """
         try:
             lock = self._lock(timeout_ms=0 if auto else None)
         except LockError:
             if auto:
                 return False  # someone else is writing; they will compact
             raise
+        table_locks: list[LockFile] = []
         new_name = None
         try:
-            self.reload()
-            n = len(self.readers)
-            if auto:
-                sizes = [max(r.size - (HEADER_SIZE[r.version] + FOOTER_SIZE[r.version] - 1), 1)
-                         for r in self.readers]
-                start, end = compaction_segment(sizes)
-            else:
-                start, end = 0, n
-            if end - start < (2 if auto else 1) or (not auto and n == 1 and end == 1
-                                                    and self._is_compact()):
-                return False
-            seg = self.readers[start:end]
-            keep = start > 0  # tombstones must survive while older tables remain
+            try:
+                self.reload()
+                n = len(self.readers)
+                if auto:
+                    sizes = [max(r.size - (HEADER_SIZE[r.version] + FOOTER_SIZE[r.version] - 1),
+                                 1) for r in self.readers]
+                    start, end = compaction_segment(sizes)
+                else:
+                    start, end = 0, n
+                if end - start < (2 if auto else 1) or (not auto and n == 1 and end == 1
+                                                        and self._is_compact()):
+                    return False
+                old = self.names[start:end]
+                try:
+                    for name in old:
+                        table_locks.append(LockFile(self.dir / name, timeout_ms=0,
+                                                    final_mode=None))
+                except LockError:
+                    if auto:
+                        return False  # another compaction has some of these tables
+                    raise
+                seg = self.readers[start:end]
+                keep = start > 0  # tombstones must survive while older tables remain
+            finally:
+                lock.rollback()
             refs = list(self.iter_refs(keep_deletions=keep, readers=seg))
             logs = list(self.iter_logs(keep_deletions=keep, readers=seg))
             min_ui, max_ui = seg[0].min_update_index, seg[-1].max_update_index
             data = TableWriter(self.options).write(refs, logs, min_ui, max_ui)
             new_name = self._write_table(data, min_ui, max_ui)
-            old = self.names[start:end]
-            self._commit_list(lock, self.names[:start] + [new_name] + self.names[end:])
+            lock = self._lock()
+            self.reload()
+            at = self.names.index(old[0]) if old[0] in self.names else -1
+            if at < 0 or self.names[at:at + len(old)] != old:
+                raise ReftableError("tables to compact changed while they were locked",
+                                    path=self.list_path)
+            self._commit_list(lock, self.names[:at] + [new_name] + self.names[at + len(old):])
         except BaseException:
-            if new_name is not None and lock.held:
+            if new_name is not None and new_name not in self._read_list():
                 _unlink(self.dir / new_name)
             raise
         finally:
             lock.rollback()
+            for tl in table_locks:
+                tl.rollback()
         for r in seg:
             r.close()
         self.names = []
