@@ -4,9 +4,9 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Iterator
-from typing import Any, BinaryIO
+from typing import Any
 
+from gitodb.cli.update_ref_stdin import CommandParser, read_commands
 from gitodb.errors import BadRevisionError, GitodbError, RefError
 from gitodb.refs.base import RefTransaction
 from gitodb.refs.peel import make_peeler
@@ -41,62 +41,28 @@ def _update(tx: RefTransaction, name: str, new: bytes, old: bytes | None, msg: s
         tx.update(name, new, old, msg, no_deref=no_deref, create_reflog=create_reflog)
 
 
-_ARGS = {"update": 2, "create": 1, "delete": 1, "verify": 1, "option": 0, "start": 0,
-         "prepare": 0, "commit": 0, "abort": 0}
 # Git's transaction states; "commit"/"abort" close, only "start" reopens.
 _OPEN, _STARTED, _PREPARED, _CLOSED = 0, 1, 2, 3
 _STATE = {"start": _STARTED, "prepare": _PREPARED, "commit": _CLOSED, "abort": _CLOSED}
 
 
-def _read_z_token(stream: BinaryIO) -> bytes | None:
-    """One NUL-terminated token (None at end of input)."""
-    buf = bytearray()
-    while True:
-        c = stream.read(1)
-        if not c:
-            return bytes(buf) if buf else None
-        if c == b"\0":
-            return bytes(buf)
-        buf += c
-
-
-def _commands(stream: BinaryIO, z: bool) -> Iterator[list[str]]:
-    """Commands one at a time as they arrive (a caller answering ``start: ok`` must not
-    wait for the rest of the input, which may never come)."""
-    def dec(b: bytes) -> str:
-        return b.decode("utf-8", "surrogateescape")
-
-    if not z:
-        for raw in iter(stream.readline, b""):
-            line = raw[:-1] if raw.endswith(b"\n") else raw
-            if line:
-                yield dec(line).split(" ")
-        return
-    while True:
-        tok = _read_z_token(stream)
-        if tok is None:
-            return
-        if not tok:
-            continue
-        verb, _, first = dec(tok).partition(" ")
-        parts = [verb] + ([first] if first else [])
-        for _ in range(_ARGS.get(verb, 0)):
-            arg = _read_z_token(stream)
-            if arg is None:
-                break
-            parts.append(dec(arg))
-        yield parts
-
-
 def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bool,
            create_reflog: bool) -> int:
-    """Git's ``--stdin`` protocol; on any error or end of input inside ``start`` the
-    transaction is aborted, so no exit path leaves a lock or a partial change."""
+    """Git's ``--stdin`` protocol, one command at a time as input arrives; on any error,
+    or end of input inside ``start``, the transaction is aborted, so no exit path
+    leaves a lock or a partial change."""
     state = _OPEN
     next_no_deref = False
+    null = bytes(repo.object_format.null_oid)
+
+    def resolve(value: str) -> bytes | None:
+        try:
+            return revparse.resolve(repo, value)
+        except GitodbError:
+            return None
+
     try:
-        for parts in _commands(sys.stdin.buffer, z):
-            verb, args = parts[0], parts[1:]
+        for verb, rest in read_commands(sys.stdin.buffer, z):
             want = _STATE.get(verb, _OPEN)
             if state == _STARTED and want == _STARTED:
                 raise GitodbError("cannot restart ongoing transaction")
@@ -111,13 +77,13 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
                 state = max(state, want)
             else:
                 state = want
+            p = CommandParser(rest, z, resolve, null)
             if verb == "option":
-                if args[:1] != ["no-deref"]:
-                    raise GitodbError(f"option unknown: {' '.join(args)}")
+                if not (rest.startswith("no-deref") and rest[8:9] in ("", "\0", "\n")):
+                    raise GitodbError(f"option unknown: {rest}")
                 next_no_deref = True  # for the next command only, like Git
                 continue
-            _stdin_command(repo, tx, verb, args, parts, msg, no_deref or next_no_deref,
-                           create_reflog)
+            _stdin_command(tx, verb, p, msg, no_deref or next_no_deref, create_reflog, null)
             next_no_deref = False
             sys.stdout.flush()
         if state == _OPEN:
@@ -128,54 +94,48 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
     return 0
 
 
-def _stdin_command(repo: Any, tx: RefTransaction, verb: str, args: list[str],
-                   parts: list[str], msg: str | None, no_deref: bool,
-                   create_reflog: bool) -> None:
-    fmt = repo.object_format
-
-    def arg(k: int) -> str | None:
-        return args[k] if len(args) > k else None
-
-    if verb == "update":
-        if arg(0) is None or arg(1) is None:
-            raise GitodbError(f"update: missing <new-oid>: {' '.join(parts)}")
-        old = arg(2)
-        _update(tx, args[0], _oid(repo, args[1], True),
-                _oid(repo, old, True) if old is not None else None, msg, no_deref,
-                create_reflog)
-    elif verb == "create":
-        if arg(1) is None:
-            raise GitodbError(f"create: missing <new-oid>: {' '.join(parts)}")
-        new = _oid(repo, args[1])
-        if not any(new):
-            raise GitodbError(f"create {args[0]}: zero <new-oid>")
-        tx.create(args[0], new, msg, create_reflog=create_reflog)
-    elif verb == "delete":
-        if arg(0) is None:
-            raise GitodbError("delete: missing <ref>")
-        old = arg(1)
-        old_oid = _oid(repo, old) if old else None
-        if old_oid is not None and not any(old_oid):
-            raise GitodbError(f"delete {args[0]}: zero <old-oid>")
-        tx.delete(args[0], old_oid, msg, no_deref=no_deref)
-    elif verb == "verify":
-        if arg(0) is None:
-            raise GitodbError("verify: missing <ref>")
-        old = arg(1)
-        tx.verify(args[0], _oid(repo, old, True) if old is not None else fmt.null_oid)
-    elif verb == "start":
-        sys.stdout.write("start: ok\n")
-    elif verb in ("prepare", "commit"):
-        try:
-            tx.prepare() if verb == "prepare" else tx.commit()
-        except GitodbError as e:
-            raise type(e)(f"{verb}: {e.message}", path=e.path, offset=e.offset) from None
+def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | None,
+                   no_deref: bool, create_reflog: bool, null: bytes) -> None:
+    """One parsed command, with Git's checks and messages."""
+    if verb in ("start", "prepare", "commit", "abort"):
+        p.extra(verb)
+        if verb in ("prepare", "commit"):
+            try:
+                tx.prepare() if verb == "prepare" else tx.commit()
+            except GitodbError as e:
+                raise type(e)(f"{verb}: {e.message}", path=e.path, offset=e.offset) from None
+        elif verb == "abort":
+            tx.abort()
         sys.stdout.write(f"{verb}: ok\n")
-    elif verb == "abort":
-        tx.abort()
-        sys.stdout.write("abort: ok\n")
-    else:
-        raise GitodbError(f"unknown command: {' '.join(parts)}")
+        return
+    ref = p.refname()
+    if ref is None:
+        raise GitodbError(f"{verb}: missing <ref>")
+    if verb == "update":
+        new = p.oid("update", ref, old=False, allow_empty=True)
+        if new is None:
+            raise GitodbError(f"update {ref}: missing <new-oid>")
+        old = p.oid("update", ref, old=True)
+        p.extra(f"update {ref}")
+        _update(tx, ref, new, old, msg, no_deref, create_reflog)
+    elif verb == "create":
+        new = p.oid("create", ref, old=False)
+        if new is None:
+            raise GitodbError(f"create {ref}: missing <new-oid>")
+        if new == null:
+            raise GitodbError(f"create {ref}: zero <new-oid>")
+        p.extra(f"create {ref}")
+        tx.create(ref, new, msg, create_reflog=create_reflog)
+    elif verb == "delete":
+        old = p.oid("delete", ref, old=True)
+        if old == null:
+            raise GitodbError(f"delete {ref}: zero <old-oid>")
+        p.extra(f"delete {ref}")
+        tx.delete(ref, old, msg, no_deref=no_deref)
+    elif verb == "verify":
+        old = p.oid("verify", ref, old=True)
+        p.extra(f"verify {ref}")
+        tx.verify(ref, old if old is not None else null)
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -199,8 +159,14 @@ def run(argv: list[str], ctx: Any) -> int:
             z = True
         elif a == "--no-deref":
             no_deref = True
+        elif a == "--deref":
+            no_deref = False
         elif a == "--create-reflog":
             create_reflog = True
+        elif a == "--no-create-reflog":
+            create_reflog = False
+        elif a == "--no-stdin":
+            stdin = False
         elif a.startswith("-") and a != "-":
             return _usage()
         else:
@@ -214,6 +180,8 @@ def run(argv: list[str], ctx: Any) -> int:
             if pos or delete:
                 return _usage()
             return _stdin(repo, tx, msg, no_deref, z, create_reflog)
+        if z:
+            return _usage()  # -z only makes sense with --stdin
         if delete:
             if not 1 <= len(pos) <= 2:
                 return _usage()

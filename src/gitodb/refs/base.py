@@ -433,6 +433,13 @@ class RefStore(ABC):
     def _df_error(name: str, existing: str) -> RefError:
         return RefError(f"'{existing}' exists; cannot create '{name}'")
 
+    def _resolve_for_log(self, name: str) -> bytes:
+        """The id for a reflog entry; a missing or broken ref logs as the null id."""
+        try:
+            return self.resolve(name) or self.fmt.null_oid
+        except RefError:
+            return self.fmt.null_oid
+
     def _check_object(self, name: str, oid: bytes) -> None:
         """Git's check when an update is queued: ``oid`` exists, and a branch (or HEAD)
         gets a commit."""
@@ -498,8 +505,8 @@ class RefStore(ABC):
                 if cur is None:
                     self._check_df_conflict(u.name, deleting)
                 new_ref: Ref | None = Ref(u.name, target=u.target)
-                old_oid = self.resolve(u.name) or null
-                new_oid = self.resolve(u.target) or null
+                old_oid = self._resolve_for_log(u.name)
+                new_oid = self._resolve_for_log(u.target)
                 pw = PlannedWrite(u.name, new_ref, message=msg, old_ref=self.read(u.name))
                 if msg and new_oid != null and self.should_log(u.name):
                     pw.logs.append((u.name, old_oid, new_oid))
@@ -509,7 +516,16 @@ class RefStore(ABC):
                 if cur is None:
                     self._check_df_conflict(final, deleting)
                 # deleting a missing ref without an old value succeeds silently, like Git
-                writes.append(PlannedWrite(final, None, message=msg, old_ref=cur))
+                pw = PlannedWrite(final, None, message=msg, old_ref=cur)
+                # the symrefs it was reached through, and HEAD if it points here, log
+                # the deletion (old -> null), like Git
+                for name in chain[:-1]:
+                    if self.should_log(name):
+                        pw.logs.append((name, cur_oid or null, null))
+                if (cur_oid is not None and head_target == final and "HEAD" not in chain
+                        and "HEAD" not in touched and self.should_log("HEAD")):
+                    pw.logs.append(("HEAD", cur_oid, null))
+                writes.append(pw)
                 continue
             assert u.new is not None
             if cur is None:

@@ -423,6 +423,11 @@ class FilesRefStore(RefStore):
                                                           ident[2], ident[3], w.message))
                 prep.locks[w.name].commit()
             deletes = [w.name for w in prep.plan if w.ref is None]
+            for w in prep.plan:
+                if w.ref is None:
+                    for logname, old, new in w.logs:
+                        self._append_log(logname, ReflogEntry(old, new, ident[0], ident[1],
+                                                              ident[2], ident[3], w.message))
             for name in deletes:
                 self._remove(self._log_path(name))
             if prep.packed_lock is not None and prep.packed_changed:

@@ -227,15 +227,12 @@ class ReftableRefStore(RefStore):
                     refs.append(RefRecord(bname, ui, 0))
                     for g in stack.iter_logs(bname):
                         logs[(bname, g.update_index)] = LogRecord(bname, g.update_index, 0)
-                    continue
-                if w.ref.target is not None:
+                elif w.ref.target is not None:
                     refs.append(RefRecord(bname, ui, 3, target=_bytes(w.ref.target)))
                 elif w.ref.peeled is not None:
                     refs.append(RefRecord(bname, ui, 2, w.ref.oid, w.ref.peeled))
                 else:
                     refs.append(RefRecord(bname, ui, 1, w.ref.oid))
-            if w.ref is None:
-                continue
             msg = w.message[:limit]
             msg = msg + b"\n" if msg else msg
             for logname, old, new in w.logs:
