@@ -553,3 +553,60 @@ def test_compaction_does_not_block_writers(tmp_path: Path, env: None,
     assert len((tmp_path / ".git/reftable/tables.list").read_text().split()) == 2
     assert not _locks(tmp_path / ".git")
     subprocess.run([str(GIT255), "refs", "verify"], cwd=tmp_path, env=_genv(), check=True)
+
+
+# -- 6b. --stdin parsing, messages recorded from Git 2.55 -------------------------
+
+_STDIN_CASES = [
+    (b"\n", "fatal: empty command in input\n"),
+    (b" create refs/heads/x HEAD\n",
+     "fatal: whitespace before command:  create refs/heads/x HEAD\n\n"),
+    (b"create \n", "fatal: create: missing <ref>\n"),
+    (b"create refs/heads/x\n", "fatal: create refs/heads/x: missing <new-oid>\n"),
+    (b"create refs/heads/x HEAD HEAD\n", "fatal: create refs/heads/x: extra input:  HEAD\n\n"),
+    (b"update refs/heads/x\n", "fatal: update refs/heads/x: missing <new-oid>\n"),
+    (b'create refs/heads/x "HEAD\n', 'fatal: badly quoted argument: "HEAD\n\n'),
+    (b'create refs/heads/x "HEAD"junk\n',
+     'fatal: unexpected character after quoted argument: "HEAD"junk\n\n'),
+    (b"update refs/heads/x HEAD does-not-exist\n",
+     "fatal: update refs/heads/x: invalid <old-oid>: does-not-exist\n"),
+    (b"create refs/heads/x does-not-exist\n",
+     "fatal: create refs/heads/x: invalid <new-oid>: does-not-exist\n"),
+    (b"delete refs/heads/x " + b"0" * 40 + b"\n", "fatal: delete refs/heads/x: zero <old-oid>\n"),
+    (b"verify refs/heads/main HEAD extra\n",
+     "fatal: verify refs/heads/main: extra input:  extra\n\n"),
+    (b"bogus\n", "fatal: unknown command: bogus\n\n"),
+    (b"option foo\n", "fatal: option unknown: foo\n\n"),
+    (b"create refs/heads/a..b HEAD\n", "fatal: invalid ref format: refs/heads/a..b\n"),
+    (b"start extra\n", "fatal: unknown command: start extra\n\n"),
+]
+_STDIN_Z_CASES = [
+    (b"create refs/heads/x\0\0", "fatal: create refs/heads/x: missing <new-oid>\n"),
+    (b"update refs/heads/x\0\0", "warning: update refs/heads/x: missing <new-oid>, treating as "
+     "zero\nfatal: update refs/heads/x: unexpected end of input when reading <old-oid>\n"),
+    (b"update refs/heads/y\0HEAD\0",
+     "fatal: update refs/heads/y: unexpected end of input when reading <old-oid>\n"),
+]
+
+
+@pytest.mark.parametrize("z,data,expected", [(False, d, e) for d, e in _STDIN_CASES]
+                         + [(True, d, e) for d, e in _STDIN_Z_CASES])
+def test_stdin_parse_errors_like_git(tmp_path: Path, env: None, z: bool, data: bytes,
+                                     expected: str, capfd: pytest.CaptureFixture[str]) -> None:
+    _repo(tmp_path)
+    before = snapshot(tmp_path / ".git")
+    args = ["update-ref", "--stdin"] + (["-z"] if z else [])
+    assert _run(tmp_path, *args, stdin=data) == 128
+    assert capfd.readouterr().err == expected
+    assert snapshot(tmp_path / ".git") == before
+
+
+def test_stdin_quoted_and_empty_values(tmp_path: Path, env: None) -> None:
+    head = _repo(tmp_path)
+    script = (b'create refs/heads/q "refs/heads/main"\n'
+              b'create refs/heads/e "refs/heads/\\155ain"\n'
+              b"update refs/heads/n refs/heads/main \n")  # empty <old-oid>: must not exist
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script) == 0
+    refs = Repository(tmp_path).refs
+    assert [refs.resolve(n) for n in ("refs/heads/q", "refs/heads/e", "refs/heads/n")] == [
+        bytes.fromhex(head)] * 3
