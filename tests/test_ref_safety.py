@@ -610,3 +610,39 @@ def test_stdin_quoted_and_empty_values(tmp_path: Path, env: None) -> None:
     refs = Repository(tmp_path).refs
     assert [refs.resolve(n) for n in ("refs/heads/q", "refs/heads/e", "refs/heads/n")] == [
         bytes.fromhex(head)] * 3
+
+
+def test_large_transaction_within_a_small_open_file_limit(tmp_path: Path, env: None) -> None:
+    import resource
+
+    _repo(tmp_path)
+    script = "".join(f"create refs/heads/{i} HEAD\n" for i in range(200)).encode()
+
+    def limit() -> None:
+        resource.setrlimit(resource.RLIMIT_NOFILE, (64, 64))
+
+    proc = subprocess.run([sys.executable, "-m", "gitodb", "update-ref", "--stdin"],
+                          cwd=tmp_path, input=script, capture_output=True, preexec_fn=limit)
+    assert proc.returncode == 0, proc.stderr
+    assert len(list(Repository(tmp_path).refs.iter_refs("refs/heads/"))) == 201
+
+
+def test_head_and_its_referent_in_one_transaction(tmp_path: Path, env: None,
+                                                  capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path)
+    before = snapshot(tmp_path / ".git")
+    script = f"update refs/heads/main {head}\noption no-deref\nupdate HEAD {head}\n"
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script.encode()) == 128
+    assert capfd.readouterr().err == ("fatal: multiple updates for 'HEAD' (including one via "
+                                      "its referent 'refs/heads/main') are not allowed\n")
+    assert snapshot(tmp_path / ".git") == before
+
+
+def test_no_deref_update_of_symref_checks_resolved_old_value(tmp_path: Path,
+                                                             env: None) -> None:
+    head = _repo(tmp_path)
+    git("symbolic-ref", "TESTSYMREF", "refs/heads/main", cwd=tmp_path)
+    script = f"option no-deref\nupdate TESTSYMREF {head} {head}\n"
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script.encode()) == 0
+    assert (tmp_path / ".git" / "TESTSYMREF").read_text() == head + "\n"
+    assert (tmp_path / ".git/refs/heads/main").read_text() == head + "\n"

@@ -92,12 +92,31 @@ class LockFile:
         return self._ident is not None
 
     def write(self, data: bytes) -> None:
-        """Append ``data`` to the lock file (``RefWriteError`` on any OS error)."""
+        """Append ``data`` to the lock file (``RefWriteError`` on any OS error).
+
+        A lock whose descriptor was closed (``close_fd``, so that a transaction of
+        thousands of refs does not run out of descriptors) is reopened first, after
+        checking that the ``.lock`` on disk is still ours.
+        """
         try:
+            if self.fd < 0:
+                self._reopen()
             write_all(self.fd, data)
         except OSError as e:
             raise RefWriteError(f"couldn't write '{self.lock_path}': {_strerror(e)}",
                                 path=self.lock_path) from None
+
+    def _reopen(self) -> None:
+        if self._ident is None:
+            raise RefWriteError(f"lock '{self.lock_path}' is not held", path=self.lock_path)
+        fd = os.open(self.lock_path, os.O_WRONLY | os.O_APPEND | getattr(os, "O_CLOEXEC", 0))
+        st = os.fstat(fd)
+        if (st.st_dev, st.st_ino) != self._ident:
+            os.close(fd)
+            self._ident = None
+            raise LockError(f"lock '{self.lock_path}' was taken over by another process",
+                            path=self.lock_path)
+        self.fd = fd
 
     def close_fd(self) -> None:
         """Close the descriptor (the lock stays held)."""

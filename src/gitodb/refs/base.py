@@ -488,6 +488,16 @@ class RefStore(ABC):
                     raise RefError(f"multiple updates for '{final}' (including one via symref "
                                    f"'{via}') are not allowed")
             cur_oid = cur.oid if cur is not None and cur.target is None else None
+            if u.no_deref and cur is not None and cur.target is not None and u.old is not None \
+                    and u.old != null:
+                # Git checks the old value of a symref updated with no-deref against
+                # the id it resolves to
+                resolved = self._resolve_for_log(u.name)
+                cur_oid = resolved if resolved != null else None
+            if (head_target is not None and final == head_target and "HEAD" not in chain
+                    and "HEAD" in touched and not u.verify):
+                raise RefError(f"multiple updates for 'HEAD' (including one via its referent "
+                               f"'{final}') are not allowed")
             if u.old is not None:
                 if u.old == null:
                     if cur is not None and (cur_oid is not None or u.no_deref):

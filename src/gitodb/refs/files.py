@@ -382,6 +382,7 @@ class FilesRefStore(RefStore):
             names.update(u.name for u in tx.updates if u.verify)
             for name in sorted(names):
                 prep.locks[name] = self._lock(name, timeout)
+                prep.locks[name].close_fd()  # reopened to write: no descriptor per ref
             deletes = {w.name for w in prep.plan if w.ref is None}
             if deletes:
                 prep.packed_lock = LockFile(self.git_dir / "packed-refs", timeout_ms=self._timeout(
@@ -394,6 +395,7 @@ class FilesRefStore(RefStore):
                                     "it was being locked")
                 if w.ref is not None:
                     prep.locks[w.name].write(_ref_content(w.ref))
+                    prep.locks[w.name].close_fd()
             if prep.packed_lock is not None:
                 packed = dict(self._packed())
                 if deletes & packed.keys():
