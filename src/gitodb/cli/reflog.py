@@ -10,8 +10,9 @@ from typing import Any
 
 from gitodb.cli.log import dwim_ref, walk_reflog
 from gitodb.errors import GitodbError
+from gitodb.refs.base import ReflogEntry
 from gitodb.refs.expire import ExpiryPolicy, expiry_filter, parse_expiry
-from gitodb.repo.reach import ancestors, commit_of
+from gitodb.repo.reach import Completeness, ancestors, commit_of
 
 USAGE = ("usage: git reflog [show] [<log-options>] [<ref>]\n"
          "   or: git reflog list\n   or: git reflog exists <ref>\n"
@@ -30,11 +31,15 @@ def run(argv: list[str], ctx: Any) -> int:
     sub = argv[0] if argv and not argv[0].startswith("-") and argv[0] in (
         "show", "list", "exists", "delete", "expire") else "show"
     rest = argv[1:] if argv and argv[0] == sub else argv
+    if rest[:1] in (["-h"], ["--help"]):
+        sys.stdout.write(_SUB_USAGE.get(sub, USAGE) + "\n")
+        return 129
     repo = ctx.open_repository()
     refs = repo.refs
     if sub == "list":
         if rest:
-            raise SystemExit(_usage())
+            sys.stderr.write(f"error: list does not accept arguments: '{rest[0]}'\n")
+            return 129
         sys.stdout.buffer.write("".join(n + "\n" for n in refs.reflog_names()).encode(
             "utf-8", "surrogateescape"))
         return 0
@@ -72,6 +77,9 @@ def run(argv: list[str], ctx: Any) -> int:
     p.add_argument("--expire-unreachable", dest="unreachable", default=None)
     p.add_argument("--all", action="store_true")
     p.add_argument("-n", "--dry-run", dest="dry_run", action="store_true")
+    p.add_argument("--verbose", action="store_true")
+    p.add_argument("--stale-fix", dest="stale_fix", action="store_true")
+    p.add_argument("--single-worktree", dest="single_worktree", action="store_true")
     p.add_argument("refs", nargs="*")
     args = p.parse_args(rest)
     return _expire(repo, args)
@@ -85,7 +93,22 @@ def _expire(repo: Any, args: argparse.Namespace) -> int:
     policy = ExpiryPolicy.from_config(repo.config, now)
     total_opt = parse_expiry(args.expire, now) if args.expire is not None else None
     unreach_opt = parse_expiry(args.unreachable, now) if args.unreachable is not None else None
-    names = refs.reflog_names() if args.all else [dwim_ref(refs, r) or r for r in args.refs]
+    status = 0
+    if args.all:
+        names = refs.reflog_names()
+        if not args.single_worktree:
+            names += refs.other_worktree_reflog_names()
+    else:
+        names = []
+        for spec in args.refs:
+            full = dwim_ref(refs, spec)
+            if full is None or not refs.reflog_exists(full):
+                sys.stderr.write(f"error: reflog could not be found: '{spec}'\n")
+                status = 1
+                continue
+            names.append(full)
+    complete = Completeness(repo.odb, hexsz) if args.stale_fix else None
+    null = repo.object_format.null_oid
     all_tips: set[bytes] | None = None
     for name in names:
         if not refs.reflog_exists(name):
@@ -108,11 +131,36 @@ def _expire(repo: Any, args: argparse.Namespace) -> int:
                 reach = ancestors(repo.odb, [tip_c], hexsz) if tip_c else None
             if reach is not None:
                 is_reachable = reach.__contains__
-        keep = expiry_filter(total, unreach, repo.object_format.null_oid, is_reachable)
+        keep = expiry_filter(total, unreach, null, is_reachable)
+
+        def decide(i: int, e: ReflogEntry, keep: Any = keep) -> bool:
+            ok = keep(i, e)
+            if ok and complete is not None:
+                ok = all(o == null or complete.commit_complete(o) for o in (e.old, e.new))
+            if args.verbose or (args.dry_run and not ok):
+                msg = e.message.decode("utf-8", "surrogateescape")
+                verb = "keep" if ok else ("would prune" if args.dry_run else "prune")
+                sys.stdout.write(f"{verb} {msg}\n")
+            return ok or args.dry_run
+
         if args.dry_run:
+            for i, e in enumerate(refs.reflog(name)):
+                decide(i, e)
             continue
-        refs.rewrite_reflog(name, keep)
-    return 0
+        refs.rewrite_reflog(name, decide)
+    return status
+
+
+_SUB_USAGE = {
+    "show": "usage: git reflog [show] [<log-options>] [<ref>]",
+    "list": "usage: git reflog list",
+    "exists": "usage: git reflog exists <ref>",
+    "delete": "usage: git reflog delete [--rewrite] [--updateref]\n"
+              "                         [--dry-run | -n] [--verbose] <ref>@{<specifier>}...",
+    "expire": "usage: git reflog expire [--expire=<time>] [--expire-unreachable=<time>]\n"
+              "                         [--stale-fix] [--dry-run | -n] [--verbose]\n"
+              "                         [--all [--single-worktree] | <refs>...]",
+}
 
 
 def _usage() -> int:

@@ -395,6 +395,12 @@ class RefStore(ABC):
         Returns how many were dropped.  Used by ``reflog delete`` and ``expire``.
         """
 
+    def other_worktree_reflog_names(self) -> list[str]:
+        """Per-worktree reflogs of the other worktrees, by their prefixed names
+        (``worktrees/<id>/HEAD``, ``main-worktree/HEAD``), as ``reflog expire --all``
+        processes them."""
+        return []
+
     def expire_reflog(self, name: str, expire_before: int) -> int:
         """Drop entries of ``name`` older than ``expire_before`` (a Unix time)."""
         return self.rewrite_reflog(name, lambda _i, e: e.time >= expire_before)

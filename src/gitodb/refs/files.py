@@ -506,6 +506,24 @@ class FilesRefStore(RefStore):
                         names.add(name)
         return sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape"))
 
+    def other_worktree_reflog_names(self) -> list[str]:
+        out: list[str] = []
+        wts = self.git_dir / "worktrees"
+        here = self.worktree_dir.resolve() if self.worktree_dir is not None else None
+        places = [] if here is None else [(self.git_dir, "main-worktree/")]
+        if _isdir(wts):
+            for wt_id in sorted(os.listdir(wts)):
+                if (wts / wt_id).resolve() != here:
+                    places.append((wts / wt_id, f"worktrees/{wt_id}/"))
+        for base, prefix in places:
+            logs = base / "logs"
+            for dirpath, _dirs, files in os.walk(logs):
+                for fname in files:
+                    name = Path(dirpath, fname).relative_to(logs).as_posix()
+                    if not fname.endswith(".lock") and locate(name)[0] == CURRENT:
+                        out.append(prefix + name)
+        return sorted(out)
+
     def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
         path = self._log_path(name)
         if not _isfile(path):

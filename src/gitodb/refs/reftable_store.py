@@ -268,6 +268,22 @@ class ReftableRefStore(RefStore):
                   if locate(n)[0] == CURRENT]
         return sorted(names, key=_bytes)
 
+    def other_worktree_reflog_names(self) -> list[str]:
+        out: list[str] = []
+        wts = self.git_dir / "worktrees"
+        here = (self.worktree_stack.dir.parent.resolve()
+                if self.worktree_stack is not None else None)
+        places = [] if here is None else [(self.stack, "main-worktree/")]
+        if wts.is_dir():
+            for wt_id in sorted(os.listdir(wts)):
+                if (wts / wt_id).resolve() != here and (wts / wt_id / "reftable").is_dir():
+                    places.append((self._route(f"worktrees/{wt_id}/HEAD")[0],
+                                   f"worktrees/{wt_id}/"))
+        for stack, prefix in places:
+            out += [prefix + n for n in map(_name, stack.log_refnames())
+                    if locate(n)[0] == CURRENT]
+        return sorted(out)
+
     def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
         target, bname = self._route(name)
         dropped = 0
