@@ -646,3 +646,46 @@ def test_no_deref_update_of_symref_checks_resolved_old_value(tmp_path: Path,
     assert _run(tmp_path, "update-ref", "--stdin", stdin=script.encode()) == 0
     assert (tmp_path / ".git" / "TESTSYMREF").read_text() == head + "\n"
     assert (tmp_path / ".git/refs/heads/main").read_text() == head + "\n"
+
+
+def test_reflog_expire_errors_and_usage(tmp_path: Path, env: None,
+                                        capfd: pytest.CaptureFixture[str]) -> None:
+    _repo(tmp_path)
+    assert _run(tmp_path, "reflog", "expire", "main@{123}") == 1
+    assert capfd.readouterr().err == "error: reflog could not be found: 'main@{123}'\n"
+    assert _run(tmp_path, "reflog", "list", "bogus") == 129
+    assert capfd.readouterr().err == "error: list does not accept arguments: 'bogus'\n"
+    assert _run(tmp_path, "reflog", "expire", "-h") == 129
+    assert capfd.readouterr().out.startswith("usage: git reflog expire ")
+
+
+@pytest.mark.e2e
+def test_reflog_expire_all_covers_linked_worktrees(tmp_path: Path, env: None) -> None:
+    main_wt = tmp_path / "m"
+    _repo(main_wt)
+    git("worktree", "add", "-q", "-b", "wt", tmp_path / "w", cwd=main_wt)
+    wt_log = main_wt / ".git" / "worktrees" / "w" / "logs" / "HEAD"
+    assert wt_log.read_text()
+    assert _run(main_wt, "reflog", "expire", "--all", "--single-worktree",
+                "--expire=now") == 0
+    assert wt_log.read_text()  # not this worktree's
+    assert (main_wt / ".git" / "logs" / "HEAD").read_text() == ""
+    assert _run(main_wt, "reflog", "expire", "--all", "--expire=now") == 0
+    assert wt_log.read_text() == ""
+
+
+@pytest.mark.e2e
+def test_reflog_expire_stale_fix_drops_entries_with_missing_objects(tmp_path: Path,
+                                                                    env: None) -> None:
+    head = _repo(tmp_path)
+    tree = git("mktree", "--missing", cwd=tmp_path,
+               input=b"100644 blob " + b"1" * 40 + b"\tf\n").decode().strip()  # blob missing
+    broken = git("commit-tree", "-m", "broken", "-p", head, tree, cwd=tmp_path).decode().strip()
+    git("update-ref", "-m", "to broken", "refs/heads/main", broken, cwd=tmp_path)
+    git("update-ref", "-m", "back", "refs/heads/main", head, cwd=tmp_path)
+    before = (tmp_path / ".git/logs/refs/heads/main").read_text().splitlines()
+    assert len(before) == 3
+    assert _run(tmp_path, "reflog", "expire", "--stale-fix", "--expire=never",
+                "--expire-unreachable=never", "main") == 0
+    after = (tmp_path / ".git/logs/refs/heads/main").read_text().splitlines()
+    assert after == before[:1]
