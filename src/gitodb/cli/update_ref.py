@@ -94,6 +94,44 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
     return 0
 
 
+def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
+                    msg: str | None, create_reflog: bool) -> None:
+    """``symref-verify|delete|create|update``: symref changes with old-target checks."""
+    if verb == "symref-verify":
+        old_target = p.target()
+        p.extra(f"{verb} {ref}")
+        tx.verify_symref(ref, old_target)
+    elif verb == "symref-delete":
+        old_target = p.target()
+        p.extra(f"{verb} {ref}")
+        tx.delete_symref(ref, old_target, msg)
+    elif verb == "symref-create":
+        new = p.target()
+        if new is None:
+            raise GitodbError(f"{verb} {ref}: missing <new-target>")
+        p.extra(f"{verb} {ref}")
+        tx.set_symref(ref, new, msg, old=p.null, create_reflog=create_reflog)
+    else:
+        new = p.target()
+        if new is None:
+            raise GitodbError(f"{verb} {ref}: missing <new-target>")
+        kind = p.next_arg()
+        old_oid = old_target = None
+        if kind == "ref":
+            old_target = p.target()
+            if old_target is None:
+                raise GitodbError(f"{verb} {ref}: expected old value")
+        elif kind == "oid":
+            old_oid = p.oid(verb, ref, old=True)
+            if old_oid is None:
+                raise GitodbError(f"{verb} {ref}: expected old value")
+        elif kind is not None:
+            raise GitodbError(f"{verb} {ref}: invalid arg '{kind}' for old value")
+        p.extra(f"{verb} {ref}")
+        tx.set_symref(ref, new, msg, old=old_oid, old_target=old_target,
+                      create_reflog=create_reflog)
+
+
 def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | None,
                    no_deref: bool, create_reflog: bool, null: bytes) -> None:
     """One parsed command, with Git's checks and messages."""
@@ -108,10 +146,15 @@ def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | N
             tx.abort()
         sys.stdout.write(f"{verb}: ok\n")
         return
+    if verb.startswith("symref-") and verb != "symref-update" and not no_deref \
+            and verb != "symref-create":
+        raise GitodbError(f"{verb}: cannot operate with deref mode")
     ref = p.refname()
     if ref is None:
         raise GitodbError(f"{verb}: missing <ref>")
-    if verb == "update":
+    if verb.startswith("symref-"):
+        _symref_command(tx, verb, ref, p, msg, create_reflog)
+    elif verb == "update":
         new = p.oid("update", ref, old=False, allow_empty=True)
         if new is None:
             raise GitodbError(f"update {ref}: missing <new-oid>")

@@ -17,7 +17,8 @@ from gitodb.refs.base import refname_format_ok
 
 #: command -> number of arguments (Git's table; with -z, the first one is in the
 #: command token and the rest are separate NUL-terminated tokens)
-ARGS = {"update": 3, "create": 2, "delete": 2, "verify": 2, "option": 1, "start": 0,
+ARGS = {"update": 3, "create": 2, "delete": 2, "verify": 2, "symref-update": 4,
+        "symref-create": 2, "symref-delete": 2, "symref-verify": 2, "option": 1, "start": 0,
         "prepare": 0, "abort": 0, "commit": 0}
 _ESC = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
         "\\": "\\", '"': '"'}
@@ -156,6 +157,32 @@ class CommandParser:
         if not refname_format_ok(name, allow_onelevel=True):
             raise GitodbError(f"invalid ref format: {name}")
         return name
+
+    def next_arg(self) -> str | None:
+        """Git's ``parse_next_arg``: the next argument (None if absent or empty)."""
+        if self.pos >= len(self.buf) or self.buf[self.pos] == self.term and not self.z:
+            return None
+        if self.z:
+            if self.buf[self.pos] != "\0":
+                return None
+            self.pos += 1
+            end = self.buf.find("\0", self.pos)
+            end = len(self.buf) if end < 0 else end
+            arg = self.buf[self.pos:end]
+            self.pos = end
+        else:
+            if self.buf[self.pos] != " ":
+                return None
+            self.pos += 1
+            arg = self._arg()
+        return arg or None
+
+    def target(self) -> str | None:
+        """A symref target argument (checked like a ref name), or None if absent."""
+        arg = self.next_arg()
+        if arg is not None and not refname_format_ok(arg, allow_onelevel=True):
+            raise GitodbError(f"invalid ref format: {arg}")
+        return arg
 
     def oid(self, command: str, ref: str, *, old: bool,
             allow_empty: bool = False) -> bytes | None:

@@ -208,6 +208,8 @@ class RefUpdate:
     verify: bool = False
     no_deref: bool = False
     create_reflog: bool = False
+    #: expected symref target (``symref-verify``/``-delete``/``-update ref``)
+    old_target: str | None = None
 
 
 @dataclass
@@ -267,10 +269,27 @@ class RefTransaction:
         self._add(RefUpdate(name, old=old if old is not None else self.store.fmt.null_oid,
                             verify=True))
 
-    def set_symref(self, name: str, target: str, message: str | bytes | None = None) -> None:
-        """Make ``name`` a symref to ``target``."""
+    def set_symref(self, name: str, target: str, message: str | bytes | None = None, *,
+                   old: bytes | None = None, old_target: str | None = None,
+                   create_reflog: bool = False) -> None:
+        """Make ``name`` a symref to ``target`` (if it is ``old`` / points at
+        ``old_target``, when given; a null ``old``: it must not exist)."""
         check_refname(target, allow_onelevel=True)
-        self._add(RefUpdate(name, target=target, message=message, no_deref=True))
+        self._add(RefUpdate(name, target=target, message=message, no_deref=True, old=old,
+                            old_target=old_target, create_reflog=create_reflog))
+
+    def verify_symref(self, name: str, old_target: str | None) -> None:
+        """Check that ``name`` is a symref to ``old_target`` (None: does not exist)."""
+        if old_target is None:
+            self._add(RefUpdate(name, old=self.store.fmt.null_oid, verify=True, no_deref=True))
+        else:
+            self._add(RefUpdate(name, verify=True, no_deref=True, old_target=old_target))
+
+    def delete_symref(self, name: str, old_target: str | None,
+                      message: str | bytes | None = None) -> None:
+        """Delete ``name`` (no deref), checking it points at ``old_target`` if given."""
+        self._add(RefUpdate(name, delete=True, no_deref=True, old_target=old_target,
+                            message=message))
 
     def prepare(self) -> None:
         """Lock everything and check old values; errors leave nothing locked."""
@@ -504,6 +523,16 @@ class RefStore(ABC):
                     and "HEAD" in touched and not u.verify):
                 raise RefError(f"multiple updates for 'HEAD' (including one via its referent "
                                f"'{final}') are not allowed")
+            if u.old_target is not None:
+                if cur is None:
+                    raise RefError(f"cannot lock ref '{u.name}': unable to resolve reference "
+                                   f"'{u.name}'")
+                if cur.target is None:
+                    raise RefError(f"cannot lock ref '{u.name}': expected symref with target "
+                                   f"'{u.old_target}': but is a regular ref")
+                if cur.target != u.old_target:
+                    raise RefError(f"verifying symref target: '{u.name}': is at {cur.target} "
+                                   f"but expected {u.old_target}")
             if u.old is not None:
                 if u.old == null:
                     if cur is not None and (cur_oid is not None or u.no_deref):
@@ -524,7 +553,8 @@ class RefStore(ABC):
                 old_oid = self._resolve_for_log(u.name)
                 new_oid = self._resolve_for_log(u.target)
                 pw = PlannedWrite(u.name, new_ref, message=msg, old_ref=self.read(u.name))
-                if msg and new_oid != null and self.should_log(u.name):
+                if ((msg or u.create_reflog) and new_oid != null
+                        and (u.create_reflog or self.should_log(u.name))):
                     pw.logs.append((u.name, old_oid, new_oid))
                 writes.append(pw)
                 continue
