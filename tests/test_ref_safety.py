@@ -689,3 +689,42 @@ def test_reflog_expire_stale_fix_drops_entries_with_missing_objects(tmp_path: Pa
                 "--expire-unreachable=never", "main") == 0
     after = (tmp_path / ".git/logs/refs/heads/main").read_text().splitlines()
     assert after == before[:1]
+
+
+@pytest.mark.parametrize("reftable", [False, True])
+def test_stdin_symref_commands(tmp_path: Path, env: None, reftable: bool,
+                               capfd: pytest.CaptureFixture[str]) -> None:
+    head = _repo(tmp_path, reftable)
+    refs = Repository(tmp_path).refs
+    refs.set_symref("refs/heads/symref", "refs/heads/main")
+
+    def stdin(text: str, *opts: str) -> int:
+        return _run(tmp_path, "update-ref", *opts, "--stdin", stdin=text.encode())
+
+    assert stdin("symref-verify refs/heads/symref refs/heads/main\n") == 128
+    assert capfd.readouterr().err == "fatal: symref-verify: cannot operate with deref mode\n"
+    assert stdin("symref-verify refs/heads/symref refs/heads/main\n", "--no-deref") == 0
+    assert stdin("symref-delete refs/heads/symref refs/heads/x\n", "--no-deref") == 128
+    assert capfd.readouterr().err == ("fatal: verifying symref target: 'refs/heads/symref': "
+                                      "is at refs/heads/main but expected refs/heads/x\n")
+    assert stdin("symref-update refs/heads/symref refs/heads/x ref refs/heads/main\n",
+                 "--no-deref") == 0
+    assert Repository(tmp_path).refs.read("refs/heads/symref").target == "refs/heads/x"  # type: ignore[union-attr]
+    assert stdin(f"symref-update refs/heads/main refs/heads/x oid {'0' * 40}\n",
+                 "--no-deref") == 128
+    assert "reference already exists" in capfd.readouterr().err
+    assert stdin(f"symref-update refs/heads/s2 refs/heads/main oid {head}\n",
+                 "--no-deref") == 128
+    assert stdin("symref-update refs/heads/s2 refs/heads/main foo x\n", "--no-deref") == 128
+    assert capfd.readouterr().err.endswith(
+        "fatal: symref-update refs/heads/s2: invalid arg 'foo' for old value\n")
+    assert stdin("symref-create refs/heads/s3\0refs/heads/main\0", "--no-deref", "-z",
+                 "--create-reflog") == 0
+    assert Repository(tmp_path).refs.reflog_exists("refs/heads/s3")
+    assert stdin("symref-delete refs/heads/s3\0refs/heads/main\0", "--no-deref", "-z") == 0
+    assert Repository(tmp_path).refs.read("refs/heads/s3") is None
+    assert stdin("symref-delete refs/heads/main refs/heads/x\n", "--no-deref") == 128
+    assert capfd.readouterr().err == (
+        "fatal: cannot lock ref 'refs/heads/main': expected symref with target "
+        "'refs/heads/x': but is a regular ref\n")
+    assert not _locks(tmp_path / ".git")
