@@ -728,3 +728,23 @@ def test_stdin_symref_commands(tmp_path: Path, env: None, reftable: bool,
         "fatal: cannot lock ref 'refs/heads/main': expected symref with target "
         "'refs/heads/x': but is a regular ref\n")
     assert not _locks(tmp_path / ".git")
+
+
+def test_abort_prunes_directories_it_made(tmp_path: Path, env: None) -> None:
+    _repo(tmp_path)
+    script = b"start\ncreate refs/heads/nested/deep/x HEAD\nprepare\n"
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script) == 0
+    assert not (tmp_path / ".git/refs/heads/nested").exists()
+    assert not _locks(tmp_path / ".git")
+
+
+def test_no_deref_create_refuses_dangling_symref(tmp_path: Path, env: None,
+                                                 capfd: pytest.CaptureFixture[str]) -> None:
+    _repo(tmp_path)
+    git("symbolic-ref", "refs/heads/dangling", "refs/heads/nope", cwd=tmp_path)
+    assert _run(tmp_path, "update-ref", "--no-deref", "--stdin",
+                stdin=b"create refs/heads/dangling HEAD\n") == 128
+    assert capfd.readouterr().err == ("fatal: cannot lock ref 'refs/heads/dangling': "
+                                      "dangling symref already exists\n")
+    assert (tmp_path / ".git/refs/heads/dangling").read_text() == "ref: refs/heads/nope\n"
+    assert not (tmp_path / ".git/refs/heads/nope").exists()

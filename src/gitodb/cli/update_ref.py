@@ -122,9 +122,12 @@ def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
             if old_target is None:
                 raise GitodbError(f"{verb} {ref}: expected old value")
         elif kind == "oid":
-            old_oid = p.oid(verb, ref, old=True)
-            if old_oid is None:
+            arg = p.next_arg()
+            if arg is None:
                 raise GitodbError(f"{verb} {ref}: expected old value")
+            old_oid = p.resolve(arg)
+            if old_oid is None:
+                raise GitodbError(f"{verb} {ref}: invalid oid: {arg}")
         elif kind is not None:
             raise GitodbError(f"{verb} {ref}: invalid arg '{kind}' for old value")
         p.extra(f"{verb} {ref}")
@@ -168,7 +171,7 @@ def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | N
         if new == null:
             raise GitodbError(f"create {ref}: zero <new-oid>")
         p.extra(f"create {ref}")
-        tx.create(ref, new, msg, create_reflog=create_reflog)
+        tx.create(ref, new, msg, create_reflog=create_reflog, no_deref=no_deref)
     elif verb == "delete":
         old = p.oid("delete", ref, old=True)
         if old == null:

@@ -255,9 +255,10 @@ class RefTransaction:
                             create_reflog=create_reflog))
 
     def create(self, name: str, new: bytes, message: str | bytes | None = None, *,
-               create_reflog: bool = False) -> None:
-        """Create ``name``; fails if it exists."""
-        self.update(name, new, self.store.fmt.null_oid, message, create_reflog=create_reflog)
+               create_reflog: bool = False, no_deref: bool = False) -> None:
+        """Create ``name``; fails if it exists (with ``no_deref``: also a dangling symref)."""
+        self.update(name, new, self.store.fmt.null_oid, message, create_reflog=create_reflog,
+                    no_deref=no_deref)
 
     def delete(self, name: str, old: bytes | None = None,
                message: str | bytes | None = None, *, no_deref: bool = False) -> None:
@@ -536,7 +537,9 @@ class RefStore(ABC):
             if u.old is not None:
                 if u.old == null:
                     if cur is not None and (cur_oid is not None or u.no_deref):
-                        raise RefError(f"cannot lock ref '{u.name}': reference already exists")
+                        what = ("dangling symref" if cur.target is not None and cur_oid is None
+                                else "reference")
+                        raise RefError(f"cannot lock ref '{u.name}': {what} already exists")
                 elif cur_oid is None:
                     raise RefError(f"cannot lock ref '{u.name}': unable to resolve reference "
                                    f"'{final}'")

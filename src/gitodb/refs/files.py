@@ -87,13 +87,6 @@ def format_reflog_line(e: ReflogEntry) -> bytes:
     return line + b"\n"
 
 
-def _unlink(path: Path | str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
-
-
 def _stat_mode(path: Path) -> int:
     # Path.is_file() raises on ENAMETOOLONG and friends; a name that cannot be
     # stat'ed is not a ref in the way.
@@ -404,12 +397,20 @@ class FilesRefStore(RefStore):
                     prep.packed_lock.write(self._packed_bytes(packed))
                     prep.packed_changed = True
         except BaseException:
-            prep.release()
+            self._release(prep)
             raise
         return prep
 
     def _abort(self, tx: RefTransaction, prepared: object) -> None:
-        cast(_Prepared, prepared).release()
+        self._release(cast(_Prepared, prepared))
+
+    def _release(self, prep: _Prepared) -> None:
+        """Unlock, and remove directories made for refs that were not written (Git)."""
+        prep.release()
+        for name in prep.locks:
+            path = self._path(name)
+            if not _isfile(path):
+                self._prune_dirs(path.parent, self._base(name)[0] / "refs")
 
     def _commit(self, tx: RefTransaction, prepared: object) -> None:
         """Write reflogs and rename the locks into place (Git's order: updates, then
@@ -441,7 +442,7 @@ class FilesRefStore(RefStore):
                 log = self._log_path(name)
                 self._prune_dirs(log.parent, self._base(name)[0] / "logs" / "refs")
         finally:
-            prep.release()
+            self._release(prep)
 
     @staticmethod
     def _remove(path: Path) -> None:
