@@ -736,6 +736,9 @@ def test_abort_prunes_directories_it_made(tmp_path: Path, env: None) -> None:
     assert _run(tmp_path, "update-ref", "--stdin", stdin=script) == 0
     assert not (tmp_path / ".git/refs/heads/nested").exists()
     assert not _locks(tmp_path / ".git")
+    git("pack-refs", "--all", cwd=tmp_path)  # refs/heads now empty: it must stay (Git)
+    assert _run(tmp_path, "update-ref", "--stdin", stdin=script) == 0
+    assert (tmp_path / ".git/refs/heads").is_dir()
 
 
 def test_no_deref_create_refuses_dangling_symref(tmp_path: Path, env: None,

@@ -455,7 +455,8 @@ class FilesRefStore(RefStore):
 
     @staticmethod
     def _prune_dirs(d: Path, stop: Path) -> None:
-        while d != stop and stop in d.parents:
+        # like Git, never below the top level under stop (refs/heads stays)
+        while d != stop and stop in d.parents and d.parent != stop:
             try:
                 d.rmdir()
             except OSError:
