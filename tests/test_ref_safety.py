@@ -751,3 +751,23 @@ def test_no_deref_create_refuses_dangling_symref(tmp_path: Path, env: None,
                                       "dangling symref already exists\n")
     assert (tmp_path / ".git/refs/heads/dangling").read_text() == "ref: refs/heads/nope\n"
     assert not (tmp_path / ".git/refs/heads/nope").exists()
+
+
+def test_reftable_empty_reflog_message_and_lock_message_like_git(
+        tmp_path: Path, env: None, capfd: pytest.CaptureFixture[str]) -> None:
+    from gitodb.reftable.stack import Stack
+
+    head = _repo(tmp_path, reftable=True)
+    subprocess.run([str(GIT255), "update-ref", "refs/heads/by-git", head], cwd=tmp_path,
+                   env=_genv(), check=True)
+    assert _run(tmp_path, "update-ref", "refs/heads/by-us", head) == 0
+    stack = Stack(tmp_path / ".git" / "reftable")
+    (theirs,) = stack.iter_logs(b"refs/heads/by-git")
+    (ours,) = stack.iter_logs(b"refs/heads/by-us")
+    assert theirs.message == ours.message == b"\n"
+    (tmp_path / ".git/reftable/tables.list.lock").write_text("")
+    assert _run(tmp_path, "-c", "reftable.lockTimeout=0", "update-ref", "refs/heads/x",
+                head) == 128
+    assert capfd.readouterr().err.startswith(
+        "fatal: update_ref failed for ref 'refs/heads/x': cannot lock ref 'refs/heads/x': "
+        "Unable to create ")

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
+from gitodb.errors import LockError
 from gitodb.lockfile import LockFile
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
@@ -188,7 +189,12 @@ class ReftableRefStore(RefStore):
             seen = [list(st.names) for st in stacks]
             self._write_tables(prep.plan, prep)
             for st in stacks:
-                prep.locks.append((st, st.lock()))
+                try:
+                    prep.locks.append((st, st.lock()))
+                except LockError as e:
+                    first = tx.updates[0].name if tx.updates else "HEAD"
+                    raise LockError(f"cannot lock ref '{first}': {e.message}",
+                                    path=e.path) from None
                 st.reload()
             if [st.names for st in stacks] != seen:
                 prep.plan = self.plan(tx)
@@ -233,8 +239,8 @@ class ReftableRefStore(RefStore):
                     refs.append(RefRecord(bname, ui, 2, w.ref.oid, w.ref.peeled))
                 else:
                     refs.append(RefRecord(bname, ui, 1, w.ref.oid))
-            msg = w.message[:limit]
-            msg = msg + b"\n" if msg else msg
+            # Git stores every message with a newline, an empty one as just "\n"
+            msg = w.message[:limit] + b"\n"
             for logname, old, new in w.logs:
                 lst, key = self._route(logname)
                 if lst is stack:
