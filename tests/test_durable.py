@@ -185,6 +185,14 @@ class Recorder:
 needs_proc = pytest.mark.skipif(not os.path.isdir("/proc/self/fd"), reason="needs /proc")
 
 
+def _commit(repo: Repository) -> bytes:
+    """A commit of the empty tree (branches may only point at commits)."""
+    w = ObjectWriter(repo)
+    tree = w.write("tree", b"")
+    return w.write("commit", b"tree %s\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nc\n"
+                   % tree.hex().encode())
+
+
 def _repo(tmp_path: Path, *config: str) -> Repository:
     git("init", "-q", tmp_path / "r")
     return Repository(tmp_path / "r", config_overrides=list(config))
@@ -323,7 +331,7 @@ def test_index_pack_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 def test_files_refs_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
                          config: tuple[str, ...]) -> None:
     repo = _repo(tmp_path, *config)
-    oid = ObjectWriter(repo).write("blob", b"x\n")
+    oid = _commit(repo)
     rec = Recorder(monkeypatch)
     repo.refs.update_ref("refs/heads/a", oid, message="m")
     repo.refs.set_symref("refs/heads/s", "refs/heads/a")
@@ -370,7 +378,7 @@ def test_fsync_failure_is_typed_and_leaves_nothing(tmp_path: Path,
     import errno
 
     repo = _repo(tmp_path, "core.fsync=all")
-    oid = ObjectWriter(repo).write("blob", b"base\n") if what == "ref" else None
+    oid = _commit(repo) if what == "ref" else None
     gitdir = tmp_path / "r/.git"
     before = {p for p in gitdir.rglob("*") if p.is_file()}
     Recorder(monkeypatch, fail=errno.EIO)

@@ -92,8 +92,10 @@ def test_lock_held_fails_cleanly(tmp_path: Path) -> None:
     refs = _repo(d).refs
     before = _snapshot(d)
     (d / "reftable" / "tables.list.lock").write_bytes(b"")
+    head = refs.resolve("HEAD")
+    assert head is not None
     with pytest.raises(LockError):
-        refs.update_ref("refs/heads/x", b"\1" * 20)
+        refs.update_ref("refs/heads/x", head)
     os.unlink(d / "reftable" / "tables.list.lock")
     assert _snapshot(d) == before
 
@@ -140,12 +142,15 @@ def test_full_compaction_drops_tombstones(tmp_path: Path) -> None:
 
 def _writer(args: tuple[str, int]) -> int:
     path, who = args
-    refs = Repository(path).refs
+    repo = Repository(path)
+    refs = repo.refs
+    head = refs.resolve("HEAD")
+    assert head is not None
     done = 0
     for i in range(8):
         while True:
             try:
-                refs.update_ref(f"refs/heads/w{who}-{i}", bytes([who + 1]) * 20)
+                refs.update_ref(f"refs/heads/w{who}-{i}", head)
                 break
             except LockError:
                 continue

@@ -22,7 +22,9 @@ class GitodbError(Exception):
 
     def _render(self) -> str:
         where = ""
-        if self.path is not None:
+        if self.path is not None and self.offset is None and self.path in self.message:
+            pass  # the message already names the file, in Git's words
+        elif self.path is not None:
             where = self.path if self.offset is None else f"{self.path} at offset {self.offset}"
         elif self.offset is not None:
             where = f"offset {self.offset}"
@@ -71,6 +73,10 @@ class RefError(GitodbError):
 
 class LockError(RefError):
     """A lock file is held by another writer."""
+
+
+class RefWriteError(RefError):
+    """A ref, reflog or lock file could not be written (disk full, I/O error, bad path)."""
 
 
 class ReftableError(GitodbError):

@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from gitodb.refs.base import refname_is_safe
 from gitodb.refs.peel import peel_fully
 
 USAGE = "usage: git show-ref [--head] [-d | --dereference] [-s | --hash] [<pattern>...]"
@@ -57,7 +58,9 @@ def run(argv: list[str], ctx: Any) -> int:
     found = 0
     if args.verify:
         for name in args.patterns:
-            r = refs.resolve_ref(name) if name.startswith("refs/") or name == "HEAD" else None
+            # Git: refs/... or a safe one-level name (HEAD, pseudorefs like FOO_HEAD)
+            r = refs.resolve_ref(name) if name.startswith("refs/") or refname_is_safe(
+                name) else None
             if r is None or r[1] is None:
                 if not args.quiet:
                     sys.stderr.write(f"fatal: '{name}' - not a valid ref\n")

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from typing import Any
 
-from gitodb.errors import GitodbError
+from gitodb.errors import GitodbError, RefError
+from gitodb.refs.base import refname_format_ok
 from gitodb.refs.peel import shorten_ref
 
 USAGE = ("usage: git symbolic-ref [-m <reason>] <name> <ref>\n"
@@ -50,8 +52,7 @@ def run(argv: list[str], ctx: Any) -> int:
             raise GitodbError(f"Cannot delete {pos[0]}, not a symbolic ref")
         if pos[0] == "HEAD":
             raise GitodbError("deleting 'HEAD' is not allowed")
-        refs.delete_ref(pos[0], None, msg, no_deref=True)
-        return 0
+        return _write(lambda: refs.delete_ref(pos[0], None, msg, no_deref=True))
     if len(pos) == 1:
         ref = refs.read(pos[0])
         if ref is None or ref.target is None:
@@ -70,7 +71,18 @@ def run(argv: list[str], ctx: Any) -> int:
     if len(pos) == 2:
         if pos[0] == "HEAD" and not pos[1].startswith("refs/"):
             raise GitodbError("Refusing to point HEAD outside of refs/")
-        refs.set_symref(pos[0], pos[1], msg)
-        return 0
+        if not refname_format_ok(pos[1], allow_onelevel=True):
+            raise GitodbError(f"Refusing to set '{pos[0]}' to invalid ref '{pos[1]}'")
+        return _write(lambda: refs.set_symref(pos[0], pos[1], msg))
     sys.stderr.write(USAGE + "\n")
     return 129
+
+
+def _write(change: Callable[[], None]) -> int:
+    """Git reports a failed symref update with ``error:`` and exit status 1."""
+    try:
+        change()
+    except RefError as e:
+        sys.stderr.write(f"error: {e}\n")
+        return 1
+    return 0

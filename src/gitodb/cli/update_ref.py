@@ -6,6 +6,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gitodb.cli.update_ref_stdin import CommandParser, read_commands
 from gitodb.errors import BadRevisionError, GitodbError, RefError
 from gitodb.refs.base import RefTransaction
 from gitodb.refs.peel import make_peeler
@@ -40,72 +41,147 @@ def _update(tx: RefTransaction, name: str, new: bytes, old: bytes | None, msg: s
         tx.update(name, new, old, msg, no_deref=no_deref, create_reflog=create_reflog)
 
 
+# Git's transaction states; "commit"/"abort" close, only "start" reopens.
+_OPEN, _STARTED, _PREPARED, _CLOSED = 0, 1, 2, 3
+_STATE = {"start": _STARTED, "prepare": _PREPARED, "commit": _CLOSED, "abort": _CLOSED}
+
+
 def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bool,
            create_reflog: bool) -> int:
-    data = sys.stdin.buffer.read().decode("utf-8", "surrogateescape")
-    if z:
-        tokens = data.split("\0")
-        lines = []
-        i = 0
-        while i < len(tokens):
-            cmd = tokens[i]
-            if not cmd:
-                i += 1
-                continue
-            verb, _, first = cmd.partition(" ")
-            n = {"update": 2, "create": 1, "delete": 1, "verify": 1}.get(verb, 0)
-            lines.append([verb, first, *tokens[i + 1:i + 1 + n]])
-            i += 1 + n
-    else:
-        lines = [line.split(" ") for line in data.split("\n") if line]
-    fmt = repo.object_format
-    for parts in lines:
-        verb, args = parts[0], parts[1:]
+    """Git's ``--stdin`` protocol, one command at a time as input arrives; on any error,
+    or end of input inside ``start``, the transaction is aborted, so no exit path
+    leaves a lock or a partial change."""
+    state = _OPEN
+    next_no_deref = False
+    null = bytes(repo.object_format.null_oid)
 
-        def arg(k: int, args: list[str] = args) -> str | None:
-            return args[k] if len(args) > k else None
+    def resolve(value: str) -> bytes | None:
+        try:
+            return revparse.resolve(repo, value)
+        except GitodbError:
+            return None
 
-        if verb == "update":
-            if arg(0) is None or arg(1) is None:
-                raise GitodbError(f"update: missing <new-oid>: {' '.join(parts)}")
-            old = arg(2)
-            _update(tx, args[0], _oid(repo, args[1], True),
-                    _oid(repo, old, True) if old is not None else None, msg, no_deref,
-                    create_reflog)
-        elif verb == "create":
-            if arg(1) is None:
-                raise GitodbError(f"create: missing <new-oid>: {' '.join(parts)}")
-            tx.create(args[0], _oid(repo, args[1]), msg, create_reflog=create_reflog)
-        elif verb == "delete":
-            old = arg(1)
-            tx.delete(args[0], _oid(repo, old) if old else None, msg, no_deref=no_deref)
-        elif verb == "verify":
-            old = arg(1)
-            tx.verify(args[0], _oid(repo, old, True) if old is not None else fmt.null_oid)
-        elif verb == "option":
-            if arg(0) == "no-deref":
-                no_deref = True
+    try:
+        for verb, rest in read_commands(sys.stdin.buffer, z):
+            want = _STATE.get(verb, _OPEN)
+            if state == _STARTED and want == _STARTED:
+                raise GitodbError("cannot restart ongoing transaction")
+            if state == _PREPARED and want != _CLOSED:
+                raise GitodbError("prepared transactions can only be closed")
+            if state == _CLOSED:
+                if want != _STARTED:
+                    raise GitodbError("transaction is closed")
+                tx = tx.store.transaction()
+                state = _STARTED
+            elif state in (_OPEN, _STARTED):
+                state = max(state, want)
             else:
-                raise GitodbError(f"option unknown: {arg(0)}")
-        elif verb == "start":
-            sys.stdout.write("start: ok\n")
-        elif verb == "prepare":
-            tx.prepare()
-            sys.stdout.write("prepare: ok\n")
-        elif verb == "commit":
-            tx.commit()
-            sys.stdout.write("commit: ok\n")
-            tx = tx.store.transaction()
+                state = want
+            p = CommandParser(rest, z, resolve, null)
+            if verb == "option":
+                if not (rest.startswith("no-deref") and rest[8:9] in ("", "\0", "\n")):
+                    raise GitodbError(f"option unknown: {rest}")
+                next_no_deref = True  # for the next command only, like Git
+                continue
+            _stdin_command(tx, verb, p, msg, no_deref or next_no_deref, create_reflog, null)
+            next_no_deref = False
+            sys.stdout.flush()
+        if state == _OPEN:
+            tx.commit()  # no transaction requested: commit what was queued
+    finally:
+        if tx.state in ("open", "prepared"):
+            tx.abort()
+    return 0
+
+
+def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
+                    msg: str | None, create_reflog: bool) -> None:
+    """``symref-verify|delete|create|update``: symref changes with old-target checks."""
+    if verb == "symref-verify":
+        old_target = p.target()
+        p.extra(f"{verb} {ref}")
+        tx.verify_symref(ref, old_target)
+    elif verb == "symref-delete":
+        old_target = p.target()
+        p.extra(f"{verb} {ref}")
+        tx.delete_symref(ref, old_target, msg)
+    elif verb == "symref-create":
+        new = p.target()
+        if new is None:
+            raise GitodbError(f"{verb} {ref}: missing <new-target>")
+        p.extra(f"{verb} {ref}")
+        tx.set_symref(ref, new, msg, old=p.null, create_reflog=create_reflog)
+    else:
+        new = p.target()
+        if new is None:
+            raise GitodbError(f"{verb} {ref}: missing <new-target>")
+        kind = p.next_arg()
+        old_oid = old_target = None
+        if kind == "ref":
+            old_target = p.target()
+            if old_target is None:
+                raise GitodbError(f"{verb} {ref}: expected old value")
+        elif kind == "oid":
+            arg = p.next_arg()
+            if arg is None:
+                raise GitodbError(f"{verb} {ref}: expected old value")
+            old_oid = p.resolve(arg)
+            if old_oid is None:
+                raise GitodbError(f"{verb} {ref}: invalid oid: {arg}")
+        elif kind is not None:
+            raise GitodbError(f"{verb} {ref}: invalid arg '{kind}' for old value")
+        p.extra(f"{verb} {ref}")
+        tx.set_symref(ref, new, msg, old=old_oid, old_target=old_target,
+                      create_reflog=create_reflog)
+
+
+def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | None,
+                   no_deref: bool, create_reflog: bool, null: bytes) -> None:
+    """One parsed command, with Git's checks and messages."""
+    if verb in ("start", "prepare", "commit", "abort"):
+        p.extra(verb)
+        if verb in ("prepare", "commit"):
+            try:
+                tx.prepare() if verb == "prepare" else tx.commit()
+            except GitodbError as e:
+                raise type(e)(f"{verb}: {e.message}", path=e.path, offset=e.offset) from None
         elif verb == "abort":
             tx.abort()
-            sys.stdout.write("abort: ok\n")
-            tx = tx.store.transaction()
-        else:
-            raise GitodbError(f"unknown command: {' '.join(parts)}")
-        sys.stdout.flush()
-    if tx.updates and tx.state in ("open", "prepared"):
-        tx.commit()
-    return 0
+        sys.stdout.write(f"{verb}: ok\n")
+        return
+    if verb.startswith("symref-") and verb != "symref-update" and not no_deref \
+            and verb != "symref-create":
+        raise GitodbError(f"{verb}: cannot operate with deref mode")
+    ref = p.refname()
+    if ref is None:
+        raise GitodbError(f"{verb}: missing <ref>")
+    if verb.startswith("symref-"):
+        _symref_command(tx, verb, ref, p, msg, create_reflog)
+    elif verb == "update":
+        new = p.oid("update", ref, old=False, allow_empty=True)
+        if new is None:
+            raise GitodbError(f"update {ref}: missing <new-oid>")
+        old = p.oid("update", ref, old=True)
+        p.extra(f"update {ref}")
+        _update(tx, ref, new, old, msg, no_deref, create_reflog)
+    elif verb == "create":
+        new = p.oid("create", ref, old=False)
+        if new is None:
+            raise GitodbError(f"create {ref}: missing <new-oid>")
+        if new == null:
+            raise GitodbError(f"create {ref}: zero <new-oid>")
+        p.extra(f"create {ref}")
+        tx.create(ref, new, msg, create_reflog=create_reflog, no_deref=no_deref)
+    elif verb == "delete":
+        old = p.oid("delete", ref, old=True)
+        if old == null:
+            raise GitodbError(f"delete {ref}: zero <old-oid>")
+        p.extra(f"delete {ref}")
+        tx.delete(ref, old, msg, no_deref=no_deref)
+    elif verb == "verify":
+        old = p.oid("verify", ref, old=True)
+        p.extra(f"verify {ref}")
+        tx.verify(ref, old if old is not None else null)
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -129,8 +205,14 @@ def run(argv: list[str], ctx: Any) -> int:
             z = True
         elif a == "--no-deref":
             no_deref = True
+        elif a == "--deref":
+            no_deref = False
         elif a == "--create-reflog":
             create_reflog = True
+        elif a == "--no-create-reflog":
+            create_reflog = False
+        elif a == "--no-stdin":
+            stdin = False
         elif a.startswith("-") and a != "-":
             return _usage()
         else:
@@ -144,20 +226,32 @@ def run(argv: list[str], ctx: Any) -> int:
             if pos or delete:
                 return _usage()
             return _stdin(repo, tx, msg, no_deref, z, create_reflog)
+        if z:
+            return _usage()  # -z only makes sense with --stdin
         if delete:
             if not 1 <= len(pos) <= 2:
                 return _usage()
             old = _oid(repo, pos[1]) if len(pos) == 2 else None
-            tx.delete(pos[0], old, msg, no_deref=no_deref)
-        else:
-            if not 2 <= len(pos) <= 3:
-                return _usage()
-            new = _oid(repo, pos[1])
-            old = _oid(repo, pos[2], True) if len(pos) == 3 else None
+            if old is not None and not any(old):
+                old = None  # Git: a null old value means "don't care" here
+            try:
+                tx.delete(pos[0], old, msg, no_deref=no_deref)
+                tx.commit()
+            except RefError as e:
+                # Git's delete_ref reports an error and exits 1
+                sys.stderr.write(f"error: {e}\n")
+                return 1
+            return 0
+        if not 2 <= len(pos) <= 3:
+            return _usage()
+        new = _oid(repo, pos[1])
+        old = _oid(repo, pos[2], True) if len(pos) == 3 else None
+        try:
             _update(tx, pos[0], new, old, msg, no_deref, create_reflog)
-        tx.commit()
-    except RefError:
-        if tx.state == "prepared":
+            tx.commit()
+        except RefError as e:
+            raise RefError(f"update_ref failed for ref '{pos[0]}': {e}") from None
+    finally:
+        if tx.state in ("open", "prepared"):
             tx.abort()
-        raise
     return 0

@@ -13,12 +13,17 @@ __all__ = ["Ref", "ReflogEntry", "RefStore", "RefTransaction", "FilesRefStore", 
 
 
 def open_refs(git_dir: str | os.PathLike[str], fmt: ObjectFormat, ref_storage: str = "files",
-              config: object | None = None) -> RefStore:
-    """Open the ref store of the repository at ``git_dir``."""
+              config: object | None = None, *,
+              worktree_dir: str | os.PathLike[str] | None = None) -> RefStore:
+    """Open the ref store of the repository whose (common) git directory is ``git_dir``.
+
+    ``worktree_dir`` is a linked worktree's own git directory (``.git/worktrees/<id>``):
+    its per-worktree refs (HEAD, ``refs/bisect/``...) are read and written there.
+    """
     if ref_storage == "files":
-        return FilesRefStore(git_dir, fmt, config)
+        return FilesRefStore(git_dir, fmt, config, worktree_dir=worktree_dir)
     if ref_storage == "reftable":
         from gitodb.refs.reftable_store import ReftableRefStore
 
-        return ReftableRefStore(git_dir, fmt, config)
+        return ReftableRefStore(git_dir, fmt, config, worktree_dir=worktree_dir)
     raise RepositoryError(f"unknown ref storage format '{ref_storage}'")

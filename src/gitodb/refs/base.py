@@ -58,14 +58,44 @@ _BAD_COMPONENT = re.compile(r"(^\.|\.lock$|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\])")
 
 def check_refname(name: str, *, allow_onelevel: bool = False) -> None:
     """Raise ``RefError`` unless ``name`` passes Git's ``check-ref-format`` rules."""
+    if not refname_format_ok(name, allow_onelevel=allow_onelevel):
+        raise RefError(f"refusing to update ref with bad name '{name}'")
+
+
+def refname_format_ok(name: str, *, allow_onelevel: bool = False) -> bool:
+    """Git's ``check_refname_format`` (without ``REFNAME_REFSPEC_PATTERN``)."""
     ok = bool(name) and name != "@" and not name.endswith((".", "/")) and not name.startswith("/")
     if ok:
         for comp in name.split("/"):
             if not comp or _BAD_COMPONENT.search(comp):
-                ok = False
-                break
+                return False
     if ok and "/" not in name and not allow_onelevel and not is_root_ref(name):
-        ok = False
+        return False
+    return ok
+
+
+def refname_is_safe(name: str) -> bool:
+    """Git's ``refname_is_safe``: what may be deleted or verified.
+
+    ``refs/...`` that does not escape ``refs/`` (no empty, ``.`` or ``..`` components),
+    or a one-level name of upper-case letters and underscores.  Paths such as
+    ``logs/HEAD``, ``shallow`` or ``hooks`` are not refs and are refused.
+    """
+    if name.startswith("refs/"):
+        rest = name[len("refs/"):]
+        if not rest or rest.startswith("/") or rest.endswith("/"):
+            return False
+        return all(c not in ("", ".", "..") for c in rest.split("/"))
+    return bool(name) and all(c.isupper() or c == "_" for c in name) and name.isascii()
+
+
+def check_update_name(name: str, *, writes_value: bool) -> None:
+    """Refuse a bad name like Git's ``ref_transaction_add_update``.
+
+    A name that gets a value must pass ``check-ref-format`` (one level allowed);
+    a deletion or verification only needs ``refname_is_safe``.
+    """
+    ok = refname_format_ok(name, allow_onelevel=True) if writes_value else refname_is_safe(name)
     if not ok:
         raise RefError(f"refusing to update ref with bad name '{name}'")
 
@@ -116,6 +146,21 @@ def _parse_date(value: str) -> tuple[int, int]:
     return int(dt.timestamp()), (mins // 60) * 100 + (mins % 60) * (1 if mins >= 0 else -1)
 
 
+def _is_crud(c: str) -> bool:
+    return ord(c) <= 32 or c in ",:;<>\"\\'"
+
+
+def strip_crud(text: str) -> str:
+    """Git's ``strbuf_addstr_without_crud``: trim control/space/punctuation crud at both
+    ends and drop ``\\n``, ``<`` and ``>`` inside, so an identity cannot break a line."""
+    i, j = 0, len(text)
+    while i < j and _is_crud(text[i]):
+        i += 1
+    while j > i and _is_crud(text[j - 1]):
+        j -= 1
+    return "".join(c for c in text[i:j] if c not in "\n<>")
+
+
 def committer_identity(config: object | None) -> tuple[str, str, int, int]:
     """(name, email, time, tz) like Git's committer ident: environment, then config."""
     get = getattr(config, "get", None)
@@ -130,6 +175,7 @@ def committer_identity(config: object | None) -> tuple[str, str, int, int]:
     if not email:
         import socket
         email = f"{name}@{socket.gethostname()}"
+    name, email = strip_crud(name), strip_crud(email)
     date = os.environ.get("GIT_COMMITTER_DATE")
     if date:
         ts, tz = _parse_date(date)
@@ -162,6 +208,8 @@ class RefUpdate:
     verify: bool = False
     no_deref: bool = False
     create_reflog: bool = False
+    #: expected symref target (``symref-verify``/``-delete``/``-update ref``)
+    old_target: str | None = None
 
 
 @dataclass
@@ -183,13 +231,17 @@ class RefTransaction:
         self.updates: list[RefUpdate] = []
         self.state = "open"
         self._prepared: object = None
+        self._names: set[str] = set()
 
     def _add(self, upd: RefUpdate) -> None:
         if self.state != "open":
             raise RefError(f"transaction is {self.state}")
-        check_refname(upd.name, allow_onelevel=upd.delete or upd.verify)
-        if any(u.name == upd.name for u in self.updates):
+        check_update_name(upd.name, writes_value=not (upd.delete or upd.verify))
+        if upd.new is not None and any(upd.new):
+            self.store._check_object(upd.name, upd.new)
+        if upd.name in self._names:
             raise RefError(f"multiple updates for ref '{upd.name}' not allowed")
+        self._names.add(upd.name)
         self.updates.append(upd)
 
     def update(self, name: str, new: bytes, old: bytes | None = None,
@@ -203,9 +255,10 @@ class RefTransaction:
                             create_reflog=create_reflog))
 
     def create(self, name: str, new: bytes, message: str | bytes | None = None, *,
-               create_reflog: bool = False) -> None:
-        """Create ``name``; fails if it exists."""
-        self.update(name, new, self.store.fmt.null_oid, message, create_reflog=create_reflog)
+               create_reflog: bool = False, no_deref: bool = False) -> None:
+        """Create ``name``; fails if it exists (with ``no_deref``: also a dangling symref)."""
+        self.update(name, new, self.store.fmt.null_oid, message, create_reflog=create_reflog,
+                    no_deref=no_deref)
 
     def delete(self, name: str, old: bytes | None = None,
                message: str | bytes | None = None, *, no_deref: bool = False) -> None:
@@ -217,10 +270,27 @@ class RefTransaction:
         self._add(RefUpdate(name, old=old if old is not None else self.store.fmt.null_oid,
                             verify=True))
 
-    def set_symref(self, name: str, target: str, message: str | bytes | None = None) -> None:
-        """Make ``name`` a symref to ``target``."""
+    def set_symref(self, name: str, target: str, message: str | bytes | None = None, *,
+                   old: bytes | None = None, old_target: str | None = None,
+                   create_reflog: bool = False) -> None:
+        """Make ``name`` a symref to ``target`` (if it is ``old`` / points at
+        ``old_target``, when given; a null ``old``: it must not exist)."""
         check_refname(target, allow_onelevel=True)
-        self._add(RefUpdate(name, target=target, message=message, no_deref=True))
+        self._add(RefUpdate(name, target=target, message=message, no_deref=True, old=old,
+                            old_target=old_target, create_reflog=create_reflog))
+
+    def verify_symref(self, name: str, old_target: str | None) -> None:
+        """Check that ``name`` is a symref to ``old_target`` (None: does not exist)."""
+        if old_target is None:
+            self._add(RefUpdate(name, old=self.store.fmt.null_oid, verify=True, no_deref=True))
+        else:
+            self._add(RefUpdate(name, verify=True, no_deref=True, old_target=old_target))
+
+    def delete_symref(self, name: str, old_target: str | None,
+                      message: str | bytes | None = None) -> None:
+        """Delete ``name`` (no deref), checking it points at ``old_target`` if given."""
+        self._add(RefUpdate(name, delete=True, no_deref=True, old_target=old_target,
+                            message=message))
 
     def prepare(self) -> None:
         """Lock everything and check old values; errors leave nothing locked."""
@@ -256,6 +326,10 @@ class RefStore(ABC):
     #: maps an object id to the id it peels to (None if not a tag); set by callers
     #: that have an object database, used to store peeled values of annotated tags.
     peeler: Peeler | None = None
+    #: maps an object id to its type name, or None if the object does not exist; set by
+    #: callers that have an object database, so that refs to missing objects and
+    #: branches pointing at non-commits are refused like Git does.
+    object_type: Callable[[bytes], str | None] | None = None
 
     @abstractmethod
     def read(self, name: str) -> Ref | None:
@@ -341,6 +415,12 @@ class RefStore(ABC):
         Returns how many were dropped.  Used by ``reflog delete`` and ``expire``.
         """
 
+    def other_worktree_reflog_names(self) -> list[str]:
+        """Per-worktree reflogs of the other worktrees, by their prefixed names
+        (``worktrees/<id>/HEAD``, ``main-worktree/HEAD``), as ``reflog expire --all``
+        processes them."""
+        return []
+
     def expire_reflog(self, name: str, expire_before: int) -> int:
         """Drop entries of ``name`` older than ``expire_before`` (a Unix time)."""
         return self.rewrite_reflog(name, lambda _i, e: e.time >= expire_before)
@@ -363,19 +443,39 @@ class RefStore(ABC):
                 return True
         return self.reflog_exists(name)
 
-    def _check_df_conflict(self, name: str, touched: set[str]) -> None:
-        """Git refuses ``a/b`` next to ``a`` (and vice versa) in both backends."""
+    def _check_df_conflict(self, name: str, deleting: set[str]) -> None:
+        """Git refuses ``a/b`` next to ``a`` (and vice versa) in both backends, unless the
+        one in the way is deleted by the same transaction."""
         parts = name.split("/")
         for i in range(1, len(parts)):
             parent = "/".join(parts[:i])
-            if parent not in touched and self.read(parent) is not None:
-                raise RefError(f"cannot lock ref '{name}': '{parent}' exists; "
-                               f"cannot create '{name}'")
-        if name.startswith("refs/"):
-            for other in self.iter_refs(name + "/"):
-                if other.name not in touched:
-                    raise RefError(f"cannot lock ref '{name}': '{other.name}' exists; "
-                                   f"cannot create '{name}'")
+            if parent not in deleting and self.read(parent) is not None:
+                raise self._df_error(name, parent)
+        for other in self.iter_refs(name + "/"):
+            if other.name not in deleting:
+                raise self._df_error(name, other.name)
+
+    @staticmethod
+    def _df_error(name: str, existing: str) -> RefError:
+        return RefError(f"'{existing}' exists; cannot create '{name}'")
+
+    def _resolve_for_log(self, name: str) -> bytes:
+        """The id for a reflog entry; a missing or broken ref logs as the null id."""
+        try:
+            return self.resolve(name) or self.fmt.null_oid
+        except RefError:
+            return self.fmt.null_oid
+
+    def _check_object(self, name: str, oid: bytes) -> None:
+        """Git's check when an update is queued: ``oid`` exists, and a branch (or HEAD)
+        gets a commit."""
+        if self.object_type is None:
+            return
+        kind = self.object_type(oid)
+        if kind is None:
+            raise RefError(f"trying to write ref '{name}' with nonexistent object {oid.hex()}")
+        if kind != "commit" and (name == "HEAD" or name.startswith("refs/heads/")):
+            raise RefError(f"trying to write non-commit object {oid.hex()} to branch '{name}'")
 
     def plan(self, tx: RefTransaction) -> list[PlannedWrite]:
         """Check old values and work out every write and reflog entry of ``tx``.
@@ -387,23 +487,59 @@ class RefStore(ABC):
         head = self.read("HEAD")
         head_target = head.target if head is not None else None
         touched = {u.name for u in tx.updates}
+        # Git refuses a D/F conflict even with a ref the same transaction deletes
+        deleting: set[str] = set()
+        finals: dict[str, str] = {}
         for u in tx.updates:
             chain = [u.name]
-            cur = self.read(u.name)
-            if not u.no_deref:
-                depth = 0
-                while cur is not None and cur.target is not None:
-                    depth += 1
-                    if depth > SYMREF_MAX_DEPTH:
-                        raise RefError(f"cannot lock ref '{u.name}': symref loop")
-                    chain.append(cur.target)
-                    cur = self.read(cur.target)
+            try:
+                cur = self.read(u.name)
+                if not u.no_deref:
+                    depth = 0
+                    while cur is not None and cur.target is not None:
+                        depth += 1
+                        if depth > SYMREF_MAX_DEPTH:
+                            raise RefError(f"cannot lock ref '{u.name}': symref loop")
+                        chain.append(cur.target)
+                        cur = self.read(cur.target)
+            except RefError as e:
+                if e.message.startswith("cannot lock ref"):
+                    raise
+                raise RefError(f"cannot lock ref '{u.name}': {e.message}", path=e.path) from None
             final = chain[-1]
+            if not u.verify:
+                first = finals.setdefault(final, u.name)
+                if first != u.name:
+                    via = u.name if u.name != final else first
+                    raise RefError(f"multiple updates for '{final}' (including one via symref "
+                                   f"'{via}') are not allowed")
             cur_oid = cur.oid if cur is not None and cur.target is None else None
+            if u.no_deref and cur is not None and cur.target is not None and u.old is not None \
+                    and u.old != null:
+                # Git checks the old value of a symref updated with no-deref against
+                # the id it resolves to
+                resolved = self._resolve_for_log(u.name)
+                cur_oid = resolved if resolved != null else None
+            if (head_target is not None and final == head_target and "HEAD" not in chain
+                    and "HEAD" in touched and not u.verify):
+                raise RefError(f"multiple updates for 'HEAD' (including one via its referent "
+                               f"'{final}') are not allowed")
+            if u.old_target is not None:
+                if cur is None:
+                    raise RefError(f"cannot lock ref '{u.name}': unable to resolve reference "
+                                   f"'{u.name}'")
+                if cur.target is None:
+                    raise RefError(f"cannot lock ref '{u.name}': expected symref with target "
+                                   f"'{u.old_target}': but is a regular ref")
+                if cur.target != u.old_target:
+                    raise RefError(f"verifying symref target: '{u.name}': is at {cur.target} "
+                                   f"but expected {u.old_target}")
             if u.old is not None:
                 if u.old == null:
                     if cur is not None and (cur_oid is not None or u.no_deref):
-                        raise RefError(f"cannot lock ref '{u.name}': reference already exists")
+                        what = ("dangling symref" if cur.target is not None and cur_oid is None
+                                else "reference")
+                        raise RefError(f"cannot lock ref '{u.name}': {what} already exists")
                 elif cur_oid is None:
                     raise RefError(f"cannot lock ref '{u.name}': unable to resolve reference "
                                    f"'{final}'")
@@ -414,21 +550,35 @@ class RefStore(ABC):
                 continue
             msg = normalize_reflog_message(u.message)
             if u.target is not None:
+                if cur is None:
+                    self._check_df_conflict(u.name, deleting)
                 new_ref: Ref | None = Ref(u.name, target=u.target)
-                old_oid = self.resolve(u.name) or null
-                new_oid = self.resolve(u.target) or null
+                old_oid = self._resolve_for_log(u.name)
+                new_oid = self._resolve_for_log(u.target)
                 pw = PlannedWrite(u.name, new_ref, message=msg, old_ref=self.read(u.name))
-                if msg and new_oid != null and self.should_log(u.name):
+                if ((msg or u.create_reflog) and new_oid != null
+                        and (u.create_reflog or self.should_log(u.name))):
                     pw.logs.append((u.name, old_oid, new_oid))
                 writes.append(pw)
                 continue
             if u.delete:
+                if cur is None:
+                    self._check_df_conflict(final, deleting)
                 # deleting a missing ref without an old value succeeds silently, like Git
-                writes.append(PlannedWrite(final, None, message=msg, old_ref=cur))
+                pw = PlannedWrite(final, None, message=msg, old_ref=cur)
+                # the symrefs it was reached through, and HEAD if it points here, log
+                # the deletion (old -> null), like Git
+                for name in chain[:-1]:
+                    if self.should_log(name):
+                        pw.logs.append((name, cur_oid or null, null))
+                if (cur_oid is not None and head_target == final and "HEAD" not in chain
+                        and "HEAD" not in touched and self.should_log("HEAD")):
+                    pw.logs.append(("HEAD", cur_oid, null))
+                writes.append(pw)
                 continue
             assert u.new is not None
             if cur is None:
-                self._check_df_conflict(final, touched)
+                self._check_df_conflict(final, deleting)
             peeled = self.peeler(u.new) if self.peeler is not None else None
             pw = PlannedWrite(final, Ref(final, oid=u.new, peeled=peeled), message=msg,
                               old_ref=cur)

@@ -1,9 +1,12 @@
 """The files ref backend: loose refs under ``refs/``, ``packed-refs``, reflogs in ``logs/``.
 
-Writes follow Git 2.39: every changed ref is locked with ``<ref>.lock`` (exclusive
-create), new content is written to the lock and renamed into place; deletions also
-rewrite ``packed-refs`` through ``packed-refs.lock``; reflog lines are appended as
-``old new Name <email> time tz<TAB>message``.
+Writes follow Git: a transaction first locks every ref it touches (``<ref>.lock``,
+exclusive create, retried for ``core.filesRefLockTimeout``), checks the old values
+under the locks and writes each new value into its lock; deletions of packed refs
+write the new ``packed-refs`` into ``packed-refs.lock``.  Only when all of that has
+succeeded are reflog lines appended (``old new Name <email> time tz<TAB>message``)
+and the locks renamed into place, so a failure while preparing changes nothing.
+A lock is only ever removed by the writer that still owns it (``gitodb.lockfile``).
 
 Durability is Git's: with ``core.fsync`` including ``reference`` (not by default),
 a lock holding an object id and a new ``packed-refs`` are synced before their
@@ -12,13 +15,18 @@ rename; symref locks and reflog appends never are (Git does not sync them).
 
 from __future__ import annotations
 
+import bisect
+import errno
 import os
+import stat
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
-from gitodb.errors import LockError, RefError
+from gitodb.errors import LockError, RefError, RefWriteError
+from gitodb.lockfile import LockFile, write_all
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
     PlannedWrite,
@@ -30,6 +38,7 @@ from gitodb.refs.base import (
     format_tz,
     is_root_ref,
 )
+from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 
@@ -38,12 +47,13 @@ def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> R
     if text.startswith(b"ref:"):
         return Ref(name, target=text[4:].strip().decode("utf-8", "surrogateescape"))
     hex_id = text.strip()
-    if len(hex_id) < fmt.hexsz:
-        raise RefError(f"cannot lock ref '{name}': invalid ref content", path=path)
     try:
+        if len(hex_id) < fmt.hexsz:
+            raise ValueError
         return Ref(name, oid=bytes.fromhex(hex_id[: fmt.hexsz].decode("ascii")))
     except ValueError:
-        raise RefError(f"invalid ref content in '{name}'", path=path) from None
+        raise RefError(f"unable to resolve reference '{name}': reference broken",
+                       path=path) from None
 
 
 def parse_reflog_line(line: bytes, fmt: ObjectFormat) -> ReflogEntry | None:
@@ -82,71 +92,148 @@ def format_reflog_line(e: ReflogEntry) -> bytes:
     return line + b"\n"
 
 
-def _lock_file(path: Path) -> int:
-    lock = Path(str(path) + ".lock")
+def _stat_mode(path: Path) -> int:
+    # Path.is_file() raises on ENAMETOOLONG and friends; a name that cannot be
+    # stat'ed is not a ref in the way.
     try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return os.open(lock, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-    except FileExistsError:
-        raise LockError(f"Unable to create '{lock}': File exists.", path=lock) from None
-    except OSError as e:
-        raise RefError(f"unable to create lock file '{lock}': {e.strerror}", path=lock) from None
+        return os.stat(path).st_mode
+    except OSError:
+        return 0
 
 
-def _unlink(path: Path | str) -> None:
-    try:
-        os.unlink(path)
-    except FileNotFoundError:
-        pass
+def _isfile(path: Path) -> bool:
+    return stat.S_ISREG(_stat_mode(path))
+
+
+def _isdir(path: Path) -> bool:
+    return stat.S_ISDIR(_stat_mode(path))
+
+
+def _ref_content(ref: Ref) -> bytes:
+    if ref.target is not None:
+        return f"ref: {ref.target}\n".encode("utf-8", "surrogateescape")
+    assert ref.oid is not None
+    return ref.oid.hex().encode() + b"\n"
+
+
+@dataclass
+class _Prepared:
+    """A prepared files transaction: its plan, and every lock it holds (content written)."""
+
+    plan: list[PlannedWrite]
+    locks: dict[str, LockFile] = field(default_factory=dict)
+    packed_lock: LockFile | None = None
+    packed_changed: bool = False
+
+    def release(self) -> None:
+        """Roll back every lock still held (never one already renamed into place)."""
+        for lock in self.locks.values():
+            lock.rollback()
+        if self.packed_lock is not None:
+            self.packed_lock.rollback()
 
 
 class FilesRefStore(RefStore):
-    """Loose refs override ``packed-refs``; names are paths below the git directory."""
+    """Loose refs override ``packed-refs``; names are paths below the git directory.
+
+    In a linked worktree, ``worktree_dir`` is its private git directory: HEAD,
+    pseudorefs and ``refs/{bisect,worktree,rewritten}/`` live there (see
+    ``gitodb.refs.worktree``); everything else in ``git_dir`` (the common dir).
+    """
 
     def __init__(self, git_dir: str | os.PathLike[str], fmt: ObjectFormat,
-                 config: object | None = None) -> None:
+                 config: object | None = None, *,
+                 worktree_dir: str | os.PathLike[str] | None = None) -> None:
         self.git_dir = Path(git_dir)
+        self.worktree_dir = Path(worktree_dir) if worktree_dir is not None else None
         self.fmt = fmt
         self.config = config
         self.fsync: FsyncPolicy = FsyncPolicy.from_config(config) \
             if config is not None else DEFAULT_POLICY
+        self._packed_cache: tuple[tuple[int, int, int], dict[str, Ref], list[str]] | None = None
 
-    def _lock_complete(self, fd: int, lock_path: str | Path) -> None:
+    def _lock_complete(self, lock: LockFile) -> None:
         """A lock file's content is complete: sync it per ``core.fsync=reference``."""
-        self.fsync.sync(Component.REFERENCE, fd, str(lock_path))
+        self.fsync.sync(Component.REFERENCE, lock.fd, str(lock.lock_path))
+
+    # -- paths -------------------------------------------------------------
+    def _base(self, name: str) -> tuple[Path, str]:
+        """(directory, name inside it) where ref ``name`` and its reflog are stored."""
+        where, rel = locate(name)
+        if where == CURRENT and self.worktree_dir is not None:
+            return self.worktree_dir, rel
+        if where == OTHER:
+            wt_id, _, rest = rel.partition("/")
+            return self.git_dir / "worktrees" / wt_id, rest
+        return self.git_dir, rel
+
+    def _path(self, name: str) -> Path:
+        base, rel = self._base(name)
+        return base / rel
+
+    def _log_path(self, name: str) -> Path:
+        base, rel = self._base(name)
+        return base / "logs" / rel
+
+    def _timeout(self, key: str, default: int) -> int:
+        get_int = getattr(self.config, "get_int", None)
+        return int(get_int(key, default)) if get_int else default
 
     # -- packed-refs -------------------------------------------------------
     def _packed(self) -> dict[str, Ref]:
+        return self._packed_state()[0]
+
+    def _packed_state(self) -> tuple[dict[str, Ref], list[str]]:
+        """packed-refs parsed (and its names sorted), re-read only when the file changed."""
         path = self.git_dir / "packed-refs"
         try:
-            data = path.read_bytes()
+            st = os.stat(path)
         except FileNotFoundError:
-            return {}
+            self._packed_cache = None
+            return {}, []
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._packed_cache is not None and self._packed_cache[0] == key:
+            return self._packed_cache[1], self._packed_cache[2]
+        try:
+            data = path.read_bytes()
+        except IsADirectoryError:
+            raise RefError(f"unable to read '{path}': Is a directory", path=path) from None
+        refs = self._parse_packed(data, path)
+        names = sorted(refs)
+        self._packed_cache = (key, refs, names)
+        return refs, names
+
+    def _parse_packed(self, data: bytes, path: Path) -> dict[str, Ref]:
+        if data and not data.endswith(b"\n"):
+            # Git refuses a cut-off last line rather than guess what it meant.
+            last = data[data.rfind(b"\n") + 1:].decode("utf-8", "surrogateescape")
+            raise RefError(f"unterminated line in {path}: {last}", path=path,
+                           offset=data.rfind(b"\n") + 1)
         refs: dict[str, Ref] = {}
-        last: str | None = None
+        last_name: str | None = None
         offset = 0
         for line in data.splitlines(keepends=True):
             text = line.rstrip(b"\n")
             if not text or text.startswith(b"#"):
                 pass
             elif text.startswith(b"^"):
-                if last is None:
+                if last_name is None:
                     raise RefError("packed-refs: peeled line without a ref", path=path,
                                    offset=offset)
-                prev = refs[last]
+                prev = refs[last_name]
                 try:
                     peeled = bytes.fromhex(text[1:].decode("ascii"))
                 except ValueError:
                     raise RefError("unexpected line in packed-refs", path=path,
                                    offset=offset) from None
-                refs[last] = Ref(prev.name, oid=prev.oid, peeled=peeled)
+                refs[last_name] = Ref(prev.name, oid=prev.oid, peeled=peeled)
             else:
                 hex_id, sp, name_b = text.partition(b" ")
                 if not sp or len(hex_id) != self.fmt.hexsz:
                     raise RefError("unexpected line in packed-refs", path=path, offset=offset)
-                last = name_b.decode("utf-8", "surrogateescape")
+                last_name = name_b.decode("utf-8", "surrogateescape")
                 try:
-                    refs[last] = Ref(last, oid=bytes.fromhex(hex_id.decode("ascii")))
+                    refs[last_name] = Ref(last_name, oid=bytes.fromhex(hex_id.decode("ascii")))
                 except ValueError:
                     raise RefError("unexpected line in packed-refs", path=path,
                                    offset=offset) from None
@@ -165,11 +252,15 @@ class FilesRefStore(RefStore):
 
     # -- reading -----------------------------------------------------------
     def _read_loose(self, name: str) -> Ref | None:
-        path = self.git_dir / name
+        path = self._path(name)
         try:
             data = path.read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return None
+        except OSError as e:
+            if e.errno == errno.ENAMETOOLONG:
+                return None  # cannot exist; creating it reports the error like Git
+            raise RefError(f"unable to read '{path}': {e.strerror}", path=path) from None
         return _parse_ref_value(name, data, self.fmt, path)
 
     def read(self, name: str) -> Ref | None:
@@ -179,110 +270,207 @@ class FilesRefStore(RefStore):
         ref = self._read_loose(name)
         if ref is not None:
             return ref
-        if name.startswith("refs/"):
+        if name.startswith("refs/") and not (self.worktree_dir is not None
+                                             and locate(name)[0] == CURRENT):
             return self._packed().get(name)
         return None
 
+    def _walk_loose(self, base: Path, prefix: str) -> Iterator[str]:
+        """Names of loose ref files under ``base`` whose name starts with ``prefix``."""
+        top = prefix.rpartition("/")[0] or "refs"
+        if not top.startswith("refs"):
+            top = "refs"
+        for dirpath, _dirs, files in os.walk(base / top):
+            for fname in files:
+                if fname.endswith(".lock"):
+                    continue
+                name = Path(dirpath, fname).relative_to(base).as_posix()
+                if name.startswith(prefix):
+                    yield name
+
     def iter_refs(self, prefix: str = "") -> Iterator[Ref]:
         """All refs under ``refs/`` starting with ``prefix``, loose overriding packed."""
-        merged = {n: r for n, r in self._packed().items() if n.startswith(prefix)}
-        root = self.git_dir / "refs"
-        for dirpath, _dirs, files in os.walk(root):
-            for fname in files:
-                full = Path(dirpath, fname)
-                name = full.relative_to(self.git_dir).as_posix()
-                if not name.startswith(prefix) or fname.endswith(".lock"):
-                    continue
-                ref = self._read_loose(name)
-                if ref is not None:
-                    merged[name] = ref
+        linked = self.worktree_dir is not None
+        packed, names = self._packed_state()
+        lo = bisect.bisect_left(names, prefix)
+        merged: dict[str, Ref] = {}
+        for n in names[lo:]:
+            if not n.startswith(prefix):
+                break
+            if not (linked and locate(n)[0] == CURRENT):
+                merged[n] = packed[n]
+        for name in self._walk_loose(self.git_dir, prefix):
+            if linked and locate(name)[0] == CURRENT:
+                continue
+            ref = self._read_loose(name)
+            if ref is not None:
+                merged[name] = ref
+        if self.worktree_dir is not None:
+            for name in self._walk_loose(self.worktree_dir, prefix):
+                if locate(name)[0] == CURRENT:
+                    ref = self._read_loose(name)
+                    if ref is not None:
+                        merged[name] = ref
         for name in sorted(merged, key=lambda n: n.encode("utf-8", "surrogateescape")):
             yield merged[name]
 
     def iter_root_refs(self) -> Iterator[Ref]:
-        """HEAD and pseudo refs stored as files in the git directory."""
-        names = sorted(n for n in os.listdir(self.git_dir)
-                       if is_root_ref(n) and (self.git_dir / n).is_file())
+        """HEAD and pseudo refs stored as files in the (worktree's) git directory."""
+        base = self.worktree_dir or self.git_dir
+        names = sorted(n for n in os.listdir(base)
+                       if is_root_ref(n) and _isfile(base / n))
         for n in names:
             ref = self._read_loose(n)
             if ref is not None:
                 yield ref
 
+    def _check_df_conflict(self, name: str, deleting: set[str]) -> None:
+        """Refuse ``a/b`` next to an existing ``a`` and vice versa (loose or packed)."""
+        parts = name.split("/")
+        packed, names = self._packed_state()
+        for i in range(1, len(parts)):
+            parent = "/".join(parts[:i])
+            if parent in deleting:
+                continue
+            if _isfile(self._path(parent)) or parent in packed:
+                raise self._df_error(name, parent)
+        child = None
+        d = self._path(name)
+        if _isdir(d):
+            base, rel = self._base(name)
+            for dirpath, _dirs, files in os.walk(d):
+                for fname in sorted(files):
+                    other = Path(dirpath, fname).relative_to(base).as_posix()
+                    if not fname.endswith(".lock") and other not in deleting:
+                        child = other if child is None else min(child, other)
+        lo = bisect.bisect_left(names, name + "/")
+        for other in names[lo:]:
+            if not other.startswith(name + "/"):
+                break
+            if other not in deleting:
+                child = other if child is None else min(child, other)
+                break
+        if child is not None:
+            raise self._df_error(name, child)
+
+    @staticmethod
+    def _df_error(name: str, existing: str) -> RefError:
+        return RefError(f"cannot lock ref '{name}': '{existing}' exists; cannot create '{name}'")
+
     # -- transactions ------------------------------------------------------
+    def _lock(self, name: str, timeout_ms: int) -> LockFile:
+        """Lock ref ``name``, making its directory (and clearing empty dirs in the way)."""
+        path = self._path(name)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            if _isdir(path):
+                # Git removes empty directories left where a ref is to be created
+                for dirpath, _dirs, _files in os.walk(path, topdown=False):
+                    os.rmdir(dirpath)
+        except OSError as e:
+            raise RefWriteError(f"cannot lock ref '{name}': unable to create directory for "
+                                f"'{path}': {e.strerror}", path=path) from None
+        try:
+            return LockFile(path, timeout_ms=timeout_ms)
+        except RefError as e:
+            raise type(e)(f"cannot lock ref '{name}': {e.message}", path=e.path) from None
+
     def _prepare(self, tx: RefTransaction) -> object:
-        locks: dict[str, int] = {}
+        """Lock every ref, check old values under the locks and write each new value into
+        its lock; packed-refs deletions are written into ``packed-refs.lock``.  Nothing is
+        renamed yet, so a failure here (any OSError included) changes nothing."""
+        prep = _Prepared(self.plan(tx))
         try:
-            plan = self.plan(tx)
-            for w in plan:
-                if w.name not in locks:
-                    locks[w.name] = _lock_file(self.git_dir / w.name)
-            if any(w.ref is None for w in plan):
-                locks["packed-refs"] = _lock_file(self.git_dir / "packed-refs")
-            # re-check under the locks: another writer may have won meanwhile
-            plan = self.plan(tx)
-        except BaseException:
-            self._release(locks)
-            raise
-        return plan, locks
-
-    def _release(self, locks: dict[str, int]) -> None:
-        for name, fd in locks.items():
-            if fd >= 0:
-                os.close(fd)
-            _unlink(str(self.git_dir / name) + ".lock")
-
-    def _abort(self, tx: RefTransaction, prepared: object) -> None:
-        _plan, locks = cast(tuple[list[PlannedWrite], dict[str, int]], prepared)
-        self._release(locks)
-
-    def _commit(self, tx: RefTransaction, prepared: object) -> None:
-        plan_l, locks = cast(tuple[list[PlannedWrite], dict[str, int]], prepared)
-        try:
-            ident = committer_identity(self.config)
-            deletes = {w.name for w in plan_l if w.ref is None}
+            timeout = self._timeout("core.filesreflocktimeout", 100)
+            names = {w.name for w in prep.plan}
+            names.update(u.name for u in tx.updates if u.verify)
+            for name in sorted(names):
+                prep.locks[name] = self._lock(name, timeout)
+                prep.locks[name].close_fd()  # reopened to write: no descriptor per ref
+            deletes = {w.name for w in prep.plan if w.ref is None}
             if deletes:
-                packed = self._packed()
+                prep.packed_lock = LockFile(self.git_dir / "packed-refs", timeout_ms=self._timeout(
+                    "core.packedrefstimeout", 1000))
+            # re-check under the locks: another writer may have won meanwhile
+            prep.plan = self.plan(tx)
+            for w in prep.plan:
+                if w.name not in prep.locks:
+                    raise LockError(f"cannot lock ref '{w.name}': reference changed while "
+                                    "it was being locked")
+                if w.ref is not None:
+                    prep.locks[w.name].write(_ref_content(w.ref))
+                    if w.ref.target is None:   # Git syncs id locks only, not symrefs
+                        self._lock_complete(prep.locks[w.name])
+                    prep.locks[w.name].close_fd()
+            if prep.packed_lock is not None:
+                packed = dict(self._packed())
                 if deletes & packed.keys():
                     for n in deletes:
                         packed.pop(n, None)
-                    fd = locks["packed-refs"]
-                    os.write(fd, self._packed_bytes(packed))
-                    self._lock_complete(fd, str(self.git_dir / "packed-refs") + ".lock")
-                    os.close(fd)
-                    locks["packed-refs"] = -1
-                    os.rename(str(self.git_dir / "packed-refs") + ".lock",
-                              self.git_dir / "packed-refs")
-            for w in plan_l:
-                path = self.git_dir / w.name
-                fd = locks[w.name]
+                    prep.packed_lock.write(self._packed_bytes(packed))
+                    self._lock_complete(prep.packed_lock)
+                    prep.packed_changed = True
+        except BaseException:
+            self._release(prep)
+            raise
+        return prep
+
+    def _abort(self, tx: RefTransaction, prepared: object) -> None:
+        self._release(cast(_Prepared, prepared))
+
+    def _release(self, prep: _Prepared) -> None:
+        """Unlock, and remove directories made for refs that were not written (Git)."""
+        prep.release()
+        for name in prep.locks:
+            path = self._path(name)
+            if not _isfile(path):
+                self._prune_dirs(path.parent, self._base(name)[0] / "refs")
+
+    def _commit(self, tx: RefTransaction, prepared: object) -> None:
+        """Write reflogs and rename the locks into place (Git's order: updates, then
+        reflog deletions, then packed-refs, then loose deletions); always unlock."""
+        prep = cast(_Prepared, prepared)
+        try:
+            ident = committer_identity(self.config)
+            for w in prep.plan:
                 if w.ref is None:
-                    _unlink(path)
-                    _unlink(self.git_dir / "logs" / w.name)
-                    self._prune_dirs(path.parent, self.git_dir / "refs")
-                    self._prune_dirs((self.git_dir / "logs" / w.name).parent,
-                                     self.git_dir / "logs" / "refs")
                     continue
-                if w.ref.target is not None:
-                    content = f"ref: {w.ref.target}\n".encode("utf-8", "surrogateescape")
-                else:
-                    assert w.ref.oid is not None
-                    content = w.ref.oid.hex().encode() + b"\n"
-                os.write(fd, content)
-                if w.ref.target is None:   # Git syncs id locks only, not symrefs
-                    self._lock_complete(fd, str(path) + ".lock")
-                os.close(fd)
-                locks[w.name] = -1
-                os.chmod(str(path) + ".lock", 0o644)
-                os.rename(str(path) + ".lock", path)
                 for logname, old, new in w.logs:
                     self._append_log(logname, ReflogEntry(old, new, ident[0], ident[1],
                                                           ident[2], ident[3], w.message))
+                prep.locks[w.name].commit()
+            deletes = [w.name for w in prep.plan if w.ref is None]
+            for w in prep.plan:
+                if w.ref is None:
+                    for logname, old, new in w.logs:
+                        self._append_log(logname, ReflogEntry(old, new, ident[0], ident[1],
+                                                              ident[2], ident[3], w.message))
+            for name in deletes:
+                self._remove(self._log_path(name))
+            if prep.packed_lock is not None and prep.packed_changed:
+                prep.packed_lock.commit()
+            for name in deletes:
+                path = self._path(name)
+                self._remove(path)
+                self._prune_dirs(path.parent, self._base(name)[0] / "refs")
+                log = self._log_path(name)
+                self._prune_dirs(log.parent, self._base(name)[0] / "logs" / "refs")
         finally:
-            self._release(locks)
+            self._release(prep)
+
+    @staticmethod
+    def _remove(path: Path) -> None:
+        try:
+            os.unlink(path)
+        except (FileNotFoundError, NotADirectoryError):
+            pass
+        except OSError as e:
+            raise RefWriteError(f"unable to remove '{path}': {e.strerror}", path=path) from None
 
     @staticmethod
     def _prune_dirs(d: Path, stop: Path) -> None:
-        while d != stop and stop in d.parents:
+        # like Git, never below the top level under stop (refs/heads stays)
+        while d != stop and stop in d.parents and d.parent != stop:
             try:
                 d.rmdir()
             except OSError:
@@ -290,16 +478,23 @@ class FilesRefStore(RefStore):
             d = d.parent
 
     def _append_log(self, name: str, entry: ReflogEntry) -> None:
-        path = self.git_dir / "logs" / name
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "ab") as f:
-            f.write(format_reflog_line(entry))
+        path = self._log_path(name)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
+            try:
+                write_all(fd, format_reflog_line(entry))
+            finally:
+                os.close(fd)
+        except OSError as e:
+            raise RefWriteError(f"unable to append to '{path}': {e.strerror}",
+                                path=path) from None
 
     # -- reflogs -----------------------------------------------------------
     def reflog(self, name: str) -> list[ReflogEntry]:
         """Entries of ``logs/<name>``, oldest first; malformed lines are skipped like Git."""
         try:
-            data = (self.git_dir / "logs" / name).read_bytes()
+            data = self._log_path(name).read_bytes()
         except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
             return []
         out = []
@@ -310,34 +505,53 @@ class FilesRefStore(RefStore):
         return out
 
     def reflog_exists(self, name: str) -> bool:
-        return (self.git_dir / "logs" / name).is_file()
+        return _isfile(self._log_path(name))
 
     def reflog_names(self) -> list[str]:
-        names = []
-        logs = self.git_dir / "logs"
-        for dirpath, _dirs, files in os.walk(logs):
-            for fname in files:
-                name = Path(dirpath, fname).relative_to(logs).as_posix()
-                if not fname.endswith(".lock"):
-                    names.append(name)
+        names = set()
+        bases = [self.git_dir] + ([self.worktree_dir] if self.worktree_dir else [])
+        for base in bases:
+            logs = base / "logs"
+            for dirpath, _dirs, files in os.walk(logs):
+                for fname in files:
+                    name = Path(dirpath, fname).relative_to(logs).as_posix()
+                    if fname.endswith(".lock"):
+                        continue
+                    current = locate(name)[0] == CURRENT
+                    if self.worktree_dir is None or current == (base == self.worktree_dir):
+                        names.add(name)
         return sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape"))
 
+    def other_worktree_reflog_names(self) -> list[str]:
+        out: list[str] = []
+        wts = self.git_dir / "worktrees"
+        here = self.worktree_dir.resolve() if self.worktree_dir is not None else None
+        places = [] if here is None else [(self.git_dir, "main-worktree/")]
+        if _isdir(wts):
+            for wt_id in sorted(os.listdir(wts)):
+                if (wts / wt_id).resolve() != here:
+                    places.append((wts / wt_id, f"worktrees/{wt_id}/"))
+        for base, prefix in places:
+            logs = base / "logs"
+            for dirpath, _dirs, files in os.walk(logs):
+                for fname in files:
+                    name = Path(dirpath, fname).relative_to(logs).as_posix()
+                    if not fname.endswith(".lock") and locate(name)[0] == CURRENT:
+                        out.append(prefix + name)
+        return sorted(out)
+
     def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
-        path = self.git_dir / "logs" / name
-        if not path.is_file():
+        path = self._log_path(name)
+        if not _isfile(path):
             return 0
-        fd = _lock_file(path)
+        lock = LockFile(path, timeout_ms=self._timeout("core.filesreflocktimeout", 100))
         try:
             entries = self.reflog(name)
             kept = [e for i, e in enumerate(entries) if keep(i, e)]
-            os.write(fd, b"".join(format_reflog_line(e) for e in kept))
-            os.close(fd)
-            fd = -1
-            os.rename(str(path) + ".lock", path)
+            lock.write(b"".join(format_reflog_line(e) for e in kept))
+            lock.commit()
         finally:
-            if fd >= 0:
-                os.close(fd)
-            _unlink(str(path) + ".lock")
+            lock.rollback()
         return len(entries) - len(kept)
 
     # -- packing -----------------------------------------------------------
@@ -346,16 +560,16 @@ class FilesRefStore(RefStore):
 
         Peeled values come from ``self.peeler`` (Git's ``fully-peeled`` header).
         """
-        fd = _lock_file(self.git_dir / "packed-refs")
-        packed_loose: list[Path] = []
-        ok = False
+        lock = LockFile(self.git_dir / "packed-refs",
+                        timeout_ms=self._timeout("core.packedrefstimeout", 1000))
+        packed_loose: list[str] = []
         try:
             packed = self._packed()
             merged: dict[str, Ref] = {}
             for ref in self.iter_refs():
-                if ref.target is not None:
+                if ref.target is not None or locate(ref.name)[0] != SHARED:
                     continue
-                loose = (self.git_dir / ref.name).is_file()
+                loose = _isfile(self._path(ref.name))
                 if loose and not (all_refs or ref.name.startswith("refs/tags/")) \
                         and ref.name not in packed:
                     continue
@@ -363,35 +577,27 @@ class FilesRefStore(RefStore):
                 peeled = self.peeler(ref.oid) if self.peeler is not None else ref.peeled
                 merged[ref.name] = Ref(ref.name, oid=ref.oid, peeled=peeled)
                 if loose:
-                    packed_loose.append(self.git_dir / ref.name)
-            os.write(fd, self._packed_bytes(merged))
-            self._lock_complete(fd, str(self.git_dir / "packed-refs") + ".lock")
-            os.close(fd)
-            fd = -1
-            os.chmod(str(self.git_dir / "packed-refs") + ".lock", 0o644)
-            os.rename(str(self.git_dir / "packed-refs") + ".lock", self.git_dir / "packed-refs")
-            ok = True
+                    packed_loose.append(ref.name)
+            lock.write(self._packed_bytes(merged))
+            self._lock_complete(lock)
+            lock.commit()
         finally:
-            if fd >= 0:
-                os.close(fd)
-            if not ok:
-                _unlink(str(self.git_dir / "packed-refs") + ".lock")
+            lock.rollback()
         if prune:
-            for p in packed_loose:
-                self._prune_loose(p, merged)
+            for name in packed_loose:
+                self._prune_loose(name, merged)
 
-    def _prune_loose(self, path: Path, packed: dict[str, Ref]) -> None:
+    def _prune_loose(self, name: str, packed: dict[str, Ref]) -> None:
         """Remove a packed loose ref, under its lock, unless it changed meanwhile."""
-        name = path.relative_to(self.git_dir).as_posix()
+        path = self._path(name)
         try:
-            fd = _lock_file(path)
+            lock = LockFile(path)
         except RefError:
             return  # someone is updating it: keep the loose file, like Git
         try:
             current = self._read_loose(name)
             if current is not None and current.oid == packed[name].oid:
-                _unlink(path)
+                self._remove(path)
         finally:
-            os.close(fd)
-            _unlink(str(path) + ".lock")
+            lock.rollback()
         self._prune_dirs(path.parent, self.git_dir / "refs")

@@ -11,10 +11,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
+from gitodb.errors import LockError
+from gitodb.lockfile import LockFile
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
     PlannedWrite,
@@ -25,6 +28,7 @@ from gitodb.refs.base import (
     committer_identity,
     is_root_ref,
 )
+from gitodb.refs.worktree import CURRENT, OTHER, locate
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
 from gitodb.reftable.writer import WriteOptions
@@ -52,38 +56,100 @@ def _is_exists_marker(g: LogRecord) -> bool:
     return g.time == 0 and not g.message and not g.name and g.old == g.new and not any(g.new)
 
 
+@dataclass
+class _Prepared:
+    """A prepared reftable transaction: its plan, the stacks it holds locked, and per
+    stack the encoded table (update index, bytes, max index; None: nothing to add)."""
+
+    plan: list[PlannedWrite]
+    locks: list[tuple[Stack, LockFile]]
+    tables: list[str | None] = field(default_factory=list)
+    stacks: list[Stack] = field(default_factory=list)
+
+    def release(self) -> None:
+        """Unlock, and remove written tables that did not get listed."""
+        for _stack, lock in self.locks:
+            lock.rollback()
+        for st, name in zip(self.stacks, self.tables, strict=False):
+            if name is not None:
+                st.discard_table(name)
+
+
 class ReftableRefStore(RefStore):
-    """Refs in the reftable stack of ``git_dir/reftable``."""
+    """Refs in the reftable stack of ``git_dir/reftable``.
+
+    In a linked worktree, ``worktree_dir/reftable`` holds its per-worktree refs (HEAD,
+    pseudorefs, ``refs/bisect/``...), as Git does; ``worktrees/<id>/<ref>`` names
+    reach another worktree's stack.
+    """
 
     def __init__(self, git_dir: str | os.PathLike[str], fmt: ObjectFormat,
-                 config: object | None = None) -> None:
+                 config: object | None = None, *,
+                 worktree_dir: str | os.PathLike[str] | None = None) -> None:
         self.git_dir = Path(git_dir)
         self.fmt = fmt
         self.config = config
         get_int = getattr(config, "get_int", None)
         block_size = (get_int("reftable.blocksize", 4096) if get_int else 4096) or 4096
         interval = (get_int("reftable.restartinterval", 16) if get_int else 16) or 16
+        self.lock_timeout = get_int("reftable.locktimeout", 100) if get_int else 100
         self.options = WriteOptions(block_size=block_size, restart_interval=interval, fmt=fmt)
-        auto = os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "true").lower() not in (
-            "false", "0", "no", "off")
-        fsync = FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
-        self.stack = Stack(self.git_dir / "reftable", self.options, auto_compact=auto,
-                           fsync=fsync)
+        self.auto_compact = os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "true").lower() \
+            not in ("false", "0", "no", "off")
+        get_bool = getattr(config, "get_bool", None)
+        if get_bool is not None and not get_bool("reftable.autocompaction", True):
+            self.auto_compact = False
+        self.fsync = FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
+        self.stack = self._open_stack(self.git_dir / "reftable")
+        self.worktree_stack = (self._open_stack(Path(worktree_dir) / "reftable")
+                               if worktree_dir is not None else None)
+        self._other: dict[str, Stack] = {}
+
+    def _open_stack(self, directory: Path) -> Stack:
+        return Stack(directory, self.options, auto_compact=self.auto_compact,
+                     lock_timeout_ms=self.lock_timeout, fsync=self.fsync)
+
+    def _route(self, name: str) -> tuple[Stack, bytes]:
+        """The stack that stores ``name`` and the name it has there."""
+        kind, rel = locate(name)
+        if kind == CURRENT and self.worktree_stack is not None:
+            return self.worktree_stack, _bytes(rel)
+        if kind == OTHER:
+            wt_id, _, rest = rel.partition("/")
+            st = self._other.get(wt_id)
+            if st is None:
+                st = self._open_stack(self.git_dir / "worktrees" / wt_id / "reftable")
+                self._other[wt_id] = st
+            return st, _bytes(rest)
+        return self.stack, _bytes(rel)
 
     # -- reading ----------------------------------------------------------
     def read(self, name: str) -> Ref | None:
-        rec = self.stack.read_ref(_bytes(name))
-        return _to_ref(rec) if rec is not None else None
+        stack, stored = self._route(name)
+        rec = stack.read_ref(stored)
+        if rec is None:
+            return None
+        ref = _to_ref(rec)
+        return Ref(name, oid=ref.oid, target=ref.target, peeled=ref.peeled)
 
     def iter_refs(self, prefix: str = "") -> Iterator[Ref]:
         p = _bytes(prefix)
         scan = p if p.startswith(b"refs/") else b"refs/"
-        for rec in self.stack.iter_refs(scan):
-            if rec.name.startswith(p):
-                yield _to_ref(rec)
+        wt = self.worktree_stack
+        if wt is None:
+            for rec in self.stack.iter_refs(scan):
+                if rec.name.startswith(p):
+                    yield _to_ref(rec)
+            return
+        merged = [_to_ref(r) for r in self.stack.iter_refs(scan)
+                  if r.name.startswith(p) and locate(_name(r.name))[0] != CURRENT]
+        merged += [_to_ref(r) for r in wt.iter_refs(scan)
+                   if r.name.startswith(p) and locate(_name(r.name))[0] == CURRENT]
+        yield from sorted(merged, key=lambda r: _bytes(r.name))
 
     def iter_root_refs(self) -> Iterator[Ref]:
-        for rec in self.stack.iter_refs():
+        stack = self.worktree_stack or self.stack
+        for rec in stack.iter_refs():
             if rec.name >= b"refs/":
                 break  # root refs are upper case and sort before "refs/"
             name = _name(rec.name)
@@ -91,56 +157,103 @@ class ReftableRefStore(RefStore):
                 yield _to_ref(rec)
 
     # -- transactions -----------------------------------------------------
+    def _stacks_for(self, tx: RefTransaction) -> list[Stack]:
+        stacks = {id(self.stack): self.stack}
+        if self.worktree_stack is not None:
+            stacks[id(self.worktree_stack)] = self.worktree_stack
+        for u in tx.updates:
+            st = self._route(u.name)[0]
+            stacks[id(st)] = st
+        # one global lock order (by directory) so two writers cannot deadlock
+        return sorted(stacks.values(), key=lambda st: str(st.dir))
+
+    def _write_tables(self, plan: list[PlannedWrite], prep: _Prepared) -> None:
+        """Encode and write (unlisted) one table per stack for ``plan``."""
+        for st, name in zip(prep.stacks, prep.tables, strict=False):
+            if name is not None:
+                st.discard_table(name)
+        prep.tables = []
+        for st in prep.stacks:
+            ui = st.next_update_index()
+            enc = st.encode(*self._records(plan, ui, st), ui)
+            prep.tables.append(st.write_table(enc[0], ui, enc[1]) if enc is not None else None)
+
     def _prepare(self, tx: RefTransaction) -> object:
-        fd = self.stack.lock()
+        """Plan and encode the new tables first, then lock; if no stack changed
+        meanwhile the encoded tables are used as they are, so the lock is held only
+        for the final writes (many writers then rarely wait past the lock timeout).
+        Otherwise plan and encode again under the locks."""
+        stacks = self._stacks_for(tx)
+        for st in stacks:
+            st.reload()
+        prep = _Prepared(self.plan(tx), [], stacks=stacks)  # a failing check needs no lock
         try:
-            self.stack.reload()
-            plan = self.plan(tx)
+            seen = [list(st.names) for st in stacks]
+            self._write_tables(prep.plan, prep)
+            for st in stacks:
+                try:
+                    prep.locks.append((st, st.lock()))
+                except LockError as e:
+                    first = tx.updates[0].name if tx.updates else "HEAD"
+                    raise LockError(f"cannot lock ref '{first}': {e.message}",
+                                    path=e.path) from None
+                st.reload()
+            if [st.names for st in stacks] != seen:
+                prep.plan = self.plan(tx)
+                self._write_tables(prep.plan, prep)
         except BaseException:
-            self.stack.unlock(fd)
+            prep.release()
             raise
-        return plan, fd
+        return prep
 
     def _abort(self, tx: RefTransaction, prepared: object) -> None:
-        _plan, fd = cast(tuple[list[PlannedWrite], int], prepared)
-        self.stack.unlock(fd)
+        cast(_Prepared, prepared).release()
 
     def _commit(self, tx: RefTransaction, prepared: object) -> None:
-        plan, fd = cast(tuple[list[PlannedWrite], int], prepared)
-        ui = self.stack.next_update_index()
-        refs, logs = self._records(plan, ui)
-        self.stack.commit_locked(fd, refs, logs, ui)
+        prep = cast(_Prepared, prepared)
+        try:
+            for i, ((st, lock), name) in enumerate(zip(prep.locks, prep.tables, strict=True)):
+                if name is None:
+                    lock.rollback()
+                else:
+                    st.add_table(lock, name)
+                    prep.tables[i] = None  # listed now: not ours to remove
+        finally:
+            prep.release()
 
-    def _records(self, plan: list[PlannedWrite], ui: int) -> tuple[list[RefRecord],
-                                                                   list[LogRecord]]:
+    def _records(self, plan: list[PlannedWrite], ui: int,
+                 stack: Stack) -> tuple[list[RefRecord], list[LogRecord]]:
+        """The records of ``plan`` that ``stack`` stores, at update index ``ui``."""
         name, email, ts, tz = committer_identity(self.config)
         limit = self.options.block_size // 2
         refs: list[RefRecord] = []
         logs: dict[tuple[bytes, int], LogRecord] = {}
         for w in plan:
-            bname = _bytes(w.name)
-            if w.ref is None:
-                refs.append(RefRecord(bname, ui, 0))
-                for g in self.stack.iter_logs(bname):
-                    logs[(bname, g.update_index)] = LogRecord(bname, g.update_index, 0)
-                continue
-            if w.ref.target is not None:
-                refs.append(RefRecord(bname, ui, 3, target=_bytes(w.ref.target)))
-            elif w.ref.peeled is not None:
-                refs.append(RefRecord(bname, ui, 2, w.ref.oid, w.ref.peeled))
-            else:
-                refs.append(RefRecord(bname, ui, 1, w.ref.oid))
-            msg = w.message[:limit]
-            msg = msg + b"\n" if msg else msg
+            st, bname = self._route(w.name)
+            if st is stack:
+                if w.ref is None:
+                    refs.append(RefRecord(bname, ui, 0))
+                    for g in stack.iter_logs(bname):
+                        logs[(bname, g.update_index)] = LogRecord(bname, g.update_index, 0)
+                elif w.ref.target is not None:
+                    refs.append(RefRecord(bname, ui, 3, target=_bytes(w.ref.target)))
+                elif w.ref.peeled is not None:
+                    refs.append(RefRecord(bname, ui, 2, w.ref.oid, w.ref.peeled))
+                else:
+                    refs.append(RefRecord(bname, ui, 1, w.ref.oid))
+            # Git stores every message with a newline, an empty one as just "\n"
+            msg = w.message[:limit] + b"\n"
             for logname, old, new in w.logs:
-                key = _bytes(logname)
-                logs[(key, ui)] = LogRecord(key, ui, 1, old, new, _bytes(name), _bytes(email),
-                                            ts, tz, msg)
+                lst, key = self._route(logname)
+                if lst is stack:
+                    logs[(key, ui)] = LogRecord(key, ui, 1, old, new, _bytes(name),
+                                                _bytes(email), ts, tz, msg)
         return refs, list(logs.values())
 
     # -- reflogs ----------------------------------------------------------
     def _entries(self, name: str) -> list[LogRecord]:
-        return [g for g in self.stack.iter_logs(_bytes(name)) if not _is_exists_marker(g)]
+        stack, stored = self._route(name)
+        return [g for g in stack.iter_logs(stored) if not _is_exists_marker(g)]
 
     def reflog(self, name: str) -> list[ReflogEntry]:
         out = []
@@ -151,13 +264,36 @@ class ReftableRefStore(RefStore):
         return out
 
     def reflog_exists(self, name: str) -> bool:
-        return next(iter(self.stack.iter_logs(_bytes(name))), None) is not None
+        stack, stored = self._route(name)
+        return next(iter(stack.iter_logs(stored)), None) is not None
 
     def reflog_names(self) -> list[str]:
-        return [_name(n) for n in self.stack.log_refnames()]
+        names = [_name(n) for n in self.stack.log_refnames()]
+        if self.worktree_stack is None:
+            return names
+        names = [n for n in names if locate(n)[0] != CURRENT]
+        names += [n for n in map(_name, self.worktree_stack.log_refnames())
+                  if locate(n)[0] == CURRENT]
+        return sorted(names, key=_bytes)
+
+    def other_worktree_reflog_names(self) -> list[str]:
+        out: list[str] = []
+        wts = self.git_dir / "worktrees"
+        here = (self.worktree_stack.dir.parent.resolve()
+                if self.worktree_stack is not None else None)
+        places = [] if here is None else [(self.stack, "main-worktree/")]
+        if wts.is_dir():
+            for wt_id in sorted(os.listdir(wts)):
+                if (wts / wt_id).resolve() != here and (wts / wt_id / "reftable").is_dir():
+                    places.append((self._route(f"worktrees/{wt_id}/HEAD")[0],
+                                   f"worktrees/{wt_id}/"))
+        for stack, prefix in places:
+            out += [prefix + n for n in map(_name, stack.log_refnames())
+                    if locate(n)[0] == CURRENT]
+        return sorted(out)
 
     def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
-        bname = _bytes(name)
+        target, bname = self._route(name)
         dropped = 0
 
         def build(stack: Stack, ui: int) -> tuple[list[RefRecord], list[LogRecord]]:
@@ -175,7 +311,7 @@ class ReftableRefStore(RefStore):
                 tomb.append(LogRecord(bname, ui, 1, self.fmt.null_oid, self.fmt.null_oid))
             return [], tomb
 
-        self.stack.modify(build)
+        target.modify(build)
         return dropped
 
     def pack_refs(self, all_refs: bool = True, prune: bool = True) -> None:

@@ -4,7 +4,8 @@
 so a newer record (or tombstone) hides older ones with the same key.
 
 Writers follow Git's protocol: create ``tables.list.lock`` exclusively (a second
-writer gets ``LockError``), re-read the list, write the new table under a
+writer retries for ``reftable.lockTimeout`` with Git's backoff, then gets
+``LockError``), re-read the list, write the new table under a
 temporary name and rename it to ``0x<min>-0x<max>-<random>.ref``, write the new
 list into the lock file and rename it over ``tables.list``.  Any failure removes
 what was written, so ``tables.list`` and the existing tables stay untouched.
@@ -23,7 +24,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
-from gitodb.errors import LockError, ReftableError
+from gitodb.errors import GitodbError, LockError, ReftableError
+from gitodb.lockfile import LockFile, write_all
 from gitodb.reftable.basics import FOOTER_SIZE, HEADER_SIZE
 from gitodb.reftable.reader import TableReader
 from gitodb.reftable.records import LogRecord, RefRecord
@@ -74,9 +76,14 @@ class Stack:
     """The tables of one ``reftable/`` directory and their merged view."""
 
     def __init__(self, directory: str | os.PathLike[str], options: WriteOptions | None = None,
-                 *, auto_compact: bool = True, fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
-        self.fsync = fsync
+                 *, auto_compact: bool = True, lock_timeout_ms: int = 100,
+                 fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+        """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
+        ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever) and
+        flush tables and the list to disk as the ``core.fsync`` policy ``fsync`` says."""
         self.dir = Path(directory)
+        self.fsync = fsync
+        self.lock_timeout_ms = lock_timeout_ms
         self.list_path = self.dir / "tables.list"
         self.lock_path = self.dir / "tables.list.lock"
         self.options = options or WriteOptions()
@@ -91,6 +98,9 @@ class Stack:
             text = self.list_path.read_bytes().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return []
+        except OSError as e:
+            raise ReftableError(f"unable to read tables.list: {e.strerror}",
+                                path=self.list_path) from None
         return [line for line in text.split("\n") if line]
 
     def reload(self) -> None:
@@ -102,7 +112,7 @@ class Stack:
             try:
                 for name in names:
                     if "/" in name or name.startswith("."):
-                        raise ReftableError(f"bad table name {name!r} in tables.list",
+                        raise ReftableError(f"bad table name '{name}' in tables.list",
                                             path=self.list_path)
                     r = old.pop(name, None)
                     if r is None:
@@ -110,7 +120,11 @@ class Stack:
                         if not path.exists():
                             raise ReftableError(f"tables.list names missing table {name}",
                                                 path=self.list_path, offset=0)
-                        r = TableReader(path)
+                        try:
+                            r = TableReader(path)
+                        except OSError as e:
+                            raise ReftableError(f"unable to open table {name}: {e.strerror}",
+                                                path=path) from None
                     readers.append(r)
             except ReftableError:
                 # A concurrent compaction may have replaced the list meanwhile: retry.
@@ -167,51 +181,69 @@ class Stack:
                 yield g
 
     # -- writing ----------------------------------------------------------
-    def _lock(self) -> int:
-        try:
-            return os.open(self.lock_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
-        except FileExistsError:
-            raise LockError(f"Unable to create '{self.lock_path}': File exists.",
-                            path=self.lock_path) from None
+    def _lock(self, timeout_ms: int | None = None) -> LockFile:
+        timeout = self.lock_timeout_ms if timeout_ms is None else timeout_ms
+        return LockFile(self.list_path, timeout_ms=timeout)
 
     def _write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
-        fd, tmp = tempfile.mkstemp(prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-", suffix=".tmp",
-                                   dir=self.dir)
         try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                self.fsync.sync(Component.REFERENCE, f.fileno(), tmp)
+            fd, tmp = tempfile.mkstemp(prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-",
+                                       suffix=".tmp", dir=self.dir)
+        except OSError as e:
+            raise ReftableError(f"unable to create new table: {e.strerror}",
+                                path=self.dir) from None
+        try:
+            try:
+                write_all(fd, data)
+                self._flush(fd, tmp)
+            finally:
+                os.close(fd)
             os.chmod(tmp, 0o644)
             name = table_name(min_ui, max_ui)
             os.rename(tmp, self.dir / name)
+        except OSError as e:
+            _unlink(tmp)
+            raise ReftableError(f"unable to write new table: {e.strerror}", path=tmp) from None
         except BaseException:
             _unlink(tmp)
             raise
         return name
 
-    def _commit_list(self, lock_fd: int, names: list[str]) -> None:
-        with os.fdopen(lock_fd, "wb", closefd=True) as f:
-            f.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
-            f.flush()
-            self.fsync.sync(Component.REFERENCE, f.fileno(), str(self.lock_path))
-        os.chmod(self.lock_path, 0o644)
-        os.rename(self.lock_path, self.list_path)
+    def _flush(self, fd: int, path: str | os.PathLike[str]) -> None:
+        """Flush a table or the list to disk if ``core.fsync`` covers references.
 
-    def lock(self) -> int:
-        """Take ``tables.list.lock`` (``LockError`` if held); return its descriptor."""
-        self.dir.mkdir(parents=True, exist_ok=True)
+        Git's default ``core.fsync`` does not, which also keeps ``tables.list.lock``
+        from being held while the disk catches up.
+        """
+        self.fsync.sync(Component.REFERENCE, fd, os.fspath(path))
+
+    def _commit_list(self, lock: LockFile, names: list[str]) -> None:
+        """Write the new list into the held lock and rename it over ``tables.list``."""
+        lock.write("".join(n + "\n" for n in names).encode("utf-8", "surrogateescape"))
+        try:
+            self._flush(lock.fd, lock.lock_path)
+        except OSError as e:
+            raise ReftableError(f"unable to write '{lock.lock_path}': {e.strerror}",
+                                path=lock.lock_path) from None
+        lock.commit()
+
+    def lock(self) -> LockFile:
+        """Take ``tables.list.lock`` (waiting up to the lock timeout, then ``LockError``)."""
+        try:
+            self.dir.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise ReftableError(f"unable to create '{self.dir}': {e.strerror}",
+                                path=self.dir) from None
         return self._lock()
 
-    def unlock(self, fd: int) -> None:
+    def unlock(self, lock: LockFile) -> None:
         """Give up a lock from ``lock()`` without changing anything."""
-        os.close(fd)
-        _unlink(self.lock_path)
+        lock.rollback()
 
-    def commit_locked(self, fd: int, refs: list[RefRecord], logs: list[LogRecord],
+    def commit_locked(self, lock: LockFile, refs: list[RefRecord], logs: list[LogRecord],
                       update_index: int) -> None:
         """Write one table with these records and release the lock (always)."""
-        self.modify(lambda _s, _ui: (refs, logs), locked_fd=fd, update_index=update_index)
+        self.modify(lambda _s, _ui: (refs, logs), locked=lock, update_index=update_index)
 
     def log_refnames(self) -> list[bytes]:
         """Names of refs that have at least one live log record, sorted."""
@@ -220,89 +252,141 @@ class Stack:
             names.update(r.log_refnames())
         return [n for n in sorted(names) if next(self.iter_logs(n), None) is not None]
 
-    def modify(self, build: Callable[[Stack, int], Changes], *, locked_fd: int | None = None,
+    def encode(self, refs: list[RefRecord], logs: list[LogRecord],
+               update_index: int) -> tuple[bytes, int] | None:
+        """The table bytes for these records and its max update index (None: nothing).
+
+        Log records may carry older update indexes (tombstones, rewritten reflogs);
+        only newer ones widen the table's range.
+        """
+        if not refs and not logs:
+            return None
+        max_ui = max([update_index] + [r.update_index for r in refs]
+                     + [g.update_index for g in logs if g.update_index > update_index])
+        return TableWriter(self.options).write(refs, logs, update_index, max_ui), max_ui
+
+    def write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
+        """Write an encoded table under its final name; it is not live until listed.
+
+        Callers do this before taking the lock, so the lock is held only for the list.
+        """
+        return self._write_table(data, min_ui, max_ui)
+
+    def discard_table(self, name: str) -> None:
+        """Remove a table written by ``write_table`` that never got listed."""
+        if name not in self._read_list():
+            _unlink(self.dir / name)
+
+    def add_table(self, lock: LockFile, name: str) -> None:
+        """List a written table on top of the (locked, current) stack; always unlocks."""
+        try:
+            self._commit_list(lock, self.names + [name])
+        except BaseException:
+            if lock.held:
+                _unlink(self.dir / name)
+            raise
+        finally:
+            lock.rollback()
+        self.reload()
+        if self.auto_compact:
+            try:
+                self.compact(auto=True)
+            except GitodbError:
+                pass  # the update is committed; compaction is an optimisation Git retries
+
+    def commit_table(self, lock: LockFile, data: bytes, min_ui: int, max_ui: int) -> None:
+        """Write and list an encoded table on the (locked, current) stack; always unlocks."""
+        try:
+            name = self._write_table(data, min_ui, max_ui)
+        except BaseException:
+            lock.rollback()
+            raise
+        self.add_table(lock, name)
+
+    def modify(self, build: Callable[[Stack, int], Changes], *, locked: LockFile | None = None,
                update_index: int | None = None) -> None:
         """Add one table holding ``build(stack, update_index)``'s records, atomically.
 
         ``build`` runs under the lock on a freshly reloaded stack, so it can check old
         values; it returns (refs, logs) whose update indexes are ``update_index``
-        (logs may use more indexes above it).  Raising inside leaves everything as it was.
+        (logs may use more indexes above it).  Raising inside leaves everything as it was,
+        and the lock is released on every path.
         """
-        if locked_fd is None:
-            self.dir.mkdir(parents=True, exist_ok=True)
-            fd = self._lock()
-        else:
-            fd = locked_fd
-        new_name = None
+        lock = locked if locked is not None else self.lock()
         try:
             self.reload()
             ui = self.next_update_index() if update_index is None else update_index
-            refs, logs = build(self, ui)
-            if not refs and not logs:
-                os.close(fd)
-                fd = -1
-                _unlink(self.lock_path)
-                return
-            # Log records may carry older update indexes (tombstones, rewritten
-            # reflogs); only newer ones widen the table's range.
-            max_ui = max([ui] + [r.update_index for r in refs]
-                         + [g.update_index for g in logs if g.update_index > ui])
-            data = TableWriter(self.options).write(refs, logs, ui, max_ui)
-            new_name = self._write_table(data, ui, max_ui)
-            self._commit_list(fd, self.names + [new_name])
-            fd = -1
+            encoded = self.encode(*build(self, ui), ui)
         except BaseException:
-            if fd >= 0:
-                os.close(fd)
-                _unlink(self.lock_path)
-            if new_name is not None and new_name not in self._read_list():
-                _unlink(self.dir / new_name)
+            lock.rollback()
             raise
-        self.reload()
-        if self.auto_compact:
-            self.compact(auto=True)
+        if encoded is None:
+            lock.rollback()
+            return
+        self.commit_table(lock, encoded[0], ui, encoded[1])
 
     def compact(self, *, auto: bool = False) -> bool:
-        """Merge tables: all of them, or (``auto``) Git's geometric segment.  True if done."""
+        """Merge tables: all of them, or (``auto``) Git's geometric segment.  True if done.
+
+        Like Git, the merge runs without ``tables.list.lock``: the segment's tables are
+        locked (``<table>.lock``) so no other compaction takes them, the list lock is
+        released while merging, and taken again only to swap the segment for the new
+        table, keeping any tables other writers appended meanwhile.
+        """
         try:
-            fd = self._lock()
+            lock = self._lock(timeout_ms=0 if auto else None)
         except LockError:
             if auto:
                 return False  # someone else is writing; they will compact
             raise
+        table_locks: list[LockFile] = []
         new_name = None
         try:
-            self.reload()
-            n = len(self.readers)
-            if auto:
-                sizes = [max(r.size - (HEADER_SIZE[r.version] + FOOTER_SIZE[r.version] - 1), 1)
-                         for r in self.readers]
-                start, end = compaction_segment(sizes)
-            else:
-                start, end = 0, n
-            if end - start < (2 if auto else 1) or (not auto and n == 1 and end == 1
-                                                    and self._is_compact()):
-                os.close(fd)
-                fd = -1
-                _unlink(self.lock_path)
-                return False
-            seg = self.readers[start:end]
-            keep = start > 0  # tombstones must survive while older tables remain
+            try:
+                self.reload()
+                n = len(self.readers)
+                if auto:
+                    sizes = [max(r.size - (HEADER_SIZE[r.version] + FOOTER_SIZE[r.version] - 1),
+                                 1) for r in self.readers]
+                    start, end = compaction_segment(sizes)
+                else:
+                    start, end = 0, n
+                if end - start < (2 if auto else 1) or (not auto and n == 1 and end == 1
+                                                        and self._is_compact()):
+                    return False
+                old = self.names[start:end]
+                try:
+                    for name in old:
+                        table_locks.append(LockFile(self.dir / name, timeout_ms=0,
+                                                    final_mode=None))
+                except LockError:
+                    if auto:
+                        return False  # another compaction has some of these tables
+                    raise
+                seg = self.readers[start:end]
+                keep = start > 0  # tombstones must survive while older tables remain
+            finally:
+                lock.rollback()
             refs = list(self.iter_refs(keep_deletions=keep, readers=seg))
             logs = list(self.iter_logs(keep_deletions=keep, readers=seg))
             min_ui, max_ui = seg[0].min_update_index, seg[-1].max_update_index
             data = TableWriter(self.options).write(refs, logs, min_ui, max_ui)
             new_name = self._write_table(data, min_ui, max_ui)
-            old = self.names[start:end]
-            self._commit_list(fd, self.names[:start] + [new_name] + self.names[end:])
-            fd = -1
+            lock = self._lock()
+            self.reload()
+            at = self.names.index(old[0]) if old[0] in self.names else -1
+            if at < 0 or self.names[at:at + len(old)] != old:
+                raise ReftableError("tables to compact changed while they were locked",
+                                    path=self.list_path)
+            self._commit_list(lock, self.names[:at] + [new_name] + self.names[at + len(old):])
         except BaseException:
-            if fd >= 0:
-                os.close(fd)
-                _unlink(self.lock_path)
             if new_name is not None and new_name not in self._read_list():
                 _unlink(self.dir / new_name)
             raise
+        finally:
+            lock.rollback()
+            for tl in table_locks:
+                tl.rollback()
         for r in seg:
             r.close()
         self.names = []

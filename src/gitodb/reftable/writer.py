@@ -106,13 +106,13 @@ class TableWriter:
                 bw = self._new_block(btype)
             if not bw.add(key, vt, value):
                 if bw.entries == 0:
-                    raise ReftableError(f"entry too large: {key[:80]!r}")
+                    raise ReftableError(f"entry too large: '{_show(key[:80])}'")
                 pos = self._flush(bw)
                 start = pos if start < 0 else start
                 index.append((bw.last_key, pos))
                 bw = self._new_block(btype)
                 if not bw.add(key, vt, value):
-                    raise ReftableError(f"entry too large: {key[:80]!r}")
+                    raise ReftableError(f"entry too large: '{_show(key[:80])}'")
         if bw is not None and bw.entries:
             pos = self._flush(bw)
             start = pos if start < 0 else start
@@ -139,13 +139,13 @@ class TableWriter:
         # Only refs must lie in [min, max]; log records may carry any update index.
         for i in range(1, len(ref_list)):
             if ref_list[i].name == ref_list[i - 1].name:
-                raise ReftableError(f"duplicate ref {ref_list[i].name!r} in one table")
+                raise ReftableError(f"duplicate ref '{_show(ref_list[i].name)}' in one table")
         for r in ref_list:
             if not min_update_index <= r.update_index <= max_update_index:
                 raise ReftableError(f"update index {r.update_index} outside the table's range")
             for oid in (r.oid, r.peeled):
                 if oid is not None and len(oid) != hs:
-                    raise ReftableError(f"object id of {r.name!r} has the wrong length")
+                    raise ReftableError(f"object id of '{_show(r.name)}' has the wrong length")
 
         # Ref section; remember which block holds which object id.
         block_of: list[int] = []
@@ -203,7 +203,7 @@ class TableWriter:
                 bw = self._new_block(BLOCK_REF)
             if not bw.add(r.name, r.value_type, value):
                 if bw.entries == 0:
-                    raise ReftableError(f"entry too large: {r.name[:80]!r}")
+                    raise ReftableError(f"entry too large: '{_show(r.name[:80])}'")
                 pos = self._flush(bw)
                 start = pos if start < 0 else start
                 index.append((bw.last_key, pos))
@@ -211,7 +211,7 @@ class TableWriter:
                 bw = self._new_block(BLOCK_REF)
                 in_block = 0
                 if not bw.add(r.name, r.value_type, value):
-                    raise ReftableError(f"entry too large: {r.name[:80]!r}")
+                    raise ReftableError(f"entry too large: '{_show(r.name[:80])}'")
             in_block += 1
         if bw is not None and bw.entries:
             pos = self._flush(bw)
@@ -219,3 +219,8 @@ class TableWriter:
             index.append((bw.last_key, pos))
             block_of.extend([pos] * in_block)
         return index, start
+
+
+def _show(name: bytes) -> str:
+    """A ref name for a message, as text (not a Python bytes repr)."""
+    return name.decode("utf-8", "backslashreplace")

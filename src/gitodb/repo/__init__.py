@@ -105,8 +105,25 @@ class Repository:
 
     @cached_property
     def refs(self) -> RefStore:
-        """The ref store chosen by ``extensions.refStorage``."""
-        return open_refs(self.common_dir, self.object_format, self.ref_storage, self.config)
+        """The ref store chosen by ``extensions.refStorage``, seen from this worktree.
+
+        Writes through it are checked against the object database like Git's: a ref
+        must point at an existing object, a branch at a commit.
+        """
+        linked = self.git_dir.resolve() != self.common_dir.resolve()
+        store = open_refs(self.common_dir, self.object_format, self.ref_storage, self.config,
+                          worktree_dir=self.git_dir if linked else None)
+        store.object_type = self._object_type
+        return store
+
+    def _object_type(self, oid: bytes) -> str | None:
+        """The type of object ``oid``, or None if the object database lacks it."""
+        from gitodb.errors import ObjectNotFoundError
+
+        try:
+            return str(self.odb.read_header(oid)[0])
+        except ObjectNotFoundError:
+            return None
 
     @cached_property
     def odb(self) -> ObjectDatabase:

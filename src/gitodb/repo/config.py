@@ -158,6 +158,10 @@ class Config:
         v = self.get(key)
         return default if v is None else parse_int(v, key)
 
+    def names(self) -> list[str]:
+        """Every key that has a value, canonical, in first-seen order."""
+        return list(self._values)
+
     def __contains__(self, key: str) -> bool:
         return canonical_key(key) in self._values
 

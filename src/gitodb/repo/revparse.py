@@ -212,33 +212,12 @@ def dwim_ref(repo: Repository, name: str) -> bytes | None:
         if rule == "{}" and not (full.startswith("refs/") or _PSEUDOREF_RE.fullmatch(full)):
             continue
         try:
-            if rule == "{}" and _is_per_worktree(repo, full):
-                got = _resolve_worktree_ref(repo, full)
-            else:
-                got = refs.resolve_ref(full)
+            got = refs.resolve_ref(full)  # per-worktree refs are routed by the store
         except GitodbError:
             continue
         if got is not None and got[1] is not None:
             return got[1]
     return None
-
-
-def _is_per_worktree(repo: Repository, name: str) -> bool:
-    # In a linked worktree HEAD and pseudorefs live in its own git dir, not the
-    # common dir the ref store reads.
-    return repo.git_dir != repo.common_dir and not name.startswith("refs/") \
-        and repo.ref_storage == "files"
-
-
-def _resolve_worktree_ref(repo: Repository, name: str) -> tuple[str, bytes | None] | None:
-    from gitodb.refs.files import FilesRefStore
-
-    ref = FilesRefStore(repo.git_dir, repo.object_format).read(name)
-    if ref is None:
-        return None
-    if ref.target is None:
-        return ref.name, ref.oid
-    return repo.refs.resolve_ref(ref.target)
 
 
 def _plausible_refname(name: str) -> bool:
