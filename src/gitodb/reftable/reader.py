@@ -179,6 +179,7 @@ class TableReader:
             zstart = pos + hdr + 4
             zend = min(self.footer_pos, zstart + inflated + (inflated >> 10) + 64)
             data = memoryview(self.buf)[zstart:zend]
+            failure: ReftableError | None = None
             try:
                 if self.reuse_inflater:
                     inf = self._inflater
@@ -188,10 +189,16 @@ class TableReader:
                 else:
                     out, consumed = compress.new_inflater().inflate_prefix(data, inflated)
             except CompressionError as e:
-                raise ReftableError(f"corrupt log block: {e.message}", path=self.path,
-                                    offset=pos + hdr + 4) from None
-            finally:
+                failure = ReftableError(f"corrupt log block: {e.message}", path=self.path,
+                                        offset=pos + hdr + 4)
+            # Released only once the backend's exception (whose traceback may hold
+            # slices of ``data``) is gone; a slice still alive just delays the release.
+            try:
                 data.release()
+            except BufferError:
+                pass
+            if failure is not None:
+                raise failure
             blk = Block(out, -(hdr + 4), hdr, btype, block_len, self.path, pos)
             blk.full_size = hdr + 4 + consumed
             return blk
@@ -322,29 +329,46 @@ class TableReader:
             seek = None
 
     def log_refnames(self) -> list[bytes]:
-        """Distinct ref names in the log section, skipping from one name to the next."""
+        """Distinct ref names in the log section, skipping from one name to the next.
+
+        The skip goes through the log index.  Every step must land on a ref name
+        after the previous one; a damaged index that leads back (which would loop
+        forever) makes the rest of the walk a plain scan of the log blocks, which
+        always moves forward and gives the names Git's sequential read gives.
+        """
         names: list[bytes] = []
         first = self._first_pos(BLOCK_LOG)
         if first is None:
             return names
         target = b""
+        use_index = True
         while True:
-            leaf = self._leaf_for(BLOCK_LOG, target) if target else first
+            leaf = self._leaf_for(BLOCK_LOG, target) if target and use_index else first
             if leaf is None:
                 return names
-            found = None
-            seek: bytes | None = target or None
-            for blk in self.blocks(leaf, BLOCK_LOG):
-                for rec in _log_records(blk, self.hash_size, seek):
-                    found = rec.refname
-                    break
-                if found is not None:
-                    break
-                seek = None
+            found = self._first_log_name_from(leaf, target or None)
+            if found is not None and names and found <= names[-1]:
+                if not use_index:  # cannot happen: the scan checks key order
+                    raise ReftableError("log keys out of order", path=self.path, offset=leaf)
+                use_index = False
+                continue
             if found is None:
-                return names
+                if use_index and target:
+                    # The index may have skipped past the rest: confirm by scanning.
+                    use_index = False
+                    found = self._first_log_name_from(first, target)
+                if found is None:
+                    return names
             names.append(found)
             target = found + b"\x01"
+
+    def _first_log_name_from(self, leaf: int, target: bytes | None) -> bytes | None:
+        """Ref name of the first log record at or after key ``target``, from block ``leaf``."""
+        for blk in self.blocks(leaf, BLOCK_LOG):
+            for rec in _log_records(blk, self.hash_size, target):
+                if target is None or log_key(rec.refname, rec.update_index) >= target:
+                    return rec.refname
+        return None
 
     # -- objects ----------------------------------------------------------
     def refs_for(self, oid: bytes) -> Iterator[RefRecord]:
