@@ -105,3 +105,44 @@ def test_every_flip_in_log_index_terminates(tmp_path, monkeypatch):
                 list(t.iter_logs())
             except ReftableError as e:
                 assert e.offset is not None and e.path
+
+
+# -- 2: empty and header-truncated loose objects ------------------------------------
+
+def _loose_repo(tmp_path: Path, content: bytes = b"hello\n") -> tuple[Path, str, Path]:
+    repo = tmp_path / "lr"
+    git("init", "-q", repo)
+    oid = git("hash-object", "-w", "--stdin", cwd=repo, input=content).decode().strip()
+    path = repo / ".git" / "objects" / oid[:2] / oid[2:]
+    path.chmod(0o644)
+    return repo, oid, path
+
+
+@pytest.mark.parametrize("keep", [0, 1, 2, 5])
+@pytest.mark.parametrize("mode", ["-p", "-t", "-s"])
+def test_cut_loose_object_is_a_typed_error(tmp_path, keep, mode):
+    repo, oid, path = _loose_repo(tmp_path)
+    path.write_bytes(path.read_bytes()[:keep])
+    # Git refuses it too (exit 128).
+    assert subprocess.run(["git", "cat-file", mode, oid], cwd=repo, env=git_env(),
+                          capture_output=True).returncode == 128
+    p = gitodb("cat-file", mode, oid, cwd=repo)
+    assert p.returncode == 128
+    line = one_line(p.stderr)
+    assert str(path.relative_to(repo)) in line or str(path) in line
+    assert ("is empty" if keep == 0 else "truncated") in line
+
+
+def test_cut_loose_object_library_errors(tmp_path):
+    from gitodb.errors import LooseObjectError
+    from gitodb.repo import Repository
+
+    repo, oid, path = _loose_repo(tmp_path)
+    raw = path.read_bytes()
+    for keep in (0, 1, 2, 5):
+        path.write_bytes(raw[:keep])
+        odb = Repository(repo).odb
+        for call in (odb.read, odb.read_header, odb.open_stream):
+            with pytest.raises(LooseObjectError) as ei:
+                call(bytes.fromhex(oid))
+            assert ei.value.path == str(path) and ei.value.offset == keep

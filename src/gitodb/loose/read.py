@@ -61,10 +61,10 @@ class LooseObjectStore:
                 # unless the file is absurdly compressed, in which case read more below.
                 raw = f.read(4096)
                 try:
-                    return _parse_header_prefix(raw, path)[:2]
+                    return _parse_header_prefix(raw, path, complete=len(raw) < 4096)[:2]
                 except _NeedMore:
                     raw += f.read()
-                    return _parse_header_prefix(raw, path)[:2]
+                    return _parse_header_prefix(raw, path, complete=True)[:2]
         except (FileNotFoundError, NotADirectoryError):
             return None
 
@@ -116,14 +116,20 @@ class LooseObjectStore:
 
 
 class _NeedMore(Exception):
-    pass
+    """Internal: ``raw`` is a prefix of the file too short to hold the header."""
 
 
-def _parse_header_prefix(raw: bytes, path: str) -> tuple[str, int, int, bytes, compress.Inflater]:
+def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
+                         ) -> tuple[str, int, int, bytes, compress.Inflater]:
     """Inflate just enough of ``raw`` to parse the header.
 
+    ``complete`` says ``raw`` is the whole file: then a header cut short is a
+    ``LooseObjectError``, else ``_NeedMore`` asks the caller to read more.
     Returns ``(type, size, header_len, inflated_so_far, inflater)``.
     """
+    if not raw and complete:
+        # The usual leftover of a crash between creating and writing the file.
+        raise LooseObjectError("object file is empty", path=path, offset=0)
     inf = compress.new_inflater()
     try:
         head = inf.decompress(raw, _HEADER_PEEK)
@@ -132,6 +138,9 @@ def _parse_header_prefix(raw: bytes, path: str) -> tuple[str, int, int, bytes, c
                                offset=0) from None
     if b"\0" not in head:
         if not inf.eof and len(head) < _HEADER_PEEK and not inf.unconsumed_tail:
+            if complete:
+                raise LooseObjectError("unable to unpack header: loose object is truncated",
+                                       path=path, offset=len(raw))
             raise _NeedMore
         raise LooseObjectError("unable to unpack header: no NUL in the first bytes",
                                path=path, offset=0)
@@ -178,7 +187,8 @@ class LooseObjectStream(ObjectStream):
         self.path = path
         raw = f.read(4096)
         try:
-            self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
+            self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(
+                raw, path, complete=len(raw) < 4096)
         except _NeedMore:
             raw += f.read()
             self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
