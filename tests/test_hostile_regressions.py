@@ -146,3 +146,112 @@ def test_cut_loose_object_library_errors(tmp_path):
             with pytest.raises(LooseObjectError) as ei:
                 call(bytes.fromhex(oid))
             assert ei.value.path == str(path) and ei.value.offset == keep
+
+
+# -- 3 and 4: declared sizes beyond 2**63 and beyond what the data can hold ---------
+
+def _bomb(content_len: int, header: bytes = b"") -> bytes:
+    """zlib of ``header`` and ``content_len`` zero bytes, built without holding them."""
+    from gitodb import compress
+
+    d = compress.Deflater(9)
+    parts = [d.compress(header)]
+    chunk = bytes(1 << 20)
+    left = content_len
+    while left > 0:
+        parts.append(d.compress(chunk[:min(left, len(chunk))]))
+        left -= len(chunk)
+    parts.append(d.flush())
+    return b"".join(parts)
+
+
+def _peak_traced(fn) -> int:  # type: ignore[no-untyped-def]
+    import tracemalloc
+
+    tracemalloc.start()
+    try:
+        try:
+            fn()
+        except GitodbError:
+            pass
+        return tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+
+
+@pytest.mark.parametrize("declared", [1 << 63, (1 << 64) - 1, 1 << 40])
+def test_loose_huge_declared_size(tmp_path, declared):
+    from gitodb import compress
+
+    repo, oid, path = _loose_repo(tmp_path)
+    path.write_bytes(compress.deflate(b"blob %d\0hello\n" % declared))
+    p = gitodb("cat-file", "-p", oid, cwd=repo)
+    assert p.returncode == 128
+    assert "more than its" in one_line(p.stderr)
+    p = gitodb("cat-file", "-s", oid, cwd=repo)  # the header alone is fine, as in Git
+    assert p.returncode == 0 and p.stdout == b"%d\n" % declared
+
+
+def test_loose_size_beyond_64_bits(tmp_path):
+    from gitodb import compress
+
+    repo, oid, path = _loose_repo(tmp_path)
+    path.write_bytes(compress.deflate(b"blob %d\0hello\n" % (1 << 64)))
+    for mode in ("-p", "-s"):
+        p = gitodb("cat-file", mode, oid, cwd=repo)
+        assert p.returncode == 128 and "too large" in one_line(p.stderr)
+
+
+def test_loose_bomb_is_refused_before_inflating(tmp_path):
+    from gitodb.repo import Repository
+
+    repo, oid, path = _loose_repo(tmp_path)
+    raw = _bomb(64 << 20, b"blob %d\0" % (1 << 40))  # 64 MiB of zeros in ~64 KiB
+    path.write_bytes(raw)
+    odb = Repository(repo).odb
+    bound = 64 * len(raw) + (1 << 20)
+    for call in (odb.read, lambda o: odb.open_stream(o).read()):
+        peak = _peak_traced(lambda c=call: c(bytes.fromhex(oid)))
+        assert peak < bound, (peak, bound)
+    from gitodb.errors import LooseObjectError
+    with pytest.raises(LooseObjectError, match="more than its"):
+        odb.read(bytes.fromhex(oid))
+
+
+def _hostile_pack(tmp_path: Path, declared: int, zdata: bytes) -> Path:
+    from test_odb_support import PackBuilder
+
+    b = PackBuilder()
+    b.add_object(3, b"x", declared_size=declared, zdata=zdata)
+    return b.write(tmp_path / "repo" / ".git" / "objects" / "pack")
+
+
+@pytest.mark.parametrize("declared", [1 << 63, (1 << 64) - 1])
+def test_pack_entry_size_beyond_2_63(tmp_path, declared):
+    from gitodb import compress
+
+    git("init", "-q", tmp_path / "repo")
+    pack = _hostile_pack(tmp_path, declared, compress.deflate(b"x"))
+    for args in (["verify-pack", pack], ["index-pack", "--stdin"]):
+        p = gitodb(*args, cwd=tmp_path / "repo",
+                   input=pack.read_bytes() if "--stdin" in args else None)
+        assert "at offset 12" in one_line(p.stderr)
+        # Git refuses the pack as well, with the same status (verify-pack: 1).
+        g = subprocess.run(["git", *map(str, args)], cwd=tmp_path / "repo", env=git_env(),
+                           input=pack.read_bytes() if "--stdin" in args else None,
+                           capture_output=True)
+        assert p.returncode == g.returncode != 0, (p.returncode, g.returncode)
+
+
+def test_index_pack_bomb_is_refused_before_inflating(tmp_path):
+    from gitodb.objects.format import SHA1
+    from gitodb.pack.indexer import IndexPackOptions, index_buffer
+
+    git("init", "-q", tmp_path / "repo")
+    z = _bomb(64 << 20)
+    pack = _hostile_pack(tmp_path, 1 << 40, z)
+    data = pack.read_bytes()
+    bound = 64 * len(data) + (1 << 20)
+    peak = _peak_traced(lambda: index_buffer(data, SHA1, IndexPackOptions(threads=1), str(pack),
+                                             "Indexing objects", None, None))
+    assert peak < bound, (peak, bound)

@@ -152,9 +152,21 @@ def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
     return type_name, size, hlen, head, inf
 
 
+def _check_plausible(size: int, file_size: int, path: str) -> None:
+    """Refuse a declared size the file's zlib data cannot hold, before inflating it.
+
+    Without this a small file declaring 1 TiB would be inflated until its data ran
+    out (gigabytes for a zlib bomb) before the size mismatch was noticed.
+    """
+    if size > compress.max_inflated_size(file_size):
+        raise LooseObjectError(f"object declares {size} bytes, more than its {file_size} "
+                               "bytes of zlib data can hold", path=path, offset=0)
+
+
 def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
     """Inflate a whole loose object file's bytes; return ``(type_name, data)``."""
     type_name, size, hlen, head, inf = _parse_header_prefix(raw, path)
+    _check_plausible(size, len(raw), path)
     have = len(head) - hlen
     if have > size:
         raise LooseObjectError(f"object inflates to more than its declared size {size}",
@@ -192,6 +204,7 @@ class LooseObjectStream(ObjectStream):
         except _NeedMore:
             raw += f.read()
             self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
+        _check_plausible(self.size, os.fstat(f.fileno()).st_size, path)
         self._pending = head[hlen:]
         self._remaining = self.size - len(self._pending)
         self._tail = self._inf.unconsumed_tail

@@ -45,7 +45,7 @@ _PACK_HEADER_LEN = 12
 # Largest output needed to read a delta's two size varints (10 bytes each at most).
 _DELTA_HEADER_MAX = 20
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
-_MAX_INFLATE_RATIO = 1040
+_MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
 # Key space per pack in the shared cache: offsets below 2**44 (16 TiB) never collide.
 _KEY_STRIDE = 1 << 44
 
@@ -406,7 +406,7 @@ class PackFile:
                 if 0 < type_num < 5:
                     j = bisect_right(so, off)
                     end = so[j] if j < nso else data_end
-                    if size > (end - pos) * _MAX_INFLATE_RATIO + 64:
+                    if size > compress.max_inflated_size(end - pos):
                         self._impossible_size(off, size, end - pos)
                     data = inflate(buf[pos:end], size)
                     # Cache full trees and blobs too: in pack order their deltas follow.
@@ -442,7 +442,7 @@ class PackFile:
                 doff, dstart, dsize = chain[i]
                 j = bisect_right(so, doff)
                 end = so[j] if j < nso else data_end
-                if dsize > (end - dstart) * _MAX_INFLATE_RATIO + 64:
+                if dsize > compress.max_inflated_size(end - dstart):
                     self._impossible_size(doff, dsize, end - dstart)
                 delta = inflate(buf[dstart:end], dsize)
                 data = apply_delta(data, delta, path=path, offset=doff)
