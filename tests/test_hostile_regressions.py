@@ -255,3 +255,57 @@ def test_index_pack_bomb_is_refused_before_inflating(tmp_path):
     peak = _peak_traced(lambda: index_buffer(data, SHA1, IndexPackOptions(threads=1), str(pack),
                                              "Indexing objects", None, None))
     assert peak < bound, (peak, bound)
+
+
+# -- 5: standard output full or closed ---------------------------------------------
+
+def _objects_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "objs"
+    git("init", "-q", repo)
+    for i in range(40):
+        (repo / f"f{i}").write_bytes(b"%d\n" % i * 2000)
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", "c", cwd=repo)
+    return repo
+
+
+@pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
+@pytest.mark.parametrize("args", [
+    ["cat-file", "--batch-all-objects", "--batch-check"],
+    ["cat-file", "--batch-all-objects", "--batch"],
+    ["cat-file", "-p", "HEAD"],
+    ["show-ref"],
+    ["for-each-ref"],
+])
+def test_stdout_full_is_one_fatal_line(tmp_path, args):
+    repo = _objects_repo(tmp_path)
+    with open("/dev/full", "wb") as full:
+        p = gitodb(*args, cwd=repo, stdout=full.fileno())
+        g = subprocess.run(["git", *args], cwd=repo, env=git_env(), stdout=full,
+                           stderr=subprocess.PIPE)
+    assert p.returncode == g.returncode == 128
+    assert one_line(p.stderr) == "fatal: write failure on standard output: No space left on device"
+
+
+@pytest.mark.parametrize("args", [
+    ["cat-file", "--batch-all-objects", "--batch"],
+    ["cat-file", "-p", "HEAD:f1"],
+])
+def test_stdout_closed_dies_of_sigpipe_like_git(tmp_path, args):
+    import signal
+
+    repo = _objects_repo(tmp_path)
+    (repo / "big").write_bytes(os.urandom(1 << 20))
+    git("add", "big", cwd=repo)
+    git("commit", "-q", "-m", "big", cwd=repo)
+    args = [a.replace("HEAD:f1", "HEAD:big") for a in args]
+    statuses = []
+    for cmd in ([sys.executable, "-m", "gitodb", *args], ["git", *args]):
+        proc = subprocess.Popen(cmd, cwd=repo, env=git_env(), stdout=subprocess.PIPE,
+                                stderr=subprocess.PIPE)
+        assert proc.stdout is not None and proc.stderr is not None
+        proc.stdout.read(10)
+        proc.stdout.close()
+        err = proc.stderr.read()
+        statuses.append((proc.wait(timeout=300), err))
+    assert statuses[0] == statuses[1] == (-signal.SIGPIPE, b"")

@@ -10,13 +10,13 @@ Output bytes, messages and exit codes follow Git 2.39.  All storage work is done
 from __future__ import annotations
 
 import mmap
-import os
 import sys
 import tempfile
 from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
+from gitodb.cli import output
 from gitodb.errors import (
     AmbiguousObjectNameError,
     BadRevisionError,
@@ -325,7 +325,7 @@ class _Output:
             self.stream.write(b"".join(parts))
             return
         self.stream.flush()
-        writev = os.writev
+        writev = output.writev
         for start in range(0, len(parts), _IOV_MAX):
             batch = parts[start:start + _IOV_MAX]
             want = sum(map(len, batch))
@@ -333,7 +333,7 @@ class _Output:
             if done < want:  # a pipe took part of it: write the rest plainly
                 rest = memoryview(b"".join(batch))[done:]
                 while rest:
-                    rest = rest[os.write(fd, rest):]
+                    rest = rest[output.write(fd, rest):]
 
     def end_request(self) -> None:
         if not self.buffered:
