@@ -14,10 +14,10 @@ import sys
 from pathlib import Path
 
 import pytest
-from helpers import DATA, git, git_env
 
 from gitodb.errors import GitodbError, ReftableError
 from gitodb.reftable.reader import TableReader
+from helpers import DATA, git, git_env
 
 SMALL = DATA / "reftable-small" / "repo"
 SMALL_TABLE = "0x000000000001-0x000000000063-d9db9e39.ref"
@@ -309,3 +309,71 @@ def test_stdout_closed_dies_of_sigpipe_like_git(tmp_path, args):
         err = proc.stderr.read()
         statuses.append((proc.wait(timeout=300), err))
     assert statuses[0] == statuses[1] == (-signal.SIGPIPE, b"")
+
+
+# -- 6: alternates ------------------------------------------------------------------
+
+def _chain(tmp_path: Path, n: int) -> list[Path]:
+    repos = []
+    for i in range(n):
+        r = tmp_path / f"r{i}"
+        git("init", "-q", "--bare", r)
+        repos.append(r)
+    for a, b in zip(repos, repos[1:], strict=False):
+        (a / "objects" / "info" / "alternates").write_text(f"{b / 'objects'}\n")
+    return repos
+
+
+def test_alternates_nesting_depth_like_git(tmp_path):
+    repos = _chain(tmp_path, 8)
+    ids = [git("hash-object", "-w", "--stdin", cwd=r, input=b"in %d\n" % i).decode().strip()
+           for i, r in enumerate(repos)]
+    for i, oid in enumerate(ids):
+        p = gitodb("--git-dir", repos[0], "cat-file", "-p", oid)
+        g = subprocess.run(["git", "--git-dir", repos[0], "cat-file", "-p", oid],
+                           env=git_env(), capture_output=True)
+        assert (p.returncode, p.stdout) == (g.returncode, g.stdout), i
+        lines = p.stderr.decode().splitlines()
+        assert lines[0] == (f"error: {repos[6] / 'objects'}: ignoring alternate object "
+                            "stores, nesting too deep")
+        assert len(lines) == (1 if g.returncode == 0 else 2)
+    assert [p.returncode for p in (gitodb("--git-dir", repos[0], "cat-file", "-e", ids[6]),
+                                   gitodb("--git-dir", repos[0], "cat-file", "-e", ids[7]))] \
+        == [0, 1]
+
+
+def test_alternates_file_that_is_a_directory(tmp_path):
+    repo, oid, _ = _loose_repo(tmp_path)
+    (repo / ".git/objects/info/alternates").mkdir(parents=True)
+    p = gitodb("cat-file", "-p", oid, cwd=repo)
+    assert p.returncode == 0 and p.stdout == b"hello\n"
+    assert one_line(p.stderr, b"warning: ").endswith("alternates': Is a directory")
+
+
+def test_alternates_with_nul_and_missing_entries(tmp_path):
+    repos = _chain(tmp_path, 3)
+    one = git("hash-object", "-w", "--stdin", cwd=repos[1], input=b"one\n").decode().strip()
+    two = git("hash-object", "-w", "--stdin", cwd=repos[2], input=b"two\n").decode().strip()
+    (repos[1] / "objects/info/alternates").unlink()
+    (repos[0] / "objects/info/alternates").write_bytes(
+        b"%s\0junk\n%s\n%s\n" % (bytes(repos[1] / "objects"), bytes(repos[2] / "objects"),
+                                 bytes(tmp_path / "nonexistent")))
+    # Git takes the file's content up to the first NUL: only "one" is reachable.
+    for oid, want in ((one, b"one\n"), (two, b"")):
+        p = gitodb("--git-dir", repos[0], "cat-file", "-p", oid)
+        g = subprocess.run(["git", "--git-dir", repos[0], "cat-file", "-p", oid],
+                           env=git_env(), capture_output=True)
+        assert (p.returncode, p.stdout) == (g.returncode, g.stdout) == (128 if not want else 0,
+                                                                       want)
+
+
+def test_missing_alternate_is_git_error_line(tmp_path):
+    repo, oid, _ = _loose_repo(tmp_path)
+    (repo / ".git/objects/info/alternates").write_text(f"{tmp_path / 'nonexistent'}\n")
+    p = gitodb("cat-file", "-p", oid, cwd=repo)
+    g = subprocess.run(["git", "cat-file", "-p", oid], cwd=repo, env=git_env(),
+                       capture_output=True)
+    assert (p.returncode, p.stdout) == (g.returncode, g.stdout) == (0, b"hello\n")
+    # Git 2.55's wording (2.39 says "object directory ... does not exist").
+    assert one_line(p.stderr, b"error: ") == (
+        f"error: unable to normalize alternate object path: {tmp_path / 'nonexistent'}")

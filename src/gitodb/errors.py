@@ -8,6 +8,7 @@ the byte offset in it, so a message can point at the damage.  The CLI turns any
 from __future__ import annotations
 
 import os
+import warnings
 
 
 class GitodbError(Exception):
@@ -99,3 +100,21 @@ class ObjectCheckError(ObjectFormatError):
 
 class ObjectWriteError(GitodbError):
     """An object could not be stored (read error on the source, I/O error on the store)."""
+
+
+class GitodbWarning(UserWarning):
+    """Damage gitodb works around, reported where Git prints an ``error:`` or ``warning:``.
+
+    ``level`` is ``"error"`` or ``"warning"`` (Git's prefix).  The CLI prints each as
+    Git's line; library users get them as ordinary Python warnings.
+    """
+
+    def __init__(self, level: str, message: str) -> None:
+        self.level = level
+        self.message = message
+        super().__init__(f"{level}: {message}")
+
+
+def report(level: str, message: str) -> None:
+    """Report damage that is worked around (see ``GitodbWarning``)."""
+    warnings.warn(GitodbWarning(level, message), stacklevel=3)

@@ -12,9 +12,12 @@ import importlib
 import os
 import signal
 import sys
+import warnings
 
 from gitodb.cli import output
-from gitodb.errors import GitodbError
+from gitodb.errors import GitodbError, GitodbWarning
+
+_python_showwarning = warnings.showwarning
 
 # command name -> module under gitodb.cli
 COMMANDS = {
@@ -93,8 +96,20 @@ def _stdout_failed(e: OSError) -> int:
     return 128
 
 
+def _show_warning(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+    """Print a ``GitodbWarning`` as Git's ``error:``/``warning:`` line; others as Python does."""
+    if isinstance(message, GitodbWarning):
+        sys.stdout.flush()
+        sys.stderr.write(f"{message.level}: {message.message}\n")
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
 def _main(args: list[str]) -> int:
     ctx = Context()
+    # Git prints such a line every time the damage is met, not once per place.
+    warnings.simplefilter("always", GitodbWarning)
+    warnings.showwarning = _show_warning
     try:
         while args and args[0].startswith("-"):
             opt = args.pop(0)

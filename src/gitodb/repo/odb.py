@@ -24,6 +24,7 @@ from gitodb.errors import (
     DeltaError,
     ObjectNotFoundError,
     PackError,
+    report,
 )
 from gitodb.loose.read import LooseObjectStore
 from gitodb.objects.format import ObjectFormat
@@ -33,7 +34,7 @@ from gitodb.pack.reader import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, P
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 
-# Git follows alternates of alternates up to this depth.
+# Git reads alternates files of alternates down to this depth.
 MAX_ALTERNATE_DEPTH = 5
 
 
@@ -118,15 +119,24 @@ class ObjectDirectory:
         return [p for _m, p in found]
 
 
-def _read_alternates(objects_dir: str) -> list[str]:
+def _alternates_file(objects_dir: str) -> bytes | None:
+    """The bytes of ``objects_dir/info/alternates``, or None (Git's warning if unreadable)."""
     path = os.path.join(objects_dir, "info", "alternates")
     try:
         with open(path, "rb") as f:
-            lines = f.read().decode("utf-8", "surrogateescape").splitlines()
+            return f.read()
     except (FileNotFoundError, NotADirectoryError):
-        return []
+        return None
+    except OSError as e:  # a directory, unreadable: Git warns and goes on without it
+        report("warning", f"unable to access '{path}': {e.strerror}")
+        return None
+
+
+def _parse_alternates(raw: bytes, objects_dir: str) -> list[str]:
+    """Absolute paths named by an alternates file (relative ones from ``objects_dir``)."""
     out = []
-    for line in lines:
+    # Git hands the file's content on as one C string: a NUL ends it.
+    for line in raw.partition(b"\0")[0].decode("utf-8", "surrogateescape").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -171,21 +181,42 @@ class ObjectDatabase:
 
     # -- layout ----------------------------------------------------------------
     def _collect_dirs(self, extra: list[str]) -> list[ObjectDirectory]:
-        """The own directory, then alternates breadth-first, each once."""
+        """The own directory, then alternates in Git's order, each once.
+
+        As Git: ``extra`` (``GIT_ALTERNATE_OBJECT_DIRECTORIES``) first, then the
+        alternates file; each alternate's own alternates right after it (depth
+        first).  An alternates file read deeper than ``MAX_ALTERNATE_DEPTH`` is
+        ignored with Git's error; a missing alternate is skipped with Git's error.
+        """
         seen: set[str] = set()
         dirs: list[ObjectDirectory] = []
-        queue = [(self.objects_dir, 0)] + [(os.path.abspath(p), 1) for p in extra]
-        while queue:
-            path, depth = queue.pop(0)
+
+        def add(path: str, depth: int) -> None:
             real = os.path.realpath(path)
             if real in seen:
-                continue
-            if depth and not os.path.isdir(path):
-                continue  # Git warns and skips an alternate that does not exist.
+                return
+            if not os.path.isdir(path):
+                report("error", f"unable to normalize alternate object path: {path}")
+                return
             seen.add(real)
             dirs.append(ObjectDirectory(path, self.fmt))
-            if depth < MAX_ALTERNATE_DEPTH:
-                queue.extend((alt, depth + 1) for alt in _read_alternates(path))
+            read_alternates(path, depth + 1)
+
+        def read_alternates(path: str, depth: int) -> None:
+            raw = _alternates_file(path)
+            if raw is None:
+                return
+            if depth > MAX_ALTERNATE_DEPTH:
+                report("error", f"{path}: ignoring alternate object stores, nesting too deep")
+                return
+            for alt in _parse_alternates(raw, path):
+                add(alt, depth)
+
+        seen.add(os.path.realpath(self.objects_dir))
+        dirs.append(ObjectDirectory(self.objects_dir, self.fmt))
+        for p in extra:
+            add(os.path.abspath(p), 0)
+        read_alternates(self.objects_dir, 0)
         return dirs
 
     def rescan_packs(self) -> bool:
