@@ -377,3 +377,42 @@ def test_missing_alternate_is_git_error_line(tmp_path):
     # Git 2.55's wording (2.39 says "object directory ... does not exist").
     assert one_line(p.stderr, b"error: ") == (
         f"error: unable to normalize alternate object path: {tmp_path / 'nonexistent'}")
+
+
+# -- 7: a file that shrinks while hash-object reads it ------------------------------
+
+_SHRINK_DRIVER = """
+import os, sys
+import gitodb.loose.write as w
+orig = w.iter_file_chunks
+def chunks(fd, start, size, source=None, chunk_size=w.CHUNK_SIZE):
+    for i, c in enumerate(orig(fd, start, size, source, chunk_size)):
+        yield c
+        if i == 0:
+            os.truncate(sys.argv[1], 1000)  # another process shrinks the file
+w.iter_file_chunks = chunks
+from gitodb.cli.main import main
+raise SystemExit(main(sys.argv[2:] + [sys.argv[1]]))
+"""
+
+
+@pytest.mark.parametrize("args", [
+    ["-c", "core.bigFileThreshold=1k", "hash-object", "-w"],
+    ["hash-object", "-w"],
+    ["hash-object"],
+])
+def test_hash_object_file_shrinking_while_read(tmp_path, args):
+    repo = tmp_path / "hb"
+    git("init", "-q", repo)
+    big = repo / "big"
+    big.write_bytes(os.urandom(4 << 20))
+    before = sorted(p.name for p in (repo / ".git/objects").rglob("*"))
+    p = subprocess.run([sys.executable, "-c", _SHRINK_DRIVER, "big", *args], cwd=repo,
+                       env=git_env(), capture_output=True, timeout=300)
+    assert p.returncode == 128, p
+    lines = p.stderr.decode().splitlines()
+    assert lines == [f"error: failed to read {4 << 20} bytes from 'big'",
+                     "fatal: Unable to add big to database" if "-w" in args
+                     else "fatal: Unable to hash big"]
+    # No partial pack, loose object or temporary file is left.
+    assert sorted(p.name for p in (repo / ".git/objects").rglob("*")) == before

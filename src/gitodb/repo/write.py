@@ -119,12 +119,14 @@ def _fsync_components(config: Config) -> tuple[bool, bool]:
 
 
 def compute_object_id(fmt: ObjectFormat, type_name: str, data: Buffer | None = None, *,
-                      stream: BinaryIO | None = None, size: int | None = None) -> bytes:
+                      stream: BinaryIO | None = None, size: int | None = None,
+                      source: str | None = None) -> bytes:
     """Return the binary id of an object without storing it.
 
     Give either ``data``, or ``stream`` and its ``size`` (read in chunks; the size
     is needed up front because it is part of the hashed header).  Any type name
-    is hashed as given, like ``git hash-object --literally``.
+    is hashed as given, like ``git hash-object --literally``.  ``source`` names
+    the stream in the error when it ends early.
     """
     if data is not None:
         h = fmt.new_hasher(_header(type_name, len(data)))
@@ -133,7 +135,7 @@ def compute_object_id(fmt: ObjectFormat, type_name: str, data: Buffer | None = N
     if stream is None or size is None:
         raise TypeError("compute_object_id needs data, or a stream and its size")
     h = fmt.new_hasher(_header(type_name, size))
-    for chunk in read_exactly(stream, size):
+    for chunk in read_exactly(stream, size, source):
         h.update(chunk)
     return h.digest()  # type: ignore[no-any-return]
 
