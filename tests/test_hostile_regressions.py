@@ -416,3 +416,51 @@ def test_hash_object_file_shrinking_while_read(tmp_path, args):
                      else "fatal: Unable to hash big"]
     # No partial pack, loose object or temporary file is left.
     assert sorted(p.name for p in (repo / ".git/objects").rglob("*")) == before
+
+
+# -- 8: an object larger than memory ------------------------------------------------
+
+_OOM_DRIVER = """
+import sys
+from gitodb import compress
+def inflate(data, size):
+    raise MemoryError()  # what a backend raises when the buffer cannot be had
+compress.set_backend = lambda name: None
+compress.inflate = inflate
+class Inflater(compress.Inflater):
+    def decompress(self, data, max_length=0):
+        if max_length > 64:  # past the header peek: the object's buffer
+            raise MemoryError()
+        return super().decompress(data, max_length)
+compress.new_inflater = Inflater
+from gitodb.cli.main import main
+raise SystemExit(main(sys.argv[1:]))
+"""
+
+
+def test_out_of_memory_is_gits_fatal_line(tmp_path):
+    from helpers import make_pack
+
+    pack = make_pack(tmp_path)
+    repo = pack.parents[3]
+    loose = git("hash-object", "-w", "--stdin", cwd=repo, input=b"x" * 5000).decode().strip()
+    packed = git("rev-parse", "HEAD:f3.txt", cwd=repo).decode().strip()
+    size = int(git("cat-file", "-s", packed, cwd=repo))
+    for oid, want in ((loose, 5000), (packed, size)):
+        p = subprocess.run([sys.executable, "-c", _OOM_DRIVER, "cat-file", "-p", oid],
+                           cwd=repo, env=git_env(), capture_output=True, timeout=300)
+        assert p.returncode == 128
+        assert one_line(p.stderr) == (
+            f"fatal: Out of memory, malloc failed (tried to allocate {want} bytes)")
+
+
+def test_memory_error_anywhere_is_one_fatal_line(tmp_path, monkeypatch, capsys):
+    from gitodb.cli import main as cli_main
+    from gitodb.cli import version
+
+    def boom(argv, ctx):  # type: ignore[no-untyped-def]
+        raise MemoryError()
+
+    monkeypatch.setattr(version, "run", boom)
+    assert cli_main.main(["version"]) == 128
+    assert capsys.readouterr().err == "fatal: Out of memory, malloc failed\n"

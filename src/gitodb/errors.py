@@ -102,6 +102,22 @@ class ObjectWriteError(GitodbError):
     """An object could not be stored (read error on the source, I/O error on the store)."""
 
 
+class OutOfMemoryError(GitodbError, MemoryError):
+    """An object (of ``size`` bytes, when known) does not fit in memory."""
+
+    def __init__(self, size: int | None = None, *, path: str | os.PathLike[str] | None = None,
+                 offset: int | None = None) -> None:
+        self.size = size
+        super().__init__(out_of_memory_message(size), path=path, offset=offset)
+
+
+def out_of_memory_message(size: int | None) -> str:
+    """Git's words for a failed allocation."""
+    if size is None:
+        return "Out of memory, malloc failed"
+    return f"Out of memory, malloc failed (tried to allocate {size} bytes)"
+
+
 class GitodbWarning(UserWarning):
     """Damage gitodb works around, reported where Git prints an ``error:`` or ``warning:``.
 

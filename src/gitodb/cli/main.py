@@ -15,7 +15,7 @@ import sys
 import warnings
 
 from gitodb.cli import output
-from gitodb.errors import GitodbError, GitodbWarning
+from gitodb.errors import GitodbError, GitodbWarning, out_of_memory_message
 
 _python_showwarning = warnings.showwarning
 
@@ -155,6 +155,10 @@ def _main(args: list[str]) -> int:
         # Output still buffered must be written now, while a failure can be reported.
         sys.stdout.flush()
         return status
+    except MemoryError as e:
+        # Git's xmalloc() dies with this line; the size is known where a reader
+        # raised OutOfMemoryError for an object it was building.
+        return fatal(out_of_memory_message(getattr(e, "size", None)))
     except GitodbError as e:
         try:
             return fatal(str(e))

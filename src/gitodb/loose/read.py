@@ -10,7 +10,7 @@ import os
 from collections.abc import Iterator
 
 from gitodb import compress
-from gitodb.errors import CompressionError, GitodbError, LooseObjectError
+from gitodb.errors import CompressionError, GitodbError, LooseObjectError, OutOfMemoryError
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import parse_object_header
 from gitodb.objects.stream import ObjectStream
@@ -177,6 +177,8 @@ def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
             not inf.eof else b""
         if not inf.eof and len(rest) <= size - have:
             rest += inf.flush()
+    except MemoryError:
+        raise OutOfMemoryError(size, path=path) from None
     except CompressionError as e:
         raise LooseObjectError(f"corrupt loose object: {e.message}", path=path,
                                offset=inf.consumed) from None

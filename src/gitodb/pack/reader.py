@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gitodb import compress
-from gitodb.errors import CompressionError, DeltaError, PackError
+from gitodb.errors import CompressionError, DeltaError, OutOfMemoryError, PackError
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
@@ -392,6 +392,7 @@ class PackFile:
         chain: list[tuple[int, int, int]] = []
         seen: set[int] | None = None
         off = offset
+        size = 0
         try:
             while True:
                 hit = entries.get(kb + off)
@@ -444,13 +445,19 @@ class PackFile:
                 end = so[j] if j < nso else data_end
                 if dsize > compress.max_inflated_size(end - dstart):
                     self._impossible_size(doff, dsize, end - dstart)
+                size = dsize
                 delta = inflate(buf[dstart:end], dsize)
+                size = -1  # building the delta's result
                 data = apply_delta(data, delta, path=path, offset=doff)
                 # Every result may be the base of a later delta (and is, in pack order).
                 cache.put(kb + doff, type_num, data)
         except CompressionError as e:
             raise PackError(f"corrupt pack entry: {e.message}", path=path,
                             offset=off if not chain else _failing_offset(chain, off)) from None
+        except MemoryError:
+            # Name what was being built: an inflated entry, or a delta's result.
+            raise OutOfMemoryError(delta_sizes(delta)[1] if size == -1 else size or None,
+                                   path=path, offset=offset) from None
         return type_num, data
 
     def _impossible_size(self, offset: int, size: int, span: int) -> None:
