@@ -464,3 +464,110 @@ def test_memory_error_anywhere_is_one_fatal_line(tmp_path, monkeypatch, capsys):
     monkeypatch.setattr(version, "run", boom)
     assert cli_main.main(["version"]) == 128
     assert capsys.readouterr().err == "fatal: Out of memory, malloc failed\n"
+
+
+# -- 9: config values Git rejects --------------------------------------------------
+
+def _commit_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "cf"
+    git("init", "-q", repo)
+    (repo / "f").write_text("x\n")
+    git("add", "f", cwd=repo)
+    git("commit", "-q", "-m", "c", cwd=repo)
+    return repo
+
+
+GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
+_NUM = "fatal: bad numeric config value '{}' for 'core.deltabasecachelimit'{}: {}\n"
+_BOOL = "fatal: bad boolean config value '{}' for '{}'\n"
+_MISSING = "error: missing value for 'core.logallrefupdates'\nfatal: {}\n"
+
+
+def _against_255(args: list[str], cwd: Path, want: tuple[int, str]) -> None:
+    """Recorded from Git 2.55 (2.39 words some differently); checked live when present."""
+    if GIT_255.exists():
+        g = subprocess.run([GIT_255, *args], cwd=cwd, env=git_env(), capture_output=True)
+        assert (g.returncode, g.stderr.decode()) == want
+
+
+@pytest.mark.parametrize("setting, want", [
+    ("core.deltaBaseCacheLimit=-1", (128, _NUM.format("-1", "", "invalid unit"))),
+    ("core.deltaBaseCacheLimit=abc", (128, _NUM.format("abc", "", "invalid unit"))),
+    ("core.deltaBaseCacheLimit=", (128, _NUM.format("", "", "invalid unit"))),
+    ("core.deltaBaseCacheLimit", (128, _NUM.format("", "", "invalid unit"))),
+    ("core.deltaBaseCacheLimit=0x10k", (0, "")),
+    ("core.logAllRefUpdates=bogus", (128, _BOOL.format("bogus", "core.logallrefupdates"))),
+    ("core.logAllRefUpdates", (128, _MISSING.format(
+        "unable to parse 'core.logallrefupdates' from command-line config"))),
+    ("core.logAllRefUpdates=always", (0, "")),
+    ("core.logAllRefUpdates=", (0, "")),
+    ("core.bare=yesno", (128, _BOOL.format("yesno", "core.bare"))),
+])
+def test_bad_core_config_on_command_line_like_git(tmp_path, setting, want):
+    repo = _commit_repo(tmp_path)
+    p = gitodb("-c", setting, "cat-file", "-p", "HEAD", cwd=repo)
+    assert (p.returncode, p.stderr.decode()) == want
+    _against_255(["-c", setting, "cat-file", "-p", "HEAD"], repo, want)
+
+
+@pytest.mark.parametrize("line, git_dir, want", [
+    ("deltaBaseCacheLimit = 1q", None, _NUM.format("1q", " in file .git/config",
+                                                   "invalid unit")),
+    ("deltaBaseCacheLimit = 1q", ".git", _NUM.format("1q", " in file .git/config",
+                                                     "invalid unit")),
+    ("deltaBaseCacheLimit = 1q", "GITDIR", _NUM.format("1q", " in file GITDIR/config",
+                                                       "invalid unit")),
+    ("deltaBaseCacheLimit = 99999999999999999999g", None,
+     _NUM.format("99999999999999999999g", " in file .git/config", "out of range")),
+    ("logallrefupdates", None, _MISSING.format(
+        "bad config variable 'core.logallrefupdates' in file '.git/config' at line 7")),
+])
+def test_bad_core_config_in_file_names_the_file_like_git(tmp_path, line, git_dir, want):
+    repo = _commit_repo(tmp_path)
+    with open(repo / ".git/config", "a") as f:
+        f.write(f"[core]\n\t{line}\n")
+    assert len((repo / ".git/config").read_text().splitlines()) == 7
+    if git_dir == "GITDIR":
+        git_dir = str(repo / ".git")
+        want = want.replace("GITDIR", git_dir)
+    opts = ["--git-dir", git_dir] if git_dir else []
+    p = gitodb(*opts, "cat-file", "-p", "HEAD", cwd=repo)
+    assert (p.returncode, p.stderr.decode()) == (128, want)
+    _against_255([*opts, "cat-file", "-p", "HEAD"], repo, (128, want))
+
+
+def test_typed_getters_like_git():
+    from gitodb.errors import ConfigError
+    from gitodb.repo.config import Config
+
+    c = Config()
+    c.apply_overrides(["core.filesRefLockTimeout=abc", "a.empty=", "a.bare", "a.hex=0x10",
+                       "a.oct=010", "a.big=3g", "a.neg=-1", "a.space= 5", "a.trail=5 ",
+                       "a.num=2", "a.always=always"])
+    with pytest.raises(ConfigError, match="^bad numeric config value 'abc' for "
+                       "'core.filesreflocktimeout': invalid unit$"):
+        c.get_int("core.filesRefLockTimeout", 100)
+    assert c.get_bool("a.empty", True) is False  # Git: -c key= is false
+    assert c.get_bool("a.bare") is True  # -c key (no =) is true
+    assert c.get_bool("a.num") is True
+    assert (c.get_int("a.hex", 0), c.get_int("a.oct", 0), c.get_int("a.space", 0)) == (16, 8, 5)
+    assert c.get_ulong("a.big", 0) == 3 << 30
+    for key, getter, why in (("a.big", c.get_int, "out of range"),
+                             ("a.neg", c.get_ulong, "invalid unit"),
+                             ("a.trail", c.get_int, "invalid unit")):
+        with pytest.raises(ConfigError, match=why):
+            getter(key, 0)
+    assert c.get_bool_or_str("a.always", ("always",)) == "always"
+    assert c.get_bool_or_str("a.empty", ("always",), True) is False
+    with pytest.raises(ConfigError, match="bad boolean config value 'abc'"):
+        c.get_bool_or_str("core.filesreflocktimeout", ("always",))
+
+
+def test_empty_log_all_ref_updates_is_false(tmp_path):
+    repo = _commit_repo(tmp_path)
+    for cmd in (["git"], [sys.executable, "-m", "gitodb"]):
+        name = f"refs/heads/{'g' if cmd == ['git'] else 'o'}"
+        subprocess.run([*cmd, "-c", "core.logAllRefUpdates=", "update-ref", name, "HEAD"],
+                       cwd=repo, env=git_env(), check=True, timeout=300)
+    assert not (repo / ".git/logs/refs/heads/g").exists()
+    assert not (repo / ".git/logs/refs/heads/o").exists()

@@ -12,11 +12,15 @@ import warnings
 
 
 class GitodbError(Exception):
-    """Base class of every error gitodb raises on purpose."""
+    """Base class of every error gitodb raises on purpose.
+
+    ``details`` holds the ``error:`` lines Git prints before its ``fatal:`` line.
+    """
 
     def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None,
-                 offset: int | None = None) -> None:
+                 offset: int | None = None, details: list[str] | None = None) -> None:
         self.message = message
+        self.details = list(details or [])
         self.path = os.fspath(path) if path is not None else None
         self.offset = offset
         super().__init__(self._render())
@@ -94,8 +98,7 @@ class ObjectCheckError(ObjectFormatError):
 
     def __init__(self, message: str, *, details: list[str] | None = None,
                  path: str | os.PathLike[str] | None = None, offset: int | None = None) -> None:
-        self.details = list(details or [])
-        super().__init__(message, path=path, offset=offset)
+        super().__init__(message, path=path, offset=offset, details=details)
 
 
 class ObjectWriteError(GitodbError):

@@ -161,6 +161,8 @@ def _main(args: list[str]) -> int:
         return fatal(out_of_memory_message(getattr(e, "size", None)))
     except GitodbError as e:
         try:
+            sys.stdout.flush()
+            sys.stderr.write("".join(f"error: {d}\n" for d in e.details))
             return fatal(str(e))
         except output.StdoutWriteError as e2:
             return _stdout_failed(e2)

@@ -62,13 +62,15 @@ class Repository:
         self.git_dir = git_dir.absolute()
         self.common_dir = _common_dir(self.git_dir)
         self.config = Config()
-        self.config.read_file(self.common_dir / "config")
+        self.config.read_file(self.common_dir / "config", _config_display(path, git_dir,
+                                                                           self.common_dir))
         # Git applies GIT_CONFIG_COUNT/KEY/VALUE first, then ``-c`` (which wins).
         env_pairs = _env_config_pairs()
         if env_pairs:
             self.config.apply_overrides(env_pairs)
         if config_overrides:
             self.config.apply_overrides(config_overrides)
+        _check_core_config(self.config)
         version = self.config.get_int("core.repositoryformatversion", 0)
         if version > 1:
             raise RepositoryError(f"Expected git repo version <= 1, found {version}")
@@ -118,6 +120,29 @@ class Repository:
     def read_object(self, name: str) -> tuple[str, bytes]:
         """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
         return self.odb.read(self.resolve(name))
+
+
+def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Path) -> str:
+    """The repository config file's name as Git prints it in messages.
+
+    Git names it from the git directory as it knows it: ``.git/config`` for a
+    work tree (Git works from its top), the ``--git-dir`` as given otherwise.
+    """
+    if common_dir != git_dir.absolute():
+        return str(common_dir / "config")
+    if git_dir.name == ".git" and Path(path) != git_dir:
+        return ".git/config"
+    here = Path.cwd()
+    if git_dir.absolute() == here:
+        return "config"
+    return os.path.join(os.fspath(path), "config")
+
+
+def _check_core_config(config: Config) -> None:
+    """Refuse the core settings Git parses (and dies on) in every command."""
+    config.get_bool("core.bare")
+    config.get_bool_or_str("core.logallrefupdates", ("always",))
+    config.get_ulong("core.deltabasecachelimit", 0)
 
 
 def _env_config_pairs() -> list[str]:

@@ -174,7 +174,7 @@ class ObjectDatabase:
             repo.common_dir, "objects")
         extra = [p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(
             os.pathsep) if p]
-        limit = repo.config.get_int("core.deltabasecachelimit",
+        limit = repo.config.get_ulong("core.deltabasecachelimit",
                                     DEFAULT_DELTA_BASE_CACHE_LIMIT)
         return cls(objects_dir, repo.object_format, alternates=extra,
                    delta_base_cache_limit=limit)

@@ -74,13 +74,7 @@ class WriteSettings:
         pack = config.get_int("pack.compression", 0) if "pack.compression" in config else None
         if pack is not None and not -1 <= pack <= 9:
             raise ConfigError(f"bad pack compression level {pack}")
-        threshold = DEFAULT_BIG_FILE_THRESHOLD
-        text = config.get("core.bigfilethreshold")
-        if text is not None:
-            threshold = config.get_int("core.bigfilethreshold", threshold)
-            if threshold < 0:
-                raise ConfigError(f"bad numeric config value '{text}' for "
-                                  "'core.bigfilethreshold': invalid unit")
+        threshold = config.get_ulong("core.bigfilethreshold", DEFAULT_BIG_FILE_THRESHOLD)
         fsync_loose, fsync_pack = _fsync_components(config)
         return cls(
             loose_compression=loose if loose is not None else (
