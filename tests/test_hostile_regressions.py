@@ -571,3 +571,53 @@ def test_empty_log_all_ref_updates_is_false(tmp_path):
                        cwd=repo, env=git_env(), check=True, timeout=300)
     assert not (repo / ".git/logs/refs/heads/g").exists()
     assert not (repo / ".git/logs/refs/heads/o").exists()
+
+
+# -- 10: repository format version and extensions ------------------------------------
+
+def _with_extensions(tmp_path: Path, version: int, *lines: str) -> Path:
+    repo = _commit_repo(tmp_path)
+    cfg = repo / ".git/config"
+    text = cfg.read_text().replace("repositoryformatversion = 0",
+                                   f"repositoryformatversion = {version}")
+    cfg.write_text(text + "[extensions]\n" + "".join(f"\t{x}\n" for x in lines))
+    return repo
+
+
+@pytest.mark.parametrize("version, lines, want", [
+    (1, ["foo = bar"], "fatal: unknown repository extension found:\n\tfoo\n"),
+    (1, ["foo = bar", "baz = 1"], "fatal: unknown repository extensions found:\n\tfoo\n\tbaz\n"),
+    (0, ["foo = bar"], ""),
+    (0, ["noop = true"], ""), (1, ["noop = true"], ""), (1, ["noop-v1"], ""),
+    (0, ["noop-v1 = true"], "fatal: repo version is 0, but v1-only extension found:\n\tnoop-v1\n"),
+    (0, ["preciousObjects = true"], ""), (1, ["partialClone = origin"], ""),
+    (0, ["refStorage = reftable"],
+     "fatal: repo version is 0, but v1-only extension found:\n\trefstorage\n"),
+    (1, ["objectFormat = bogus"],
+     "error: invalid value for 'extensions.objectformat': 'bogus'\n"
+     "fatal: bad config line 7 in file .git/config\n"),
+    (2, [], "fatal: Expected git repo version <= 1, found 2\n"),
+])
+def test_repository_extensions_like_git(tmp_path, version, lines, want):
+    repo = _with_extensions(tmp_path, version, *lines)
+    for args in (["cat-file", "-p", "HEAD"], ["update-ref", "refs/heads/x", "HEAD"]):
+        p = gitodb(*args, cwd=repo)
+        assert (p.returncode, p.stderr.decode()) == (128 if want else 0, want)
+        _against_255(args, repo, (128 if want else 0, want))
+    if want:
+        assert not (repo / ".git/refs/heads/x").exists()  # nothing written
+
+
+def test_compat_object_format_is_refused(tmp_path):
+    # Git 2.55 knows it, gitodb cannot keep the second id of each object it writes.
+    repo = _with_extensions(tmp_path, 1, "compatObjectFormat = sha256")
+    p = gitodb("cat-file", "-p", "HEAD", cwd=repo)
+    assert p.returncode == 128
+    assert p.stderr == b"fatal: unknown repository extension found:\n\tcompatobjectformat\n"
+
+
+def test_worktree_config_is_read(tmp_path):
+    repo = _with_extensions(tmp_path, 1, "worktreeConfig = true")
+    (repo / ".git/config.worktree").write_text("[core]\n\tdeltaBaseCacheLimit = 1q\n")
+    p = gitodb("cat-file", "-p", "HEAD", cwd=repo)
+    assert p.returncode == 128 and b"'1q' for 'core.deltabasecachelimit'" in p.stderr

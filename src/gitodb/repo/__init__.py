@@ -11,6 +11,7 @@ from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
+from gitodb.repo.extensions import check_repository_format
 
 if TYPE_CHECKING:
     from gitodb.repo.odb import ObjectDatabase
@@ -64,6 +65,10 @@ class Repository:
         self.config = Config()
         self.config.read_file(self.common_dir / "config", _config_display(path, git_dir,
                                                                            self.common_dir))
+        if self.config.get_bool("extensions.worktreeconfig"):
+            # Git reads the worktree's own config after the common one (before -c).
+            self.config.read_file(self.git_dir / "config.worktree",
+                                  str(self.git_dir / "config.worktree"))
         # Git applies GIT_CONFIG_COUNT/KEY/VALUE first, then ``-c`` (which wins).
         env_pairs = _env_config_pairs()
         if env_pairs:
@@ -71,9 +76,7 @@ class Repository:
         if config_overrides:
             self.config.apply_overrides(config_overrides)
         _check_core_config(self.config)
-        version = self.config.get_int("core.repositoryformatversion", 0)
-        if version > 1:
-            raise RepositoryError(f"Expected git repo version <= 1, found {version}")
+        version = check_repository_format(self.config)
         self.object_format: ObjectFormat = format_by_name(
             (self.config.get("extensions.objectformat") or "sha1") if version == 1 else "sha1")
         self.ref_storage = (self.config.get("extensions.refstorage") or "files").lower()

@@ -216,6 +216,15 @@ class Config:
     def __contains__(self, key: str) -> bool:
         return canonical_key(key) in self._values
 
+    def keys(self, prefix: str = "") -> list[str]:
+        """Canonical keys that are set, in first-set order; only those under ``prefix``."""
+        return [k for k in self._values if k.startswith(prefix)]
+
+    def origin(self, key: str) -> tuple[str, int] | None:
+        """Where the last value of ``key`` was set: (file, line), or None (command line)."""
+        origins = self._origins.get(canonical_key(key))
+        return origins[-1] if origins else None
+
 
 def parse_bool(value: str | None) -> bool | None:
     """Git's boolean: None (a bare key) is true, "" false; None back if not a boolean."""
