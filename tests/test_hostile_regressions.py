@@ -621,3 +621,35 @@ def test_worktree_config_is_read(tmp_path):
     (repo / ".git/config.worktree").write_text("[core]\n\tdeltaBaseCacheLimit = 1q\n")
     p = gitodb("cat-file", "-p", "HEAD", cwd=repo)
     assert p.returncode == 128 and b"'1q' for 'core.deltabasecachelimit'" in p.stderr
+
+
+# -- 11: a damaged .rev is ignored, as Git does ---------------------------------------
+
+@pytest.mark.parametrize("damage, message", [
+    (lambda d: d[:-1] + bytes([d[-1] ^ 1]), None),  # checksum: Git does not even look
+    (lambda d: d[:20] + bytes([d[20] ^ 1]) + d[21:], None),  # an entry (checksum fails)
+    (lambda d: bytes([d[0] ^ 1]) + d[1:], "has unknown signature"),
+    (lambda d: d[:-3], "is corrupt"),
+    (lambda d: d[:20], "is too small"),
+])
+def test_damaged_rev_is_recomputed(tmp_path, damage, message):
+    from helpers import make_pack
+
+    pack = make_pack(tmp_path, "sha1", "-c", "pack.writeReverseIndex=true")
+    repo = pack.parents[3]
+    rev = pack.with_suffix(".rev")
+    assert rev.exists()
+    args = ["cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize:disk)"]
+    want = git(*args, cwd=repo)
+    rev.chmod(0o644)
+    rev.write_bytes(damage(rev.read_bytes()))
+    p = gitodb(*args, cwd=repo)
+    assert p.returncode == 0 and p.stdout == want
+    if message is None:
+        assert p.stderr == b""
+    else:
+        assert one_line(p.stderr, b"error: ").startswith(
+            f"error: reverse-index file {rev} {message}")
+    # the pack is readable object by object too
+    oid = want.split()[0].decode()
+    assert gitodb("cat-file", "-p", oid, cwd=repo).stdout == git("cat-file", "-p", oid, cwd=repo)

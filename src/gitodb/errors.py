@@ -62,6 +62,10 @@ class PackError(GitodbError):
     """A pack, pack index or reverse index is malformed or inconsistent."""
 
 
+class RevIndexChecksumError(PackError):
+    """A ``.rev`` whose trailing checksum does not match (Git ignores such a file)."""
+
+
 class DeltaError(PackError):
     """A delta is malformed, copies out of bounds, has the wrong size, or forms a cycle."""
 

@@ -24,14 +24,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gitodb import compress
-from gitodb.errors import CompressionError, DeltaError, OutOfMemoryError, PackError
+from gitodb.errors import CompressionError, DeltaError, OutOfMemoryError, PackError, report
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.rev import compute_rev_order, read_rev
+from gitodb.pack.rev import compute_rev_order, load_rev
 
 try:
     from gitodb.pack._cdelta import gather_u64 as _gather_u64
@@ -127,6 +127,7 @@ class PackFile:
         self._head_errors: tuple[type[BaseException], ...] = ()
         self._sorted_offsets: array | None = None
         self._rev_order: array | None = None
+        self._rev_from_file = False
 
     def _open_pack(self) -> None:
         path = self.path
@@ -167,11 +168,10 @@ class PackFile:
     def rev_order(self) -> array:
         """Index positions in pack-offset order (the ``.rev`` if present, else computed)."""
         if self._rev_order is None:
-            if os.path.exists(self.rev_path):
-                self._rev_order = read_rev(self.rev_path, self.idx.count, self.fmt,
-                                           self.idx.pack_checksum)
-            else:
-                self._rev_order = compute_rev_order(self.offsets)
+            order = load_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum) \
+                if os.path.exists(self.rev_path) else None
+            self._rev_from_file = order is not None
+            self._rev_order = order if order is not None else compute_rev_order(self.offsets)
         return self._rev_order
 
     @property
@@ -184,6 +184,13 @@ class PackFile:
                 self._sorted_offsets.frombytes(_gather_u64(offs, self.rev_order))
             else:
                 self._sorted_offsets = array("Q", (offs[p] for p in self.rev_order))
+            if self._rev_from_file and not _increasing(self._sorted_offsets):
+                # A .rev whose checksum matches but whose order is wrong: compute it.
+                report("error", f"reverse-index file {self.rev_path} is corrupt")
+                self._rev_order = compute_rev_order(offs)
+                self._rev_from_file = False
+                self._sorted_offsets = None
+                return self.sorted_offsets
             if self._sorted_offsets and self._sorted_offsets[-1] >= self.data_end:
                 bad = self._sorted_offsets[-1]
                 raise PackError(f"index points past the end of the pack (offset {bad})",
@@ -599,6 +606,11 @@ class PackFile:
         self.buf.release()
         self._map.close()
         self.idx.close()
+
+
+def _increasing(values: array) -> bool:
+    """True if ``values`` is strictly increasing."""
+    return all(a < b for a, b in zip(values, values[1:], strict=False))
 
 
 def _failing_offset(chain: list[tuple[int, int, int]], off: int) -> int:
