@@ -653,3 +653,80 @@ def test_damaged_rev_is_recomputed(tmp_path, damage, message):
     # the pack is readable object by object too
     oid = want.split()[0].decode()
     assert gitodb("cat-file", "-p", oid, cwd=repo).stdout == git("cat-file", "-p", oid, cwd=repo)
+
+
+# -- 12: errors name the damaged entry ------------------------------------------------
+
+def test_corrupt_delta_is_reported_at_its_own_offset(tmp_path):
+    from gitodb.objects.format import SHA1
+    from gitodb.pack.reader import DeltaBaseCache, PackFile
+    from helpers import make_pack
+
+    pack = make_pack(tmp_path)
+    data = pack.read_bytes()
+    p = PackFile(pack, SHA1)
+    deltas = [off for _oid, off in p.iter_pack_order() if p.delta_base_at(off) is not None]
+    ends = {off: p.entry_end(off) for off in deltas}
+    p.close()
+    assert len(deltas) > 10
+    for off in deltas:
+        d = bytearray(data)
+        d[min((off + ends[off]) // 2 + 3, ends[off] - 1)] ^= 0x55
+        bad = tmp_path / "bad.pack"
+        bad.write_bytes(bytes(d))
+        (tmp_path / "bad.idx").write_bytes(pack.with_suffix(".idx").read_bytes())
+        q = PackFile(bad, SHA1, cache=DeltaBaseCache())
+        with pytest.raises(GitodbError) as ei:
+            q.read_at(off)  # its base chain is intact: only this entry is damaged
+        assert (ei.value.path, ei.value.offset) == (str(bad), off)
+        q.close()
+
+
+def test_missing_delta_base_names_pack_and_offset(tmp_path):
+    from gitodb.errors import DeltaError
+    from gitodb.repo import Repository
+    from test_odb_support import PackBuilder, make_delta
+
+    git("init", "-q", tmp_path / "repo")
+    b = PackBuilder()
+    missing = b"\x42" * 20
+    b.add_object(3, b"padding blob\n")
+    off = b.add_ref_delta(missing, make_delta(5, 3, [b"abc"]), oid=b"\x43" * 20)
+    pack = b.write(tmp_path / "repo/.git/objects/pack")
+    odb = Repository(tmp_path / "repo").odb
+    for call in (odb.read, odb.read_header):
+        with pytest.raises(DeltaError) as ei:
+            call(b"\x43" * 20)
+        assert ei.value.message == f"delta base {missing.hex()} is missing"
+        assert (ei.value.path, ei.value.offset) == (str(pack), off)
+
+
+def test_delta_accelerator_agrees_with_reference():
+    import random
+
+    from gitodb.errors import DeltaError
+    from gitodb.pack import delta as delta_mod
+    from test_odb_support import make_delta
+
+    if delta_mod._c_apply_delta is None:
+        pytest.skip("built without the C accelerator")
+    rng = random.Random(5)
+    base = bytes(rng.randrange(256) for _ in range(300))
+    good = make_delta(len(base), 200, [("copy", 10, 100), b"x" * 50, ("copy", 0, 50)])
+    for _ in range(3000):
+        d = bytearray(good)
+        for _ in range(rng.randrange(1, 4)):
+            op = rng.randrange(3)
+            if op == 0 and d:
+                d[rng.randrange(len(d))] ^= 1 << rng.randrange(8)
+            elif op == 1 and d:
+                del d[rng.randrange(len(d)):]
+            else:
+                d.insert(rng.randrange(len(d) + 1), rng.randrange(256))
+        got = []
+        for f in (delta_mod.apply_delta, delta_mod.apply_delta_python):
+            try:
+                got.append(f(base, bytes(d), path="p", offset=7))
+            except DeltaError as e:
+                got.append((e.message, e.path, e.offset))
+        assert got[0] == got[1]

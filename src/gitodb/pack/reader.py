@@ -24,7 +24,14 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gitodb import compress
-from gitodb.errors import CompressionError, DeltaError, OutOfMemoryError, PackError, report
+from gitodb.errors import (
+    CompressionError,
+    DeltaError,
+    ObjectNotFoundError,
+    OutOfMemoryError,
+    PackError,
+    report,
+)
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
@@ -398,7 +405,7 @@ class PackFile:
         data_end = self.data_end
         chain: list[tuple[int, int, int]] = []
         seen: set[int] | None = None
-        off = offset
+        off = at = offset
         size = 0
         try:
             while True:
@@ -416,6 +423,7 @@ class PackFile:
                     end = so[j] if j < nso else data_end
                     if size > compress.max_inflated_size(end - pos):
                         self._impossible_size(off, size, end - pos)
+                    at = off
                     data = inflate(buf[pos:end], size)
                     # Cache full trees and blobs too: in pack order their deltas follow.
                     if chain or type_num == 2 or type_num == 3:
@@ -453,14 +461,15 @@ class PackFile:
                 if dsize > compress.max_inflated_size(end - dstart):
                     self._impossible_size(doff, dsize, end - dstart)
                 size = dsize
+                at = doff
                 delta = inflate(buf[dstart:end], dsize)
                 size = -1  # building the delta's result
                 data = apply_delta(data, delta, path=path, offset=doff)
                 # Every result may be the base of a later delta (and is, in pack order).
                 cache.put(kb + doff, type_num, data)
         except CompressionError as e:
-            raise PackError(f"corrupt pack entry: {e.message}", path=path,
-                            offset=off if not chain else _failing_offset(chain, off)) from None
+            # ``at``: the entry whose own data failed to inflate (not the wanted one)
+            raise PackError(f"corrupt pack entry: {e.message}", path=path, offset=at) from None
         except MemoryError:
             # Name what was being built: an inflated entry, or a delta's result.
             raise OutOfMemoryError(delta_sizes(delta)[1] if size == -1 else size or None,
@@ -476,7 +485,12 @@ class PackFile:
         if self._external is None:
             raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
                              path=self.path, offset=offset)
-        return self._external(base_oid)
+        try:
+            return self._external(base_oid)
+        except ObjectNotFoundError:
+            # The damage is here: the delta at ``offset`` names a base nobody has.
+            raise DeltaError(f"delta base {base_oid.hex()} is missing", path=self.path,
+                             offset=offset) from None
 
     def type_at(self, offset: int) -> int:
         """The object type number at ``offset``, following delta chains through headers."""
@@ -513,7 +527,11 @@ class PackFile:
                     if self._external_type is None:
                         raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
                                          path=path, offset=off)
-                    t = self._external_type(base_oid)
+                    try:
+                        t = self._external_type(base_oid)
+                    except ObjectNotFoundError:
+                        raise DeltaError(f"delta base {base_oid.hex()} is missing", path=path,
+                                         offset=off) from None
                     break
                 off = self.offsets[base_pos]
             else:
@@ -602,21 +620,22 @@ class PackFile:
                                offset + hlen, self.entry_end(offset), offset)
 
     def close(self) -> None:
-        """Release the mappings (objects already returned stay valid)."""
-        self.buf.release()
-        self._map.close()
+        """Release the mappings (objects already returned stay valid).
+
+        A slice of the pack still referenced somewhere (say, by the traceback of
+        an error being handled) keeps its mapping alive until it is dropped.
+        """
+        try:
+            self.buf.release()
+            self._map.close()
+        except BufferError:
+            pass
         self.idx.close()
 
 
 def _increasing(values: array) -> bool:
     """True if ``values`` is strictly increasing."""
     return all(a < b for a, b in zip(values, values[1:], strict=False))
-
-
-def _failing_offset(chain: list[tuple[int, int, int]], off: int) -> int:
-    # When an error happens while applying, the innermost unfinished entry is the
-    # culprit; the walk stops at ``off``.  Report the entry we were working on.
-    return chain[-1][0] if chain else off
 
 
 class PackEntryStream(ObjectStream):

@@ -23,7 +23,6 @@ from typing import TYPE_CHECKING, Protocol
 from gitodb.errors import (
     DeltaError,
     ObjectNotFoundError,
-    PackError,
     report,
 )
 from gitodb.loose.read import LooseObjectStore
@@ -357,10 +356,8 @@ class ObjectDatabase:
             raise DeltaError(f"REF_DELTA chain through {oid.hex()} forms a cycle")
         self._resolving.add(oid)
         try:
-            try:
-                t_name, data = self.read(oid)
-            except ObjectNotFoundError:
-                raise PackError(f"delta base {oid.hex()} is missing") from None
+            # A missing base raises ObjectNotFoundError: the pack names its entry.
+            t_name, data = self.read(oid)
             return TYPE_NUMBERS[t_name], data
         finally:
             self._resolving.discard(oid)
@@ -372,12 +369,12 @@ class ObjectDatabase:
         try:
             where = self.locate(oid)
             if where is None:
-                raise PackError(f"delta base {oid.hex()} is missing")
+                raise self._missing(oid)
             if isinstance(where, tuple):
                 return where[0].type_at(where[1])
             header = where.read_header(oid)
             if header is None:
-                raise PackError(f"delta base {oid.hex()} is missing")
+                raise self._missing(oid)
             return TYPE_NUMBERS[header[0]]
         finally:
             self._resolving.discard(oid)
