@@ -11,8 +11,9 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
     Inflate the zlib stream at the start of ``data`` (more may follow) that must
     produce exactly ``size`` bytes; return the output and the exact number of
     input bytes the stream occupied.
-``Inflater`` / ``new_inflater()``
-    Streaming inflater: ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
+``Inflater`` / ``new_inflater(op="inflate-stream")``
+    Streaming inflater (``op="inflate-head"``: on the backend that reads a
+    stream's first bytes without decoding further, see ``new_inflater``): ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
     ``unused_data``, ``unconsumed_tail``, ``consumed`` (input bytes of this stream
     consumed so far, exact once ``eof``), ``reset()`` to reuse it for the next
     stream (reusing inflate state where ``selection.STREAM_RESET`` says so), and
@@ -173,8 +174,8 @@ class Inflater:
     __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx",
                  "_new_reusable", "_reusable")
 
-    def __init__(self) -> None:
-        stream = _routing.backend("inflate-stream")
+    def __init__(self, op: str = "inflate-stream") -> None:
+        stream = _routing.backend(op)
         assert stream.decompressobj is not None
         self._decompressobj = stream.decompressobj
         self._errors = stream.stream_errors
@@ -282,9 +283,14 @@ class Inflater:
         return ctx.inflate_prefix(data, size)
 
 
-def new_inflater() -> Inflater:
-    """Return a streaming inflater on the active backend."""
-    return Inflater()
+def new_inflater(op: str = "inflate-stream") -> Inflater:
+    """Return a streaming inflater on the backend chosen for ``op``.
+
+    ``"inflate-head"`` is for reading the first bytes of a stream: its backends
+    stop decoding where ``max_length`` is reached, as zlib does, so damage later
+    in the stream is not met (Git reads object headers that way).
+    """
+    return Inflater(op)
 
 
 class Deflater:

@@ -15,8 +15,10 @@ from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import parse_object_header
 from gitodb.objects.stream import ObjectStream
 
-# Enough inflated bytes to hold any valid header ("commit 18446744073709551615\0").
-_HEADER_PEEK = 64
+# Inflated bytes that hold any valid header ("commit 18446744073709551615\0"); Git
+# inflates exactly this much (MAX_HEADER_LEN) to read a header, so damage further
+# into the stream does not stop ``cat-file -t``/``-s``, as in Git.
+_HEADER_PEEK = 32
 _HEX = frozenset("0123456789abcdef")
 
 
@@ -130,7 +132,8 @@ def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
     if not raw and complete:
         # The usual leftover of a crash between creating and writing the file.
         raise LooseObjectError("object file is empty", path=path, offset=0)
-    inf = compress.new_inflater()
+    # The header's backend decodes no further than asked (see _HEADER_PEEK).
+    inf = compress.new_inflater("inflate-head")
     try:
         head = inf.decompress(raw, _HEADER_PEEK)
     except CompressionError as e:

@@ -141,11 +141,27 @@ def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Pat
     return os.path.join(os.fspath(path), "config")
 
 
+#: settings Git parses at the start of every command (git_default_config), and dies on
+_CORE_BOOLS = ("core.bare", "core.filemode", "core.ignorecase", "core.symlinks",
+               "core.quotepath", "core.trustctime", "core.precomposeunicode",
+               "core.warnambiguousrefs", "core.prefersymlinkrefs", "core.protecthfs",
+               "core.protectntfs", "core.sparsecheckout", "core.multipackindex")
+_CORE_BOOL_OR = (("core.logallrefupdates", ("always",)), ("core.autocrlf", ("input",)),
+                 ("core.safecrlf", ("warn",)))
+_CORE_INTS = ("core.compression", "core.loosecompression", "pack.compression")
+_CORE_ULONGS = ("core.packedgitwindowsize", "core.packedgitlimit", "core.deltabasecachelimit")
+
+
 def _check_core_config(config: Config) -> None:
     """Refuse the core settings Git parses (and dies on) in every command."""
-    config.get_bool("core.bare")
-    config.get_bool_or_str("core.logallrefupdates", ("always",))
-    config.get_ulong("core.deltabasecachelimit", 0)
+    for key in _CORE_BOOLS:
+        config.get_bool(key)
+    for key, words in _CORE_BOOL_OR:
+        config.get_bool_or_str(key, words)
+    for key in _CORE_INTS:
+        config.get_int(key, 0)
+    for key in _CORE_ULONGS:
+        config.get_ulong(key, 0)
 
 
 def _env_config_pairs() -> list[str]:

@@ -13,7 +13,11 @@ from collections.abc import Iterable
 
 from gitodb.errors import ConfigError
 
-_SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
+_SECTION = re.compile(r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?[ \t]*\][ \t]*(.*)$',
+                      re.DOTALL)
+#: Git's isspace() (its own ctype table): not \v, \f or Unicode spaces
+_BLANKS = " \t\r\n"
+_VAR = re.compile(r"[a-z][a-z0-9-]*")
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off", ""}
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -40,7 +44,7 @@ def _unquote_value(raw: str, path: str, lineno: int) -> str:
         i += 1
         if not quoted and c in "#;":
             break
-        if not quoted and c.isspace():
+        if not quoted and c in _BLANKS:
             if out:
                 pending_spaces += 1
             continue
@@ -85,12 +89,13 @@ class Config:
         """
         try:
             with open(path, encoding="utf-8", errors="surrogateescape") as f:
-                lines = f.read().splitlines()
+                # Git ends lines at \n only (\r before it is a blank)
+                lines = f.read().split("\n")
         except FileNotFoundError:
             return
         section = None
         for lineno, line in enumerate(lines, 1):
-            text = line.strip()
+            text = line.strip(_BLANKS)
             if not text or text[0] in "#;":
                 continue
             if text.startswith("["):
@@ -107,13 +112,16 @@ class Config:
                     if sub is not None:
                         name = name + "." + re.sub(r"\\(.)", r"\1", sub)
                 section = name
-                text = rest.strip()
+                text = rest.strip(_BLANKS)
                 if not text or text[0] in "#;":
                     continue
             if section is None:
                 raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}", path=path)
             var, eq, raw = text.partition("=")
-            var = var.strip().lower()
+            var = var.strip(_BLANKS).lower()
+            if not _VAR.fullmatch(var):  # Git: a letter, then letters, digits and '-'
+                raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}",
+                                  path=path)
             value = _unquote_value(raw, os.fspath(path), lineno) if eq else None
             self.add(f"{section}.{var}", value,
                      origin=(display if display is not None else os.fspath(path), lineno))
