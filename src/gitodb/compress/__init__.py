@@ -13,7 +13,8 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
     input bytes the stream occupied.
 ``Inflater`` / ``new_inflater(op="inflate-stream")``
     Streaming inflater (``op="inflate-head"``: on the backend that reads a
-    stream's first bytes without decoding further, see ``new_inflater``): ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
+    stream's first bytes without decoding further, see ``new_inflater``):
+    ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
     ``unused_data``, ``unconsumed_tail``, ``consumed`` (input bytes of this stream
     consumed so far, exact once ``eof``), ``reset()`` to reuse it for the next
     stream (reusing inflate state where ``selection.STREAM_RESET`` says so), and

@@ -140,6 +140,10 @@ class TableReader:
                 raise ReftableError(f"footer position {p} out of range", path=path,
                                     offset=fpos + hsize + 8 * i)
         first = buf[hsize] if fpos > hsize else None
+        if first is not None and first not in (BLOCK_REF, BLOCK_LOG, BLOCK_OBJ, BLOCK_INDEX):
+            # Something is there but it is no block: the table is damaged, not empty.
+            raise ReftableError(f"unexpected block type 0x{first:02x}", path=path,
+                                offset=hsize)
         self.has_refs = first == BLOCK_REF
         self.logs_first = first == BLOCK_LOG
         self.has_logs = self.logs_first or self.log_pos > 0
@@ -225,18 +229,32 @@ class TableReader:
             yield blk
             pos += blk.full_size
 
+    def _section(self, pos: int, btype: int) -> int:
+        """``pos`` from the footer, checked to start a block of ``btype`` when first used.
+
+        Checked lazily, as Git does: a damaged log index must not stop reading refs.
+        """
+        hdr = self.header_size if pos == 0 else 0
+        if self.buf[pos + hdr] != btype:
+            raise ReftableError(f"unexpected block type 0x{self.buf[pos + hdr]:02x} where the "
+                                f"footer places a 0x{btype:02x} block", path=self.path,
+                                offset=pos)
+        return pos
+
     def _first_pos(self, btype: int) -> int | None:
         if btype == BLOCK_REF:
             return 0 if self.has_refs else None
         if btype == BLOCK_LOG:
-            return 0 if self.logs_first else (self.log_pos or None)
+            return 0 if self.logs_first else (
+                self._section(self.log_pos, BLOCK_LOG) if self.log_pos else None)
         if btype == BLOCK_OBJ:
-            return self.obj_pos or None
+            return self._section(self.obj_pos, BLOCK_OBJ) if self.obj_pos else None
         return None
 
     def _index_pos(self, btype: int) -> int:
-        return {BLOCK_REF: self.ref_index_pos, BLOCK_LOG: self.log_index_pos,
-                BLOCK_OBJ: self.obj_index_pos}[btype]
+        pos = {BLOCK_REF: self.ref_index_pos, BLOCK_LOG: self.log_index_pos,
+               BLOCK_OBJ: self.obj_index_pos}[btype]
+        return self._section(pos, BLOCK_INDEX) if pos else 0
 
     # -- seeking ----------------------------------------------------------
     def _leaf_for(self, btype: int, key: bytes) -> int | None:
@@ -459,8 +477,7 @@ def _ref_records(blk: Block, hash_size: int, min_ui: int,
             if prefix > len(last) or e > end:
                 raise blk.error("record key out of range", start)
             key = last[:prefix] + bytes(buf[pos:e])
-            if key <= last and last:
-                raise blk.error("keys out of order", start)
+            # No order check: Git lists refs in stored order too (a seek may then miss).
             last = key
             ui, pos = get_varint(buf, e, end)
             vt = st & 7

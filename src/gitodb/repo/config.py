@@ -13,8 +13,8 @@ from collections.abc import Iterable
 
 from gitodb.errors import ConfigError
 
-_SECTION = re.compile(r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?[ \t]*\][ \t]*(.*)$',
-                      re.DOTALL)
+_SECTION = re.compile(r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
+                      r'[ \t]*\][ \t]*(.*)$', re.DOTALL)
 #: Git's isspace() (its own ctype table): not \v, \f or Unicode spaces
 _BLANKS = " \t\r\n"
 _VAR = re.compile(r"[a-z][a-z0-9-]*")
