@@ -730,3 +730,34 @@ def test_delta_accelerator_agrees_with_reference():
             except DeltaError as e:
                 got.append((e.message, e.path, e.offset))
         assert got[0] == got[1]
+
+
+# -- a pack that cannot be opened is not fatal (t5313) -------------------------------
+
+def test_unopenable_pack_objects_are_missing_not_fatal(tmp_path):
+    repo = tmp_path / "bc"
+    git("init", "-q", repo)
+    oid = git("hash-object", "-w", "--stdin", cwd=repo, input=b"content\n").decode().strip()
+    name = git("pack-objects", ".git/objects/pack/pack", cwd=repo, input=oid.encode()
+               + b"\n").decode().strip()
+    (repo / ".git/objects" / oid[:2] / oid[2:]).unlink()
+    pack = repo / f".git/objects/pack/pack-{name}.pack"
+    idx = pack.with_suffix(".idx")
+    for p in (pack, idx):
+        p.chmod(0o644)
+    data = bytearray(pack.read_bytes())
+    data[8:12] = b"\xff\0\0\0"  # the pack claims other objects than its index
+    pack.write_bytes(bytes(data))
+    args = ["cat-file", "--batch-all-objects", "--batch-check"]
+    p = gitodb(*args, cwd=repo)
+    assert (p.returncode, p.stdout) == (0, f"{oid} missing\n".encode())
+    assert p.stdout == git(*args, cwd=repo)
+    assert p.stderr.startswith(b"error: packfile claims 4278190080 objects")
+    assert gitodb("cat-file", "blob", oid, cwd=repo).returncode == 128
+    # an index that is itself unsound: its pack is not even listed
+    data = bytearray(idx.read_bytes())
+    data[1020:1024] = b"\xff\0\0\0"
+    idx.write_bytes(bytes(data))
+    p = gitodb(*args, cwd=repo)
+    assert (p.returncode, p.stdout) == (0, b"")
+    assert p.stderr.startswith(b"error: index file has a non-monotonic fan-out table")

@@ -571,7 +571,8 @@ class BatchRunner:
         """
         odb = self.odb
         odb.rescan_packs()
-        if len(odb.packs) != 1 or any(True for d in odb.dirs for _ in d.loose.iter_oids()):
+        if len(odb.packs) != 1 or odb.unusable or any(
+                True for d in odb.dirs for _ in d.loose.iter_oids()):
             return False
         pack = odb.packs[0]
         types, sizes = pack.headers_by_position()

@@ -23,11 +23,13 @@ from typing import TYPE_CHECKING, Protocol
 from gitodb.errors import (
     DeltaError,
     ObjectNotFoundError,
+    PackError,
     report,
 )
 from gitodb.loose.read import LooseObjectStore
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
+from gitodb.pack.idx import PackIndex
 from gitodb.pack.reader import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PackFile
 
 if TYPE_CHECKING:
@@ -145,6 +147,35 @@ def _parse_alternates(raw: bytes, objects_dir: str) -> list[str]:
     return out
 
 
+class _UnusablePack:
+    """The ids of a pack that cannot be read, standing in for a loose store.
+
+    Enumeration lists them; every read finds nothing (so callers say "missing").
+    """
+
+    def __init__(self, path: str, oids: list[bytes]) -> None:
+        self.path = path
+        self._oids = oids
+
+    def iter_oids(self) -> list[bytes]:
+        return self._oids
+
+    def read(self, oid: bytes) -> None:
+        return None
+
+    def read_header(self, oid: bytes) -> None:
+        return None
+
+    def disk_size(self, oid: bytes) -> None:
+        return None
+
+    def open_stream(self, oid: bytes) -> None:
+        return None
+
+    def path_of(self, oid: bytes) -> str:
+        return self.path
+
+
 class ObjectDatabase:
     """Read objects from loose files, packs and alternates; see the module docstring.
 
@@ -162,6 +193,9 @@ class ObjectDatabase:
         self.dirs = self._collect_dirs(alternates or [])
         self.packs: list[PackFile] = []
         self._pack_paths: set[str] = set()
+        #: packs whose .pack cannot be opened (their ids are known from a sound .idx)
+        self.unusable: list[_UnusablePack] = []
+        self._unusable_paths: set[str] = set()
         self._resolving: set[bytes] = set()
         self.rescan_packs()
 
@@ -225,13 +259,35 @@ class ObjectDatabase:
             for pack_path in d.pack_names():
                 if pack_path in self._pack_paths:
                     continue
-                pack = PackFile(pack_path, self.fmt, cache=self.cache,
-                                external_reader=self._read_external_base,
-                                external_type=self._external_base_type)
+                try:
+                    pack = PackFile(pack_path, self.fmt, cache=self.cache,
+                                    external_reader=self._read_external_base,
+                                    external_type=self._external_base_type)
+                except PackError as e:
+                    self._pack_unusable(pack_path, e)
+                    continue
                 self.packs.append(pack)
                 self._pack_paths.add(pack_path)
                 added = True
         return added
+
+    def _pack_unusable(self, pack_path: str, e: PackError) -> None:
+        """As Git: a pack that cannot be opened is not fatal, its objects are missing.
+
+        Git says why (an ``error:`` line each time it tries); if the ``.idx`` itself is
+        sound, the pack's ids are still enumerated (``cat-file --batch-all-objects``
+        then reports them missing), else the pack is not looked at at all.
+        """
+        report("error", str(e))
+        if pack_path in self._unusable_paths:
+            return
+        self._unusable_paths.add(pack_path)
+        try:
+            idx = PackIndex(pack_path[:-5] + ".idx", self.fmt)
+        except PackError:
+            return
+        self.unusable.append(_UnusablePack(pack_path, idx.oid_list()))
+        idx.close()
 
     def close(self) -> None:
         """Release every pack mapping."""
@@ -407,6 +463,8 @@ class ObjectDatabase:
         nranks = len(self.packs)
         for d in self.dirs:
             items.extend((oid, nranks, None, d.loose) for oid in d.loose.iter_oids())
+        for u in self.unusable:  # listed, then reported missing (as Git)
+            items.extend((oid, nranks + 1, None, u) for oid in u.iter_oids())  # type: ignore[misc]
         # The rank orders duplicates: the first pack wins, then loose (as Git's lookup).
         items.sort(key=_sort_key)
         last = None
@@ -423,7 +481,7 @@ class ObjectDatabase:
                 if oid not in seen:
                     seen.add(oid)
                     yield oid, None, d.loose
-        single = len(self.packs) == 1 and not seen
+        single = len(self.packs) == 1 and not seen and not self.unusable
         for pack in self.packs:
             for oid, off in pack.iter_pack_order():
                 if single:
@@ -431,6 +489,11 @@ class ObjectDatabase:
                 elif oid not in seen:
                     seen.add(oid)
                     yield oid, pack, off
+        for u in self.unusable:
+            for oid in u.iter_oids():
+                if oid not in seen:
+                    seen.add(oid)
+                    yield oid, None, u  # type: ignore[misc]
 
     def iter_objects(self, order: str = "pack") -> Iterator[tuple[bytes, str, bytes]]:
         """Every object once as ``(oid, type_name, data)``.
