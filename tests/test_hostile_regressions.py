@@ -761,3 +761,50 @@ def test_unopenable_pack_objects_are_missing_not_fatal(tmp_path):
     p = gitodb(*args, cwd=repo)
     assert (p.returncode, p.stdout) == (0, b"")
     assert p.stderr.startswith(b"error: index file has a non-monotonic fan-out table")
+
+
+# -- recovery from a damaged pack entry through another copy (t5303) -----------------
+
+def _delta_chain_repo(tmp_path: Path) -> tuple[Path, Path, list[str], list[Path]]:
+    repo = tmp_path / "rc"
+    git("init", "-q", repo)
+    base = b"".join(b"line %d of a file that deltas well\n" % i for i in range(60))
+    files, oids = [], []
+    for i, extra in enumerate((b"", b"one more line\n", b"and another line\n")):
+        f = repo / f"file_{i + 1}"
+        f.write_bytes(base + extra * (i + 1))
+        files.append(f)
+        oids.append(git("hash-object", "-w", f, cwd=repo).decode().strip())
+    name = git("pack-objects", "--window=10", ".git/objects/pack/pack", cwd=repo,
+               input="".join(o + "\n" for o in oids).encode()).decode().strip()
+    git("prune-packed", cwd=repo)
+    pack = repo / f".git/objects/pack/pack-{name}.pack"
+    pack.chmod(0o644)
+    return repo, pack, oids, files
+
+
+def test_damaged_base_recovered_from_loose_copy(tmp_path):
+    from gitodb.objects.format import SHA1
+    from gitodb.pack.reader import PackFile
+
+    repo, pack, oids, files = _delta_chain_repo(tmp_path)
+    p = PackFile(pack, SHA1)
+    offsets = {o: p.find(bytes.fromhex(o)) for o in oids}
+    bases = {o: p.delta_base_at(offsets[o]) for o in oids}
+    p.close()
+    full = [o for o in oids if bases[o] is None]
+    assert full and any(bases.values())
+    data = bytearray(pack.read_bytes())
+    data[offsets[full[0]]] = 0  # the full object's header: type 0, unreadable
+    pack.write_bytes(bytes(data))
+    for o in oids:  # Git fails them all (every delta leads to the damaged base)...
+        assert gitodb("cat-file", "blob", o, cwd=repo).returncode == 128
+    # ...but with a loose copy of the damaged object, every object is readable again
+    idx = pack.with_suffix(".idx")
+    idx.rename(tmp_path / "idx")
+    git("hash-object", "-w", files[oids.index(full[0])], cwd=repo)
+    (tmp_path / "idx").rename(idx)
+    for o, f in zip(oids, files, strict=True):
+        p2 = gitodb("cat-file", "blob", o, cwd=repo)
+        assert (p2.returncode, p2.stdout) == (0, f.read_bytes()), o
+        assert b"Traceback" not in p2.stderr

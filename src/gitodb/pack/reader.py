@@ -476,6 +476,30 @@ class PackFile:
                                    path=path, offset=offset) from None
         return type_num, data
 
+    def apply_own_delta(self, offset: int, base_type: int, base: bytes) -> tuple[int, bytes]:
+        """The delta entry at ``offset`` applied to ``base`` (its base, got elsewhere).
+
+        For recovery when the base's copy in this pack is damaged (Git reads the
+        base by id then); ``(base_type, data)``.
+        """
+        t, size, hlen = parse_entry_header(self.buf, offset, self.path)
+        pos = offset + hlen
+        if t == OBJ_OFS_DELTA:
+            pos += parse_ofs_distance(self.buf, pos, self.path)[1]
+        elif t == OBJ_REF_DELTA:
+            pos += self.fmt.rawsz
+        else:
+            raise PackError("pack entry is not a delta", path=self.path, offset=offset)
+        end = self.entry_end(offset)
+        if size > compress.max_inflated_size(end - pos):
+            self._impossible_size(offset, size, end - pos)
+        try:
+            delta = compress.inflate(self.buf[pos:end], size)
+        except CompressionError as e:
+            raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
+                            offset=offset) from None
+        return base_type, apply_delta(base, delta, path=self.path, offset=offset)
+
     def _impossible_size(self, offset: int, size: int, span: int) -> None:
         # Checked before inflating: one-shot backends allocate the declared size.
         raise PackError(f"pack entry declares {size} bytes, more than its {span} bytes of "

@@ -193,6 +193,8 @@ class ObjectDatabase:
         self.dirs = self._collect_dirs(alternates or [])
         self.packs: list[PackFile] = []
         self._pack_paths: set[str] = set()
+        #: (pack key, offset) of entries that failed to read: other copies are used
+        self._bad_entries: set[tuple[int, int]] = set()
         #: packs whose .pack cannot be opened (their ids are known from a sound .idx)
         self.unusable: list[_UnusablePack] = []
         self._unusable_paths: set[str] = set()
@@ -300,9 +302,12 @@ class ObjectDatabase:
     # -- lookup ----------------------------------------------------------------
     def _find_packed(self, oid: bytes) -> tuple[PackFile, int] | None:
         packs = self.packs
+        bad = self._bad_entries
         for i, pack in enumerate(packs):
             off = pack.find(oid)
             if off >= 0:
+                if bad and (pack.key_base, off) in bad:
+                    continue  # failed to read before: look for another copy
                 if i:
                     # Most recently hit pack first: consecutive lookups tend to hit it.
                     packs.insert(0, packs.pop(i))
@@ -340,12 +345,42 @@ class ObjectDatabase:
         if where is None:
             raise self._missing(oid)
         if isinstance(where, tuple):
-            t, data = where[0].read_at(where[1])
+            try:
+                t, data = where[0].read_at(where[1])
+            except PackError as e:
+                return self._recover(oid, where[0], where[1], e)
             return TYPE_NAMES[t], data
         got = where.read(oid)
         if got is None:  # removed under our feet (e.g. by prune-packed); try packs again
             return self._read_after_race(oid)
         return got
+
+    def _recover(self, oid: bytes, pack: PackFile, offset: int,
+                 error: PackError) -> tuple[str, bytes]:
+        """Git's recovery from a damaged pack entry (t5303).
+
+        The entry is marked bad and another copy of ``oid`` is read (loose, another
+        pack).  Failing that, if the entry is a delta whose own data is sound, its
+        base is read by id from wherever a good copy is and the delta applied to it.
+        Only when neither works does the original error stand.
+        """
+        report("error", str(error))
+        self._bad_entries.add((pack.key_base, offset))
+        try:
+            return self.read(oid)
+        except ObjectNotFoundError:
+            pass
+        except PackError:
+            pass
+        try:
+            base_oid = pack.delta_base_at(offset)
+            if base_oid is not None and base_oid != oid:
+                base_type, base = self.read(base_oid)
+                t, data = pack.apply_own_delta(offset, TYPE_NUMBERS[base_type], base)
+                return TYPE_NAMES[t], data
+        except (PackError, ObjectNotFoundError):
+            pass
+        raise error
 
     def _read_after_race(self, oid: bytes) -> tuple[str, bytes]:
         self.rescan_packs()
