@@ -280,9 +280,9 @@ class ObjectDatabase:
         sound, the pack's ids are still enumerated (``cat-file --batch-all-objects``
         then reports them missing), else the pack is not looked at at all.
         """
-        report("error", str(e))
         if pack_path in self._unusable_paths:
-            return
+            return  # said once per process (Git repeats it at every attempt)
+        report("error", str(e))
         self._unusable_paths.add(pack_path)
         try:
             idx = PackIndex(pack_path[:-5] + ".idx", self.fmt)
@@ -364,23 +364,30 @@ class ObjectDatabase:
         base is read by id from wherever a good copy is and the delta applied to it.
         Only when neither works does the original error stand.
         """
-        report("error", str(error))
-        self._bad_entries.add((pack.key_base, offset))
+        key = (pack.key_base, offset)
+        if key in self._bad_entries:
+            raise error
+        # Bad only while recovering: a later read tries the entry again (and fails the
+        # same way), so no lookup ever calls a damaged object missing.
+        self._bad_entries.add(key)
+        got: tuple[str, bytes] | None = None
         try:
-            return self.read(oid)
-        except ObjectNotFoundError:
-            pass
-        except PackError:
-            pass
-        try:
-            base_oid = pack.delta_base_at(offset)
-            if base_oid is not None and base_oid != oid:
-                base_type, base = self.read(base_oid)
-                t, data = pack.apply_own_delta(offset, TYPE_NUMBERS[base_type], base)
-                return TYPE_NAMES[t], data
-        except (PackError, ObjectNotFoundError):
-            pass
-        raise error
+            got = self.read(oid)
+        except (ObjectNotFoundError, PackError):
+            try:
+                base_oid = pack.delta_base_at(offset)
+                if base_oid is not None and base_oid != oid:
+                    base_type, base = self.read(base_oid)
+                    t, data = pack.apply_own_delta(offset, TYPE_NUMBERS[base_type], base)
+                    got = TYPE_NAMES[t], data
+            except (PackError, ObjectNotFoundError):
+                pass
+        finally:
+            self._bad_entries.discard(key)
+        if got is None:
+            raise error  # nothing better: the damage stands (one fatal line)
+        report("error", str(error))  # recovered, but the pack is damaged: say so
+        return got
 
     def _read_after_race(self, oid: bytes) -> tuple[str, bytes]:
         self.rescan_packs()
