@@ -53,7 +53,7 @@ def install() -> None:
     raw = _StdoutRaw(fd, "w", closefd=False)
     buffered = io.BufferedWriter(raw)
     sys.stdout = io.TextIOWrapper(buffered, encoding=old.encoding, errors=old.errors,
-                                  newline=None, line_buffering=old.line_buffering,
+                                  newline=None, line_buffering=bool(old.line_buffering),
                                   write_through=False)
 
 

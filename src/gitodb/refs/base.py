@@ -16,6 +16,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitodb.errors import RefError
 from gitodb.objects.format import ObjectFormat
@@ -348,7 +349,7 @@ class RefStore(ABC):
     # -- shared planning --------------------------------------------------
     def should_log(self, name: str) -> bool:
         """``core.logAllRefUpdates`` (default: true unless bare), or an existing reflog."""
-        config = self.config
+        config: Any = self.config
         if hasattr(config, "get_bool_or_str"):
             # Git's parse: a boolean or "always"; "" (``-c key=``) is false
             default = not config.get_bool("core.bare", False)
