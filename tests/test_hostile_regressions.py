@@ -808,3 +808,18 @@ def test_damaged_base_recovered_from_loose_copy(tmp_path):
         p2 = gitodb("cat-file", "blob", o, cwd=repo)
         assert (p2.returncode, p2.stdout) == (0, f.read_bytes()), o
         assert b"Traceback" not in p2.stderr
+
+
+@pytest.mark.parametrize("keep", [0, 2])
+@pytest.mark.parametrize("mode", ["--batch-check", "--batch"])
+def test_batch_reports_unreadable_loose_object_missing_like_git(tmp_path, keep, mode):
+    repo, oid, path = _loose_repo(tmp_path)
+    other = git("hash-object", "-w", "--stdin", cwd=repo, input=b"fine\n").decode().strip()
+    path.write_bytes(path.read_bytes()[:keep])
+    stdin = f"{oid}\n{other}\n".encode()
+    p = gitodb("cat-file", mode, cwd=repo, input=stdin)
+    g = subprocess.run(["git", "cat-file", mode], cwd=repo, input=stdin, env=git_env(),
+                       capture_output=True)
+    assert (p.returncode, p.stdout) == (g.returncode, g.stdout) == (0, g.stdout)
+    assert g.stdout.startswith(f"{oid} missing\n".encode())
+    assert one_line(p.stderr, b"error: ")

@@ -1,6 +1,7 @@
 """Worker process of the hostile-input suite: runs ``gitodb`` commands in-process.
 
-One request per line on stdin (JSON ``{"argv": [...], "out": path, "err": path}``);
+One request per line on stdin (JSON ``{"argv": [...], "out": path, "err": path,
+"in": path or null}``, ``in`` being the command's standard input);
 one JSON reply per line on the original stdout: ``{"rc": int, "tb": str | None,
 "peak": int}``.  The command's file descriptors 1 and 2 point at the files
 named in the request while it runs (``cat-file`` writes to fd 1 directly).
@@ -27,9 +28,13 @@ def main() -> None:
     from gitodb.cli.main import main as gitodb_main
 
     reply = os.fdopen(os.dup(1), "w", buffering=1)
+    requests = os.fdopen(os.dup(0), "r")
     saved = os.dup(1), os.dup(2)
-    for line in sys.stdin:
+    for line in requests:
         req = json.loads(line)
+        # the command's standard input: the request's file, or nothing
+        sys.stdin = open(req.get("in") or os.devnull, encoding="utf-8",  # noqa: SIM115
+                         errors="surrogateescape")
         out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)
@@ -55,6 +60,7 @@ def main() -> None:
                 pass
             os.dup2(saved[0], 1)
             os.dup2(saved[1], 2)
+        sys.stdin.close()
         reply.write(json.dumps({"rc": rc, "tb": tb, "peak": peak}) + "\n")
 
 

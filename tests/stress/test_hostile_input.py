@@ -84,12 +84,15 @@ class Worker:
                 stdout=subprocess.PIPE, text=True, env=git_env(), bufsize=1)
         return self.proc
 
-    def run(self, argv: list[str]) -> tuple[int, bytes, bytes, int]:
+    def run(self, argv: list[str], stdin: bytes | None = None) -> tuple[int, bytes, bytes, int]:
         """``(status, stdout, stderr, peak bytes)``; fails on a hang or a traceback."""
         proc = self._start()
         assert proc.stdin is not None and proc.stdout is not None
-        out, err = self.tmp / "out", self.tmp / "err"
-        proc.stdin.write(json.dumps({"argv": argv, "out": str(out), "err": str(err)}) + "\n")
+        out, err, inp = self.tmp / "out", self.tmp / "err", self.tmp / "in"
+        if stdin is not None:
+            inp.write_bytes(stdin)
+        proc.stdin.write(json.dumps({"argv": argv, "out": str(out), "err": str(err),
+                                     "in": str(inp) if stdin is not None else None}) + "\n")
         proc.stdin.flush()
         ready, _, _ = select.select([proc.stdout], [], [], CASE_TIMEOUT)
         if not ready:
@@ -126,6 +129,9 @@ class Fixture:
     git: str = "git"
     #: (offset, length) ranges of size fields that a size edit may rewrite
     size_edit: Callable[[bytes, int, int], bytes] | None = None
+    #: commands fed ``stdin`` (compared with Git too)
+    stdin: bytes = b""
+    stdin_commands: list[list[str]] = field(default_factory=list)
     #: why gitodb may still disagree with Git here (counted in DIVERGED, not failed)
     known_divergence: str | None = None
 
@@ -244,7 +250,9 @@ def _fixture(world: dict[str, object], kind: str) -> Fixture:
         oid = _oid_of(target)
         return Fixture(repo, target, [["cat-file", "-p", oid], ["cat-file", "-s", oid],
                                       ["cat-file", "-t", oid]],
-                       compare=[["cat-file", "-t", oid]], size_edit=_edit_loose_size)
+                       compare=[["cat-file", "-t", oid]], size_edit=_edit_loose_size,
+                       stdin=f"{oid}\n".encode(),
+                       stdin_commands=[["cat-file", "--batch-check"]])
     if kind in ("pack", "idx", "rev", "idx1"):
         pack = world["v1_pack" if kind == "idx1" else "pack"]
         assert isinstance(pack, Path)
@@ -350,15 +358,16 @@ def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) 
         fx.target.write_bytes(damaged)
         # all of the repository's files count: a damaged index can point anywhere in a pack
         size = sum(p.stat().st_size for p in fx.repo.rglob("*") if p.is_file())
-        for args in fx.commands:
+        runs = [(a, None) for a in fx.commands] + [(a, fx.stdin) for a in fx.stdin_commands]
+        for args, stdin in runs:
             argv = ["--git-dir", str(fx.repo), *args]
-            rc, out, err, peak = worker.run(argv)
+            rc, out, err, peak = worker.run(argv, stdin)
             CASES[kind] += 1
             assert rc in (0, 1, 128, 129), (argv, rc, err)
             _diagnostics_like_git(err)
             assert peak <= memory_bound(size), (argv, peak, memory_bound(size))
-            if args in fx.compare:
-                g = subprocess.run([fx.git, "--git-dir", str(fx.repo), *args],
+            if args in fx.compare or stdin is not None:
+                g = subprocess.run([fx.git, "--git-dir", str(fx.repo), *args], input=stdin,
                                    capture_output=True, env=git_env(), timeout=CASE_TIMEOUT)
                 agree = (rc == 0) == (g.returncode == 0) and (rc != 0 or out == g.stdout)
                 if not agree and fx.known_divergence:

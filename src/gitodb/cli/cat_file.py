@@ -21,6 +21,7 @@ from gitodb.errors import (
     AmbiguousObjectNameError,
     BadRevisionError,
     GitodbError,
+    LooseObjectError,
     ObjectNotFoundError,
 )
 from gitodb.objects.commit import parse_commit, parse_tag
@@ -371,8 +372,13 @@ class BatchRunner:
             return
         if isinstance(where, tuple):
             self.emit(oid, where[0], where[1], rest, contents)
-        else:
+            return
+        try:
             self.emit(oid, None, where, rest, contents)
+        except LooseObjectError as e:
+            # Git: a loose object it cannot unpack is reported, then "missing"
+            sys.stderr.write(f"error: {e}\n")
+            self.out.write(name + b" missing\n")
 
     def emit(self, oid: bytes, pack, where, rest: bytes | None,  # type: ignore[no-untyped-def]
              contents: bool) -> None:

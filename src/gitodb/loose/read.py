@@ -10,7 +10,13 @@ import os
 from collections.abc import Iterator
 
 from gitodb import compress
-from gitodb.errors import CompressionError, GitodbError, LooseObjectError, OutOfMemoryError
+from gitodb.errors import (
+    CompressionError,
+    GitodbError,
+    LooseObjectError,
+    ObjectFormatError,
+    OutOfMemoryError,
+)
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import parse_object_header
 from gitodb.objects.stream import ObjectStream
@@ -149,6 +155,12 @@ def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
                                path=path, offset=0)
     try:
         type_name, size, hlen = parse_object_header(head, path=path)
+    except ObjectFormatError as e:
+        if e.message.startswith("invalid object type"):
+            # Git dies on this one even in batch mode, in these words
+            raise ObjectFormatError("invalid object type", path=path, offset=0) from None
+        raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
+                               offset=0) from None
     except GitodbError as e:
         raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
                                offset=0) from None
