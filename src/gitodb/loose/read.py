@@ -26,6 +26,8 @@ from gitodb.objects.stream import ObjectStream
 # into the stream does not stop ``cat-file -t``/``-s``, as in Git.
 _HEADER_PEEK = 32
 _HEX = frozenset("0123456789abcdef")
+#: the message of a header whose type is not one of Git's (fatal in Git even in batch mode)
+INVALID_TYPE = "invalid object type"
 
 
 class LooseObjectStore:
@@ -156,9 +158,9 @@ def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
     try:
         type_name, size, hlen = parse_object_header(head, path=path)
     except ObjectFormatError as e:
-        if e.message.startswith("invalid object type"):
-            # Git dies on this one even in batch mode, in these words
-            raise ObjectFormatError("invalid object type", path=path, offset=0) from None
+        if e.message.startswith(INVALID_TYPE):
+            # Git's words; it dies on this one even in batch mode (see cat-file)
+            raise LooseObjectError(INVALID_TYPE, path=path, offset=0) from None
         raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
                                offset=0) from None
     except GitodbError as e:
