@@ -823,3 +823,21 @@ def test_batch_reports_unreadable_loose_object_missing_like_git(tmp_path, keep, 
     assert (p.returncode, p.stdout) == (g.returncode, g.stdout) == (0, g.stdout)
     assert g.stdout.startswith(f"{oid} missing\n".encode())
     assert one_line(p.stderr, b"error: ")
+
+
+@pytest.mark.parametrize("header, fatal", [
+    (b"blob 18446744073709551616\0hello\n", True),  # Git: size_t overflow, even in batch
+    (b"bogus 6\0hello\n", True),  # Git: invalid object type, even in batch
+    (b"blo\x00\x01 6\0hello\n", False),  # does not parse: error line, "missing"
+    (b"blob 6x\0hello\n", False),
+])
+def test_batch_check_on_bad_loose_headers_like_git(tmp_path, header, fatal):
+    from gitodb import compress
+
+    repo, oid, path = _loose_repo(tmp_path)
+    path.write_bytes(compress.deflate(header))
+    p = gitodb("cat-file", "--batch-check", cwd=repo, input=f"{oid}\n".encode())
+    g = subprocess.run(["git", "cat-file", "--batch-check"], cwd=repo, env=git_env(),
+                       input=f"{oid}\n".encode(), capture_output=True)
+    assert (p.returncode, p.stdout) == (g.returncode, g.stdout)
+    assert p.returncode == (128 if fatal else 0)

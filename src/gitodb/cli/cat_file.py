@@ -24,7 +24,7 @@ from gitodb.errors import (
     LooseObjectError,
     ObjectNotFoundError,
 )
-from gitodb.loose.read import INVALID_TYPE
+from gitodb.loose.read import INVALID_TYPE, SIZE_OVERFLOW
 from gitodb.objects.commit import parse_commit, parse_tag
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.pretty import format_tree
@@ -377,8 +377,8 @@ class BatchRunner:
         try:
             self.emit(oid, None, where, rest, contents)
         except LooseObjectError as e:
-            if e.message == INVALID_TYPE:
-                raise
+            if e.message == INVALID_TYPE or e.message.startswith(SIZE_OVERFLOW):
+                raise  # Git dies on these even in batch mode
             # Git: a loose object it cannot unpack is reported, then "missing"
             sys.stderr.write(f"error: {e}\n")
             self.out.write(name + b" missing\n")

@@ -28,6 +28,8 @@ _HEADER_PEEK = 32
 _HEX = frozenset("0123456789abcdef")
 #: the message of a header whose type is not one of Git's (fatal in Git even in batch mode)
 INVALID_TYPE = "invalid object type"
+#: the start of the message of a size past 64 bits (Git: fatal size_t overflow, also in batch)
+SIZE_OVERFLOW = "unable to parse header: object header size"
 
 
 class LooseObjectStore:
