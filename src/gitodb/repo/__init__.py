@@ -75,8 +75,9 @@ class Repository:
             self.config.apply_overrides(env_pairs)
         if config_overrides:
             self.config.apply_overrides(config_overrides)
-        _check_core_config(self.config)
+        # Git checks the format when it sets the repository up, then reads core.*
         version = check_repository_format(self.config)
+        _check_core_config(self.config)
         self.object_format: ObjectFormat = format_by_name(
             (self.config.get("extensions.objectformat") or "sha1") if version == 1 else "sha1")
         self.ref_storage = (self.config.get("extensions.refstorage") or "files").lower()
