@@ -841,3 +841,19 @@ def test_batch_check_on_bad_loose_headers_like_git(tmp_path, header, fatal):
                        input=f"{oid}\n".encode(), capture_output=True)
     assert (p.returncode, p.stdout) == (g.returncode, g.stdout)
     assert p.returncode == (128 if fatal else 0)
+
+
+def test_show_ref_prints_a_damaged_name_as_git_does(tmp_path):
+    # a reftable key damaged to hold NULs: Git prints the name up to the first one
+    repo = tmp_path / "rt"
+    shutil.copytree(SMALL, repo)
+    table = repo / "reftable" / SMALL_TABLE
+    table.chmod(0o644)
+    data = bytearray(table.read_bytes())
+    at = data.index(b"release/0.3") + 1
+    data[at:at + 3] = b"\0\0\0"
+    table.write_bytes(bytes(data))
+    p = gitodb("--git-dir", repo, "show-ref")
+    assert p.returncode == 0
+    assert b"refs/heads/r\n" in p.stdout and b"\0" not in p.stdout
+    _against_255(["--git-dir", str(repo), "show-ref"], repo, (0, ""))

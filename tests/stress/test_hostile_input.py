@@ -278,8 +278,11 @@ def _fixture(world: dict[str, object], kind: str) -> Fixture:
         return Fixture(repo, repo / "refs/heads/main", [["show-ref"], ["cat-file", "-t", "main"]],
                        compare=[["show-ref"]], known_divergence=REFS_BRANCH)
     if kind == "config":
+        # Git 2.55 where present: the config rules gitodb follows (2.39 takes a bare
+        # core.logAllRefUpdates as true, 2.55 refuses it)
         return Fixture(repo, repo / "config", [["cat-file", "-t", "HEAD"], ["show-ref"]],
-                       compare=[["cat-file", "-t", "HEAD"]])
+                       compare=[["cat-file", "-t", "HEAD"]],
+                       git=str(GIT_255) if GIT_255.exists() else "git")
     if kind == "alternates":
         alt = world["alt"]
         assert isinstance(alt, Path)
@@ -333,7 +336,10 @@ def apply_damage(data: bytes, how: tuple[str, int, object], fx: Fixture) -> byte
 
 def _diagnostics_like_git(err: bytes) -> None:
     """``error:``/``warning:`` lines and at most one ``fatal:`` line, last."""
-    lines = err.decode("utf-8", "replace").splitlines()
+    # Lines end at \n only: a message may quote damaged bytes (\r, \v, ...) as Git's do.
+    lines = err.decode("utf-8", "replace").split("\n")
+    if lines and not lines[-1]:
+        lines.pop()
     fatal = [i for i, line in enumerate(lines) if line.startswith("fatal: ")]
     assert len(fatal) <= 1, err
     if fatal:

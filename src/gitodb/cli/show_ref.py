@@ -42,6 +42,8 @@ def run(argv: list[str], ctx: Any) -> int:
     def emit(name: str, oid: bytes, peeled: bytes | None, is_tagish: bool) -> None:
         if args.quiet:
             return
+        # Git prints names as C strings: a NUL (only in a damaged table) ends one.
+        name = name.partition("\0")[0]
         lines.append((oid.hex() if args.hash else f"{oid.hex()} {name}").encode(
             "utf-8", "surrogateescape") + b"\n")
         if args.dereference:
