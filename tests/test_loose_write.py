@@ -256,9 +256,9 @@ def test_literal_types_and_settings_validation(tmp_path: Path) -> None:
 
 def test_stream_from_a_file_object_reads_from_its_position(repo: Repository,
                                                            tmp_path: Path) -> None:
-    """A regular file is read through mmap from where the stream stands, and left after it."""
+    """A regular file is read with pread from where the stream stands, and left after it."""
     src = tmp_path / "src.bin"
-    payload = os.urandom(loose_write.MAP_WINDOW + 12345)   # spans two mmap windows
+    payload = os.urandom(8 * loose_write.CHUNK_SIZE + 12345)   # spans several reads
     src.write_bytes(b"skip" + payload + b"tail")
     with open(src, "rb") as f:
         assert f.read(4) == b"skip"

@@ -131,8 +131,10 @@ def test_restart_out_of_range_and_keys_out_of_order() -> None:
     second = blk.restarts[1] if len(blk.restarts) > 1 else None
     assert second is not None
     bad[second + 2 + len(b"refs/heads/")] = ord("0")  # 'a' -> '0' sorts before
-    with pytest.raises(ReftableError, match="order"):
-        list(TableReader(data=bytes(bad)).iter_refs())
+    # Git (2.55 show-ref) lists such refs in stored order, without an error: so does gitodb
+    names = [r.name for r in TableReader(data=bytes(bad)).iter_refs()]
+    assert len(names) == len(list(TableReader(data=bytes(data)).iter_refs()))
+    assert names != sorted(names)
 
 
 @settings(max_examples=300, deadline=None)

@@ -8,14 +8,19 @@ the byte offset in it, so a message can point at the damage.  The CLI turns any
 from __future__ import annotations
 
 import os
+import warnings
 
 
 class GitodbError(Exception):
-    """Base class of every error gitodb raises on purpose."""
+    """Base class of every error gitodb raises on purpose.
+
+    ``details`` holds the ``error:`` lines Git prints before its ``fatal:`` line.
+    """
 
     def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None,
-                 offset: int | None = None) -> None:
+                 offset: int | None = None, details: list[str] | None = None) -> None:
         self.message = message
+        self.details = list(details or [])
         self.path = os.fspath(path) if path is not None else None
         self.offset = offset
         super().__init__(self._render())
@@ -59,6 +64,10 @@ class PackError(GitodbError):
     """A pack, pack index or reverse index is malformed or inconsistent."""
 
 
+class RevIndexChecksumError(PackError):
+    """A ``.rev`` whose trailing checksum does not match (Git ignores such a file)."""
+
+
 class DeltaError(PackError):
     """A delta is malformed, copies out of bounds, has the wrong size, or forms a cycle."""
 
@@ -99,8 +108,7 @@ class ObjectCheckError(ObjectFormatError):
 
     def __init__(self, message: str, *, details: list[str] | None = None,
                  path: str | os.PathLike[str] | None = None, offset: int | None = None) -> None:
-        self.details = list(details or [])
-        super().__init__(message, path=path, offset=offset)
+        super().__init__(message, path=path, offset=offset, details=details)
 
 
 class ObjectWriteError(GitodbError):
@@ -155,3 +163,37 @@ class ObjectIdCollisionError(PackError):
     def git_message(self) -> str:
         """Git's message, without gitodb's location suffix."""
         return self.message
+
+
+class OutOfMemoryError(GitodbError, MemoryError):
+    """An object (of ``size`` bytes, when known) does not fit in memory."""
+
+    def __init__(self, size: int | None = None, *, path: str | os.PathLike[str] | None = None,
+                 offset: int | None = None) -> None:
+        self.size = size
+        super().__init__(out_of_memory_message(size), path=path, offset=offset)
+
+
+def out_of_memory_message(size: int | None) -> str:
+    """Git's words for a failed allocation."""
+    if size is None:
+        return "Out of memory, malloc failed"
+    return f"Out of memory, malloc failed (tried to allocate {size} bytes)"
+
+
+class GitodbWarning(UserWarning):
+    """Damage gitodb works around, reported where Git prints an ``error:`` or ``warning:``.
+
+    ``level`` is ``"error"`` or ``"warning"`` (Git's prefix).  The CLI prints each as
+    Git's line; library users get them as ordinary Python warnings.
+    """
+
+    def __init__(self, level: str, message: str) -> None:
+        self.level = level
+        self.message = message
+        super().__init__(f"{level}: {message}")
+
+
+def report(level: str, message: str) -> None:
+    """Report damage that is worked around (see ``GitodbWarning``)."""
+    warnings.warn(GitodbWarning(level, message), stacklevel=3)

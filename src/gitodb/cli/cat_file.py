@@ -10,19 +10,21 @@ Output bytes, messages and exit codes follow Git 2.39.  All storage work is done
 from __future__ import annotations
 
 import mmap
-import os
 import sys
 import tempfile
 from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
 
+from gitodb.cli import output
 from gitodb.errors import (
     AmbiguousObjectNameError,
     BadRevisionError,
     GitodbError,
+    LooseObjectError,
     ObjectNotFoundError,
 )
+from gitodb.loose.read import INVALID_TYPE, SIZE_OVERFLOW
 from gitodb.objects.commit import parse_commit, parse_tag
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.pretty import format_tree
@@ -325,7 +327,7 @@ class _Output:
             self.stream.write(b"".join(parts))
             return
         self.stream.flush()
-        writev = os.writev
+        writev = output.writev
         for start in range(0, len(parts), _IOV_MAX):
             batch = parts[start:start + _IOV_MAX]
             want = sum(map(len, batch))
@@ -333,7 +335,7 @@ class _Output:
             if done < want:  # a pipe took part of it: write the rest plainly
                 rest = memoryview(b"".join(batch))[done:]
                 while rest:
-                    rest = rest[os.write(fd, rest):]
+                    rest = rest[output.write(fd, rest):]
 
     def end_request(self) -> None:
         if not self.buffered:
@@ -371,8 +373,15 @@ class BatchRunner:
             return
         if isinstance(where, tuple):
             self.emit(oid, where[0], where[1], rest, contents)
-        else:
+            return
+        try:
             self.emit(oid, None, where, rest, contents)
+        except LooseObjectError as e:
+            if e.message == INVALID_TYPE or e.message.startswith(SIZE_OVERFLOW):
+                raise  # Git dies on these even in batch mode
+            # Git: a loose object it cannot unpack is reported, then "missing"
+            sys.stderr.write(f"error: {e}\n")
+            self.out.write(name + b" missing\n")
 
     def emit(self, oid: bytes, pack, where, rest: bytes | None,  # type: ignore[no-untyped-def]
              contents: bool) -> None:
@@ -571,7 +580,8 @@ class BatchRunner:
         """
         odb = self.odb
         odb.rescan_packs()
-        if len(odb.packs) != 1 or any(True for d in odb.dirs for _ in d.loose.iter_oids()):
+        if len(odb.packs) != 1 or odb.unusable or any(
+                True for d in odb.dirs for _ in d.loose.iter_oids()):
             return False
         pack = odb.packs[0]
         types, sizes = pack.headers_by_position()

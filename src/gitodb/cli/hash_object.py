@@ -341,14 +341,16 @@ class HashObject:
             if write:
                 return self.writer.write_stream(type_name, reader, st.st_size, source=vpath,
                                                 allow_pack=False)
-            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size)
+            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size,
+                                     source=vpath)
         if type_name not in TYPE_NUMBERS:
             raise GitodbError(f'invalid object type "{type_name}"')
         if regular and type_name == "blob":
             # A blob needs no check: stream it (hash only, loose or into a pack).
             if write:
                 return self.writer.write_stream(type_name, reader, st.st_size, source=vpath)
-            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size)
+            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size,
+                                     source=vpath)
         if regular:
             from gitodb.loose.write import read_exactly
 

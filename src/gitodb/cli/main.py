@@ -10,9 +10,20 @@ from __future__ import annotations
 
 import importlib
 import os
+import signal
 import sys
+import warnings
 
-from gitodb.errors import GitodbError, ObjectCollisionError, ObjectIdCollisionError
+from gitodb.cli import output
+from gitodb.errors import (
+    GitodbError,
+    GitodbWarning,
+    ObjectCollisionError,
+    ObjectIdCollisionError,
+    out_of_memory_message,
+)
+
+_python_showwarning = warnings.showwarning
 
 # command name -> module under gitodb.cli
 COMMANDS = {
@@ -75,9 +86,51 @@ def fatal(message: str) -> int:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """Run ``gitodb`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    """Run ``gitodb`` with ``argv`` (default: ``sys.argv[1:]``); return the exit status.
+
+    Run as the program (``argv`` None), a closed standard output ends the process
+    by ``SIGPIPE`` as it ends Git; called with ``argv``, the status is 141.
+    """
+    if argv is None:
+        output.install()
+    status = _main(list(sys.argv[1:] if argv is None else argv))
+    if status == _SIGPIPE_STATUS and argv is None and hasattr(signal, "SIGPIPE"):
+        # Git's check_pipe(): restore the default action and die of the signal.
+        sys.stderr.flush()
+        signal.signal(signal.SIGPIPE, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGPIPE)
+    return status
+
+
+_SIGPIPE_STATUS = 128 + 13
+
+
+def _stdout_failed(e: OSError) -> int:
+    """Git's reaction to output that cannot be written (see ``gitodb.cli.output``)."""
+    # Nothing more may reach the broken stdout, not even at interpreter exit.
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    if isinstance(e, BrokenPipeError):
+        return _SIGPIPE_STATUS
+    sys.stderr.write(f"fatal: write failure on standard output: {e.strerror}\n")
+    return 128
+
+
+def _show_warning(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
+    """Print a ``GitodbWarning`` as Git's ``error:``/``warning:`` line; others as Python does."""
+    if isinstance(message, GitodbWarning):
+        sys.stdout.flush()
+        sys.stderr.write(f"{message.level}: {message.message}\n")
+    else:
+        _python_showwarning(message, category, filename, lineno, file, line)
+
+
+def _main(args: list[str]) -> int:
     ctx = Context()
+    # Git prints such a line every time the damage is met, not once per place.
+    warnings.simplefilter("always", GitodbWarning)
+    warnings.showwarning = _show_warning
     try:
         while args and args[0].startswith("-"):
             opt = args.pop(0)
@@ -119,17 +172,28 @@ def main(argv: list[str] | None = None) -> int:
 
             compress.set_backend(ctx.zlib_backend)
         module = importlib.import_module(f"gitodb.cli.{COMMANDS[name]}")
-        return int(module.run(args, ctx) or 0)
+        status = int(module.run(args, ctx) or 0)
+        # Output still buffered must be written now, while a failure can be reported.
+        sys.stdout.flush()
+        return status
     except (ObjectCollisionError, ObjectIdCollisionError) as e:
         # Git's exact line; the file and offset stay on the exception.
         return fatal(e.git_message)
+    except MemoryError as e:
+        # Git's xmalloc() dies with this line; the size is known where a reader
+        # raised OutOfMemoryError for an object it was building.
+        return fatal(out_of_memory_message(getattr(e, "size", None)))
     except GitodbError as e:
-        return fatal(str(e))
-    except BrokenPipeError:
-        # Like Git killed by SIGPIPE: quiet, and stop writing to the closed pipe.
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
-        return 141
+        try:
+            sys.stdout.flush()
+            sys.stderr.write("".join(f"error: {d}\n" for d in e.details))
+            return fatal(str(e))
+        except output.StdoutWriteError as e2:
+            return _stdout_failed(e2)
+    except output.StdoutWriteError as e:
+        return _stdout_failed(e)
+    except BrokenPipeError as e:
+        return _stdout_failed(e)
     except KeyboardInterrupt:
         return 130
 

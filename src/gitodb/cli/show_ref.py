@@ -6,6 +6,7 @@ import argparse
 import sys
 from typing import Any
 
+from gitodb.errors import GitodbError
 from gitodb.refs.base import refname_is_safe
 from gitodb.refs.peel import peel_fully
 
@@ -42,6 +43,8 @@ def run(argv: list[str], ctx: Any) -> int:
     def emit(name: str, oid: bytes, peeled: bytes | None, is_tagish: bool) -> None:
         if args.quiet:
             return
+        # Git prints names as C strings: a NUL (only in a damaged table) ends one.
+        name = name.partition("\0")[0]
         lines.append((oid.hex() if args.hash else f"{oid.hex()} {name}").encode(
             "utf-8", "surrogateescape") + b"\n")
         if args.dereference:
@@ -54,6 +57,12 @@ def run(argv: list[str], ctx: Any) -> int:
 
     def is_tag(oid: bytes) -> bool:
         return bool(repo.odb.read_header(oid)[0] == "tag")
+
+    def check_object(name: str, oid: bytes) -> None:
+        # Git lists a ref only if its object exists; what came before is still printed.
+        if not repo.odb.contains(oid):
+            sys.stdout.buffer.write(b"".join(lines))
+            raise GitodbError(f"git show-ref: bad ref {name} ({oid.hex()})")
 
     found = 0
     if args.verify:
@@ -72,6 +81,7 @@ def run(argv: list[str], ctx: Any) -> int:
         if args.head and (not args.patterns or _tail_match("HEAD", args.patterns)):
             head = refs.resolve("HEAD")
             if head is not None:
+                check_object("HEAD", head)
                 emit("HEAD", head, None, args.dereference and is_tag(head))
                 found += 1
         for ref in refs.iter_refs():
@@ -80,6 +90,7 @@ def run(argv: list[str], ctx: Any) -> int:
             oid = ref.oid if ref.target is None else refs.resolve(ref.name)
             if oid is None:
                 continue
+            check_object(ref.name, oid)
             peeled = ref.peeled if ref.target is None else None
             emit(ref.name, oid, peeled, args.dereference and peeled is None and is_tag(oid))
             found += 1

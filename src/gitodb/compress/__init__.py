@@ -11,8 +11,10 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
     Inflate the zlib stream at the start of ``data`` (more may follow) that must
     produce exactly ``size`` bytes; return the output and the exact number of
     input bytes the stream occupied.
-``Inflater`` / ``new_inflater()``
-    Streaming inflater: ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
+``Inflater`` / ``new_inflater(op="inflate-stream")``
+    Streaming inflater (``op="inflate-head"``: on the backend that reads a
+    stream's first bytes without decoding further, see ``new_inflater``):
+    ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
     ``unused_data``, ``unconsumed_tail``, ``consumed`` (input bytes of this stream
     consumed so far, exact once ``eof``), ``reset()`` to reuse it for the next
     stream (reusing inflate state where ``selection.STREAM_RESET`` says so), and
@@ -24,6 +26,10 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
 ``crc32(data, value=0) -> int`` (``value`` positional, as in ``zlib.crc32``)
     and ``crc32_combine(crc1, crc2, len2) -> int``.
 ``set_backend(name)``, ``active_backend(op=None)``, ``available_backends()``.
+``max_inflated_size(compressed_len) -> int``
+    The most bytes a zlib stream of ``compressed_len`` bytes can inflate to
+    (deflate's ratio is at most ~1032:1).  Readers compare a declared size with
+    it before they allocate or inflate anything.
 
 Callers use these as module attributes (``compress.inflate``), never
 ``from gitodb.compress import inflate``: ``set_backend`` rebinds them to the
@@ -41,6 +47,7 @@ uninstalled name raises ``BackendUnavailableError``, never a silent fallback
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -60,6 +67,17 @@ __all__ = [
 BACKEND_NAMES = ("auto", "zlib", "zlib-ng", "isal", "libdeflate")
 
 ENV_VAR = "GITODB_ZLIB_BACKEND"
+
+#: Deflate cannot expand data more than ~1032:1 (a 258-byte match costs 2 bits
+#: at best); a little slack covers the zlib header and a final partial block.
+MAX_INFLATE_RATIO = 1040
+#: ``max_length`` beyond this cannot be passed to a C zlib binding (ssize_t)
+_MAX_LENGTH = sys.maxsize
+
+
+def max_inflated_size(compressed_len: int) -> int:
+    """The largest output a zlib stream of ``compressed_len`` bytes can inflate to."""
+    return compressed_len * MAX_INFLATE_RATIO + 64
 
 # Rebound by set_backend(); these initial values are replaced at import time.
 inflate: Callable[[Buffer, int], bytes]
@@ -157,8 +175,8 @@ class Inflater:
     __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx",
                  "_new_reusable", "_reusable")
 
-    def __init__(self) -> None:
-        stream = _routing.backend("inflate-stream")
+    def __init__(self, op: str = "inflate-stream") -> None:
+        stream = _routing.backend(op)
         assert stream.decompressobj is not None
         self._decompressobj = stream.decompressobj
         self._errors = stream.stream_errors
@@ -183,6 +201,8 @@ class Inflater:
         """
         d = self._stream()
         unused_before = len(d.unused_data)
+        if max_length > _MAX_LENGTH:  # a declared size near 2**64: no limit is the same
+            max_length = _MAX_LENGTH
         try:
             out = d.decompress(data, max_length)
         except self._errors as e:
@@ -264,9 +284,14 @@ class Inflater:
         return ctx.inflate_prefix(data, size)
 
 
-def new_inflater() -> Inflater:
-    """Return a streaming inflater on the active backend."""
-    return Inflater()
+def new_inflater(op: str = "inflate-stream") -> Inflater:
+    """Return a streaming inflater on the backend chosen for ``op``.
+
+    ``"inflate-head"`` is for reading the first bytes of a stream: its backends
+    stop decoding where ``max_length`` is reached, as zlib does, so damage later
+    in the stream is not met (Git reads object headers that way).
+    """
+    return Inflater(op)
 
 
 class Deflater:

@@ -10,14 +10,26 @@ import os
 from collections.abc import Iterator
 
 from gitodb import compress
-from gitodb.errors import CompressionError, GitodbError, LooseObjectError
+from gitodb.errors import (
+    CompressionError,
+    GitodbError,
+    LooseObjectError,
+    ObjectFormatError,
+    OutOfMemoryError,
+)
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import parse_object_header
 from gitodb.objects.stream import ObjectStream
 
-# Enough inflated bytes to hold any valid header ("commit 18446744073709551615\0").
-_HEADER_PEEK = 64
+# Inflated bytes that hold any valid header ("commit 18446744073709551615\0"); Git
+# inflates exactly this much (MAX_HEADER_LEN) to read a header, so damage further
+# into the stream does not stop ``cat-file -t``/``-s``, as in Git.
+_HEADER_PEEK = 32
 _HEX = frozenset("0123456789abcdef")
+#: the message of a header whose type is not one of Git's (fatal in Git even in batch mode)
+INVALID_TYPE = "invalid object type"
+#: the start of the message of a size past 64 bits (Git: fatal size_t overflow, also in batch)
+SIZE_OVERFLOW = "unable to parse header: object header size"
 
 
 class LooseObjectStore:
@@ -61,10 +73,10 @@ class LooseObjectStore:
                 # unless the file is absurdly compressed, in which case read more below.
                 raw = f.read(4096)
                 try:
-                    return _parse_header_prefix(raw, path)[:2]
+                    return _parse_header_prefix(raw, path, complete=len(raw) < 4096)[:2]
                 except _NeedMore:
                     raw += f.read()
-                    return _parse_header_prefix(raw, path)[:2]
+                    return _parse_header_prefix(raw, path, complete=True)[:2]
         except (FileNotFoundError, NotADirectoryError):
             return None
 
@@ -116,15 +128,22 @@ class LooseObjectStore:
 
 
 class _NeedMore(Exception):
-    pass
+    """Internal: ``raw`` is a prefix of the file too short to hold the header."""
 
 
-def _parse_header_prefix(raw: bytes, path: str) -> tuple[str, int, int, bytes, compress.Inflater]:
+def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
+                         ) -> tuple[str, int, int, bytes, compress.Inflater]:
     """Inflate just enough of ``raw`` to parse the header.
 
+    ``complete`` says ``raw`` is the whole file: then a header cut short is a
+    ``LooseObjectError``, else ``_NeedMore`` asks the caller to read more.
     Returns ``(type, size, header_len, inflated_so_far, inflater)``.
     """
-    inf = compress.new_inflater()
+    if not raw and complete:
+        # The usual leftover of a crash between creating and writing the file.
+        raise LooseObjectError("object file is empty", path=path, offset=0)
+    # The header's backend decodes no further than asked (see _HEADER_PEEK).
+    inf = compress.new_inflater("inflate-head")
     try:
         head = inf.decompress(raw, _HEADER_PEEK)
     except CompressionError as e:
@@ -132,20 +151,41 @@ def _parse_header_prefix(raw: bytes, path: str) -> tuple[str, int, int, bytes, c
                                offset=0) from None
     if b"\0" not in head:
         if not inf.eof and len(head) < _HEADER_PEEK and not inf.unconsumed_tail:
+            if complete:
+                raise LooseObjectError("unable to unpack header: loose object is truncated",
+                                       path=path, offset=len(raw))
             raise _NeedMore
         raise LooseObjectError("unable to unpack header: no NUL in the first bytes",
                                path=path, offset=0)
     try:
         type_name, size, hlen = parse_object_header(head, path=path)
+    except ObjectFormatError as e:
+        if e.message.startswith(INVALID_TYPE):
+            # Git's words; it dies on this one even in batch mode (see cat-file)
+            raise LooseObjectError(INVALID_TYPE, path=path, offset=0) from None
+        raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
+                               offset=0) from None
     except GitodbError as e:
         raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
                                offset=0) from None
     return type_name, size, hlen, head, inf
 
 
+def _check_plausible(size: int, file_size: int, path: str) -> None:
+    """Refuse a declared size the file's zlib data cannot hold, before inflating it.
+
+    Without this a small file declaring 1 TiB would be inflated until its data ran
+    out (gigabytes for a zlib bomb) before the size mismatch was noticed.
+    """
+    if size > compress.max_inflated_size(file_size):
+        raise LooseObjectError(f"object declares {size} bytes, more than its {file_size} "
+                               "bytes of zlib data can hold", path=path, offset=0)
+
+
 def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
     """Inflate a whole loose object file's bytes; return ``(type_name, data)``."""
     type_name, size, hlen, head, inf = _parse_header_prefix(raw, path)
+    _check_plausible(size, len(raw), path)
     have = len(head) - hlen
     if have > size:
         raise LooseObjectError(f"object inflates to more than its declared size {size}",
@@ -156,6 +196,8 @@ def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
             not inf.eof else b""
         if not inf.eof and len(rest) <= size - have:
             rest += inf.flush()
+    except MemoryError:
+        raise OutOfMemoryError(size, path=path) from None
     except CompressionError as e:
         raise LooseObjectError(f"corrupt loose object: {e.message}", path=path,
                                offset=inf.consumed) from None
@@ -178,10 +220,12 @@ class LooseObjectStream(ObjectStream):
         self.path = path
         raw = f.read(4096)
         try:
-            self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
+            self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(
+                raw, path, complete=len(raw) < 4096)
         except _NeedMore:
             raw += f.read()
             self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
+        _check_plausible(self.size, os.fstat(f.fileno()).st_size, path)
         self._pending = head[hlen:]
         self._remaining = self.size - len(self._pending)
         self._tail = self._inf.unconsumed_tail

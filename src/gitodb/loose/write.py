@@ -35,9 +35,6 @@ Buffer = bytes | bytearray | memoryview
 #: Bytes read from a source stream per step; bounds memory for any object size.
 CHUNK_SIZE = 1 << 20
 
-#: Bytes of a regular file mapped at a time when it is read through mmap.
-MAP_WINDOW = 8 << 20
-
 #: Mode of object files, as Git creates them (before the umask).
 OBJECT_FILE_MODE = 0o444
 
@@ -345,8 +342,8 @@ def read_exactly(stream: BinaryIO, size: int, source: str | None = None,
     """Yield memoryviews over exactly the next ``size`` bytes of ``stream``.
 
     Each view is valid only until the next one is requested.  A regular file is
-    read through ``mmap`` windows (no copy, and resident memory stays bounded);
-    other streams through one reused buffer.  A stream that ends early raises
+    read with ``pread`` (see ``iter_file_chunks``); other streams through one
+    reused buffer.  A stream that ends early raises
     ``ObjectWriteError`` with Git's message.
     """
     fd = _regular_file_fd(stream)
@@ -392,36 +389,29 @@ def iter_file_chunks(fd: int, start: int, size: int, source: str | None = None,
                      chunk_size: int = CHUNK_SIZE) -> Iterator[memoryview]:
     """Yield ``size`` bytes of regular file ``fd`` from offset ``start`` as memoryviews.
 
-    The file is mapped ``MAP_WINDOW`` bytes at a time and each window unmapped
-    before the next, so resident memory stays bounded for any file size.  The
-    file is checked to be long enough before each window is mapped (touching a
-    mapping past the end of a file would kill the process).
+    Read with ``pread`` into one reused buffer, so resident memory stays bounded
+    for any file size.  Not ``mmap``: the file being stored may shrink while it
+    is read, and touching a mapped page past the new end kills the process
+    (SIGBUS); a read just comes back short, which is Git's "failed to read" error.
     """
-    import mmap
-
-    granularity = mmap.ALLOCATIONGRANULARITY
-    end = start + size
+    buf = bytearray(min(chunk_size, size))
+    view = memoryview(buf)
     pos = start
-    while pos < end:
-        base = pos - pos % granularity
-        length = min(MAP_WINDOW, end - base)
-        if os.fstat(fd).st_size < base + length:
-            raise _short_read(size, source)
-        window = mmap.mmap(fd, length, prot=mmap.PROT_READ, offset=base)
-        view = memoryview(window)
-        try:
-            off = pos - base
-            while off < length:
-                piece = view[off:off + chunk_size]
-                try:
-                    yield piece
-                finally:
-                    piece.release()
-                off += chunk_size
-        finally:
-            view.release()
-            window.close()
-        pos = base + length
+    end = start + size
+    try:
+        while pos < end:
+            want = min(len(buf), end - pos)
+            got = os.preadv(fd, [view[:want]], pos)
+            if got <= 0:
+                raise _short_read(size, source)
+            piece = view[:got]
+            try:
+                yield piece
+            finally:
+                piece.release()
+            pos += got
+    finally:
+        view.release()
 
 
 def _freshen(path: str) -> bool:

@@ -18,6 +18,8 @@ TYPE_NUMBERS = {name: num for num, name in TYPE_NAMES.items()}
 
 # A loose header is short; Git refuses anything longer than this before the NUL.
 MAX_HEADER_LEN = 32
+# Sizes are 64-bit in Git (size_t); a header declaring more is corrupt.
+MAX_OBJECT_SIZE = (1 << 64) - 1
 
 
 def object_header(type_name: str, size: int) -> bytes:
@@ -46,9 +48,15 @@ def parse_object_header(buf: bytes | bytearray | memoryview, *, path: str | None
     if sp <= 0:
         raise ObjectFormatError("object header has no type", path=path, offset=0)
     type_name = head[:sp].decode("ascii", "replace")
-    if not allow_unknown_type and type_name not in TYPE_NUMBERS:
-        raise ObjectFormatError(f"invalid object type \"{type_name}\"", path=path, offset=0)
+    # The syntax first, the type name after, as Git (a header that does not parse is
+    # "unable to parse"; one that parses with an unknown type is "invalid object type").
     size_text = head[sp + 1: nul]
     if not size_text.isdigit() or (len(size_text) > 1 and size_text[:1] == b"0"):
         raise ObjectFormatError("object header has a bad size", path=path, offset=sp + 1)
-    return type_name, int(size_text), nul + 1
+    size = int(size_text)
+    if size > MAX_OBJECT_SIZE:  # Git's size_t overflows
+        raise ObjectFormatError(f"object header size {size} is too large", path=path,
+                                offset=sp + 1)
+    if not allow_unknown_type and type_name not in TYPE_NUMBERS:
+        raise ObjectFormatError(f"invalid object type \"{type_name}\"", path=path, offset=0)
+    return type_name, size, nul + 1

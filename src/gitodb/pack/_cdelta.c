@@ -46,11 +46,12 @@ read_size(const unsigned char **pp, const unsigned char *end, unsigned long long
     return 0;
 }
 
-/* Walk the opcodes; copy into out when it is not NULL.  Returns NULL or an error text. */
+/* Walk the opcodes; copy into out when it is not NULL.  Returns NULL or an error text
+   (in msg when it has numbers: the same words as the Python reference). */
 static const char *
 run_opcodes(const unsigned char *p, const unsigned char *end, const unsigned char *base,
             unsigned long long base_len, unsigned long long dst_size, unsigned char *out,
-            unsigned long long *produced_out)
+            unsigned long long *produced_out, char *msg, size_t msglen)
 {
     unsigned long long produced = 0;
     while (p < end) {
@@ -74,8 +75,11 @@ run_opcodes(const unsigned char *p, const unsigned char *end, const unsigned cha
             }
             if (size == 0)
                 size = 0x10000;
-            if (off + size > base_len || produced + size > dst_size)
-                return "delta copy out of bounds";
+            if (off + size > base_len || produced + size > dst_size) {
+                snprintf(msg, msglen, "delta copy out of bounds (offset %llu, size %llu, "
+                         "base %llu, result %llu)", off, size, base_len, dst_size);
+                return msg;
+            }
             if (out)
                 memcpy(out + produced, base + off, size);
             produced += size;
@@ -115,7 +119,8 @@ apply_delta(PyObject *self, PyObject *args)
         err = msg;
     } else {
         Py_BEGIN_ALLOW_THREADS
-        err = run_opcodes(p, end, base.buf, base.len, dst_size, NULL, &produced);
+        err = run_opcodes(p, end, base.buf, base.len, dst_size, NULL, &produced, msg,
+                          sizeof(msg));
         Py_END_ALLOW_THREADS
         if (!err && produced != dst_size) {
             snprintf(msg, sizeof(msg), "delta result has %llu bytes, expected %llu",
@@ -128,7 +133,7 @@ apply_delta(PyObject *self, PyObject *args)
         if (result) {
             unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
             Py_BEGIN_ALLOW_THREADS
-            run_opcodes(p, end, base.buf, base.len, dst_size, out, &produced);
+            run_opcodes(p, end, base.buf, base.len, dst_size, out, &produced, msg, sizeof(msg));
             Py_END_ALLOW_THREADS
         }
     } else {

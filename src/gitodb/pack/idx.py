@@ -245,9 +245,12 @@ class PackIndex:
             yield self.oid_at(i)
 
     def close(self) -> None:
-        """Release the mapping."""
-        self._buf.release()
-        self._map.close()
+        """Release the mapping (kept alive while a slice of it is still referenced)."""
+        try:
+            self._buf.release()
+            self._map.close()
+        except BufferError:
+            pass
 
 
 def write_index_v2(entries: Iterable[tuple[bytes, int, int]], pack_checksum: bytes,

@@ -226,6 +226,10 @@ class PackIndexer:
         when the stream is corrupt, truncated, or inflates to the wrong size.
         """
         buf = self.buf
+        if size > compress.max_inflated_size(limit - pos):
+            # Checked first: the chunks below would otherwise pile up to ``size``.
+            raise self._bad_object(offset, f"declares {size} bytes, more than its "
+                                   f"{limit - pos} bytes of zlib data can hold")
         inf = compress.new_inflater()
         parts: list[bytes] = []
         got = 0

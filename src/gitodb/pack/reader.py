@@ -24,14 +24,21 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from gitodb import compress
-from gitodb.errors import CompressionError, DeltaError, PackError
+from gitodb.errors import (
+    CompressionError,
+    DeltaError,
+    ObjectNotFoundError,
+    OutOfMemoryError,
+    PackError,
+    report,
+)
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.rev import compute_rev_order, read_rev
+from gitodb.pack.rev import compute_rev_order, load_rev
 
 try:
     from gitodb.pack._cdelta import gather_u64 as _gather_u64
@@ -45,7 +52,7 @@ _PACK_HEADER_LEN = 12
 # Largest output needed to read a delta's two size varints (10 bytes each at most).
 _DELTA_HEADER_MAX = 20
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
-_MAX_INFLATE_RATIO = 1040
+_MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
 # Key space per pack in the shared cache: offsets below 2**44 (16 TiB) never collide.
 _KEY_STRIDE = 1 << 44
 
@@ -127,6 +134,7 @@ class PackFile:
         self._head_errors: tuple[type[BaseException], ...] = ()
         self._sorted_offsets: array | None = None
         self._rev_order: array | None = None
+        self._rev_from_file = False
 
     def _open_pack(self) -> None:
         path = self.path
@@ -167,11 +175,10 @@ class PackFile:
     def rev_order(self) -> array:
         """Index positions in pack-offset order (the ``.rev`` if present, else computed)."""
         if self._rev_order is None:
-            if os.path.exists(self.rev_path):
-                self._rev_order = read_rev(self.rev_path, self.idx.count, self.fmt,
-                                           self.idx.pack_checksum)
-            else:
-                self._rev_order = compute_rev_order(self.offsets)
+            order = load_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum) \
+                if os.path.exists(self.rev_path) else None
+            self._rev_from_file = order is not None
+            self._rev_order = order if order is not None else compute_rev_order(self.offsets)
         return self._rev_order
 
     @property
@@ -184,6 +191,13 @@ class PackFile:
                 self._sorted_offsets.frombytes(_gather_u64(offs, self.rev_order))
             else:
                 self._sorted_offsets = array("Q", (offs[p] for p in self.rev_order))
+            if self._rev_from_file and not _increasing(self._sorted_offsets):
+                # A .rev whose checksum matches but whose order is wrong: compute it.
+                report("error", f"reverse-index file {self.rev_path} is corrupt")
+                self._rev_order = compute_rev_order(offs)
+                self._rev_from_file = False
+                self._sorted_offsets = None
+                return self.sorted_offsets
             if self._sorted_offsets and self._sorted_offsets[-1] >= self.data_end:
                 bad = self._sorted_offsets[-1]
                 raise PackError(f"index points past the end of the pack (offset {bad})",
@@ -391,7 +405,8 @@ class PackFile:
         data_end = self.data_end
         chain: list[tuple[int, int, int]] = []
         seen: set[int] | None = None
-        off = offset
+        off = at = offset
+        size = 0
         try:
             while True:
                 hit = entries.get(kb + off)
@@ -406,8 +421,9 @@ class PackFile:
                 if 0 < type_num < 5:
                     j = bisect_right(so, off)
                     end = so[j] if j < nso else data_end
-                    if size > (end - pos) * _MAX_INFLATE_RATIO + 64:
+                    if size > compress.max_inflated_size(end - pos):
                         self._impossible_size(off, size, end - pos)
+                    at = off
                     data = inflate(buf[pos:end], size)
                     # Cache full trees and blobs too: in pack order their deltas follow.
                     if chain or type_num == 2 or type_num == 3:
@@ -442,16 +458,47 @@ class PackFile:
                 doff, dstart, dsize = chain[i]
                 j = bisect_right(so, doff)
                 end = so[j] if j < nso else data_end
-                if dsize > (end - dstart) * _MAX_INFLATE_RATIO + 64:
+                if dsize > compress.max_inflated_size(end - dstart):
                     self._impossible_size(doff, dsize, end - dstart)
+                size = dsize
+                at = doff
                 delta = inflate(buf[dstart:end], dsize)
+                size = -1  # building the delta's result
                 data = apply_delta(data, delta, path=path, offset=doff)
                 # Every result may be the base of a later delta (and is, in pack order).
                 cache.put(kb + doff, type_num, data)
         except CompressionError as e:
-            raise PackError(f"corrupt pack entry: {e.message}", path=path,
-                            offset=off if not chain else _failing_offset(chain, off)) from None
+            # ``at``: the entry whose own data failed to inflate (not the wanted one)
+            raise PackError(f"corrupt pack entry: {e.message}", path=path, offset=at) from None
+        except MemoryError:
+            # Name what was being built: an inflated entry, or a delta's result.
+            raise OutOfMemoryError(delta_sizes(delta)[1] if size == -1 else size or None,
+                                   path=path, offset=offset) from None
         return type_num, data
+
+    def apply_own_delta(self, offset: int, base_type: int, base: bytes) -> tuple[int, bytes]:
+        """The delta entry at ``offset`` applied to ``base`` (its base, got elsewhere).
+
+        For recovery when the base's copy in this pack is damaged (Git reads the
+        base by id then); ``(base_type, data)``.
+        """
+        t, size, hlen = parse_entry_header(self.buf, offset, self.path)
+        pos = offset + hlen
+        if t == OBJ_OFS_DELTA:
+            pos += parse_ofs_distance(self.buf, pos, self.path)[1]
+        elif t == OBJ_REF_DELTA:
+            pos += self.fmt.rawsz
+        else:
+            raise PackError("pack entry is not a delta", path=self.path, offset=offset)
+        end = self.entry_end(offset)
+        if size > compress.max_inflated_size(end - pos):
+            self._impossible_size(offset, size, end - pos)
+        try:
+            delta = compress.inflate(self.buf[pos:end], size)
+        except CompressionError as e:
+            raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
+                            offset=offset) from None
+        return base_type, apply_delta(base, delta, path=self.path, offset=offset)
 
     def _impossible_size(self, offset: int, size: int, span: int) -> None:
         # Checked before inflating: one-shot backends allocate the declared size.
@@ -462,7 +509,12 @@ class PackFile:
         if self._external is None:
             raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
                              path=self.path, offset=offset)
-        return self._external(base_oid)
+        try:
+            return self._external(base_oid)
+        except ObjectNotFoundError:
+            # The damage is here: the delta at ``offset`` names a base nobody has.
+            raise DeltaError(f"delta base {base_oid.hex()} is missing", path=self.path,
+                             offset=offset) from None
 
     def type_at(self, offset: int) -> int:
         """The object type number at ``offset``, following delta chains through headers."""
@@ -499,7 +551,11 @@ class PackFile:
                     if self._external_type is None:
                         raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
                                          path=path, offset=off)
-                    t = self._external_type(base_oid)
+                    try:
+                        t = self._external_type(base_oid)
+                    except ObjectNotFoundError:
+                        raise DeltaError(f"delta base {base_oid.hex()} is missing", path=path,
+                                         offset=off) from None
                     break
                 off = self.offsets[base_pos]
             else:
@@ -588,16 +644,22 @@ class PackFile:
                                offset + hlen, self.entry_end(offset), offset)
 
     def close(self) -> None:
-        """Release the mappings (objects already returned stay valid)."""
-        self.buf.release()
-        self._map.close()
+        """Release the mappings (objects already returned stay valid).
+
+        A slice of the pack still referenced somewhere (say, by the traceback of
+        an error being handled) keeps its mapping alive until it is dropped.
+        """
+        try:
+            self.buf.release()
+            self._map.close()
+        except BufferError:
+            pass
         self.idx.close()
 
 
-def _failing_offset(chain: list[tuple[int, int, int]], off: int) -> int:
-    # When an error happens while applying, the innermost unfinished entry is the
-    # culprit; the walk stops at ``off``.  Report the entry we were working on.
-    return chain[-1][0] if chain else off
+def _increasing(values: array) -> bool:
+    """True if ``values`` is strictly increasing."""
+    return all(a < b for a, b in zip(values, values[1:], strict=False))
 
 
 class PackEntryStream(ObjectStream):

@@ -14,7 +14,7 @@ import sys
 from array import array
 from collections.abc import Sequence
 
-from gitodb.errors import PackError
+from gitodb.errors import PackError, RevIndexChecksumError, report
 from gitodb.objects.format import ObjectFormat
 
 RIDX_MAGIC = b"RIDX"
@@ -52,25 +52,54 @@ def read_rev(path: str | os.PathLike[str], count: int, fmt: ObjectFormat,
         data = f.read()
     rawsz = fmt.rawsz
     expected = 12 + 4 * count + 2 * rawsz
+    # Git's words, after "reverse-index file <path>" (see load_rev)
+    if len(data) < 12 + 2 * rawsz:
+        raise PackError("reverse-index file is too small", path=p, offset=len(data))
     if len(data) != expected:
-        raise PackError(f"reverse-index file has wrong size {len(data)}, expected {expected}",
+        raise PackError(f"reverse-index file is corrupt (size {len(data)}, expected {expected})",
                         path=p, offset=min(len(data), expected))
     if data[:4] != RIDX_MAGIC:
-        raise PackError("reverse-index file has bad signature", path=p, offset=0)
+        raise PackError("reverse-index file has unknown signature", path=p, offset=0)
     version, hash_id = struct.unpack_from(">II", data, 4)
     if version != 1:
-        raise PackError(f"reverse-index file has unsupported version {version}", path=p, offset=4)
+        raise PackError(f"reverse-index file has unsupported version {version}", path=p,
+                        offset=4)
     if hash_id != fmt.pack_hash_id:
-        raise PackError(f"reverse-index file has unsupported hash id {hash_id}", path=p, offset=8)
+        raise PackError(f"reverse-index file has unsupported hash id {hash_id}", path=p,
+                        offset=8)
     end = len(data) - rawsz
     if fmt.new_hasher(memoryview(data)[:end]).digest() != data[end:]:
-        raise PackError("reverse-index file has a bad checksum", path=p, offset=end)
+        raise RevIndexChecksumError("reverse-index file has a bad checksum", path=p, offset=end)
     if pack_checksum is not None and data[end - rawsz:end] != pack_checksum:
-        raise PackError("reverse-index file does not match its pack", path=p, offset=end - rawsz)
+        raise PackError("reverse-index file is corrupt (does not match its pack)", path=p,
+                        offset=end - rawsz)
     order = array("I", data[12:12 + 4 * count])
     if sys.byteorder == "little":
         order.byteswap()
     for i, pos in enumerate(order):
         if pos >= count:
-            raise PackError("reverse-index entry out of range", path=p, offset=12 + 4 * i)
+            raise PackError("reverse-index file is corrupt (entry out of range)", path=p,
+                            offset=12 + 4 * i)
     return order
+
+
+def load_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> array | None:
+    """The order from the pack's ``.rev``, or None when it cannot be used.
+
+    As Git, a damaged ``.rev`` never makes its pack unreadable: the caller computes
+    the order instead.  Git prints an ``error:`` line for a file of the wrong
+    size or signature (reported here as a ``GitodbWarning``) and does not check
+    the checksum at all (a mismatch is dropped silently).
+    """
+    try:
+        return read_rev(path, count, fmt, pack_checksum)
+    except FileNotFoundError:
+        return None
+    except RevIndexChecksumError:
+        return None
+    except PackError as e:
+        report("error", e.message.replace("reverse-index file", f"reverse-index file {path}", 1))
+        return None
+    except OSError as e:
+        report("error", f"cannot read reverse-index file {path}: {e.strerror}")
+        return None

@@ -16,6 +16,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from gitodb.errors import RefError
 from gitodb.objects.format import ObjectFormat
@@ -428,16 +429,19 @@ class RefStore(ABC):
     # -- shared planning --------------------------------------------------
     def should_log(self, name: str) -> bool:
         """``core.logAllRefUpdates`` (default: true unless bare), or an existing reflog."""
-        get = getattr(self.config, "get", None)
-        value = (get("core.logallrefupdates") if get else None)
-        if value is None:
-            bare = (get("core.bare") if get else None) or "false"
-            mode = "false" if bare.lower() in ("true", "yes", "on", "1") else "true"
-        else:
-            mode = value.lower()
+        config: Any = self.config
+        if hasattr(config, "get_bool_or_str"):
+            # Git's parse: a boolean or "always"; "" (``-c key=``) is false
+            default = not config.get_bool("core.bare", False)
+            mode = config.get_bool_or_str("core.logallrefupdates", ("always",), default)
+        else:  # a plain mapping-like config without Git's typed getters
+            get = getattr(config, "get", None)
+            value = (get("core.logallrefupdates") if get else None)
+            mode = value.lower() if value is not None else True
+            mode = mode if mode == "always" else mode in (True, "true", "yes", "on", "1")
         if mode == "always":
             return True
-        if mode in ("true", "yes", "on", "1", ""):
+        if mode is True:
             if name == "HEAD" or name.startswith(("refs/heads/", "refs/remotes/",
                                                   "refs/notes/")):
                 return True

@@ -140,6 +140,10 @@ class TableReader:
                 raise ReftableError(f"footer position {p} out of range", path=path,
                                     offset=fpos + hsize + 8 * i)
         first = buf[hsize] if fpos > hsize else None
+        if first is not None and first not in (BLOCK_REF, BLOCK_LOG, BLOCK_OBJ, BLOCK_INDEX):
+            # Something is there but it is no block: the table is damaged, not empty.
+            raise ReftableError(f"unexpected block type 0x{first:02x}", path=path,
+                                offset=hsize)
         self.has_refs = first == BLOCK_REF
         self.logs_first = first == BLOCK_LOG
         self.has_logs = self.logs_first or self.log_pos > 0
@@ -179,6 +183,7 @@ class TableReader:
             zstart = pos + hdr + 4
             zend = min(self.footer_pos, zstart + inflated + (inflated >> 10) + 64)
             data = memoryview(self.buf)[zstart:zend]
+            failure: ReftableError | None = None
             try:
                 if self.reuse_inflater:
                     inf = self._inflater
@@ -188,10 +193,16 @@ class TableReader:
                 else:
                     out, consumed = compress.new_inflater().inflate_prefix(data, inflated)
             except CompressionError as e:
-                raise ReftableError(f"corrupt log block: {e.message}", path=self.path,
-                                    offset=pos + hdr + 4) from None
-            finally:
+                failure = ReftableError(f"corrupt log block: {e.message}", path=self.path,
+                                        offset=pos + hdr + 4)
+            # Released only once the backend's exception (whose traceback may hold
+            # slices of ``data``) is gone; a slice still alive just delays the release.
+            try:
                 data.release()
+            except BufferError:
+                pass
+            if failure is not None:
+                raise failure
             blk = Block(out, -(hdr + 4), hdr, btype, block_len, self.path, pos)
             blk.full_size = hdr + 4 + consumed
             return blk
@@ -218,18 +229,32 @@ class TableReader:
             yield blk
             pos += blk.full_size
 
+    def _section(self, pos: int, btype: int) -> int:
+        """``pos`` from the footer, checked to start a block of ``btype`` when first used.
+
+        Checked lazily, as Git does: a damaged log index must not stop reading refs.
+        """
+        hdr = self.header_size if pos == 0 else 0
+        if self.buf[pos + hdr] != btype:
+            raise ReftableError(f"unexpected block type 0x{self.buf[pos + hdr]:02x} where the "
+                                f"footer places a 0x{btype:02x} block", path=self.path,
+                                offset=pos)
+        return pos
+
     def _first_pos(self, btype: int) -> int | None:
         if btype == BLOCK_REF:
             return 0 if self.has_refs else None
         if btype == BLOCK_LOG:
-            return 0 if self.logs_first else (self.log_pos or None)
+            return 0 if self.logs_first else (
+                self._section(self.log_pos, BLOCK_LOG) if self.log_pos else None)
         if btype == BLOCK_OBJ:
-            return self.obj_pos or None
+            return self._section(self.obj_pos, BLOCK_OBJ) if self.obj_pos else None
         return None
 
     def _index_pos(self, btype: int) -> int:
-        return {BLOCK_REF: self.ref_index_pos, BLOCK_LOG: self.log_index_pos,
-                BLOCK_OBJ: self.obj_index_pos}[btype]
+        pos = {BLOCK_REF: self.ref_index_pos, BLOCK_LOG: self.log_index_pos,
+               BLOCK_OBJ: self.obj_index_pos}[btype]
+        return self._section(pos, BLOCK_INDEX) if pos else 0
 
     # -- seeking ----------------------------------------------------------
     def _leaf_for(self, btype: int, key: bytes) -> int | None:
@@ -322,29 +347,46 @@ class TableReader:
             seek = None
 
     def log_refnames(self) -> list[bytes]:
-        """Distinct ref names in the log section, skipping from one name to the next."""
+        """Distinct ref names in the log section, skipping from one name to the next.
+
+        The skip goes through the log index.  Every step must land on a ref name
+        after the previous one; a damaged index that leads back (which would loop
+        forever) makes the rest of the walk a plain scan of the log blocks, which
+        always moves forward and gives the names Git's sequential read gives.
+        """
         names: list[bytes] = []
         first = self._first_pos(BLOCK_LOG)
         if first is None:
             return names
         target = b""
+        use_index = True
         while True:
-            leaf = self._leaf_for(BLOCK_LOG, target) if target else first
+            leaf = self._leaf_for(BLOCK_LOG, target) if target and use_index else first
             if leaf is None:
                 return names
-            found = None
-            seek: bytes | None = target or None
-            for blk in self.blocks(leaf, BLOCK_LOG):
-                for rec in _log_records(blk, self.hash_size, seek):
-                    found = rec.refname
-                    break
-                if found is not None:
-                    break
-                seek = None
+            found = self._first_log_name_from(leaf, target or None)
+            if found is not None and names and found <= names[-1]:
+                if not use_index:  # cannot happen: the scan checks key order
+                    raise ReftableError("log keys out of order", path=self.path, offset=leaf)
+                use_index = False
+                continue
             if found is None:
-                return names
+                if use_index and target:
+                    # The index may have skipped past the rest: confirm by scanning.
+                    use_index = False
+                    found = self._first_log_name_from(first, target)
+                if found is None:
+                    return names
             names.append(found)
             target = found + b"\x01"
+
+    def _first_log_name_from(self, leaf: int, target: bytes | None) -> bytes | None:
+        """Ref name of the first log record at or after key ``target``, from block ``leaf``."""
+        for blk in self.blocks(leaf, BLOCK_LOG):
+            for rec in _log_records(blk, self.hash_size, target):
+                if target is None or log_key(rec.refname, rec.update_index) >= target:
+                    return rec.refname
+        return None
 
     # -- objects ----------------------------------------------------------
     def refs_for(self, oid: bytes) -> Iterator[RefRecord]:
@@ -435,8 +477,7 @@ def _ref_records(blk: Block, hash_size: int, min_ui: int,
             if prefix > len(last) or e > end:
                 raise blk.error("record key out of range", start)
             key = last[:prefix] + bytes(buf[pos:e])
-            if key <= last and last:
-                raise blk.error("keys out of order", start)
+            # No order check: Git lists refs in stored order too (a seek may then miss).
             last = key
             ui, pos = get_varint(buf, e, end)
             vt = st & 7

@@ -12,6 +12,7 @@ from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
+from gitodb.repo.extensions import check_repository_format
 
 if TYPE_CHECKING:
     from gitodb.repo.odb import ObjectDatabase
@@ -63,16 +64,21 @@ class Repository:
         self.git_dir = git_dir.absolute()
         self.common_dir = _common_dir(self.git_dir)
         self.config = Config()
-        self.config.read_file(self.common_dir / "config")
+        self.config.read_file(self.common_dir / "config", _config_display(path, git_dir,
+                                                                           self.common_dir))
+        if self.config.get_bool("extensions.worktreeconfig"):
+            # Git reads the worktree's own config after the common one (before -c).
+            self.config.read_file(self.git_dir / "config.worktree",
+                                  str(self.git_dir / "config.worktree"))
         # Git applies GIT_CONFIG_COUNT/KEY/VALUE first, then ``-c`` (which wins).
         env_pairs = _env_config_pairs()
         if env_pairs:
             self.config.apply_overrides(env_pairs)
         if config_overrides:
             self.config.apply_overrides(config_overrides)
-        version = self.config.get_int("core.repositoryformatversion", 0)
-        if version > 1:
-            raise RepositoryError(f"Expected git repo version <= 1, found {version}")
+        # Git checks the format when it sets the repository up, then reads core.*
+        version = check_repository_format(self.config)
+        _check_core_config(self.config)
         self.object_format: ObjectFormat = format_by_name(
             (self.config.get("extensions.objectformat") or "sha1") if version == 1 else "sha1")
         self.ref_storage = (self.config.get("extensions.refstorage") or "files").lower()
@@ -141,6 +147,45 @@ class Repository:
     def read_object(self, name: str) -> tuple[str, bytes]:
         """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
         return self.odb.read(self.resolve(name))
+
+
+def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Path) -> str:
+    """The repository config file's name as Git prints it in messages.
+
+    Git names it from the git directory as it knows it: ``.git/config`` for a
+    work tree (Git works from its top), the ``--git-dir`` as given otherwise.
+    """
+    if common_dir != git_dir.absolute():
+        return str(common_dir / "config")
+    if git_dir.name == ".git" and Path(path) != git_dir:
+        return ".git/config"
+    here = Path.cwd()
+    if git_dir.absolute() == here:
+        return "config"
+    return os.path.join(os.fspath(path), "config")
+
+
+#: settings Git parses at the start of every command (git_default_config), and dies on
+_CORE_BOOLS = ("core.bare", "core.filemode", "core.ignorecase", "core.symlinks",
+               "core.quotepath", "core.trustctime", "core.precomposeunicode",
+               "core.warnambiguousrefs", "core.prefersymlinkrefs", "core.protecthfs",
+               "core.protectntfs", "core.sparsecheckout", "core.multipackindex")
+_CORE_BOOL_OR = (("core.logallrefupdates", ("always",)), ("core.autocrlf", ("input",)),
+                 ("core.safecrlf", ("warn",)))
+_CORE_INTS = ("core.compression", "core.loosecompression", "pack.compression")
+_CORE_ULONGS = ("core.packedgitwindowsize", "core.packedgitlimit", "core.deltabasecachelimit")
+
+
+def _check_core_config(config: Config) -> None:
+    """Refuse the core settings Git parses (and dies on) in every command."""
+    for key in _CORE_BOOLS:
+        config.get_bool(key)
+    for key, words in _CORE_BOOL_OR:
+        config.get_bool_or_str(key, words)
+    for key in _CORE_INTS:
+        config.get_int(key, 0)
+    for key in _CORE_ULONGS:
+        config.get_ulong(key, 0)
 
 
 def _env_config_pairs() -> list[str]:

@@ -13,9 +13,13 @@ from collections.abc import Iterable
 
 from gitodb.errors import ConfigError
 
-_SECTION = re.compile(r'^\[\s*([A-Za-z0-9.-]+)(?:\s+"((?:[^"\\]|\\.)*)")?\s*\]\s*(.*)$')
-_TRUE = {"true", "yes", "on", "1", ""}
-_FALSE = {"false", "no", "off", "0"}
+_SECTION = re.compile(r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
+                      r'[ \t]*\][ \t]*(.*)$', re.DOTALL)
+#: Git's isspace() (its own ctype table): not \v, \f or Unicode spaces
+_BLANKS = " \t\r\n"
+_VAR = re.compile(r"[a-z][a-z0-9-]*")
+_TRUE = {"true", "yes", "on"}
+_FALSE = {"false", "no", "off", ""}
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
 
 
@@ -40,7 +44,7 @@ def _unquote_value(raw: str, path: str, lineno: int) -> str:
         i += 1
         if not quoted and c in "#;":
             break
-        if not quoted and c.isspace():
+        if not quoted and c in _BLANKS:
             if out:
                 pending_spaces += 1
             continue
@@ -67,21 +71,31 @@ _ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
 
 
 class Config:
-    """Values from config files plus ``-c`` overrides; multi-valued keys kept in order."""
+    """Values from config files plus ``-c`` overrides; multi-valued keys kept in order.
+
+    Each value remembers where it came from (file and line, or the command line),
+    so that a value Git would reject is reported with Git's words and place.
+    """
 
     def __init__(self) -> None:
         self._values: dict[str, list[str | None]] = {}
+        # per key, parallel to _values: (file as Git names it, line) or None (-c)
+        self._origins: dict[str, list[tuple[str, int] | None]] = {}
 
-    def read_file(self, path: str | os.PathLike[str]) -> None:
-        """Add every entry of the config file at ``path`` (missing file: nothing)."""
+    def read_file(self, path: str | os.PathLike[str], display: str | None = None) -> None:
+        """Add every entry of the config file at ``path`` (missing file: nothing).
+
+        ``display`` is the file's name in messages (Git's: ``.git/config``).
+        """
         try:
             with open(path, encoding="utf-8", errors="surrogateescape") as f:
-                lines = f.read().splitlines()
+                # Git ends lines at \n only (\r before it is a blank)
+                lines = f.read().split("\n")
         except FileNotFoundError:
             return
         section = None
         for lineno, line in enumerate(lines, 1):
-            text = line.strip()
+            text = line.strip(_BLANKS)
             if not text or text[0] in "#;":
                 continue
             if text.startswith("["):
@@ -98,19 +112,28 @@ class Config:
                     if sub is not None:
                         name = name + "." + re.sub(r"\\(.)", r"\1", sub)
                 section = name
-                text = rest.strip()
+                text = rest.strip(_BLANKS)
                 if not text or text[0] in "#;":
                     continue
             if section is None:
                 raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}", path=path)
             var, eq, raw = text.partition("=")
-            var = var.strip().lower()
+            var = var.strip(_BLANKS).lower()
+            if not _VAR.fullmatch(var):  # Git: a letter, then letters, digits and '-'
+                raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}",
+                                  path=path)
             value = _unquote_value(raw, os.fspath(path), lineno) if eq else None
-            self.add(f"{section}.{var}", value)
+            self.add(f"{section}.{var}", value,
+                     origin=(display if display is not None else os.fspath(path), lineno))
 
-    def add(self, key: str, value: str | None) -> None:
-        """Append a value for ``key``; ``None`` is a bare key (boolean true)."""
-        self._values.setdefault(canonical_key(key), []).append(value)
+    def add(self, key: str, value: str | None, *, origin: tuple[str, int] | None = None) -> None:
+        """Append a value for ``key``; ``None`` is a bare key (boolean true).
+
+        ``origin`` is ``(file, line)``; None means the command line.
+        """
+        k = canonical_key(key)
+        self._values.setdefault(k, []).append(value)
+        self._origins.setdefault(k, []).append(origin)
 
     def apply_overrides(self, pairs: Iterable[str]) -> None:
         """Apply ``-c key=value`` settings (``-c key`` alone means true)."""
@@ -135,28 +158,72 @@ class Config:
         """Every value of ``key`` in order, ``None`` for a bare key (no ``=``)."""
         return list(self._values.get(canonical_key(key), []))
 
-    def get_bool(self, key: str, default: bool = False) -> bool:
-        """Value of ``key`` read as Git reads a boolean."""
-        vals = self._values.get(canonical_key(key))
+    def _last(self, key: str) -> tuple[str, str | None, tuple[str, int] | None] | None:
+        """``(canonical key, last value, its origin)``, or None if ``key`` is unset."""
+        k = canonical_key(key)
+        vals = self._values.get(k)
         if not vals:
+            return None
+        return k, vals[-1], self._origins[k][-1]
+
+    def get_bool(self, key: str, default: bool = False) -> bool:
+        """Value of ``key`` read as Git reads a boolean.
+
+        A bare key is true, an empty value false (``-c key=``); true/yes/on and
+        false/no/off in any case, or a number (non-zero is true).
+        """
+        last = self._last(key)
+        if last is None:
             return default
-        v = vals[-1]
+        k, v, _origin = last
+        b = parse_bool(v)
+        if b is None:
+            raise ConfigError(f"bad boolean config value '{v}' for '{k}'")
+        return b
+
+    def get_bool_or_str(self, key: str, words: Iterable[str], default: bool | str = False
+                        ) -> bool | str:
+        """A boolean, or one of ``words`` (lower-cased), like ``core.logAllRefUpdates``.
+
+        As Git, a bare key is an error here ("missing value").
+        """
+        last = self._last(key)
+        if last is None:
+            return default
+        k, v, origin = last
         if v is None:
-            return True
-        low = v.lower()
-        if low in _TRUE:
-            return True
-        if low in _FALSE:
-            return False
-        try:
-            return parse_int(v, key) != 0
-        except ConfigError:
-            raise ConfigError(f"bad boolean config value '{v}' for '{key}'") from None
+            where = "from command-line config" if origin is None else \
+                f"in file '{origin[0]}' at line {origin[1]}"
+            what = "unable to parse" if origin is None else "bad config variable"
+            raise ConfigError(f"{what} '{k}' {where}",
+                              details=[f"missing value for '{k}'"])
+        if v.lower() in words:
+            return v.lower()
+        b = parse_bool(v)
+        if b is None:
+            raise ConfigError(f"bad boolean config value '{v}' for '{k}'")
+        return b
 
     def get_int(self, key: str, default: int) -> int:
-        """Value of ``key`` read as Git reads an integer (k/m/g suffixes)."""
-        v = self.get(key)
-        return default if v is None else parse_int(v, key)
+        """Value of ``key`` read as Git's ``git_config_int`` (32-bit, k/m/g units)."""
+        return self._number(key, default, -(1 << 31), (1 << 31) - 1)
+
+    def get_int64(self, key: str, default: int) -> int:
+        """Value of ``key`` read as Git's ``git_config_int64``."""
+        return self._number(key, default, -(1 << 63), (1 << 63) - 1)
+
+    def get_ulong(self, key: str, default: int) -> int:
+        """Value of ``key`` read as Git's ``git_config_ulong`` (no sign allowed)."""
+        return self._number(key, default, 0, (1 << 64) - 1)
+
+    def _number(self, key: str, default: int, lo: int, hi: int) -> int:
+        last = self._last(key)
+        if last is None:
+            return default
+        k, v, origin = last
+        text = "" if v is None else v
+        where = "" if origin is None else f" in file {origin[0]}"
+        return parse_int(text, k, where=where, lo=lo, hi=hi)
 
     def names(self) -> list[str]:
         """Every key that has a value, canonical, in first-seen order."""
@@ -165,12 +232,56 @@ class Config:
     def __contains__(self, key: str) -> bool:
         return canonical_key(key) in self._values
 
+    def keys(self, prefix: str = "") -> list[str]:
+        """Canonical keys that are set, in first-set order; only those under ``prefix``."""
+        return [k for k in self._values if k.startswith(prefix)]
 
-def parse_int(text: str, key: str = "") -> int:
-    """Parse a Git config integer with an optional k, m or g unit suffix."""
-    t = text.strip()
-    unit = t[-1:].lower() if t[-1:].isalpha() else ""
-    num = t[: -1] if unit else t
-    if unit not in _UNITS or not re.fullmatch(r"[-+]?\d+", num):
-        raise ConfigError(f"bad numeric config value '{text}' for '{key}': invalid unit")
-    return int(num) * _UNITS[unit]
+    def origin(self, key: str) -> tuple[str, int] | None:
+        """Where the last value of ``key`` was set: (file, line), or None (command line)."""
+        origins = self._origins.get(canonical_key(key))
+        return origins[-1] if origins else None
+
+
+def parse_bool(value: str | None) -> bool | None:
+    """Git's boolean: None (a bare key) is true, "" false; None back if not a boolean."""
+    if value is None:
+        return True
+    low = value.lower()
+    if low in _TRUE:
+        return True
+    if low in _FALSE:
+        return False
+    try:
+        return parse_int(value) != 0
+    except ConfigError:
+        return None
+
+
+# strtoimax(base 0): optional blanks and sign, then decimal, 0x hex or 0 octal
+_NUMBER = re.compile(r"[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)",
+                     re.DOTALL)
+
+
+def parse_int(text: str, key: str = "", *, where: str = "", lo: int = -(1 << 63),
+              hi: int = (1 << 63) - 1) -> int:
+    """Parse a Git config integer with an optional k, m or g unit suffix.
+
+    As Git: C's base-0 number syntax, a unit (any case) and nothing after it;
+    ``where`` is the `` in file X`` part of the message; ``lo <= value <= hi``.
+    A minus sign is refused when ``lo`` is 0 (Git's unsigned parse).
+    """
+    m = _NUMBER.fullmatch(text)
+    unit = m.group(3).lower() if m else None
+    if m is None or unit not in _UNITS or (lo == 0 and "-" in text):
+        raise ConfigError(f"bad numeric config value '{text}' for '{key}'{where}: invalid unit")
+    digits = m.group(2)
+    if digits[:2] in ("0x", "0X"):
+        n = int(digits, 16)
+    elif digits[0] == "0":
+        n = int(digits, 8)
+    else:
+        n = int(digits)
+    value = (-n if m.group(1) == "-" else n) * _UNITS[unit]
+    if not lo <= value <= hi:
+        raise ConfigError(f"bad numeric config value '{text}' for '{key}'{where}: out of range")
+    return value

@@ -24,17 +24,18 @@ from gitodb.errors import (
     DeltaError,
     ObjectNotFoundError,
     PackError,
-    RepositoryError,
+    report,
 )
 from gitodb.loose.read import LooseObjectStore
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
+from gitodb.pack.idx import PackIndex
 from gitodb.pack.reader import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PackFile
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 
-# Git follows alternates of alternates up to this depth.
+# Git reads alternates files of alternates down to this depth.
 MAX_ALTERNATE_DEPTH = 5
 
 
@@ -119,17 +120,24 @@ class ObjectDirectory:
         return [p for _m, p in found]
 
 
-def _read_alternates(objects_dir: str) -> list[str]:
+def _alternates_file(objects_dir: str) -> bytes | None:
+    """The bytes of ``objects_dir/info/alternates``, or None (Git's warning if unreadable)."""
     path = os.path.join(objects_dir, "info", "alternates")
     try:
         with open(path, "rb") as f:
-            lines = f.read().decode("utf-8", "surrogateescape").splitlines()
+            return f.read()
     except (FileNotFoundError, NotADirectoryError):
-        return []
-    except OSError as e:
-        raise RepositoryError(f"unable to read '{path}': {e.strerror}", path=path) from e
+        return None
+    except OSError as e:  # a directory, unreadable: Git warns and goes on without it
+        report("warning", f"unable to access '{path}': {e.strerror}")
+        return None
+
+
+def _parse_alternates(raw: bytes, objects_dir: str) -> list[str]:
+    """Absolute paths named by an alternates file (relative ones from ``objects_dir``)."""
     out = []
-    for line in lines:
+    # Git hands the file's content on as one C string: a NUL ends it.
+    for line in raw.partition(b"\0")[0].decode("utf-8", "surrogateescape").splitlines():
         line = line.strip()
         if not line or line.startswith("#"):
             continue
@@ -137,6 +145,35 @@ def _read_alternates(objects_dir: str) -> list[str]:
             line = line[1:-1]
         out.append(os.path.normpath(os.path.join(objects_dir, line)))
     return out
+
+
+class _UnusablePack:
+    """The ids of a pack that cannot be read, standing in for a loose store.
+
+    Enumeration lists them; every read finds nothing (so callers say "missing").
+    """
+
+    def __init__(self, path: str, oids: list[bytes]) -> None:
+        self.path = path
+        self._oids = oids
+
+    def iter_oids(self) -> list[bytes]:
+        return self._oids
+
+    def read(self, oid: bytes) -> None:
+        return None
+
+    def read_header(self, oid: bytes) -> None:
+        return None
+
+    def disk_size(self, oid: bytes) -> None:
+        return None
+
+    def open_stream(self, oid: bytes) -> None:
+        return None
+
+    def path_of(self, oid: bytes) -> str:
+        return self.path
 
 
 class ObjectDatabase:
@@ -156,6 +193,11 @@ class ObjectDatabase:
         self.dirs = self._collect_dirs(alternates or [])
         self.packs: list[PackFile] = []
         self._pack_paths: set[str] = set()
+        #: (pack key, offset) of entries that failed to read: other copies are used
+        self._bad_entries: set[tuple[int, int]] = set()
+        #: packs whose .pack cannot be opened (their ids are known from a sound .idx)
+        self.unusable: list[_UnusablePack] = []
+        self._unusable_paths: set[str] = set()
         self._resolving: set[bytes] = set()
         self.rescan_packs()
 
@@ -167,28 +209,49 @@ class ObjectDatabase:
             repo.common_dir, "objects")
         extra = [p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(
             os.pathsep) if p]
-        limit = repo.config.get_int("core.deltabasecachelimit",
+        limit = repo.config.get_ulong("core.deltabasecachelimit",
                                     DEFAULT_DELTA_BASE_CACHE_LIMIT)
         return cls(objects_dir, repo.object_format, alternates=extra,
                    delta_base_cache_limit=limit)
 
     # -- layout ----------------------------------------------------------------
     def _collect_dirs(self, extra: list[str]) -> list[ObjectDirectory]:
-        """The own directory, then alternates breadth-first, each once."""
+        """The own directory, then alternates in Git's order, each once.
+
+        As Git: ``extra`` (``GIT_ALTERNATE_OBJECT_DIRECTORIES``) first, then the
+        alternates file; each alternate's own alternates right after it (depth
+        first).  An alternates file read deeper than ``MAX_ALTERNATE_DEPTH`` is
+        ignored with Git's error; a missing alternate is skipped with Git's error.
+        """
         seen: set[str] = set()
         dirs: list[ObjectDirectory] = []
-        queue = [(self.objects_dir, 0)] + [(os.path.abspath(p), 1) for p in extra]
-        while queue:
-            path, depth = queue.pop(0)
+
+        def add(path: str, depth: int) -> None:
             real = os.path.realpath(path)
             if real in seen:
-                continue
-            if depth and not os.path.isdir(path):
-                continue  # Git warns and skips an alternate that does not exist.
+                return
+            if not os.path.isdir(path):
+                report("error", f"unable to normalize alternate object path: {path}")
+                return
             seen.add(real)
             dirs.append(ObjectDirectory(path, self.fmt))
-            if depth < MAX_ALTERNATE_DEPTH:
-                queue.extend((alt, depth + 1) for alt in _read_alternates(path))
+            read_alternates(path, depth + 1)
+
+        def read_alternates(path: str, depth: int) -> None:
+            raw = _alternates_file(path)
+            if raw is None:
+                return
+            if depth > MAX_ALTERNATE_DEPTH:
+                report("error", f"{path}: ignoring alternate object stores, nesting too deep")
+                return
+            for alt in _parse_alternates(raw, path):
+                add(alt, depth)
+
+        seen.add(os.path.realpath(self.objects_dir))
+        dirs.append(ObjectDirectory(self.objects_dir, self.fmt))
+        for p in extra:
+            add(os.path.abspath(p), 0)
+        read_alternates(self.objects_dir, 0)
         return dirs
 
     def rescan_packs(self) -> bool:
@@ -198,13 +261,35 @@ class ObjectDatabase:
             for pack_path in d.pack_names():
                 if pack_path in self._pack_paths:
                     continue
-                pack = PackFile(pack_path, self.fmt, cache=self.cache,
-                                external_reader=self._read_external_base,
-                                external_type=self._external_base_type)
+                try:
+                    pack = PackFile(pack_path, self.fmt, cache=self.cache,
+                                    external_reader=self._read_external_base,
+                                    external_type=self._external_base_type)
+                except PackError as e:
+                    self._pack_unusable(pack_path, e)
+                    continue
                 self.packs.append(pack)
                 self._pack_paths.add(pack_path)
                 added = True
         return added
+
+    def _pack_unusable(self, pack_path: str, e: PackError) -> None:
+        """As Git: a pack that cannot be opened is not fatal, its objects are missing.
+
+        Git says why (an ``error:`` line each time it tries); if the ``.idx`` itself is
+        sound, the pack's ids are still enumerated (``cat-file --batch-all-objects``
+        then reports them missing), else the pack is not looked at at all.
+        """
+        if pack_path in self._unusable_paths:
+            return  # said once per process (Git repeats it at every attempt)
+        report("error", str(e))
+        self._unusable_paths.add(pack_path)
+        try:
+            idx = PackIndex(pack_path[:-5] + ".idx", self.fmt)
+        except PackError:
+            return
+        self.unusable.append(_UnusablePack(pack_path, idx.oid_list()))
+        idx.close()
 
     def close(self) -> None:
         """Release every pack mapping."""
@@ -217,9 +302,12 @@ class ObjectDatabase:
     # -- lookup ----------------------------------------------------------------
     def _find_packed(self, oid: bytes) -> tuple[PackFile, int] | None:
         packs = self.packs
+        bad = self._bad_entries
         for i, pack in enumerate(packs):
             off = pack.find(oid)
             if off >= 0:
+                if bad and (pack.key_base, off) in bad:
+                    continue  # failed to read before: look for another copy
                 if i:
                     # Most recently hit pack first: consecutive lookups tend to hit it.
                     packs.insert(0, packs.pop(i))
@@ -257,11 +345,48 @@ class ObjectDatabase:
         if where is None:
             raise self._missing(oid)
         if isinstance(where, tuple):
-            t, data = where[0].read_at(where[1])
+            try:
+                t, data = where[0].read_at(where[1])
+            except PackError as e:
+                return self._recover(oid, where[0], where[1], e)
             return TYPE_NAMES[t], data
         got = where.read(oid)
         if got is None:  # removed under our feet (e.g. by prune-packed); try packs again
             return self._read_after_race(oid)
+        return got
+
+    def _recover(self, oid: bytes, pack: PackFile, offset: int,
+                 error: PackError) -> tuple[str, bytes]:
+        """Git's recovery from a damaged pack entry (t5303).
+
+        The entry is marked bad and another copy of ``oid`` is read (loose, another
+        pack).  Failing that, if the entry is a delta whose own data is sound, its
+        base is read by id from wherever a good copy is and the delta applied to it.
+        Only when neither works does the original error stand.
+        """
+        key = (pack.key_base, offset)
+        if key in self._bad_entries:
+            raise error
+        # Bad only while recovering: a later read tries the entry again (and fails the
+        # same way), so no lookup ever calls a damaged object missing.
+        self._bad_entries.add(key)
+        got: tuple[str, bytes] | None = None
+        try:
+            got = self.read(oid)
+        except (ObjectNotFoundError, PackError):
+            try:
+                base_oid = pack.delta_base_at(offset)
+                if base_oid is not None and base_oid != oid:
+                    base_type, base = self.read(base_oid)
+                    t, data = pack.apply_own_delta(offset, TYPE_NUMBERS[base_type], base)
+                    got = TYPE_NAMES[t], data
+            except (PackError, ObjectNotFoundError):
+                pass
+        finally:
+            self._bad_entries.discard(key)
+        if got is None:
+            raise error  # nothing better: the damage stands (one fatal line)
+        report("error", str(error))  # recovered, but the pack is damaged: say so
         return got
 
     def _read_after_race(self, oid: bytes) -> tuple[str, bytes]:
@@ -329,10 +454,8 @@ class ObjectDatabase:
             raise DeltaError(f"REF_DELTA chain through {oid.hex()} forms a cycle")
         self._resolving.add(oid)
         try:
-            try:
-                t_name, data = self.read(oid)
-            except ObjectNotFoundError:
-                raise PackError(f"delta base {oid.hex()} is missing") from None
+            # A missing base raises ObjectNotFoundError: the pack names its entry.
+            t_name, data = self.read(oid)
             return TYPE_NUMBERS[t_name], data
         finally:
             self._resolving.discard(oid)
@@ -344,12 +467,12 @@ class ObjectDatabase:
         try:
             where = self.locate(oid)
             if where is None:
-                raise PackError(f"delta base {oid.hex()} is missing")
+                raise self._missing(oid)
             if isinstance(where, tuple):
                 return where[0].type_at(where[1])
             header = where.read_header(oid)
             if header is None:
-                raise PackError(f"delta base {oid.hex()} is missing")
+                raise self._missing(oid)
             return TYPE_NUMBERS[header[0]]
         finally:
             self._resolving.discard(oid)
@@ -382,6 +505,8 @@ class ObjectDatabase:
         nranks = len(self.packs)
         for d in self.dirs:
             items.extend((oid, nranks, None, d.loose) for oid in d.loose.iter_oids())
+        for u in self.unusable:  # listed, then reported missing (as Git)
+            items.extend((oid, nranks + 1, None, u) for oid in u.iter_oids())  # type: ignore[misc]
         # The rank orders duplicates: the first pack wins, then loose (as Git's lookup).
         items.sort(key=_sort_key)
         last = None
@@ -398,7 +523,7 @@ class ObjectDatabase:
                 if oid not in seen:
                     seen.add(oid)
                     yield oid, None, d.loose
-        single = len(self.packs) == 1 and not seen
+        single = len(self.packs) == 1 and not seen and not self.unusable
         for pack in self.packs:
             for oid, off in pack.iter_pack_order():
                 if single:
@@ -406,6 +531,11 @@ class ObjectDatabase:
                 elif oid not in seen:
                     seen.add(oid)
                     yield oid, pack, off
+        for u in self.unusable:
+            for oid in u.iter_oids():
+                if oid not in seen:
+                    seen.add(oid)
+                    yield oid, None, u  # type: ignore[misc]
 
     def iter_objects(self, order: str = "pack") -> Iterator[tuple[bytes, str, bytes]]:
         """Every object once as ``(oid, type_name, data)``.

@@ -68,13 +68,7 @@ class WriteSettings:
         pack = config.get_int("pack.compression", 0) if "pack.compression" in config else None
         if pack is not None and not -1 <= pack <= 9:
             raise ConfigError(f"bad pack compression level {pack}")
-        threshold = DEFAULT_BIG_FILE_THRESHOLD
-        text = config.get("core.bigfilethreshold")
-        if text is not None:
-            threshold = config.get_int("core.bigfilethreshold", threshold)
-            if threshold < 0:
-                raise ConfigError(f"bad numeric config value '{text}' for "
-                                  "'core.bigfilethreshold': invalid unit")
+        threshold = config.get_ulong("core.bigfilethreshold", DEFAULT_BIG_FILE_THRESHOLD)
         return cls(
             loose_compression=loose if loose is not None else (
                 core if core is not None else DEFAULT_LOOSE_COMPRESSION),
@@ -87,12 +81,14 @@ class WriteSettings:
 
 
 def compute_object_id(fmt: ObjectFormat, type_name: str, data: Buffer | None = None, *,
-                      stream: BinaryIO | None = None, size: int | None = None) -> bytes:
+                      stream: BinaryIO | None = None, size: int | None = None,
+                      source: str | None = None) -> bytes:
     """Return the binary id of an object without storing it.
 
     Give either ``data``, or ``stream`` and its ``size`` (read in chunks; the size
     is needed up front because it is part of the hashed header).  Any type name
-    is hashed as given, like ``git hash-object --literally``.
+    is hashed as given, like ``git hash-object --literally``.  ``source`` names
+    the stream in the error when it ends early.
     """
     if data is not None:
         h = fmt.new_hasher(_header(type_name, len(data)))
@@ -101,7 +97,7 @@ def compute_object_id(fmt: ObjectFormat, type_name: str, data: Buffer | None = N
     if stream is None or size is None:
         raise TypeError("compute_object_id needs data, or a stream and its size")
     h = fmt.new_hasher(_header(type_name, size))
-    for chunk in read_exactly(stream, size):
+    for chunk in read_exactly(stream, size, source):
         h.update(chunk)
     return h.digest()  # type: ignore[no-any-return]
 

@@ -1,0 +1,73 @@
+"""Standard output that says when *it* failed: a full disk or a closed pipe.
+
+Git dies with ``fatal: write failure on standard output: <reason>`` (exit 128) when
+its output cannot be written, and of ``SIGPIPE`` when the reader went away.  To
+do the same for every command, the entry point must tell a failed write to
+stdout apart from any other ``OSError``: writes to file descriptor 1 raise
+``StdoutWriteError`` (an ``OSError``, so code that handles I/O errors still does).
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import sys
+from collections.abc import Sequence
+
+
+class StdoutWriteError(OSError):
+    """Writing to standard output failed (``errno`` says why)."""
+
+
+class _BrokenStdout(StdoutWriteError, BrokenPipeError):
+    """Standard output's reader has gone (EPIPE)."""
+
+
+def _tagged(e: OSError) -> OSError:
+    if isinstance(e, StdoutWriteError):
+        return e
+    cls = _BrokenStdout if isinstance(e, BrokenPipeError) else StdoutWriteError
+    return cls(e.errno, e.strerror)
+
+
+class _StdoutRaw(io.FileIO):
+    """``FileIO`` on fd 1 whose write errors are ``StdoutWriteError``."""
+
+    def write(self, b):  # type: ignore[no-untyped-def, override]
+        try:
+            return super().write(b)
+        except OSError as e:
+            raise _tagged(e) from None
+
+
+def install() -> None:
+    """Make ``sys.stdout`` (and its ``buffer``) write through ``_StdoutRaw``."""
+    old = sys.stdout
+    try:
+        fd = old.fileno()
+    except (AttributeError, OSError, ValueError):
+        return  # not a real file (tests capturing output): nothing to tag
+    if fd != 1:
+        return
+    old.flush()
+    raw = _StdoutRaw(fd, "w", closefd=False)
+    buffered = io.BufferedWriter(raw)
+    sys.stdout = io.TextIOWrapper(buffered, encoding=old.encoding, errors=old.errors,
+                                  newline=None, line_buffering=bool(old.line_buffering),
+                                  write_through=False)
+
+
+def writev(fd: int, parts: Sequence[bytes | memoryview]) -> int:
+    """``os.writev`` whose errors on fd 1 are ``StdoutWriteError``."""
+    try:
+        return os.writev(fd, parts)
+    except OSError as e:
+        raise _tagged(e) if fd == 1 else e from None
+
+
+def write(fd: int, data: bytes | memoryview) -> int:
+    """``os.write`` whose errors on fd 1 are ``StdoutWriteError``."""
+    try:
+        return os.write(fd, data)
+    except OSError as e:
+        raise _tagged(e) if fd == 1 else e from None

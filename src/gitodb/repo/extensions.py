@@ -1,0 +1,66 @@
+"""``core.repositoryFormatVersion`` and ``extensions.*``: what may open a repository.
+
+Git (2.55) knows two kinds of extensions.  Those of the first list below are
+honoured in a version 0 repository too (older Git ignored extensions there);
+the others exist only from version 1 on, and Git refuses a version 0
+repository that sets one.  An extension Git does not know makes it refuse a
+version 1 repository and is ignored in a version 0 one.
+
+gitodb refuses, as unknown, every extension it cannot honour as well: reading
+or writing such a repository could damage it (``compatObjectFormat`` needs a
+second object id for every object written).
+"""
+
+from __future__ import annotations
+
+from gitodb.errors import ConfigError, RepositoryError
+from gitodb.repo.config import Config
+
+#: known to Git 2.55 in version 0 and 1 repositories; gitodb honours them all
+#: (it never prunes objects, a partial clone's missing objects are just missing,
+#: ``worktreeConfig`` makes ``config.worktree`` be read)
+V0_EXTENSIONS = ("noop", "preciousobjects", "partialclone", "worktreeconfig")
+#: known to Git 2.55 only from version 1 on
+V1_EXTENSIONS = ("noop-v1", "objectformat", "compatobjectformat", "refstorage",
+                 "relativeworktrees", "submodulepathconfig")
+#: of ``V1_EXTENSIONS``, those gitodb cannot honour
+UNSUPPORTED = frozenset({"compatobjectformat"})
+
+_VALUES = {"objectformat": ("sha1", "sha256"), "refstorage": ("files", "reftable")}
+
+
+def _list(title: str, names: list[str]) -> str:
+    s = "s" if len(names) > 1 else ""
+    return title.format(s=s) + "".join(f"\n\t{n}" for n in names)
+
+
+def check_repository_format(config: Config) -> int:
+    """Refuse the repository like Git's ``verify_repository_format``; return its version."""
+    version = config.get_int("core.repositoryformatversion", 0)
+    if version > 1:
+        raise RepositoryError(f"Expected git repo version <= 1, found {version}")
+    unknown: list[str] = []
+    v1_only: list[str] = []
+    for key in config.keys("extensions."):
+        name = key[len("extensions."):]
+        value = config.get(key)
+        if name in _VALUES and value is not None and value.lower() not in _VALUES[name]:
+            origin = config.origin(key)
+            where = "" if origin is None else f" line {origin[1]} in file {origin[0]}"
+            raise ConfigError(f"bad config{where}" if origin else
+                              "unable to parse command-line config",
+                              details=[f"invalid value for '{key}': '{value}'"])
+        if name in V0_EXTENSIONS:
+            continue
+        if name in V1_EXTENSIONS and name not in UNSUPPORTED:
+            if version == 0:
+                v1_only.append(name)
+            continue
+        if version >= 1:
+            unknown.append(name)
+    if unknown:
+        raise RepositoryError(_list("unknown repository extension{s} found:", unknown))
+    if v1_only:
+        raise RepositoryError(_list("repo version is 0, but v1-only extension{s} found:",
+                                    v1_only))
+    return version
