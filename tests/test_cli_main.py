@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -34,3 +35,35 @@ def test_outside_a_repository_is_one_fatal_line(tmp_path: Path) -> None:
     assert proc.returncode == 128
     assert proc.stderr.startswith(b"fatal: not a git repository")
     assert proc.stderr.count(b"\n") == 1
+
+
+def _repo_with_pack(tmp_path: Path) -> Path:
+    git("init", "-q", tmp_path)
+    (tmp_path / "f").write_text("x\n")
+    git("add", "f", cwd=tmp_path)
+    git("commit", "-q", "-m", "c", cwd=tmp_path)
+    git("repack", "-q", "-a", "-d", cwd=tmp_path)
+    return tmp_path
+
+
+def test_closed_stdout_writes_into_nothing_like_git(tmp_path: Path) -> None:
+    # Git opens /dev/null on a closed fd 1 (sanitize_stdfds) and succeeds silently.
+    repo = _repo_with_pack(tmp_path)
+    for args in (["cat-file", "-p", "HEAD"], ["hash-object", "f"]):
+        for tool in (["git"], [sys.executable, "-m", "gitodb"]):
+            proc = subprocess.run([*tool, *args], cwd=repo, env=git_env(),
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  preexec_fn=lambda: os.close(1))
+            assert (proc.returncode, proc.stderr) == (0, b""), (tool, args)
+
+
+def test_verify_pack_on_a_full_stdout_exits_1_like_git(tmp_path: Path) -> None:
+    repo = _repo_with_pack(tmp_path)
+    (idx,) = (repo / ".git/objects/pack").glob("*.idx")
+    with open("/dev/full", "wb") as full:
+        for tool in (["git"], [sys.executable, "-m", "gitodb"]):
+            proc = subprocess.run([*tool, "verify-pack", "-v", str(idx)], cwd=repo,
+                                  env=git_env(), stdout=full, stderr=subprocess.PIPE)
+            assert proc.returncode == 1, tool
+            assert proc.stderr == b"fatal: write failure on standard output: "\
+                b"No space left on device\n", tool

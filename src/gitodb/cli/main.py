@@ -92,29 +92,15 @@ def main(argv: list[str] | None = None) -> int:
     by ``SIGPIPE`` as it ends Git; called with ``argv``, the status is 141.
     """
     if argv is None:
+        output.sanitize_std_fds()
         output.install()
     status = _main(list(sys.argv[1:] if argv is None else argv))
-    if status == _SIGPIPE_STATUS and argv is None and hasattr(signal, "SIGPIPE"):
+    if status == output.SIGPIPE_STATUS and argv is None and hasattr(signal, "SIGPIPE"):
         # Git's check_pipe(): restore the default action and die of the signal.
         sys.stderr.flush()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
         os.kill(os.getpid(), signal.SIGPIPE)
     return status
-
-
-_SIGPIPE_STATUS = 128 + 13
-
-
-def _stdout_failed(e: OSError) -> int:
-    """Git's reaction to output that cannot be written (see ``gitodb.cli.output``)."""
-    # Nothing more may reach the broken stdout, not even at interpreter exit.
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)
-    os.close(devnull)
-    if isinstance(e, BrokenPipeError):
-        return _SIGPIPE_STATUS
-    sys.stderr.write(f"fatal: write failure on standard output: {e.strerror}\n")
-    return 128
 
 
 def _show_warning(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
@@ -189,11 +175,11 @@ def _main(args: list[str]) -> int:
             sys.stderr.write("".join(f"error: {d}\n" for d in e.details))
             return fatal(str(e))
         except output.StdoutWriteError as e2:
-            return _stdout_failed(e2)
+            return output.stdout_failed(e2)
     except output.StdoutWriteError as e:
-        return _stdout_failed(e)
+        return output.stdout_failed(e)
     except BrokenPipeError as e:
-        return _stdout_failed(e)
+        return output.stdout_failed(e)
     except KeyboardInterrupt:
         return 130
 

@@ -40,6 +40,48 @@ class _StdoutRaw(io.FileIO):
             raise _tagged(e) from None
 
 
+def sanitize_std_fds() -> None:
+    """Open ``/dev/null`` on whichever of fds 0, 1 and 2 the process started without.
+
+    Git's ``sanitize_stdfds()`` does this so that a command run with a closed
+    stdout writes into nothing (and succeeds) instead of into the first file it
+    opens; Python then has ``sys.stdout`` (etc.) as None, which is mended here.
+    """
+    for fd, name, mode in ((0, "stdin", "r"), (1, "stdout", "w"), (2, "stderr", "w")):
+        try:
+            os.fstat(fd)
+            continue
+        except OSError:
+            pass
+        null = os.open(os.devnull, os.O_RDWR)
+        if null != fd:
+            os.dup2(null, fd)
+            os.close(null)
+        if getattr(sys, name) is None:
+            setattr(sys, name, open(fd, mode, closefd=False,  # noqa: SIM115 - lives on
+                                    encoding="utf-8", errors="surrogateescape"))
+
+
+def stdout_failed(e: OSError) -> int:
+    """Git's reaction to output that cannot be written; return the exit status.
+
+    A reader that went away (EPIPE) is 141, Git's death by ``SIGPIPE`` (the
+    entry point re-raises the signal); anything else is Git's ``fatal: write
+    failure on standard output`` line and 128.  Nothing more reaches the broken
+    stdout afterwards, not even at interpreter exit.
+    """
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
+    os.close(devnull)
+    if isinstance(e, BrokenPipeError):
+        return SIGPIPE_STATUS
+    sys.stderr.write(f"fatal: write failure on standard output: {e.strerror}\n")
+    return 128
+
+
+SIGPIPE_STATUS = 128 + 13
+
+
 def install() -> None:
     """Make ``sys.stdout`` (and its ``buffer``) write through ``_StdoutRaw``."""
     old = sys.stdout

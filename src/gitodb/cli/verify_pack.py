@@ -13,6 +13,7 @@ import argparse
 import sys
 from typing import Any
 
+from gitodb.cli import output
 from gitodb.errors import GitodbError, ObjectCollisionError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
 from gitodb.pack.verify import format_stats, pack_name_for, verify_pack
@@ -44,15 +45,28 @@ def run(argv: list[str], ctx: Any) -> int:
         fmt = SHA1
     if args.object_format:
         fmt = format_by_name(args.object_format)
+    try:
+        return _verify_all(args.packs, fmt, args.verbose, args.stat_only)
+    except output.StdoutWriteError as e:
+        if isinstance(e, BrokenPipeError):
+            raise
+        # Git's verify-pack has its index-pack child print the listing: the child
+        # dies of the failed write and verify-pack itself exits 1.
+        output.stdout_failed(e)
+        return 1
+
+
+def _verify_all(packs: list[str], fmt: Any, verbose: bool, stat_only: bool) -> int:
+    """Verify each pack, printing Git's listing; 1 if any pack is bad."""
     status = 0
     out = sys.stdout
-    for arg in args.packs:
+    for arg in packs:
         pack_name = pack_name_for(arg)
         ok = True
         try:
             result = verify_pack(arg, fmt)
-            if args.verbose or args.stat_only:
-                out.write(format_stats(result, stat_only=args.stat_only))
+            if verbose or stat_only:
+                out.write(format_stats(result, stat_only=stat_only))
             if result.index_error is not None:
                 raise result.index_error
         except GitodbError as e:
@@ -62,10 +76,10 @@ def run(argv: list[str], ctx: Any) -> int:
             message = e.git_message if isinstance(e, ObjectCollisionError) else str(e)
             sys.stderr.write(f"fatal: {message}\n")
             sys.stderr.flush()
-        if args.verbose or args.stat_only:
+        if verbose or stat_only:
             if not ok:
                 out.write(f"{pack_name}: bad\n")
-            elif not args.stat_only:
+            elif not stat_only:
                 out.write(f"{pack_name}: ok\n")
         out.flush()
         if not ok:
