@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from gitodb.objects.tree import canonical_mode, iter_tree
+from gitodb.objects.tree import Tree, canonical_mode
 
 # Bytes that make a path need C-style quoting, and the escape letter Git uses.
 _C_ESCAPES = {7: b"a", 8: b"b", 9: b"t", 10: b"n", 11: b"v", 12: b"f", 13: b"r",
@@ -31,10 +31,10 @@ def quote_path(name: bytes, quote_fully: bool = True) -> bytes:
     return bytes(out)
 
 
-def format_tree(data: bytes, rawsz: int, *, quote_fully: bool = True) -> bytes:
+def format_tree(tree: Tree, *, quote_fully: bool = True) -> bytes:
     """A tree as ``git ls-tree`` (and so ``cat-file -p``) prints it."""
     lines = []
-    for e in iter_tree(data, rawsz):
+    for e in tree:
         mode = canonical_mode(e.mode)
         lines.append(b"%06o %s %s\t%s\n" % (mode, e.object_type.encode(), e.oid.hex().encode(),
                                             quote_path(e.name, quote_fully)))

@@ -13,6 +13,7 @@ from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
 
 if TYPE_CHECKING:
+    from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
     from gitodb.repo.odb import ObjectDatabase
 
 __all__ = ["Repository", "Config"]
@@ -114,6 +115,39 @@ class Repository:
         from gitodb.repo.revparse import resolve
 
         return resolve(self, name)
+
+    def _oid_of(self, rev: str | bytes) -> bytes:
+        if isinstance(rev, (bytes, bytearray, memoryview)):
+            from gitodb.objects.format import as_oid
+
+            return as_oid(self.object_format, rev)
+        return self.resolve(rev)
+
+    def _peeled(self, rev: str | bytes, want: str) -> bytes:
+        from gitodb.repo.revparse import peel_to
+
+        oid = self._oid_of(rev)
+        return peel_to(self, oid, want, rev if isinstance(rev, str) else oid.hex())
+
+    def object(self, rev: str | bytes) -> GitObject:
+        """The typed object ``rev`` names (a revision, hex id or binary id), not peeled."""
+        return self.odb.get(self._oid_of(rev))
+
+    def commit(self, rev: str | bytes) -> Commit:
+        """The commit ``rev`` names; annotated tags are peeled (``<rev>^{commit}``)."""
+        return self.odb.commit(self._peeled(rev, "commit"))
+
+    def tree(self, rev: str | bytes) -> Tree:
+        """The tree ``rev`` names; tags and commits are peeled (``<rev>^{tree}``)."""
+        return self.odb.tree(self._peeled(rev, "tree"))
+
+    def tag(self, rev: str | bytes) -> Tag:
+        """The annotated tag ``rev`` names (``ObjectTypeError`` if it is not a tag)."""
+        return self.odb.tag(self._oid_of(rev))
+
+    def blob(self, rev: str | bytes) -> Blob:
+        """The blob ``rev`` names (``HEAD:README``, an id...); tags are peeled."""
+        return self.odb.blob(self._peeled(rev, "blob"))
 
     def read_object(self, name: str) -> tuple[str, bytes]:
         """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
