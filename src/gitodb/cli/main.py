@@ -28,6 +28,7 @@ COMMANDS = {
     "update-ref": "update_ref",
     "symbolic-ref": "symbolic_ref",
     "pack-refs": "pack_refs",
+    "ls-tree": "ls_tree",
 }
 
 USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]

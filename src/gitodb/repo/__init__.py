@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
     from gitodb.repo.odb import ObjectDatabase
 
-__all__ = ["Repository", "Config"]
+__all__ = ["Repository", "Config", "find_work_tree_top"]
 
 
 def _is_git_dir(path: Path) -> bool:
@@ -152,6 +152,26 @@ class Repository:
     def read_object(self, name: str) -> tuple[str, bytes]:
         """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
         return self.odb.read(self.resolve(name))
+
+
+def find_work_tree_top(repo: Repository, explicit_git_dir: bool) -> str | None:
+    """The work tree top when the cwd is inside one (Git then works from there), else None.
+
+    None too with an explicit ``--git-dir``/``GIT_DIR``, in a bare repository, or
+    inside the git directory itself.
+    """
+    if explicit_git_dir or repo.config.get_bool("core.bare", False):
+        return None
+    d = os.getcwd()
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        if os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")):
+            return None   # inside the git directory itself
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
 
 
 def _env_config_pairs() -> list[str]:
