@@ -29,6 +29,7 @@ COMMANDS = {
     "symbolic-ref": "symbolic_ref",
     "pack-refs": "pack_refs",
     "ls-tree": "ls_tree",
+    "rev-list": "rev_list",
 }
 
 USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]
