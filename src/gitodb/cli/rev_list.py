@@ -1,12 +1,14 @@
 """``gitodb rev-list``: list commits (and with ``--objects`` trees and blobs) like Git.
 
 A thin shell over ``gitodb.history.revwalk.RevWalk`` and
-``gitodb.history.revargs.RevisionArgs``.  Options follow Git 2.39; an option Git
-has that gitodb does not implement is refused (exit 129), never ignored.
+``gitodb.history.revargs.RevisionArgs``.  Options follow Git 2.39 (numbers are
+checked as Git 2.55 checks them: ``'1q': not an integer``); an option Git has that
+gitodb does not implement is refused (exit 129), never ignored.
 """
 
 from __future__ import annotations
 
+import re
 import sys
 from typing import TYPE_CHECKING
 
@@ -61,26 +63,25 @@ usage: git rev-list [<options>] <commit>... [--] [<path>...]
 # Options gitodb takes, by how they read a value.
 _FLAGS = {"--all", "--branches", "--tags", "--remotes", "--not", "--stdin", "--count",
           "--parents", "--first-parent", "--merges", "--no-merges", "--no-min-parents",
-          "--no-max-parents", "--topo-order", "--date-order", "--reverse", "--objects",
+          "--no-max-parents", "--topo-order", "--date-order", "--author-date-order", "--reverse", "--objects",
           "--no-object-names", "--object-names", "--quiet"}
 _VALUED = {"--max-count", "--skip", "--min-parents", "--max-parents", "--since", "--after",
            "--until", "--before", "--max-age", "--min-age", "--glob", "--exclude"}
 _OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
 
 
-def _atoi(text: str) -> int:
-    """C's ``atoi``, which Git 2.39 uses for counts: leading digits, else 0."""
-    t = text.lstrip()
-    sign = 1
-    if t[:1] in ("-", "+"):
-        sign = -1 if t[0] == "-" else 1
-        t = t[1:]
-    digits = ""
-    for ch in t:
-        if not ch.isdigit():
-            break
-        digits += ch
-    return sign * int(digits) if digits else 0
+def _int(text: str) -> int:
+    """A whole number as Git 2.55 reads counts; ``not an integer`` otherwise."""
+    if not re.fullmatch(r"[+-]?[0-9]+", text):
+        raise GitodbError(f"'{text}': not an integer")
+    return int(text)
+
+
+def _seconds(text: str) -> int:
+    """``--max-age``/``--min-age``: seconds since the epoch."""
+    if not re.fullmatch(r"[0-9]+", text):
+        raise GitodbError(f"'{text}': not a number of seconds since epoch")
+    return int(text)
 
 
 class _Usage(Exception):
@@ -130,27 +131,27 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
         if arg == "-n":
             if i >= len(argv):
                 raise GitodbError("-n requires an argument")
-            w["max_count"] = _atoi(argv[i])
+            w["max_count"] = _int(argv[i])
             i += 1
             continue
         if arg.startswith("-n") and len(arg) > 2:
-            w["max_count"] = _atoi(arg[2:])
+            w["max_count"] = _int(arg[2:])
             continue
-        if arg[1:].isdigit():
-            w["max_count"] = int(arg[1:])
+        if arg[1:2].isdigit():
+            w["max_count"] = _int(arg[1:])
             continue
         name, value, i = _split(arg, argv, i)
         if name in ("--all", "--not", "--stdin", "--glob", "--exclude", "--branches",
                     "--tags", "--remotes"):
             settings.revs.append((name, value))
         elif name == "--max-count":
-            w["max_count"] = _atoi(value or "")
+            w["max_count"] = _int(value or "")
         elif name == "--skip":
-            w["skip"] = _atoi(value or "")
+            w["skip"] = _int(value or "")
         elif name == "--min-parents":
-            w["min_parents"] = _atoi(value or "")
+            w["min_parents"] = _int(value or "")
         elif name == "--max-parents":
-            w["max_parents"] = _atoi(value or "")
+            w["max_parents"] = _int(value or "")
         elif name == "--no-min-parents":
             w["min_parents"] = 0
         elif name == "--no-max-parents":
@@ -165,6 +166,8 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             w["order"] = "topo"
         elif name == "--date-order":
             w["order"] = "date"
+        elif name == "--author-date-order":
+            w["order"] = "author-date"
         elif name == "--reverse":
             w["reverse"] = not w.get("reverse", False)
         elif name == "--objects":
@@ -175,7 +178,7 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             key = "max_age" if name in ("--since", "--after") else "min_age"
             w[key] = parse_date(value or "")
         elif name in ("--max-age", "--min-age"):
-            w[name[2:].replace("-", "_")] = _atoi(value or "")
+            w[name[2:].replace("-", "_")] = _seconds(value or "")
         elif name == "--count":
             settings.count = True
         elif name == "--parents":
@@ -207,7 +210,10 @@ def run(argv: list[str], ctx: Context) -> int:
         return 129
     if paths:
         raise GitodbError("gitodb rev-list does not limit by paths (arguments after '--')")
-    if not settings.revs:
+    # Git's rule: nothing to start from and no ref option or --stdin is a usage error,
+    # unless objects are listed.
+    if not settings.walk_kwargs.get("objects") and not any(
+            what != "--not" and what != "--exclude" for what, _v in settings.revs):
         sys.stderr.write(USAGE)
         return 129
     from gitodb.history.revargs import RevisionArgs, UnknownRevisionError

@@ -8,6 +8,7 @@ the ``object.flags`` of Git's revision walk.
 from __future__ import annotations
 
 import heapq
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gitodb.errors import ObjectNotFoundError, ObjectTypeError
@@ -79,6 +80,12 @@ class CommitGraph:
             n = self.nodes[oid] = Node(self, oid, Commit(data, self.fmt, oid))
         return n
 
+    def author_date(self, node: Node) -> int:
+        """The author timestamp of ``node`` (0 when unreadable), as Git records it."""
+        _t, data = self.odb.read(node.id)
+        sig = Commit(data, self.fmt, node.id).author
+        return sig.timestamp if sig is not None and sig.timestamp is not None else 0
+
     def has_commit(self, oid: bytes) -> bool:
         """True if ``oid`` is a commit that can be read."""
         try:
@@ -91,16 +98,18 @@ class CommitGraph:
 class DateQueue:
     """Git's commit queue: newest committer date first, equal dates first-in first-out."""
 
-    __slots__ = ("_heap", "_count")
+    __slots__ = ("_heap", "_count", "_key")
 
-    def __init__(self) -> None:
+    def __init__(self, key: Callable[[Node], int] | None = None) -> None:
         self._heap: list[tuple[int, int, Node]] = []
         self._count = 0
+        self._key = key   # another date than the committer date (author date)
 
     def put(self, node: Node) -> None:
         """Add ``node``."""
         self._count += 1
-        heapq.heappush(self._heap, (-node.date, self._count, node))
+        date = node.date if self._key is None else self._key(node)
+        heapq.heappush(self._heap, (-date, self._count, node))
 
     def get(self) -> Node | None:
         """Remove and return the next node, or None when empty."""

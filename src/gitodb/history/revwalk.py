@@ -9,6 +9,8 @@ walk follows Git's ``revision.c``:
 - with exclusions (or ``--topo-order``, or ``since`` with exclusions) the whole
   interesting set is computed first (``limit_list``, with its five-commit slop),
   then ``--topo-order``/``--date-order`` sort it (``sort_in_topological_order``);
+- ``author-date`` sorts like ``--author-date-order`` (topological, newest author
+  date first);
 - ``since``/``until``, ``min_parents``/``max_parents``, ``max_count``/``skip`` and
   ``reverse`` act where Git applies them;
 - ``objects()`` lists trees and blobs after the commits like ``--objects``:
@@ -47,7 +49,7 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 SLOP = 5
-ORDERS = ("default", "topo", "date")
+ORDERS = ("default", "topo", "date", "author-date")
 
 
 class Pending:
@@ -277,7 +279,9 @@ class RevWalk:
         out: list[Node] = []
         queue = DateQueue()
         stack = list(reversed(tips))   # graph order: a LIFO stack, first tip on top
-        by_date = self.order == "date"
+        by_date = self.order in ("date", "author-date")
+        if self.order == "author-date":
+            queue = DateQueue(key=self.graph.author_date)
         if by_date:
             for n in tips:
                 queue.put(n)
