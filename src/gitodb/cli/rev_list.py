@@ -63,8 +63,8 @@ usage: git rev-list [<options>] <commit>... [--] [<path>...]
 # Options gitodb takes, by how they read a value.
 _FLAGS = {"--all", "--branches", "--tags", "--remotes", "--not", "--stdin", "--count",
           "--parents", "--first-parent", "--merges", "--no-merges", "--no-min-parents",
-          "--no-max-parents", "--topo-order", "--date-order", "--author-date-order", "--reverse", "--objects",
-          "--no-object-names", "--object-names", "--quiet"}
+          "--no-max-parents", "--topo-order", "--date-order", "--author-date-order",
+          "--reverse", "--objects", "--no-object-names", "--object-names", "--quiet"}
 _VALUED = {"--max-count", "--skip", "--min-parents", "--max-parents", "--since", "--after",
            "--until", "--before", "--max-age", "--min-age", "--glob", "--exclude"}
 _OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
