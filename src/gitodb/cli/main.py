@@ -30,6 +30,7 @@ COMMANDS = {
     "pack-refs": "pack_refs",
     "ls-tree": "ls_tree",
     "rev-list": "rev_list",
+    "merge-base": "merge_base",
 }
 
 USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]

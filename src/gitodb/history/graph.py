@@ -233,18 +233,60 @@ def remove_redundant(graph: CommitGraph, nodes: list[Node]) -> list[Node]:
     return [n for i, n in enumerate(nodes) if not redundant[i]]
 
 
-def is_ancestor(graph: CommitGraph, ancestor: Node, descendant: Node) -> bool:
-    """True if ``ancestor`` is reachable from ``descendant`` (or is it)."""
-    if ancestor is descendant:
-        return True
-    seen = {descendant.id}
-    stack = [descendant]
-    while stack:
-        n = stack.pop()
-        for p in n.parents:
-            if p is ancestor:
-                return True
-            if p.id not in seen and p.date >= 0:
-                seen.add(p.id)
-                stack.append(p)
-    return False
+def in_merge_bases(graph: CommitGraph, commit: Node, references: list[Node]) -> bool:
+    """Git's ``in_merge_bases_many``: is ``commit`` an ancestor of (or one of) ``references``?"""
+    paint: dict[bytes, int] = {}
+    _paint_down_to_common(graph, commit, references, paint)
+    return bool(paint.get(commit.id, 0) & PARENT2)
+
+
+def reduce_heads(graph: CommitGraph, heads: list[Node]) -> list[Node]:
+    """Git's ``reduce_heads``: the heads (each once) that no other head reaches."""
+    unique: list[Node] = []
+    seen: set[bytes] = set()
+    for h in heads:
+        if h.id not in seen:
+            seen.add(h.id)
+            unique.append(h)
+    return remove_redundant(graph, unique)
+
+
+def octopus_merge_bases(graph: CommitGraph, commits: list[Node]) -> list[Node]:
+    """Git's ``get_octopus_merge_bases``: bases for one merge of all ``commits``."""
+    if not commits:
+        return []
+    result = [commits[0]]
+    for c in commits[1:]:
+        merged: list[Node] = []
+        for r in result:
+            merged += merge_bases(graph, c, [r])
+        result = merged
+    return result
+
+
+def fork_point(graph: CommitGraph, ref_name: str, commit: Node) -> Node | None:
+    """Git's ``get_fork_point``: where ``commit`` forked from the history of ref
+    ``ref_name`` (a full name) as its reflog remembers it; None if not found."""
+    repo = graph.repo
+    candidates: list[Node] = []
+    seen: set[bytes] = set()
+
+    def add(oid: bytes) -> None:
+        if not any(oid) or oid in seen or not graph.has_commit(oid):
+            return
+        seen.add(oid)
+        candidates.append(graph.node(oid))
+
+    entries = repo.refs.reflog(ref_name)
+    for i, e in enumerate(entries):
+        if i == 0:
+            add(e.old)
+        add(e.new)
+    if not candidates:
+        oid = repo.refs.resolve(ref_name)
+        if oid is not None:
+            add(oid)
+    bases = merge_bases(graph, commit, candidates)
+    if len(bases) != 1 or bases[0].id not in seen:
+        return None
+    return bases[0]
