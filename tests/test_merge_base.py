@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+
 from oracle import assert_same
 from test_rev_list import build
 
