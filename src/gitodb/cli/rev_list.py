@@ -298,7 +298,7 @@ def _output(walk: object, settings: _Settings) -> int:
             if not show:
                 continue
             if names:
-                shown = name.encode("utf-8", "surrogateescape").split(b"\n", 1)[0]
+                shown = name.split(b"\n", 1)[0]
                 out.append(b"%s %s\n" % (oid.hex().encode(), shown))
             else:
                 out.append(oid.hex().encode() + b"\n")

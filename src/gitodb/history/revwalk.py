@@ -43,13 +43,17 @@ from gitodb.history.graph import (
     Node,
 )
 from gitodb.objects.tag import Tag
-from gitodb.objects.tree import Tree
+from gitodb.objects.tree import Tree, parse_entries
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 SLOP = 5
 ORDERS = ("default", "topo", "date", "author-date")
+
+
+def _path_bytes(path: str | None) -> bytes:
+    return (path or "").encode("utf-8", "surrogateescape")
 
 
 class Pending:
@@ -89,7 +93,7 @@ class RevWalk:
         self.max_parents = max_parents
         self.want_objects = objects
         self.pending: list[Pending] = []
-        self._object_pending: list[tuple[bytes, str, str]] = []  # (id, type, name)
+        self._object_pending: list[tuple[bytes, str, bytes]] = []  # (id, type, name)
         self._uninteresting_trees: list[bytes] = []
         self._shown: list[Node] = []
         self._walked = False
@@ -117,8 +121,7 @@ class RevWalk:
             while type_name == "tag":
                 tag = Tag(data, fmt, oid)
                 if self.want_objects and not p.uninteresting:
-                    self._object_pending.append((oid, "tag", tag.name.decode(
-                        "utf-8", "surrogateescape")))
+                    self._object_pending.append((oid, "tag", tag.name))
                 oid, path = tag.object, None
                 try:
                     type_name, data = odb.read(oid)
@@ -142,10 +145,10 @@ class RevWalk:
                 if p.uninteresting:
                     self._uninteresting_trees.append(oid)
                 else:
-                    self._object_pending.append((oid, "tree", path or ""))
+                    self._object_pending.append((oid, "tree", _path_bytes(path)))
             elif type_name == "blob":
                 if self.want_objects and not p.uninteresting:
-                    self._object_pending.append((oid, "blob", path or ""))
+                    self._object_pending.append((oid, "blob", _path_bytes(path)))
         return starts
 
     def _read(self, oid: bytes, name: str) -> tuple[str, bytes]:
@@ -340,14 +343,16 @@ class RevWalk:
                 if p.flags & UNINTERESTING:
                     self._uninteresting_trees.append(p.tree)
 
-    def objects(self) -> Iterator[tuple[bytes, str, str]]:
-        """After ``commits()``: ``(id, type, name)`` of the tags, trees and blobs to list."""
+    def objects(self) -> Iterator[tuple[bytes, str, bytes]]:
+        """After ``commits()``: ``(id, type, name)`` of the tags, trees and blobs to list.
+
+        The name is the path from the top of the commit's tree (b"" for the tree
+        itself), the tag's name for a tag, or the path a ``rev:path`` gave.
+        """
         seen: set[bytes] = set()
         for tree in self._uninteresting_trees:
             self._mark_tree_uninteresting(tree, seen)
-        fmt = self.repo.object_format
-        odb = self.repo.odb
-        pending = list(self._object_pending) + [(n.tree, "tree", "") for n in self._shown]
+        pending = list(self._object_pending) + [(n.tree, "tree", b"") for n in self._shown]
         for oid, type_name, name in pending:
             if oid in seen:
                 continue
@@ -358,7 +363,7 @@ class RevWalk:
                 seen.add(oid)
                 yield oid, "blob", name
             else:
-                yield from self._tree_objects(odb, fmt, oid, name, seen)
+                yield from self._tree_objects(oid, name, seen)
 
     def _mark_tree_uninteresting(self, root: bytes, seen: set[bytes]) -> None:
         odb = self.repo.odb
@@ -379,28 +384,28 @@ class RevWalk:
                 elif e.object_type == "blob":
                     seen.add(e.id)
 
-    def _tree_objects(self, odb: object, fmt: object, root: bytes, name: str,
-                      seen: set[bytes]) -> Iterator[tuple[bytes, str, str]]:
+    def _tree_objects(self, root: bytes, name: bytes, seen: set[bytes]
+                      ) -> Iterator[tuple[bytes, str, bytes]]:
         """Git's ``process_tree``: the tree, then its entries depth first."""
         read = self.repo.odb.read
-        fmt_ = self.repo.object_format
-        # Each frame: entries of one tree and where we are in them.
+        rawsz = self.repo.object_format.rawsz
         seen.add(root)
         yield root, "tree", name
-        stack = [(iter(Tree(read(root)[1], fmt_, root)), name + "/" if name else "")]
+        # Each frame: the entries of one tree, an iterator over them, and the base path.
+        stack = [(iter(parse_entries(read(root)[1], rawsz)), name + b"/" if name else b"")]
         while stack:
             entries, base = stack[-1]
-            for e in entries:
-                if e.id in seen:
+            for mode, entry_name, oid in entries:
+                if oid in seen:
                     continue
-                kind = e.object_type
-                if kind == "commit":
+                if mode == b"160000":
                     continue   # submodules are not followed
-                path = base + e.name.decode("utf-8", "surrogateescape")
-                seen.add(e.id)
-                yield e.id, kind, path
-                if kind == "tree":
-                    stack.append((iter(Tree(read(e.id)[1], fmt_, e.id)), path + "/"))
+                path = base + entry_name
+                seen.add(oid)
+                if mode == b"40000" or mode == b"040000":
+                    yield oid, "tree", path
+                    stack.append((iter(parse_entries(read(oid)[1], rawsz)), path + b"/"))
                     break
+                yield oid, "blob", path
             else:
                 stack.pop()

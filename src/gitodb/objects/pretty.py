@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 from gitodb.objects.tree import Tree, canonical_mode
 
 # Bytes that make a path need C-style quoting, and the escape letter Git uses.
@@ -13,12 +15,16 @@ def _must_quote(c: int, quote_fully: bool) -> bool:
     return c < 0x20 or c == 0x22 or c == 0x5C or c == 0x7F or (quote_fully and c >= 0x80)
 
 
+_NEEDS_QUOTE = {True: re.compile(rb'[\x00-\x1f"\\\x7f-\xff]'),
+                False: re.compile(rb'[\x00-\x1f"\\\x7f]')}
+
+
 def quote_path(name: bytes, quote_fully: bool = True) -> bytes:
     """Git's ``quote_c_style``: the name, or ``"..."`` with escapes if it needs any.
 
     ``quote_fully`` is ``core.quotePath`` (default true): bytes >= 0x80 become octal.
     """
-    if not any(_must_quote(c, quote_fully) for c in name):
+    if _NEEDS_QUOTE[quote_fully].search(name) is None:
         return name
     out = bytearray(b'"')
     for c in name:

@@ -74,28 +74,30 @@ def canonical_mode(mode: int) -> int:
     return S_IFGITLINK
 
 
-_ENTRY_RE: dict[int, re.Pattern[bytes]] = {}
+_ENTRY_RE: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
 
 
-def _entry_re(rawsz: int) -> re.Pattern[bytes]:
-    pat = _ENTRY_RE.get(rawsz)
-    if pat is None:
-        pat = _ENTRY_RE[rawsz] = re.compile(rb"([0-7]+) ([^\0]+)\0(.{%d})" % rawsz, re.S)
-    return pat
+def _entry_re(rawsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    """(one entry, a whole well-formed tree) for ids of ``rawsz`` bytes."""
+    pats = _ENTRY_RE.get(rawsz)
+    if pats is None:
+        entry = rb"([0-7]+) ([^\0]+)\0(.{%d})" % rawsz
+        whole = rb"(?:[0-7]+ [^\0]+\0.{%d})*" % rawsz
+        pats = _ENTRY_RE[rawsz] = (re.compile(entry, re.S), re.compile(whole, re.S))
+    return pats
 
 
 def parse_entries(data: bytes, rawsz: int, *, path: str | None = None
                   ) -> list[tuple[bytes, bytes, bytes]]:
     """``[(mode text, name, id)]`` of a tree's content; ``ObjectParseError`` like Git."""
-    out = []
+    entry, whole = _entry_re(rawsz)
+    if whole.fullmatch(data) is not None:
+        return entry.findall(data)  # type: ignore[return-value]
     pos = 0
-    for m in _entry_re(rawsz).finditer(data):
+    for m in entry.finditer(data):
         if m.start() != pos:
             break
-        out.append(m.groups())
         pos = m.end()
-    if pos == len(data):
-        return out  # type: ignore[return-value]
     _fail_at(data, pos, rawsz, path)
     raise AssertionError("unreachable")  # pragma: no cover
 
@@ -157,12 +159,12 @@ class Tree:
     def entries(self) -> list[TreeEntry]:
         """The entries as stored (Git writes them in ``tree_sort_key`` order)."""
         if self._entries is None:
-            entries = []
-            for i, (mode_text, name, oid) in enumerate(parse_entries(self.raw, self.fmt.rawsz)):
-                mode = int(mode_text, 8)
+            parsed = parse_entries(self.raw, self.fmt.rawsz)
+            make = TreeEntry._make
+            entries = [make((int(m, 8), n, i)) for m, n, i in parsed]
+            for i, (mode_text, _n, _i) in enumerate(parsed):
                 if mode_text[:1] == b"0":   # zero-padded mode (old Git): keep the text
                     self._modes[i] = mode_text
-                entries.append(TreeEntry(mode, name, oid))
             self._entries = entries
         return self._entries
 
