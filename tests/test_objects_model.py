@@ -330,3 +330,28 @@ def test_corpus_round_trip() -> None:
             obj.object, obj.tagger  # noqa: B018
         counts[type_name] += 1
     assert all(counts.values())
+
+
+def test_index_pack_strict_checks_parse_with_the_model() -> None:
+    from gitodb.errors import PackError
+    from gitodb.objects import OBJ_COMMIT, OBJ_TREE
+    from gitodb.pack.indexer import StrictChecker
+
+    check = StrictChecker(SHA1)
+    good_tree = b"100644 a\0" + b"\1" * 20 + b"40000 d\0" + b"\2" * 20
+    check(OBJ_TREE, good_tree, b"\0" * 20, 0)
+    assert check.links == [b"\1" * 20, b"\2" * 20]
+    for bad, reason in ((b"100644 a\0" + b"\1" * 19, "badTree"),
+                        (b"100600 a\0" + b"\1" * 20, "badFilemode"),
+                        (b"100644 b\0" + b"\1" * 20 + b"100644 a\0" + b"\1" * 20,
+                         "treeNotSorted")):
+        with pytest.raises(PackError) as info:
+            check(OBJ_TREE, bad, b"\0" * 20, 7)
+        assert reason in info.value.message
+    commit = (b"tree " + b"a" * 40 + b"\nparent " + b"b" * 40
+              + b"\nauthor A <a> 1 +0000\ncommitter A <a> 1 +0000\n\nm\n")
+    check(OBJ_COMMIT, commit, b"\0" * 20, 0)
+    assert check.links[-2:] == [b"\xaa" * 20, b"\xbb" * 20]
+    with pytest.raises(PackError) as info:
+        check(OBJ_COMMIT, commit.replace(b"author", b"auth0r"), b"\0" * 20, 0)
+    assert "missingAuthor" in info.value.message

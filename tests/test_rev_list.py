@@ -96,9 +96,20 @@ OPTIONS = [[], ["--topo-order"], ["--date-order"], ["--reverse"], ["--parents"],
            ["--no-min-parents", "--merges", "--no-max-parents"]]
 
 
+# The revisions that exercise the orders and limits most (ties, skew, merges, ranges).
+CORE_REVS = [["--all"], ["side", "other"], ["side..main"], ["main", "--not", "side", "other"],
+             ["side...main"], ["other...side"], ["lonely", "main"], ["v1-outer"]]
+
+
+def test_revisions_match_git(repo: Path) -> None:
+    for revs in REVS:
+        assert_same(repo, "rev-list", *revs)
+        assert_same(repo, "rev-list", "--topo-order", "--parents", *revs)
+
+
 @pytest.mark.parametrize("opts", OPTIONS, ids=" ".join)
 def test_walks_match_git(repo: Path, opts: list[str]) -> None:
-    for revs in REVS:
+    for revs in CORE_REVS:
         assert_same(repo, "rev-list", *opts, *revs)
 
 
@@ -108,8 +119,8 @@ def test_walks_match_git(repo: Path, opts: list[str]) -> None:
                                   ["--objects", "--object-names", "--first-parent"]],
                          ids=" ".join)
 def test_objects_match_git(repo: Path, opts: list[str]) -> None:
-    for revs in REVS + [["tree-tag"], ["blob-tag"], ["main^{tree}"], ["main:dir"],
-                        ["main", "^main~2^{tree}"], ["v1", "^v1"]]:
+    for revs in CORE_REVS + [["tree-tag"], ["blob-tag"], ["main^{tree}"], ["main:dir"],
+                             ["main", "^main~2^{tree}"], ["v1", "^v1"], ["--tags"]]:
         assert_same(repo, "rev-list", *opts, *revs)
 
 
