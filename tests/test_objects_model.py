@@ -342,7 +342,7 @@ def test_index_pack_strict_checks_parse_with_the_model() -> None:
     check(OBJ_TREE, good_tree, b"\0" * 20, 0)
     assert check.links == [b"\1" * 20, b"\2" * 20]
     for bad, reason in ((b"100644 a\0" + b"\1" * 19, "badTree"),
-                        (b"100600 a\0" + b"\1" * 20, "badFilemode"),
+                        (b"100700 a\0" + b"\1" * 20, "badFilemode"),
                         (b"100644 b\0" + b"\1" * 20 + b"100644 a\0" + b"\1" * 20,
                          "treeNotSorted")):
         with pytest.raises(PackError) as info:
