@@ -170,3 +170,12 @@ def test_from_a_subdirectory_and_bare(repo: Path, tmp_path: Path) -> None:
     git("clone", "-q", "--mirror", repo, bare)
     assert os.path.isdir(bare)
     assert_same(bare, "rev-list", "--all", "--objects")
+
+
+def test_end_of_options(tmp_path: Path) -> None:
+    repo = tmp_path / "eoo"
+    git("init", "-q", repo)
+    _commit(repo, 1700000000, "one")
+    git("update-ref", "refs/heads/--output=yikes", "HEAD", cwd=repo)
+    assert assert_same(repo, "rev-list", "--end-of-options", "--output=yikes")
+    assert not (repo / "yikes").exists()

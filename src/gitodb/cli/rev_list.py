@@ -125,6 +125,15 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
         i += 1
         if arg == "--":
             return argv[i:]
+        if arg == "--end-of-options":
+            # Everything after it is a revision, even when it starts with "-".
+            rest = argv[i:]
+            if "--" in rest:
+                cut = rest.index("--")
+                settings.revs += [("rev", a) for a in rest[:cut]]
+                return rest[cut + 1:]
+            settings.revs += [("rev", a) for a in rest]
+            return []
         if not arg.startswith("-") or arg == "-":
             settings.revs.append(("rev", arg))
             continue
