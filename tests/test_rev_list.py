@@ -93,7 +93,8 @@ OPTIONS = [[], ["--topo-order"], ["--date-order"], ["--reverse"], ["--parents"],
            ["--first-parent", "--topo-order", "--parents"],
            ["--author-date-order"], ["--since=1700000150"], ["--until=@1700000100"],
            ["--max-age=1700000030", "--topo-order"], ["--min-age=1700000200"],
-           ["--no-min-parents", "--merges", "--no-max-parents"]]
+           ["--no-min-parents", "--merges", "--no-max-parents"], ["--left-right"],
+           ["--left-right", "--parents", "--topo-order"], ["--left-right", "--count"]]
 
 
 # The revisions that exercise the orders and limits most (ties, skew, merges, ranges).
@@ -146,7 +147,7 @@ def test_not_an_integer(repo: Path) -> None:
 
 def test_unsupported_options_are_errors(repo: Path) -> None:
     for args in (["--boundary", "HEAD"], ["HEAD", "--", "m0.t"], ["--since=yesterday", "HEAD"],
-                 ["--left-right", "HEAD"]):
+                 ["--cherry-pick", "HEAD"]):
         _theirs, ours = both(repo, "rev-list", *args)
         assert ours[0] in (128, 129) and ours[1] == b"", args
 
@@ -179,3 +180,21 @@ def test_end_of_options(tmp_path: Path) -> None:
     git("update-ref", "refs/heads/--output=yikes", "HEAD", cwd=repo)
     assert assert_same(repo, "rev-list", "--end-of-options", "--output=yikes")
     assert not (repo / "yikes").exists()
+
+
+@pytest.mark.parametrize("opts", [["--left-only"], ["--right-only", "--date-order"],
+                                  ["--left-only", "--objects"], ["--right-only", "--count"]],
+                         ids=" ".join)
+def test_one_side_of_symmetric_ranges(repo: Path, opts: list[str]) -> None:
+    for revs in (["side...main"], ["other...side"], ["main...other"], ["main~1...side~1"]):
+        assert_same(repo, "rev-list", *opts, *revs)
+
+
+def test_left_only_of_unrelated_histories(repo: Path) -> None:
+    # Git 2.55 keeps to one side even when the sides share no commit (2.39 did not).
+    theirs, ours = both(repo, "rev-list", "--left-only", "lonely...main")
+    lonely = git("rev-list", "lonely", cwd=repo)
+    assert ours == (0, lonely, b"")
+    assert theirs[1] != lonely     # the Git on PATH lists both sides
+    _t, ours = both(repo, "rev-list", "--right-only", "--count", "lonely...main")
+    assert ours[1] == b"%d\n" % len(git("rev-list", "main", cwd=repo).split())

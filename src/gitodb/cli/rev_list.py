@@ -64,7 +64,8 @@ usage: git rev-list [<options>] <commit>... [--] [<path>...]
 _FLAGS = {"--all", "--branches", "--tags", "--remotes", "--not", "--stdin", "--count",
           "--parents", "--first-parent", "--merges", "--no-merges", "--no-min-parents",
           "--no-max-parents", "--topo-order", "--date-order", "--author-date-order",
-          "--reverse", "--objects", "--no-object-names", "--object-names", "--quiet"}
+          "--reverse", "--objects", "--no-object-names", "--object-names", "--quiet",
+          "--left-right", "--left-only", "--right-only"}
 _VALUED = {"--max-count", "--skip", "--min-parents", "--max-parents", "--since", "--after",
            "--until", "--before", "--max-age", "--min-age", "--glob", "--exclude"}
 _OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
@@ -97,6 +98,7 @@ class _Settings:
         self.parents = False
         self.object_names = True
         self.quiet = False
+        self.left_right = False
         self.revs: list[tuple[str, str | None]] = []   # (what, value) in order
 
 
@@ -198,6 +200,14 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.object_names = True
         elif name == "--quiet":
             settings.quiet = True
+        elif name == "--left-right":
+            settings.left_right = True
+        elif name in ("--left-only", "--right-only"):
+            side = name[2:-5]
+            if w.get("side") not in (None, side):
+                raise GitodbError("options '--left-only' and '--right-only' cannot be used "
+                                  "together")
+            w["side"] = side
     return []
 
 
@@ -228,6 +238,8 @@ def run(argv: list[str], ctx: Context) -> int:
     from gitodb.history.revargs import RevisionArgs, UnknownRevisionError
     from gitodb.history.revwalk import RevWalk
 
+    if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
+        raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
     walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
     args = RevisionArgs(repo, walk)
@@ -285,21 +297,28 @@ def _read_stdin(args: object) -> None:
 
 
 def _output(walk: object, settings: _Settings) -> int:
+    from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.revwalk import RevWalk
 
     assert isinstance(walk, RevWalk)
     out: list[bytes] = []
     count = 0
+    left = 0
     show = not settings.quiet and not settings.count
     for node in walk.commits():
-        count += 1
+        is_left = bool(node.flags & SYMMETRIC_LEFT)
+        if is_left:
+            left += 1
+        else:
+            count += 1
         if not show:
             continue
+        mark = (b"<" if is_left else b">") if settings.left_right else b""
         if settings.parents:
-            out.append(b" ".join([node.id.hex().encode()] + [p.hex().encode()
-                                                            for p in node.parent_ids]) + b"\n")
+            out.append(mark + b" ".join([node.id.hex().encode()] + [
+                p.hex().encode() for p in node.parent_ids]) + b"\n")
         else:
-            out.append(node.id.hex().encode() + b"\n")
+            out.append(mark + node.id.hex().encode() + b"\n")
     if walk.want_objects:
         names = settings.object_names
         for oid, _type, name in walk.objects():
@@ -312,6 +331,7 @@ def _output(walk: object, settings: _Settings) -> int:
             else:
                 out.append(oid.hex().encode() + b"\n")
     if settings.count:
-        out.append(b"%d\n" % count)
+        out.append(b"%d\t%d\n" % (left, count) if settings.left_right
+                   else b"%d\n" % (left + count))
     sys.stdout.buffer.write(b"".join(out))
     return 0

@@ -100,8 +100,9 @@ class RevisionArgs:
 
     # -- revisions -------------------------------------------------------------
     def _add_object(self, oid: bytes, name: str, path: str | None,
-                    negative: bool = False) -> None:
-        self.walk.add(oid, uninteresting=negative != self.negate, name=name, path=path)
+                    negative: bool = False, left: bool = False) -> None:
+        self.walk.add(oid, uninteresting=negative != self.negate, name=name, path=path,
+                      left=left)
 
     def _resolve(self, name: str) -> tuple[bytes, str | None]:
         try:
@@ -155,7 +156,7 @@ class RevisionArgs:
             cb = self.walk.graph.node(self._commit_of(b, arg))
             for base in merge_bases(self.walk.graph, ca, [cb]):
                 self._add_object(base.id, arg, None, negative=True)
-            self._add_object(a, left, None)
+            self._add_object(a, left, None, left=True)
         else:
             self._add_object(a, left, None, negative=True)
         self._add_object(b, right, None)

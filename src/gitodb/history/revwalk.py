@@ -37,6 +37,7 @@ from gitodb.history.graph import (
     ADDED,
     SEEN,
     SHOWN,
+    SYMMETRIC_LEFT,
     UNINTERESTING,
     CommitGraph,
     DateQueue,
@@ -77,9 +78,11 @@ class RevWalk:
                  reverse: bool = False, max_count: int = -1, skip: int = 0,
                  max_age: int | None = None, min_age: int | None = None,
                  min_parents: int = 0, max_parents: int = -1, objects: bool = False,
-                 graph: CommitGraph | None = None) -> None:
+                 side: str | None = None, graph: CommitGraph | None = None) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
+        if side not in (None, "left", "right"):
+            raise ValueError(f"unknown side {side!r}")
         self.repo = repo
         self.graph = graph or CommitGraph(repo)
         self.order = order
@@ -92,6 +95,7 @@ class RevWalk:
         self.min_parents = min_parents
         self.max_parents = max_parents
         self.want_objects = objects
+        self.side = side            # --left-only / --right-only of a symmetric range
         self.pending: list[Pending] = []
         self._object_pending: list[tuple[bytes, str, bytes]] = []  # (id, type, name)
         self._uninteresting_trees: list[bytes] = []
@@ -100,16 +104,18 @@ class RevWalk:
 
     # -- setup -------------------------------------------------------------------
     def add(self, oid: bytes, *, uninteresting: bool = False, name: str = "",
-            path: str | None = None) -> None:
-        """Add a starting point (any object type); ``uninteresting`` excludes it."""
-        self.pending.append(Pending(oid, name, path, uninteresting))
+            path: str | None = None, left: bool = False) -> None:
+        """Add a starting point (any object type); ``uninteresting`` excludes it;
+        ``left`` marks the left side of a symmetric range (``A`` of ``A...B``)."""
+        self.pending.append(Pending(oid, name, path, uninteresting, left))
 
     def _handle_pending(self) -> list[Node]:
         """Git's ``handle_commit`` for every pending object: the starting commits."""
         odb = self.repo.odb
         fmt = self.repo.object_format
         starts: list[Node] = []
-        self.limited = self.order != "default"
+        # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
+        self.limited = self.order != "default" or self.side is not None
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
@@ -132,6 +138,8 @@ class RevWalk:
                     raise GitodbError(f"bad object {oid.hex()}") from None
             if type_name == "commit":
                 node = self.graph.node(oid)
+                if p.left:
+                    node.flags |= SYMMETRIC_LEFT
                 if p.uninteresting:
                     node.flags |= UNINTERESTING
                     self._mark_parents_uninteresting(node)
@@ -187,7 +195,9 @@ class RevWalk:
                 p.flags |= SEEN
                 queue.put(p)
             return
+        passed = node.flags & SYMMETRIC_LEFT
         for p in node.parents:
+            p.flags |= passed
             if not p.flags & SEEN:
                 p.flags |= SEEN
                 queue.put(p)
@@ -219,6 +229,11 @@ class RevWalk:
                 continue
             date = node.date
             out.append(node)
+        if self.side is not None:
+            # Git's limit_left_right: the other side counts as shown already.
+            for node in out:
+                if (node.flags & SYMMETRIC_LEFT) != (self.side == "left") * SYMMETRIC_LEFT:
+                    node.flags |= SHOWN
         return out
 
     @staticmethod
