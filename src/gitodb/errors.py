@@ -48,8 +48,26 @@ class ObjectFormatError(GitodbError):
     """An object's header or content is malformed."""
 
 
+class ObjectParseError(ObjectFormatError):
+    """A commit, tag or tree does not parse the way Git parses it.
+
+    ``reason`` says which rule failed, in words Git's own messages use: for commits
+    ``bogus`` (no ``tree`` line first), ``bad-tree``, ``bad-parents``; for tags
+    ``corrupt`` or ``unknown-type``; for trees the message is Git's own text.
+    """
+
+    def __init__(self, message: str, *, reason: str = "",
+                 path: str | os.PathLike[str] | None = None, offset: int | None = None) -> None:
+        self.reason = reason
+        super().__init__(message, path=path, offset=offset)
+
+
 class ObjectNotFoundError(GitodbError):
     """No object with this id exists in the object database."""
+
+
+class ObjectTypeError(GitodbError):
+    """An object is not of the type that was asked for (``object X is a tree, not a commit``)."""
 
 
 class AmbiguousObjectNameError(GitodbError):

@@ -25,9 +25,11 @@ from gitodb.errors import (
     ObjectNotFoundError,
 )
 from gitodb.loose.read import INVALID_TYPE, SIZE_OVERFLOW
-from gitodb.objects.commit import parse_commit, parse_tag
+from gitodb.objects.commit import Commit
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.pretty import format_tree
+from gitodb.objects.tag import Tag
+from gitodb.objects.tree import Tree
 from gitodb.repo.revparse import MissingPathError, resolve_full
 
 try:
@@ -200,7 +202,7 @@ def _run_single(repo: Repository, o: Options) -> int:
         raise GitodbError(f"Not a valid object name {name}") from None
     if t == "tree":
         quote = repo.config.get_bool("core.quotepath", True)
-        out.write(format_tree(data, repo.object_format.rawsz, quote_fully=quote))
+        out.write(format_tree(Tree(data, repo.object_format, oid), quote_fully=quote))
     else:
         out.write(data)
     return 0
@@ -208,7 +210,7 @@ def _run_single(repo: Repository, o: Options) -> int:
 
 def _read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | None:
     """Git's ``read_object_with_reference``: peel tags (and commit -> tree) to ``want``."""
-    hexsz = repo.object_format.hexsz
+    fmt = repo.object_format
     for _ in range(100):
         try:
             t, data = repo.odb.read(oid)
@@ -217,9 +219,9 @@ def _read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | Non
         if t == want:
             return data
         if t == "tag":
-            oid = parse_tag(data, hexsz).object
+            oid = Tag(data, fmt).object
         elif t == "commit" and want == "tree":
-            oid = parse_commit(data, hexsz).tree
+            oid = Commit(data, fmt).tree
         else:
             return None
     return None

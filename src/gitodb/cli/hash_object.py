@@ -214,23 +214,6 @@ def _get_value(opt: tuple[str | None, str | None, str, str], unset: bool, value:
     return i
 
 
-def _find_worktree_top(repo: Any, explicit_git_dir: bool) -> str | None:
-    """The work tree top when we run inside one (Git then works from there), else None."""
-    if explicit_git_dir or repo.config.get_bool("core.bare", False):
-        return None
-    here = os.getcwd()
-    d = here
-    while True:
-        if os.path.exists(os.path.join(d, ".git")):
-            return d
-        if os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")):
-            return None   # inside the git directory itself
-        parent = os.path.dirname(d)
-        if parent == d:
-            return None
-        d = parent
-
-
 class _FdReader:
     """A minimal raw reader over a file descriptor (``readinto``/``read``)."""
 
@@ -433,8 +416,10 @@ def run(argv: list[str], ctx: Context) -> int:
 
         config = Config()
         config.apply_overrides(ctx.config_overrides)
+    from gitodb.repo import find_work_tree_top
+
     explicit = bool(ctx.git_dir or os.environ.get("GIT_DIR"))
-    top = _find_worktree_top(repo, explicit) if repo is not None else None
+    top = find_work_tree_top(repo, explicit) if repo is not None else None
     prefix = ""
     if top is not None:
         rel = os.path.relpath(os.getcwd(), top)

@@ -74,9 +74,7 @@ def walk_reflog(repo: Any, spec: str, fmt: bytes) -> bytes:
             if code == b"gs":
                 return bytes(e.message)
             if code == b"s":
-                _t, data = odb.read(e.new)
-                body = data.split(b"\n\n", 1)
-                return body[1].split(b"\n", 1)[0] if len(body) > 1 else b""
+                return odb.commit(e.new).message.split(b"\n", 1)[0]
             if code == b"n":
                 return b"\n"
             return b"%"

@@ -39,6 +39,9 @@ COMMANDS = {
     "update-ref": "update_ref",
     "symbolic-ref": "symbolic_ref",
     "pack-refs": "pack_refs",
+    "ls-tree": "ls_tree",
+    "rev-list": "rev_list",
+    "merge-base": "merge_base",
 }
 
 USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]

@@ -6,7 +6,7 @@ import hashlib
 from collections.abc import Callable
 from typing import Any
 
-from gitodb.errors import RepositoryError
+from gitodb.errors import ObjectFormatError, RepositoryError
 from gitodb.objects import sha1dc
 
 
@@ -63,3 +63,23 @@ def format_by_name(name: str) -> ObjectFormat:
         return _BY_NAME[name.lower()]
     except KeyError:
         raise RepositoryError(f"unknown object format '{name}'") from None
+
+
+def as_oid(fmt: ObjectFormat, value: str | bytes | bytearray | memoryview) -> bytes:
+    """A binary id from ``value``: raw bytes (``rawsz`` long) or full hex (str or bytes).
+
+    Raises ``ObjectFormatError`` for anything else.
+    """
+    if isinstance(value, str):
+        text = value
+    else:
+        raw = bytes(value)
+        if len(raw) == fmt.rawsz:
+            return raw
+        text = raw.decode("ascii", "replace")
+    if len(text) == fmt.hexsz:
+        try:
+            return bytes.fromhex(text)
+        except ValueError:
+            pass
+    raise ObjectFormatError(f"not a {fmt.name} object id: {value!r}")

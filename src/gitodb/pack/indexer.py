@@ -54,10 +54,13 @@ from gitodb.errors import (
     GitodbError,
     ObjectCollisionError,
     ObjectIdCollisionError,
+    ObjectParseError,
     ObjectWriteError,
     PackError,
 )
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
+from gitodb.objects.headers import parse_headers
+from gitodb.objects.tree import parse_entries
 from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import encode_entry_header, parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import OFFSET32_LIMIT, write_index_v1, write_index_v2
@@ -815,63 +818,58 @@ class StrictChecker:
         elif name == "tag":
             self._check_tag(data, oid, offset)
 
-    def _header_lines(self, data: bytes, oid: bytes, offset: int) -> list[bytes]:
-        end = data.find(b"\n\n")
-        head = data if end < 0 else data[:end]
-        if end < 0 and not data.endswith(b"\n"):
+    def _headers(self, data: bytes, oid: bytes, offset: int) -> list[tuple[bytes, bytes | None]]:
+        """The header lines (continuations joined), parsed by the object model."""
+        block = parse_headers(data)
+        if block.message is None and not data.endswith(b"\n"):
             raise self._fail(oid, offset, "unterminated header")
-        return head.rstrip(b"\n").split(b"\n")
+        return block.headers
 
     def _check_commit(self, data: bytes, oid: bytes, offset: int) -> None:
-        lines = self._header_lines(data, oid, offset)
-        if not lines or not lines[0].startswith(b"tree "):
+        headers = self._headers(data, oid, offset)
+        if not headers or headers[0][0] != b"tree" or headers[0][1] is None:
             raise self._fail(oid, offset, "missingTree: invalid format - expected 'tree' line")
-        self.links.append(self._hex_id(lines[0][5:], oid, offset, "tree"))
+        self.links.append(self._hex_id(headers[0][1], oid, offset, "tree"))
         i = 1
-        while i < len(lines) and lines[i].startswith(b"parent "):
-            self.links.append(self._hex_id(lines[i][7:], oid, offset, "parent"))
+        while i < len(headers) and headers[i][0] == b"parent" and headers[i][1] is not None:
+            self.links.append(self._hex_id(headers[i][1] or b"", oid, offset, "parent"))
             i += 1
-        if i >= len(lines) or not lines[i].startswith(b"author "):
+        if i >= len(headers) or headers[i][0] != b"author" or headers[i][1] is None:
             raise self._fail(oid, offset, "missingAuthor: invalid format - expected 'author' line")
-        if i + 1 >= len(lines) or not lines[i + 1].startswith(b"committer "):
+        if i + 1 >= len(headers) or headers[i + 1][0] != b"committer" \
+                or headers[i + 1][1] is None:
             raise self._fail(oid, offset,
                              "missingCommitter: invalid format - expected 'committer' line")
 
     def _check_tag(self, data: bytes, oid: bytes, offset: int) -> None:
-        lines = self._header_lines(data, oid, offset)
-        if len(lines) < 3 or not lines[0].startswith(b"object "):
+        headers = self._headers(data, oid, offset)
+        if len(headers) < 3 or headers[0][0] != b"object" or headers[0][1] is None:
             raise self._fail(oid, offset, "missingObject: invalid format - expected 'object' line")
-        self.links.append(self._hex_id(lines[0][7:], oid, offset, "object"))
-        if not lines[1].startswith(b"type ") or lines[1][5:].decode(errors="replace") not in (
+        self.links.append(self._hex_id(headers[0][1], oid, offset, "object"))
+        if headers[1][0] != b"type" or (headers[1][1] or b"").decode(errors="replace") not in (
                 TYPE_NAMES.values()):
             raise self._fail(oid, offset, "badType: invalid 'type' value")
-        if not lines[2].startswith(b"tag ") or len(lines[2]) == 4:
+        if headers[2][0] != b"tag" or not headers[2][1]:
             raise self._fail(oid, offset, "missingTagEntry: invalid format - expected 'tag' line")
 
     def _check_tree(self, data: bytes, oid: bytes, offset: int) -> None:
-        rawsz = self.fmt.rawsz
-        pos = 0
-        n = len(data)
+        try:
+            entries = parse_entries(data, self.fmt.rawsz)
+        except ObjectParseError:
+            raise self._fail(oid, offset, "badTree: truncated tree entry") from None
         prev: bytes | None = None
-        while pos < n:
-            sp = data.find(b" ", pos)
-            nul = data.find(b"\0", sp + 1) if sp >= 0 else -1
-            if sp < 0 or nul < 0 or nul + 1 + rawsz > n:
-                raise self._fail(oid, offset, "badTree: truncated tree entry")
-            mode = data[pos:sp]
-            name = data[sp + 1:nul]
+        for mode, name, entry_id in entries:
             if mode not in _TREE_MODES:
                 raise self._fail(oid, offset,
                                  f"badFilemode: bad mode {mode.decode(errors='replace')}")
-            if not name or b"/" in name or name in (b".", b"..", b".git"):
+            if b"/" in name or name in (b".", b"..", b".git"):
                 raise self._fail(oid, offset, f"badTreeName: bad entry name {name!r}")
             key = name + b"/" if mode == b"40000" else name
             if prev is not None and key <= prev:
                 raise self._fail(oid, offset, "treeNotSorted: not properly sorted or duplicate")
             prev = key
             if mode != b"160000":
-                self.links.append(data[nul + 1:nul + 1 + rawsz])
-            pos = nul + 1 + rawsz
+                self.links.append(entry_id)
 
     def finish(self, pack_oids: Sequence[bytes],
                contains: Callable[[bytes], bool] | None) -> None:

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 from typing import Any
 
-from gitodb.errors import ObjectNotFoundError
+from gitodb.errors import ObjectFormatError, ObjectNotFoundError
+from gitodb.objects.format import SHA1, SHA256
+from gitodb.objects.tag import Tag
 
 MAX_TAG_DEPTH = 64
 
 
 def tag_target(odb: Any, oid: bytes, hexsz: int) -> bytes | None:
-    """The ``object`` line of tag ``oid``, or None if ``oid`` is not a tag."""
+    """The ``object`` line of tag ``oid``, or None if ``oid`` is not a tag (or unreadable)."""
     type_name, data = odb.read(oid)
-    if type_name != "tag" or not data.startswith(b"object "):
+    if type_name != "tag":
         return None
-    return bytes.fromhex(data[7:7 + hexsz].decode("ascii"))
+    try:
+        return Tag(data, SHA256 if hexsz == SHA256.hexsz else SHA1).object
+    except ObjectFormatError:
+        return None
 
 
 def peel_fully(odb: Any, oid: bytes, hexsz: int) -> bytes | None:

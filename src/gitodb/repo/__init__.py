@@ -15,9 +15,10 @@ from gitodb.repo.config import Config
 from gitodb.repo.extensions import check_repository_format
 
 if TYPE_CHECKING:
+    from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
     from gitodb.repo.odb import ObjectDatabase
 
-__all__ = ["Repository", "Config"]
+__all__ = ["Repository", "Config", "find_work_tree_top"]
 
 
 def _is_git_dir(path: Path) -> bool:
@@ -144,6 +145,39 @@ class Repository:
 
         return resolve(self, name)
 
+    def _oid_of(self, rev: str | bytes) -> bytes:
+        if isinstance(rev, (bytes, bytearray, memoryview)):
+            from gitodb.objects.format import as_oid
+
+            return as_oid(self.object_format, rev)
+        return self.resolve(rev)
+
+    def _peeled(self, rev: str | bytes, want: str) -> bytes:
+        from gitodb.repo.revparse import peel_to
+
+        oid = self._oid_of(rev)
+        return peel_to(self, oid, want, rev if isinstance(rev, str) else oid.hex())
+
+    def object(self, rev: str | bytes) -> GitObject:
+        """The typed object ``rev`` names (a revision, hex id or binary id), not peeled."""
+        return self.odb.get(self._oid_of(rev))
+
+    def commit(self, rev: str | bytes) -> Commit:
+        """The commit ``rev`` names; annotated tags are peeled (``<rev>^{commit}``)."""
+        return self.odb.commit(self._peeled(rev, "commit"))
+
+    def tree(self, rev: str | bytes) -> Tree:
+        """The tree ``rev`` names; tags and commits are peeled (``<rev>^{tree}``)."""
+        return self.odb.tree(self._peeled(rev, "tree"))
+
+    def tag(self, rev: str | bytes) -> Tag:
+        """The annotated tag ``rev`` names (``ObjectTypeError`` if it is not a tag)."""
+        return self.odb.tag(self._oid_of(rev))
+
+    def blob(self, rev: str | bytes) -> Blob:
+        """The blob ``rev`` names (``HEAD:README``, an id...); tags are peeled."""
+        return self.odb.blob(self._peeled(rev, "blob"))
+
     def read_object(self, name: str) -> tuple[str, bytes]:
         """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
         return self.odb.read(self.resolve(name))
@@ -186,6 +220,26 @@ def _check_core_config(config: Config) -> None:
         config.get_int(key, 0)
     for key in _CORE_ULONGS:
         config.get_ulong(key, 0)
+
+
+def find_work_tree_top(repo: Repository, explicit_git_dir: bool) -> str | None:
+    """The work tree top when the cwd is inside one (Git then works from there), else None.
+
+    None too with an explicit ``--git-dir``/``GIT_DIR``, in a bare repository, or
+    inside the git directory itself.
+    """
+    if explicit_git_dir or repo.config.get_bool("core.bare", False):
+        return None
+    d = os.getcwd()
+    while True:
+        if os.path.exists(os.path.join(d, ".git")):
+            return d
+        if os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")):
+            return None   # inside the git directory itself
+        parent = os.path.dirname(d)
+        if parent == d:
+            return None
+        d = parent
 
 
 def _env_config_pairs() -> list[str]:

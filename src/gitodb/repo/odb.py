@@ -23,12 +23,17 @@ from typing import TYPE_CHECKING, Protocol
 from gitodb.errors import (
     DeltaError,
     ObjectNotFoundError,
+    ObjectTypeError,
     PackError,
     report,
 )
 from gitodb.loose.read import LooseObjectStore
-from gitodb.objects.format import ObjectFormat
+from gitodb.objects.blob import Blob, GitObject, parse_object
+from gitodb.objects.commit import Commit
+from gitodb.objects.format import ObjectFormat, as_oid
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
+from gitodb.objects.tag import Tag
+from gitodb.objects.tree import Tree
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.reader import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PackFile
 
@@ -447,6 +452,39 @@ class ObjectDatabase:
         if loose_stream is None:
             return _BytesStream(*self._read_after_race(oid))
         return loose_stream
+
+    # -- the object model -------------------------------------------------------
+    def get(self, oid: str | bytes) -> GitObject:
+        """The typed object (``Commit``, ``Tree``, ``Tag`` or ``Blob``) ``oid`` names.
+
+        ``oid`` is a binary id or a full hex id; a missing object raises
+        ``ObjectNotFoundError``.
+        """
+        raw = as_oid(self.fmt, oid)
+        type_name, data = self.read(raw)
+        return parse_object(type_name, data, self.fmt, raw)
+
+    def _typed(self, oid: str | bytes, want: str) -> GitObject:
+        obj = self.get(oid)
+        if obj.type_name != want:
+            raise ObjectTypeError(f"object {obj.id.hex()} is a {obj.type_name}, not a {want}")
+        return obj
+
+    def commit(self, oid: str | bytes) -> Commit:
+        """The commit ``oid``; ``ObjectTypeError`` if it is another type."""
+        return self._typed(oid, "commit")  # type: ignore[return-value]
+
+    def tree(self, oid: str | bytes) -> Tree:
+        """The tree ``oid``; ``ObjectTypeError`` if it is another type."""
+        return self._typed(oid, "tree")  # type: ignore[return-value]
+
+    def tag(self, oid: str | bytes) -> Tag:
+        """The tag ``oid``; ``ObjectTypeError`` if it is another type."""
+        return self._typed(oid, "tag")  # type: ignore[return-value]
+
+    def blob(self, oid: str | bytes) -> Blob:
+        """The blob ``oid``; ``ObjectTypeError`` if it is another type."""
+        return self._typed(oid, "blob")  # type: ignore[return-value]
 
     # -- delta bases outside their pack (REF_DELTA) -------------------------------
     def _read_external_base(self, oid: bytes) -> tuple[int, bytes]:

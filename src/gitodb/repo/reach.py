@@ -6,8 +6,15 @@ from collections.abc import Iterable
 from typing import Any
 
 from gitodb.errors import GitodbError
-from gitodb.objects.commit import parse_commit
+from gitodb.objects import SHA1, SHA256
+from gitodb.objects.commit import parse_commit_links
 from gitodb.refs.peel import peel_fully
+
+
+def _links(data: bytes, hexsz: int) -> tuple[bytes, list[bytes]]:
+    """A commit's tree and parents, read by the object model's parser."""
+    tree, parents, _end = parse_commit_links(bytes(data), SHA1 if hexsz == SHA1.hexsz else SHA256)
+    return tree, parents
 
 
 def commit_of(odb: Any, oid: bytes, hexsz: int) -> bytes | None:
@@ -35,7 +42,7 @@ def ancestors(odb: Any, tips: Iterable[bytes], hexsz: int) -> set[bytes]:
         if kind != "commit":
             continue
         seen.add(oid)
-        todo.extend(p for p in parse_commit(data, hexsz).parents if p not in seen)
+        todo.extend(p for p in _links(data, hexsz)[1] if p not in seen)
     return seen
 
 
@@ -98,14 +105,14 @@ class Completeness:
             try:
                 kind, data = self.odb.read(c)
                 ok = kind == "commit"
-                commit = parse_commit(data, self.hexsz) if ok else None
+                links = _links(data, self.hexsz) if ok else None
             except GitodbError:
-                ok, commit = False, None
-            if not ok or commit is None or not self._tree_complete(commit.tree):
+                ok, links = False, None
+            if not ok or links is None or not self._tree_complete(links[0]):
                 self._done[c] = False  # only this one: others seen may be fine
                 return False
             seen.append(c)
-            stack.extend(commit.parents)
+            stack.extend(links[1])
         for s in seen:
             self._done[s] = True
         return True

@@ -20,8 +20,9 @@ from gitodb.errors import (
     GitodbError,
     ObjectNotFoundError,
 )
-from gitodb.objects.commit import parse_commit, parse_tag
-from gitodb.objects.tree import iter_tree
+from gitodb.objects.commit import Commit
+from gitodb.objects.tag import Tag
+from gitodb.objects.tree import Tree
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -73,7 +74,7 @@ def resolve_full(repo: Repository, name: str) -> Resolved:
         raise BadRevisionError(f"index paths are not supported: '{name}'")
     if colon > 0:
         rev, path = name[:colon], name[colon + 1:]
-        tree = _peel_to(repo, _resolve_rev(repo, rev), "tree", name)
+        tree = peel_to(repo, _resolve_rev(repo, rev), "tree", name)
         return _lookup_path(repo, tree, path, rev)
     return Resolved(_resolve_rev(repo, name))
 
@@ -106,10 +107,10 @@ def _apply_suffix(repo: Repository, oid: bytes, suffix: str, name: str) -> bytes
             _read_or_bad(repo, oid, name)
             return oid
         if want in ("commit", "tree", "blob", "tag"):
-            return _peel_to(repo, oid, want, name)
+            return peel_to(repo, oid, want, name)
         raise BadRevisionError(f"unknown peel target in '{name}'")
     n = int(suffix[1:]) if len(suffix) > 1 else 1
-    commit_oid = _peel_to(repo, oid, "commit", name)
+    commit_oid = peel_to(repo, oid, "commit", name)
     if suffix[0] == "^":
         if n == 0:
             return commit_oid
@@ -127,7 +128,7 @@ def _apply_suffix(repo: Repository, oid: bytes, suffix: str, name: str) -> bytes
 
 def _parents(repo: Repository, commit_oid: bytes) -> list[bytes]:
     _t, data = repo.odb.read(commit_oid)
-    return parse_commit(data, repo.object_format.hexsz).parents
+    return Commit(data, repo.object_format, commit_oid).parents
 
 
 def _read_or_bad(repo: Repository, oid: bytes, name: str) -> tuple[str, bytes]:
@@ -138,26 +139,29 @@ def _read_or_bad(repo: Repository, oid: bytes, name: str) -> tuple[str, bytes]:
 
 
 def _peel_tags(repo: Repository, oid: bytes, name: str) -> bytes:
-    hexsz = repo.object_format.hexsz
+    fmt = repo.object_format
     for _ in range(100):
         t, data = _read_or_bad(repo, oid, name)
         if t != "tag":
             return oid
-        oid = parse_tag(data, hexsz).object
+        oid = Tag(data, fmt).object
     raise BadRevisionError(f"tag chain too long in '{name}'")
 
 
-def _peel_to(repo: Repository, oid: bytes, want: str, name: str) -> bytes:
-    """Follow tags (and commit -> tree) until an object of type ``want``."""
-    hexsz = repo.object_format.hexsz
+def peel_to(repo: Repository, oid: bytes, want: str, name: str) -> bytes:
+    """Follow tags (and commit -> tree) until an object of type ``want``.
+
+    Raises ``BadRevisionError`` (naming ``name``) when that is not possible.
+    """
+    fmt = repo.object_format
     for _ in range(100):
         t, data = _read_or_bad(repo, oid, name)
         if t == want:
             return oid
         if t == "tag":
-            oid = parse_tag(data, hexsz).object
+            oid = Tag(data, fmt).object
         elif t == "commit" and want == "tree":
-            oid = parse_commit(data, hexsz).tree
+            oid = Commit(data, fmt).tree
         else:
             raise BadRevisionError(f"'{name}' cannot be peeled to a {want}")
     raise BadRevisionError(f"tag chain too long in '{name}'")
@@ -166,21 +170,16 @@ def _peel_to(repo: Repository, oid: bytes, want: str, name: str) -> bytes:
 def _lookup_path(repo: Repository, tree: bytes, path: str, rev: str) -> Resolved:
     """Walk ``path`` from ``tree``; an empty path is the tree itself."""
     parts = [p for p in path.split("/") if p]
-    rawsz = repo.object_format.rawsz
+    fmt = repo.object_format
     oid, mode = tree, 0o040000
-    for i, part in enumerate(parts):
+    for part in parts:
         if mode & 0o170000 != 0o040000:
             raise MissingPathError(f"path '{path}' does not exist in '{rev}'")
         _t, data = repo.odb.read(oid)
-        want = part.encode("utf-8", "surrogateescape")
-        for entry in iter_tree(data, rawsz):
-            if entry.name == want:
-                oid, mode = entry.oid, entry.mode
-                break
-        else:
-            if i == 0 and len(parts) == 1:
-                raise MissingPathError(f"path '{path}' does not exist in '{rev}'")
+        entry = Tree(data, fmt).get(part)
+        if entry is None:
             raise MissingPathError(f"path '{path}' does not exist in '{rev}'")
+        oid, mode = entry.id, entry.mode
     return Resolved(oid, mode if parts else None, path)
 
 

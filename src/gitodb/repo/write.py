@@ -11,6 +11,8 @@ This is the library side of ``gitodb hash-object``::
     with open("big.iso", "rb") as f:                       # big blob: into a new pack
         oid = writer.write_stream("blob", f, os.fstat(f.fileno()).st_size)
     oid = compute_object_id(repo.object_format, "blob", b"hello\\n")   # nothing stored
+    tree = Tree.create([(0o100644, b"hello.txt", oid)], repo.object_format)
+    writer.write_object(tree)                              # checked, then stored loose
 
 Settings follow Git: loose objects are compressed at ``core.looseCompression``
 (else ``core.compression``, else 1, best speed), packs at ``pack.compression``
@@ -28,10 +30,15 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
-from gitodb.errors import ConfigError
+from gitodb.errors import ConfigError, ObjectFormatError, ObjectNotFoundError, ObjectTypeError
 from gitodb.loose.write import LooseBatch, read_exactly, write_loose_object, write_loose_stream
+from gitodb.objects.blob import GitObject
+from gitodb.objects.check import ObjectChecker
+from gitodb.objects.commit import Commit
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NUMBERS
+from gitodb.objects.tag import Tag
+from gitodb.objects.tree import Tree
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -152,6 +159,32 @@ class ObjectWriter:
             exists=self.exists, oid=compute_object_id(self.fmt, type_name, data),
             batch=self._batch)
 
+    def write_object(self, obj: GitObject, *, check_links: bool = True) -> bytes:
+        """Store a ``Commit``, ``Tree``, ``Tag`` or ``Blob`` (serialised); return its id.
+
+        The content is checked as ``git hash-object`` checks it
+        (``gitodb.objects.check``), and with ``check_links`` the objects it names
+        must exist with the right type, as ``git commit-tree``, ``mktree`` and
+        ``mktag`` require.  Raises ``ObjectCheckError``/``ObjectTypeError``/
+        ``ObjectNotFoundError`` and stores nothing on failure.
+        """
+        if obj.fmt is not self.fmt:
+            raise ObjectFormatError(f"a {obj.fmt.name} object cannot be stored in a "
+                                    f"{self.fmt.name} repository")
+        data = obj.serialize()
+        ObjectChecker(self.fmt).check(obj.type_name, data)
+        if check_links:
+            for oid, want, what in _links(obj):
+                try:
+                    got = self.repo.odb.read_header(oid)[0]
+                except ObjectNotFoundError:
+                    raise ObjectNotFoundError(f"{what}: object {oid.hex()} is unavailable") \
+                        from None
+                if got != want:
+                    raise ObjectTypeError(f"{what}: object {oid.hex()} is a {got}, "
+                                          f"not a {want}")
+        return self.write(obj.type_name, data)
+
     def write_stream(self, type_name: str, stream: BinaryIO, size: int, *,
                      source: str | None = None, allow_pack: bool = True) -> bytes:
         """Store ``size`` bytes from ``stream`` as one object; return its id.
@@ -192,6 +225,20 @@ class ObjectWriter:
         odb = self.repo.__dict__.get("odb")
         if odb is not None and hasattr(odb, "rescan_packs"):
             odb.rescan_packs()
+
+
+def _links(obj: GitObject) -> list[tuple[bytes, str, str]]:
+    """``(id, type it must have, what names it)`` for every object ``obj`` refers to."""
+    if isinstance(obj, Commit):
+        return [(obj.tree, "tree", "commit tree")] + [
+            (p, "commit", "commit parent") for p in obj.parents]
+    if isinstance(obj, Tree):
+        # Submodule commits live in another repository; Git does not look them up.
+        return [(e.id, e.object_type, f"entry '{e.name.decode('utf-8', 'replace')}'")
+                for e in obj if e.object_type != "commit"]
+    if isinstance(obj, Tag):
+        return [(obj.object, obj.type, "tagged object")]
+    return []
 
 
 def write_object(repo: Repository, type_name: str, data: Buffer) -> bytes:

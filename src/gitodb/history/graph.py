@@ -1,0 +1,292 @@
+"""The commit graph as the walkers see it: commits loaded once, with flags.
+
+``CommitGraph`` hands out ``Node`` objects (id, parents, committer date, tree) and
+keeps them, so a walk reads each commit once.  Flags are bits on the node, like
+the ``object.flags`` of Git's revision walk.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gitodb.errors import ObjectNotFoundError, ObjectTypeError
+from gitodb.objects.commit import Commit
+
+if TYPE_CHECKING:
+    from gitodb.repo import Repository
+
+UNINTERESTING = 1 << 0
+SEEN = 1 << 1
+ADDED = 1 << 2
+SHOWN = 1 << 3
+SYMMETRIC_LEFT = 1 << 4
+BOTTOM = 1 << 5
+
+
+class Node:
+    """One commit in a walk: ``id``, ``parents`` (nodes, loaded on demand), ``date``."""
+
+    __slots__ = ("id", "parent_ids", "date", "tree", "flags", "_parents", "graph")
+
+    def __init__(self, graph: CommitGraph, oid: bytes, commit: Commit) -> None:
+        self.graph = graph
+        self.id = oid
+        self.parent_ids = commit.parents
+        self.date = commit.commit_date
+        self.tree = commit.tree
+        self.flags = graph.early_flags.pop(oid, 0)
+        self._parents: list[Node] | None = None
+
+    @property
+    def parents(self) -> list[Node]:
+        """The parent commits, in order."""
+        if self._parents is None:
+            self._parents = [self.graph.node(p) for p in self.parent_ids]
+        return self._parents
+
+    def __repr__(self) -> str:
+        return f"Node({self.id.hex()})"
+
+
+class CommitGraph:
+    """Loads commits of one repository as ``Node`` objects, each once."""
+
+    def __init__(self, repo: Repository) -> None:
+        self.repo = repo
+        self.odb = repo.odb
+        self.fmt = repo.object_format
+        self.nodes: dict[bytes, Node] = {}
+        # Flags set on commits not loaded yet (Git flags the object before parsing it).
+        self.early_flags: dict[bytes, int] = {}
+
+    def flag(self, oid: bytes, flags: int) -> bool:
+        """Set ``flags`` on commit ``oid``; False if it was not loaded (nothing to walk)."""
+        n = self.nodes.get(oid)
+        if n is None:
+            self.early_flags[oid] = self.early_flags.get(oid, 0) | flags
+            return False
+        n.flags |= flags
+        return True
+
+    def node(self, oid: bytes) -> Node:
+        """The node of commit ``oid``; ``ObjectNotFoundError``/``ObjectTypeError``."""
+        n = self.nodes.get(oid)
+        if n is None:
+            type_name, data = self.odb.read(oid)
+            if type_name != "commit":
+                raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
+            n = self.nodes[oid] = Node(self, oid, Commit(data, self.fmt, oid))
+        return n
+
+    def author_date(self, node: Node) -> int:
+        """The author timestamp of ``node`` (0 when unreadable), as Git records it."""
+        _t, data = self.odb.read(node.id)
+        sig = Commit(data, self.fmt, node.id).author
+        return sig.timestamp if sig is not None and sig.timestamp is not None else 0
+
+    def has_commit(self, oid: bytes) -> bool:
+        """True if ``oid`` is a commit that can be read."""
+        try:
+            self.node(oid)
+        except (ObjectNotFoundError, ObjectTypeError):
+            return False
+        return True
+
+
+class DateQueue:
+    """Git's commit queue: newest committer date first, equal dates first-in first-out."""
+
+    __slots__ = ("_heap", "_count", "_key")
+
+    def __init__(self, key: Callable[[Node], int] | None = None) -> None:
+        self._heap: list[tuple[int, int, Node]] = []
+        self._count = 0
+        self._key = key   # another date than the committer date (author date)
+
+    def put(self, node: Node) -> None:
+        """Add ``node``."""
+        self._count += 1
+        date = node.date if self._key is None else self._key(node)
+        heapq.heappush(self._heap, (-date, self._count, node))
+
+    def get(self) -> Node | None:
+        """Remove and return the next node, or None when empty."""
+        if not self._heap:
+            return None
+        return heapq.heappop(self._heap)[2]
+
+    def peek(self) -> Node | None:
+        """The next node without removing it."""
+        return self._heap[0][2] if self._heap else None
+
+    def nodes(self) -> list[Node]:
+        """Every queued node (in no particular order)."""
+        return [item[2] for item in self._heap]
+
+    def __len__(self) -> int:
+        return len(self._heap)
+
+
+# Flags of the merge-base painting, kept apart from the walk's flags.
+PARENT1 = 1
+PARENT2 = 2
+STALE = 4
+RESULT = 8
+
+
+def _paint_down_to_common(graph: CommitGraph, one: Node, twos: list[Node],
+                          paint: dict[bytes, int]) -> list[Node]:
+    """Git's ``paint_down_to_common``: commits reachable from ``one`` and a ``two``,
+    newest first; ``paint`` receives the flags (PARENT1/PARENT2/STALE)."""
+    paint[one.id] = paint.get(one.id, 0) | PARENT1
+    if not twos:
+        return [one]
+    queue = DateQueue()
+    # How many queue entries each node has, and how many entries are not stale: Git
+    # stops when every queued commit is stale.
+    entries: dict[bytes, int] = {}
+    live = 0
+
+    def push(n: Node) -> None:
+        nonlocal live
+        queue.put(n)
+        entries[n.id] = entries.get(n.id, 0) + 1
+        if not paint.get(n.id, 0) & STALE:
+            live += 1
+
+    def add_flags(n: Node, flags: int) -> None:
+        nonlocal live
+        have = paint.get(n.id, 0)
+        if flags & STALE and not have & STALE:
+            live -= entries.get(n.id, 0)
+        paint[n.id] = have | flags
+
+    push(one)
+    for t in twos:
+        add_flags(t, PARENT2)
+        push(t)
+    result: list[Node] = []
+    while live > 0:
+        commit = queue.get()
+        assert commit is not None
+        entries[commit.id] -= 1
+        if not paint.get(commit.id, 0) & STALE:
+            live -= 1
+        flags = paint.get(commit.id, 0) & (PARENT1 | PARENT2 | STALE)
+        if flags == PARENT1 | PARENT2:
+            if not paint[commit.id] & RESULT:
+                paint[commit.id] |= RESULT
+                result.append(commit)
+            flags |= STALE
+        for p in commit.parents:
+            if paint.get(p.id, 0) & flags == flags:
+                continue
+            add_flags(p, flags)
+            push(p)
+    return _by_date(result)
+
+
+def _by_date(nodes: list[Node]) -> list[Node]:
+    """Stable sort, newest first (Git's ``commit_list_insert_by_date`` one by one)."""
+    out: list[Node] = []
+    for n in nodes:
+        i = 0
+        while i < len(out) and not out[i].date < n.date:
+            i += 1
+        out.insert(i, n)
+    return out
+
+
+def merge_bases(graph: CommitGraph, one: Node, twos: list[Node]) -> list[Node]:
+    """Git's ``get_merge_bases_many``: the best common ancestors, newest first."""
+    for t in twos:
+        if t is one:
+            return [one]
+    paint: dict[bytes, int] = {}
+    found = _paint_down_to_common(graph, one, twos, paint)
+    result = _by_date([n for n in found if not paint.get(n.id, 0) & STALE])
+    if len(result) <= 1:
+        return result
+    kept = remove_redundant(graph, result)
+    return _by_date(kept)
+
+
+def remove_redundant(graph: CommitGraph, nodes: list[Node]) -> list[Node]:
+    """Git's ``remove_redundant``: drop commits that are ancestors of another one.
+
+    The survivors keep their order.
+    """
+    redundant = [False] * len(nodes)
+    for i, node in enumerate(nodes):
+        if redundant[i]:
+            continue
+        others = [(j, n) for j, n in enumerate(nodes) if j != i and not redundant[j]]
+        paint: dict[bytes, int] = {}
+        _paint_down_to_common(graph, node, [n for _j, n in others], paint)
+        if paint.get(node.id, 0) & PARENT2:
+            redundant[i] = True
+        for j, n in others:
+            if paint.get(n.id, 0) & PARENT1:
+                redundant[j] = True
+    return [n for i, n in enumerate(nodes) if not redundant[i]]
+
+
+def in_merge_bases(graph: CommitGraph, commit: Node, references: list[Node]) -> bool:
+    """Git's ``in_merge_bases_many``: is ``commit`` an ancestor of (or one of) ``references``?"""
+    paint: dict[bytes, int] = {}
+    _paint_down_to_common(graph, commit, references, paint)
+    return bool(paint.get(commit.id, 0) & PARENT2)
+
+
+def reduce_heads(graph: CommitGraph, heads: list[Node]) -> list[Node]:
+    """Git's ``reduce_heads``: the heads (each once) that no other head reaches."""
+    unique: list[Node] = []
+    seen: set[bytes] = set()
+    for h in heads:
+        if h.id not in seen:
+            seen.add(h.id)
+            unique.append(h)
+    return remove_redundant(graph, unique)
+
+
+def octopus_merge_bases(graph: CommitGraph, commits: list[Node]) -> list[Node]:
+    """Git's ``get_octopus_merge_bases``: bases for one merge of all ``commits``."""
+    if not commits:
+        return []
+    result = [commits[0]]
+    for c in commits[1:]:
+        merged: list[Node] = []
+        for r in result:
+            merged += merge_bases(graph, c, [r])
+        result = merged
+    return result
+
+
+def fork_point(graph: CommitGraph, ref_name: str, commit: Node) -> Node | None:
+    """Git's ``get_fork_point``: where ``commit`` forked from the history of ref
+    ``ref_name`` (a full name) as its reflog remembers it; None if not found."""
+    repo = graph.repo
+    candidates: list[Node] = []
+    seen: set[bytes] = set()
+
+    def add(oid: bytes) -> None:
+        if not any(oid) or oid in seen or not graph.has_commit(oid):
+            return
+        seen.add(oid)
+        candidates.append(graph.node(oid))
+
+    entries = repo.refs.reflog(ref_name)
+    for i, e in enumerate(entries):
+        if i == 0:
+            add(e.old)
+        add(e.new)
+    if not candidates:
+        oid = repo.refs.resolve(ref_name)
+        if oid is not None:
+            add(oid)
+    bases = merge_bases(graph, commit, candidates)
+    if len(bases) != 1 or bases[0].id not in seen:
+        return None
+    return bases[0]

@@ -1,0 +1,163 @@
+"""Revision arguments as Git's ``setup_revisions`` reads them, added to a ``RevWalk``.
+
+``RevisionArgs.add(arg)`` understands ``<rev>``, ``^<rev>``, ``A..B``, ``A...B``
+(merge bases excluded), ``<rev>^@`` (its parents), ``<rev>^!`` (it, without its
+parents); ``--not`` flips what follows.  The ref pseudo-options ``--all``,
+``--branches[=<glob>]``, ``--tags[=<glob>]``, ``--remotes[=<glob>]``,
+``--glob=<glob>`` add refs in name order, minus those matching the pending
+``--exclude`` patterns (which the next of those options uses up).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+from typing import TYPE_CHECKING
+
+from gitodb.errors import BadRevisionError, ObjectNotFoundError
+from gitodb.history.graph import merge_bases
+from gitodb.repo.revparse import peel_to, resolve_full
+
+if TYPE_CHECKING:
+    from gitodb.history.revwalk import RevWalk
+    from gitodb.repo import Repository
+
+_GLOB_SPECIALS = "?*[\\"
+
+
+class UnknownRevisionError(BadRevisionError):
+    """An argument is neither a revision nor (as rev-list sees it) allowed as a path."""
+
+
+def _wildmatch(pattern: str, name: str) -> bool:
+    # Git's wildmatch without WM_PATHNAME: "*" also matches "/".
+    return fnmatch.fnmatchcase(name, pattern)
+
+
+class RevisionArgs:
+    """Feeds revision arguments into ``walk`` the way Git's command line does."""
+
+    def __init__(self, repo: Repository, walk: RevWalk) -> None:
+        self.repo = repo
+        self.walk = walk
+        self.negate = False
+        self.excludes: list[str] = []
+
+    # -- refs ------------------------------------------------------------------
+    def _refs(self, prefix: str) -> list[tuple[str, bytes]]:
+        """``(full name, id)`` of refs under ``prefix``, sorted, symrefs resolved."""
+        out = []
+        refs = self.repo.refs
+        for ref in refs.iter_refs(prefix):
+            oid = ref.oid if ref.target is None else refs.resolve(ref.name)
+            if oid is not None:
+                out.append((ref.name, oid))
+        return out
+
+    def _add_ref(self, shown_name: str, full_name: str, oid: bytes) -> None:
+        if any(_wildmatch(p, shown_name) for p in self.excludes):
+            return
+        self._add_object(oid, full_name, None)
+
+    def all(self) -> None:
+        """``--all``: every ref, then HEAD."""
+        for name, oid in self._refs("refs/"):
+            self._add_ref(name, name, oid)
+        head = self.repo.refs.resolve("HEAD")
+        if head is not None:
+            self._add_ref("HEAD", "HEAD", head)
+        self.excludes = []
+
+    def refs_in(self, prefix: str, pattern: str | None = None) -> None:
+        """``--branches``/``--tags``/``--remotes`` (``prefix`` refs/heads/ ...), maybe a glob."""
+        if pattern is None:
+            for name, oid in self._refs(prefix):
+                self._add_ref(name[len(prefix):], name, oid)
+        else:
+            self._glob(pattern, prefix)
+        self.excludes = []
+
+    def glob(self, pattern: str) -> None:
+        """``--glob=<pattern>``: refs matching it (``refs/`` implied)."""
+        self._glob(pattern, None)
+        self.excludes = []
+
+    def _glob(self, pattern: str, prefix: str | None) -> None:
+        if prefix is None:
+            full = pattern if pattern.startswith("refs/") else "refs/" + pattern
+        else:
+            full = prefix + pattern
+        if not any(c in pattern for c in _GLOB_SPECIALS):
+            full = (full if full.endswith("/") else full + "/") + "*"
+        for name, oid in self._refs("refs/"):
+            if not _wildmatch(full, name):
+                continue
+            shown = name[len(prefix):] if prefix and name.startswith(prefix) else name
+            self._add_ref(shown, name, oid)
+
+    def exclude(self, pattern: str) -> None:
+        """``--exclude=<pattern>``: for the next ref option."""
+        self.excludes.append(pattern)
+
+    # -- revisions -------------------------------------------------------------
+    def _add_object(self, oid: bytes, name: str, path: str | None,
+                    negative: bool = False, left: bool = False) -> None:
+        self.walk.add(oid, uninteresting=negative != self.negate, name=name, path=path,
+                      left=left)
+
+    def _resolve(self, name: str) -> tuple[bytes, str | None]:
+        try:
+            got = resolve_full(self.repo, name)
+        except (BadRevisionError, ObjectNotFoundError):
+            raise UnknownRevisionError(name) from None
+        if not self.repo.odb.contains(got.oid):
+            raise UnknownRevisionError(name)
+        return got.oid, got.path
+
+    def _commit_of(self, oid: bytes, name: str) -> bytes:
+        try:
+            return peel_to(self.repo, oid, "commit", name)
+        except BadRevisionError:
+            raise UnknownRevisionError(name) from None
+
+    def add(self, arg: str) -> None:
+        """Add one revision argument (``UnknownRevisionError`` if it names nothing)."""
+        dots = arg.find("..")
+        if dots >= 0:
+            symmetric = arg[dots:dots + 3] == "..."
+            left = arg[:dots] or "HEAD"
+            right = arg[dots + (3 if symmetric else 2):] or "HEAD"
+            try:
+                self._add_range(arg, left, right, symmetric)
+                return
+            except UnknownRevisionError:
+                pass   # not a range after all: Git tries it as one name
+        if arg.endswith("^@") and len(arg) > 2:
+            oid = self._commit_of(self._resolve(arg[:-2])[0], arg)
+            for parent in self.walk.graph.node(oid).parent_ids:
+                self._add_object(parent, arg, None)
+            return
+        if arg.endswith("^!") and len(arg) > 2:
+            oid, _path = self._resolve(arg[:-2])
+            commit = self._commit_of(oid, arg)
+            self._add_object(oid, arg[:-2], None)
+            for parent in self.walk.graph.node(commit).parent_ids:
+                self._add_object(parent, arg, None, negative=True)
+            return
+        negative = arg.startswith("^")
+        name = arg[1:] if negative else arg
+        oid, path = self._resolve(name)
+        self._add_object(oid, name, path, negative)
+
+    def _add_range(self, arg: str, left: str, right: str, symmetric: bool) -> None:
+        a, _p = self._resolve(left)
+        b, _q = self._resolve(right)
+        if symmetric:
+            ca = self.walk.graph.node(self._commit_of(a, arg))
+            cb = self.walk.graph.node(self._commit_of(b, arg))
+            for base in merge_bases(self.walk.graph, ca, [cb]):
+                self._add_object(base.id, arg, None, negative=True)
+            self._add_object(a, left, None, left=True)
+        else:
+            self._add_object(a, left, None, negative=True)
+        self._add_object(b, right, None)
+

@@ -1,0 +1,426 @@
+"""The commit walker of ``git rev-list``: Git's revision walk, order for order.
+
+Starting points are added with ``add`` (any object: tags are peeled, trees and
+blobs are kept for ``objects``), excluded ones with ``uninteresting=True``.  The
+walk follows Git's ``revision.c``:
+
+- default order: a queue by committer date, newest first, equal dates in the
+  order they were queued (``commit_list_insert_by_date``);
+- with exclusions (or ``--topo-order``, or ``since`` with exclusions) the whole
+  interesting set is computed first (``limit_list``, with its five-commit slop),
+  then ``--topo-order``/``--date-order`` sort it (``sort_in_topological_order``);
+- ``author-date`` sorts like ``--author-date-order`` (topological, newest author
+  date first);
+- ``since``/``until``, ``min_parents``/``max_parents``, ``max_count``/``skip`` and
+  ``reverse`` act where Git applies them;
+- ``objects()`` lists trees and blobs after the commits like ``--objects``:
+  tags and trees given as starting points, then each commit's tree depth first,
+  every object once with the first path it was reached by, and nothing that the
+  trees of the boundary commits contain.
+
+Example::
+
+    walk = RevWalk(repo)
+    walk.add(repo.resolve("main"))
+    walk.add(repo.resolve("v1.0"), uninteresting=True)
+    for node in walk.commits():
+        print(node.id.hex())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import TYPE_CHECKING
+
+from gitodb.errors import GitodbError, ObjectNotFoundError
+from gitodb.history.graph import (
+    ADDED,
+    SEEN,
+    SHOWN,
+    SYMMETRIC_LEFT,
+    UNINTERESTING,
+    CommitGraph,
+    DateQueue,
+    Node,
+)
+from gitodb.objects.tag import Tag
+from gitodb.objects.tree import Tree, parse_entries
+
+if TYPE_CHECKING:
+    from gitodb.repo import Repository
+
+SLOP = 5
+ORDERS = ("default", "topo", "date", "author-date")
+
+
+def _path_bytes(path: str | None) -> bytes:
+    return (path or "").encode("utf-8", "surrogateescape")
+
+
+class Pending:
+    """A starting point as given: the object, its name, and for ``rev:path`` the path."""
+
+    __slots__ = ("oid", "name", "path", "uninteresting", "left")
+
+    def __init__(self, oid: bytes, name: str, path: str | None, uninteresting: bool,
+                 left: bool = False) -> None:
+        self.oid = oid
+        self.name = name
+        self.path = path
+        self.uninteresting = uninteresting
+        self.left = left
+
+
+class RevWalk:
+    """One revision walk (see the module docstring); iterate ``commits()`` once."""
+
+    def __init__(self, repo: Repository, *, order: str = "default", first_parent: bool = False,
+                 reverse: bool = False, max_count: int = -1, skip: int = 0,
+                 max_age: int | None = None, min_age: int | None = None,
+                 min_parents: int = 0, max_parents: int = -1, objects: bool = False,
+                 side: str | None = None, graph: CommitGraph | None = None) -> None:
+        if order not in ORDERS:
+            raise ValueError(f"unknown order {order!r}")
+        if side not in (None, "left", "right"):
+            raise ValueError(f"unknown side {side!r}")
+        self.repo = repo
+        self.graph = graph or CommitGraph(repo)
+        self.order = order
+        self.first_parent = first_parent
+        self.reverse = reverse
+        self.max_count = max_count
+        self.skip = skip
+        self.max_age = max_age      # --since: commits older than this end the walk
+        self.min_age = min_age      # --until: commits newer than this are not shown
+        self.min_parents = min_parents
+        self.max_parents = max_parents
+        self.want_objects = objects
+        self.side = side            # --left-only / --right-only of a symmetric range
+        self.pending: list[Pending] = []
+        self._object_pending: list[tuple[bytes, str, bytes]] = []  # (id, type, name)
+        self._uninteresting_trees: list[bytes] = []
+        self._shown: list[Node] = []
+        self._walked = False
+
+    # -- setup -------------------------------------------------------------------
+    def add(self, oid: bytes, *, uninteresting: bool = False, name: str = "",
+            path: str | None = None, left: bool = False) -> None:
+        """Add a starting point (any object type); ``uninteresting`` excludes it;
+        ``left`` marks the left side of a symmetric range (``A`` of ``A...B``)."""
+        self.pending.append(Pending(oid, name, path, uninteresting, left))
+
+    def _handle_pending(self) -> list[Node]:
+        """Git's ``handle_commit`` for every pending object: the starting commits."""
+        odb = self.repo.odb
+        fmt = self.repo.object_format
+        starts: list[Node] = []
+        # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
+        self.limited = self.order != "default" or self.side is not None
+        # Git flags each named object while parsing the arguments, so an object named
+        # both ways is uninteresting wherever it is named.
+        negative = {p.oid for p in self.pending if p.uninteresting}
+        for p in self.pending:
+            oid, path = p.oid, p.path
+            if oid in negative:
+                p.uninteresting = True
+            type_name, data = self._read(oid, p.name)
+            while type_name == "tag":
+                tag = Tag(data, fmt, oid)
+                if self.want_objects and not p.uninteresting:
+                    self._object_pending.append((oid, "tag", tag.name))
+                oid, path = tag.object, None
+                try:
+                    type_name, data = odb.read(oid)
+                except ObjectNotFoundError:
+                    if p.uninteresting:
+                        type_name = ""
+                        break
+                    raise GitodbError(f"bad object {oid.hex()}") from None
+            if type_name == "commit":
+                node = self.graph.node(oid)
+                if p.left:
+                    node.flags |= SYMMETRIC_LEFT
+                if p.uninteresting:
+                    node.flags |= UNINTERESTING
+                    self._mark_parents_uninteresting(node)
+                    self.limited = True
+                if not node.flags & SEEN:
+                    node.flags |= SEEN
+                    starts.append(node)
+            elif type_name == "tree":
+                if not self.want_objects:
+                    continue
+                if p.uninteresting:
+                    self._uninteresting_trees.append(oid)
+                else:
+                    self._object_pending.append((oid, "tree", _path_bytes(path)))
+            elif type_name == "blob":
+                if self.want_objects and not p.uninteresting:
+                    self._object_pending.append((oid, "blob", _path_bytes(path)))
+        return starts
+
+    def _read(self, oid: bytes, name: str) -> tuple[str, bytes]:
+        try:
+            return self.repo.odb.read(oid)  # type: ignore[no-any-return]
+        except ObjectNotFoundError:
+            raise GitodbError(f"bad object {name or oid.hex()}") from None
+
+    def _mark_parents_uninteresting(self, node: Node) -> None:
+        """Git's ``mark_parents_uninteresting``: through commits already loaded."""
+        graph = self.graph
+        nodes = graph.nodes
+        stack = list(node.parent_ids)
+        while stack:
+            oid = stack.pop()
+            n = nodes.get(oid)
+            if n is None:
+                graph.flag(oid, UNINTERESTING)   # not parsed: its parents are unknown
+                continue
+            if n.flags & UNINTERESTING:
+                continue
+            n.flags |= UNINTERESTING
+            stack.extend(n.parent_ids)
+
+    def _process_parents(self, node: Node, queue: DateQueue) -> None:
+        """Git's ``process_parents``: queue the parents not seen yet."""
+        if node.flags & ADDED:
+            return
+        node.flags |= ADDED
+        if node.flags & UNINTERESTING:
+            for p in node.parents:
+                p.flags |= UNINTERESTING
+                self._mark_parents_uninteresting(p)
+                if p.flags & SEEN:
+                    continue
+                p.flags |= SEEN
+                queue.put(p)
+            return
+        passed = node.flags & SYMMETRIC_LEFT
+        for p in node.parents:
+            p.flags |= passed
+            if not p.flags & SEEN:
+                p.flags |= SEEN
+                queue.put(p)
+            if self.first_parent:
+                break
+
+    # -- walking -----------------------------------------------------------------
+    def _limit(self, starts: list[Node]) -> list[Node]:
+        """Git's ``limit_list``: every interesting commit, in walk order."""
+        queue = DateQueue()
+        for n in starts:
+            queue.put(n)
+        out: list[Node] = []
+        date = 2**64
+        slop = SLOP
+        while len(queue):
+            node = queue.get()
+            assert node is not None
+            if self.max_age is not None and node.date < self.max_age:
+                node.flags |= UNINTERESTING
+            self._process_parents(node, queue)
+            if node.flags & UNINTERESTING:
+                self._mark_parents_uninteresting(node)
+                slop = self._still_interesting(queue, date, slop)
+                if slop:
+                    continue
+                break
+            if self.min_age is not None and node.date > self.min_age:
+                continue
+            date = node.date
+            out.append(node)
+        if self.side is not None:
+            # Git's limit_left_right: the other side counts as shown already.
+            for node in out:
+                if (node.flags & SYMMETRIC_LEFT) != (self.side == "left") * SYMMETRIC_LEFT:
+                    node.flags |= SHOWN
+        return out
+
+    @staticmethod
+    def _still_interesting(queue: DateQueue, date: int, slop: int) -> int:
+        head = queue.peek()
+        if head is None:
+            return 0
+        if date <= head.date:
+            return SLOP
+        if any(not n.flags & UNINTERESTING for n in queue.nodes()):
+            return SLOP
+        return slop - 1
+
+    def _wanted(self, node: Node) -> bool:
+        """Git's ``get_commit_action`` (the parts rev-list uses)."""
+        if node.flags & (SHOWN | UNINTERESTING):
+            return False
+        if self.min_age is not None and node.date > self.min_age:
+            return False
+        if self.min_parents or self.max_parents >= 0:
+            n = len(node.parent_ids)
+            if n < self.min_parents or (self.max_parents >= 0 and n > self.max_parents):
+                return False
+        return True
+
+    def _candidates(self) -> Iterator[Node]:
+        """Git's ``get_revision_1``: commits in walk order, before output limits."""
+        starts = self._handle_pending()
+        starts.sort(key=lambda n: -n.date)   # stable, as commit_list_sort_by_date
+        if self.limited:
+            listed = self._limit(starts)
+            if self.order != "default":
+                listed = self._sort_topo(listed)
+            if self.want_objects:
+                self._mark_edges_uninteresting(listed)
+            for node in listed:
+                if self._wanted(node):
+                    yield node
+            return
+        queue = DateQueue()
+        for n in starts:
+            queue.put(n)
+        while True:
+            head = queue.get()
+            if head is None:
+                return
+            if self.max_age is not None and head.date < self.max_age:
+                continue
+            self._process_parents(head, queue)
+            if self._wanted(head):
+                yield head
+
+    def _sort_topo(self, listed: list[Node]) -> list[Node]:
+        """Git's ``sort_in_topological_order`` (graph order, or by date for --date-order)."""
+        indegree: dict[bytes, int] = {n.id: 1 for n in listed}
+        for n in listed:
+            for p in n.parents:
+                if indegree.get(p.id):
+                    indegree[p.id] += 1
+        tips = [n for n in listed if indegree[n.id] == 1]
+        out: list[Node] = []
+        queue = DateQueue()
+        stack = list(reversed(tips))   # graph order: a LIFO stack, first tip on top
+        by_date = self.order in ("date", "author-date")
+        if self.order == "author-date":
+            queue = DateQueue(key=self.graph.author_date)
+        if by_date:
+            for n in tips:
+                queue.put(n)
+        while True:
+            node = queue.get() if by_date else (stack.pop() if stack else None)
+            if node is None:
+                break
+            for p in node.parents:
+                d = indegree.get(p.id, 0)
+                if not d:
+                    continue
+                indegree[p.id] = d - 1
+                if d - 1 == 1:
+                    if by_date:
+                        queue.put(p)
+                    else:
+                        stack.append(p)
+            indegree[node.id] = 0
+            out.append(node)
+        return out
+
+    def commits(self) -> Iterator[Node]:
+        """The commits of the walk, in output order (``max_count``, ``skip``, ``reverse``)."""
+        if self._walked:
+            raise GitodbError("a RevWalk can be iterated once")
+        self._walked = True
+        picked = self._limited_output()
+        if self.reverse:
+            picked = iter(list(picked)[::-1])
+        for node in picked:
+            self._shown.append(node)
+            yield node
+
+    def _limited_output(self) -> Iterator[Node]:
+        remaining = self.max_count
+        skip = self.skip
+        for node in self._candidates():
+            if remaining == 0:
+                return
+            if skip > 0:
+                skip -= 1
+                continue
+            node.flags |= SHOWN
+            if remaining > 0:
+                remaining -= 1
+            yield node
+
+    # -- objects -----------------------------------------------------------------
+    def _mark_edges_uninteresting(self, listed: list[Node]) -> None:
+        """Git's ``mark_edges_uninteresting``: trees of boundary commits are excluded."""
+        for node in listed:
+            if node.flags & UNINTERESTING:
+                self._uninteresting_trees.append(node.tree)
+                continue
+            for p in node.parents:
+                if p.flags & UNINTERESTING:
+                    self._uninteresting_trees.append(p.tree)
+
+    def objects(self) -> Iterator[tuple[bytes, str, bytes]]:
+        """After ``commits()``: ``(id, type, name)`` of the tags, trees and blobs to list.
+
+        The name is the path from the top of the commit's tree (b"" for the tree
+        itself), the tag's name for a tag, or the path a ``rev:path`` gave.
+        """
+        seen: set[bytes] = set()
+        for tree in self._uninteresting_trees:
+            self._mark_tree_uninteresting(tree, seen)
+        pending = list(self._object_pending) + [(n.tree, "tree", b"") for n in self._shown]
+        for oid, type_name, name in pending:
+            if oid in seen:
+                continue
+            if type_name == "tag":
+                seen.add(oid)
+                yield oid, "tag", name
+            elif type_name == "blob":
+                seen.add(oid)
+                yield oid, "blob", name
+            else:
+                yield from self._tree_objects(oid, name, seen)
+
+    def _mark_tree_uninteresting(self, root: bytes, seen: set[bytes]) -> None:
+        odb = self.repo.odb
+        fmt = self.repo.object_format
+        stack = [root]
+        while stack:
+            oid = stack.pop()
+            if oid in seen:
+                continue
+            seen.add(oid)
+            try:
+                _t, data = odb.read(oid)
+            except ObjectNotFoundError:
+                continue
+            for e in Tree(data, fmt, oid):
+                if e.is_tree:
+                    stack.append(e.id)
+                elif e.object_type == "blob":
+                    seen.add(e.id)
+
+    def _tree_objects(self, root: bytes, name: bytes, seen: set[bytes]
+                      ) -> Iterator[tuple[bytes, str, bytes]]:
+        """Git's ``process_tree``: the tree, then its entries depth first."""
+        read = self.repo.odb.read
+        rawsz = self.repo.object_format.rawsz
+        seen.add(root)
+        yield root, "tree", name
+        # Each frame: the entries of one tree, an iterator over them, and the base path.
+        stack = [(iter(parse_entries(read(root)[1], rawsz)), name + b"/" if name else b"")]
+        while stack:
+            entries, base = stack[-1]
+            for mode, entry_name, oid in entries:
+                if oid in seen:
+                    continue
+                if mode == b"160000":
+                    continue   # submodules are not followed
+                path = base + entry_name
+                seen.add(oid)
+                if mode == b"40000" or mode == b"040000":
+                    yield oid, "tree", path
+                    stack.append((iter(parse_entries(read(oid)[1], rawsz)), path + b"/"))
+                    break
+                yield oid, "blob", path
+            else:
+                stack.pop()

@@ -1,0 +1,100 @@
+"""Listing a tree the way ``git ls-tree`` walks it (Git's ``read_tree`` with a pathspec).
+
+Pathspec items are paths from the top, matched literally (``ls-tree`` turns
+wildcards off): an item selects an entry whose path equals it, the directories
+leading to it, and everything below a directory it names.  A tree is entered
+when listing recursively, or when an item names something below it; a tree that
+is entered is shown only with ``show_trees`` (``-t``).  ``trees_only`` (``-d``)
+drops blobs.  Submodule entries are listed, never entered.
+
+Example::
+
+    for entry, path in list_tree(repo, repo.tree("HEAD"), ["src/"], recursive=False):
+        print(entry.mode, entry.object_type, entry.id.hex(), path)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Sequence
+from typing import TYPE_CHECKING
+
+from gitodb.objects.tree import Tree, TreeEntry
+
+if TYPE_CHECKING:
+    from gitodb.repo import Repository
+
+
+def _match_entry(entry: TreeEntry, name: bytes, match: bytes) -> bool:
+    """Git's ``match_entry`` for the part of an item below the current base."""
+    plen, mlen = len(name), len(match)
+    if plen > mlen:
+        return False
+    if mlen > plen:
+        if match[plen] != 0x2F:
+            return False
+        # Only a directory (or a submodule named with one trailing "/") leads further.
+        if not entry.is_tree and (entry.object_type != "commit" or mlen > plen + 1):
+            return False
+    return match[:plen] == name
+
+
+def _show_recursive(base: bytes, name: bytes, items: Sequence[bytes]) -> bool:
+    """Git's ``show_recursive`` for a non-recursive listing: does an item go below?"""
+    blen = len(base)
+    for spec in items:
+        if spec[:blen] != base:
+            continue
+        rest = spec[blen:]
+        n = len(name)
+        if len(rest) <= n or rest[n] != 0x2F or rest[:n] != name:
+            continue
+        return True
+    return False
+
+
+def list_tree(repo: Repository, tree: Tree, pathspec: Sequence[bytes] = (), *,
+              recursive: bool = False, show_trees: bool = False,
+              trees_only: bool = False) -> Iterator[tuple[TreeEntry, bytes]]:
+    """Yield ``(entry, path from the top of tree)`` in ``git ls-tree`` order."""
+    items = list(pathspec)
+    yield from _walk(repo, tree, b"", items, recursive, show_trees, trees_only)
+
+
+def _interesting(base: bytes, entry: TreeEntry, items: list[bytes]) -> int:
+    """2: this and all later entries of the tree match; 1: this one does; 0: no."""
+    blen = len(base)
+    for match in items:
+        mlen = len(match)
+        if blen >= mlen:
+            if match == base[:mlen] and (not mlen or base[mlen:mlen + 1] == b"/"
+                                         or match[-1:] == b"/"):
+                return 2
+            continue
+        if match[:blen] == base and _match_entry(entry, entry.name, match[blen:]):
+            return 1
+    return 0
+
+
+def _walk(repo: Repository, tree: Tree, base: bytes, items: list[bytes], recursive: bool,
+          show_trees: bool, trees_only: bool) -> Iterator[tuple[TreeEntry, bytes]]:
+    every = not items
+    for entry in tree:
+        if not every:
+            got = _interesting(base, entry, items)
+            if not got:
+                continue
+            every = got == 2
+        kind = entry.object_type
+        descend = False
+        show = True
+        if kind == "blob":
+            show = not trees_only
+        elif kind == "tree" and (recursive or (items and _show_recursive(base, entry.name,
+                                                                         items))):
+            descend = True
+            show = show_trees
+        if show:
+            yield entry, base + entry.name
+        if descend:
+            yield from _walk(repo, repo.odb.tree(entry.id), base + entry.name + b"/", items,
+                             recursive, show_trees, trees_only)
