@@ -1,4 +1,4 @@
-"""Only gitodb.compress may import a zlib library (the narrow waist, DESIGN.md)."""
+"""The layers: only gitodb.compress imports a zlib library; each layer imports only those above."""
 
 from __future__ import annotations
 
@@ -48,3 +48,36 @@ def test_only_compress_imports_zlib() -> None:
             offenders.append(f"{path.relative_to(SRC)}:{line}: imports {module}")
     assert not offenders, "only gitodb.compress may import zlib libraries:\n" + "\n".join(
         offenders)
+
+
+#: The layers of docs/architecture.md, top first: each may import only those above it.
+LAYERS = ["errors", "_native", "compress", "durable", "lockfile", "objects", "loose", "pack",
+          "reftable", "refs", "repo", "history", "cli"]
+
+
+def gitodb_imports(source: str) -> list[tuple[int, str]]:
+    """``(line, layer)`` of every absolute ``gitodb.<layer>`` import, at any depth."""
+    found = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names = [node.module]
+        elif isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        else:
+            continue
+        found += [(node.lineno, n.split(".")[1]) for n in names
+                  if n.startswith("gitodb.") and n.count(".") >= 1]
+    return found
+
+
+def test_layers_import_only_layers_above() -> None:
+    offenders = []
+    for path in sorted((SRC / "gitodb").rglob("*.py")):
+        first = path.relative_to(SRC / "gitodb").parts[0].removesuffix(".py")
+        if first in ("__init__", "__main__"):
+            continue
+        assert first in LAYERS, f"{path}: not in a layer of docs/architecture.md"
+        for line, layer in gitodb_imports(path.read_text(encoding="utf-8")):
+            if layer not in LAYERS or LAYERS.index(layer) > LAYERS.index(first):
+                offenders.append(f"{path.relative_to(SRC)}:{line}: {first} imports {layer}")
+    assert not offenders, "a layer imports one below it:\n" + "\n".join(offenders)

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from gitodb.cli.main import main
-from gitodb.errors import LockError
+from gitodb.errors import LockError, RefError
 from gitodb.refs.files import FilesRefStore
 from gitodb.repo import Repository
 from helpers import GIT_ENV, git, snapshot
@@ -771,3 +771,47 @@ def test_reftable_empty_reflog_message_and_lock_message_like_git(
     assert capfd.readouterr().err.startswith(
         "fatal: update_ref failed for ref 'refs/heads/x': cannot lock ref 'refs/heads/x': "
         "Unable to create ")
+
+
+@pytest.mark.parametrize("tail, broken", [(b"junk\n", True), (b"\x00\n", False),
+                                          (b" extra\n", False), (b"\n", False), (b"", False)])
+def test_loose_ref_after_its_id_is_the_end_or_whitespace(tmp_path: Path, tail: bytes,
+                                                         broken: bool) -> None:
+    # Git's parse_loose_ref_contents: junk glued to the id makes the ref broken.
+    git("init", "-q", tmp_path)
+    git("-c", "user.name=a", "-c", "user.email=b", "commit", "-q", "--allow-empty", "-m", "c",
+        cwd=tmp_path)
+    head = git("rev-parse", "HEAD", cwd=tmp_path).strip()
+    (tmp_path / ".git/refs/heads/x").write_bytes(head + tail)
+    git_ok = subprocess.run(["git", "rev-parse", "--verify", "-q", "refs/heads/x"],
+                            cwd=tmp_path, capture_output=True).returncode == 0
+    assert git_ok is not broken
+    refs = Repository(tmp_path).refs
+    if broken:
+        with pytest.raises(RefError, match="reference broken"):
+            refs.read("refs/heads/x")
+    else:
+        ref = refs.read("refs/heads/x")
+        assert ref is not None and ref.oid == bytes.fromhex(head.decode())
+
+
+@pytest.mark.parametrize("edit, message", [
+    (lambda d, h: d + b"\n", "unexpected line"),                       # blank line
+    (lambda d, h: d + b"# a comment\n", "unexpected line"),            # '#' past line 1
+    (lambda d, h: b"# not a header\n" + d.split(b"\n", 1)[1], "unexpected line"),
+    (lambda d, h: d.replace(b"\n", b"\n^" + h + b"\n", 1), "unexpected line"),  # ^ first
+    (lambda d, h: d + h + b" refs/../../config\n", "packed refname is dangerous"),
+    (lambda d, h: d + h + b"x refs/heads/y\n", "unexpected line"),     # junk after the id
+])
+def test_packed_refs_lines_git_dies_on(tmp_path: Path, edit, message: str) -> None:  # type: ignore[no-untyped-def]
+    git("init", "-q", tmp_path)
+    git("-c", "user.name=a", "-c", "user.email=b", "commit", "-q", "--allow-empty", "-m", "c",
+        cwd=tmp_path)
+    git("pack-refs", "--all", cwd=tmp_path)
+    head = git("rev-parse", "HEAD", cwd=tmp_path).strip()
+    packed = tmp_path / ".git/packed-refs"
+    packed.write_bytes(edit(packed.read_bytes(), head))
+    theirs = subprocess.run(["git", "show-ref"], cwd=tmp_path, capture_output=True)
+    assert theirs.returncode == 128 and message.encode() in theirs.stderr
+    with pytest.raises(RefError, match=message):
+        Repository(tmp_path).refs.read("refs/heads/master")

@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import errno
 import os
+import re
 import stat
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
@@ -37,6 +38,8 @@ from gitodb.refs.base import (
     committer_identity,
     format_tz,
     is_root_ref,
+    refname_format_ok,
+    refname_is_safe,
 )
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 
@@ -46,14 +49,19 @@ PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> Ref:
     if text.startswith(b"ref:"):
         return Ref(name, target=text[4:].strip().decode("utf-8", "surrogateescape"))
-    hex_id = text.strip()
-    try:
-        if len(hex_id) < fmt.hexsz:
-            raise ValueError
-        return Ref(name, oid=bytes.fromhex(hex_id[: fmt.hexsz].decode("ascii")))
-    except ValueError:
+    # Git's parse_loose_ref_contents: exactly hexsz hex digits, then the end (a NUL
+    # ends its C string too) or whitespace; anything else is a broken ref, not an id
+    # with the junk ignored.
+    h = fmt.hexsz
+    hex_id = text[:h]
+    if len(hex_id) < h or not _HEX.fullmatch(hex_id) or text[h:h + 1] not in _ID_END:
         raise RefError(f"unable to resolve reference '{name}': reference broken",
-                       path=path) from None
+                       path=path)
+    return Ref(name, oid=bytes.fromhex(hex_id.decode("ascii")))
+
+
+_HEX = re.compile(rb"[0-9a-fA-F]+")
+_ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r", b"\v", b"\f")
 
 
 def parse_reflog_line(line: bytes, fmt: ObjectFormat) -> ReflogEntry | None:
@@ -204,39 +212,44 @@ class FilesRefStore(RefStore):
         return refs, names
 
     def _parse_packed(self, data: bytes, path: Path) -> dict[str, Ref]:
-        if data and not data.endswith(b"\n"):
-            # Git refuses a cut-off last line rather than guess what it meant.
-            last = data[data.rfind(b"\n") + 1:].decode("utf-8", "surrogateescape")
-            raise RefError(f"unterminated line in {path}: {last}", path=path,
-                           offset=data.rfind(b"\n") + 1)
+        """``packed-refs`` read by the rules of Git's packed backend, which dies on any
+        line it does not expect rather than guess what it meant."""
+        def unexpected(line: bytes, at: int) -> RefError:
+            text = line.rstrip(b"\n").decode("utf-8", "surrogateescape")
+            return RefError(f"unexpected line in {path}: {text}", path=path, offset=at)
+
+        h = self.fmt.hexsz
         refs: dict[str, Ref] = {}
         last_name: str | None = None
         offset = 0
-        for line in data.splitlines(keepends=True):
-            text = line.rstrip(b"\n")
-            if not text or text.startswith(b"#"):
-                pass
-            elif text.startswith(b"^"):
-                if last_name is None:
-                    raise RefError("packed-refs: peeled line without a ref", path=path,
-                                   offset=offset)
+        for i, line in enumerate(data.splitlines(keepends=True)):
+            if not line.endswith(b"\n"):
+                text = line.decode("utf-8", "surrogateescape")
+                raise RefError(f"unterminated line in {path}: {text}", path=path,
+                               offset=offset)
+            if i == 0 and line.startswith(b"#"):
+                # Only a first line may be the header, and only this one.
+                if not line.startswith(b"# pack-refs with: "):
+                    raise unexpected(line, offset)
+            elif line.startswith(b"^"):
+                hex_id = line[1:1 + h]
+                if (last_name is None or len(line) != h + 2 or not _HEX.fullmatch(hex_id)):
+                    raise unexpected(line, offset)
                 prev = refs[last_name]
-                try:
-                    peeled = bytes.fromhex(text[1:].decode("ascii"))
-                except ValueError:
-                    raise RefError("unexpected line in packed-refs", path=path,
-                                   offset=offset) from None
-                refs[last_name] = Ref(prev.name, oid=prev.oid, peeled=peeled)
+                refs[last_name] = Ref(prev.name, oid=prev.oid,
+                                      peeled=bytes.fromhex(hex_id.decode("ascii")))
+                last_name = None  # one peeled line per ref
             else:
-                hex_id, sp, name_b = text.partition(b" ")
-                if not sp or len(hex_id) != self.fmt.hexsz:
-                    raise RefError("unexpected line in packed-refs", path=path, offset=offset)
-                last_name = name_b.decode("utf-8", "surrogateescape")
-                try:
-                    refs[last_name] = Ref(last_name, oid=bytes.fromhex(hex_id.decode("ascii")))
-                except ValueError:
-                    raise RefError("unexpected line in packed-refs", path=path,
-                                   offset=offset) from None
+                hex_id = line[:h]
+                if (len(line) < h + 2 or not _HEX.fullmatch(hex_id)
+                        or line[h:h + 1] not in _ID_END[2:]):
+                    raise unexpected(line, offset)
+                last_name = line[h + 1:-1].decode("utf-8", "surrogateescape")
+                if not refname_format_ok(last_name, allow_onelevel=True) \
+                        and not refname_is_safe(last_name):
+                    raise RefError(f"packed refname is dangerous: {last_name}", path=path,
+                                   offset=offset)
+                refs[last_name] = Ref(last_name, oid=bytes.fromhex(hex_id.decode("ascii")))
             offset += len(line)
         return refs
 
