@@ -166,3 +166,21 @@ def test_fuzz_table_mutation(offset: int, junk: bytes) -> None:
         r.seek_ref(b"refs/heads/a010")
     except ReftableError:
         pass
+
+
+def test_seek_finds_refs_in_every_block_of_an_unindexed_table() -> None:
+    # A table of 2-3 ref blocks has no index: its seek starts at the first block and
+    # must keep skipping smaller names into the later blocks (a stress run found
+    # names in the second block that listed but did not resolve).
+    names = [f"refs/heads/w{i // 40:02d}/r{i:03d}".encode() for i in range(256)]
+    refs = [RefRecord(n, 1, 1, bytes([i % 256]) * 20) for i, n in enumerate(names)]
+    data = TableWriter(WriteOptions(block_size=4096)).write(refs, [], 1, 1)
+    reader = TableReader(data=data)
+    assert sum(1 for s, _a, _b in reader.block_summary() if s == "ref") >= 2
+    assert not reader.ref_index_pos
+    assert [r.name for r in reader.iter_refs()] == names
+    for n in names:
+        rec = reader.seek_ref(n)
+        assert rec is not None and rec.name == n
+    assert [r.name for r in reader.iter_refs(start=names[200])] == names[200:]
+    assert reader.seek_ref(b"refs/heads/w03/r1") is None

@@ -296,15 +296,17 @@ class TableReader:
         leaf = self._leaf_for(BLOCK_REF, target) if target else self._first_pos(BLOCK_REF)
         if leaf is None:
             return
+        # Without an index the leaf is the first block, so the target may lie in any
+        # later one: records are filtered by it until the first one at or past it.
         seek: bytes | None = target or None
         for blk in self.blocks(leaf, BLOCK_REF):
             for rec in _ref_records(blk, self.hash_size, self.min_update_index, seek):
+                seek = None
                 if not rec.name.startswith(prefix):
                     if rec.name > prefix:
                         return
                     continue
                 yield rec
-            seek = None
 
     def seek_ref(self, name: bytes) -> RefRecord | None:
         """The record for exactly ``name`` (maybe a tombstone), or None."""
@@ -339,12 +341,12 @@ class TableReader:
         want = refname + b"\0"
         for blk in self.blocks(leaf, BLOCK_LOG):
             for rec in _log_records(blk, self.hash_size, seek):
+                seek = None  # as in iter_refs: filter until the target is reached
                 if rec.refname != refname:
                     if rec.refname + b"\0" > want:
                         return
                     continue
                 yield rec
-            seek = None
 
     def log_refnames(self) -> list[bytes]:
         """Distinct ref names in the log section, skipping from one name to the next.
