@@ -857,3 +857,47 @@ def test_show_ref_prints_a_damaged_name_as_git_does(tmp_path):
     assert p.returncode == 0
     assert b"refs/heads/r\n" in p.stdout and b"\0" not in p.stdout
     _against_255(["--git-dir", str(repo), "show-ref"], repo, (0, ""))
+
+
+# -- blanks as Git reads them (found by the hostile-input suite at scale 4) --------------
+
+def _one_commit(tmp_path: Path) -> tuple[Path, str]:
+    repo = tmp_path / "r"
+    git("init", "-q", repo)
+    git("-c", "user.name=a", "-c", "user.email=b", "commit", "-q", "--allow-empty", "-m", "c",
+        cwd=repo)
+    return repo, git("rev-parse", "HEAD", cwd=repo).decode().strip()
+
+
+def _both(repo: Path, *args: str) -> tuple[int, int]:
+    ours = subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=repo,
+                          capture_output=True, env=git_env())
+    theirs = subprocess.run(["git", *args], cwd=repo, capture_output=True, env=git_env())
+    assert b"Traceback" not in ours.stderr
+    return ours.returncode, theirs.returncode
+
+
+def test_vertical_tab_after_a_loose_ref_id_is_broken_like_git(tmp_path: Path) -> None:
+    repo, head = _one_commit(tmp_path)
+    (repo / ".git/refs/heads/v").write_bytes(head.encode() + b"\v")
+    assert _both(repo, "show-ref") == (128, 128)
+
+
+def test_config_value_ends_at_a_nul_like_git(tmp_path: Path) -> None:
+    # Git keeps values as C strings: "\0 true" is "" (false), not a bad boolean.
+    repo, _head = _one_commit(tmp_path)
+    with open(repo / ".git/config", "ab") as f:
+        f.write(b"[core]\n\tfilemode = \0 true\n")
+    assert _both(repo, "cat-file", "-t", "HEAD") == (0, 0)
+
+
+def test_alternates_entries_are_taken_as_written(tmp_path: Path) -> None:
+    # Only \n separates entries and no blank is stripped: "<path>\v" names no directory.
+    repo, _head = _one_commit(tmp_path)
+    other, _ = _one_commit(tmp_path / "o")
+    blob = git("hash-object", "-w", "--stdin", cwd=other, input=b"only there\n").decode().strip()
+    alternates = repo / ".git/objects/info/alternates"
+    alternates.write_bytes(str(other / ".git/objects").encode() + b"\v\n")
+    assert _both(repo, "cat-file", "-t", blob) == (128, 128)
+    alternates.write_bytes(str(other / ".git/objects").encode() + b"\n")
+    assert _both(repo, "cat-file", "-t", blob) == (0, 0)

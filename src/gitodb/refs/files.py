@@ -61,7 +61,8 @@ def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> R
 
 
 _HEX = re.compile(rb"[0-9a-fA-F]+")
-_ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r", b"\v", b"\f")
+#: what may follow an id: the end, a NUL, or Git's isspace() (not \v or \f)
+_ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r")
 
 
 def parse_reflog_line(line: bytes, fmt: ObjectFormat) -> ReflogEntry | None:

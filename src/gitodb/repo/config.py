@@ -123,6 +123,8 @@ class Config:
                 raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}",
                                   path=path)
             value = _unquote_value(raw, os.fspath(path), lineno) if eq else None
+            if value is not None:
+                value = value.partition("\0")[0]  # Git uses values as C strings
             self.add(f"{section}.{var}", value,
                      origin=(display if display is not None else os.fspath(path), lineno))
 

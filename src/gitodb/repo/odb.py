@@ -142,8 +142,8 @@ def _parse_alternates(raw: bytes, objects_dir: str) -> list[str]:
     """Absolute paths named by an alternates file (relative ones from ``objects_dir``)."""
     out = []
     # Git hands the file's content on as one C string: a NUL ends it.
-    for line in raw.partition(b"\0")[0].decode("utf-8", "surrogateescape").splitlines():
-        line = line.strip()
+    # Entries are separated by \n only and taken as they are (no blanks stripped).
+    for line in raw.partition(b"\0")[0].decode("utf-8", "surrogateescape").split("\n"):
         if not line or line.startswith("#"):
             continue
         if line.startswith('"') and line.endswith('"'):
