@@ -57,6 +57,9 @@ MEMORY_SLACK = 24 << 20
 CASES: Counter[str] = Counter()
 #: agreement failures tolerated because another branch owns the code (see Fixture)
 DIVERGED: Counter[str] = Counter()
+#: cases where Git silently listed less than the undamaged repository holds and gitodb
+#: refused the damage instead
+GIT_SILENT: Counter[str] = Counter()
 #: a packed-refs damaged into entries that are out of order or badly named (but
 #: safe): Git trusts the "sorted" trait and iterates in file order or skips the ref as
 #: broken, gitodb lists it sorted.  Lines Git dies on are refused alike; traceback,
@@ -361,6 +364,11 @@ def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) 
     damaged = apply_damage(original, how, fx)
     worker = world["worker"]
     assert isinstance(worker, Worker)
+    # Git's output on the undamaged repository, to tell a silent loss from a real answer.
+    baseline = {tuple(a): subprocess.run([fx.git, "--git-dir", str(fx.repo), *a],
+                                         capture_output=True, env=git_env(),
+                                         timeout=CASE_TIMEOUT).stdout
+                for a in fx.compare}
     try:
         fx.target.write_bytes(damaged)
         # all of the repository's files count: a damaged index can point anywhere in a pack
@@ -377,6 +385,13 @@ def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) 
                 g = subprocess.run([fx.git, "--git-dir", str(fx.repo), *args], input=stdin,
                                    capture_output=True, env=git_env(), timeout=CASE_TIMEOUT)
                 agree = (rc == 0) == (g.returncode == 0) and (rc != 0 or out == g.stdout)
+                if not agree and rc != 0 and g.returncode == 0 \
+                        and _lost_lines(g.stdout, baseline.get(tuple(args))):
+                    # Git stopped at the damage and exited 0 with part of its listing
+                    # (reftable: a corrupt record ends the iteration); gitodb refuses
+                    # with an error naming the offset: stricter, never a lost answer.
+                    GIT_SILENT[kind] += 1
+                    continue
                 if not agree and fx.known_divergence:
                     DIVERGED[kind] += 1
                     continue
@@ -386,6 +401,14 @@ def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) 
                     assert out == g.stdout, (argv, how)
     finally:
         fx.target.write_bytes(original)
+
+
+def _lost_lines(damaged: bytes, undamaged: bytes | None) -> bool:
+    """Whether ``damaged`` is ``undamaged`` with lines missing (and none added)."""
+    if undamaged is None:
+        return False
+    before, after = undamaged.splitlines(), damaged.splitlines()
+    return len(after) < len(before) and set(after) <= set(before)
 
 
 def _settings() -> settings:
@@ -408,11 +431,12 @@ def test_damaged_input(world: dict[str, object], kind: str) -> None:
 
     case()
     print(f"\nhostile input: {kind}: {CASES[kind]} command runs"
-          + (f", {DIVERGED[kind]} known divergences from Git" if DIVERGED[kind] else ""))
+          + (f", {DIVERGED[kind]} known divergences from Git" if DIVERGED[kind] else "")
+          + (f", {GIT_SILENT[kind]} where Git silently listed less" if GIT_SILENT[kind] else ""))
 
 
 def test_case_counts_recorded() -> None:
     """Runs last in this file: the total, for the README."""
     print(f"\nhostile input: {sum(CASES.values())} command runs: {dict(CASES)}; "
-          f"known divergences: {dict(DIVERGED)}")
+          f"known divergences: {dict(DIVERGED)}; Git silently listed less: {dict(GIT_SILENT)}")
     assert not CASES or all(CASES[k] for k in CASES)

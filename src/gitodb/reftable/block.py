@@ -24,7 +24,7 @@ class Block:
     """
 
     __slots__ = ("buf", "base", "block_type", "block_len", "rec_start", "rec_end",
-                 "restarts", "path", "file_pos", "full_size")
+                 "_restarts", "restart_count", "path", "file_pos", "full_size")
 
     def __init__(self, buf: Buffer, base: int, header_off: int, block_type: int,
                  block_len: int, path: str | None, file_pos: int) -> None:
@@ -44,23 +44,32 @@ class Block:
         rec_start = base + header_off + 4
         if n == 0 or rec_end < rec_start:
             raise ReftableError(f"bad restart count {n}", path=path, offset=file_pos)
-        table = bytes(buf[rec_end:end - 2])
-        restarts = []
-        prev = -1
-        for i in range(0, 3 * n, 3):
-            r = base + int.from_bytes(table[i:i + 3], "big")
-            if r < rec_start or r >= rec_end or r <= prev:
-                raise ReftableError(f"restart offset {r - base} out of range", path=path,
-                                    offset=file_pos)
-            restarts.append(r)
-            prev = r
         self.rec_start = rec_start
         self.rec_end = rec_end
-        self.restarts = restarts
+        self.restart_count = n
+        self._restarts: list[int] | None = None
 
     @property
-    def restart_count(self) -> int:
-        return len(self.restarts)
+    def restarts(self) -> list[int]:
+        """Buffer positions of the restart records, checked when first needed.
+
+        Only a seek needs them: a scan from the first record does not, and Git lists
+        the records of a block with damaged restart offsets, so gitodb does too.
+        """
+        if self._restarts is None:
+            end = self.base + self.block_len
+            table = bytes(self.buf[self.rec_end:end - 2])
+            restarts = []
+            prev = -1
+            for i in range(0, 3 * self.restart_count, 3):
+                r = self.base + int.from_bytes(table[i:i + 3], "big")
+                if r < self.rec_start or r >= self.rec_end or r <= prev:
+                    raise ReftableError(f"restart offset {r - self.base} out of range",
+                                        path=self.path, offset=self.file_pos)
+                restarts.append(r)
+                prev = r
+            self._restarts = restarts
+        return self._restarts
 
     def error(self, message: str, pos: int) -> ReftableError:
         """An error at buffer position ``pos`` of this block (reported as a file offset)."""
