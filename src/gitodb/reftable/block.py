@@ -53,8 +53,8 @@ class Block:
     def restarts(self) -> list[int]:
         """Buffer positions of the restart records, checked when first needed.
 
-        Only a seek needs them: a scan from the first record does not, and Git lists
-        the records of a block with damaged restart offsets, so gitodb does too.
+        Only a seek uses them (``seek_restart`` falls back to a scan when they are
+        damaged): Git lists the records of such a block, so gitodb does too.
         """
         if self._restarts is None:
             end = self.base + self.block_len
@@ -100,16 +100,22 @@ class Block:
     def seek_restart(self, key: bytes) -> int:
         """Buffer position of the last restart record whose key is <= ``key``.
 
-        Binary search over the restart points; the caller then scans forward.
+        Binary search over the restart points; the caller then scans forward.  The
+        restart table only speeds the search up: when it is damaged the scan starts
+        at the first record instead, and finds the same records (Git lists them too).
         """
-        lo, hi = 0, len(self.restarts)
+        try:
+            restarts = self.restarts
+        except ReftableError:
+            return self.rec_start
+        lo, hi = 0, len(restarts)
         while lo < hi:
             mid = (lo + hi) // 2
             if self.restart_key(mid) <= key:
                 lo = mid + 1
             else:
                 hi = mid
-        return self.restarts[lo - 1] if lo > 0 else self.restarts[0]
+        return restarts[lo - 1] if lo > 0 else restarts[0]
 
 
 def parse_block_header(buf: Buffer, pos: int, path: str | None,
