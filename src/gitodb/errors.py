@@ -27,9 +27,9 @@ class GitodbError(Exception):
 
     def _render(self) -> str:
         where = ""
-        if self.path is not None and self.offset is None and self.path in self.message:
-            pass  # the message already names the file, in Git's words
-        elif self.path is not None:
+        # A message that already names the file (in Git's words) gets no suffix.
+        named = self.offset is None and self.path is not None and self.path in self.message
+        if self.path is not None and not named:
             where = self.path if self.offset is None else f"{self.path} at offset {self.offset}"
         elif self.offset is not None:
             where = f"offset {self.offset}"

@@ -283,14 +283,15 @@ class PackIndexer:
         pos = PACK_HEADER_SIZE
 
         # The trailer check is one long hash; run it beside the scan when allowed.
-        trailer_result: list[bytes] = []
+        # Its outcome (the digest, or the collision found) is raised in this thread.
+        trailer_result: list[bytes | ObjectCollisionError] = []
         hasher_thread = None
         if self.threads > 1:
             def hash_trailer() -> None:
                 try:
                     trailer_result.append(new_hash(buf[:end_of_entries]).digest())
-                except ObjectCollisionError:
-                    pass  # hashed again below, in this thread, where it can be raised
+                except ObjectCollisionError as e:
+                    trailer_result.append(e)
             hasher_thread = threading.Thread(target=hash_trailer)
             hasher_thread.start()
         try:
@@ -360,10 +361,13 @@ class PackIndexer:
         if pos != end_of_entries:
             raise PackError("pack has junk at the end", path=self.path, offset=pos)
         try:
-            digest = (trailer_result[0] if trailer_result
-                      else new_hash(buf[:end_of_entries]).digest())
+            outcome = (trailer_result[0] if trailer_result
+                       else new_hash(buf[:end_of_entries]).digest())
         except ObjectCollisionError as e:
-            raise e.located(self.path, 0) from None
+            outcome = e
+        if isinstance(outcome, ObjectCollisionError):
+            raise outcome.located(self.path, 0) from None
+        digest = outcome
         if digest != bytes(buf[end_of_entries:]):
             raise PackError(f"pack is corrupted ({fmt.name.upper()} mismatch): trailing "
                             "checksum does not match the content", path=self.path,
