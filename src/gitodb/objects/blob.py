@@ -5,28 +5,16 @@ from __future__ import annotations
 from gitodb.errors import ObjectFormatError
 from gitodb.objects.commit import Commit
 from gitodb.objects.format import SHA1, ObjectFormat
-from gitodb.objects.header import hash_object
+from gitodb.objects.stored import StoredObject
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
 
 
-class Blob:
+class Blob(StoredObject):
     """File content; ``data`` as stored."""
 
     type_name = "blob"
-    __slots__ = ("raw", "fmt", "_id")
-
-    def __init__(self, data: bytes, fmt: ObjectFormat = SHA1, oid: bytes | None = None) -> None:
-        self.raw = bytes(data)
-        self.fmt = fmt
-        self._id = oid
-
-    @property
-    def id(self) -> bytes:
-        """The object id (computed from the content when not given)."""
-        if self._id is None:
-            self._id = hash_object(self.fmt, "blob", self.raw)
-        return self._id
+    __slots__ = ()
 
     @property
     def data(self) -> bytes:

@@ -21,15 +21,13 @@ from typing import TYPE_CHECKING
 
 from gitodb.errors import ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
-from gitodb.objects.header import hash_object
 from gitodb.objects.headers import (
     Header,
-    HeaderBlock,
     check_header,
-    parse_headers,
     serialize_headers,
 )
 from gitodb.objects.signature import Signature
+from gitodb.objects.stored import HeaderObject
 
 if TYPE_CHECKING:
     from gitodb.objects.tag import Tag
@@ -98,7 +96,7 @@ def parse_commit_date(buf: bytes, pos: int) -> int:
     return min(int(buf[p:q]), 2**64 - 1)
 
 
-class Commit:
+class Commit(HeaderObject):
     """A commit: ``tree``, ``parents``, ``author``, ``committer``, ``encoding``,
     ``gpgsig``, ``gpgsig_sha256``, ``mergetags``, ``extra_headers``, ``message``.
 
@@ -107,33 +105,16 @@ class Commit:
     """
 
     type_name = "commit"
-    __slots__ = ("raw", "fmt", "_id", "_links", "_block")
+    __slots__ = ("_links",)
 
     def __init__(self, data: bytes, fmt: ObjectFormat = SHA1, oid: bytes | None = None) -> None:
-        self.raw = bytes(data)
-        self.fmt = fmt
-        self._id = oid
+        super().__init__(data, fmt, oid)
         self._links: tuple[bytes, list[bytes], int] | None = None
-        self._block: HeaderBlock | None = None
-
-    @property
-    def id(self) -> bytes:
-        """The object id (computed from the content when not given)."""
-        if self._id is None:
-            self._id = hash_object(self.fmt, "commit", self.raw)
-        return self._id
 
     def _get_links(self) -> tuple[bytes, list[bytes], int]:
         if self._links is None:
             self._links = parse_commit_links(self.raw, self.fmt)
         return self._links
-
-    @property
-    def block(self) -> HeaderBlock:
-        """The parsed header block (every header in order, and the message)."""
-        if self._block is None:
-            self._block = parse_headers(self.raw)
-        return self._block
 
     @property
     def tree(self) -> bytes:

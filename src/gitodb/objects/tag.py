@@ -18,15 +18,13 @@ from collections.abc import Iterable
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.commit import parse_hex
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
-from gitodb.objects.header import hash_object
 from gitodb.objects.headers import (
     Header,
-    HeaderBlock,
     check_header,
-    parse_headers,
     serialize_headers,
 )
 from gitodb.objects.signature import Signature
+from gitodb.objects.stored import HeaderObject
 
 TAG_TARGET_TYPES = ("blob", "tree", "commit", "tag")
 _SIGNATURE_STARTS = (b"-----BEGIN PGP SIGNATURE-----", b"-----BEGIN PGP MESSAGE-----",
@@ -83,38 +81,21 @@ def signature_start(body: bytes) -> int:
     return match
 
 
-class Tag:
+class Tag(HeaderObject):
     """An annotated tag: ``object``, ``type`` (of the object), ``name``, ``tagger``, ``message``,
     ``signature``, ``extra_headers``; ``serialize()`` gives back the content."""
 
     type_name = "tag"
-    __slots__ = ("raw", "fmt", "_id", "_fields", "_block")
+    __slots__ = ("_fields",)
 
     def __init__(self, data: bytes, fmt: ObjectFormat = SHA1, oid: bytes | None = None) -> None:
-        self.raw = bytes(data)
-        self.fmt = fmt
-        self._id = oid
+        super().__init__(data, fmt, oid)
         self._fields: tuple[bytes, bytes, bytes] | None = None
-        self._block: HeaderBlock | None = None
-
-    @property
-    def id(self) -> bytes:
-        """The object id (computed from the content when not given)."""
-        if self._id is None:
-            self._id = hash_object(self.fmt, "tag", self.raw)
-        return self._id
 
     def _get_fields(self) -> tuple[bytes, bytes, bytes]:
         if self._fields is None:
             self._fields = parse_tag_fields(self.raw, self.fmt)
         return self._fields
-
-    @property
-    def block(self) -> HeaderBlock:
-        """The parsed header block (every header in order, and the body)."""
-        if self._block is None:
-            self._block = parse_headers(self.raw)
-        return self._block
 
     @property
     def object(self) -> bytes:

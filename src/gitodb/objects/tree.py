@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
-from gitodb.objects.header import hash_object
+from gitodb.objects.stored import StoredObject
 
 S_IFMT = 0o170000
 S_IFDIR = 0o040000
@@ -134,26 +134,17 @@ def tree_sort_key(name: bytes, mode: int) -> bytes:
     return name + b"/" if mode & S_IFMT == S_IFDIR else name
 
 
-class Tree:
+class Tree(StoredObject):
     """A tree: its entries in stored order, iteration, ``len``, lookup by name."""
 
     type_name = "tree"
-    __slots__ = ("raw", "fmt", "_id", "_entries", "_modes", "_by_name")
+    __slots__ = ("_entries", "_modes", "_by_name")
 
     def __init__(self, data: bytes, fmt: ObjectFormat = SHA1, oid: bytes | None = None) -> None:
-        self.raw = bytes(data)
-        self.fmt = fmt
-        self._id = oid
+        super().__init__(data, fmt, oid)
         self._entries: list[TreeEntry] | None = None
         self._modes: dict[int, bytes] = {}   # entries whose mode text is not "%o" % mode
         self._by_name: dict[bytes, TreeEntry] | None = None
-
-    @property
-    def id(self) -> bytes:
-        """The object id (computed from the content when not given)."""
-        if self._id is None:
-            self._id = hash_object(self.fmt, "tree", self.raw)
-        return self._id
 
     @property
     def entries(self) -> list[TreeEntry]:
