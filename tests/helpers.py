@@ -62,3 +62,21 @@ def snapshot(root: Path) -> dict[str, bytes | None]:
             p = os.path.join(dirpath, f)
             out[os.path.relpath(p, root)] = Path(p).read_bytes()
     return out
+
+
+def run_cli(path: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> int:
+    """Run gitodb's CLI in-process from directory ``path`` (``stdin`` as its input)."""
+    import io
+    import sys
+
+    from gitodb.cli.main import main
+
+    old = os.getcwd()
+    try:
+        os.chdir(path)
+        if stdin is not None:
+            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
+        return main(list(args))
+    finally:
+        sys.stdin = sys.__stdin__
+        os.chdir(old)

@@ -7,7 +7,6 @@ Expected messages are Git 2.55's (recorded here; the ``git`` on PATH is older).
 from __future__ import annotations
 
 import errno
-import io
 import os
 import select
 import shutil
@@ -17,11 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from gitodb.cli.main import main
 from gitodb.errors import LockError, RefError
 from gitodb.refs.files import FilesRefStore
 from gitodb.repo import Repository
-from helpers import GIT_ENV, git, snapshot
+from helpers import GIT_ENV, git, run_cli, snapshot
 
 GIT255 = Path(__file__).resolve().parents[2] / "shared" / "git-2.55" / "git" / "bin" / "git"
 
@@ -61,16 +59,7 @@ def _genv() -> dict[str, str]:
     return env
 
 
-def _run(path: Path, *args: str, stdin: bytes | None = None) -> int:
-    old = os.getcwd()
-    try:
-        os.chdir(path)
-        if stdin is not None:
-            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-        return main(list(args))
-    finally:
-        sys.stdin = sys.__stdin__
-        os.chdir(old)
+_run = run_cli
 
 
 def _locks(path: Path) -> list[str]:

@@ -4,17 +4,15 @@ from __future__ import annotations
 
 import os
 import shutil
-import sys
 from pathlib import Path
 
 import pytest
 
-from gitodb.cli.main import main
 from gitodb.errors import LockError, RefError
 from gitodb.refs.base import check_refname, normalize_reflog_message
 from gitodb.refs.files import FilesRefStore
 from gitodb.repo import Repository
-from helpers import GIT_ENV, git
+from helpers import GIT_ENV, git, run_cli
 
 DATA = Path(__file__).parent / "data"
 
@@ -41,18 +39,7 @@ def _make_repo(path: Path) -> list[bytes]:
     return commits
 
 
-def _run(path: Path, *args: str, stdin: bytes | None = None,
-         capsys: pytest.CaptureFixture[bytes] | None = None) -> int:
-    old = os.getcwd()
-    try:
-        os.chdir(path)
-        if stdin is not None:
-            import io
-            sys.stdin = io.TextIOWrapper(io.BytesIO(stdin))
-        return main(list(args))
-    finally:
-        sys.stdin = sys.__stdin__
-        os.chdir(old)
+_run = run_cli
 
 
 def _state(path: Path) -> dict[str, bytes]:
