@@ -608,12 +608,20 @@ def test_repository_extensions_like_git(tmp_path, version, lines, want):
         assert not (repo / ".git/refs/heads/x").exists()  # nothing written
 
 
-def test_compat_object_format_is_refused(tmp_path):
-    # Git 2.55 knows it, gitodb cannot keep the second id of each object it writes.
+def test_compat_object_format_is_read_but_not_written(tmp_path):
+    # Objects are stored in the main format, so reading works; gitodb cannot keep the
+    # second id of each object it would write, so it writes none.
     repo = _with_extensions(tmp_path, 1, "compatObjectFormat = sha256")
-    p = gitodb("cat-file", "-p", "HEAD", cwd=repo)
+    p = gitodb("cat-file", "-t", "HEAD", cwd=repo)
+    assert (p.returncode, p.stdout, p.stderr) == (0, b"commit\n", b"")
+    (repo / "new").write_bytes(b"new content\n")
+    before = sorted(p.name for p in (repo / ".git/objects").rglob("*"))
+    p = gitodb("hash-object", "-w", "new", cwd=repo)
     assert p.returncode == 128
-    assert p.stderr == b"fatal: unknown repository extension found:\n\tcompatobjectformat\n"
+    assert p.stderr.startswith(b"fatal: cannot write objects: gitodb does not maintain "
+                               b"extensions.compatobjectformat")
+    assert sorted(p.name for p in (repo / ".git/objects").rglob("*")) == before
+    assert gitodb("hash-object", "new", cwd=repo).returncode == 0  # hashing only is fine
 
 
 def test_worktree_config_is_read(tmp_path):

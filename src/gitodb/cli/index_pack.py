@@ -29,6 +29,7 @@ from gitodb.pack.indexer import (
     index_pack_stream,
 )
 from gitodb.pack.verify import format_stats, index_pack_verify
+from gitodb.repo.extensions import check_object_writes
 
 USAGE = ("usage: git index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] "
          "[--[no-]rev-index] [--verify] [--strict] "
@@ -190,6 +191,8 @@ def run(argv: list[str], ctx: Any) -> int:
         if args.stdin:
             if repo is None and args.pack_file is None:
                 raise PackError("--stdin requires a git repository")
+            if repo is not None:
+                check_object_writes(repo.config)
             odb = repo.odb if repo is not None else None
             outcome = index_pack_stream(
                 sys.stdin.buffer, fmt, opts,

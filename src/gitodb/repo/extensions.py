@@ -6,9 +6,9 @@ the others exist only from version 1 on, and Git refuses a version 0
 repository that sets one.  An extension Git does not know makes it refuse a
 version 1 repository and is ignored in a version 0 one.
 
-gitodb refuses, as unknown, every extension it cannot honour as well: reading
-or writing such a repository could damage it (``compatObjectFormat`` needs a
-second object id for every object written).
+``compatObjectFormat`` is read (objects are stored, and named, in the main
+format), but gitodb cannot keep the second id of each object it would write, so
+writing objects into such a repository is refused (``check_object_writes``).
 """
 
 from __future__ import annotations
@@ -23,8 +23,8 @@ V0_EXTENSIONS = ("noop", "preciousobjects", "partialclone", "worktreeconfig")
 #: known to Git 2.55 only from version 1 on
 V1_EXTENSIONS = ("noop-v1", "objectformat", "compatobjectformat", "refstorage",
                  "relativeworktrees", "submodulepathconfig")
-#: of ``V1_EXTENSIONS``, those gitodb cannot honour
-UNSUPPORTED = frozenset({"compatobjectformat"})
+#: of ``V1_EXTENSIONS``, those under which gitodb must not write objects
+NO_OBJECT_WRITES = frozenset({"compatobjectformat"})
 
 _VALUES = {"objectformat": ("sha1", "sha256"), "refstorage": ("files", "reftable")}
 
@@ -52,7 +52,7 @@ def check_repository_format(config: Config) -> int:
                               details=[f"invalid value for '{key}': '{value}'"])
         if name in V0_EXTENSIONS:
             continue
-        if name in V1_EXTENSIONS and name not in UNSUPPORTED:
+        if name in V1_EXTENSIONS:
             if version == 0:
                 v1_only.append(name)
             continue
@@ -64,3 +64,11 @@ def check_repository_format(config: Config) -> int:
         raise RepositoryError(_list("repo version is 0, but v1-only extension{s} found:",
                                     v1_only))
     return version
+
+
+def check_object_writes(config: Config) -> None:
+    """Refuse to write objects where gitodb would leave the repository inconsistent."""
+    for name in sorted(NO_OBJECT_WRITES):
+        if config.get(f"extensions.{name}") is not None:
+            raise RepositoryError(f"cannot write objects: gitodb does not maintain "
+                                  f"extensions.{name} (the second id of each object)")

@@ -39,6 +39,7 @@ from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NUMBERS
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
+from gitodb.repo.extensions import check_object_writes
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -118,6 +119,7 @@ class ObjectWriter:
     """Writes objects into one repository's object directory (see the module docstring)."""
 
     def __init__(self, repo: Repository, settings: WriteSettings | None = None) -> None:
+        check_object_writes(repo.config)
         self.repo = repo
         self.fmt = repo.object_format
         self.settings = settings or WriteSettings.from_config(repo.config)
