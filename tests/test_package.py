@@ -31,3 +31,9 @@ def test_import_stays_cheap() -> None:
     code = "import sys, gitodb; print('gitodb.repo' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "False"
+
+
+def test_every_public_name_resolves() -> None:
+    for name in gitodb.__all__:
+        assert getattr(gitodb, name) is not None, name
+    assert gitodb.ObjectId is __import__("gitodb.objects.oid", fromlist=["x"]).ObjectId

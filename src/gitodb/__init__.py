@@ -18,15 +18,51 @@ __version__ = "0.1.0"
 if TYPE_CHECKING:
     import os
 
-    from gitodb.errors import GitodbError
+    from gitodb.errors import (
+        AmbiguousObjectNameError,
+        BadRevisionError,
+        GitodbError,
+        ObjectNotFoundError,
+        ObjectTypeError,
+    )
+    from gitodb.objects import Blob, Commit, GitObject, Signature, Tag, Tree, TreeEntry
+    from gitodb.objects.format import SHA1, SHA256, ObjectFormat
+    from gitodb.objects.oid import ObjectId, ObjectIdLike
     from gitodb.repo import Repository
+    from gitodb.repo.odb import ObjectDatabase, ObjectInfo
+    from gitodb.types import Buffer, Progress
 
-__all__ = ["GitodbError", "Repository", "__version__", "discover", "open"]
+__all__ = [
+    "AmbiguousObjectNameError", "BadRevisionError", "Blob", "Buffer", "Commit", "GitObject",
+    "GitodbError", "ObjectDatabase", "ObjectFormat", "ObjectId", "ObjectIdLike", "ObjectInfo",
+    "ObjectNotFoundError", "ObjectTypeError", "Progress", "Repository", "SHA1", "SHA256",
+    "Signature", "Tag", "Tree", "TreeEntry", "__version__", "discover", "open",
+]
 
 # Public name -> module that defines it.
 _LAZY = {
     "Repository": "gitodb.repo",
+    "ObjectDatabase": "gitodb.repo.odb",
+    "ObjectInfo": "gitodb.repo.odb",
+    "ObjectId": "gitodb.objects.oid",
+    "ObjectIdLike": "gitodb.objects.oid",
+    "ObjectFormat": "gitodb.objects.format",
+    "SHA1": "gitodb.objects.format",
+    "SHA256": "gitodb.objects.format",
+    "Blob": "gitodb.objects",
+    "Commit": "gitodb.objects",
+    "GitObject": "gitodb.objects",
+    "Signature": "gitodb.objects",
+    "Tag": "gitodb.objects",
+    "Tree": "gitodb.objects",
+    "TreeEntry": "gitodb.objects",
+    "Buffer": "gitodb.types",
+    "Progress": "gitodb.types",
     "GitodbError": "gitodb.errors",
+    "AmbiguousObjectNameError": "gitodb.errors",
+    "BadRevisionError": "gitodb.errors",
+    "ObjectNotFoundError": "gitodb.errors",
+    "ObjectTypeError": "gitodb.errors",
 }
 
 

@@ -26,6 +26,10 @@ class ObjectFormat:
     def __repr__(self) -> str:
         return f"ObjectFormat({self.name!r})"
 
+    def __reduce__(self) -> tuple[object, tuple[str]]:
+        # There are two instances, compared by identity: unpickle to the same one.
+        return format_by_name, (self.name,)
+
     def new_hasher(self, data: bytes | bytearray | memoryview = b"") -> Any:
         """Return a fresh hashlib-like object for this format.
 

@@ -22,6 +22,7 @@ from gitodb.pack.indexer import (
     index_buffer,
     map_file,
 )
+from gitodb.types import Progress
 
 
 def pack_name_for(arg: str) -> str:
@@ -35,12 +36,14 @@ def pack_name_for(arg: str) -> str:
 
 def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | None = None,
                       threads: int = 0, rev_index: bool = False,
-                      report: bool = False) -> PackIndexResult:
+                      report: bool = False, progress: Progress | None = None) -> PackIndexResult:
     """Index ``pack_path`` and check its stored ``.idx`` (and ``.rev``) against the result.
 
     Raises ``PackError`` naming the file and what differs.  With ``report``, the
     result is returned even when the index differs, with the error attached as
     ``result.index_error`` (verify-pack prints its statistics before failing).
+    ``progress`` (``gitodb.types.Progress``) hears of "Indexing objects" and
+    "Resolving deltas" as they go.
     """
     if not pack_path.endswith(".pack"):
         raise PackError(f"packfile name '{pack_path}' does not end with '.pack'")
@@ -55,7 +58,8 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
     version = 2 if stored[:4] == IDX_V2_MAGIC else 1
     m, _size = map_file(pack_path)
     try:
-        result = index_buffer(m, fmt, IndexPackOptions(threads=threads), pack_path,
+        result = index_buffer(m, fmt, IndexPackOptions(threads=threads, progress=progress),
+                              pack_path,
                                "Indexing objects", None, None)
     finally:
         close_map(m)
@@ -144,11 +148,15 @@ def format_stats(result: PackIndexResult, stat_only: bool = False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0) -> PackIndexResult:
-    """Verify the pack named by ``arg`` (``x.idx``, ``x.pack`` or ``x``); raise on damage."""
+def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0,
+                progress: Progress | None = None) -> PackIndexResult:
+    """Verify the pack named by ``arg`` (``x.idx``, ``x.pack`` or ``x``); raise on damage.
+
+    ``progress`` (``gitodb.types.Progress``) is told how far the check has got.
+    """
     pack_path = pack_name_for(arg)
     index_path = pack_path[:-5] + ".idx"
     if not os.path.exists(pack_path):
         raise PackError(f"Cannot open existing pack file '{index_path}'")
     return index_pack_verify(pack_path, fmt, index_path=index_path, threads=threads,
-                             report=True)
+                             report=True, progress=progress)

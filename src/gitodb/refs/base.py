@@ -344,6 +344,14 @@ class RefStore(ABC):
     def iter_root_refs(self) -> Iterator[Ref]:
         """Yield HEAD and pseudo refs (ORIG_HEAD, ...) stored in this backend, sorted."""
 
+    def close(self) -> None:
+        """Release the mappings and file handles the store holds (none for loose files).
+
+        The store is not to be used afterwards; ``Repository.refs`` opens a fresh one
+        after ``Repository.close()``.
+        """
+        return None  # the files backend holds nothing open between calls
+
     def resolve_ref(self, name: str) -> tuple[str, bytes | None] | None:
         """Follow symrefs from ``name``; return (final ref name, id or None if unborn)."""
         for _ in range(SYMREF_MAX_DEPTH + 1):

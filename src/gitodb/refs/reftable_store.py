@@ -105,6 +105,12 @@ class ReftableRefStore(RefStore):
                                if worktree_dir is not None else None)
         self._other: dict[str, Stack] = {}
 
+    def close(self) -> None:
+        """Unmap every table of this worktree's, the main and other worktrees' stacks."""
+        for st in (self.stack, self.worktree_stack, *self._other.values()):
+            if st is not None:
+                st.close()
+
     def _open_stack(self, directory: Path) -> Stack:
         return Stack(directory, self.options, auto_compact=self.auto_compact,
                      lock_timeout_ms=self.lock_timeout, fsync=self.fsync)

@@ -103,6 +103,12 @@ class Stack:
                                 path=self.list_path) from None
         return [line for line in text.split("\n") if line]
 
+    def close(self) -> None:
+        """Unmap every table; ``reload()`` maps the listed tables again."""
+        for r in self.readers:
+            r.close()
+        self.names, self.readers = [], []
+
     def reload(self) -> None:
         """Re-read ``tables.list``, keeping readers of tables still listed."""
         for attempt in range(3):

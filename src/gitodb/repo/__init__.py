@@ -1,4 +1,11 @@
-"""Repository: discovery like Git's, config, object format, refs and object database."""
+"""Repository: discovery like Git's, config, object format, refs and object database.
+
+A ``Repository`` opens its object database and ref store when first used; ``close()``
+(or leaving a ``with`` block) releases their mappings and file handles, and a later
+use opens them again.  It pickles by path: the copy in another process reads the
+configuration again there and opens the rest lazily, which is what process pools and
+Dask need.
+"""
 
 from __future__ import annotations
 
@@ -16,6 +23,7 @@ from gitodb.repo.extensions import check_repository_format
 
 if TYPE_CHECKING:
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
+    from gitodb.objects.oid import ObjectId, ObjectIdLike
     from gitodb.repo.odb import ObjectDatabase
 
 __all__ = ["Repository", "Config", "find_work_tree_top"]
@@ -51,6 +59,7 @@ class Repository:
     def __init__(self, path: str | os.PathLike[str] = ".", *,
                  config_overrides: list[str] | None = None) -> None:
         """Open the repository at ``path``: a work tree, a ``.git`` dir/file, or a bare repo."""
+        self._config_overrides = list(config_overrides or [])  # kept for pickling
         p = Path(path)
         if (p / ".git").is_file():
             git_dir = _read_gitfile(p / ".git")
@@ -105,6 +114,31 @@ class Repository:
         raise RepositoryError(
             "not a git repository (or any of the parent directories): .git")
 
+    def __repr__(self) -> str:
+        return f"<Repository {os.fspath(self.git_dir)!r}>"
+
+    def close(self) -> None:
+        """Release the object database's pack mappings and the ref store's files.
+
+        The repository stays usable: what a later call needs is opened again.
+        """
+        odb = self.__dict__.pop("odb", None)
+        if odb is not None:
+            odb.close()
+        refs = self.__dict__.pop("refs", None)
+        if refs is not None:
+            refs.close()
+
+    def __enter__(self) -> Repository:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> tuple[object, tuple[str, list[str]]]:
+        # By path: the object database holds mmaps, which do not pickle.
+        return _reopen, (os.fspath(self.git_dir), self._config_overrides)
+
     @cached_property
     def fsync_policy(self) -> FsyncPolicy:
         """``core.fsync``, ``core.fsyncMethod``, ``core.fsyncObjectFiles`` (``gitodb.durable``)."""
@@ -139,48 +173,56 @@ class Repository:
 
         return ObjectDatabase.for_repository(self)
 
-    def resolve(self, name: str) -> bytes:
-        """The binary id of the object ``name`` names (see ``gitodb.repo.revparse``)."""
+    def resolve(self, name: str) -> ObjectId:
+        """The id of the object ``name`` names (see ``gitodb.repo.revparse``).
+
+        ``name`` is anything Git's ``rev-parse`` takes: ids (abbreviated too), refs,
+        ``<rev>~<n>``, ``<rev>^<n>``, ``<rev>^{<type>}``, ``<rev>:<path>``...
+        """
+        from gitodb.objects.oid import ObjectId
         from gitodb.repo.revparse import resolve
 
-        return resolve(self, name)
+        return ObjectId(resolve(self, name))
 
-    def _oid_of(self, rev: str | bytes) -> bytes:
+    def _oid_of(self, rev: str | ObjectIdLike) -> bytes:
         if isinstance(rev, (bytes, bytearray, memoryview)):
-            from gitodb.objects.format import as_oid
-
-            return as_oid(self.object_format, rev)
+            return self.odb.object_id(rev)
         return self.resolve(rev)
 
-    def _peeled(self, rev: str | bytes, want: str) -> bytes:
+    def _peeled(self, rev: str | ObjectIdLike, want: str) -> bytes:
         from gitodb.repo.revparse import peel_to
 
         oid = self._oid_of(rev)
         return peel_to(self, oid, want, rev if isinstance(rev, str) else oid.hex())
 
-    def object(self, rev: str | bytes) -> GitObject:
+    def object(self, rev: str | ObjectIdLike) -> GitObject:
         """The typed object ``rev`` names (a revision, hex id or binary id), not peeled."""
         return self.odb.get(self._oid_of(rev))
 
-    def commit(self, rev: str | bytes) -> Commit:
+    def commit(self, rev: str | ObjectIdLike) -> Commit:
         """The commit ``rev`` names; annotated tags are peeled (``<rev>^{commit}``)."""
         return self.odb.commit(self._peeled(rev, "commit"))
 
-    def tree(self, rev: str | bytes) -> Tree:
+    def tree(self, rev: str | ObjectIdLike) -> Tree:
         """The tree ``rev`` names; tags and commits are peeled (``<rev>^{tree}``)."""
         return self.odb.tree(self._peeled(rev, "tree"))
 
-    def tag(self, rev: str | bytes) -> Tag:
+    def tag(self, rev: str | ObjectIdLike) -> Tag:
         """The annotated tag ``rev`` names (``ObjectTypeError`` if it is not a tag)."""
         return self.odb.tag(self._oid_of(rev))
 
-    def blob(self, rev: str | bytes) -> Blob:
+    def blob(self, rev: str | ObjectIdLike) -> Blob:
         """The blob ``rev`` names (``HEAD:README``, an id...); tags are peeled."""
         return self.odb.blob(self._peeled(rev, "blob"))
 
     def read_object(self, name: str) -> tuple[str, bytes]:
         """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
         return self.odb.read(self.resolve(name))
+
+
+def _reopen(git_dir: str, config_overrides: list[str]) -> Repository:
+    """Unpickle a ``Repository``: open the same git directory again."""
+    return Repository(git_dir, config_overrides=config_overrides)
 
 
 def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Path) -> str:

@@ -6,22 +6,30 @@ objects, in the repository's own object directory and then in each alternate
 found anywhere, ``objects/pack`` directories are scanned again for packs that another
 process added since (Git's "reprepare"), and the packs are tried once more.
 
+Every call that takes an id takes an ``ObjectIdLike``: an ``ObjectId``, a binary id,
+full hex, or an abbreviated hex ``str`` (resolved like Git: unique, at least four
+digits; see ``object_id``).  The database holds ``mmap``s of its packs: ``close()``
+(or a ``with`` block) releases them, and a later call opens what it needs again.
+Pickling keeps only the paths, so a database sent to another process opens there.
+
 Example::
 
-    from gitodb.repo import Repository
-    repo = Repository("path/to/repo")
-    type_name, data = repo.odb.read(bytes.fromhex("..."))
+    import gitodb
+    with gitodb.open("path/to/repo") as repo:
+        type_name, data = repo.odb.read("922b6ba8")
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING
 
 from gitodb.errors import (
+    AmbiguousObjectNameError,
     DeltaError,
+    ObjectFormatError,
     ObjectNotFoundError,
     ObjectTypeError,
     PackError,
@@ -30,8 +38,10 @@ from gitodb.errors import (
 from gitodb.loose.read import LooseObjectStore
 from gitodb.objects.blob import Blob, GitObject, parse_object
 from gitodb.objects.commit import Commit
-from gitodb.objects.format import ObjectFormat, as_oid
+from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
+from gitodb.objects.oid import MINIMUM_ABBREV, ObjectId, ObjectIdLike, is_hex
+from gitodb.objects.stream import ObjectStream
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
 from gitodb.pack.idx import PackIndex
@@ -44,16 +54,6 @@ if TYPE_CHECKING:
 MAX_ALTERNATE_DEPTH = 5
 
 
-class ObjectStream(Protocol):
-    """What ``ObjectDatabase.open_stream`` returns: a file-like reader of one object."""
-
-    type_name: str
-    size: int
-
-    def read(self, n: int = -1) -> bytes: ...
-    def close(self) -> None: ...
-
-
 @dataclass(frozen=True, slots=True)
 class ObjectInfo:
     """Where and how an object is stored.
@@ -64,17 +64,17 @@ class ObjectInfo:
     ``path`` is the file that holds the object.
     """
 
-    oid: bytes
+    oid: ObjectId
     type_name: str
     size: int
     disk_size: int
-    delta_base: bytes | None
+    delta_base: ObjectId | None
     path: str
     pack: str | None = None
     offset: int | None = None
 
 
-class _BytesStream:
+class _BytesStream(ObjectStream):
     """A stream over an object already in memory (deltified pack entries)."""
 
     def __init__(self, type_name: str, data: bytes) -> None:
@@ -82,21 +82,22 @@ class _BytesStream:
         self.size = len(data)
         self._data = data
         self._pos = 0
+        self._pending = b""
+        self._remaining = 0
 
     def read(self, n: int = -1) -> bytes:
+        # By position: the base class's slicing of what is pending would copy the
+        # rest of a large object at every read.
         end = self.size if n < 0 else min(self.size, self._pos + n)
         out = self._data[self._pos:end]
         self._pos = end
         return out
 
+    def _next_chunk(self) -> bytes:
+        return b""  # never called: read() above serves everything from memory
+
     def close(self) -> None:
         self._data = b""
-
-    def __enter__(self) -> _BytesStream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
 
 class ObjectDirectory:
@@ -194,6 +195,8 @@ class ObjectDatabase:
                  delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
         self.objects_dir = os.path.abspath(os.fspath(objects_dir))
         self.fmt = fmt
+        self._alternates = list(alternates or [])  # kept for pickling
+        self._rawsz = fmt.rawsz
         self.cache = DeltaBaseCache(delta_base_cache_limit)
         self.dirs = self._collect_dirs(alternates or [])
         self.packs: list[PackFile] = []
@@ -297,12 +300,63 @@ class ObjectDatabase:
         idx.close()
 
     def close(self) -> None:
-        """Release every pack mapping."""
+        """Release every pack and index mapping and the delta-base cache.
+
+        The database stays usable: the next lookup opens the packs again.  Objects
+        already returned stay valid (they are copies).
+        """
         for p in self.packs:
             p.close()
         self.packs.clear()
         self._pack_paths.clear()
         self.cache.clear()
+
+    def __enter__(self) -> ObjectDatabase:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __reduce__(self) -> tuple[object, tuple[str, str, list[str], int]]:
+        # By path: packs are mmaps, which do not pickle; the copy opens its own.
+        return _reopen, (self.objects_dir, self.fmt.name, self._alternates, self.cache.limit)
+
+    # -- ids ---------------------------------------------------------------------
+    def object_id(self, value: ObjectIdLike) -> ObjectId:
+        """The ``ObjectId`` ``value`` names, as every id-taking call reads its argument.
+
+        ``value`` is an ``ObjectId``, a binary id (``bytes`` of the format's length),
+        full hex (``str``, or ASCII ``bytes`` of the hex length), or an abbreviated
+        hex ``str`` of at least four digits, which must name exactly one object here
+        (``ObjectNotFoundError`` if none does, ``AmbiguousObjectNameError`` with the
+        ``candidates`` if several do).  Anything else is an ``ObjectFormatError``.
+        """
+        fmt = self.fmt
+        if isinstance(value, (bytes, bytearray, memoryview)):
+            if len(value) == fmt.rawsz:
+                return value if type(value) is ObjectId else ObjectId(value)
+            try:
+                value = bytes(value).decode("ascii")
+            except UnicodeDecodeError:
+                raise ObjectFormatError(f"not a {fmt.name} object id: {value!r}") from None
+            if len(value) != fmt.hexsz:  # abbreviations are str only: bytes are ids
+                raise ObjectFormatError(f"not a {fmt.name} object id: {value!r}")
+        if isinstance(value, str) and is_hex(value):
+            if len(value) == fmt.hexsz:
+                return ObjectId(value)
+            if MINIMUM_ABBREV <= len(value) < fmt.hexsz:
+                return self._resolve_abbrev(value.lower())
+        raise ObjectFormatError(f"not a {fmt.name} object id: {value!r}")
+
+    def _resolve_abbrev(self, prefix: str) -> ObjectId:
+        matches = self.find_prefix(prefix)
+        if len(matches) == 1:
+            return ObjectId(matches[0])
+        if not matches:
+            raise ObjectNotFoundError(f"no object named {prefix}")
+        err = AmbiguousObjectNameError(f"short object ID {prefix} is ambiguous")
+        err.candidates = [ObjectId(m) for m in matches]  # type: ignore[attr-defined]
+        raise err
 
     # -- lookup ----------------------------------------------------------------
     def _find_packed(self, oid: bytes) -> tuple[PackFile, int] | None:
@@ -337,15 +391,26 @@ class ObjectDatabase:
             return self._find_packed(oid)
         return None
 
-    def contains(self, oid: bytes) -> bool:
-        """True if the object ``oid`` exists (the file or index entry; not inflated)."""
+    def contains(self, oid: ObjectIdLike) -> bool:
+        """True if the object ``oid`` exists (the file or index entry; not inflated).
+
+        An abbreviation that names no object is False; one that names several
+        raises ``AmbiguousObjectNameError``.
+        """
+        if type(oid) is not bytes or len(oid) != self._rawsz:  # not a plain binary id
+            try:
+                oid = self.object_id(oid)
+            except ObjectNotFoundError:
+                return False
         return self.locate(oid) is not None
 
     def _missing(self, oid: bytes) -> ObjectNotFoundError:
         return ObjectNotFoundError(f"object {oid.hex()} not found")
 
-    def read(self, oid: bytes) -> tuple[str, bytes]:
+    def read(self, oid: ObjectIdLike) -> tuple[str, bytes]:
         """Return ``(type_name, data)`` of ``oid``; raise ``ObjectNotFoundError``."""
+        if type(oid) is not bytes or len(oid) != self._rawsz:  # not a plain binary id
+            oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
             raise self._missing(oid)
@@ -402,8 +467,10 @@ class ObjectDatabase:
         t, data = hit[0].read_at(hit[1])
         return TYPE_NAMES[t], data
 
-    def read_header(self, oid: bytes) -> tuple[str, int]:
+    def read_header(self, oid: ObjectIdLike) -> tuple[str, int]:
         """Return ``(type_name, size)``; inflates only the header bytes where possible."""
+        if type(oid) is not bytes or len(oid) != self._rawsz:  # not a plain binary id
+            oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
             raise self._missing(oid)
@@ -416,29 +483,34 @@ class ObjectDatabase:
             return t_name, len(data)
         return got
 
-    def info(self, oid: bytes) -> ObjectInfo:
+    def info(self, oid: ObjectIdLike) -> ObjectInfo:
         """Type, size, size on disk, delta base and location of ``oid``."""
+        oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
             raise self._missing(oid)
         if isinstance(where, tuple):
             pack, off = where
             t, size = pack.header_at(off)
+            base = pack.delta_base_at(off)
             return ObjectInfo(oid, TYPE_NAMES[t], size, pack.disk_size_at(off),
-                              pack.delta_base_at(off), pack.path, pack.path, off)
+                              None if base is None else ObjectId(base), pack.path, pack.path,
+                              off)
         header = where.read_header(oid)
         disk = where.disk_size(oid)
         if header is None or disk is None:
             raise self._missing(oid)
         return ObjectInfo(oid, header[0], header[1], disk, None, where.path_of(oid))
 
-    def open_stream(self, oid: bytes) -> ObjectStream:
+    def open_stream(self, oid: ObjectIdLike) -> ObjectStream:
         """A file-like reader (``type_name``, ``size``, ``read(n)``, ``close()``) of ``oid``.
 
         Loose objects and undeltified pack entries are inflated as they are read, so
         a large blob never needs to fit in memory; deltified entries are resolved
         first (their result has to be built in memory anyway).
         """
+        if type(oid) is not bytes or len(oid) != self._rawsz:  # not a plain binary id
+            oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
             raise self._missing(oid)
@@ -454,35 +526,35 @@ class ObjectDatabase:
         return loose_stream
 
     # -- the object model -------------------------------------------------------
-    def get(self, oid: str | bytes) -> GitObject:
+    def get(self, oid: ObjectIdLike) -> GitObject:
         """The typed object (``Commit``, ``Tree``, ``Tag`` or ``Blob``) ``oid`` names.
 
-        ``oid`` is a binary id or a full hex id; a missing object raises
+        ``oid`` is any ``ObjectIdLike`` (see ``object_id``); a missing object raises
         ``ObjectNotFoundError``.
         """
-        raw = as_oid(self.fmt, oid)
+        raw = self.object_id(oid)
         type_name, data = self.read(raw)
         return parse_object(type_name, data, self.fmt, raw)
 
-    def _typed(self, oid: str | bytes, want: str) -> GitObject:
+    def _typed(self, oid: ObjectIdLike, want: str) -> GitObject:
         obj = self.get(oid)
         if obj.type_name != want:
             raise ObjectTypeError(f"object {obj.id.hex()} is a {obj.type_name}, not a {want}")
         return obj
 
-    def commit(self, oid: str | bytes) -> Commit:
+    def commit(self, oid: ObjectIdLike) -> Commit:
         """The commit ``oid``; ``ObjectTypeError`` if it is another type."""
         return self._typed(oid, "commit")  # type: ignore[return-value]
 
-    def tree(self, oid: str | bytes) -> Tree:
+    def tree(self, oid: ObjectIdLike) -> Tree:
         """The tree ``oid``; ``ObjectTypeError`` if it is another type."""
         return self._typed(oid, "tree")  # type: ignore[return-value]
 
-    def tag(self, oid: str | bytes) -> Tag:
+    def tag(self, oid: ObjectIdLike) -> Tag:
         """The tag ``oid``; ``ObjectTypeError`` if it is another type."""
         return self._typed(oid, "tag")  # type: ignore[return-value]
 
-    def blob(self, oid: str | bytes) -> Blob:
+    def blob(self, oid: ObjectIdLike) -> Blob:
         """The blob ``oid``; ``ObjectTypeError`` if it is another type."""
         return self._typed(oid, "blob")  # type: ignore[return-value]
 
@@ -575,14 +647,22 @@ class ObjectDatabase:
                     seen.add(oid)
                     yield oid, None, u  # type: ignore[misc]
 
-    def iter_objects(self, order: str = "pack") -> Iterator[tuple[bytes, str, bytes]]:
+    def iter_objects(self, order: str = "pack", *,
+                     types: Iterable[str] | None = None) -> Iterator[tuple[bytes, str, bytes]]:
         """Every object once as ``(oid, type_name, data)``.
 
         ``order="pack"`` (the default) walks each pack in offset order, so a delta's
         base was usually just built and sits in the delta-base cache: the fastest
         way to read everything.  ``order="sorted"`` yields by id (random access).
+
+        ``types`` (say ``{"commit", "tree"}``) keeps only objects of those types, and
+        the others are not inflated: a pack entry's type comes from the entry
+        headers (a delta's from its chain's), a loose object's from its header.
         """
         names = TYPE_NAMES
+        if types is not None:
+            yield from self._iter_objects_of_types(order, _type_numbers(types))
+            return
         if order == "pack":
             yield from self._iter_objects_pack_order()
             return
@@ -617,6 +697,24 @@ class ObjectDatabase:
                     seen.add(oid)
                     yield oid, names[t], data
 
+    def _iter_objects_of_types(self, order: str,
+                               wanted: frozenset[int]) -> Iterator[tuple[bytes, str, bytes]]:
+        names = TYPE_NAMES
+        wanted_names = frozenset(names[t] for t in wanted)
+        for oid, pack, where in self.iter_located(order):
+            if pack is not None:
+                off: int = where  # type: ignore[assignment]
+                if pack.type_at(off) in wanted:  # headers only: nothing inflated
+                    t, data = pack.read_at(off)
+                    yield oid, names[t], data
+                continue
+            store: LooseObjectStore = where  # type: ignore[assignment]
+            header = store.read_header(oid)  # inflates the header's bytes only
+            if header is None or header[0] not in wanted_names:
+                continue
+            got = store.read(oid) or self._read_after_race(oid)
+            yield oid, got[0], got[1]
+
     def iter_oids(self, order: str = "sorted") -> Iterator[bytes]:
         """Every object id once; ``order`` is ``"sorted"`` or ``"pack"`` (see ``iter_located``)."""
         for oid, _pack, _where in self.iter_located(order):
@@ -641,5 +739,24 @@ class ObjectDatabase:
         return sorted(found)
 
 
+def _type_numbers(types: Iterable[str]) -> frozenset[int]:
+    """The type numbers of ``types`` (names); an unknown name is a ``ValueError``."""
+    if isinstance(types, str):
+        types = (types,)
+    wanted = []
+    for name in types:
+        if name not in ("commit", "tree", "blob", "tag"):
+            raise ValueError(f"unknown object type {name!r}")
+        wanted.append(TYPE_NUMBERS[name])
+    return frozenset(wanted)
+
+
 def _sort_key(item: tuple[bytes, int, object, object]) -> tuple[bytes, int]:
     return item[0], item[1]
+
+
+def _reopen(objects_dir: str, fmt_name: str, alternates: list[str],
+            delta_base_cache_limit: int) -> ObjectDatabase:
+    """Unpickle an ``ObjectDatabase``: open the same directories again."""
+    return ObjectDatabase(objects_dir, format_by_name(fmt_name), alternates=alternates,
+                          delta_base_cache_limit=delta_base_cache_limit)

@@ -1,0 +1,32 @@
+"""Type aliases and protocols shared by every layer (the top layer: imports nothing).
+
+``Buffer`` is what a parser or writer accepts as bytes; ``Progress`` is the callback
+a long library call reports its progress through.
+"""
+
+from __future__ import annotations
+
+import mmap
+from typing import Protocol
+
+__all__ = ["Buffer", "Progress"]
+
+#: Anything a reader or writer takes as bytes without copying it first.
+Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+class Progress(Protocol):
+    """The progress protocol of long library calls (index-pack, verify, checks).
+
+    Called as ``progress(title, done, total, finished)``: ``title`` names the phase
+    as Git's progress line does (``"Indexing objects"``, ``"Resolving deltas"``...),
+    ``done`` counts the units finished so far out of ``total`` (0 when unknown), and
+    ``finished`` is True once, on the phase's last call.  A plain function with that
+    signature satisfies it::
+
+        def show(title: str, done: int, total: int, finished: bool) -> None:
+            print(f"{title}: {done}/{total}", "done" if finished else "")
+    """
+
+    def __call__(self, title: str, done: int, total: int, finished: bool) -> None:
+        """Report that ``done`` of ``total`` units of ``title`` are finished."""
