@@ -80,3 +80,11 @@ def run_cli(path: str | os.PathLike[str], *args: str, stdin: bytes | None = None
     finally:
         sys.stdin = sys.__stdin__
         os.chdir(old)
+
+
+def as_gitodb(output: bytes) -> bytes:
+    """Git's output as gitodb prints it: usage lines name ``gitodb``, not ``git``."""
+    from gitodb.cli.options import as_gitodb_usage
+
+    return as_gitodb_usage(output.decode("utf-8", "surrogateescape")).encode(
+        "utf-8", "surrogateescape")

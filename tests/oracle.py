@@ -7,7 +7,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from helpers import git_env
+from helpers import as_gitodb, git_env
 
 
 def run(cmd: list[str], cwd: str | os.PathLike[str], input: bytes | None = None
@@ -27,8 +27,14 @@ def both(cwd: str | os.PathLike[str], *args: str, input: bytes | None = None
 
 def assert_same(cwd: str | os.PathLike[str] | Path, *args: str, input: bytes | None = None,
                 stderr: bool = True) -> bytes:
-    """Assert gitodb prints Git's bytes and exits like it; return Git's stdout."""
+    """Assert gitodb prints Git's bytes and exits like it; return Git's stdout.
+
+    Usage lines are compared with the program name as gitodb prints it (``gitodb``
+    for ``git``, continuation lines moved right as far) on both sides.
+    """
     theirs, ours = both(cwd, *args, input=input)
+    theirs = (theirs[0], as_gitodb(theirs[1]), as_gitodb(theirs[2]))
+    ours = (ours[0], as_gitodb(ours[1]), as_gitodb(ours[2]))
     assert ours[0] == theirs[0], (args, theirs, ours)
     assert ours[1] == theirs[1], (args, theirs[1][:2000], ours[1][:2000])
     if stderr:

@@ -11,7 +11,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from helpers import git, git_env
+from helpers import as_gitodb, git, git_env
 
 T1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"
 
@@ -26,7 +26,8 @@ def ours(args: list[str], cwd: Path, stdin: bytes = b"") -> tuple[int, bytes, by
 
 
 def theirs(args: list[str], cwd: Path, stdin: bytes = b"") -> tuple[int, bytes, bytes]:
-    return run(["git", "hash-object", *args], cwd, stdin)
+    status, out, err = run(["git", "hash-object", *args], cwd, stdin)
+    return status, as_gitodb(out), as_gitodb(err)
 
 
 def same_as_git(args: list[str], cwd: Path, stdin: bytes = b"") -> tuple[int, bytes, bytes]:
@@ -146,7 +147,8 @@ def test_bad_config_values_match_git(work: Path) -> None:
 
 def test_help_says_no_filters_are_applied(work: Path) -> None:
     status, out, _err = ours(["--help"], work)
-    assert status == 0
+    assert status == 129
+    assert out.startswith(b"usage: gitodb hash-object [-t <type>]")
     assert b"no clean filters" in out and b"line-ending conversion" in out
 
 

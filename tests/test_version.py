@@ -36,7 +36,10 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_option(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = run(["version", "--bogus"], capsys)
     assert rc == 129 and out == ""
-    assert err == "error: unknown option `bogus'\nusage: gitodb version [--build-options]\n"
+    assert err == ("error: unknown option `bogus'\nusage: gitodb version [--build-options]\n\n"
+                   "    --build-options       also print build options\n\n")
+    rc, out, err = run(["version", "-h"], capsys)
+    assert (rc, err) == (129, "") and out.startswith("usage: gitodb version [--build-options]")
 
 
 def test_build_options(capsys: pytest.CaptureFixture[str]) -> None:

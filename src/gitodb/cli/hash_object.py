@@ -13,27 +13,13 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError, ObjectCheckError, RepositoryError
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
 
-USAGE = """\
-usage: git hash-object [-t <type>] [-w] [--path=<file> | --no-filters]
-                       [--stdin [--literally]] [--] <file>...
-   or: git hash-object [-t <type>] [-w] --stdin-paths [--no-filters]
-
-    -t <type>             object type
-    -w                    write the object into the object database
-    --stdin               read the object from stdin
-    --stdin-paths         read file names from stdin
-    --no-filters          store file as is without filters
-    --literally           just hash any random garbage to create corrupt objects for debugging Git
-    --path <file>         process file as it were from this path
-
-"""
-
-HELP = USAGE + """\
+NOTES = """\
 gitodb applies no clean filters (.gitattributes "filter", "ident", "working-tree-encoding")
 and no line-ending conversion (core.autocrlf, "text"/"eol"): every file is hashed and
 stored exactly as its bytes are, as with --no-filters.  --path therefore only changes
@@ -44,25 +30,19 @@ before hashing.  Blobs larger than core.bigFileThreshold (default 512m) are stre
 with -w into a new pack with its .idx and .rev, without -w only hashed.
 """
 
-# (short name, long name, kind, destination); kinds as parse-options' OPT_* macros.
-_OPTIONS: list[tuple[str | None, str | None, str, str]] = [
-    ("t", None, "string", "type"),
-    ("w", None, "bit", "write"),
-    (None, "stdin", "countup", "stdin"),
-    (None, "stdin-paths", "bool", "stdin_paths"),
-    (None, "no-filters", "bool", "no_filters"),
-    (None, "literally", "bool", "literally"),
-    (None, "path", "string", "path"),
-]
-
-
-class _UsageExit(Exception):
-    """Option parsing ended: print ``error`` (if any) and maybe the usage, exit 129."""
-
-    def __init__(self, error: str | None, usage_to: str | None) -> None:
-        super().__init__(error)
-        self.error = error
-        self.usage_to = usage_to   # "stdout", "stderr" or None
+PARSER = OptionParser("hash-object", [
+    "[-t <type>] [-w] [--path=<file> | --no-filters]\n[--stdin [--literally]] [--] <file>...",
+    "[-t <type>] [-w] --stdin-paths [--no-filters]",
+], [
+    Option("t", None, "string", "object type", argh="type", dest="type", initial="blob"),
+    Option("w", None, "bool", "write the object into the object database", dest="write"),
+    Option(None, "stdin", "count", "read the object from stdin"),
+    Option(None, "stdin-paths", "bool", "read file names from stdin"),
+    Option(None, "no-filters", "bool", "store file as is without filters"),
+    Option(None, "literally", "bool",
+           "just hash any random garbage to create corrupt objects for debugging Git"),
+    Option(None, "path", "string", "process file as it were from this path", argh="file"),
+], notes=NOTES)
 
 
 def _out(data: bytes) -> None:
@@ -81,137 +61,9 @@ def _err(text: str) -> None:
 
 
 def parse_args(argv: list[str]) -> tuple[dict[str, Any], list[str]]:
-    """Parse ``argv`` like Git's parse-options for hash-object; return (options, files)."""
-    opts: dict[str, Any] = {"type": "blob", "write": False, "stdin": 0, "stdin_paths": False,
-                            "no_filters": False, "literally": False, "path": None}
-    files: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg in ("--", "--end-of-options"):
-            files.extend(argv[i:])
-            break
-        if not arg.startswith("-") or arg == "-":
-            files.append(arg)
-            continue
-        if arg[1] != "-":
-            i = _parse_short(arg, argv, i, opts)
-        else:
-            i = _parse_long(arg[2:], argv, i, opts)
-    return opts, files
-
-
-def _parse_short(arg: str, argv: list[str], i: int, opts: dict[str, Any]) -> int:
-    j = 1
-    while j < len(arg):
-        c = arg[j]
-        j += 1
-        if c == "h":
-            raise _UsageExit(None, "stdout")
-        opt = next((o for o in _OPTIONS if o[0] == c), None)
-        if opt is None:
-            raise _UsageExit(f"unknown switch `{c}'", "stderr")
-        if opt[2] == "string":
-            if j < len(arg):
-                opts[opt[3]] = arg[j:]
-            elif i < len(argv):
-                opts[opt[3]] = argv[i]
-                i += 1
-            else:
-                raise _UsageExit(f"switch `{c}' requires a value", None)
-            return i
-        _set(opts, opt, unset=False)
-    return i
-
-
-def _set(opts: dict[str, Any], opt: tuple[str | None, str | None, str, str], *,
-         unset: bool) -> None:
-    kind, dest = opt[2], opt[3]
-    if kind == "countup":
-        opts[dest] = 0 if unset else opts[dest] + 1
-    elif kind == "string":
-        opts[dest] = None
-    else:
-        opts[dest] = not unset
-
-
-def _parse_long(arg: str, argv: list[str], i: int, opts: dict[str, Any]) -> int:
-    """Git's ``parse_long_opt``: exact names, unique prefixes, ``no-`` negation."""
-    if arg in ("help", "help-all"):
-        raise _UsageExit(None, "stdout")
-    name_end = arg.find("=")
-    name = arg if name_end < 0 else arg[:name_end]
-    value_after_eq = None if name_end < 0 else arg[name_end + 1:]
-    abbrev: tuple[Any, bool] | None = None       # (option, unset)
-    ambiguous: tuple[Any, bool] | None = None
-    for opt in _OPTIONS:
-        long_name = opt[1]
-        if long_name is None:
-            continue
-        unset_by_name = False   # "--filters" negates "--no-filters"
-        while True:
-            if arg.startswith(long_name):
-                rest = arg[len(long_name):]
-                if rest and rest[0] != "=":
-                    break
-                value = rest[1:] if rest else None
-                return _get_value(opt, unset_by_name, value, argv, i, opts)
-            unset = False
-            # An abbreviation of this option's name needs nothing more; else try negations.
-            if not long_name.startswith(name):
-                if "no-".startswith(arg):
-                    unset = True   # "--no" or "--no-": abbreviated negation
-                elif not arg.startswith("no-"):
-                    if long_name.startswith("no-"):
-                        long_name = long_name[3:]
-                        unset_by_name = True
-                        continue
-                    break
-                else:
-                    unset = True
-                    if arg[3:].startswith(long_name):
-                        rest = arg[3 + len(long_name):]
-                        if rest and rest[0] != "=":
-                            break
-                        value = rest[1:] if rest else None
-                        return _get_value(opt, not unset_by_name, value, argv, i, opts)
-                    if not long_name.startswith(arg[3:]):
-                        break
-            if abbrev is not None:
-                ambiguous = abbrev
-            abbrev = (opt, unset != unset_by_name)
-            break
-    if ambiguous is not None and abbrev is not None:
-        def shown(o: tuple[Any, bool]) -> str:
-            return ("no-" if o[1] else "") + o[0][1]
-        raise _UsageExit(f"ambiguous option: {arg} (could be --{shown(ambiguous)} or "
-                         f"--{shown(abbrev)})", "stdout")
-    if abbrev is not None:
-        return _get_value(abbrev[0], abbrev[1], value_after_eq, argv, i, opts)
-    raise _UsageExit(f"unknown option `{arg}'", "stderr")
-
-
-def _get_value(opt: tuple[str | None, str | None, str, str], unset: bool, value: str | None,
-               argv: list[str], i: int, opts: dict[str, Any]) -> int:
-    shown = f"option `no-{opt[1]}'" if unset else f"option `{opt[1]}'"
-    if unset and value is not None:
-        raise _UsageExit(f"{shown} takes no value", None)
-    if opt[2] != "string":
-        if value is not None:
-            raise _UsageExit(f"{shown} takes no value", None)
-        _set(opts, opt, unset=unset)
-        return i
-    if unset:
-        opts[opt[3]] = None
-    elif value is not None:
-        opts[opt[3]] = value
-    elif i < len(argv):
-        opts[opt[3]] = argv[i]
-        i += 1
-    else:
-        raise _UsageExit(f"{shown} requires a value", None)
-    return i
+    """Parse ``argv`` as Git's hash-object does; return (options, files)."""
+    values, files = PARSER.parse(argv)
+    return vars(values), files
 
 
 class _FdReader:
@@ -387,19 +239,7 @@ def _unquote_c_style(line: bytes) -> bytes | None:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Run ``hash-object`` with Git's options, output and exit codes."""
-    if "--help" in argv[: argv.index("--") if "--" in argv else len(argv)]:
-        _out(HELP.encode())
-        return 0
-    try:
-        opts, files = parse_args(argv)
-    except _UsageExit as e:
-        if e.error is not None:
-            _err(f"error: {e.error}\n")
-        if e.usage_to == "stdout":
-            _out(USAGE.encode())
-        elif e.usage_to == "stderr":
-            _err(USAGE)
-        return 129
+    opts, files = parse_args(argv)
 
     repo = None
     try:
@@ -451,8 +291,7 @@ def run(argv: list[str], ctx: Context) -> int:
         if vpath is not None and opts["no_filters"]:
             error = "Can't use --path with --no-filters"
     if error is not None:
-        _err(f"error: {error}\n{USAGE}")
-        return 129
+        raise PARSER.usage_error(error)
 
     try:
         if opts["stdin"]:

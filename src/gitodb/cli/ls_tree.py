@@ -11,160 +11,77 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gitodb.cli.options import Option, OptionParser, parse_int
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError, ObjectTypeError
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
 
-USAGE = """\
-usage: git ls-tree [<options>] <tree-ish> [<path>...]
-
-    -d                    only show trees
-    -r                    recurse into subtrees
-    -t                    show trees when recursing
-    -z                    terminate entries with NUL byte
-    -l, --long            include object size
-    --name-only           list only filenames
-    --name-status         list only filenames
-    --object-only         list only objects
-    --full-name           use full path names
-    --full-tree           list entire tree; not just current directory (implies --full-name)
-    --format <format>     format to use for the output
-    --abbrev[=<n>]        use <n> digits to display object names
-
-"""
-
-# --long, --name-only/--name-status and --object-only exclude each other (Git's cmdmode).
-_LONG_NAMES = ("long", "name-only", "name-status", "object-only")
-_LONG_OPTIONS = ("long", "name-only", "name-status", "object-only", "full-name", "full-tree",
-                 "format", "abbrev")
-_NEGATABLE = {"full-name": ("full_name", False), "full-tree": ("full_tree", False),
-              "format": ("format", None), "abbrev": ("abbrev", 0)}
+MINIMUM_ABBREV = 4  # Git's shortest abbreviation
 _ATOM = re.compile(rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)")
 
+def _abbrev(values: Any, value: str | None, unset: bool) -> None:
+    """Git's ``OPT__ABBREV``: no value is the default length, a small one is raised to 4."""
+    if unset:
+        values.abbrev = 0
+    elif value is None:
+        values.abbrev = None
+    else:
+        n = parse_int(value, "option `abbrev'")
+        values.abbrev = MINIMUM_ABBREV if 0 < n < MINIMUM_ABBREV else n
 
-class _Usage(Exception):
-    def __init__(self, message: str | None, show_usage: bool = True,
-                 usage_to_stdout: bool = False) -> None:
-        self.message = message
-        self.show_usage = show_usage
-        self.usage_to_stdout = usage_to_stdout
+
+PARSER = OptionParser("ls-tree", ["[<options>] <tree-ish> [<path>...]"], [
+    Option("d", None, "bool", "only show trees", dest="only_trees"),
+    Option("r", None, "bool", "recurse into subtrees", dest="recursive"),
+    Option("t", None, "bool", "show trees when recursing", dest="show_trees"),
+    Option("z", None, "bool", "terminate entries with NUL byte", dest="nul"),
+    # --long, --name-only/--name-status and --object-only exclude each other (cmdmode).
+    Option("l", "long", "cmdmode", "include object size", dest="cmdmode", const="long"),
+    Option(None, "name-only", "cmdmode", "list only filenames", dest="cmdmode",
+           const="name-only"),
+    Option(None, "name-status", "cmdmode", "list only filenames", dest="cmdmode",
+           const="name-status"),
+    Option(None, "object-only", "cmdmode", "list only objects", dest="cmdmode",
+           const="object-only"),
+    # --no-full-name shows names relative to the cwd again (Git 2.40+).
+    Option(None, "full-name", "bool", "use full path names"),
+    Option(None, "full-tree", "bool",
+           "list entire tree; not just current directory (implies --full-name)"),
+    Option(None, "format", "string", "format to use for the output", argh="format",
+           negatable=False),
+    Option(None, "abbrev", "callback", "use <n> digits to display object names", argh="n",
+           takes_value=True, optional_value=True, callback=_abbrev, initial=0),
+])
 
 
 class Options:
-    """Parsed ``ls-tree`` options."""
+    """Parsed ``ls-tree`` options (``abbrev``: 0 full ids, None the default length)."""
 
-    def __init__(self) -> None:
-        self.only_trees = False
-        self.recursive = False
-        self.show_trees = False
-        self.nul = False
-        self.cmdmode: str | None = None
-        self.full_name = False
-        self.full_tree = False
-        self.format: str | None = None
-        self.abbrev: int | None = 0    # 0: full ids; None: the default length
-        self.args: list[str] = []
-
-
-def _set_cmdmode(o: Options, mode: str, shown: str) -> None:
-    if o.cmdmode is not None and o.cmdmode != mode:
-        what = "switch" if len(shown) == 1 else "option"
-        raise _Usage(f"error: {what} `{shown}' is incompatible with --{o.cmdmode}",
-                     show_usage=False)
-    o.cmdmode = mode
-
-
-def _parse_abbrev(value: str | None, hexsz: int = 64) -> int | None:
-    if value is None:
-        return None
-    try:
-        n = int(value, 10)
-    except ValueError:
-        raise _Usage("error: option `abbrev' expects a numerical value") from None
-    if n and n < 4:
-        n = 4
-    return n
-
-
-def _expand_long(name: str) -> str:
-    """Git's unambiguous abbreviations of long options."""
-    if name in _LONG_OPTIONS:
-        return name
-    hits = [o for o in _LONG_OPTIONS if o.startswith(name)]
-    if len(hits) == 1:
-        return hits[0]
-    if len(hits) > 1:
-        # Git prints the usage of an ambiguous option to stdout.
-        raise _Usage(f"error: ambiguous option: {name} (could be --{hits[0]} or --{hits[1]})",
-                     usage_to_stdout=True)
-    raise _Usage(f"error: unknown option `{name}'")
+    def __init__(self, values: Any, args: list[str]) -> None:
+        self.only_trees: bool = values.only_trees
+        self.recursive: bool = values.recursive
+        self.show_trees: bool = values.show_trees
+        self.nul: bool = values.nul
+        self.cmdmode: str | None = values.cmdmode
+        self.full_name: bool = values.full_name
+        self.full_tree: bool = values.full_tree
+        self.format: str | None = values.format
+        self.abbrev: int | None = values.abbrev
+        self.args = args
 
 
 def parse_args(argv: list[str]) -> Options:
     """Parse options like Git's parse-options (options may follow the tree-ish)."""
-    o = Options()
-    i = 0
-    only_args = False
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if only_args or not arg.startswith("-") or arg == "-":
-            o.args.append(arg)
-            continue
-        if arg == "--":
-            only_args = True
-            continue
-        if arg.startswith("--"):
-            name, eq, value = arg[2:].partition("=")
-            if name.startswith("no-") and name[3:] in _NEGATABLE:
-                if eq:
-                    raise _Usage(f"error: option `{name}' takes no value")
-                # --no-full-name shows names relative to the cwd again (Git 2.40+).
-                setattr(o, _NEGATABLE[name[3:]][0], _NEGATABLE[name[3:]][1])
-                continue
-            name = _expand_long(name)
-            if name == "format":
-                if not eq:
-                    if i >= len(argv):
-                        raise _Usage("error: option `format' requires a value")
-                    value = argv[i]
-                    i += 1
-                o.format = value
-                continue
-            if name == "abbrev":
-                o.abbrev = _parse_abbrev(value if eq else None)
-                continue
-            if eq:
-                raise _Usage(f"error: option `{name}' takes no value")
-            if name in _LONG_NAMES:
-                _set_cmdmode(o, name, name)
-            elif name == "full-name":
-                o.full_name = True
-            elif name == "full-tree":
-                o.full_tree = True
-            continue
-        for ch in arg[1:]:
-            if ch == "d":
-                o.only_trees = True
-            elif ch == "r":
-                o.recursive = True
-            elif ch == "t":
-                o.show_trees = True
-            elif ch == "z":
-                o.nul = True
-            elif ch == "l":
-                _set_cmdmode(o, "long", "l")
-            elif ch == "h":
-                raise _Usage(None)
-            else:
-                raise _Usage(f"error: unknown switch `{ch}'")
+    values, args = PARSER.parse(argv)
+    o = Options(values, args)
     if o.only_trees and o.recursive:
         o.show_trees = True   # -d -r implies -t
     if o.format is not None and o.cmdmode is not None:
-        raise _Usage("fatal: --format can't be combined with other format-altering options")
+        raise PARSER.usage_fatal("--format can't be combined with other format-altering "
+                                 "options")
     if not o.args:
-        raise _Usage(None)
+        raise PARSER.usage_error()
     return o
 
 
@@ -182,17 +99,7 @@ def _work_tree_prefix(repo: Any, ctx: Context) -> tuple[str, str]:
 
 def run(argv: list[str], ctx: Context) -> int:
     """List the tree named by the first argument; see ``git ls-tree``."""
-    try:
-        o = parse_args(argv)
-    except _Usage as u:
-        if u.message:
-            sys.stderr.write(u.message + "\n")
-        if u.show_usage:
-            if u.message and u.message.startswith("fatal:"):
-                sys.stderr.write("\n")   # usage_msg_opt leaves a blank line
-            to_stdout = u.usage_to_stdout or (u.message is None and "-h" in argv)
-            (sys.stdout if to_stdout else sys.stderr).write(USAGE)
-        return 129
+    o = parse_args(argv)
     from gitodb.history.paths import normalize_pathspec
     from gitodb.history.treewalk import list_tree
     from gitodb.objects.pretty import quote_path

@@ -15,6 +15,7 @@ import sys
 import warnings
 
 from gitodb.cli import output
+from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
 from gitodb.errors import (
     GitodbError,
     GitodbWarning,
@@ -44,10 +45,22 @@ COMMANDS = {
     "merge-base": "merge_base",
 }
 
-USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]
-              <command> [<args>]
+PARSER = OptionParser("", [
+    "[-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]\n"
+    "<command> [<args>]",
+], [
+    Option("C", None, "string", "run as if gitodb was started in <path>", argh="path",
+           missing="no directory given for '-C' option"),
+    Option(None, "git-dir", "string", "set the path to the repository", argh="path",
+           missing="no directory given for '--git-dir' option"),
+    Option("c", None, "string", "pass a configuration parameter to the command",
+           argh="name>=<value", missing="-c expects a configuration string"),
+    Option(None, "zlib-backend", "string", "zlib backend: auto, zlib, zlib-ng, isal, libdeflate",
+           argh="name", missing="no backend given for '--zlib-backend' option"),
+    Option(None, "version", "bool", "print the gitodb version"),
+], notes="commands: " + ", ".join(sorted(COMMANDS)))
 
-commands: """ + ", ".join(sorted(COMMANDS))
+USAGE = PARSER.usage_text(notes=True)
 
 
 class Context:
@@ -121,35 +134,23 @@ def _main(args: list[str]) -> int:
     warnings.simplefilter("always", GitodbWarning)
     warnings.showwarning = _show_warning
     try:
-        while args and args[0].startswith("-"):
-            opt = args.pop(0)
-            if opt == "-C":
-                if not args:
-                    return fatal("no directory given for -C")
-                os.chdir(args.pop(0))
-            elif opt.startswith("--git-dir="):
-                ctx.git_dir = opt.split("=", 1)[1]
-            elif opt == "--git-dir":
-                ctx.git_dir = args.pop(0)
-            elif opt == "-c":
-                if not args:
-                    return fatal("no config key given for -c")
-                ctx.config_overrides.append(args.pop(0))
-            elif opt.startswith("--zlib-backend="):
-                ctx.zlib_backend = opt.split("=", 1)[1]
-            elif opt == "--zlib-backend":
-                ctx.zlib_backend = args.pop(0)
-            elif opt in ("-h", "--help"):
-                print(USAGE)
-                return 0
-            elif opt == "--version":
+        given, args = PARSER.parse_wrapper(args)
+        for opt, value in given:
+            assert value is not None or not opt.takes_value
+            if opt.short == "C":
+                if value:  # Git: an empty -C is no change of directory
+                    os.chdir(value)
+            elif opt.long == "git-dir":
+                ctx.git_dir = value
+            elif opt.short == "c":
+                ctx.config_overrides.append(value or "")
+            elif opt.long == "zlib-backend":
+                ctx.zlib_backend = value
+            elif opt.long == "version":
                 args.insert(0, "version")
                 break
-            else:
-                sys.stderr.write(f"unknown option: {opt}\n{USAGE}\n")
-                return 129
         if not args:
-            sys.stderr.write(USAGE + "\n")
+            sys.stderr.write(USAGE)
             return 1
         name = args.pop(0)
         if name not in COMMANDS:
@@ -161,10 +162,15 @@ def _main(args: list[str]) -> int:
 
             compress.set_backend(ctx.zlib_backend)
         module = importlib.import_module(f"gitodb.cli.{COMMANDS[name]}")
+        if args in (["-h"], ["--help"]) and not hasattr(module, "PARSER"):
+            # Every command answers a lone -h as Git's do, before touching a repository.
+            raise UsageError(stdout=command_usage(name, module))
         status = int(module.run(args, ctx) or 0)
         # Output still buffered must be written now, while a failure can be reported.
         sys.stdout.flush()
         return status
+    except UsageError as e:
+        return _usage_exit(e)
     except (ObjectCollisionError, ObjectIdCollisionError) as e:
         # Git's exact line; the file and offset stay on the exception.
         return fatal(e.git_message)
@@ -185,6 +191,26 @@ def _main(args: list[str]) -> int:
         return output.stdout_failed(e)
     except KeyboardInterrupt:
         return 130
+
+
+def _usage_exit(e: UsageError) -> int:
+    """Print what a usage error or ``-h`` prints; return its exit status."""
+    if e.stdout:
+        sys.stdout.write(e.stdout)
+        sys.stdout.flush()
+    if e.stderr:
+        sys.stderr.write(e.stderr)
+        sys.stderr.flush()
+    return e.status
+
+
+def command_usage(name: str, module: object) -> str:
+    """The usage of a command that has no ``OptionParser`` yet, from its ``USAGE`` text.
+
+    Its text is Git's (``usage: git <cmd> ...``); ``as_gitodb_usage`` names gitodb.
+    """
+    text = str(getattr(module, "USAGE", f"usage: git {name}"))
+    return as_gitodb_usage(text.rstrip("\n") + "\n")
 
 
 if __name__ == "__main__":

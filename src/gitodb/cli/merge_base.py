@@ -9,78 +9,36 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from gitodb.cli.options import Option, OptionParser, incompatible
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
     from gitodb.history.graph import CommitGraph, Node
 
-USAGE = """\
-usage: git merge-base [-a | --all] <commit> <commit>...
-   or: git merge-base [-a | --all] --octopus <commit>...
-   or: git merge-base --is-ancestor <commit> <commit>
-   or: git merge-base --independent <commit>...
-   or: git merge-base --fork-point <ref> [<commit>]
-
-    -a, --all             output all common ancestors
-    --octopus             find ancestors for a single n-way merge
-    --independent         list revs not reachable from others
-    --is-ancestor         is the first one ancestor of the other?
-    --fork-point          find where <commit> forked from reflog of <ref>
-
-"""
-_MODES = {"octopus": "octopus", "independent": "independent", "is-ancestor": "is-ancestor",
-          "fork-point": "fork-point"}
-_LONG = ("all", "octopus", "independent", "is-ancestor", "fork-point")
-
-
-class _Usage(Exception):
-    def __init__(self, message: str | None = None, show_usage: bool = True) -> None:
-        self.message = message
-        self.show_usage = show_usage
+PARSER = OptionParser("merge-base", [
+    "[-a | --all] <commit> <commit>...",
+    "[-a | --all] --octopus <commit>...",
+    "--is-ancestor <commit> <commit>",
+    "--independent <commit>...",
+    "--fork-point <ref> [<commit>]",
+], [
+    Option("a", "all", "bool", "output all common ancestors", dest="show_all"),
+    Option(None, "octopus", "cmdmode", "find ancestors for a single n-way merge",
+           dest="mode", const="octopus"),
+    Option(None, "independent", "cmdmode", "list revs not reachable from others",
+           dest="mode", const="independent"),
+    Option(None, "is-ancestor", "cmdmode", "is the first one ancestor of the other?",
+           dest="mode", const="is-ancestor"),
+    Option(None, "fork-point", "cmdmode", "find where <commit> forked from reflog of <ref>",
+           dest="mode", const="fork-point"),
+])
 
 
 def parse_args(argv: list[str]) -> tuple[bool, str | None, list[str]]:
-    """``(--all, mode, commits)``; ``_Usage`` for Git's usage errors."""
-    show_all = False
-    mode: str | None = None
-    rest: list[str] = []
-    only_args = False
-    for arg in argv:
-        if only_args or not arg.startswith("-") or arg == "-":
-            rest.append(arg)
-            continue
-        if arg == "--":
-            only_args = True
-            continue
-        if arg.startswith("--"):
-            name = arg[2:]
-            hits = [o for o in _LONG if o == name] or [o for o in _LONG if o.startswith(name)]
-            if name.startswith("no-") and name[3:] == "all":
-                show_all = False
-                continue
-            if len(hits) != 1:
-                if hits:
-                    raise _Usage(f"error: ambiguous option: {name} (could be --{hits[0]} or "
-                                 f"--{hits[1]})")
-                raise _Usage(f"error: unknown option `{name}'")
-            name = hits[0]
-            if name == "all":
-                show_all = True
-                continue
-            if mode is not None and mode != name:
-                raise _Usage(f"error: option `{name}' is incompatible with --{mode}",
-                             show_usage=False)
-            mode = name
-            continue
-        for ch in arg[1:]:
-            if ch == "a":
-                show_all = True
-            elif ch == "h":
-                raise _Usage()
-            else:
-                raise _Usage(f"error: unknown switch `{ch}'")
-    return show_all, mode, rest
+    """``(--all, mode, commits)``; ``UsageError`` for Git's usage errors."""
+    opts, rest = PARSER.parse(argv)
+    return opts.show_all, opts.mode, rest
 
 
 def _commit(repo: object, graph: CommitGraph, name: str) -> Node:
@@ -105,27 +63,18 @@ def _commit(repo: object, graph: CommitGraph, name: str) -> Node:
 
 def run(argv: list[str], ctx: Context) -> int:
     """Print merge bases (or answer ``--is-ancestor`` by exit status)."""
-    try:
-        show_all, mode, names = parse_args(argv)
-        if mode == "is-ancestor":
-            if len(names) < 2:
-                raise _Usage()
-            if show_all:
-                raise GitodbError("options '--is-ancestor' and '--all' cannot be used together")
-        if mode == "independent" and show_all:
-            raise GitodbError("options '--independent' and '--all' cannot be used together")
-        if mode is None and len(names) < 2:
-            raise _Usage()
-    except _Usage as u:
-        if u.message:
-            sys.stderr.write(u.message + "\n")
-        if u.show_usage:
-            out = sys.stdout if u.message is None and "-h" in argv else sys.stderr
-            out.write(USAGE)
-        return 129
+    show_all, mode, names = parse_args(argv)
+    if mode == "is-ancestor":
+        if len(names) < 2:
+            raise PARSER.usage_error()
+        if show_all:
+            raise incompatible("--is-ancestor", "--all")
+    if mode == "independent" and show_all:
+        raise incompatible("--independent", "--all")
+    if mode is None and len(names) < 2:
+        raise PARSER.usage_error()
     if mode == "fork-point" and len(names) not in (1, 2):
-        sys.stderr.write(USAGE)
-        return 129
+        raise PARSER.usage_error()
     from gitodb.history.graph import (
         CommitGraph,
         in_merge_bases,

@@ -9,44 +9,40 @@ only the histogram.  A damaged pack prints ``fatal: ...`` on stderr (and
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any
 
 from gitodb.cli import output
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError, ObjectCollisionError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
 from gitodb.pack.verify import format_stats, pack_name_for, verify_pack
 
-USAGE = "usage: git verify-pack [-v | --verbose] [-s | --stat-only] [--] <pack>.idx..."
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {message}\n{USAGE}\n")
-        raise SystemExit(129)
+PARSER = OptionParser("verify-pack", ["[-v | --verbose] [-s | --stat-only] [--] <pack>.idx..."], [
+    Option("v", "verbose", "bool", "verbose"),
+    Option("s", "stat-only", "bool", "show statistics only"),
+    Option(None, "object-format", "string", "specify the hash algorithm to use", argh="hash"),
+])
 
 
 def run(argv: list[str], ctx: Any) -> int:
     """Run ``verify-pack`` with ``argv``; return the exit status."""
-    p = _Parser(prog="gitodb verify-pack", add_help=False)
-    p.add_argument("-v", "--verbose", action="store_true")
-    p.add_argument("-s", "--stat-only", action="store_true")
-    p.add_argument("--object-format")
-    p.add_argument("-h", "--help", action="store_true")
-    p.add_argument("packs", nargs="*")
-    args = p.parse_args(argv)
-    if args.help or not args.packs:
-        sys.stderr.write(USAGE + "\n")
-        return 129
+    args, packs = PARSER.parse(argv)
+    if not packs:
+        raise PARSER.usage_error()
     try:
         fmt = ctx.open_repository().object_format
     except RepositoryError:
         fmt = SHA1
     if args.object_format:
-        fmt = format_by_name(args.object_format)
+        try:
+            fmt = format_by_name(args.object_format)
+        except RepositoryError:
+            # Git's index-pack child dies on it; verify-pack then exits 1.
+            sys.stderr.write(f"fatal: unknown hash algorithm '{args.object_format}'\n")
+            return 1
     try:
-        return _verify_all(args.packs, fmt, args.verbose, args.stat_only)
+        return _verify_all(packs, fmt, args.verbose, args.stat_only)
     except output.StdoutWriteError as e:
         if isinstance(e, BrokenPipeError):
             raise

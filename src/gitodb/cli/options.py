@@ -1,0 +1,513 @@
+"""One option parser for every command, with Git's parse-options grammar and messages.
+
+The grammar (Git 2.39's ``parse-options``, which the tests compare against):
+
+- short options bundle (``-wt blob`` = ``-w -t blob``); a short option's value is
+  the rest of its bundle or the next argument (``-tblob``, ``-t blob``); an
+  optional value must be stuck (``-n5``);
+- long options take ``--opt=value`` or ``--opt value`` (an optional value only
+  ``--opt=value``); ``--no-opt`` negates (unless the option says it cannot), and an
+  option named ``no-x`` is negated by ``--x``;
+- a unique prefix of a long option (or of its ``no-`` form) stands for it; an exact
+  name always wins; ``GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS`` forbids prefixes, as
+  in Git's test suite;
+- options and arguments may be mixed; ``--`` ends the options (dropped unless
+  ``keep_dashdash``), and so does ``--end-of-options`` (always dropped);
+- ``-h`` (and ``--help``) print the usage to stdout, ``--help-all`` also the hidden
+  options; exit status 129.
+
+Errors are Git's: ``error: unknown option `x'`` / ``unknown switch `c'`` and the usage
+on stderr; ``error: option `x' requires a value`` / ``takes no value`` / ``expects a
+numerical value`` alone; an ambiguous prefix names two candidates, with the usage on
+stdout (as Git 2.39 does); a second command mode is ``error: switch `e' is
+incompatible with -p``.  Every one exits 129 through ``UsageError``, which
+``gitodb.cli.main`` turns into the output and the exit status.
+
+A command declares its options once and parses with them::
+
+    USAGE = ["[-v | --verbose] [-s | --stat-only] [--] <pack>.idx..."]
+    PARSER = OptionParser("verify-pack", USAGE, [
+        Option("v", "verbose", "bool", help="verbose"),
+        Option("s", "stat-only", "bool", help="show statistics only"),
+    ])
+
+    def run(argv, ctx):
+        opts, args = PARSER.parse(argv)
+        if not args:
+            raise PARSER.usage_error()      # the usage on stderr, exit 129
+        ... opts.verbose, opts.stat_only ...
+
+See docs/cli-options.md for the option kinds.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from types import SimpleNamespace
+from typing import Any
+
+__all__ = ["Option", "OptionParser", "UsageError", "PROGRAM", "as_gitodb_usage", "incompatible",
+           "parse_int"]
+
+#: the program name the usage lines show
+PROGRAM = "gitodb"
+
+#: Git's layout: option names in a 24-column field, then two spaces, then the help
+_OPTS_WIDTH = 24
+_GAP = 2
+
+#: what strtol reads in full: leading blanks, a sign, decimal digits
+_DECIMAL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+
+#: the option kinds (Git's OPT_* families)
+KINDS = frozenset({"bool", "count", "const", "cmdmode", "string", "int", "callback", "group"})
+
+
+class UsageError(Exception):
+    """A command line Git rejects (or ``-h``): what to print, and exit status 129."""
+
+    def __init__(self, stderr: str = "", stdout: str = "", status: int = 129) -> None:
+        super().__init__(stderr.strip() or stdout.strip())
+        self.stderr = stderr
+        self.stdout = stdout
+        self.status = status
+
+
+@dataclass
+class Option:
+    """One option: ``short`` letter and/or ``long`` name, a ``kind``, where it goes.
+
+    Kinds: ``bool`` (True; negated False), ``count`` (+1 each time; negated 0),
+    ``const`` (sets ``const``; negated ``default``), ``cmdmode`` (sets ``const``; two
+    different modes are an error; not negatable), ``string`` (a value; negated
+    ``None``), ``int`` (a decimal value; negated 0), ``callback`` (``callback(values,
+    value, unset)``; ``takes_value`` says whether it has a value), ``group`` (a
+    heading in the usage, ``help`` is its text).  ``optional_value`` makes the value
+    optional (``--abbrev[=<n>]``), ``default`` being used when it is absent.
+    ``dest`` defaults to the long name (dashes as underscores), else the letter.
+    """
+
+    short: str | None
+    long: str | None
+    kind: str = "bool"
+    help: str = ""
+    argh: str | None = None
+    dest: str | None = None
+    default: Any = None
+    const: Any = None
+    optional_value: bool = False
+    negatable: bool = True
+    hidden: bool = False
+    literal_argh: bool = False
+    takes_value: bool = False
+    callback: Callable[[Any, str | None, bool], None] | None = None
+    #: the message when the value is missing (the top-level ``gitodb`` options)
+    missing: str | None = None
+    initial: Any = field(default=None, repr=False)
+
+    def __post_init__(self) -> None:
+        if self.kind not in KINDS:
+            raise ValueError(f"unknown option kind {self.kind!r}")
+        if self.dest is None and self.kind != "group":
+            name = self.long or self.short or ""
+            self.dest = name.replace("-", "_")
+        if self.kind == "cmdmode":
+            self.negatable = False
+        if self.kind in ("string", "int"):
+            self.takes_value = True
+            if self.argh is None:
+                self.argh = "n" if self.kind == "int" else "value"
+
+    @property
+    def needs_value(self) -> bool:
+        """True if a value must be given (not ``optional_value``)."""
+        return self.takes_value and not self.optional_value
+
+    def name(self, short: bool, unset: bool) -> str:
+        """Git's ``optname``: ``switch `c'`` or ``option `[no-]name'``."""
+        if short:
+            return f"switch `{self.short}'"
+        return f"option `{'no-' if unset else ''}{self.long}'"
+
+    def shown(self) -> str:
+        """How an incompatibility message names this option: ``--long``, else ``-c``."""
+        return f"--{self.long}" if self.long else f"-{self.short}"
+
+
+def _initial(opt: Option) -> Any:
+    if opt.initial is not None:
+        return opt.initial
+    if opt.kind == "bool":
+        return False
+    if opt.kind == "count":
+        return 0
+    if opt.kind == "int":
+        return opt.default if opt.default is not None and not opt.optional_value else 0
+    return opt.default if opt.kind in ("const", "cmdmode") else None
+
+
+class _Match:
+    """A long option found for an argument: the option, negated or not, its value."""
+
+    __slots__ = ("opt", "unset", "value")
+
+    def __init__(self, opt: Option, unset: bool, value: str | None) -> None:
+        self.opt = opt
+        self.unset = unset
+        self.value = value
+
+
+class OptionParser:
+    """Parse a command's arguments by Git's rules (see the module docstring).
+
+    ``usage`` holds the usage lines after ``gitodb <command> `` (the first is
+    ``usage:``, the others ``or:``; a line may continue after ``\\n``, indented as
+    Git indents it).  ``notes`` is printed after the options by ``--help``.
+    ``stop_at_non_option`` ends parsing at the first argument; ``keep_dashdash``
+    keeps ``--`` among the arguments.
+    """
+
+    def __init__(self, command: str, usage: Sequence[str], options: Sequence[Option], *,
+                 notes: str = "", stop_at_non_option: bool = False,
+                 keep_dashdash: bool = False) -> None:
+        self.command = command
+        self.usage = list(usage)
+        self.options = list(options)
+        self.notes = notes
+        self.stop_at_non_option = stop_at_non_option
+        self.keep_dashdash = keep_dashdash
+        self._short = {o.short: o for o in self.options if o.short and o.kind != "group"}
+        self._long = [o for o in self.options if o.long and o.kind != "group"]
+
+    # -- the usage text ---------------------------------------------------------------
+    def usage_text(self, *, full: bool = False, notes: bool = False) -> str:
+        """Git's usage block: usage lines, a blank line, the options, a blank line."""
+        prog = f"{PROGRAM} {self.command}" if self.command else PROGRAM
+        lines = []
+        for i, entry in enumerate(self.usage):
+            prefix = "usage: " if i == 0 else "   or: "
+            first, *rest = entry.split("\n")
+            lines.append(f"{prefix}{prog} {first}".rstrip())
+            indent = " " * (len(prefix) + len(prog) + 1)
+            lines.extend(f"{indent}{line.lstrip()}" for line in rest)
+        out = "\n".join(lines) + "\n"
+        shown = [o for o in self.options if full or not o.hidden]
+        if shown:
+            out += "\n"
+        for o in shown:
+            if o.kind == "group":
+                out += "\n" + (f"{o.help}\n" if o.help else "")
+                continue
+            out += self._option_line(o)
+        if shown:
+            out += "\n"
+        if notes and self.notes:
+            out += self.notes.rstrip("\n") + "\n"
+        return out
+
+    @staticmethod
+    def _option_line(o: Option) -> str:
+        text = "    "
+        if o.short:
+            text += f"-{o.short}"
+            if o.long:
+                text += ", "
+        if o.long:
+            text += f"--{o.long}"
+        if o.takes_value and o.argh:
+            argh = o.argh if o.literal_argh else f"<{o.argh}>"
+            if o.optional_value:
+                text += f"[={argh}]" if o.long else f"[{argh}]"
+            else:
+                text += f" {argh}"
+        if len(text) <= _OPTS_WIDTH:
+            text += " " * (_OPTS_WIDTH - len(text) + _GAP)
+        else:
+            text += "\n" + " " * (_OPTS_WIDTH + _GAP)
+        return text + o.help + "\n"
+
+    def help_exit(self, *, full: bool = False, notes: bool = False) -> UsageError:
+        """``-h``: the usage on stdout, exit 129."""
+        return UsageError(stdout=self.usage_text(full=full, notes=notes))
+
+    def usage_error(self, message: str | None = None) -> UsageError:
+        """``error: <message>`` (if any) and the usage on stderr, exit 129."""
+        head = f"error: {message}\n" if message else ""
+        return UsageError(stderr=head + self.usage_text())
+
+    def usage_fatal(self, message: str) -> UsageError:
+        """Git's ``usage_msg_opt``: ``fatal: <message>``, a blank line, the usage; 129."""
+        return UsageError(stderr=f"fatal: {message}\n\n{self.usage_text()}")
+
+    @staticmethod
+    def error(message: str) -> UsageError:
+        """``error: <message>`` alone, exit 129 (Git's bad-value errors)."""
+        return UsageError(stderr=f"error: {message}\n")
+
+    # -- parsing ------------------------------------------------------------------------
+    def defaults(self) -> SimpleNamespace:
+        """The values before any argument is seen."""
+        values = SimpleNamespace()
+        for o in self.options:
+            if o.dest is not None and not hasattr(values, o.dest):
+                setattr(values, o.dest, _initial(o))
+        return values
+
+    def parse(self, argv: Sequence[str],
+              values: SimpleNamespace | None = None) -> tuple[SimpleNamespace, list[str]]:
+        """Parse ``argv``: the option values and the other arguments, in order.
+
+        Raises ``UsageError`` as Git's parse-options would exit.
+        """
+        if values is None:
+            values = self.defaults()
+        modes: dict[str, Option] = {}
+        args: list[str] = []
+        argv = list(argv)
+        i = 0
+        while i < len(argv):
+            arg = argv[i]
+            i += 1
+            if not arg.startswith("-") or arg == "-":
+                if self.stop_at_non_option:
+                    args.extend(argv[i - 1:])
+                    return values, args
+                args.append(arg)
+                continue
+            if arg == "--":
+                args.extend(argv[i - 1 if self.keep_dashdash else i:])
+                return values, args
+            if arg == "--end-of-options":
+                args.extend(argv[i:])
+                return values, args
+            if arg == "-h" and len(argv) == 1:  # a lone -h asks for help, always
+                raise self.help_exit()
+            if arg[1] != "-":
+                i = self._parse_short(arg, argv, i, values, modes)
+                continue
+            name = arg[2:]
+            if name == "help-all":
+                raise self.help_exit(full=True)
+            if name == "help":
+                raise self.help_exit(notes=True)
+            match = self._find_long(name)
+            if match is None:
+                raise self.usage_error(f"unknown option `{name}'")
+            value = match.value
+            opt = match.opt
+            if match.unset and value is not None:
+                raise self.error(f"{opt.name(False, True)} takes no value")
+            if value is not None and not opt.takes_value:
+                raise self.error(f"{opt.name(False, match.unset)} takes no value")
+            if opt.needs_value and value is None and not match.unset:
+                if i >= len(argv):
+                    raise self.error(opt.missing or f"{opt.name(False, False)} requires a value")
+                value = argv[i]
+                i += 1
+            self._apply(opt, value, match.unset, False, values, modes)
+        return values, args
+
+    def parse_wrapper(self, argv: Sequence[str]) -> tuple[list[tuple[Option, str | None]],
+                                                         list[str]]:
+        """The top-level ``gitodb`` options, by the rules of Git's own ``git`` wrapper.
+
+        Unlike a command's: options come before the command only, names are exact
+        (no prefixes, no bundles), a short option's value is the next argument, a
+        long one's ``--opt=value`` or ``--opt value``.  Returns the options in the
+        order given, with their values, and the arguments from the command on.
+        ``-h``/``--help`` print the usage and exit 0; an unknown option is
+        ``unknown option: <arg>`` and a missing value the option's ``missing``
+        message, each followed by the usage on stderr, exit 129.
+        """
+        seen: list[tuple[Option, str | None]] = []
+        argv = list(argv)
+        i = 0
+        while i < len(argv) and argv[i].startswith("-"):
+            arg = argv[i]
+            i += 1
+            if arg in ("-h", "--help"):
+                raise UsageError(stdout=self.usage_text(notes=True), status=0)
+            if arg.startswith("--"):
+                name, eq, value_text = arg[2:].partition("=")
+                opt = next((o for o in self._long if o.long == name), None)
+                value = value_text if eq else None
+                if opt is not None and eq and not opt.takes_value:
+                    opt = None
+            else:
+                opt = self._short.get(arg[1:]) if len(arg) == 2 else None
+                value = None
+            if opt is None:
+                raise UsageError(stderr=f"unknown option: {arg}\n{self.usage_text()}")
+            if opt.takes_value and value is None:
+                if i >= len(argv):
+                    message = opt.missing or f"no value given for '{arg}' option"
+                    raise UsageError(stderr=f"{message}\n{self.usage_text()}")
+                value = argv[i]
+                i += 1
+            seen.append((opt, value))
+        return seen, argv[i:]
+
+    def _parse_short(self, arg: str, argv: list[str], i: int, values: SimpleNamespace,
+                     modes: dict[str, Option]) -> int:
+        j = 1
+        while j < len(arg):
+            c = arg[j]
+            opt = self._short.get(c)
+            if opt is None:
+                if j == 1:
+                    self._check_typos(arg[1:])
+                if c == "h":
+                    raise self.help_exit()
+                raise self.usage_error(f"unknown switch `{c}'")
+            j += 1
+            rest = arg[j:] or None
+            if not opt.takes_value:
+                self._apply(opt, None, False, True, values, modes)
+                if j == 2 and rest is not None:
+                    self._check_typos(arg[1:])
+                continue
+            if rest is None and opt.needs_value:
+                if i >= len(argv):
+                    raise self.error(opt.missing or f"{opt.name(True, False)} requires a value")
+                rest = argv[i]
+                i += 1
+            self._apply(opt, rest, False, True, values, modes)
+            return i
+        return i
+
+    def _check_typos(self, word: str) -> None:
+        """Git's hint for ``-long-option`` typed with one dash."""
+        if len(word) < 3:
+            return
+        if word.startswith("no-"):
+            raise self.error(f"did you mean `--{word}` (with two dashes)?")
+        for o in self._long:
+            if o.long and o.long.startswith(word):
+                raise self.error(f"did you mean `--{word}` (with two dashes)?")
+
+    def _find_long(self, arg: str) -> _Match | None:
+        """Git's ``parse_long_opt``: an exact name, else one unique prefix, else None."""
+        name, eq, value_text = arg.partition("=")
+        value = value_text if eq else None
+        abbrev: _Match | None = None
+        ambiguous: _Match | None = None
+        for o in self._long:
+            long = o.long
+            assert long is not None
+            for candidate, unset in self._spellings(long, o.negatable, name):
+                if candidate == name:
+                    return _Match(o, unset, value)
+                if candidate.startswith(name):
+                    if abbrev is not None and abbrev.opt is not o:
+                        ambiguous = abbrev
+                    abbrev = _Match(o, unset, value)
+                    break
+        if abbrev is not None and _abbreviations_disallowed():
+            raise UsageError(stderr=f"fatal: disallowed abbreviated or ambiguous option "
+                                    f"'{name}'\n", status=128)
+        if ambiguous is not None and abbrev is not None:
+            a = ("no-" if ambiguous.unset else "") + (ambiguous.opt.long or "")
+            b = ("no-" if abbrev.unset else "") + (abbrev.opt.long or "")
+            raise UsageError(stderr=f"error: ambiguous option: {arg} (could be --{a} or --{b})\n",
+                             stdout=self.usage_text())
+        return abbrev
+
+    @staticmethod
+    def _spellings(long: str, negatable: bool, arg: str) -> list[tuple[str, bool]]:
+        """The names ``long`` answers to, with whether each negates it, in Git's order.
+
+        ``name``; for a negatable option ``no-name`` (tried when the argument starts
+        with ``no-`` or is a prefix of ``no-``); an option called ``no-x`` answers
+        to ``x`` as its negation.
+        """
+        out = [(long, False)]
+        if not negatable:
+            return out
+        if "no-".startswith(arg) or arg.startswith("no-"):
+            out.append(("no-" + long, True))
+        elif long.startswith("no-"):
+            out.append((long[3:], True))
+        return out
+
+    def _apply(self, opt: Option, value: str | None, unset: bool, short: bool,
+               values: SimpleNamespace, modes: dict[str, Option]) -> None:
+        dest = opt.dest
+        assert dest is not None
+        kind = opt.kind
+        if kind == "bool":
+            setattr(values, dest, not unset)
+        elif kind == "count":
+            setattr(values, dest, 0 if unset else getattr(values, dest) + 1)
+        elif kind == "const":
+            setattr(values, dest, opt.default if unset else opt.const)
+        elif kind == "cmdmode":
+            earlier = modes.get(dest)
+            if earlier is not None and earlier.const != opt.const:
+                raise self.error(f"{opt.name(short, False)} is incompatible with "
+                                 f"{earlier.shown()}")
+            modes[dest] = opt
+            setattr(values, dest, opt.const)
+        elif kind == "string":
+            setattr(values, dest, None if unset else (opt.default if value is None else value))
+        elif kind == "int":
+            if unset:
+                setattr(values, dest, 0)
+            elif value is None:
+                setattr(values, dest, opt.default)
+            else:
+                setattr(values, dest, self._int(opt, value, short))
+        elif kind == "callback":
+            assert opt.callback is not None
+            opt.callback(values, value, unset)
+
+    def _int(self, opt: Option, value: str, short: bool) -> int:
+        return parse_int(value, opt.name(short, False))
+
+
+def parse_int(value: str, what: str) -> int:
+    """A decimal as C's ``strtol`` reads it whole; else ``<what> expects a numerical value``."""
+    if _DECIMAL.fullmatch(value) is None:
+        raise OptionParser.error(f"{what} expects a numerical value")
+    return int(value)
+
+
+def _abbreviations_disallowed() -> bool:
+    """Git's test suite sets this: an abbreviated option is then fatal."""
+    value = os.environ.get("GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS", "")
+    return value.lower() in ("1", "true", "yes", "on")
+
+
+def incompatible(*names: str) -> UsageError:
+    """Git's ``die_for_incompatible_opt``: ``fatal: options 'a' and 'b' cannot be used
+    together`` (exit 128); three names read ``options 'a', 'b', and 'c'``."""
+    if len(names) == 2:
+        text = f"options '{names[0]}' and '{names[1]}' cannot be used together"
+    else:
+        quoted = ", ".join(f"'{n}'" for n in names[:-1])
+        text = f"options {quoted}, and '{names[-1]}' cannot be used together"
+    return UsageError(stderr=f"fatal: {text}\n", status=128)
+
+
+def as_gitodb_usage(text: str) -> str:
+    """Git's usage text with ``gitodb`` for ``git``: what gitodb prints for the same.
+
+    In each usage block (``usage: git ...``, then ``   or: git ...`` lines and
+    indented continuation lines, up to a blank line) the program name changes and
+    continuation lines move right by as much, as Git indents them.
+    """
+    out = []
+    in_usage = False
+    shift = " " * (len(PROGRAM) - len("git"))
+    for line in text.split("\n"):
+        if line.startswith(("usage: git ", "   or: git ")):
+            in_usage = True
+            line = f"{line[:7]}{PROGRAM} {line[len('usage: git '):]}"
+        elif in_usage and line.startswith(" "):
+            line = shift + line
+        else:
+            in_usage = False
+        out.append(line)
+    return "\n".join(out)
