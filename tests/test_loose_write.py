@@ -268,3 +268,19 @@ def test_stream_from_a_file_object_reads_from_its_position(repo: Repository,
     assert git("cat-file", "blob", oid.hex(), cwd=repo.git_dir) == payload
     with open(src, "rb") as f, pytest.raises(ObjectWriteError, match="failed to read"):
         ObjectWriter(repo).write_stream("blob", f, src.stat().st_size + 1)
+
+
+def test_staging_places_without_replacing_and_aborts_cleanly(tmp_path: Path) -> None:
+    from gitodb.loose.write import Staging
+
+    (tmp_path / "existing").write_bytes(b"old")
+    staging = Staging()
+    first = staging.write(str(tmp_path), "tmp_x_", b"new")
+    second = staging.write(str(tmp_path), "tmp_y_", b"kept name")
+    assert staging.place(first, str(tmp_path / "existing")) is False   # same name: kept
+    assert (tmp_path / "existing").read_bytes() == b"old"
+    assert staging.place(second, str(tmp_path / "placed")) is True
+    fd, _third = staging.temp(str(tmp_path), "tmp_z_")
+    os.close(fd)
+    staging.abort()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["existing"]

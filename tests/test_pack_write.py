@@ -109,14 +109,14 @@ def test_failed_pack_write_leaves_repository_as_it_was(tmp_path: Path,
 
         monkeypatch.setattr(pack_writer, "write_index_v2", bad_index)
     else:
-        real_place = pack_writer.link_into_place
+        real_place = loose_write.link_into_place
 
         def place(src: str, dst: str) -> bool:
             if dst.endswith(".idx"):
                 raise OSError(errno.EIO, "Input/output error")
             return real_place(src, dst)
 
-        monkeypatch.setattr(pack_writer, "link_into_place", place)
+        monkeypatch.setattr(loose_write, "link_into_place", place)  # Staging.place
     with pytest.raises((ObjectWriteError, MemoryError)):
         write_object_stream(repo, "blob", io.BytesIO(data), len(data))
     assert snapshot(tmp_path / ".git") == before

@@ -52,10 +52,11 @@ from collections.abc import Callable
 from typing import Any
 
 from gitodb.errors import CompressionError
+from gitodb.types import Buffer
 
 from . import selection
 from ._dobj import corrupt
-from .backends.base import GIT_LEVELS, Backend, Buffer, PrefixContext
+from .backends.base import GIT_LEVELS, Backend, PrefixContext
 
 __all__ = [
     "BACKEND_NAMES", "Buffer", "Deflater", "Inflater", "active_backend",

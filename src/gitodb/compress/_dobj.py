@@ -13,8 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gitodb.errors import CompressionError
-
-from .backends.base import Buffer
+from gitodb.types import Buffer
 
 
 def size_error(out_len: int, size: int, eof: bool) -> CompressionError:

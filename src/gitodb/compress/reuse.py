@@ -28,9 +28,9 @@ from collections.abc import Callable
 from typing import Any, cast
 
 from gitodb.errors import CompressionError
+from gitodb.types import Buffer
 
 from ._dobj import size_error
-from .backends.base import Buffer
 
 _Z_OK, _Z_STREAM_END, _Z_BUF_ERROR = 0, 1, -5
 _Z_FINISH = 4

@@ -29,8 +29,8 @@ import ctypes
 from typing import Any, cast
 
 from gitodb.errors import CompressionError
+from gitodb.types import Buffer
 
-from .backends.base import Buffer
 from .reuse import (
     _BUFFER_API,
     DIRECT_OUTPUT_MIN,

@@ -29,8 +29,7 @@ from typing import BinaryIO
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy, full_sync
 from gitodb.errors import ObjectWriteError
 from gitodb.objects.format import ObjectFormat
-
-Buffer = bytes | bytearray | memoryview
+from gitodb.types import Buffer
 
 #: Bytes read from a source stream per step; bounds memory for any object size.
 CHUNK_SIZE = 1 << 20
@@ -90,6 +89,59 @@ def link_into_place(temp_path: str, final_path: str) -> bool:
         # litter (Git warns and goes on), not a reason to fail the write.
         pass
     return created
+
+
+class Staging:
+    """The temporary files of one write, placed into their names or all removed.
+
+    Every writer stages the same way: ``temp()`` creates ``<dir>/<prefix><random>``
+    exclusively (mode 0444) in the destination directory, ``write()`` fills a new one
+    and syncs it as ``core.fsync`` says for its ``component``, ``place()`` links it
+    to its final name (an existing file of that name is kept: same name, same
+    content) and ``abort()`` removes every temporary file and every file this
+    staging placed, so a failed write leaves nothing behind.
+    """
+
+    def __init__(self, fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+        self.fsync = fsync
+        self.temps: list[str] = []
+        self.placed: list[str] = []
+
+    def temp(self, directory: str, prefix: str) -> tuple[int, str]:
+        """A new temporary file in ``directory``: ``(fd, path)``, open for writing."""
+        try:
+            fd, path = create_temp_file(directory, prefix)
+        except OSError as e:
+            raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
+                                   path=directory) from e
+        self.temps.append(path)
+        return fd, path
+
+    def write(self, directory: str, prefix: str, data: Buffer,
+              component: Component = Component.PACK_METADATA) -> str:
+        """A new temporary file holding ``data``, synced per ``component``; its path."""
+        fd, path = self.temp(directory, prefix)
+        try:
+            write_all(fd, data)
+            self.fsync.sync(component, fd, path)
+        finally:
+            os.close(fd)
+        return path
+
+    def place(self, temp_path: str, final_path: str) -> bool:
+        """Give ``temp_path`` its final name; True if this call created ``final_path``."""
+        created = link_into_place(temp_path, final_path)
+        if created:
+            self.placed.append(final_path)
+        self.temps.remove(temp_path)
+        return created
+
+    def abort(self) -> None:
+        """Remove the temporary files and the files placed so far."""
+        for path in self.temps + self.placed:
+            _remove_quietly(path)
+        self.temps.clear()
+        self.placed.clear()
 
 
 def _ensure_dir(path: str) -> bool:

@@ -21,8 +21,7 @@ from gitodb.objects.commit import parse_commit_links
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.tag import parse_tag_fields
 from gitodb.objects.tree import parse_entries
-
-Buffer = bytes | bytearray | memoryview
+from gitodb.types import Buffer
 
 
 class ObjectChecker:

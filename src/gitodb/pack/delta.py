@@ -15,6 +15,7 @@ indexing a pack with long delta chains, hence the accelerator.
 from __future__ import annotations
 
 from gitodb.errors import DeltaError
+from gitodb.types import Buffer
 
 try:
     from gitodb.pack._cdelta import apply_delta as _c_apply_delta
@@ -22,7 +23,6 @@ try:
 except ImportError:  # built without a C compiler: the pure-Python code below runs
     _c_apply_delta = _c_delta_sizes = None
 
-Buffer = bytes | bytearray | memoryview
 
 
 def _varint(delta: Buffer, pos: int, end: int) -> tuple[int, int]:

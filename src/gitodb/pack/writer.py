@@ -28,8 +28,7 @@ from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import ObjectWriteError, PackError
 from gitodb.loose.write import (
     CHUNK_SIZE,
-    create_temp_file,
-    link_into_place,
+    Staging,
     read_exactly,
     write_all,
 )
@@ -38,8 +37,7 @@ from gitodb.objects.header import TYPE_NUMBERS, object_header
 from gitodb.pack.entry import encode_entry_header
 from gitodb.pack.idx import write_index_v2
 from gitodb.pack.rev import write_rev
-
-Buffer = bytes | bytearray | memoryview
+from gitodb.types import Buffer
 
 PACK_SIGNATURE = b"PACK"
 PACK_VERSION = 2
@@ -77,15 +75,13 @@ class PackWriter:
         self._header_count = expected_count
         self._entries: list[tuple[bytes, int, int]] = []   # (oid, crc32, offset)
         self._oids: set[bytes] = set()
-        self._temp_paths: list[str] = []
-        self._placed: list[str] = []
+        self._staging = Staging(fsync)
         try:
             os.makedirs(self.pack_dir, exist_ok=True)
-            self._fd, self._pack_tmp = create_temp_file(self.pack_dir, "tmp_pack_")
         except OSError as e:
             raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
                                    path=self.pack_dir) from e
-        self._temp_paths.append(self._pack_tmp)
+        self._fd, self._pack_tmp = self._staging.temp(self.pack_dir, "tmp_pack_")
         self._hasher: Any = fmt.new_hasher()
         self._offset = 0
         self._pending: list[bytes] = []
@@ -211,18 +207,20 @@ class PackWriter:
             os.close(self._fd)
             self._fd = -1
             idx_bytes = write_index_v2(self._entries, checksum, self.fmt)
-            idx_tmp = self._write_temp("tmp_idx_", idx_bytes)
+            staging = self._staging
+            idx_tmp = staging.write(self.pack_dir, "tmp_idx_", idx_bytes)
             rev_tmp = None
             if self.write_rev:
                 offsets = [off for _oid, _crc, off in sorted(self._entries)]
-                rev_tmp = self._write_temp("tmp_rev_", write_rev(offsets, checksum, self.fmt))
+                rev_tmp = staging.write(self.pack_dir, "tmp_rev_",
+                                        write_rev(offsets, checksum, self.fmt))
             base = os.path.join(self.pack_dir, f"pack-{checksum.hex()}")
-            self._place(self._pack_tmp, base + ".pack")
+            staging.place(self._pack_tmp, base + ".pack")  # the pack before its .idx
             rev_path = None
             if rev_tmp is not None:
                 rev_path = base + ".rev"
-                self._place(rev_tmp, rev_path)
-            self._place(idx_tmp, base + ".idx")
+                staging.place(rev_tmp, rev_path)
+            staging.place(idx_tmp, base + ".idx")
         except BaseException as e:
             self.abort()
             if isinstance(e, OSError):
@@ -231,21 +229,6 @@ class PackWriter:
             raise
         return WrittenPack(checksum, base + ".pack", base + ".idx", rev_path,
                            tuple(oid for oid, _crc, _off in self._entries))
-
-    def _write_temp(self, prefix: str, data: bytes) -> str:
-        fd, path = create_temp_file(self.pack_dir, prefix)
-        self._temp_paths.append(path)
-        try:
-            write_all(fd, data)
-            self.fsync.sync(Component.PACK_METADATA, fd, path)
-        finally:
-            os.close(fd)
-        return path
-
-    def _place(self, temp_path: str, final_path: str) -> None:
-        if link_into_place(temp_path, final_path):
-            self._placed.append(final_path)
-        self._temp_paths.remove(temp_path)
 
     def _fix_header(self) -> None:
         """Write the real object count into the header and re-checksum the pack."""
@@ -267,13 +250,7 @@ class PackWriter:
         if self._fd >= 0:
             os.close(self._fd)
             self._fd = -1
-        for path in self._temp_paths + self._placed:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-        self._temp_paths.clear()
-        self._placed.clear()
+        self._staging.abort()
         self._entries.clear()
 
     def __enter__(self) -> PackWriter:

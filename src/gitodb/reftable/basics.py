@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import mmap
-
 from gitodb.errors import ReftableError
-
-#: anything a block can be decoded from (a table's mmap, its bytes, inflated output)
-Buffer = bytes | bytearray | memoryview | mmap.mmap
+from gitodb.types import Buffer
 
 BLOCK_REF = 0x72  # 'r'
 BLOCK_LOG = 0x67  # 'g'

@@ -13,7 +13,8 @@ its 4-byte header are one zlib stream; the reader inflates them first.
 from __future__ import annotations
 
 from gitodb.errors import ReftableError
-from gitodb.reftable.basics import BLOCK_TYPES, Buffer, get_varint, put_varint
+from gitodb.reftable.basics import BLOCK_TYPES, get_varint, put_varint
+from gitodb.types import Buffer
 
 
 class Block:

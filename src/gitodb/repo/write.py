@@ -40,12 +40,12 @@ from gitodb.objects.header import TYPE_NUMBERS
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
 from gitodb.repo.extensions import check_object_writes
+from gitodb.types import Buffer
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
     from gitodb.repo.config import Config
 
-Buffer = bytes | bytearray | memoryview
 
 DEFAULT_BIG_FILE_THRESHOLD = 512 * 1024 * 1024
 # Git's defaults when neither the specific key nor core.compression is set.

@@ -13,7 +13,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-Buffer = bytes | bytearray | memoryview
+from gitodb.types import Buffer
 
 #: Git's ``core.compression`` levels: -1 (library default), 0 (stored), 1-9.
 GIT_LEVELS = frozenset(range(-1, 10))

@@ -14,10 +14,11 @@ import re
 import deflate as package  # ImportError when not installed
 
 from gitodb.errors import CompressionError
+from gitodb.types import Buffer
 
 from .._dobj import make_ops, thread_local_prefix
 from ..crc32_combine import crc32_combine
-from .base import Backend, Buffer, PrefixContext
+from .base import Backend, PrefixContext
 
 
 def _library_version(path: str) -> str:
