@@ -104,3 +104,25 @@ def test_python_m_gitodb_reports_environment_backend() -> None:
     p = subprocess.run([sys.executable, "-m", "gitodb", "version", "--build-options"],
                        env=env, capture_output=True, text=True, check=True)
     assert f"\nzlib-backend: {expected}\n" in p.stdout
+
+
+def test_native_core_reported_and_warned_when_missing(monkeypatch: pytest.MonkeyPatch,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    from gitodb.errors import NativeCoreMissingWarning
+    from gitodb.objects import sha1dc
+    from gitodb.pack import delta
+
+    rc, out, _ = run(["version", "--build-options"], capsys)
+    built = sha1dc.native_available() and delta.native_available()
+    assert ("native-core: built (" in out) == built
+    monkeypatch.setattr(sha1dc, "_native_sha1dc", None)
+    monkeypatch.setattr(delta, "_c_apply_delta", None)
+    monkeypatch.setattr(sha1dc, "_factory", None)
+    with pytest.warns(NativeCoreMissingWarning, match="native core"):
+        assert sha1dc.sha1_hasher(b"abc").hexdigest() == (
+            "a9993e364706816aba3e25717850c26c9cd0d89d")
+    monkeypatch.setattr(sha1dc, "_factory", None)
+    rc, out, err = run(["version", "--build-options"], capsys)
+    assert rc == 0 and err == ""     # the CLI's stderr stays Git's
+    assert "native-core: missing gitodb._native, gitodb.pack._cdelta (pure-Python" in out
+    assert "SHA-1: SHA1_DC (pure Python)" in out

@@ -212,6 +212,16 @@ class GitodbWarning(UserWarning):
         super().__init__(f"{level}: {message}")
 
 
+class NativeCoreMissingWarning(UserWarning):
+    """gitodb runs without its native core (``gitodb._native``): correct, but slow.
+
+    Raised once, when the pure-Python SHA-1DC is first chosen.  A wheel built where
+    no C compiler worked is pure Python (``py3-none-any``); ``gitodb version
+    --build-options`` says what is built.  The CLI does not print it (its output is
+    Git's); install a binary wheel, or build with a C compiler, to get the speed.
+    """
+
+
 def report(level: str, message: str) -> None:
     """Report damage that is worked around (see ``GitodbWarning``)."""
     warnings.warn(GitodbWarning(level, message), stacklevel=3)

@@ -19,6 +19,7 @@ from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
 from gitodb.errors import (
     GitodbError,
     GitodbWarning,
+    NativeCoreMissingWarning,
     ObjectCollisionError,
     ObjectIdCollisionError,
     out_of_memory_message,
@@ -132,6 +133,8 @@ def _main(args: list[str]) -> int:
     ctx = Context()
     # Git prints such a line every time the damage is met, not once per place.
     warnings.simplefilter("always", GitodbWarning)
+    # The CLI's output is Git's: `version --build-options` says what is not built.
+    warnings.simplefilter("ignore", NativeCoreMissingWarning)
     warnings.showwarning = _show_warning
     try:
         given, args = PARSER.parse_wrapper(args)

@@ -146,3 +146,8 @@ def _run_opcodes(base_mv: memoryview, delta: Buffer, delta_mv: memoryview, pos: 
         else:
             raise DeltaError("delta uses reserved opcode 0")
     return produced
+
+
+def native_available() -> bool:
+    """True if the C accelerator ``gitodb.pack._cdelta`` is built and importable."""
+    return _c_apply_delta is not None
