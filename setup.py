@@ -38,8 +38,10 @@ class OptionalBuildExt(build_ext):
         super().run()
         missing = [e.name for e in self.extensions if e.name not in self.built]
         if missing and _flag("GITODB_REQUIRE_NATIVE"):
-            raise SystemExit(f"error: GITODB_REQUIRE_NATIVE is set and {', '.join(missing)} "
-                             "did not build (see the compiler output above)")
+            raise SystemExit(
+                f"error: GITODB_REQUIRE_NATIVE is set and {', '.join(missing)} "
+                "did not build (see the compiler output above)"
+            )
 
     def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
         super().build_extension(ext)  # an optional extension's failure is filtered out

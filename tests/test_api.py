@@ -55,13 +55,14 @@ def _maps() -> str:
 
 # -- ObjectId and the ids every call takes ------------------------------------------
 
+
 def test_object_id_prints_as_hex() -> None:
     hex_id = "922b6ba8" + "0" * 32
     oid = ObjectId(hex_id)
-    assert oid == bytes.fromhex(hex_id)              # it is the binary id
+    assert oid == bytes.fromhex(hex_id)  # it is the binary id
     assert repr(oid) == f"ObjectId('{hex_id}')" and str(oid) == hex_id
     assert ObjectId(bytes.fromhex(hex_id)) == oid
-    assert {oid: 1}[bytes.fromhex(hex_id)] == 1      # hashes as bytes
+    assert {oid: 1}[bytes.fromhex(hex_id)] == 1  # hashes as bytes
     assert pickle.loads(pickle.dumps(oid)) == oid
     for bad in ("922b", "zz" * 20, b"\0" * 5):
         with pytest.raises(ObjectFormatError):
@@ -74,8 +75,17 @@ def test_hex_abbreviated_and_binary_ids_accepted(repo_path: Path) -> None:
     with gitodb.open(repo_path) as repo:
         odb = repo.odb
         expected = odb.read(raw)
-        for form in (full, full.upper(), full[:7], full[:4], ObjectId(full), raw,
-                     bytearray(raw), memoryview(raw), full.encode()):
+        for form in (
+            full,
+            full.upper(),
+            full[:7],
+            full[:4],
+            ObjectId(full),
+            raw,
+            bytearray(raw),
+            memoryview(raw),
+            full.encode(),
+        ):
             assert odb.read(form) == expected, form
             assert odb.read_header(form) == ("commit", len(expected[1]))
             assert odb.contains(form)
@@ -108,16 +118,20 @@ def test_ambiguous_abbreviation_lists_candidates(tmp_path: Path) -> None:
     seen: dict[str, str] = {}
     i = 0
     while True:
-        oid = git("hash-object", "-w", "--stdin", cwd=tmp_path,
-                  input=f"{i}\n".encode()).decode().strip()
+        oid = (
+            git("hash-object", "-w", "--stdin", cwd=tmp_path, input=f"{i}\n".encode())
+            .decode()
+            .strip()
+        )
         if oid[:4] in seen:
             break
         seen[oid[:4]] = oid
         i += 1
     prefix = oid[:4]
     odb = gitodb.open(tmp_path).odb
-    with pytest.raises(AmbiguousObjectNameError, match=f"short object ID {prefix} is ambiguous"
-                       ) as e:
+    with pytest.raises(
+        AmbiguousObjectNameError, match=f"short object ID {prefix} is ambiguous"
+    ) as e:
         odb.read(prefix)
     assert sorted(c.hex() for c in e.value.candidates) == sorted([oid, seen[prefix]])
     with pytest.raises(AmbiguousObjectNameError):
@@ -137,6 +151,7 @@ def test_resolve_returns_object_id(repo_path: Path) -> None:
 
 
 # -- lifecycle: with, close() ------------------------------------------------------
+
 
 def test_repository_is_a_context_manager_and_close_unmaps(repo_path: Path) -> None:
     pack_dir = str(repo_path / ".git/objects/pack")
@@ -175,8 +190,7 @@ def test_close_releases_reftable_maps(tmp_path: Path) -> None:
     assert head is not None
     tx = repo.refs.transaction()
     # Names that do not share prefixes, so the table is large enough to be mapped.
-    names = [f"refs/tags/{hashlib.sha256(str(i).encode()).hexdigest() * 2}"
-             for i in range(700)]
+    names = [f"refs/tags/{hashlib.sha256(str(i).encode()).hexdigest() * 2}" for i in range(700)]
     for name in names:
         tx.update(name, head)
     tx.commit()
@@ -202,6 +216,7 @@ def test_many_repositories_do_not_pile_up_maps(repo_path: Path) -> None:
 
 # -- pickling by path ------------------------------------------------------------------
 
+
 def _read_in_child(repo: gitodb.Repository, rev: str) -> tuple[str, int]:
     return repo.odb.read_header(repo.resolve(rev))
 
@@ -211,7 +226,7 @@ def test_pickle_after_odb_use(repo_path: Path) -> None:
     repo.odb.read(_head(repo_path, "HEAD~2"))  # packs are mapped now
     copy = pickle.loads(pickle.dumps(repo))
     assert copy.git_dir == repo.git_dir
-    assert "odb" not in copy.__dict__                       # opened lazily
+    assert "odb" not in copy.__dict__  # opened lazily
     assert copy.commit("HEAD~2").message == b"c0\n"
     odb_copy = pickle.loads(pickle.dumps(repo.odb))
     assert odb_copy.read(_head(repo_path, "HEAD~2")) == repo.odb.read(_head(repo_path, "HEAD~2"))
@@ -233,9 +248,11 @@ def test_process_pool(repo_path: Path) -> None:
 
 # -- iter_objects(types=...) -----------------------------------------------------------
 
+
 @pytest.mark.parametrize("order", ["pack", "sorted"])
-def test_iter_objects_types_skips_other_types(repo_path: Path, order: str,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_iter_objects_types_skips_other_types(
+    repo_path: Path, order: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from gitodb.loose.read import LooseObjectStore
     from gitodb.pack.reader import PackFile
 
@@ -270,16 +287,29 @@ def test_iter_objects_types_skips_other_types(repo_path: Path, order: str,
 
 # -- the README's examples, type-checked --------------------------------------------
 
+
 def test_readme_style_script_passes_mypy_strict(tmp_path: Path) -> None:
     pytest.importorskip("mypy")
     script = Path(__file__).parent / "data" / "typed_user_script.py"
-    proc = subprocess.run([sys.executable, "-m", "mypy", "--strict", "--no-incremental",
-                           "--cache-dir", str(tmp_path / "cache"), str(script)],
-                          capture_output=True, text=True)
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mypy",
+            "--strict",
+            "--no-incremental",
+            "--cache-dir",
+            str(tmp_path / "cache"),
+            str(script),
+        ],
+        capture_output=True,
+        text=True,
+    )
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
 # -- progress -----------------------------------------------------------------------------
+
 
 def test_verify_pack_reports_progress(tmp_path: Path) -> None:
     from gitodb.objects.format import SHA1

@@ -28,7 +28,7 @@ _FENCE = re.compile(r"^```(?:python|py)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 #: a listed one that starts to pass fails here (strict), so the list stays true.
 KNOWN_BROKEN: dict[str, str] = {
     "fad9439bd9e2638b": "README 'Python API': `old_id` is never defined, and `new_id` is a "
-                        "blob, which refs/heads/main cannot point at",
+    "blob, which refs/heads/main cannot point at",
 }
 
 
@@ -85,8 +85,9 @@ def test_blocks_are_found() -> None:
 
 
 @pytest.mark.parametrize("name, source", _cases())
-def test_doc_block_runs(name: str, source: str, example_repo: Path, tmp_path: Path,
-                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_doc_block_runs(
+    name: str, source: str, example_repo: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     from gitodb import compress
 
     repo = tmp_path / "repo"

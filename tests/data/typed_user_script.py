@@ -50,8 +50,16 @@ def write_things(repo: gitodb.Repository) -> bytes:
     blob = w.write_object(Blob.create(b"hello\n", repo.object_format))
     tree = w.write_object(Tree.create([(0o100644, "hello.txt", blob)], repo.object_format))
     me = Signature.create("A U Thor", "a@example.com", 1700000000, tz_offset=60)
-    new = w.write_object(Commit.create(tree=tree, parents=[c.id], author=me, committer=me,
-                                       message="hello\n", fmt=repo.object_format))
+    new = w.write_object(
+        Commit.create(
+            tree=tree,
+            parents=[c.id],
+            author=me,
+            committer=me,
+            message="hello\n",
+            fmt=repo.object_format,
+        )
+    )
     old_id = repo.refs.resolve("refs/heads/main")
     tx = repo.refs.transaction()
     tx.update("refs/heads/main", new, old_id, "rewind")

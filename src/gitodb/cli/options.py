@@ -49,8 +49,15 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
-__all__ = ["Option", "OptionParser", "UsageError", "PROGRAM", "as_gitodb_usage", "incompatible",
-           "parse_int"]
+__all__ = [
+    "Option",
+    "OptionParser",
+    "UsageError",
+    "PROGRAM",
+    "as_gitodb_usage",
+    "incompatible",
+    "parse_int",
+]
 
 #: the program name the usage lines show
 PROGRAM = "gitodb"
@@ -170,9 +177,16 @@ class OptionParser:
     keeps ``--`` among the arguments.
     """
 
-    def __init__(self, command: str, usage: Sequence[str], options: Sequence[Option], *,
-                 notes: str = "", stop_at_non_option: bool = False,
-                 keep_dashdash: bool = False) -> None:
+    def __init__(
+        self,
+        command: str,
+        usage: Sequence[str],
+        options: Sequence[Option],
+        *,
+        notes: str = "",
+        stop_at_non_option: bool = False,
+        keep_dashdash: bool = False,
+    ) -> None:
         self.command = command
         self.usage = list(usage)
         self.options = list(options)
@@ -256,8 +270,9 @@ class OptionParser:
                 setattr(values, o.dest, _initial(o))
         return values
 
-    def parse(self, argv: Sequence[str],
-              values: SimpleNamespace | None = None) -> tuple[SimpleNamespace, list[str]]:
+    def parse(
+        self, argv: Sequence[str], values: SimpleNamespace | None = None
+    ) -> tuple[SimpleNamespace, list[str]]:
         """Parse ``argv``: the option values and the other arguments, in order.
 
         Raises ``UsageError`` as Git's parse-options would exit.
@@ -273,12 +288,12 @@ class OptionParser:
             i += 1
             if not arg.startswith("-") or arg == "-":
                 if self.stop_at_non_option:
-                    args.extend(argv[i - 1:])
+                    args.extend(argv[i - 1 :])
                     return values, args
                 args.append(arg)
                 continue
             if arg == "--":
-                args.extend(argv[i - 1 if self.keep_dashdash else i:])
+                args.extend(argv[i - 1 if self.keep_dashdash else i :])
                 return values, args
             if arg == "--end-of-options":
                 args.extend(argv[i:])
@@ -310,8 +325,9 @@ class OptionParser:
             self._apply(opt, value, match.unset, False, values, modes)
         return values, args
 
-    def parse_wrapper(self, argv: Sequence[str]) -> tuple[list[tuple[Option, str | None]],
-                                                         list[str]]:
+    def parse_wrapper(
+        self, argv: Sequence[str]
+    ) -> tuple[list[tuple[Option, str | None]], list[str]]:
         """The top-level ``gitodb`` options, by the rules of Git's own ``git`` wrapper.
 
         Unlike a command's: options come before the command only, names are exact
@@ -350,8 +366,9 @@ class OptionParser:
             seen.append((opt, value))
         return seen, argv[i:]
 
-    def _parse_short(self, arg: str, argv: list[str], i: int, values: SimpleNamespace,
-                     modes: dict[str, Option]) -> int:
+    def _parse_short(
+        self, arg: str, argv: list[str], i: int, values: SimpleNamespace, modes: dict[str, Option]
+    ) -> int:
         j = 1
         while j < len(arg):
             c = arg[j]
@@ -406,13 +423,16 @@ class OptionParser:
                     abbrev = _Match(o, unset, value)
                     break
         if abbrev is not None and _abbreviations_disallowed():
-            raise UsageError(stderr=f"fatal: disallowed abbreviated or ambiguous option "
-                                    f"'{name}'\n", status=128)
+            raise UsageError(
+                stderr=f"fatal: disallowed abbreviated or ambiguous option '{name}'\n", status=128
+            )
         if ambiguous is not None and abbrev is not None:
             a = ("no-" if ambiguous.unset else "") + (ambiguous.opt.long or "")
             b = ("no-" if abbrev.unset else "") + (abbrev.opt.long or "")
-            raise UsageError(stderr=f"error: ambiguous option: {arg} (could be --{a} or --{b})\n",
-                             stdout=self.usage_text())
+            raise UsageError(
+                stderr=f"error: ambiguous option: {arg} (could be --{a} or --{b})\n",
+                stdout=self.usage_text(),
+            )
         return abbrev
 
     @staticmethod
@@ -432,8 +452,15 @@ class OptionParser:
             out.append((long[3:], True))
         return out
 
-    def _apply(self, opt: Option, value: str | None, unset: bool, short: bool,
-               values: SimpleNamespace, modes: dict[str, Option]) -> None:
+    def _apply(
+        self,
+        opt: Option,
+        value: str | None,
+        unset: bool,
+        short: bool,
+        values: SimpleNamespace,
+        modes: dict[str, Option],
+    ) -> None:
         dest = opt.dest
         assert dest is not None
         kind = opt.kind
@@ -446,8 +473,7 @@ class OptionParser:
         elif kind == "cmdmode":
             earlier = modes.get(dest)
             if earlier is not None and earlier.const != opt.const:
-                raise self.error(f"{opt.name(short, False)} is incompatible with "
-                                 f"{earlier.shown()}")
+                raise self.error(f"{opt.name(short, False)} is incompatible with {earlier.shown()}")
             modes[dest] = opt
             setattr(values, dest, opt.const)
         elif kind == "string":
@@ -504,7 +530,7 @@ def as_gitodb_usage(text: str) -> str:
     for line in text.split("\n"):
         if line.startswith(("usage: git ", "   or: git ")):
             in_usage = True
-            line = f"{line[:7]}{PROGRAM} {line[len('usage: git '):]}"
+            line = f"{line[:7]}{PROGRAM} {line[len('usage: git ') :]}"
         elif in_usage and line.startswith(" "):
             line = shift + line
         else:

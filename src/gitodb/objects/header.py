@@ -31,7 +31,8 @@ def hash_object(fmt: ObjectFormat, type_name: str, data: bytes | bytearray | mem
     """Return the binary id of an object of ``type_name`` with content ``data``."""
     h = fmt.new_hasher(object_header(type_name, len(data)))
     h.update(data)
-    return h.digest()
+    digest: bytes = h.digest()
+    return digest
 
 
 def parse_object_header(buf: bytes | bytearray | memoryview, *, path: str | None = None,

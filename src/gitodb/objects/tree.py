@@ -92,7 +92,7 @@ def parse_entries(data: bytes, rawsz: int, *, path: str | None = None
     """``[(mode text, name, id)]`` of a tree's content; ``ObjectParseError`` like Git."""
     entry, whole = _entry_re(rawsz)
     if whole.fullmatch(data) is not None:
-        return entry.findall(data)  # type: ignore[return-value]
+        return entry.findall(data)
     pos = 0
     for m in entry.finditer(data):
         if m.start() != pos:

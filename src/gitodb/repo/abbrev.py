@@ -20,7 +20,7 @@ FALLBACK_DEFAULT_ABBREV = 7
 
 def auto_abbrev(repo: Repository) -> int:
     """Git's automatic length: half the bits of the packed-object count, rounded up."""
-    count = sum(p.idx.count for p in repo.odb.packs)
+    count: int = sum(p.idx.count for p in repo.odb.packs)
     bits = count.bit_length()   # msb(count) + 1
     return max(FALLBACK_DEFAULT_ABBREV, (bits + 1) // 2)
 

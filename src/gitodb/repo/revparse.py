@@ -133,7 +133,7 @@ def _parents(repo: Repository, commit_oid: bytes) -> list[bytes]:
 
 def _read_or_bad(repo: Repository, oid: bytes, name: str) -> tuple[str, bytes]:
     try:
-        return repo.odb.read(oid)  # type: ignore[no-any-return]
+        return repo.odb.read(oid)
     except ObjectNotFoundError:
         raise BadRevisionError(f"ambiguous argument '{name}': unknown revision") from None
 
@@ -236,4 +236,4 @@ def resolve_abbrev(repo: Repository, hex_prefix: str) -> bytes:
         err = AmbiguousObjectNameError(f"short object ID {hex_prefix} is ambiguous")
         err.candidates = matches  # type: ignore[attr-defined]
         raise err
-    return matches[0]  # type: ignore[no-any-return]
+    return matches[0]
