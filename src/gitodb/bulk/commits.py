@@ -1,0 +1,135 @@
+"""The ``commits`` and ``changes`` tables: one walk over the history of the refs.
+
+The commits are those ``git rev-list --all`` lists (every ref and HEAD), or those
+of one revision when ``rev`` is given, in topological order (children first).
+``reachable_from`` is computed in the same pass: each commit carries a bit set of
+the refs that reach it, handed down to its parents, so the cost is one big-integer
+``or`` per parent link.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from typing import Any
+
+from gitodb.errors import ObjectNotFoundError
+from gitodb.history.revwalk import RevWalk
+from gitodb.history.treediff import diff_trees
+from gitodb.objects.commit import Commit
+from gitodb.objects.signature import Signature
+from gitodb.objects.tag import Tag
+from gitodb.repo import Repository
+
+
+def _text(raw: bytes | None) -> str | None:
+    return raw.decode("utf-8", "replace") if raw is not None else None
+
+
+def subject(message: bytes) -> str:
+    """Git's ``%s``: the first paragraph of the message, its lines joined by spaces."""
+    lines = message.split(b"\n")
+    while lines and not lines[0].strip():
+        lines.pop(0)
+    para: list[bytes] = []
+    for line in lines:
+        if not line.strip():
+            break
+        para.append(line.strip())
+    return b" ".join(para).decode("utf-8", "replace")
+
+
+def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
+    """``(ref name, id)`` of the walk's starting points: HEAD and every ref, or ``rev``."""
+    if rev is not None:
+        return [(rev, repo.resolve(rev))]
+    store = repo.refs
+    out = []
+    head = store.resolve("HEAD")
+    if head is not None:
+        out.append(("HEAD", head))
+    for ref in store.iter_refs():
+        oid = store.resolve(ref.name) if ref.target is not None else ref.oid
+        if oid is not None:
+            out.append((ref.name, oid))
+    return out
+
+
+def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[bytes, int]]:
+    """The walk and the ref bits of each starting commit (tags peeled by the walk)."""
+    walk = RevWalk(repo, order="topo")
+    names: list[str] = []
+    tips: dict[bytes, int] = {}
+    odb = repo.odb
+    for name, oid in _starts(repo, rev):
+        # A ref to a tree or blob (or a tag of one) has no history: skip it as Git does.
+        target = oid
+        type_name, data = odb.read(target)
+        while type_name == "tag":
+            target = Tag(data, repo.object_format, target).object
+            try:
+                type_name, data = odb.read(target)
+            except ObjectNotFoundError:
+                type_name = ""
+        if type_name != "commit":
+            continue
+        bit = 1 << len(names)
+        names.append(name)
+        tips[target] = tips.get(target, 0) | bit
+        walk.add(oid, name=name)
+    return walk, names, tips
+
+
+def _names(mask: int, names: list[str]) -> list[str]:
+    out = []
+    i = 0
+    while mask:
+        if mask & 1:
+            out.append(names[i])
+        mask >>= 1
+        i += 1
+    return out
+
+
+def _sig(sig: Signature | None) -> tuple[str | None, str | None, int | None, str | None]:
+    if sig is None:
+        return None, None, None, None
+    tz = sig.tz
+    return _text(sig.name), _text(sig.email), sig.timestamp, _text(tz)
+
+
+def commit_rows(repo: Repository, repository: str, rev: str | None = None,
+                message: bool = False) -> Iterator[tuple[Any, ...]]:
+    """Rows of the ``commits`` table."""
+    walk, names, masks = _walk(repo, rev)
+    odb = repo.odb
+    fmt = repo.object_format
+    for node in walk.commits():
+        oid = node.id
+        mask = masks.pop(oid, 0)
+        for p in node.parent_ids:
+            masks[p] = masks.get(p, 0) | mask
+        commit = Commit(odb.read(oid)[1], fmt, oid)
+        msg = commit.message
+        yield (repository, oid.hex(), commit.tree.hex(), [p.hex() for p in commit.parents],
+               *_sig(commit.author), *_sig(commit.committer), subject(msg),
+               msg.decode("utf-8", "replace") if message else None, _names(mask, names))
+
+
+def _mode(mode: int | None) -> str | None:
+    return f"{mode:06o}" if mode is not None else None
+
+
+def change_rows(repo: Repository, repository: str, rev: str | None = None
+                ) -> Iterator[tuple[Any, ...]]:
+    """Rows of the ``changes`` table: each commit against its first parent."""
+    walk, _names_unused, _tips = _walk(repo, rev)
+    graph = walk.graph
+    for node in walk.commits():
+        parent = node.parent_ids[0] if node.parent_ids else None
+        old_tree = graph.node(parent).tree if parent is not None else None
+        c, p = node.id.hex(), parent.hex() if parent is not None else None
+        for ch in diff_trees(repo, old_tree, node.tree):
+            yield (repository, c, p, ch.status, ch.path.decode("utf-8", "replace"),
+                   _mode(ch.old_mode), _mode(ch.new_mode),
+                   ch.old_id.hex() if ch.old_id is not None else None,
+                   ch.new_id.hex() if ch.new_id is not None else None)

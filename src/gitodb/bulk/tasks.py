@@ -1,0 +1,155 @@
+"""Tasks: one (repository, table, part), its output name, and running it.
+
+A task is plain data (paths and names), so it can be sent to any process.  Its
+output name is stable across runs (a readable stem of the path plus a hash of the
+absolute path), which is what makes reruns resumable.  ``run_task_to_file`` writes
+the Parquet file under a temporary name and renames it into place when complete:
+a file with the final name is always whole.  A task that fails writes an
+``errors`` file instead, and its partial data is deleted.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import resource
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+from gitodb.bulk.schema import ERRORS_SCHEMA, schema
+from gitodb.bulk.tables import DEFAULT_OPTIONS, WHOLE, Options, parts, table_batches
+from gitodb.errors import GitodbError
+
+TMP_MARK = ".tmp-"
+
+
+@dataclass(frozen=True)
+class Task:
+    """One unit of work: ``table`` rows of ``part`` of the repository at ``repository``."""
+
+    repository: str
+    table: str
+    part: str = WHOLE
+
+    @property
+    def key(self) -> str:
+        """The output file stem: ``<name>-<hash>`` plus ``.<part>`` for a split part."""
+        name = os.path.basename(self.repository.rstrip("/")) or "root"
+        if name == ".git":
+            name = os.path.basename(os.path.dirname(self.repository.rstrip("/"))) or "root"
+        name = re.sub(r"[^A-Za-z0-9._-]+", "_", name.removesuffix(".git"))[:60] or "repo"
+        digest = hashlib.sha1(self.repository.encode("utf-8", "surrogateescape")).hexdigest()
+        stem = f"{name}-{digest[:12]}"
+        if self.part != WHOLE:
+            stem += "." + self.part.removesuffix(".pack")
+        return stem
+
+
+def plan(repositories: list[str], table: str, options: Options = DEFAULT_OPTIONS) -> list[Task]:
+    """The tasks of ``table`` over ``repositories`` (absolute paths), in order."""
+    options.check(table)
+    return [Task(r, table, p) for r in repositories for p in parts(r, table, options)]
+
+
+def error_row(task: Task, e: BaseException) -> dict[str, Any]:
+    """The ``errors`` row of a failed task."""
+    file = getattr(e, "path", None) if isinstance(e, GitodbError) else getattr(
+        e, "filename", None)
+    offset = e.offset if isinstance(e, GitodbError) else None
+    message = e.message if isinstance(e, GitodbError) else str(e)
+    return {"repository": task.repository, "table": task.table, "part": task.part,
+            "error_class": type(e).__name__, "message": message,
+            "file": os.fsdecode(file) if file is not None else None, "offset": offset}
+
+
+def error_table(rows: list[dict[str, Any]]) -> pa.Table:
+    """``errors`` rows as a table of the errors schema."""
+    return pa.Table.from_pylist(rows, schema=ERRORS_SCHEMA)
+
+
+def task_table(task: Task, options: Options) -> tuple[pa.Table, pa.Table]:
+    """Run ``task`` in memory: ``(data, errors)``; on failure the data is empty."""
+    try:
+        batches = list(table_batches(task.repository, task.table, task.part, options))
+    except Exception as e:  # any failure is this repository's: the run goes on
+        return schema(task.table).empty_table(), error_table([error_row(task, e)])
+    return (pa.Table.from_batches(batches, schema=schema(task.table)),
+            error_table([]))
+
+
+@dataclass
+class TaskResult:
+    """What a task did: rows written (or the error), seconds, the worker's max RSS."""
+
+    task: Task
+    rows: int = 0
+    bytes_written: int = 0
+    error: dict[str, Any] | None = None
+    seconds: float = 0.0
+    max_rss: int = 0
+    skipped: bool = False
+
+
+def data_path(out: str, task: Task) -> str:
+    """Where a task's rows go: ``OUT/<table>/<key>.parquet``."""
+    return os.path.join(out, task.table, task.key + ".parquet")
+
+
+def errors_path(out: str, task: Task) -> str:
+    """Where a failed task's ``errors`` row goes: ``OUT/errors/<table>/<key>.parquet``."""
+    return os.path.join(out, "errors", task.table, task.key + ".parquet")
+
+
+def _write(path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]) -> tuple[int, int]:
+    """Write ``batches`` to ``path`` through a temporary file; ``(rows, bytes)``."""
+    tmp = f"{path}{TMP_MARK}{os.getpid()}"
+    rows = 0
+    try:
+        with pq.ParquetWriter(tmp, sch, compression="zstd") as writer:
+            for batch in batches:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
+    return rows, os.path.getsize(path)
+
+
+def _max_rss() -> int:
+    # ru_maxrss is in KiB on Linux.
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+
+
+def run_task_to_file(task: Task, options: Options, out: str) -> TaskResult:
+    """Run ``task`` into its Parquet file under ``out`` (or its ``errors`` file)."""
+    start = time.perf_counter()
+    result = TaskResult(task)
+    dest = data_path(out, task)
+    err_dest = errors_path(out, task)
+    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    try:
+        result.rows, result.bytes_written = _write(
+            dest, schema(task.table),
+            table_batches(task.repository, task.table, task.part, options))
+    except Exception as e:  # the repository's failure: recorded, the run goes on
+        result.error = error_row(task, e)
+        os.makedirs(os.path.dirname(err_dest), exist_ok=True)
+        _write(err_dest, ERRORS_SCHEMA, iter(error_table([result.error]).to_batches()))
+    else:
+        try:
+            os.unlink(err_dest)   # failed in an earlier run, complete now
+        except FileNotFoundError:
+            pass
+    result.seconds = time.perf_counter() - start
+    result.max_rss = _max_rss()
+    return result
