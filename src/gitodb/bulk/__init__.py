@@ -11,7 +11,7 @@ Example::
     from gitodb import bulk
     for batch in bulk.table_batches("path/to/repo.git", "commits"):
         print(batch.num_rows)
-
+    summary = bulk.run_local(bulk.discover(["/srv/repos"]), "objects", "/tmp/out", jobs=4)
 
 ``gitodb.dask.read_table`` builds the same tables as a Dask dataframe.
 """
@@ -19,10 +19,11 @@ Example::
 from __future__ import annotations
 
 from gitodb.bulk.discover import discover
+from gitodb.bulk.runner import RunSummary, run_local
 from gitodb.bulk.schema import ERRORS_SCHEMA, SCHEMAS, TABLE_NAMES, schema
 from gitodb.bulk.tables import WHOLE, BulkUsageError, Options, parts, table_batches
 from gitodb.bulk.tasks import Task, plan, task_table
 
-__all__ = ["discover", "ERRORS_SCHEMA", "SCHEMAS", "TABLE_NAMES",
+__all__ = ["discover", "RunSummary", "run_local", "ERRORS_SCHEMA", "SCHEMAS", "TABLE_NAMES",
            "schema", "WHOLE", "BulkUsageError", "Options", "parts", "table_batches", "Task",
            "plan", "task_table"]
