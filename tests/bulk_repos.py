@@ -86,6 +86,7 @@ def build_history(repo: Path, object_format: str = "sha1", git_bin: str = "git",
     run("add", "late.txt")
     _commit(repo, "late, loose", git_bin, 7, add=False)
     run("symbolic-ref", "refs/heads/alias", "refs/heads/side")
+    run("update-ref", "refs/pull/1/head", "HEAD~2")   # walked, not named in reachable_from
     return repo
 
 

@@ -2,9 +2,10 @@
 
 The commits are those ``git rev-list --all`` lists (every ref and HEAD), or those
 of one revision when ``rev`` is given, in topological order (children first).
-``reachable_from`` is computed in the same pass: each commit carries a bit set of
-the refs that reach it, handed down to its parents, so the cost is one big-integer
-``or`` per parent link.
+``reachable_from`` names HEAD and the branches, tags and remote-tracking refs whose
+history holds the commit (or ``rev``); it is computed in the same pass: each commit
+carries a bit set of the refs that reach it, handed down to its parents, so the
+cost is one big-integer ``or`` per parent link.
 """
 
 from __future__ import annotations
@@ -54,6 +55,12 @@ def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
     return out
 
 
+#: refs listed in ``reachable_from`` (others, such as refs/pull/ or refs/notes/, are
+#: walked but not named: a host's thousands of pull-request refs would make the
+#: column quadratic)
+LISTED_PREFIXES = ("refs/heads/", "refs/tags/", "refs/remotes/")
+
+
 def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[bytes, int]]:
     """The walk and the ref bits of each starting commit (tags peeled by the walk)."""
     walk = RevWalk(repo, order="topo")
@@ -72,22 +79,41 @@ def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[b
                 type_name = ""
         if type_name != "commit":
             continue
+        walk.add(oid, name=name)
+        if rev is None and name != "HEAD" and not name.startswith(LISTED_PREFIXES):
+            continue
         bit = 1 << len(names)
         names.append(name)
         tips[target] = tips.get(target, 0) | bit
-        walk.add(oid, name=name)
     return walk, names, tips
 
 
-def _names(mask: int, names: list[str]) -> list[str]:
-    out = []
-    i = 0
-    while mask:
-        if mask & 1:
-            out.append(names[i])
-        mask >>= 1
-        i += 1
-    return out
+class _Names:
+    """Ref names of a bit set, the lists of recent sets kept (runs of commits share one)."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = names
+        self.cache: dict[int, list[str]] = {}
+
+    def __call__(self, mask: int) -> list[str]:
+        got = self.cache.get(mask)
+        if got is not None:
+            return got
+        # The set bits, found by str.find over the binary digits (C speed, no per-bit
+        # big-integer shifts): bit i is digit len(s) - 1 - i.
+        s = bin(mask)
+        last = len(s) - 1
+        idx = []
+        p = s.find("1", 2)
+        while p >= 0:
+            idx.append(last - p)
+            p = s.find("1", p + 1)
+        names = self.names
+        got = [names[i] for i in reversed(idx)]
+        if len(self.cache) >= 1024:
+            self.cache.clear()
+        self.cache[mask] = got
+        return got
 
 
 def _sig(sig: Signature | None) -> tuple[str | None, str | None, int | None, str | None]:
@@ -100,7 +126,8 @@ def _sig(sig: Signature | None) -> tuple[str | None, str | None, int | None, str
 def commit_rows(repo: Repository, repository: str, rev: str | None = None,
                 message: bool = False) -> Iterator[tuple[Any, ...]]:
     """Rows of the ``commits`` table."""
-    walk, names, masks = _walk(repo, rev)
+    walk, ref_names, masks = _walk(repo, rev)
+    names = _Names(ref_names)
     odb = repo.odb
     fmt = repo.object_format
     for node in walk.commits():
@@ -112,7 +139,7 @@ def commit_rows(repo: Repository, repository: str, rev: str | None = None,
         msg = commit.message
         yield (repository, oid.hex(), commit.tree.hex(), [p.hex() for p in commit.parents],
                *_sig(commit.author), *_sig(commit.committer), subject(msg),
-               msg.decode("utf-8", "replace") if message else None, _names(mask, names))
+               msg.decode("utf-8", "replace") if message else None, names(mask))
 
 
 def _mode(mode: int | None) -> str | None:

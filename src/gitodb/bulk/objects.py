@@ -11,9 +11,14 @@ delta base and the chain depth.
 from __future__ import annotations
 
 import os
+from array import array
+from bisect import bisect_left
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
+
+from gitodb.bulk.schema import SCHEMAS
 from gitodb.errors import PackError
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
@@ -46,12 +51,14 @@ def own_pack(repo: Repository, name: str) -> PackFile:
     return PackFile(own, repo.object_format, cache=odb.cache)
 
 
-def object_rows(repo: Repository, repository: str, part: str) -> Iterator[tuple[Any, ...]]:
-    """Rows of the ``objects`` table for one part (a pack file name or ``loose``)."""
+def object_rows(repo: Repository, repository: str, part: str, max_rows: int = 16384,
+                max_bytes: int = 8 << 20) -> Iterator[tuple[Any, ...] | pa.RecordBatch]:
+    """Rows of the ``objects`` table for one part (a pack file name or ``loose``);
+    a pack's come as record batches of at most ``max_rows`` rows / ``max_bytes``."""
     if part == LOOSE_PART:
         yield from _loose_rows(repo, repository)
     else:
-        yield from _pack_rows(own_pack(repo, part), repository, part)
+        yield from _pack_rows(own_pack(repo, part), repository, part, max_rows, max_bytes)
 
 
 def _loose_rows(repo: Repository, repository: str) -> Iterator[tuple[Any, ...]]:
@@ -64,7 +71,13 @@ def _loose_rows(repo: Repository, repository: str) -> Iterator[tuple[Any, ...]]:
         yield (repository, oid.hex(), header[0], header[1], disk, None, None, None, 0)
 
 
-def _pack_rows(pack: PackFile, repository: str, name: str) -> Iterator[tuple[Any, ...]]:
+#: an objects row takes about this many bytes (two ids, a pack name, numbers)
+_ROW_BYTES = 200
+
+
+def _pack_rows(pack: PackFile, repository: str, name: str, max_rows: int, max_bytes: int
+               ) -> Iterator[pa.RecordBatch]:
+    """The pack's entries in pack order, as batches built column by column."""
     types, sizes = pack.headers_by_position()
     so = pack.sorted_offsets
     rev = pack.rev_order
@@ -72,13 +85,51 @@ def _pack_rows(pack: PackFile, repository: str, name: str) -> Iterator[tuple[Any
     n = len(so)
     data_end = pack.data_end
     chain = _Chains(pack)
-    for k in range(n):
-        off = so[k]
-        p = rev[k]
-        base, depth = chain.base_and_depth(off)
-        end = so[k + 1] if k + 1 < n else data_end
-        yield (repository, oids[p].hex(), TYPE_NAMES[types[p]], sizes[p], end - off, name, off,
-               base.hex() if base is not None else None, depth)
+    sch = SCHEMAS["objects"]
+    step = max(1, min(max_rows, max_bytes // _ROW_BYTES))
+    names = TYPE_NAMES
+    buf = pack.buf
+    path = pack.path
+    # Chain depth by pack-order position: two bytes an entry, whatever the pack size
+    # (Git caps depth at 4095; deeper chains are counted exactly by _Chains).
+    depth_by_k = array("H", bytes(2 * n))
+    for start in range(0, n, step):
+        stop = min(n, start + step)
+        ids, kinds, sz, disk, offs, bases, depths = [], [], [], [], [], [], []
+        for k in range(start, stop):
+            off = so[k]
+            p = rev[k]
+            t, _size, hlen = parse_entry_header(buf, off, path)
+            base_hex = None
+            depth = 0
+            if t == OBJ_OFS_DELTA:
+                # The common case, inline: the base is earlier, its depth known.
+                base_off = off - parse_ofs_distance(buf, off + hlen, path)[0]
+                kb = bisect_left(so, base_off)
+                if kb >= k or so[kb] != base_off:
+                    raise PackError("OFS_DELTA base is not an entry of the pack", path=path,
+                                    offset=off)
+                base_hex = oids[rev[kb]].hex()
+                depth = depth_by_k[kb] + 1
+            elif t == OBJ_REF_DELTA:
+                base, depth = chain.base_and_depth(off)
+                base_hex = base.hex() if base is not None else None
+            if depth < 65535:
+                depth_by_k[k] = depth
+            ids.append(oids[p].hex())
+            kinds.append(names[types[p]])
+            sz.append(sizes[p])
+            disk.append((so[k + 1] if k + 1 < n else data_end) - off)
+            offs.append(off)
+            bases.append(base_hex)
+            depths.append(depth)
+        count = stop - start
+        yield pa.RecordBatch.from_arrays([
+            pa.array([repository] * count, pa.string()), pa.array(ids, pa.string()),
+            pa.array(kinds, pa.string()), pa.array(sz, pa.int64()),
+            pa.array(disk, pa.int64()), pa.array([name] * count, pa.string()),
+            pa.array(offs, pa.int64()), pa.array(bases, pa.string()),
+            pa.array(depths, pa.int32())], schema=sch)
 
 
 class _Chains:

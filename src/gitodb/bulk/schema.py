@@ -16,9 +16,9 @@ from typing import Any
 import pyarrow as pa
 
 #: batches are flushed at this many rows ...
-DEFAULT_BATCH_ROWS = 32768
+DEFAULT_BATCH_ROWS = 16384
 #: ... or when the string/binary data of the rows buffered reaches this many bytes
-DEFAULT_BATCH_BYTES = 32 * 1024 * 1024
+DEFAULT_BATCH_BYTES = 8 * 1024 * 1024
 
 _ids = pa.list_(pa.string())
 
@@ -61,7 +61,8 @@ SCHEMAS: dict[str, pa.Schema] = {
         ("committer_tz", pa.string()),
         ("subject", pa.string()),         # the first paragraph joined into one line
         ("message", pa.string()),         # the whole message, null unless asked for
-        ("reachable_from", _ids),         # names of the refs whose history holds it
+        ("reachable_from", _ids),         # HEAD, branches, tags, remote-tracking refs
+                                          # whose history holds it
     ]),
     # The tree of one revision, flattened (ls-tree -r -l): blobs and submodules.
     "files": pa.schema([
@@ -122,31 +123,51 @@ def schema(table: str) -> pa.Schema:
     return SCHEMAS[table]
 
 
-def _weight(value: Any) -> int:
-    if isinstance(value, (str, bytes)):
-        return len(value)
-    if isinstance(value, list):
-        return sum(len(v) for v in value) + 8
-    return 8
+def _kind(t: pa.DataType) -> int:
+    """0: fixed width, 1: string/binary (weighed by length), 2: list (by items)."""
+    if pa.types.is_list(t):
+        return 2
+    if pa.types.is_string(t) or pa.types.is_binary(t):
+        return 1
+    return 0
 
 
 class BatchBuilder:
     """Rows in, ``RecordBatch`` out, never more than ``max_rows`` rows or about
-    ``max_bytes`` bytes of row data at a time."""
+    ``max_bytes`` bytes of row data at a time (the Python objects buffered take a
+    few times that).  Table code that builds columns itself hands whole batches
+    to ``rows`` (they pass through, after the rows buffered before them)."""
 
     def __init__(self, sch: pa.Schema, max_rows: int = DEFAULT_BATCH_ROWS,
                  max_bytes: int = DEFAULT_BATCH_BYTES) -> None:
         self.schema = sch
         self.max_rows = max(1, max_rows)
         self.max_bytes = max(1, max_bytes)
-        self._rows: list[Sequence[Any]] = []
+        self._columns: list[list[Any]] = [[] for _ in sch]
+        self._appends = [c.append for c in self._columns]
+        kinds = [_kind(f.type) for f in sch]
+        self._strings = [i for i, k in enumerate(kinds) if k == 1]
+        self._lists = [i for i, k in enumerate(kinds) if k == 2]
+        self._fixed = 8 * len(kinds)
+        self._rows = 0
         self._bytes = 0
 
     def add(self, row: Sequence[Any]) -> pa.RecordBatch | None:
         """Buffer one row (values in schema order); return a full batch when one is due."""
-        self._rows.append(row)
-        self._bytes += sum(_weight(v) for v in row)
-        if len(self._rows) >= self.max_rows or self._bytes >= self.max_bytes:
+        for append, value in zip(self._appends, row, strict=True):
+            append(value)
+        weight = self._fixed
+        for i in self._strings:
+            v = row[i]
+            if v is not None:
+                weight += len(v)
+        for i in self._lists:
+            v = row[i]
+            if v is not None:
+                weight += 24 * len(v)   # an estimate: ids and ref names are short
+        self._rows += 1
+        self._bytes += weight
+        if self._rows >= self.max_rows or self._bytes >= self.max_bytes:
             return self.flush()
         return None
 
@@ -154,16 +175,24 @@ class BatchBuilder:
         """The rows buffered as one batch (None when there are none)."""
         if not self._rows:
             return None
-        columns = list(zip(*self._rows, strict=True))
-        self._rows = []
-        self._bytes = 0
-        arrays = [pa.array(col, type=f.type) for col, f in zip(columns, self.schema,
+        arrays = [pa.array(col, type=f.type) for col, f in zip(self._columns, self.schema,
                                                                 strict=True)]
+        for col in self._columns:
+            col.clear()
+        self._rows = 0
+        self._bytes = 0
         return pa.RecordBatch.from_arrays(arrays, schema=self.schema)
 
-    def rows(self, rows: Iterator[Sequence[Any]]) -> Iterator[pa.RecordBatch]:
-        """Batch every row of ``rows``."""
+    def rows(self, rows: Iterator[Sequence[Any] | pa.RecordBatch]) -> Iterator[pa.RecordBatch]:
+        """Batch every row of ``rows`` (a ``RecordBatch`` among them passes through)."""
         for row in rows:
+            if isinstance(row, pa.RecordBatch):
+                pending = self.flush()
+                if pending is not None:
+                    yield pending
+                if row.num_rows:
+                    yield row
+                continue
             batch = self.add(row)
             if batch is not None:
                 yield batch

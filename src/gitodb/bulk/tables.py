@@ -108,22 +108,25 @@ def parts(repository: str, table: str, options: Options = DEFAULT_OPTIONS) -> li
     return [*packs, LOOSE_PART]
 
 
-def _split_rows(rows: Callable[[Repository, str, str], Iterator[tuple[Any, ...]]]
-                ) -> Callable[[Repository, str, str, Options], Iterator[tuple[Any, ...]]]:
-    def whole(repo: Repository, repository: str, part: str, _o: Options
-              ) -> Iterator[tuple[Any, ...]]:
+Rows = Iterator[tuple[Any, ...] | pa.RecordBatch]
+
+
+def _split_rows(rows: Callable[[Repository, str, str, Options], Rows]
+                ) -> Callable[[Repository, str, str, Options], Rows]:
+    def whole(repo: Repository, repository: str, part: str, o: Options) -> Rows:
         if part != WHOLE:
-            yield from rows(repo, repository, part)
+            yield from rows(repo, repository, part, o)
             return
         for name in own_pack_names(repo.odb.objects_dir):
-            yield from rows(repo, repository, name)
-        yield from rows(repo, repository, LOOSE_PART)
+            yield from rows(repo, repository, name, o)
+        yield from rows(repo, repository, LOOSE_PART, o)
     return whole
 
 
-_ROWS: dict[str, Callable[[Repository, str, str, Options], Iterator[tuple[Any, ...]]]] = {
-    "objects": _split_rows(object_rows),
-    "verify": _split_rows(verify_rows),
+_ROWS: dict[str, Callable[[Repository, str, str, Options], Rows]] = {
+    "objects": _split_rows(lambda repo, path, part, o: object_rows(
+        repo, path, part, o.batch_rows, o.batch_bytes)),
+    "verify": _split_rows(lambda repo, path, part, _o: verify_rows(repo, path, part)),
     "refs": lambda repo, path, _p, _o: ref_rows(repo, path),
     "commits": lambda repo, path, _p, o: commit_rows(repo, path, o.rev, o.message),
     "changes": lambda repo, path, _p, o: change_rows(repo, path, o.rev),
