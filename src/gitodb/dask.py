@@ -34,7 +34,7 @@ import pyarrow as pa
 from gitodb.bulk.discover import discover
 from gitodb.bulk.schema import ERRORS_SCHEMA, schema
 from gitodb.bulk.tables import Options
-from gitodb.bulk.tasks import Task, plan, task_table
+from gitodb.bulk.tasks import Task, largest_first, plan, task_table
 
 __all__ = ["read_table", "write_table", "to_pandas", "meta"]
 
@@ -111,7 +111,8 @@ def write_table(repos: Iterable[str] | str, table: str, out: str, *, client: Any
     """
     opts = _options(options)
     opts.check(table)
-    tasks = _tasks(repos, table, opts)
+    # Largest first: Dask runs tasks roughly in the order of their partitions.
+    tasks = largest_first(_tasks(repos, table, opts))
     pairs = [dask.delayed(_both, nout=2, pure=True)(t, opts) for t in tasks]
     data = dd.from_delayed([p[0] for p in pairs], meta=meta(table), verify_meta=False) \
         if pairs else dd.from_pandas(meta(table), npartitions=1)

@@ -32,6 +32,7 @@ from gitodb.bulk.tasks import (
     TaskResult,
     data_path,
     errors_path,
+    largest_first,
     plan,
     run_task_to_file,
 )
@@ -178,7 +179,8 @@ def run_local(repositories: Iterable[str], table: str, out: str, *, jobs: int | 
         else:
             with _pool(min(jobs, len(todo))) as pool:
                 pending: set[Future[TaskResult]] = {
-                    pool.submit(run_task_to_file, t, options, out) for t in todo}
+                    pool.submit(run_task_to_file, t, options, out)
+                    for t in largest_first(todo)}
                 try:
                     while pending:
                         finished, pending = wait(pending, return_when=FIRST_COMPLETED)

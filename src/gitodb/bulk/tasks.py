@@ -57,6 +57,35 @@ def plan(repositories: list[str], table: str, options: Options = DEFAULT_OPTIONS
     return [Task(r, table, p) for r in repositories for p in parts(r, table, options)]
 
 
+def task_weight(task: Task) -> int:
+    """A cheap size estimate of a task: the bytes of the packs (and loose objects) it
+    reads, so that the largest can be started first."""
+    objects = os.path.join(task.repository, "objects")
+    if not os.path.isdir(objects):
+        objects = os.path.join(task.repository, ".git", "objects")
+    pack_dir = os.path.join(objects, "pack")
+    try:
+        names = os.listdir(pack_dir)
+    except OSError:
+        return 0
+    if task.part != WHOLE:
+        names = [task.part] if task.part.endswith(".pack") else []
+    total = 0
+    for n in names:
+        if n.endswith(".pack"):
+            try:
+                total += os.stat(os.path.join(pack_dir, n)).st_size
+            except OSError:
+                pass
+    return total
+
+
+def largest_first(tasks: list[Task]) -> list[Task]:
+    """``tasks`` by decreasing weight: a big repository started last would leave every
+    other worker idle at the end of the run."""
+    return sorted(tasks, key=task_weight, reverse=True)
+
+
 def error_row(task: Task, e: BaseException) -> dict[str, Any]:
     """The ``errors`` row of a failed task."""
     file = getattr(e, "path", None) if isinstance(e, GitodbError) else getattr(
