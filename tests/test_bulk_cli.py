@@ -203,3 +203,15 @@ def test_output_names_are_stable_and_distinct(tmp_path: Path) -> None:
     assert Task("/x/r", "objects", "pack-abc.pack").key.endswith(".pack-abc")
     assert Task("/x/r/.git", "objects").key.startswith("r-")
     assert os.path.basename(data_path("/o", a)) == a.key + ".parquet"
+
+
+def test_damage_is_reported_once_as_an_error_line(corpus: Path, tmp_path: Path,
+                                                   capsys: pytest.CaptureFixture[str]) -> None:
+    status = run_cli(tmp_path, "bulk", "commits", "--repos", str(corpus / "broken"), "--out",
+                     str(tmp_path / "o"), "-j", "1")
+    err = capsys.readouterr().err
+    assert status == 1
+    lines = err.splitlines()
+    assert len(lines) == 2, err   # no warnings from inside the task
+    assert lines[0].startswith(f"error: {corpus / 'broken'}: ")
+    assert lines[1].startswith("bulk commits: 1 repositories")

@@ -15,7 +15,9 @@ import os
 import re
 import resource
 import time
+import warnings
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
 
@@ -24,7 +26,7 @@ import pyarrow.parquet as pq
 
 from gitodb.bulk.schema import ERRORS_SCHEMA, schema
 from gitodb.bulk.tables import DEFAULT_OPTIONS, WHOLE, Options, parts, table_batches
-from gitodb.errors import GitodbError
+from gitodb.errors import GitodbError, GitodbWarning
 
 TMP_MARK = ".tmp-"
 
@@ -102,10 +104,20 @@ def error_table(rows: list[dict[str, Any]]) -> pa.Table:
     return pa.Table.from_pylist(rows, schema=ERRORS_SCHEMA)
 
 
+@contextmanager
+def _quiet() -> Iterator[None]:
+    """Damage worked around (Git's error:/warning: lines) is not printed by tasks, whose
+    output would interleave: what cannot be read is an errors row."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", GitodbWarning)
+        yield
+
+
 def task_table(task: Task, options: Options) -> tuple[pa.Table, pa.Table]:
     """Run ``task`` in memory: ``(data, errors)``; on failure the data is empty."""
     try:
-        batches = list(table_batches(task.repository, task.table, task.part, options))
+        with _quiet():
+            batches = list(table_batches(task.repository, task.table, task.part, options))
     except Exception as e:  # any failure is this repository's: the run goes on
         return schema(task.table).empty_table(), error_table([error_row(task, e)])
     return (pa.Table.from_batches(batches, schema=schema(task.table)),
@@ -167,9 +179,10 @@ def run_task_to_file(task: Task, options: Options, out: str) -> TaskResult:
     err_dest = errors_path(out, task)
     os.makedirs(os.path.dirname(dest), exist_ok=True)
     try:
-        result.rows, result.bytes_written = _write(
-            dest, schema(task.table),
-            table_batches(task.repository, task.table, task.part, options))
+        with _quiet():
+            result.rows, result.bytes_written = _write(
+                dest, schema(task.table),
+                table_batches(task.repository, task.table, task.part, options))
     except Exception as e:  # the repository's failure: recorded, the run goes on
         result.error = error_row(task, e)
         os.makedirs(os.path.dirname(err_dest), exist_ok=True)
