@@ -3,6 +3,7 @@ local engine row for row; a worker killed during a run."""
 
 from __future__ import annotations
 
+import json
 import os
 import signal
 import sys
@@ -13,6 +14,7 @@ from pathlib import Path
 import pytest
 
 pa = pytest.importorskip("pyarrow")
+pc = pytest.importorskip("pyarrow.compute")
 pq = pytest.importorskip("pyarrow.parquet")
 pytest.importorskip("dask.dataframe")
 distributed = pytest.importorskip("distributed")
@@ -94,6 +96,35 @@ def test_cli_dask_engine_writes_the_same_tables(corpus: Path, tmp_path: Path, cl
     errors = pq.read_table(out / "errors" / "changes").to_pylist()
     assert [e["repository"] for e in errors] == [str(corpus / "broken")]
     assert "1 repositories failed" in capsys.readouterr().err
+    # The same layout as the local engine: the same files, the same manifest.
+    for sub in ("changes", "errors/changes"):
+        assert sorted(p.name for p in (out / sub).iterdir()) == sorted(
+            p.name for p in (tmp_path / "local" / sub).iterdir())
+    assert json.loads((out / "changes" / "_manifest.json").read_text()) == json.loads(
+        (tmp_path / "local" / "changes" / "_manifest.json").read_text())
+
+
+def test_dask_engine_to_a_url_resumes(corpus: Path, tmp_path: Path, client: object,
+                                      capsys: pytest.CaptureFixture[str]) -> None:
+    address = client.scheduler.address   # type: ignore[attr-defined]
+    url = (tmp_path / "o").as_uri()
+    args = ["bulk", "refs", "--repos", str(corpus), "--out", url, "--engine", "dask",
+            "--scheduler", address]
+    assert run_cli(tmp_path, *args) == 0   # refs of the broken copy can be read
+    first = sorted(p.name for p in (tmp_path / "o" / "refs").glob("*.parquet"))
+    assert len(first) == 4
+    capsys.readouterr()
+    victim = tmp_path / "o" / "refs" / first[0]
+    victim.unlink()
+    assert run_cli(tmp_path, *args) == 0
+    err = capsys.readouterr().err
+    assert "4 tasks (3 already complete)" in err
+    assert sorted(p.name for p in (tmp_path / "o" / "refs").glob("*.parquet")) == first
+    want = pa.Table.from_batches(list(bulk.table_batches(corpus / "a", "refs")),
+                                 schema=bulk.schema("refs"))
+    got = pq.read_table(tmp_path / "o" / "refs", schema=bulk.schema("refs"))
+    assert _rows(got.filter(pc.equal(got["repository"], str(corpus / "a")))) == \
+        _rows(want)
 
 
 def _slow_task_table(*args: object, **kwargs: object) -> object:
@@ -105,15 +136,15 @@ def _slow_down() -> None:
     """Run on each worker: every task takes a while, so one can be caught running."""
     import gitodb.dask as g
 
-    globals()["_ORIGINAL"] = g.task_table
-    g.task_table = _slow_task_table
+    globals()["_ORIGINAL"] = g.run_task_to_file
+    g.run_task_to_file = _slow_task_table
 
 
 def _restore() -> None:
     import gitodb.dask as g
 
     if "_ORIGINAL" in globals():
-        g.task_table = globals()["_ORIGINAL"]
+        g.run_task_to_file = globals()["_ORIGINAL"]
 
 
 def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: object) -> None:
@@ -127,7 +158,7 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
         def killer() -> None:
             while not killed:
                 for worker, keys in c.processing().items():   # type: ignore[attr-defined]
-                    if any("_both" in str(k) for k in keys):
+                    if any("_run" in str(k) for k in keys):
                         os.kill(pids[worker], signal.SIGKILL)
                         killed.append(pids[worker])
                         return
@@ -148,3 +179,5 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
         for r in repos)
     assert result["rows"] == got.num_rows == want.num_rows
     assert _rows(got) == _rows(want)   # complete, nothing twice
+    manifest = json.loads((out / "objects" / "_manifest.json").read_text())
+    assert {t["status"] for t in manifest["tasks"]} == {"complete"}

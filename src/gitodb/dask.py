@@ -12,29 +12,39 @@ Example::
     df = gitodb.dask.read_table(["/data/a.git", "/data/b.git"], "commits")
     df.groupby("author_email").size().compute()
 
-``write_table`` runs a table on a ``distributed`` client and writes Parquet to any
-URL fsspec knows (``s3://bucket/out``, ``/shared/out``...), the ``errors`` table
-beside it; each task runs once for both.  A worker lost mid-run has its tasks run
-again by the scheduler: partitions are written under fixed names, so a retried
-task overwrites its own file and nothing is duplicated.
+``write_table`` runs a table on a ``distributed`` client, each task writing its
+Parquet file to any URL fsspec knows (``s3://bucket/out``, ``/shared/out``...) in the
+local engine's layout (``errors`` files, manifest, resumable).  A worker lost
+mid-run has its tasks run again by the scheduler: files have fixed names, so a
+retried task rewrites its own file and nothing is duplicated.
 """
 
 from __future__ import annotations
 
 import posixpath
-import warnings
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from typing import Any
 
 import dask
 import dask.dataframe as dd
 import pandas as pd
 import pyarrow as pa
+import pyarrow.parquet as pq
 
 from gitodb.bulk.discover import discover
-from gitodb.bulk.schema import ERRORS_SCHEMA, schema
+from gitodb.bulk.runner import check_options_file, write_manifest
+from gitodb.bulk.schema import schema
 from gitodb.bulk.tables import Options
-from gitodb.bulk.tasks import Task, largest_first, plan, task_table
+from gitodb.bulk.tasks import (
+    LocalStore,
+    Task,
+    TaskResult,
+    data_path,
+    largest_first,
+    plan,
+    run_task_to_file,
+    task_table,
+)
 
 __all__ = ["read_table", "write_table", "to_pandas", "meta"]
 
@@ -94,61 +104,104 @@ def read_table(repos: Iterable[str] | str, table: str, *, errors: str = "raise",
                        label=f"gitodb-{table}", enforce_metadata=False)
 
 
-def _both(task: Task, options: Options) -> tuple[pd.DataFrame, pd.DataFrame]:
-    data, failed = task_table(task, options)
-    return to_pandas(data), to_pandas(failed)
+class FsspecStore(LocalStore):
+    """Output files on any filesystem fsspec knows (``s3://``, ``gs://``, ``file://``,
+    a plain path).  On a local filesystem a file is written under a temporary name
+    and renamed; on object stores an object appears only once it is complete."""
+
+    def __init__(self, url: str) -> None:
+        import fsspec
+
+        self.url = url
+        self.fs, self.root = fsspec.core.url_to_fs(url)
+        self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple)
+                                else (self.fs.protocol,))
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (FsspecStore, (self.url,))
+
+    def _path(self, path: str) -> str:
+        # Paths are made from the URL the user gave; fsspec wants its own form.
+        if path.startswith(self.url):
+            path = posixpath.join(self.root, path[len(self.url):].lstrip("/"))
+        return path
+
+    def makedirs(self, path: str) -> None:
+        self.fs.makedirs(self._path(path), exist_ok=True)
+
+    def exists(self, path: str) -> bool:
+        return bool(self.fs.exists(self._path(path)))
+
+    def remove(self, path: str) -> None:
+        p = self._path(path)
+        if self.fs.exists(p):
+            self.fs.rm(p)
+
+    def num_rows(self, path: str) -> int:
+        with self.fs.open(self._path(path), "rb") as f:
+            return int(pq.ParquetFile(f).metadata.num_rows)
+
+    def read_text(self, path: str) -> str | None:
+        p = self._path(path)
+        if not self.fs.exists(p):
+            return None
+        with self.fs.open(p, "r", encoding="utf-8") as f:
+            return str(f.read())
+
+    def write_text(self, path: str, text: str) -> None:
+        with self.fs.open(self._path(path), "w", encoding="utf-8") as f:
+            f.write(text)
+
+    def write_parquet(self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
+                      ) -> tuple[int, int]:
+        if self.local:
+            return super().write_parquet(self._path(path), sch, batches)
+        rows = 0
+        with self.fs.open(self._path(path), "wb") as f, \
+                pq.ParquetWriter(f, sch, compression="zstd") as writer:
+            for batch in batches:
+                writer.write_batch(batch)
+                rows += batch.num_rows
+        return rows, int(self.fs.size(self._path(path)))
+
+
+def _run(task: Task, options: Options, out: str, store: FsspecStore) -> TaskResult:
+    return run_task_to_file(task, options, out, store)
 
 
 def write_table(repos: Iterable[str] | str, table: str, out: str, *, client: Any = None,
                 progress: bool = False, **options: Any) -> dict[str, Any]:
-    """Run ``table`` over ``repos`` on Dask and write ``out/<table>/`` and
-    ``out/errors/<table>/`` as Parquet datasets (``out`` is any fsspec URL).
+    """Run ``table`` over ``repos`` on Dask, each task writing its Parquet file to
+    ``out/<table>/`` (and ``out/errors/<table>/`` when it fails), the same layout,
+    manifest and resumability as the local engine; ``out`` is any fsspec URL.
 
-    Returns ``{"tasks": n, "rows": r, "failed": f, "failed_repositories": [...]}``;
+    Returns ``{"tasks", "skipped", "rows", "failed", "failed_repositories", "results"}``;
     ``progress`` shows Dask's progress bar (with a client).  With ``client`` (a
-    ``distributed.Client``) the work goes to its cluster; otherwise to the
-    default scheduler.
+    ``distributed.Client``) the work goes to its cluster, otherwise to Dask's
+    default scheduler.  A task retried after a lost worker rewrites its own file.
     """
     opts = _options(options)
     opts.check(table)
-    # Largest first: Dask runs tasks roughly in the order of their partitions.
-    tasks = largest_first(_tasks(repos, table, opts))
-    pairs = [dask.delayed(_both, nout=2, pure=True)(t, opts) for t in tasks]
-    data = dd.from_delayed([p[0] for p in pairs], meta=meta(table), verify_meta=False) \
-        if pairs else dd.from_pandas(meta(table), npartitions=1)
-    failed = dd.from_delayed([p[1] for p in pairs], meta=to_pandas(ERRORS_SCHEMA.empty_table()),
-                             verify_meta=False) \
-        if pairs else dd.from_pandas(to_pandas(ERRORS_SCHEMA.empty_table()), npartitions=1)
-    base = out.rstrip("/")
-    writes = [
-        data.to_parquet(posixpath.join(base, table), schema=schema(table), compute=False,
-                        write_index=False, overwrite=True, write_metadata_file=False),
-        failed.to_parquet(posixpath.join(base, "errors", table), schema=ERRORS_SCHEMA,
-                          compute=False, write_index=False, overwrite=True,
-                          write_metadata_file=False),
-    ]
-    counts = [dask.delayed(len)(d) for d in data.to_delayed()]
-    names = [dask.delayed(_repositories)(d) for d in failed.to_delayed()]
-    wanted = [*writes, *counts, *names]
-    with warnings.catch_warnings():
-        # Delayed tasks and dataframe expressions in one graph: Dask warns that it
-        # materializes the expressions, which is what lets each task run once.
-        warnings.filterwarnings("ignore", "Computing mixed collections", UserWarning)
+    out = out.rstrip("/")
+    store = FsspecStore(out)
+    check_options_file(out, table, opts, store)
+    planned = _tasks(repos, table, opts)
+    todo = [t for t in planned if not store.exists(data_path(out, t))]
+    # Largest first: Dask starts tasks roughly in the order they are given.
+    jobs = [dask.delayed(_run, pure=True)(t, opts, out, store) for t in largest_first(todo)]
+    try:
         if client is not None:
-            futures = client.compute(wanted)
+            futures = client.compute(jobs)
             if progress:
                 from distributed import progress as show_progress
 
                 show_progress(futures)
-            results = client.gather(futures)
+            results: list[TaskResult] = client.gather(futures)
         else:
-            results = dask.compute(*wanted)
-    n = len(counts)
-    rows = sum(results[2:2 + n])
-    failed_repos = sorted({r for part in results[2 + n:] for r in part})
-    return {"tasks": len(tasks), "rows": int(rows), "failed": len(failed_repos),
-            "failed_repositories": failed_repos}
-
-
-def _repositories(frame: pd.DataFrame) -> list[str]:
-    return [str(r) for r in frame["repository"]]
+            results = list(dask.compute(*jobs))
+    finally:
+        write_manifest(out, table, planned, store)
+    failed = sorted({r.task.repository for r in results if r.error is not None})
+    return {"tasks": len(planned), "skipped": len(planned) - len(todo),
+            "rows": sum(r.rows for r in results), "failed": len(failed),
+            "failed_repositories": failed, "results": results}

@@ -18,6 +18,7 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import posixpath
 import sys
 import time
 from collections.abc import Callable, Iterable
@@ -27,7 +28,9 @@ from typing import Any
 
 from gitodb.bulk.tables import DEFAULT_OPTIONS, BulkUsageError, Options
 from gitodb.bulk.tasks import (
+    LOCAL,
     TMP_MARK,
+    LocalStore,
     Task,
     TaskResult,
     data_path,
@@ -50,6 +53,7 @@ class RunSummary:
     rows: int = 0
     bytes_written: int = 0
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     max_rss: int = 0
     failed_repositories: set[str] = field(default_factory=set)
     results: list[TaskResult] = field(default_factory=list)
@@ -63,6 +67,7 @@ class RunSummary:
         self.done += 1
         self.rows += r.rows
         self.bytes_written += r.bytes_written
+        self.cpu_seconds += r.cpu_seconds
         self.max_rss = max(self.max_rss, r.max_rss)
         if r.error is not None:
             self.failed += 1
@@ -78,28 +83,20 @@ class RunSummary:
                 f"({rate:.0f} rows/s), {len(self.failed_repositories)} repositories failed")
 
 
-def check_options_file(out: str, table: str, options: Options) -> None:
+def check_options_file(out: str, table: str, options: Options,
+                       store: LocalStore = LOCAL) -> None:
     """Record the table options beside the output, or refuse a rerun that differs."""
-    path = os.path.join(out, table, "_options.json")
+    path = posixpath.join(out, table, "_options.json")
     wanted = options.table_options()
-    try:
-        with open(path, encoding="utf-8") as f:
-            stored = json.load(f)
-    except FileNotFoundError:
-        os.makedirs(os.path.dirname(path), exist_ok=True)
-        _write_json(path, wanted)
+    text = store.read_text(path)
+    if text is None:
+        store.makedirs(posixpath.dirname(path))
+        store.write_text(path, json.dumps(wanted, indent=1, sort_keys=True) + "\n")
         return
+    stored = json.loads(text)
     if stored != wanted:
-        raise BulkUsageError(f"'{os.path.join(out, table)}' was made with other options "
+        raise BulkUsageError(f"'{posixpath.join(out, table)}' was made with other options "
                              f"({stored}); use another --out directory")
-
-
-def _write_json(path: str, value: Any) -> None:
-    tmp = f"{path}{TMP_MARK}{os.getpid()}"
-    with open(tmp, "w", encoding="utf-8") as f:
-        json.dump(value, f, indent=1, sort_keys=True)
-        f.write("\n")
-    os.replace(tmp, path)
 
 
 def _remove_stale_temporaries(out: str, table: str) -> None:
@@ -117,34 +114,43 @@ def _remove_stale_temporaries(out: str, table: str) -> None:
                     pass
 
 
-def write_manifest(out: str, table: str, tasks: list[Task]) -> str:
-    """``OUT/<table>/_manifest.json`` from the files on disk; returns its path."""
-    import pyarrow.parquet as pq
-
+def write_manifest(out: str, table: str, tasks: list[Task], store: LocalStore = LOCAL) -> str:
+    """``OUT/<table>/_manifest.json`` from the files in the store; returns its path."""
     entries = []
     for t in tasks:
         data, err = data_path(out, t), errors_path(out, t)
         entry: dict[str, Any] = {"repository": t.repository, "part": t.part,
-                                 "file": os.path.relpath(data, out)}
-        if os.path.exists(data):
-            entry["rows"] = pq.ParquetFile(data).metadata.num_rows
+                                 "file": posixpath.relpath(data, out) if "://" not in out
+                                 else data[len(out):].lstrip("/")}
+        if store.exists(data):
+            entry["rows"] = store.num_rows(data)
             entry["status"] = "complete"
-        elif os.path.exists(err):
+        elif store.exists(err):
             entry["status"] = "failed"
-            entry["errors_file"] = os.path.relpath(err, out)
+            entry["errors_file"] = err[len(out):].lstrip("/")
         else:
             entry["status"] = "missing"
         entries.append(entry)
-    path = os.path.join(out, table, "_manifest.json")
-    _write_json(path, {"table": table, "tasks": entries})
+    path = posixpath.join(out, table, "_manifest.json")
+    store.write_text(path, json.dumps({"table": table, "tasks": entries}, indent=1,
+                                      sort_keys=True) + "\n")
     return path
+
+
+#: modules every task needs
+PRELOAD = ["gitodb.bulk.tasks", "gitodb.repo", "gitodb.repo.odb", "gitodb.repo.revparse",
+           "gitodb.history.revwalk", "gitodb.history.treediff", "gitodb.pack.verify",
+           "gitodb.refs.files", "gitodb.refs.reftable_store", "gitodb.compress",
+           "pyarrow.parquet"]
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
     # forkserver: workers start from a clean process, not a copy of the driver's
     # threads (the progress bar's) and memory.
     ctx = multiprocessing.get_context("forkserver")
-    ctx.set_forkserver_preload(["gitodb.bulk.tasks"])
+    # Imported once in the fork server, so that no worker pays for them again: a
+    # worker's first task would otherwise take longer than a small repository.
+    ctx.set_forkserver_preload(PRELOAD)
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import posixpath
 import re
 import resource
 import time
@@ -133,37 +134,84 @@ class TaskResult:
     bytes_written: int = 0
     error: dict[str, Any] | None = None
     seconds: float = 0.0
+    cpu_seconds: float = 0.0
     max_rss: int = 0
     skipped: bool = False
 
 
 def data_path(out: str, task: Task) -> str:
-    """Where a task's rows go: ``OUT/<table>/<key>.parquet``."""
-    return os.path.join(out, task.table, task.key + ".parquet")
+    """Where a task's rows go: ``OUT/<table>/<key>.parquet`` (``OUT`` a path or URL)."""
+    return posixpath.join(out, task.table, task.key + ".parquet")
 
 
 def errors_path(out: str, task: Task) -> str:
     """Where a failed task's ``errors`` row goes: ``OUT/errors/<table>/<key>.parquet``."""
-    return os.path.join(out, "errors", task.table, task.key + ".parquet")
+    return posixpath.join(out, "errors", task.table, task.key + ".parquet")
 
 
-def _write(path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]) -> tuple[int, int]:
-    """Write ``batches`` to ``path`` through a temporary file; ``(rows, bytes)``."""
-    tmp = f"{path}{TMP_MARK}{os.getpid()}"
-    rows = 0
-    try:
-        with pq.ParquetWriter(tmp, sch, compression="zstd") as writer:
-            for batch in batches:
-                writer.write_batch(batch)
-                rows += batch.num_rows
-        os.replace(tmp, path)
-    except BaseException:
+class LocalStore:
+    """Where output files go: a local directory (the default).  ``gitodb.dask`` has
+    the same interface over fsspec, for any URL."""
+
+    def makedirs(self, path: str) -> None:
+        """Create directory ``path`` and its parents."""
+        os.makedirs(path, exist_ok=True)
+
+    def exists(self, path: str) -> bool:
+        """True if file ``path`` exists."""
+        return os.path.exists(path)
+
+    def remove(self, path: str) -> None:
+        """Remove file ``path`` if it exists."""
         try:
-            os.unlink(tmp)
+            os.unlink(path)
         except FileNotFoundError:
             pass
-        raise
-    return rows, os.path.getsize(path)
+
+    def num_rows(self, path: str) -> int:
+        """Rows of the Parquet file ``path`` (from its footer)."""
+        return int(pq.ParquetFile(path).metadata.num_rows)
+
+    def write_text(self, path: str, text: str) -> None:
+        """Write ``text`` to ``path`` through a temporary file and a rename."""
+        tmp = f"{path}{TMP_MARK}{os.getpid()}"
+        with open(tmp, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+
+    def read_text(self, path: str) -> str | None:
+        """The text of ``path``, or None if it does not exist."""
+        try:
+            with open(path, encoding="utf-8") as f:
+                return f.read()
+        except FileNotFoundError:
+            return None
+
+    def write_parquet(self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
+                      ) -> tuple[int, int]:
+        """Write ``batches`` to ``path`` through a temporary file; ``(rows, bytes)``."""
+        tmp = f"{path}{TMP_MARK}{os.getpid()}"
+        rows = 0
+        try:
+            with pq.ParquetWriter(tmp, sch, compression="zstd") as writer:
+                for batch in batches:
+                    writer.write_batch(batch)
+                    rows += batch.num_rows
+            os.replace(tmp, path)
+        except BaseException:
+            self.remove(tmp)
+            raise
+        return rows, os.path.getsize(path)
+
+
+LOCAL = LocalStore()
+
+
+def _cpu() -> float:
+    """CPU seconds of this process and its children so far."""
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
 
 
 def _max_rss() -> int:
@@ -171,27 +219,28 @@ def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def run_task_to_file(task: Task, options: Options, out: str) -> TaskResult:
+def run_task_to_file(task: Task, options: Options, out: str,
+                     store: LocalStore = LOCAL) -> TaskResult:
     """Run ``task`` into its Parquet file under ``out`` (or its ``errors`` file)."""
     start = time.perf_counter()
+    cpu = _cpu()
     result = TaskResult(task)
     dest = data_path(out, task)
     err_dest = errors_path(out, task)
-    os.makedirs(os.path.dirname(dest), exist_ok=True)
+    store.makedirs(posixpath.dirname(dest))
     try:
         with _quiet():
-            result.rows, result.bytes_written = _write(
+            result.rows, result.bytes_written = store.write_parquet(
                 dest, schema(task.table),
                 table_batches(task.repository, task.table, task.part, options))
     except Exception as e:  # the repository's failure: recorded, the run goes on
         result.error = error_row(task, e)
-        os.makedirs(os.path.dirname(err_dest), exist_ok=True)
-        _write(err_dest, ERRORS_SCHEMA, iter(error_table([result.error]).to_batches()))
+        store.makedirs(posixpath.dirname(err_dest))
+        store.write_parquet(err_dest, ERRORS_SCHEMA,
+                            iter(error_table([result.error]).to_batches()))
     else:
-        try:
-            os.unlink(err_dest)   # failed in an earlier run, complete now
-        except FileNotFoundError:
-            pass
+        store.remove(err_dest)   # failed in an earlier run, complete now
     result.seconds = time.perf_counter() - start
+    result.cpu_seconds = _cpu() - cpu
     result.max_rss = _max_rss()
     return result

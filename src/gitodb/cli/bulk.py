@@ -4,8 +4,8 @@ Tables: objects, refs, commits, files, changes, verify (schemas in
 ``gitodb.bulk.schema``).  Repositories come from list files or are found under
 directories.  ``--engine local`` (default) runs ``-j`` processes and writes one
 Parquet file per repository (per pack for large ones) under ``OUT/TABLE/``,
-resumably; ``--engine dask`` runs on a ``distributed`` scheduler (``--scheduler``,
-or a local cluster of ``-j`` workers) and writes ``OUT/TABLE/part.N.parquet``, where
+resumably; ``--engine dask`` runs the same tasks on a ``distributed`` scheduler
+(``--scheduler``, or a local cluster of ``-j`` workers), in the same layout, where
 ``OUT`` may be any fsspec URL.  A repository that cannot be read becomes a row in
 ``OUT/errors/TABLE/``; the exit status is the number of failed repositories (at
 most 125), 0 when all were read.
@@ -95,6 +95,9 @@ def run(argv: list[str], ctx: Any) -> int:
     except BulkUsageError as e:
         sys.stderr.write(f"fatal: {e}\n")
         return 128
+    except OSError as e:   # the output cannot be written
+        sys.stderr.write(f"fatal: {e}\n")
+        return 128
     return min(failed, MAX_STATUS)
 
 
@@ -143,9 +146,11 @@ def _run_dask(args: Any, repos: list[str], options: Any) -> int:
         if cluster is not None:
             cluster.close()
     failed = result["failed"]
-    for repo in result["failed_repositories"]:
-        sys.stderr.write(f"error: {repo}: could not be read (see {args.out}/errors)\n")
+    for r in result["results"]:
+        if r.error is not None:
+            sys.stderr.write(f"error: {r.task.repository}: {r.error['error_class']}: "
+                             f"{r.error['message']}\n")
     sys.stderr.write(f"bulk {args.table} (dask): {len(repos)} repositories, "
-                     f"{result['tasks']} tasks, {result['rows']} rows, "
-                     f"{failed} repositories failed\n")
+                     f"{result['tasks']} tasks ({result['skipped']} already complete), "
+                     f"{result['rows']} rows, {failed} repositories failed\n")
     return int(failed)
