@@ -15,7 +15,9 @@ reused between runs from ``benchmarks/work/bulk-corpus``) plus, when present,
   in the table).
 
 Reported: seconds, repositories/s, rows/s, MB/s (bytes of the repositories' object
-storage / s), the largest max RSS of a worker, and ratios.  Rows are checked to be
+storage / s), the CPU seconds the tasks used (self and child processes, measured in
+each task: on a shared machine this shows the work done when wall-clock scaling
+cannot), the largest max RSS of a worker, and ratios.  Rows are checked to be
 equal in number between gitodb and each alternative.
 
     python benchmarks/bench_bulk.py --quick          # 8 small repositories, no libgit2
@@ -295,10 +297,17 @@ ALTERNATIVES: dict[str, Callable[[str, str, str], int]] = {
     "git subprocesses": git_table, "pygit2": pygit2_table, "dulwich": dulwich_table}
 
 
-def _alt_task(args: tuple[str, str, str, str]) -> tuple[int, int]:
+def _cpu() -> float:
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    kids = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return me.ru_utime + me.ru_stime + kids.ru_utime + kids.ru_stime
+
+
+def _alt_task(args: tuple[str, str, str, str]) -> tuple[int, int, float]:
     name, repo, table, out = args
+    cpu = _cpu()
     rows = ALTERNATIVES[name](repo, table, out)
-    return rows, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
+    return rows, resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024, _cpu() - cpu
 
 
 # -- runs ---------------------------------------------------------------------------------
@@ -310,6 +319,7 @@ class Run:
     seconds: float
     rows: int
     max_rss: int
+    cpu: float
     note: str = ""
 
 
@@ -320,7 +330,8 @@ def run_gitodb_local(repos: list[str], table: str, jobs: int) -> Run:
         seconds = time.perf_counter() - t0
     if summary.failed:
         raise SystemExit(f"gitodb {table}: {summary.failed} tasks failed")
-    return Run(table, "gitodb local", jobs, seconds, summary.rows, summary.max_rss)
+    return Run(table, "gitodb local", jobs, seconds, summary.rows, summary.max_rss,
+               summary.cpu_seconds)
 
 
 def run_gitodb_dask(repos: list[str], table: str, client: Any, workers: int) -> Run:
@@ -331,7 +342,8 @@ def run_gitodb_dask(repos: list[str], table: str, client: Any, workers: int) -> 
         result = gdask.write_table(repos, table, out, client=client)
         seconds = time.perf_counter() - t0
     rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    return Run(table, "gitodb dask", workers, seconds, result["rows"], max(rss.values()))
+    return Run(table, "gitodb dask", workers, seconds, result["rows"], max(rss.values()),
+               sum(r.cpu_seconds for r in result["results"]))
 
 
 def run_alternative(name: str, repos: list[str], table: str, jobs: int) -> Run:
@@ -342,8 +354,8 @@ def run_alternative(name: str, repos: list[str], table: str, jobs: int) -> Run:
         with ProcessPoolExecutor(jobs, mp_context=get_context("forkserver")) as pool:
             results = list(pool.map(_alt_task, tasks))
         seconds = time.perf_counter() - t0
-    return Run(table, name, jobs, seconds, sum(r for r, _ in results),
-               max(m for _, m in results))
+    return Run(table, name, jobs, seconds, sum(r for r, _m, _c in results),
+               max(m for _r, m, _c in results), sum(c for _r, _m, c in results))
 
 
 NOTES = {
@@ -358,16 +370,16 @@ NOTES = {
 
 def report(runs: list[Run], repos: list[str], storage: int, header: str) -> str:
     lines = [header, "",
-             "| table | engine | workers | seconds | repos/s | rows/s | MB/s | max RSS/worker "
-             "| vs gitodb 2 workers | note |",
-             "|---|---|---|---|---|---|---|---|---|---|"]
+             "| table | engine | workers | seconds | repos/s | rows/s | MB/s | task CPU s "
+             "| max RSS/worker | time vs gitodb 2 workers | note |",
+             "|---|---|---|---|---|---|---|---|---|---|---|"]
     for r in runs:
         base = next(x for x in runs if x.table == r.table and x.engine == "gitodb local"
                     and x.workers == 2)
         lines.append(
             f"| {r.table} | {r.engine} | {r.workers} | {r.seconds:.2f} | "
             f"{len(repos) / r.seconds:.1f} | {r.rows / r.seconds:,.0f} | "
-            f"{storage / 1e6 / r.seconds:.1f} | {r.max_rss / 2**20:.0f} MiB | "
+            f"{storage / 1e6 / r.seconds:.1f} | {r.cpu:.2f} | {r.max_rss / 2**20:.0f} MiB | "
             f"{r.seconds / base.seconds:.2f}x | {r.note or NOTES.get((r.table, r.engine), '')} |")
     lines.append("")
     for table in sorted({r.table for r in runs}):
@@ -379,13 +391,14 @@ def report(runs: list[Run], repos: list[str], storage: int, header: str) -> str:
               and r.workers == 2]
         alts = [r for r in runs if r.table == table and r.engine in ALTERNATIVES]
         best = min(alts, key=lambda r: r.seconds) if alts else None
-        parts = [f"**{table}**: 2 workers / 1 worker = {g1.seconds / g2.seconds:.2f}x"]
+        parts = [f"**{table}**: speed-up 2 workers / 1 worker = {g1.seconds / g2.seconds:.2f}x "
+                 f"(task CPU {g2.cpu / g1.cpu:.2f}x of 1 worker's)"]
         if d2:
             parts.append(f"Dask overhead vs local (2 workers) = "
                          f"{(d2[0].seconds / g2.seconds - 1) * 100:+.0f}%")
         if best is not None:
-            parts.append(f"fastest alternative ({best.engine}) / gitodb = "
-                         f"{best.seconds / g2.seconds:.2f}x")
+            parts.append(f"fastest alternative ({best.engine}) time / gitodb time = "
+                         f"{best.seconds / g2.seconds:.2f}x (CPU {best.cpu / g2.cpu:.2f}x)")
         lines.append("- " + "; ".join(parts))
     return "\n".join(lines) + "\n"
 
