@@ -81,6 +81,15 @@ def run(argv: list[str], ctx: Any) -> int:
         sys.stderr.write(f"fatal: gitodb bulk needs pyarrow and tqdm "
                          f"(pip install 'gitodb[bulk]'): {e}\n")
         return 128
+    if args.engine == "dask":
+        try:
+            import distributed  # noqa: F401
+
+            import gitodb.dask  # noqa: F401
+        except ImportError as e:
+            sys.stderr.write(f"fatal: --engine dask needs dask and distributed "
+                             f"(pip install 'gitodb[bulk,dask]'): {e}\n")
+            return 128
     options = Options(rev=args.rev, content_limit=args.content_limit, message=args.message)
     try:
         options.check(args.table)
@@ -121,14 +130,10 @@ def _run_local(args: Any, repos: list[str], options: Any) -> int:
 
 
 def _run_dask(args: Any, repos: list[str], options: Any) -> int:
-    try:
-        from distributed import Client, LocalCluster
+    from distributed import Client, LocalCluster
 
-        import gitodb.dask as gdask
-    except ImportError as e:
-        sys.stderr.write(f"fatal: --engine dask needs dask and distributed "
-                         f"(pip install 'gitodb[bulk,dask]'): {e}\n")
-        return 128
+    import gitodb.dask as gdask
+
     kwargs = {k: v for k, v in vars(options).items() if k in ("rev", "content_limit",
                                                               "message")}
     cluster = None
