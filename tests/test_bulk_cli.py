@@ -16,7 +16,7 @@ pq = pytest.importorskip("pyarrow.parquet")
 from bulk_repos import build_history, corrupt_copy, gitc  # noqa: E402
 from gitodb import bulk  # noqa: E402
 from gitodb.bulk.runner import progress_printer, run_local  # noqa: E402
-from gitodb.bulk.tasks import TMP_MARK, Task, data_path  # noqa: E402
+from gitodb.bulk.tasks import TMP_MARK, Task, data_path, temp_path  # noqa: E402
 from helpers import git, run_cli  # noqa: E402
 
 
@@ -152,13 +152,17 @@ def test_resume_after_an_interrupted_run(corpus: Path, tmp_path: Path) -> None:
     assert sum(t["status"] == "missing" for t in manifest["tasks"]) == len(repos) - 2
     # A run killed while writing leaves a temporary file: never taken as complete.
     victim = Task(repos[-1], "objects")
-    stale = Path(data_path(str(out), victim) + TMP_MARK + "99999")
+    stale = Path(temp_path(data_path(str(out), victim)).replace(str(os.getpid()), "99999"))
+    assert stale.name.startswith(".")
     stale.write_bytes(b"half a parquet file")
     summary = run_local(repos, "objects", str(out), jobs=2)
     assert summary.skipped == 1 and summary.done == len(repos) - 1   # the failed one again
     assert not stale.exists()
     assert not [p for p in (out / "objects").iterdir() if TMP_MARK in p.name]
     assert _read_dir(out / "objects") == _read_dir(clean / "objects")
+    # A partial file is hidden from readers of the directory even before a rerun.
+    stale.write_bytes(b"half a parquet file")
+    assert pq.read_table(out / "objects").num_rows == len(_read_dir(clean / "objects"))
     assert _read_dir(out / "errors" / "objects") == _read_dir(clean / "errors" / "objects")
 
 

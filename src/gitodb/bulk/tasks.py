@@ -149,6 +149,13 @@ def errors_path(out: str, task: Task) -> str:
     return posixpath.join(out, "errors", task.table, task.key + ".parquet")
 
 
+def temp_path(path: str) -> str:
+    """The temporary name ``path`` is written under: hidden (a leading dot), so that
+    readers of the directory (pyarrow datasets, Dask) never see a partial file."""
+    head, tail = os.path.split(path)
+    return os.path.join(head, f".{tail}{TMP_MARK}{os.getpid()}")
+
+
 class LocalStore:
     """Where output files go: a local directory (the default).  ``gitodb.dask`` has
     the same interface over fsspec, for any URL."""
@@ -174,7 +181,7 @@ class LocalStore:
 
     def write_text(self, path: str, text: str) -> None:
         """Write ``text`` to ``path`` through a temporary file and a rename."""
-        tmp = f"{path}{TMP_MARK}{os.getpid()}"
+        tmp = temp_path(path)
         with open(tmp, "w", encoding="utf-8") as f:
             f.write(text)
         os.replace(tmp, path)
@@ -190,7 +197,7 @@ class LocalStore:
     def write_parquet(self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
                       ) -> tuple[int, int]:
         """Write ``batches`` to ``path`` through a temporary file; ``(rows, bytes)``."""
-        tmp = f"{path}{TMP_MARK}{os.getpid()}"
+        tmp = temp_path(path)
         rows = 0
         try:
             with pq.ParquetWriter(tmp, sch, compression="zstd") as writer:
