@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from gitodb.errors import ObjectNotFoundError
+from gitodb.history.graph import CommitGraph
 from gitodb.history.revwalk import RevWalk
 from gitodb.history.treediff import diff_trees
 from gitodb.objects.commit import Commit
@@ -61,9 +62,48 @@ def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
 LISTED_PREFIXES = ("refs/heads/", "refs/tags/", "refs/remotes/")
 
 
+class _KeepingGraph(CommitGraph):
+    """The walk's commit graph, keeping each commit's content (up to ``limit`` bytes in
+    all) for the row that follows, so that a commit is read and inflated once."""
+
+    def __init__(self, repo: Repository, limit: int = 64 << 20) -> None:
+        super().__init__(repo)
+        self.kept: dict[bytes, bytes] = {}
+        self.room = limit
+        read = self.odb.read
+
+        def keeping_read(oid: bytes) -> tuple[str, bytes]:
+            type_name, data = read(oid)
+            if type_name == "commit" and self.room > len(data):
+                self.kept[oid] = data
+                self.room -= len(data)
+            return type_name, data
+
+        self.odb = _ReadThrough(self.odb, keeping_read)
+
+    def take(self, oid: bytes) -> bytes:
+        """The content of commit ``oid``: kept from the walk, or read again."""
+        data = self.kept.pop(oid, None)
+        if data is None:
+            return bytes(self.repo.odb.read(oid)[1])
+        self.room += len(data)
+        return data
+
+
+class _ReadThrough:
+    """An object database whose ``read`` is replaced (everything else passes through)."""
+
+    def __init__(self, odb: Any, read: Any) -> None:
+        self._odb = odb
+        self.read = read
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._odb, name)
+
+
 def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[bytes, int]]:
     """The walk and the ref bits of each starting commit (tags peeled by the walk)."""
-    walk = RevWalk(repo, order="topo")
+    walk = RevWalk(repo, order="topo", graph=_KeepingGraph(repo))
     names: list[str] = []
     tips: dict[bytes, int] = {}
     odb = repo.odb
@@ -128,14 +168,15 @@ def commit_rows(repo: Repository, repository: str, rev: str | None = None,
     """Rows of the ``commits`` table."""
     walk, ref_names, masks = _walk(repo, rev)
     names = _Names(ref_names)
-    odb = repo.odb
+    graph = walk.graph
+    assert isinstance(graph, _KeepingGraph)
     fmt = repo.object_format
     for node in walk.commits():
         oid = node.id
         mask = masks.pop(oid, 0)
         for p in node.parent_ids:
             masks[p] = masks.get(p, 0) | mask
-        commit = Commit(odb.read(oid)[1], fmt, oid)
+        commit = Commit(graph.take(oid), fmt, oid)
         msg = commit.message
         yield (repository, oid.hex(), commit.tree.hex(), [p.hex() for p in commit.parents],
                *_sig(commit.author), *_sig(commit.committer), subject(msg),
@@ -151,6 +192,8 @@ def change_rows(repo: Repository, repository: str, rev: str | None = None
     """Rows of the ``changes`` table: each commit against its first parent."""
     walk, _names_unused, _tips = _walk(repo, rev)
     graph = walk.graph
+    assert isinstance(graph, _KeepingGraph)
+    graph.room = 0   # the changes need the trees, not the commits' content
     for node in walk.commits():
         parent = node.parent_ids[0] if node.parent_ids else None
         old_tree = graph.node(parent).tree if parent is not None else None
