@@ -79,7 +79,7 @@ class _KeepingGraph(CommitGraph):
                 self.room -= len(data)
             return type_name, data
 
-        self.odb = _ReadThrough(self.odb, keeping_read)
+        self.odb = _ReadThrough(self.odb, keeping_read)  # type: ignore[assignment]
 
     def take(self, oid: bytes) -> bytes:
         """The content of commit ``oid``: kept from the walk, or read again."""
