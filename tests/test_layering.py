@@ -52,7 +52,7 @@ def test_only_compress_imports_zlib() -> None:
 
 #: The layers of docs/architecture.md, top first: each may import only those above it.
 LAYERS = ["types", "errors", "_native", "compress", "durable", "lockfile", "objects", "loose",
-          "pack", "reftable", "refs", "repo", "history", "cli"]
+          "pack", "reftable", "refs", "repo", "history", "bulk", "dask", "cli"]
 
 
 def gitodb_imports(source: str) -> list[tuple[int, str]]:

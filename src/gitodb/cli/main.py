@@ -44,6 +44,7 @@ COMMANDS = {
     "ls-tree": "ls_tree",
     "rev-list": "rev_list",
     "merge-base": "merge_base",
+    "bulk": "bulk",
 }
 
 PARSER = OptionParser("", [
