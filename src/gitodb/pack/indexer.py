@@ -61,6 +61,7 @@ from gitodb.errors import (
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.objects.headers import parse_headers
 from gitodb.objects.tree import parse_entries
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import encode_entry_header, parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import OFFSET32_LIMIT, write_index_v1, write_index_v2
@@ -70,8 +71,8 @@ PACK_SIGNATURE = b"PACK"
 PACK_HEADER_SIZE = 12
 
 # Keep inflated entries in memory (instead of inflating them again in pass 2)
-# up to this many bytes in total.
-DEFAULT_CACHE_BUDGET = 256 << 20
+# up to this many bytes in total: Git's core.deltaBaseCacheLimit, in the one cache.
+DEFAULT_CACHE_BUDGET = DEFAULT_DELTA_BASE_CACHE_LIMIT
 
 # With --threads > 1, fork resolver processes when there are at least this many
 # delta trees (fewer are not worth a fork); otherwise use threads.
@@ -162,7 +163,8 @@ class _Scan:
     ofs_children: dict[int, list[int]] = field(default_factory=dict)
     ref_children: dict[bytes, list[int]] = field(default_factory=dict)
     ref_base: dict[int, bytes] = field(default_factory=dict)
-    cache: dict[int, bytes] = field(default_factory=dict)
+    # Inflated entries by entry number, kept from the scan for the resolve pass.
+    cache: DeltaBaseCache = field(default_factory=DeltaBaseCache)
 
 
 class PackIndexer:
@@ -266,12 +268,11 @@ class PackIndexer:
         rawsz = fmt.rawsz
         count = self._read_header()
         end_of_entries = len(buf) - rawsz
-        st = _Scan(self.path, buf, fmt)
+        st = _Scan(self.path, buf, fmt, cache=DeltaBaseCache(self.cache_budget))
         offsets, ends, starts = st.offsets, st.ends, st.data_starts
         types, sizes, crcs, oids = st.types, st.sizes, st.crcs, st.oids
         ofs_children, ref_children, ref_base = st.ofs_children, st.ref_children, st.ref_base
-        cache = st.cache
-        budget = self.cache_budget
+        keep = st.cache.put
         crc32 = compress.crc32
         new_hash = _hasher_for(fmt)
         prefixes = _TYPE_PREFIX
@@ -349,9 +350,7 @@ class PackIndexer:
                         check(type_num, data, oid, offset)
                 else:
                     oids.append(None)
-                if budget >= size:
-                    cache[i] = data
-                    budget -= size
+                keep(i, type_num, data)
                 pos = end
                 if progress is not None:
                     progress(title, i + 1, count, False)
@@ -373,9 +372,8 @@ class PackIndexer:
                             "checksum does not match the content", path=self.path,
                             offset=end_of_entries)
         # Keep cached data only for deltas and for objects that are delta bases.
-        for i in [i for i in cache if oids[i] is not None]:
-            if offsets[i] not in ofs_children and oids[i] not in ref_children:
-                del cache[i]
+        st.cache.discard_if(lambda i: oids[i] is not None and offsets[i] not in ofs_children
+                            and oids[i] not in ref_children)
         if progress is not None:
             progress(title, count, count, True)
         return st
@@ -451,7 +449,7 @@ class PackIndexer:
             st.sizes.append(len(data))
             st.crcs.append(compress.crc32(entry))
             st.oids.append(base_oid)
-            st.cache[idx] = data
+            st.cache.put(idx, type_num, data)
             if self.object_check is not None:
                 self.object_check(type_num, data, base_oid, offset)
             resolver.add_entry(type_num, len(data))
@@ -496,9 +494,9 @@ class _Resolver:
     def _data(self, i: int) -> bytes:
         """The inflated data of entry ``i``: from the scan's cache, else inflated again."""
         st = self.st
-        data = st.cache.pop(i, None)
-        if data is not None:
-            return data
+        hit = st.cache.pop(i)
+        if hit is not None:
+            return hit[1]
         start = st.data_starts[i]
         try:
             return compress.inflate(st.buf[start:st.ends[i]], st.sizes[i])
@@ -654,27 +652,32 @@ class _Resolver:
         done = 0
 
         ofs_pop, ref_pop = ofs_children.pop, ref_children.pop
-        cache_pop = st.cache.pop
         prefixes = _TYPE_PREFIX
 
         root_kids = ofs_pop(offsets[root], None) or []
         by_ref = ref_pop(oids[root], None)  # type: ignore[arg-type]
         if by_ref:
             root_kids = root_kids + by_ref
-        # Stack of (base data, base index, iterator over its remaining children).
+        # Stack of [base data, base index, its children, index of the next child].
         # A node's children are handled in one loop; the loop breaks to descend
-        # into a child that has children itself, so memory holds one chain only.
-        stack = [(data_of(root), root, iter(root_kids))]
+        # into a child that has children itself.  A node whose last child is being
+        # descended into leaves the stack first, so a chain (the common shape: each
+        # version a delta on the one before) holds one base, not the whole chain.
+        stack: list[list[Any]] = [[data_of(root), root, root_kids, 0]]
         while stack:
-            base_data, base_i, kids = stack[-1]
+            top = stack[-1]
+            base_data, base_i, kids = top[0], top[1], top[2]
             type_num = real_types[base_i]
             prefix = prefixes[type_num]
             depth = depths[base_i] + 1
-            for child in kids:
-                delta = cache_pop(child, None)
-                if delta is None:
-                    delta = data_of(child)
+            nkids = len(kids)
+            k = top[3]
+            while k < nkids:
+                child = kids[k]
+                k += 1
+                delta = data_of(child)
                 result = apply_delta(base_data, delta, path=path, offset=offsets[child])
+                del delta
                 size = len(result)
                 h = new_hash(prefix + b"%d\0" % size)
                 h.update(result)
@@ -698,7 +701,12 @@ class _Resolver:
                 if by_ref:
                     grandkids = grandkids + by_ref if grandkids else by_ref
                 if grandkids:
-                    stack.append((result, child, iter(grandkids)))
+                    if k >= nkids:
+                        stack.pop()  # nothing left to build on this base
+                    else:
+                        top[3] = k
+                    base_data = top = None  # type: ignore[assignment]
+                    stack.append([result, child, grandkids, 0])
                     break
             else:
                 stack.pop()
@@ -904,6 +912,8 @@ class IndexPackOptions:
     progress: Progress | None = None
     progress_title: str | None = None
     compression_level: int = 1       # for bases appended by fix_thin
+    #: core.deltaBaseCacheLimit: bounds the inflated entries kept between the passes
+    delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT
 
 
 @dataclass
@@ -945,7 +955,8 @@ def index_buffer(buf: bytes | mmap.mmap, fmt: ObjectFormat, opts: IndexPackOptio
                           progress_title=opts.progress_title or title,
                           fix_thin=opts.fix_thin, base_lookup=lookup,
                           compression_level=opts.compression_level,
-                          object_check=_both(checker, collision))
+                          object_check=_both(checker, collision),
+                          cache_budget=opts.delta_base_cache_limit)
     result = indexer.run()
     if checker is not None:
         checker.finish(result.oids, contains)

@@ -19,7 +19,6 @@ import mmap
 import os
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -35,6 +34,7 @@ from gitodb.errors import (
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
@@ -46,65 +46,17 @@ try:
 except ImportError:  # built without a C compiler
     _gather_u64 = _scan_headers = None
 
-DEFAULT_DELTA_BASE_CACHE_LIMIT = 96 * 1024 * 1024
 PACK_SIGNATURE = b"PACK"
 _PACK_HEADER_LEN = 12
 # Largest output needed to read a delta's two size varints (10 bytes each at most).
 _DELTA_HEADER_MAX = 20
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
 _MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
-# Key space per pack in the shared cache: offsets below 2**44 (16 TiB) never collide.
-_KEY_STRIDE = 1 << 44
 
 # Reads the full object with this id from elsewhere (another pack, loose, an
 # alternate); used for REF_DELTA bases outside this pack.
 ExternalReader = Callable[[bytes], tuple[int, bytes]]
 ExternalTypeReader = Callable[[bytes], int]
-
-
-class DeltaBaseCache:
-    """Reconstructed objects keyed by an int (pack key + offset), least recently used out.
-
-    ``limit`` bounds the total size of the cached data in bytes.  An ``OrderedDict``
-    keeps eviction O(1): a plain dict's "first key" is found by scanning past the
-    holes that deleted entries leave, which turns eviction quadratic.
-    """
-
-    def __init__(self, limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
-        self.limit = limit
-        self.size = 0
-        self.entries: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
-        self._next_key = 0
-
-    def new_pack_key(self) -> int:
-        """Reserve a key range for one more pack."""
-        self._next_key += _KEY_STRIDE
-        return self._next_key
-
-    def get(self, key: int) -> tuple[int, bytes] | None:
-        """Return the cached ``(type_number, data)`` and mark it most recently used."""
-        hit = self.entries.get(key)
-        if hit is not None:
-            self.entries.move_to_end(key)
-        return hit
-
-    def put(self, key: int, type_num: int, data: bytes) -> None:
-        """Cache ``data``; evict least recently used entries beyond the limit."""
-        n = len(data)
-        entries = self.entries
-        if n > self.limit or key in entries:
-            return
-        entries[key] = (type_num, data)
-        self.size += n
-        if self.size > self.limit:
-            popitem = entries.popitem
-            while self.size > self.limit:
-                self.size -= len(popitem(last=False)[1][1])
-
-    def clear(self) -> None:
-        """Drop everything."""
-        self.entries.clear()
-        self.size = 0
 
 
 class PackFile:
@@ -246,19 +198,14 @@ class PackFile:
         rev = self.rev_order
         oids = self.idx.oid_list()
         cache = self.cache
-        entries = cache.entries
-        get_cached = entries.get
-        touch = entries.move_to_end
-        evict = entries.popitem
-        limit = cache.limit
+        get_cached = cache.get
+        put = cache.put
         kb = self.key_base
         inflate = compress.inflate
         n = len(so)
         data_end = self.data_end
         ratio = _MAX_INFLATE_RATIO
         min_base = _PACK_HEADER_LEN
-        # The delta-base cache is updated inline (what DeltaBaseCache.put does): this
-        # loop runs once per object and a method call per object is measurable.
         for k in range(n):
             off = so[k]
             end = so[k + 1] if k + 1 < n else data_end
@@ -273,7 +220,6 @@ class PackFile:
                     t, data = self.read_at(off)
                     yield oids[rev[k]], off, t, data
                     continue
-                touch(base_key)
                 try:
                     delta = inflate(buf[start:end], size)
                 except CompressionError as e:
@@ -294,13 +240,8 @@ class PackFile:
                 t, data = self.read_at(off)
                 yield oids[rev[k]], off, t, data
                 continue
-            key = kb + off
-            if size <= limit and key not in entries:
-                entries[key] = (t, data)
-                cache.size += size
-                if cache.size > limit:
-                    while cache.size > limit:
-                        cache.size -= len(evict(last=False)[1][1])
+            # Accounted by len(data) inside put(): for a delta, ``size`` is the delta's.
+            put(kb + off, t, data)
             yield oids[rev[k]], off, t, data
 
     def headers_by_position(self) -> tuple[bytearray, array]:
@@ -395,7 +336,7 @@ class PackFile:
     def read_at(self, offset: int) -> tuple[int, bytes]:
         """Return ``(type_number, data)`` of the object whose entry starts at ``offset``."""
         cache = self.cache
-        entries = cache.entries
+        get_cached = cache.get
         kb = self.key_base
         buf = self.buf
         path = self.path
@@ -409,9 +350,8 @@ class PackFile:
         size = 0
         try:
             while True:
-                hit = entries.get(kb + off)
+                hit = get_cached(kb + off)
                 if hit is not None:
-                    entries.move_to_end(kb + off)
                     type_num, data = hit
                     break
                 if off < _PACK_HEADER_LEN or off >= data_end:

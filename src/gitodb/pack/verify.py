@@ -14,6 +14,7 @@ import os
 
 from gitodb.errors import PackError
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import IDX_V2_MAGIC, OFFSET32_LIMIT, PackIndex
 from gitodb.pack.indexer import (
     IndexPackOptions,
@@ -35,12 +36,15 @@ def pack_name_for(arg: str) -> str:
 
 def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | None = None,
                       threads: int = 0, rev_index: bool = False,
-                      report: bool = False) -> PackIndexResult:
+                      report: bool = False,
+                      delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT,
+                      ) -> PackIndexResult:
     """Index ``pack_path`` and check its stored ``.idx`` (and ``.rev``) against the result.
 
     Raises ``PackError`` naming the file and what differs.  With ``report``, the
     result is returned even when the index differs, with the error attached as
     ``result.index_error`` (verify-pack prints its statistics before failing).
+    ``delta_base_cache_limit`` (``core.deltaBaseCacheLimit``) bounds what is kept.
     """
     if not pack_path.endswith(".pack"):
         raise PackError(f"packfile name '{pack_path}' does not end with '.pack'")
@@ -55,7 +59,8 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
     version = 2 if stored[:4] == IDX_V2_MAGIC else 1
     m, _size = map_file(pack_path)
     try:
-        result = index_buffer(m, fmt, IndexPackOptions(threads=threads), pack_path,
+        result = index_buffer(m, fmt, IndexPackOptions(
+            threads=threads, delta_base_cache_limit=delta_base_cache_limit), pack_path,
                                "Indexing objects", None, None)
     finally:
         close_map(m)
@@ -144,11 +149,12 @@ def format_stats(result: PackIndexResult, stat_only: bool = False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0) -> PackIndexResult:
+def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0,
+                delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> PackIndexResult:
     """Verify the pack named by ``arg`` (``x.idx``, ``x.pack`` or ``x``); raise on damage."""
     pack_path = pack_name_for(arg)
     index_path = pack_path[:-5] + ".idx"
     if not os.path.exists(pack_path):
         raise PackError(f"Cannot open existing pack file '{index_path}'")
     return index_pack_verify(pack_path, fmt, index_path=index_path, threads=threads,
-                             report=True)
+                             report=True, delta_base_cache_limit=delta_base_cache_limit)

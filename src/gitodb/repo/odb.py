@@ -34,8 +34,9 @@ from gitodb.objects.format import ObjectFormat, as_oid
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.reader import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PackFile
+from gitodb.pack.reader import PackFile
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
