@@ -33,9 +33,9 @@ from gitodb.objects.tree import Tree
 from gitodb.repo.revparse import MissingPathError, resolve_full
 
 try:
-    from gitodb.pack._cdelta import check_lines as _check_lines
+    from gitodb._native import check_lines as _check_lines
 except ImportError:  # built without a C compiler
-    _check_lines = None
+    _check_lines = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context

@@ -26,6 +26,7 @@ from gitodb import compress
 from gitodb.errors import (
     CompressionError,
     DeltaError,
+    GitodbError,
     ObjectNotFoundError,
     OutOfMemoryError,
     PackError,
@@ -38,18 +39,23 @@ from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.rev import compute_rev_order, load_rev
+from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 
 try:
-    from gitodb.pack._cdelta import gather_u64 as _gather_u64
-    from gitodb.pack._cdelta import scan_headers as _scan_headers
+    from gitodb._native import gather_u64 as _gather_u64
+    from gitodb._native import scan_headers as _scan_headers
 except ImportError:  # built without a C compiler
-    _gather_u64 = _scan_headers = None
+    _gather_u64 = _scan_headers = None  # type: ignore[assignment]
 
 PACK_SIGNATURE = b"PACK"
 _PACK_HEADER_LEN = 12
 # Largest output needed to read a delta's two size varints (10 bytes each at most).
 _DELTA_HEADER_MAX = 20
+# Entries up to this size are inflated from a window when their exact span is not
+# known yet (see PackFile._end_for); allocating this much needs no plausibility check.
+_WINDOW_MAX = 64 * 1024
+# Bytes of a delta's zlib stream read for its header when its end is not known yet.
+_HEAD_WINDOW = 4096
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
 _MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
 
@@ -79,7 +85,6 @@ class PackFile:
         self._external = external_reader
         self._external_type = external_type
         self._open_pack()
-        self.offsets = self.idx.offsets
         self._types: dict[int, int] = {}
         self._routing: object = None
         self._head_decompressobj: Any = None
@@ -87,6 +92,9 @@ class PackFile:
         self._sorted_offsets: array | None = None
         self._rev_order: array | None = None
         self._rev_from_file = False
+        # The .rev mapped for point lookups (bisected, never read whole); False once
+        # it proved unusable (then the order is computed or loaded in full).
+        self._rev_map: memoryview | bool | None = None
 
     def _open_pack(self) -> None:
         path = self.path
@@ -118,6 +126,11 @@ class PackFile:
         self.size = size
 
     # -- layout --------------------------------------------------------------
+    @property
+    def offsets(self) -> array:
+        """Pack offsets of every entry in index (id) order (decoded on first use)."""
+        return self.idx.offsets
+
     @property
     def count(self) -> int:
         """Number of objects in the pack."""
@@ -157,18 +170,91 @@ class PackFile:
         return self._sorted_offsets
 
     def entry_end(self, offset: int) -> int:
-        """Offset just past the entry at ``offset`` (the next entry or the trailer)."""
+        """Offset just past the entry at ``offset`` (the next entry or the trailer).
+
+        Bisects the mapped ``.rev`` when the offsets in pack order are not built yet
+        (a point lookup costs O(log n), no O(n) set-up); without a usable ``.rev``
+        the order is computed once.
+        """
+        if self._sorted_offsets is None:
+            k = self._rev_position(offset)
+            if k is not None:
+                return self._rev_offset(k + 1) if k + 1 < self.idx.count else self.data_end
         so = self.sorted_offsets
         j = bisect_right(so, offset)
         return so[j] if j < len(so) else self.data_end
 
+    def _end_for(self, offset: int, pos: int, size: int) -> tuple[int, bool]:
+        """Where the zlib data of the entry at ``offset`` (starting at ``pos``) ends.
+
+        ``(end, exact)``: a small entry, when the pack-order offsets are not built,
+        gets a window that holds any sane stream of ``size`` bytes (one-shot inflate
+        ignores what follows the stream); on failure the caller retries with the
+        exact end.  Large entries need the exact span: their declared size is
+        checked against it before anything is allocated.
+        """
+        if self._sorted_offsets is None and size <= _WINDOW_MAX:
+            return min(self.data_end, pos + size + (size >> 3) + 64), False
+        return self.entry_end(offset), True
+
+    def _load_rev_map(self) -> memoryview | None:
+        """The ``.rev`` mapped, header and trailer checked; None when absent or unusable."""
+        m = self._rev_map
+        if m is None:
+            m = self._rev_map = False
+            got = map_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum)
+            if got is not None:
+                m = self._rev_map = got
+        return m if m is not False else None  # type: ignore[return-value]
+
+    def _rev_offset(self, k: int) -> int:
+        m = self._rev_map
+        assert isinstance(m, memoryview)
+        pos = int.from_bytes(m[12 + 4 * k:16 + 4 * k], "big")
+        if pos >= self.idx.count:
+            raise _RevUnusable
+        return self.idx.offset_at(pos)
+
+    def _rev_position(self, offset: int) -> int | None:
+        """The pack-order position of the entry at ``offset`` by bisecting the ``.rev``.
+
+        None if there is no usable ``.rev`` or no entry starts there (callers then
+        use the full order, which also reports a damaged ``.rev`` as Git does).
+        """
+        if self._load_rev_map() is None:
+            return None
+        lo, hi = 0, self.idx.count
+        try:
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                at = self._rev_offset(mid)
+                if at == offset:
+                    # A sorted order is what makes the bisection right: check the step.
+                    if (mid + 1 < self.idx.count and self._rev_offset(mid + 1) <= at) or (
+                            mid and self._rev_offset(mid - 1) >= at):
+                        raise _RevUnusable
+                    return mid
+                if at < offset:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        except _RevUnusable:
+            self._rev_map = False
+        return None
+
     def find(self, oid: bytes) -> int:
         """The pack offset of ``oid``, or -1 if this pack does not hold it."""
         i = self.idx.find(oid)
-        return self.offsets[i] if i >= 0 else -1
+        return self.idx.offset_at(i) if i >= 0 else -1
 
     def oid_at_offset(self, offset: int) -> bytes:
         """The id of the entry that starts at ``offset``."""
+        if self._sorted_offsets is None:
+            k = self._rev_position(offset)
+            if k is not None:
+                m = self._rev_map
+                assert isinstance(m, memoryview)
+                return self.idx.oid_at(int.from_bytes(m[12 + 4 * k:16 + 4 * k], "big"))
         so = self.sorted_offsets
         j = bisect_left(so, offset)
         if j >= len(so) or so[j] != offset:
@@ -335,14 +421,33 @@ class PackFile:
 
     def read_at(self, offset: int) -> tuple[int, bytes]:
         """Return ``(type_number, data)`` of the object whose entry starts at ``offset``."""
+        try:
+            return self._read_at(offset, True)
+        except _RetryExact:
+            return self._read_at(offset, False)
+
+    def _inflate_entry(self, off: int, pos: int, size: int, windowed: bool) -> bytes:
+        """Inflate the ``size`` bytes of the entry at ``off`` (zlib data from ``pos``)."""
+        if windowed:
+            end, exact = self._end_for(off, pos, size)
+        else:
+            end, exact = self.entry_end(off), True
+        if exact and size > compress.max_inflated_size(end - pos):
+            self._impossible_size(off, size, end - pos)
+        try:
+            return compress.inflate(self.buf[pos:end], size)
+        except CompressionError:
+            if not exact:
+                raise _RetryExact from None
+            raise
+
+    def _read_at(self, offset: int, windowed: bool) -> tuple[int, bytes]:
         cache = self.cache
         get_cached = cache.get
         kb = self.key_base
         buf = self.buf
         path = self.path
-        inflate = compress.inflate
-        so = self.sorted_offsets
-        nso = len(so)
+        inflate_entry = self._inflate_entry
         data_end = self.data_end
         chain: list[tuple[int, int, int]] = []
         seen: set[int] | None = None
@@ -359,12 +464,8 @@ class PackFile:
                 type_num, size, hlen = parse_entry_header(buf, off, path)
                 pos = off + hlen
                 if 0 < type_num < 5:
-                    j = bisect_right(so, off)
-                    end = so[j] if j < nso else data_end
-                    if size > compress.max_inflated_size(end - pos):
-                        self._impossible_size(off, size, end - pos)
                     at = off
-                    data = inflate(buf[pos:end], size)
+                    data = inflate_entry(off, pos, size, windowed)
                     # Cache full trees and blobs too: in pack order their deltas follow.
                     if chain or type_num == 2 or type_num == 3:
                         cache.put(kb + off, type_num, data)
@@ -385,7 +486,7 @@ class PackFile:
                         break
                     if seen is None:
                         seen = {c[0] for c in chain}
-                    off = self.offsets[base_pos]
+                    off = self.idx.offset_at(base_pos)
                     if off in seen:
                         raise DeltaError("REF_DELTA chain forms a cycle", path=path,
                                          offset=chain[-1][0])
@@ -396,13 +497,9 @@ class PackFile:
             # Apply the deltas from the base towards the wanted object.
             for i in range(len(chain) - 1, -1, -1):
                 doff, dstart, dsize = chain[i]
-                j = bisect_right(so, doff)
-                end = so[j] if j < nso else data_end
-                if dsize > compress.max_inflated_size(end - dstart):
-                    self._impossible_size(doff, dsize, end - dstart)
                 size = dsize
                 at = doff
-                delta = inflate(buf[dstart:end], dsize)
+                delta = inflate_entry(doff, dstart, dsize, windowed)
                 size = -1  # building the delta's result
                 data = apply_delta(data, delta, path=path, offset=doff)
                 # Every result may be the base of a later delta (and is, in pack order).
@@ -497,7 +594,7 @@ class PackFile:
                         raise DeltaError(f"delta base {base_oid.hex()} is missing", path=path,
                                          offset=off) from None
                     break
-                off = self.offsets[base_pos]
+                off = self.idx.offset_at(base_pos)
             else:
                 raise PackError(f"pack entry has invalid type {t}", path=path, offset=off)
         types[off] = t
@@ -529,10 +626,16 @@ class PackFile:
         base_type = self._types.get(offset)
         if base_type is None:
             base_type = self.type_at(offset)
-        so = self.sorted_offsets
-        j = bisect_right(so, offset)
-        end = so[j] if j < len(so) else self.data_end
-        return base_type, self._delta_result_size(buf[pos:end], offset)
+        if self._sorted_offsets is None:
+            # A delta's header is in the first bytes of its stream: a short window
+            # does; the exact end (a .rev bisection) only if that was not enough.
+            end = min(self.data_end, pos + _HEAD_WINDOW)
+            try:
+                return base_type, self._delta_result_size(buf[pos:end], offset)
+            except GitodbError:
+                if end == self.data_end:
+                    raise
+        return base_type, self._delta_result_size(buf[pos:self.entry_end(offset)], offset)
 
     def _head_inflater(self) -> tuple[Callable[[], Any], Any]:
         """A raw streaming decompressor factory of the active backend, and its errors.
@@ -594,7 +697,20 @@ class PackFile:
             self._map.close()
         except BufferError:
             pass
+        if isinstance(self._rev_map, memoryview):
+            m = self._rev_map.obj
+            self._rev_map.release()
+            m.close()  # type: ignore[attr-defined]
+            self._rev_map = None
         self.idx.close()
+
+
+class _RetryExact(Exception):
+    """A windowed inflate failed: read again with every entry's exact span."""
+
+
+class _RevUnusable(Exception):
+    """The mapped ``.rev`` holds a position out of range or out of order."""
 
 
 def _increasing(values: array) -> bool:

@@ -268,7 +268,10 @@ class ObjectDatabase:
                 if pack_path in self._pack_paths:
                     continue
                 try:
+                    # As Git: opening a pack checks the index's layout, not its checksum
+                    # (hashing the whole .idx is O(n) per pack; fsck/verify-pack do it).
                     pack = PackFile(pack_path, self.fmt, cache=self.cache,
+                                    verify_index_checksum=False,
                                     external_reader=self._read_external_base,
                                     external_type=self._external_base_type)
                 except PackError as e:
