@@ -20,7 +20,6 @@ import os
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from gitodb import compress
 from gitodb.errors import (
@@ -86,9 +85,6 @@ class PackFile:
         self._external_type = external_type
         self._open_pack()
         self._types: dict[int, int] = {}
-        self._routing: object = None
-        self._head_decompressobj: Any = None
-        self._head_errors: tuple[type[BaseException], ...] = ()
         self._sorted_offsets: array | None = None
         self._rev_order: array | None = None
         self._rev_from_file = False
@@ -350,15 +346,15 @@ class PackFile:
         ends.frombytes(ends_raw)
         buf = self.buf
         offsets = self.offsets
-        decompressobj, errors = self._head_inflater()
+        inflate_head = compress.inflate_head
         for p in [p for p, kind in enumerate(kinds) if kind > 4]:
             if not types[p]:  # REF_DELTA: the base is found by id
                 types[p] = self.type_at(offsets[p])
             try:
-                head = decompressobj().decompress(buf[starts[p]:ends[p]], _DELTA_HEADER_MAX)
+                head = inflate_head(buf[starts[p]:ends[p]], _DELTA_HEADER_MAX)
                 sizes[p] = delta_sizes(head)[1]
-            except errors as e:
-                raise PackError(f"corrupt pack entry: corrupt zlib stream: {e}", path=self.path,
+            except CompressionError as e:
+                raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
                                 offset=offsets[p]) from None
             except DeltaError as e:
                 raise DeltaError(e.message, path=self.path, offset=offsets[p]) from None
@@ -637,26 +633,12 @@ class PackFile:
                     raise
         return base_type, self._delta_result_size(buf[pos:self.entry_end(offset)], offset)
 
-    def _head_inflater(self) -> tuple[Callable[[], Any], Any]:
-        """A raw streaming decompressor factory of the active backend, and its errors.
-
-        A delta header needs at most 20 output bytes, not a full Inflater per entry.
-        """
-        routing = compress.routing()
-        if routing is not self._routing:
-            stream = routing.backend("inflate-head")
-            self._routing = routing
-            self._head_decompressobj = stream.decompressobj
-            self._head_errors = stream.stream_errors
-        return self._head_decompressobj, self._head_errors
-
     def _delta_result_size(self, zdata: memoryview, offset: int) -> int:
         """The result size a delta declares, inflating only its first bytes."""
-        decompressobj, errors = self._head_inflater()
         try:
-            head = decompressobj().decompress(zdata, _DELTA_HEADER_MAX)
-        except errors as e:
-            raise PackError(f"corrupt pack entry: corrupt zlib stream: {e}", path=self.path,
+            head = compress.inflate_head(zdata, _DELTA_HEADER_MAX)
+        except CompressionError as e:
+            raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
                             offset=offset) from None
         try:
             return delta_sizes(head)[1]
