@@ -24,7 +24,7 @@ from gitodb.errors import ConfigError, ObjectNotFoundError, PackError, Repositor
 from gitodb.objects import SHA1, format_by_name
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import OFFSET32_LIMIT
-from gitodb.pack.indexer import (
+from gitodb.pack.index_write import (
     IndexPackOptions,
     index_pack_file,
     index_pack_stream,

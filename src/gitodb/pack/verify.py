@@ -16,13 +16,8 @@ from gitodb.errors import PackError
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import IDX_V2_MAGIC, OFFSET32_LIMIT, PackIndex
-from gitodb.pack.indexer import (
-    IndexPackOptions,
-    PackIndexResult,
-    close_map,
-    index_buffer,
-    map_file,
-)
+from gitodb.pack.index_write import IndexPackOptions, close_map, index_buffer, map_file
+from gitodb.pack.indexer import PackIndexResult
 
 
 def pack_name_for(arg: str) -> str:
