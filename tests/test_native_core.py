@@ -47,6 +47,7 @@ def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reader_module, "parse_ofs_distance",
                         entry_module.parse_ofs_distance_python)
     monkeypatch.setattr(reader_module, "_scan_headers", None)
+    monkeypatch.setattr(reader_module, "_walk_pack", None)
     monkeypatch.setattr(reader_module, "_gather_u64", None)
     monkeypatch.setattr(rev_module, "_c_rev_order", None)
     monkeypatch.setattr(idx_module, "_find_oid", None)

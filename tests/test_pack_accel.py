@@ -42,7 +42,6 @@ def test_check_lines_match_python_formatting(tmp_path: Path, object_format: str)
     from array import array
 
     from gitodb._native import check_lines
-
     from helpers import git
 
     fmt = SHA1 if object_format == "sha1" else SHA256

@@ -44,3 +44,9 @@ def check_lines(oids: list[bytes], types: _Buffer, sizes: _Buffer,
                 positions: _Buffer | None, /) -> bytes: ...
 def find_oid(table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int,
              oid: _Buffer, /) -> int: ...
+def walk_pack(buf: _Buffer, sorted_offsets: _Buffer, k: int, data_end: int,
+              inflate: Callable[[memoryview, int], bytes],
+              cache_get: Callable[[int], tuple[int, bytes] | None],
+              cache_put: Callable[[int, int, bytes], None], key_base: int,
+              max_items: int, max_bytes: int, /
+              ) -> tuple[int, list[tuple[int, int, bytes | None]]]: ...

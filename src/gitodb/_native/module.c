@@ -294,7 +294,8 @@ PyInit__native(void)
     m = PyModule_Create(&native_module);
     if (!m)
         return NULL;
-    if (PyModule_AddFunctions(m, gdc_pack_methods) < 0) {
+    if (PyModule_AddFunctions(m, gdc_pack_methods) < 0
+        || PyModule_AddFunctions(m, gdc_walk_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }

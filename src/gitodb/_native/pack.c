@@ -26,8 +26,8 @@
 
 #include "pack.h"
 
-static int
-read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out)
+int
+gdc_read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out)
 {
     const unsigned char *p = *pp;
     unsigned long long value = 0;
@@ -53,8 +53,8 @@ read_size(const unsigned char **pp, const unsigned char *end, unsigned long long
 
 /* Walk the opcodes; copy into out when it is not NULL.  Returns NULL or an error text
    (in msg when it has numbers: the same words as the Python reference). */
-static const char *
-run_opcodes(const unsigned char *p, const unsigned char *end, const unsigned char *base,
+const char *
+gdc_run_opcodes(const unsigned char *p, const unsigned char *end, const unsigned char *base,
             unsigned long long base_len, unsigned long long dst_size, unsigned char *out,
             unsigned long long *produced_out, char *msg, size_t msglen)
 {
@@ -116,7 +116,7 @@ apply_delta(PyObject *self, PyObject *args)
         return NULL;
     const unsigned char *p = delta.buf;
     const unsigned char *end = p + delta.len;
-    if (read_size(&p, end, &src_size) || read_size(&p, end, &dst_size)) {
+    if (gdc_read_size(&p, end, &src_size) || gdc_read_size(&p, end, &dst_size)) {
         err = "delta header truncated or too long";
     } else if (src_size != (unsigned long long)base.len) {
         snprintf(msg, sizeof(msg), "delta base size mismatch: delta says %llu, base has %zd",
@@ -124,7 +124,7 @@ apply_delta(PyObject *self, PyObject *args)
         err = msg;
     } else {
         Py_BEGIN_ALLOW_THREADS
-        err = run_opcodes(p, end, base.buf, base.len, dst_size, NULL, &produced, msg,
+        err = gdc_run_opcodes(p, end, base.buf, base.len, dst_size, NULL, &produced, msg,
                           sizeof(msg));
         Py_END_ALLOW_THREADS
         if (!err && produced != dst_size) {
@@ -138,7 +138,7 @@ apply_delta(PyObject *self, PyObject *args)
         if (result) {
             unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
             Py_BEGIN_ALLOW_THREADS
-            run_opcodes(p, end, base.buf, base.len, dst_size, out, &produced, msg, sizeof(msg));
+            gdc_run_opcodes(p, end, base.buf, base.len, dst_size, out, &produced, msg, sizeof(msg));
             Py_END_ALLOW_THREADS
         }
     } else {
@@ -283,7 +283,7 @@ delta_sizes(PyObject *self, PyObject *arg)
     const unsigned char *p = view.buf;
     const unsigned char *end = p + view.len;
     unsigned long long src, dst;
-    int bad = read_size(&p, end, &src) || read_size(&p, end, &dst);
+    int bad = gdc_read_size(&p, end, &src) || gdc_read_size(&p, end, &dst);
     Py_ssize_t used = p - (const unsigned char *)view.buf;
     PyBuffer_Release(&view);
     if (bad)

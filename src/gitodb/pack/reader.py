@@ -43,8 +43,9 @@ from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 try:
     from gitodb._native import gather_u64 as _gather_u64
     from gitodb._native import scan_headers as _scan_headers
+    from gitodb._native import walk_pack as _walk_pack
 except ImportError:  # built without a C compiler
-    _gather_u64 = _scan_headers = None  # type: ignore[assignment]
+    _gather_u64 = _scan_headers = _walk_pack = None  # type: ignore[assignment]
 
 PACK_SIGNATURE = b"PACK"
 _PACK_HEADER_LEN = 12
@@ -53,6 +54,9 @@ _DELTA_HEADER_MAX = 20
 # Entries up to this size are inflated from a window when their exact span is not
 # known yet (see PackFile._end_for); allocating this much needs no plausibility check.
 _WINDOW_MAX = 64 * 1024
+# The native walk hands back at most this many entries / bytes of results at a time.
+_WALK_ITEMS = 256
+_WALK_BYTES = 4 << 20
 # Bytes of a delta's zlib stream read for its header when its end is not known yet.
 _HEAD_WINDOW = 4096
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
@@ -274,6 +278,31 @@ class PackFile:
         still in the cache, so each object costs one inflate (plus one delta
         application).  Anything unusual falls back to ``read_at``.
         """
+        if _walk_pack is None:
+            yield from self._iter_objects_python()
+            return
+        # The per-entry loop runs in the native core (_native/walk.c), on the
+        # inflate the compression layer chose and the one cache's own get/put;
+        # anything unusual comes back as a fallback that read_at handles.
+        so = self.sorted_offsets
+        rev = self.rev_order
+        oids = self.idx.oid_list()
+        cache = self.cache
+        walk = _walk_pack
+        read_at = self.read_at
+        n = len(so)
+        k = 0
+        while k < n:
+            k, items = walk(self.buf, so, k, self.data_end, compress.inflate, cache.get,
+                            cache.put, self.key_base, _WALK_ITEMS, _WALK_BYTES)
+            for j, t, got in items:
+                off = so[j]
+                if got is None:
+                    t, got = read_at(off)
+                yield oids[rev[j]], off, t, got
+
+    def _iter_objects_python(self) -> Iterator[tuple[bytes, int, int, bytes]]:
+        """``iter_objects`` in Python: the native walk's reference and fallback."""
         buf = self.buf
         path = self.path
         so = self.sorted_offsets
