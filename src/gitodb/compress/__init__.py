@@ -56,7 +56,7 @@ from typing import Any
 
 from gitodb.errors import CompressionError
 
-from . import selection
+from . import calibrate, selection
 from .backends.base import GIT_LEVELS, Backend, Buffer, PrefixContext
 from .backends.ops import corrupt, make_head
 
@@ -133,7 +133,8 @@ def set_backend(name: str | None) -> None:
     global _routing, inflate, inflate_prefix, inflate_head, deflate, crc32, crc32_combine
     if name is None:
         name = os.environ.get(ENV_VAR) or "auto"
-    r = selection.route(name)
+    calibrated = _calibration() if name == "auto" else None
+    r = selection.route(name, calibrated, calibrate.summary)
     # Bind straight to the backend's functions: no per-call dispatch.
     inflate = r.backend("inflate").inflate
     inflate_prefix = r.backend("inflate-prefix").inflate_prefix
@@ -145,6 +146,24 @@ def set_backend(name: str | None) -> None:
     crc32 = r.backend("crc32").crc32
     crc32_combine = r.backend("crc32").crc32_combine
     _routing = r
+
+
+def _calibration() -> dict[str, Any] | None:
+    """The stored ``gitodb calibrate`` record ``auto`` follows, if any (read once)."""
+    global _calibrated
+    if _calibrated is False:
+        _calibrated = calibrate.load()
+    return _calibrated  # type: ignore[return-value]
+
+
+_calibrated: dict[str, Any] | None | bool = False
+
+
+def reload_calibration() -> None:
+    """Read the stored calibration again (after ``gitodb calibrate``) and re-route."""
+    global _calibrated
+    _calibrated = False
+    set_backend(_routing.selected)
 
 
 def active_backend(op: str | None = None) -> str:

@@ -86,6 +86,13 @@ def build_options() -> list[tuple[str, str]]:
             lines.append((f"backend {name} note", note))
     r = routing()
     lines.append(("zlib-backend", r.selected))
+    from . import _calibration, calibrate
+
+    record = _calibration()
+    lines.append(("auto ranking", "built-in (measured on the project's development VM, see "
+                  "selection.AUTO_RANKING)" if record is None else
+                  f"calibrated {record['measured']} on {record['machine']} "
+                  f"({calibrate.cache_path()})"))
     for op in selection.OPERATIONS:
         route = r.routes[op]
         lines.append((f"{selection.OPERATION_TITLES[op]}",

@@ -11,7 +11,9 @@ each reason quotes the numbers that decided it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from gitodb.errors import BackendUnavailableError
 
@@ -147,9 +149,12 @@ def _check_name(name: str) -> Backend | None:
     return backend
 
 
-def _best(op: str, exclude: str | None = None, all_levels: bool = False) -> Backend:
+def _best(op: str, exclude: str | None = None, all_levels: bool = False,
+          ranking: dict[str, list[str]] | None = None) -> Backend:
     """The first installed backend in ``op``'s ranking that can do it."""
-    for name in AUTO_RANKING[op][0]:
+    order = ranking[op] if ranking is not None else AUTO_RANKING[op][0]
+    # A calibrated ranking lists only what it measured: the built-in order follows.
+    for name in [*order, *AUTO_RANKING[op][0]]:
         if name == exclude:
             continue
         b = backends.load(name)
@@ -159,12 +164,23 @@ def _best(op: str, exclude: str | None = None, all_levels: bool = False) -> Back
     raise AssertionError("the standard library backend does everything")  # pragma: no cover
 
 
-def route(name: str) -> Routing:
-    """Compute the routing for backend ``name`` (a backend name or ``auto``)."""
+def route(name: str, calibrated: dict[str, Any] | None = None,
+          describe: Callable[[dict[str, Any], str], str] | None = None) -> Routing:
+    """Compute the routing for backend ``name`` (a backend name or ``auto``).
+
+    ``calibrated``: a record of ``gitodb calibrate`` whose ranking ``auto`` then
+    follows (``describe(record, op)`` gives its figures for the reason).
+    """
     chosen = _check_name(name)
     routes: dict[str, Route] = {}
+    ranking = calibrated["ranking"] if calibrated is not None else None
     for op in OPERATIONS:
-        if chosen is None:
+        if chosen is None and calibrated is not None:
+            b = _best(op, ranking=ranking)
+            figures = describe(calibrated, op) if describe is not None else ""
+            reason = (f"auto, calibrated {calibrated['measured']} on "
+                      f"{calibrated['machine']}: {figures}")
+        elif chosen is None:
             b = _best(op)
             reason = f"auto: {AUTO_RANKING[op][1]}"
         elif (why := can_do(chosen, op)) is None:
