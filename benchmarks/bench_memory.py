@@ -8,7 +8,7 @@ e.g. the synthetic one from ``make_bench_repo.py``) it runs, ``--repeat`` times 
   without ``--unordered``;
 * ``index-pack --threads=1`` and ``--threads=2`` on a copy of the repository's
   largest pack (``-o`` into a scratch directory; every tool uses SHA-1DC);
-* ``for-each-ref`` and ``cat-file -t HEAD`` (point lookups in the big pack);
+* ``for-each-ref``, ``cat-file -t``/``-p`` of a ref (point lookups in the big pack);
 * reading every object through a Python API: gitodb, dulwich, pygit2;
 
 with git 2.39 (``git`` on PATH, zlib), Git 2.55 (``../shared/git-2.55``, zlib-ng) and
@@ -27,10 +27,13 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from _measure import measure_best  # noqa: E402
+
 ROOT = HERE.parent
 SHARED = ROOT.parent / "shared"
 GIT_255 = SHARED / "git-2.55" / "git" / "bin" / "git"
@@ -69,33 +72,8 @@ print(n)
 }
 
 
-def run(cmd: list[str], cwd: str | None = None, stdin: str | None = None,
-        timeout: float = 1800) -> tuple[float, float, int]:
-    """(wall s, CPU s, max RSS KiB) of one run, output to /dev/null."""
-    fin = open(stdin, "rb") if stdin else subprocess.DEVNULL  # noqa: SIM115
-    t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stdin=fin, env=ENV, cwd=cwd)
-    deadline = t0 + timeout
-    while True:
-        pid, status, usage = os.wait4(p.pid, os.WNOHANG)
-        if pid:
-            break
-        if time.perf_counter() > deadline:
-            p.kill()
-            raise subprocess.TimeoutExpired(cmd, timeout)
-        time.sleep(0.005)
-    wall = time.perf_counter() - t0
-    if stdin:
-        fin.close()  # type: ignore[union-attr]
-    p.returncode = os.waitstatus_to_exitcode(status)
-    if p.returncode:
-        raise subprocess.CalledProcessError(p.returncode, cmd)
-    return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss
-
-
 def best(cmd: list[str], repeat: int, **kw: object) -> tuple[float, float, int]:
-    runs = [run(cmd, **kw) for _ in range(repeat)]  # type: ignore[arg-type]
-    return min(r[0] for r in runs), min(r[1] for r in runs), min(r[2] for r in runs)
+    return measure_best(cmd, repeat, env=ENV, **kw)  # type: ignore[arg-type]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -117,8 +95,10 @@ def main(argv: list[str] | None = None) -> int:
     count = subprocess.run(["git", "-C", repo, "count-objects", "-v"], env=ENV,
                            capture_output=True, text=True, check=True).stdout
     stats = dict(line.split(": ") for line in count.splitlines())
-    refs = subprocess.run(["git", "-C", repo, "for-each-ref"], env=ENV, capture_output=True,
-                          check=True).stdout.count(b"\n")
+    ref_lines = subprocess.run(["git", "-C", repo, "for-each-ref", "--format=%(refname)"],
+                               env=ENV, capture_output=True, check=True).stdout.split()
+    refs = len(ref_lines)
+    a_ref = ref_lines[0].decode() if ref_lines else "HEAD"
     print(f"repository: {repo}: {stats['in-pack']} packed objects, {stats['size-pack']} KiB "
           f"of packs, {refs} refs; repeat {args.repeat}, minimum kept; "
           f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start\n")
@@ -144,7 +124,8 @@ def main(argv: list[str] | None = None) -> int:
                         ["cat-file", mode, "--batch-all-objects", *extra])
     if "point" in only:
         measure("for-each-ref", ["for-each-ref"])
-        measure("cat-file -t HEAD", ["cat-file", "-t", "HEAD"])
+        measure("cat-file -t <ref>", ["cat-file", "-t", a_ref])
+        measure("cat-file -p <ref>", ["cat-file", "-p", a_ref])
     if "index-pack" in only:
         packs = sorted(Path(repo, "objects", "pack").glob("*.pack"),
                        key=lambda p: p.stat().st_size)
