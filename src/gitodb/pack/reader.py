@@ -57,8 +57,10 @@ _WINDOW_MAX = 64 * 1024
 # The native walk hands back at most this many entries / bytes of results at a time.
 _WALK_ITEMS = 256
 _WALK_BYTES = 4 << 20
-# Bytes of a delta's zlib stream read for its header when its end is not known yet.
-_HEAD_WINDOW = 4096
+# Bytes of a delta's zlib stream given to inflate for its header (the exact span if
+# that was not enough): the bindings copy all input they did not use, so passing a
+# whole large delta to read 20 bytes of it costs a copy of the delta.
+_HEAD_WINDOW = 512
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
 _MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
 
@@ -379,8 +381,12 @@ class PackFile:
         for p in [p for p, kind in enumerate(kinds) if kind > 4]:
             if not types[p]:  # REF_DELTA: the base is found by id
                 types[p] = self.type_at(offsets[p])
+            start, end = starts[p], ends[p]
             try:
-                head = inflate_head(buf[starts[p]:ends[p]], _DELTA_HEADER_MAX)
+                head = inflate_head(buf[start:min(end, start + _HEAD_WINDOW)],
+                                    _DELTA_HEADER_MAX)
+                if len(head) < _DELTA_HEADER_MAX and end > start + _HEAD_WINDOW:
+                    head = inflate_head(buf[start:end], _DELTA_HEADER_MAX)
                 sizes[p] = delta_sizes(head)[1]
             except CompressionError as e:
                 raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
@@ -665,7 +671,9 @@ class PackFile:
     def _delta_result_size(self, zdata: memoryview, offset: int) -> int:
         """The result size a delta declares, inflating only its first bytes."""
         try:
-            head = compress.inflate_head(zdata, _DELTA_HEADER_MAX)
+            head = compress.inflate_head(zdata[:_HEAD_WINDOW], _DELTA_HEADER_MAX)
+            if len(head) < _DELTA_HEADER_MAX and len(zdata) > _HEAD_WINDOW:
+                head = compress.inflate_head(zdata, _DELTA_HEADER_MAX)
         except CompressionError as e:
             raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
                             offset=offset) from None
