@@ -21,16 +21,15 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
-import resource
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import make_bench_repo  # noqa: E402
+from _measure import measure_best  # noqa: E402
 
 ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
        "LC_ALL": "C"}
@@ -77,23 +76,14 @@ for oid in odb:
 
 
 def run_timed(cmd: list[str], repeat: int, timeout: float | None = None
-              ) -> tuple[float, float]:
-    """Best (wall seconds, CPU seconds) of ``repeat`` runs, output to /dev/null.
+              ) -> tuple[float, float, int]:
+    """Best (wall seconds, CPU seconds, max RSS KiB) of ``repeat`` runs, output to /dev/null.
 
     CPU time is the child's user + system time: on a machine shared with other
-    work it is the steadier number, and the ratios in the table use it.
+    work it is the steadier number, and the ratios in the table use it.  Max RSS
+    is the child's own (``_measure.run`` reaps it with ``os.wait4``).
     """
-    best_wall = best_cpu = float("inf")
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        subprocess.run(cmd, stdout=subprocess.DEVNULL, check=True, env=ENV, timeout=timeout)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        best_wall = min(best_wall, wall)
-        best_cpu = min(best_cpu, cpu)
-    return best_wall, best_cpu
+    return measure_best(cmd, repeat, env=ENV, timeout=timeout or 1800.0)
 
 
 def output_digest(cmd: list[str], unordered: bool, contents: bool) -> str:
@@ -162,7 +152,7 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{git_version}; python {sys.version.split()[0]}; repeat {repeat}; "
           f"backends: {', '.join(backends)}\n")
 
-    rows: list[tuple[str, str, float, float, str, str]] = []
+    rows: list[tuple[str, str, float, float, int, str, str]] = []
     wanted = set(args.modes.split(",")) if args.modes else None
     for mode, unordered in MODES:
         if wanted is not None and mode[2:] + ("-unordered" if unordered else "") not in wanted:
@@ -171,45 +161,49 @@ def main(argv: list[str] | None = None) -> int:
         label = f"{mode}{' --unordered' if unordered else ''}"
         extra = ["--unordered"] if unordered else []
         git_cmd = ["git", "-C", str(repo), "cat-file", mode, "--batch-all-objects", *extra]
-        w_git, t_git = run_timed(git_cmd, repeat)
+        w_git, t_git, m_git = run_timed(git_cmd, repeat)
         ref = None if args.no_verify else output_digest(git_cmd, unordered, contents)
-        rows.append((label, "git cat-file", w_git, t_git, "1.00x", "reference"))
+        rows.append((label, "git cat-file", w_git, t_git, m_git, "1.00x", "reference"))
         for b in backends:
             cmd = [sys.executable, "-m", "gitodb", f"--zlib-backend={b}", "-C", str(repo),
                    "cat-file", mode, "--batch-all-objects", *extra]
-            w, t = run_timed(cmd, repeat)
+            w, t, m = run_timed(cmd, repeat)
             same = "-" if ref is None else (
                 "yes" if output_digest(cmd, unordered, contents) == ref else "**NO**")
-            rows.append((label, f"gitodb ({b})", w, t, fmt_ratio(t, t_git), same))
+            rows.append((label, f"gitodb ({b})", w, t, m, fmt_ratio(t, t_git), same))
         print(f"  {label}: done", file=sys.stderr)
 
     if not args.no_peers:
         git_cmd = ["git", "-C", str(repo), "cat-file", "--batch", "--batch-all-objects"]
-        w_git, t_git = run_timed(git_cmd, repeat)
+        w_git, t_git, m_git = run_timed(git_cmd, repeat)
         ref = None if args.no_verify else output_digest(git_cmd, True, True)
-        rows.append(("read every object (API)", "git cat-file --batch", w_git, t_git, "1.00x",
-                     "reference"))
+        rows.append(("read every object (API)", "git cat-file --batch", w_git, t_git, m_git,
+                     "1.00x", "reference"))
         for name, script in PEER_SCRIPTS.items():
             cmd = [sys.executable, "-c", script, str(repo)]
             try:
-                w, t = run_timed(cmd, repeat, timeout=args.peer_timeout)
+                w, t, m = run_timed(cmd, repeat, timeout=args.peer_timeout)
             except subprocess.CalledProcessError:
-                rows.append(("read every object (API)", name, float("nan"), float("nan"), "-",
-                             "failed"))
+                rows.append(("read every object (API)", name, float("nan"), float("nan"), 0,
+                             "-", "failed"))
                 continue
             except subprocess.TimeoutExpired:
-                rows.append(("read every object (API)", name, float("nan"), float("nan"),
+                rows.append(("read every object (API)", name, float("nan"), float("nan"), 0,
                              f"> {args.peer_timeout:.0f} s", "timed out"))
                 continue
             same = "-" if ref is None else (
                 "yes" if output_digest(cmd, True, True) == ref else "**NO**")
-            rows.append(("read every object (API)", name, w, t, fmt_ratio(t, t_git), same))
+            rows.append(("read every object (API)", name, w, t, m, fmt_ratio(t, t_git), same))
 
-    print("| mode | tool | wall s | CPU s | CPU / git | output identical |")
-    print("|---|---|---:|---:|---:|---|")
-    for label, tool, w, t, ratio, same in rows:
-        print(f"| {label} | {tool} | {w:.2f} | {t:.2f} | {ratio} | {same} |")
-    by = {(label, tool): t for label, tool, _w, t, _r, _s in rows}
+    print("| mode | tool | wall s | CPU s | max RSS MiB | CPU / git | RSS / git | "
+          "output identical |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    git_rss = {label: m for label, tool, _w, _t, m, _r, _s in rows if tool.startswith("git ")}
+    for label, tool, w, t, m, ratio, same in rows:
+        rss_ratio = f"{m / git_rss[label]:.2f}x" if git_rss.get(label) and m else "-"
+        print(f"| {label} | {tool} | {w:.2f} | {t:.2f} | {m / 1024:.0f} | {ratio} | "
+              f"{rss_ratio} | {same} |")
+    by = {(label, tool): t for label, tool, _w, t, _m, _r, _s in rows}
     print()
     for mode, unordered in MODES:
         label = f"{mode}{' --unordered' if unordered else ''}"

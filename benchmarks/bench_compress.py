@@ -108,21 +108,16 @@ def size_label(size: int) -> str:
 
 def streaming_reset_rows(names: list[str], text: bytes, min_time: float, repeat: int
                          ) -> list[tuple[str, dict[str, str]]]:
-    """Streaming ``Inflater``: a new binding stream per reset vs one reused stream.
+    """Streaming ``Inflater``: one binding stream per entry, the pack scanner's pattern.
 
-    The pack scanner's pattern: a buffer of back-to-back zlib streams (entries
-    of one size, text at level 6); per entry ``inf.reset()``, then
-    ``inf.decompress(view_of_the_rest, size + 1)`` and ``pos += inf.consumed``.
-    Both variants go through ``compress.new_inflater()`` with the backend's
-    ``selection.STREAM_RESET`` choice switched off ("new") and on ("reused").
-    The copy of the rest into ``unused_data`` (as the bindings do) is in both.
+    A buffer of back-to-back zlib streams (entries of one size, text at level 6);
+    per entry ``inf.reset()``, then ``inf.decompress(view_of_the_rest, size + 1)``
+    and ``pos += inf.consumed``.  The copy of the rest into ``unused_data`` (as
+    the bindings do) is included.
     """
     import zlib
 
-    from gitodb.compress import selection
-
     rows: list[tuple[str, dict[str, str]]] = []
-    saved = dict(selection.STREAM_RESET)
     rng = random.Random(7)
     try:
         for size, count in STREAM_SIZES:
@@ -131,53 +126,41 @@ def streaming_reset_rows(names: list[str], text: bytes, min_time: float, repeat:
                 start = rng.randrange(0, len(text))
                 entries.append(zlib.compress((text[start:] + text[:start])[:size], 6))
             view = memoryview(b"".join(entries))
-            new_row, reuse_row, new_mem, reuse_mem = {}, {}, {}, {}
+            row, mem = {}, {}
             for n in names:
                 b = backends.load(n)
                 assert b is not None
                 if b.decompressobj is None:
-                    new_row[n] = reuse_row[n] = new_mem[n] = reuse_mem[n] = "n/a"
+                    row[n] = mem[n] = "n/a"
                     continue
-                for variant, row, mem in (("new", new_row, new_mem),
-                                          ("reuse", reuse_row, reuse_mem)):
-                    if variant == "reuse" and b.new_reusable_stream is None:
-                        row[n] = new_row[n] + " (no reuse)"
-                        mem[n] = new_mem[n]
-                        continue
-                    selection.STREAM_RESET[n] = (variant == "reuse", "benchmark")
-                    compress.set_backend(n)
-                    inf = compress.new_inflater()
+                compress.set_backend(n)
+                inf = compress.new_inflater()
 
-                    def scan(inf=inf, view=view, size=size, count=count) -> None:
-                        pos = 0
-                        for _ in range(count):
-                            inf.reset()
-                            inf.decompress(view[pos:], size + 1)
-                            pos += inf.consumed
-                        assert pos == len(view) and inf.eof
+                def scan(inf=inf, view=view, size=size, count=count) -> None:
+                    pos = 0
+                    for _ in range(count):
+                        inf.reset()
+                        inf.decompress(view[pos:], size + 1)
+                        pos += inf.consumed
+                    assert pos == len(view) and inf.eof
 
-                    scan()
-                    t, _ = best_time(scan, min_time, repeat)
-                    row[n] = fmt(t / count * 1e6, 1)
-                    # memory of one stream: the last entry, so the rest is only itself
-                    last = view[len(view) - len(entries[-1]):]
-                    tracemalloc.start()
-                    tracemalloc.reset_peak()
-                    base = tracemalloc.get_traced_memory()[0]
-                    inf.reset()
-                    out = inf.decompress(last, size + 1)
-                    mem[n] = fmt((tracemalloc.get_traced_memory()[1] - base) / 1024, 1)
-                    tracemalloc.stop()
-                    assert len(out) == size and inf.eof
-                    del out, last
+                scan()
+                t, _ = best_time(scan, min_time, repeat)
+                row[n] = fmt(t / count * 1e6, 1)
+                last = view[len(view) - len(entries[-1]):]
+                tracemalloc.start()
+                tracemalloc.reset_peak()
+                base = tracemalloc.get_traced_memory()[0]
+                inf.reset()
+                out = inf.decompress(last, size + 1)
+                mem[n] = fmt((tracemalloc.get_traced_memory()[1] - base) / 1024, 1)
+                tracemalloc.stop()
+                assert len(out) == size and inf.eof
+                del out, last
             label = size_label(size)
-            rows.append((f"streaming {label}, new stream per reset (µs/stream)", new_row))
-            rows.append((f"streaming {label}, reused on reset (µs/stream)", reuse_row))
-            rows.append((f"  peak traced KiB per {label} stream, new", new_mem))
-            rows.append((f"  peak traced KiB per {label} stream, reused", reuse_mem))
+            rows.append((f"streaming {label}, a stream per entry (µs/stream)", row))
+            rows.append((f"  peak traced KiB per {label} stream", mem))
     finally:
-        selection.STREAM_RESET.clear()
-        selection.STREAM_RESET.update(saved)
         compress.set_backend(None)
     return rows
 

@@ -302,7 +302,7 @@ def test_batch_without_batch_method_writes_at_once(tmp_path: Path) -> None:
 
 @needs_proc
 def test_index_pack_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from gitodb.pack.indexer import IndexPackOptions, index_pack_file, index_pack_stream
+    from gitodb.pack.index_write import IndexPackOptions, index_pack_file, index_pack_stream
 
     pack = make_pack(tmp_path)
     dest = tmp_path / "dest"

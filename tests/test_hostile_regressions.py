@@ -245,7 +245,7 @@ def test_pack_entry_size_beyond_2_63(tmp_path, declared):
 
 def test_index_pack_bomb_is_refused_before_inflating(tmp_path):
     from gitodb.objects.format import SHA1
-    from gitodb.pack.indexer import IndexPackOptions, index_buffer
+    from gitodb.pack.index_write import IndexPackOptions, index_buffer
 
     git("init", "-q", tmp_path / "repo")
     z = _bomb(64 << 20)

@@ -335,7 +335,7 @@ def test_corpus_round_trip() -> None:
 def test_index_pack_strict_checks_parse_with_the_model() -> None:
     from gitodb.errors import PackError
     from gitodb.objects import OBJ_COMMIT, OBJ_TREE
-    from gitodb.pack.indexer import StrictChecker
+    from gitodb.objects.check import PackObjectChecker as StrictChecker
 
     check = StrictChecker(SHA1)
     good_tree = b"100644 a\0" + b"\1" * 20 + b"40000 d\0" + b"\2" * 20

@@ -41,8 +41,7 @@ def test_header_scan_and_orders_match_python(tmp_path: Path, monkeypatch, object
 def test_check_lines_match_python_formatting(tmp_path: Path, object_format: str) -> None:
     from array import array
 
-    from gitodb.pack._cdelta import check_lines
-
+    from gitodb._native import check_lines
     from helpers import git
 
     fmt = SHA1 if object_format == "sha1" else SHA256

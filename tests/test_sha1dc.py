@@ -337,7 +337,7 @@ def test_index_pack_refuses_a_pack_with_a_colliding_object(
         tmp_path: Path, header_blind: None, capfd: pytest.CaptureFixture[str],
         monkeypatch: pytest.MonkeyPatch) -> None:
     from gitodb.objects import SHA1
-    from gitodb.pack.indexer import IndexPackOptions, index_pack_file
+    from gitodb.pack.index_write import IndexPackOptions, index_pack_file
 
     src = tmp_path / "src"
     git("init", "-q", src)

@@ -275,7 +275,7 @@ def test_fuzz_scanner_on_mutated_packs(flips: list[tuple[int, int]], cut: int,
 
 def test_forked_resolver_matches_single_thread(monkeypatch: pytest.MonkeyPatch,
                                                repo: Path) -> None:
-    import gitodb.pack.indexer as indexer
+    import gitodb.pack.index_resolve as indexer
 
     pack = git("pack-objects", "--stdout", "--revs", "--all", cwd=repo, input=b"")
     expected = PackIndexer(pack, SHA1, threads=1).run()
@@ -288,7 +288,7 @@ def test_forked_resolver_matches_single_thread(monkeypatch: pytest.MonkeyPatch,
 
 
 def test_forked_resolver_reports_a_childs_error(monkeypatch: pytest.MonkeyPatch) -> None:
-    import gitodb.pack.indexer as indexer
+    import gitodb.pack.index_resolve as indexer
 
     monkeypatch.setattr(indexer, "FORK_MIN_ROOTS", 1)
     entries = []

@@ -1,6 +1,7 @@
 /*
- * gitodb._native: the native core.  For now it holds SHA-1DC (sha1dc.c) as an
- * incremental hasher with hashlib's interface.
+ * gitodb._native: the native core.  SHA-1DC (sha1dc.c) as an incremental hasher
+ * with hashlib's interface, and the per-object pack loops (pack.c: delta
+ * application, entry headers, the header walk, index lookups, record formatting).
  *
  * The core raises gitodb's own error type for a detected collision: Python
  * hands it over once with set_collision_error() (gitodb.objects.sha1dc does,
@@ -15,6 +16,7 @@
 #include <Python.h>
 #include <pythread.h>
 
+#include "pack.h"
 #include "sha1dc.h"
 
 /* Inputs at least this long are hashed with the GIL released. */
@@ -275,7 +277,7 @@ static PyMethodDef module_methods[] = {
 
 static struct PyModuleDef native_module = {
     PyModuleDef_HEAD_INIT, "gitodb._native",
-    "gitodb's native core: SHA-1 with collision detection.", -1, module_methods,
+    "gitodb's native core: SHA-1 with collision detection and the per-object pack loops.", -1, module_methods,
 };
 
 PyMODINIT_FUNC
@@ -292,6 +294,11 @@ PyInit__native(void)
     m = PyModule_Create(&native_module);
     if (!m)
         return NULL;
+    if (PyModule_AddFunctions(m, gdc_pack_methods) < 0
+        || PyModule_AddFunctions(m, gdc_walk_methods) < 0) {
+        Py_DECREF(m);
+        return NULL;
+    }
     fallback_error = PyErr_NewException("gitodb._native.CollisionError", PyExc_ValueError, NULL);
     if (!fallback_error || PyModule_AddObjectRef(m, "CollisionError", fallback_error) < 0
         || PyModule_AddObjectRef(m, "sha1dc", (PyObject *)&Sha1DCType) < 0

@@ -9,7 +9,7 @@ Output bytes, messages and exit codes follow Git 2.39.  All storage work is done
 
 from __future__ import annotations
 
-import mmap
+import os
 import sys
 import tempfile
 from array import array
@@ -33,9 +33,9 @@ from gitodb.objects.tree import Tree
 from gitodb.repo.revparse import MissingPathError, resolve_full
 
 try:
-    from gitodb.pack._cdelta import check_lines as _check_lines
+    from gitodb._native import check_lines as _check_lines
 except ImportError:  # built without a C compiler
-    _check_lines = None
+    _check_lines = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
@@ -485,12 +485,7 @@ class BatchRunner:
                 self.out = real_out
             if not written:
                 return
-            with mmap.mmap(spill_file.fileno(), 0, access=mmap.ACCESS_READ) as mm:
-                view = memoryview(mm)
-                try:
-                    self._copy_in_order(view, starts, ends)
-                finally:
-                    view.release()
+            self._copy_in_order(spill_file.fileno(), starts, ends)
 
     def _spill_default(self, located: list, spill: _Output,  # type: ignore[type-arg]
                        starts: array, ends: array) -> int:
@@ -532,27 +527,26 @@ class BatchRunner:
         spill.size = pending
         return written
 
-    def _copy_in_order(self, view: memoryview, starts: array, ends: array) -> None:
-        out = self.out
-        stream_write = out.stream.write
-        chunk: list[memoryview] = []
+    def _copy_in_order(self, fd: int, starts: array, ends: array) -> None:
+        """Copy the spilled records out in id order, reading each with ``pread``.
+
+        Not a mapping of the spill: read at random, its touched pages (and the
+        kernel's fault-around of each) would stay in the process's RSS up to the
+        spill's whole size.  Reads land in the page cache and in ~1 MiB of output.
+        """
+        stream_write = self.out.stream.write
+        pread = os.pread
+        chunk: list[bytes] = []
         pending = 0
-        try:
-            for start, end in zip(starts, ends, strict=True):
-                chunk.append(view[start:end])
-                pending += end - start
-                if pending >= OUTPUT_CHUNK:
-                    stream_write(b"".join(chunk))
-                    chunk.clear()
-                    pending = 0
-            if chunk:
+        for start, end in zip(starts, ends, strict=True):
+            chunk.append(pread(fd, end - start, start))
+            pending += end - start
+            if pending >= OUTPUT_CHUNK:
                 stream_write(b"".join(chunk))
-        finally:
-            # Slices pin the mapping; drop them so it can close even on an error
-            # (a reader that went away: BrokenPipeError).
-            for piece in chunk:
-                piece.release()
-            chunk.clear()
+                chunk.clear()
+                pending = 0
+        if chunk:
+            stream_write(b"".join(chunk))
 
     def _all_default_contents_pack_order(self) -> None:
         # The hot loop of ``--batch --batch-all-objects --unordered``: objects come

@@ -22,8 +22,9 @@ from typing import Any
 from gitodb.durable import DEFAULT_POLICY
 from gitodb.errors import ConfigError, ObjectNotFoundError, PackError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import OFFSET32_LIMIT
-from gitodb.pack.indexer import (
+from gitodb.pack.index_write import (
     IndexPackOptions,
     index_pack_file,
     index_pack_stream,
@@ -173,6 +174,8 @@ def run(argv: list[str], ctx: Any) -> int:
     if config is not None:
         level = config.get_int("core.compression", level)
         level = config.get_int("core.loosecompression", level)
+    cache_limit = DEFAULT_DELTA_BASE_CACHE_LIMIT if config is None else config.get_ulong(
+        "core.deltabasecachelimit", DEFAULT_DELTA_BASE_CACHE_LIMIT)
 
     show_progress = args.progress
     if show_progress is None:
@@ -180,12 +183,12 @@ def run(argv: list[str], ctx: Any) -> int:
     meter = ProgressMeter(sys.stderr) if show_progress else None
 
     if verify:  # --keep is ignored here, as in Git: nothing is stored
-        return _run_verify(args, fmt, threads, rev_index)
+        return _run_verify(args, fmt, threads, rev_index, cache_limit)
 
     opts = IndexPackOptions(index_version=version, offset32_limit=off32, rev_index=rev_index,
                             keep_msg=args.keep, threads=threads, fix_thin=args.fix_thin,
                             strict=args.strict, progress=meter, progress_title=args.progress_title,
-                            compression_level=level)
+                            compression_level=level, delta_base_cache_limit=cache_limit)
     fsync = repo.fsync_policy if repo is not None else DEFAULT_POLICY
     try:
         if args.stdin:
@@ -225,10 +228,12 @@ def _lookup(odb: Any) -> Any:
     return lookup
 
 
-def _run_verify(args: argparse.Namespace, fmt: Any, threads: int, rev_index: bool) -> int:
+def _run_verify(args: argparse.Namespace, fmt: Any, threads: int, rev_index: bool,
+                cache_limit: int) -> int:
     """``--verify``/``--verify-stat``/``--verify-stat-only``: check the stored index."""
     result = index_pack_verify(args.pack_file, fmt, index_path=args.index_file,
-                               threads=threads, rev_index=rev_index, report=True)
+                               threads=threads, rev_index=rev_index, report=True,
+                               delta_base_cache_limit=cache_limit)
     if args.verify_stat or args.verify_stat_only:
         sys.stdout.write(format_stats(result, stat_only=args.verify_stat_only))
         sys.stdout.flush()

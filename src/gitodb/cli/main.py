@@ -45,6 +45,7 @@ COMMANDS = {
     "rev-list": "rev_list",
     "merge-base": "merge_base",
     "bulk": "bulk",
+    "calibrate": "calibrate",
 }
 
 PARSER = OptionParser("", [

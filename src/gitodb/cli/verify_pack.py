@@ -16,6 +16,7 @@ from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError, ObjectCollisionError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.verify import format_stats, pack_name_for, verify_pack
 
 PARSER = OptionParser("verify-pack", ["[-v | --verbose] [-s | --stat-only] [--] <pack>.idx..."], [
@@ -30,8 +31,11 @@ def run(argv: list[str], ctx: Any) -> int:
     args, packs = PARSER.parse(argv)
     if not packs:
         raise PARSER.usage_error()
+    limit = DEFAULT_DELTA_BASE_CACHE_LIMIT
     try:
-        fmt = ctx.open_repository().object_format
+        repo = ctx.open_repository()
+        fmt = repo.object_format
+        limit = repo.config.get_ulong("core.deltabasecachelimit", limit)
     except RepositoryError:
         fmt = SHA1
     if args.object_format:
@@ -42,7 +46,7 @@ def run(argv: list[str], ctx: Any) -> int:
             sys.stderr.write(f"fatal: unknown hash algorithm '{args.object_format}'\n")
             return 1
     try:
-        return _verify_all(packs, fmt, args.verbose, args.stat_only)
+        return _verify_all(packs, fmt, args.verbose, args.stat_only, limit)
     except output.StdoutWriteError as e:
         if isinstance(e, BrokenPipeError):
             raise
@@ -52,7 +56,8 @@ def run(argv: list[str], ctx: Any) -> int:
         return 1
 
 
-def _verify_all(packs: list[str], fmt: Any, verbose: bool, stat_only: bool) -> int:
+def _verify_all(packs: list[str], fmt: Any, verbose: bool, stat_only: bool,
+                limit: int) -> int:
     """Verify each pack, printing Git's listing; 1 if any pack is bad."""
     status = 0
     out = sys.stdout
@@ -60,7 +65,7 @@ def _verify_all(packs: list[str], fmt: Any, verbose: bool, stat_only: bool) -> i
         pack_name = pack_name_for(arg)
         ok = True
         try:
-            result = verify_pack(arg, fmt)
+            result = verify_pack(arg, fmt, delta_base_cache_limit=limit)
             if verbose or stat_only:
                 out.write(format_stats(result, stat_only=stat_only))
             if result.index_error is not None:

@@ -16,10 +16,13 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
     stream's first bytes without decoding further, see ``new_inflater``):
     ``decompress(data, max_length=0)``, ``flush()``, ``eof``,
     ``unused_data``, ``unconsumed_tail``, ``consumed`` (input bytes of this stream
-    consumed so far, exact once ``eof``), ``reset()`` to reuse it for the next
-    stream (reusing inflate state where ``selection.STREAM_RESET`` says so), and
-    ``inflate_prefix(data, size)`` as the module function but
-    reusing one inflate state for every call.
+    consumed so far, exact once ``eof``), ``reset()`` to use it for the next
+    stream, and ``inflate_prefix(data, size)`` as the module function on the
+    ``inflate-reuse`` backend's context.
+``inflate_head(data, n) -> bytes``
+    Up to the first ``n`` output bytes of the zlib stream at the start of ``data``
+    (fewer if ``data`` ends first), decoding no further: a delta's or an object's
+    header.  A corrupt start raises ``CompressionError``.
 ``deflate(data, level=-1) -> bytes`` and ``Deflater(level)`` with
     ``compress(data)`` / ``flush()``.  Level is Git's ``core.compression``: -1
     default, 0 stored, 1-9.
@@ -54,13 +57,14 @@ from typing import Any
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
 
-from . import selection
-from ._dobj import corrupt
+from . import calibrate, selection
 from .backends.base import GIT_LEVELS, Backend, PrefixContext
+from .backends.ops import corrupt, make_head
 
 __all__ = [
     "BACKEND_NAMES", "Buffer", "Deflater", "Inflater", "active_backend",
-    "available_backends", "crc32", "crc32_combine", "deflate", "inflate", "inflate_prefix",
+    "available_backends", "crc32", "crc32_combine", "deflate", "inflate", "inflate_head",
+    "inflate_prefix",
     "new_inflater", "routing", "set_backend",
 ]
 
@@ -83,6 +87,7 @@ def max_inflated_size(compressed_len: int) -> int:
 # Rebound by set_backend(); these initial values are replaced at import time.
 inflate: Callable[[Buffer, int], bytes]
 inflate_prefix: Callable[[Buffer, int], tuple[bytes, int]]
+inflate_head: Callable[[Buffer, int], bytes]
 deflate: Callable[..., bytes]
 crc32: Callable[..., int]
 crc32_combine: Callable[[int, int, int], int]
@@ -126,18 +131,40 @@ def set_backend(name: str | None) -> None:
     ``BackendUnavailableError`` for an unknown or uninstalled name and then
     leaves the current backend in place.
     """
-    global _routing, inflate, inflate_prefix, deflate, crc32, crc32_combine
+    global _routing, inflate, inflate_prefix, inflate_head, deflate, crc32, crc32_combine
     if name is None:
         name = os.environ.get(ENV_VAR) or "auto"
-    r = selection.route(name)
+    calibrated = _calibration() if name == "auto" else None
+    r = selection.route(name, calibrated, calibrate.summary)
     # Bind straight to the backend's functions: no per-call dispatch.
     inflate = r.backend("inflate").inflate
     inflate_prefix = r.backend("inflate-prefix").inflate_prefix
+    head = r.backend("inflate-head")
+    assert head.decompressobj is not None
+    inflate_head = make_head(head.decompressobj, head.stream_errors)
     d = r.routes["deflate"]
     deflate = _make_deflate(d.backend, d.level_fallback)
     crc32 = r.backend("crc32").crc32
     crc32_combine = r.backend("crc32").crc32_combine
     _routing = r
+
+
+def _calibration() -> dict[str, Any] | None:
+    """The stored ``gitodb calibrate`` record ``auto`` follows, if any (read once)."""
+    global _calibrated
+    if _calibrated is False:
+        _calibrated = calibrate.load()
+    return _calibrated  # type: ignore[return-value]
+
+
+_calibrated: dict[str, Any] | None | bool = False
+
+
+def reload_calibration() -> None:
+    """Read the stored calibration again (after ``gitodb calibrate``) and re-route."""
+    global _calibrated
+    _calibrated = False
+    set_backend(_routing.selected)
 
 
 def active_backend(op: str | None = None) -> str:
@@ -165,26 +192,17 @@ class Inflater:
     """A streaming inflater that reports end of stream and input consumed.
 
     Streaming runs on the ``inflate-stream`` backend; ``inflate_prefix`` on the
-    ``inflate-reuse`` backend through a context that keeps one inflate state
-    for every call where the backend allows it.  ``reset()`` keeps one
-    ctypes-driven stream (``stream.ZlibApiStream``) where the backend has one
-    and ``selection.STREAM_RESET`` measured it not to be slower; otherwise it
-    costs a new binding stream.  The first stream after ``new_inflater()``
-    always runs on the binding (cheapest for one-stream users).  Not thread-safe.
+    ``inflate-reuse`` backend's context.  Every stream is a binding stream (its
+    public ``decompressobj``); ``reset()`` makes the next one.  Not thread-safe.
     """
 
-    __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx",
-                 "_new_reusable", "_reusable")
+    __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx")
 
     def __init__(self, op: str = "inflate-stream") -> None:
         stream = _routing.backend(op)
         assert stream.decompressobj is not None
         self._decompressobj = stream.decompressobj
         self._errors = stream.stream_errors
-        # Set when the measured choice for this backend is to reuse state on reset().
-        self._new_reusable = stream.new_reusable_stream \
-            if selection.stream_reset_reuses(stream)[0] else None
-        self._reusable: Any = None
         self._new_ctx = _routing.backend("inflate-reuse").new_prefix_context
         self._d: Any = None  # created on first use: inflate_prefix-only users need none
         self._ctx: PrefixContext | None = None
@@ -255,23 +273,8 @@ class Inflater:
         return b"" if d is None or d.eof else d.unconsumed_tail
 
     def reset(self) -> None:
-        """Make the inflater ready for a new stream.
-
-        Where ``selection.STREAM_RESET`` chose reuse for the backend, the next
-        stream runs on one ctypes-driven stream kept across resets
-        (``inflateReset``: no new inflate state); otherwise, and on backends
-        without one, this costs a new binding stream (created on the next
-        ``decompress``).  ``inflate_prefix`` reuses its own state either way.
-        """
-        if self._new_reusable is None:
-            self._d = None
-        else:
-            r = self._reusable
-            if r is None:
-                r = self._reusable = self._new_reusable()
-            else:
-                r.reset()
-            self._d = r
+        """Make the inflater ready for a new stream (a new binding stream, made on use)."""
+        self._d = None
         self.consumed = 0
 
     def inflate_prefix(self, data: Buffer, size: int) -> tuple[bytes, int]:

@@ -40,9 +40,27 @@ def cpu_features(cpuinfo: str = "/proc/cpuinfo") -> dict[str, bool] | None:
     return None
 
 
+#: what the native core does when it is loaded (the pure-Python code is the reference)
+NATIVE_PARTS = ("SHA-1DC", "delta application", "entry headers", "header walk",
+                "index lookups", "cat-file record formatting")
+
+
+def native_core() -> str:
+    """Whether ``gitodb._native`` is loaded, and what runs on it (else the fallback)."""
+    try:
+        from gitodb import _native
+    except ImportError as e:
+        return f"not loaded ({e}): everything runs on the pure-Python reference"
+    missing = [n for n in ("sha1dc", "apply_delta", "parse_entry_header", "scan_headers",
+                           "find_oid", "check_lines") if not hasattr(_native, n)]
+    if missing:
+        return f"incomplete ({_native.__file__} lacks {', '.join(missing)}): rebuild it"
+    return f"loaded ({', '.join(NATIVE_PARTS)}) from {_native.__file__}"
+
+
 def build_options() -> list[tuple[str, str]]:
-    """``(key, value)`` lines describing the compression layer on this machine."""
-    lines: list[tuple[str, str]] = []
+    """``(key, value)`` lines describing the native core and the compression layer."""
+    lines: list[tuple[str, str]] = [("native core", native_core())]
     feats = cpu_features()
     lines.append(("cpu", f"{platform.machine()} ({cpu_model()})"))
     if feats is None:
@@ -62,16 +80,19 @@ def build_options() -> list[tuple[str, str]]:
         lines.append((f"backend {name}",
                       f"available, library {b.library_version}, binding {b.binding}"))
         lines.append((f"backend {name} inflate_prefix reuse", b.reuse_note))
-        reuses, why = selection.stream_reset_reuses(b)
-        lines.append((f"backend {name} streaming reset",
-                      ("reused: one ctypes-driven stream, inflateReset per stream; "
-                       if reuses else "") + why))
         if b.deflate_levels != selection.GIT_LEVELS:
             lines.append((f"backend {name} levels", b.deflate_levels_note))
         for note in b.notes:
             lines.append((f"backend {name} note", note))
     r = routing()
     lines.append(("zlib-backend", r.selected))
+    from . import _calibration, calibrate
+
+    record = _calibration()
+    lines.append(("auto ranking", "built-in (measured on the project's development VM, see "
+                  "selection.AUTO_RANKING)" if record is None else
+                  f"calibrated {record['measured']} on {record['machine']} "
+                  f"({calibrate.cache_path()})"))
     for op in selection.OPERATIONS:
         route = r.routes[op]
         lines.append((f"{selection.OPERATION_TITLES[op]}",

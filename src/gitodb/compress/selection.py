@@ -11,7 +11,9 @@ each reason quotes the numbers that decided it.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from gitodb.errors import BackendUnavailableError
 
@@ -46,16 +48,15 @@ AUTO_RANKING: dict[str, tuple[list[str], str]] = {
         "and 1 MiB text (1.1-1.2 ms, isal 1.35-1.55, zlib-ng 1.6, zlib 4.6)",
     ),
     "inflate-prefix": (
-        ["isal", "zlib-ng", "libdeflate", "zlib"],
-        "small objects with consumed count: isal 5.6 us, zlib-ng 6.2, zlib 7.0, "
-        "libdeflate 7.0 (its binding cannot report consumed input, ctypes costs ~2 us)",
+        ["isal", "zlib-ng", "zlib"],
+        "small objects with consumed count: isal 5.6 us, zlib-ng 6.2, zlib 7.0 "
+        "(libdeflate's binding cannot report consumed input)",
     ),
     "inflate-reuse": (
-        ["libdeflate", "zlib-ng", "zlib", "isal"],
-        "4 KiB reftable-like blocks on one inflater: libdeflate 13.8 us/block reusing one "
-        "decompressor (tracemalloc: only the 4 KiB output), zlib-ng 14.0 reused, zlib "
-        "20.4 reused; isal 12.8 but sets up a new ~89 KiB stream per block, which is "
-        "what this inflater exists to avoid",
+        ["zlib-ng", "zlib", "isal"],
+        "4 KiB reftable-like blocks, a new binding stream per block: zlib-ng sets up "
+        "41 KiB, zlib 7 KiB plus its window, isal ~89 KiB (fastest per block, 12.8 us, "
+        "but the most set-up); libdeflate's binding cannot report consumed input",
     ),
     "inflate-stream": (
         ["isal", "zlib-ng", "zlib"],
@@ -89,41 +90,6 @@ AUTO_RANKING: dict[str, tuple[list[str], str]] = {
         "and isal 11.9 (zlib 3.0)",
     ),
 }
-
-
-# Does ``Inflater.reset()`` reuse the backend's inflate state (a ctypes-driven
-# ``stream.ZlibApiStream``, ``inflateReset`` per stream) or take a new binding
-# stream (``decompressobj()``)?  Measured for the pack scanner's pattern: one
-# stream per pack entry, known output size, ``decompress(view_of_rest, size + 1)``
-# (benchmarks/bench_compress.py, "streaming inflater" rows; CPU time per stream,
-# best of 5; tracemalloc peak per stream).  Reuse only where it is not slower.
-# ISA-L and libdeflate have no reusable stream (see their reusable_stream_note).
-STREAM_RESET: dict[str, tuple[bool, str]] = {
-    "zlib": (
-        False,
-        "new stream per reset: reusing one stream through ctypes is slower per stream "
-        "for the small entries that dominate packs (100 B 6.4 us vs 2.4 new, 1 KiB 12.1 "
-        "vs 9.0; 16 KiB about even, 65-85 vs 61-79 over runs) and wins only for large "
-        "ones (1 MiB 3.9 ms vs 4.6, half the peak memory), although it allocates no "
-        "state (a new stream: 7 KiB traced): its 4 ctypes calls and Python glue cost "
-        "more than CPython's malloc of a fresh stream",
-    ),
-    "zlib-ng": (
-        False,
-        "new stream per reset: reusing one zng_stream through ctypes is slower per "
-        "stream for the small entries that dominate packs (100 B 5.5 us vs 2.8 new, "
-        "1 KiB 10.6 vs 7.2, 16 KiB 41-57 vs 32-39 over runs) and wins only for large "
-        "ones (1 MiB 1.61 ms vs 1.75), although it allocates no state (a new zlib-ng "
-        "stream: 41 KiB traced)",
-    ),
-}
-
-
-def stream_reset_reuses(backend: Backend) -> tuple[bool, str]:
-    """Whether ``Inflater.reset`` on ``backend`` reuses its state, and why."""
-    if backend.new_reusable_stream is None:
-        return False, backend.reusable_stream_note
-    return STREAM_RESET.get(backend.name, (False, "not measured: a new stream per reset"))
 
 
 def can_do(backend: Backend, op: str) -> str | None:
@@ -183,9 +149,12 @@ def _check_name(name: str) -> Backend | None:
     return backend
 
 
-def _best(op: str, exclude: str | None = None, all_levels: bool = False) -> Backend:
+def _best(op: str, exclude: str | None = None, all_levels: bool = False,
+          ranking: dict[str, list[str]] | None = None) -> Backend:
     """The first installed backend in ``op``'s ranking that can do it."""
-    for name in AUTO_RANKING[op][0]:
+    order = ranking[op] if ranking is not None else AUTO_RANKING[op][0]
+    # A calibrated ranking lists only what it measured: the built-in order follows.
+    for name in [*order, *AUTO_RANKING[op][0]]:
         if name == exclude:
             continue
         b = backends.load(name)
@@ -195,12 +164,23 @@ def _best(op: str, exclude: str | None = None, all_levels: bool = False) -> Back
     raise AssertionError("the standard library backend does everything")  # pragma: no cover
 
 
-def route(name: str) -> Routing:
-    """Compute the routing for backend ``name`` (a backend name or ``auto``)."""
+def route(name: str, calibrated: dict[str, Any] | None = None,
+          describe: Callable[[dict[str, Any], str], str] | None = None) -> Routing:
+    """Compute the routing for backend ``name`` (a backend name or ``auto``).
+
+    ``calibrated``: a record of ``gitodb calibrate`` whose ranking ``auto`` then
+    follows (``describe(record, op)`` gives its figures for the reason).
+    """
     chosen = _check_name(name)
     routes: dict[str, Route] = {}
+    ranking = calibrated["ranking"] if calibrated is not None else None
     for op in OPERATIONS:
-        if chosen is None:
+        if chosen is None and calibrated is not None:
+            b = _best(op, ranking=ranking)
+            figures = describe(calibrated, op) if describe is not None else ""
+            reason = (f"auto, calibrated {calibrated['measured']} on "
+                      f"{calibrated['machine']}: {figures}")
+        elif chosen is None:
             b = _best(op)
             reason = f"auto: {AUTO_RANKING[op][1]}"
         elif (why := can_do(chosen, op)) is None:

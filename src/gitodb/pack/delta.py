@@ -6,7 +6,7 @@ bytes.  Opcode 0 is reserved.  Every bound is checked before data is touched,
 and output grows only as opcodes produce it, so a delta that declares a huge
 result size cannot make us allocate it up front.
 
-``apply_delta`` runs on the optional C accelerator ``gitodb.pack._cdelta`` when
+``apply_delta`` runs on the optional C accelerator ``gitodb._native`` when
 it was built (same checks, no GIL held); ``apply_delta_python`` is the reference
 and the fallback.  Delta application is a third of the time of reading or
 indexing a pack with long delta chains, hence the accelerator.
@@ -18,10 +18,10 @@ from gitodb.errors import DeltaError
 from gitodb.types import Buffer
 
 try:
-    from gitodb.pack._cdelta import apply_delta as _c_apply_delta
-    from gitodb.pack._cdelta import delta_sizes as _c_delta_sizes
+    from gitodb._native import apply_delta as _c_apply_delta
+    from gitodb._native import delta_sizes as _c_delta_sizes
 except ImportError:  # built without a C compiler: the pure-Python code below runs
-    _c_apply_delta = _c_delta_sizes = None
+    _c_apply_delta = _c_delta_sizes = None  # type: ignore[assignment]
 
 
 

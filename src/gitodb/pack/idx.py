@@ -24,8 +24,14 @@ IDX_V2_MAGIC = b"\377tOc"
 _FANOUT_BYTES = 256 * 4
 # Offsets above this go to the 64-bit table, as Git's default ``off32_limit``.
 OFFSET32_LIMIT = 0x7FFFFFFF
-# After this many lookups an index builds its list of ids (see ``PackIndex.find``).
+# Without the native core, after this many lookups (and at least 1/64th of the
+# count) an index builds its list of ids (see ``PackIndex.find``).
 _FINDS_BEFORE_LIST = 256
+
+try:
+    from gitodb._native import find_oid as _find_oid
+except ImportError:  # built without a C compiler
+    _find_oid = None  # type: ignore[assignment]
 
 
 def _be_uint32_array(buf: bytes | memoryview) -> array:
@@ -141,8 +147,23 @@ class PackIndex:
         return int.from_bytes(self._buf[self._crc_at + 4 * i:self._crc_at + 4 * i + 4], "big")
 
     def offset_at(self, i: int) -> int:
-        """The pack offset of the ``i``-th entry."""
-        return self.offsets[i]
+        """The pack offset of the ``i``-th entry, read from the mapping (no table built)."""
+        if self._offsets is not None:
+            return self._offsets[i]
+        buf = self._buf
+        if self.version == 1:
+            at = self._off32_at + i * self._oid_stride
+            return int.from_bytes(buf[at:at + 4], "big")
+        at = self._off32_at + 4 * i
+        v = int.from_bytes(buf[at:at + 4], "big")
+        if not v & 0x80000000:
+            return v
+        j = v & 0x7FFFFFFF
+        if j >= self._large_count:
+            raise PackError("index has a bad 64-bit offset reference", path=self.path,
+                            offset=at)
+        at = self._off64_at + 8 * j
+        return int.from_bytes(buf[at:at + 8], "big")
 
     @property
     def offsets(self) -> array:
@@ -177,14 +198,18 @@ class PackIndex:
         first = oid[0]
         lo = self.fanout[first - 1] if first else 0
         hi = self.fanout[first]
+        if _find_oid is not None and len(oid) == self.fmt.rawsz:
+            # Straight in the mapping: O(log n) a lookup, no per-index set-up.
+            return _find_oid(self._buf, self._oid_at, self._oid_stride, self.fmt.rawsz,
+                             lo, hi, oid)
         oids = self._oid_list
         if oids is not None:
             i = bisect_left(oids, oid, lo, hi)
             return i if i < hi and oids[i] == oid else -1
-        # Many lookups (batch reads, delta bases) pay once for a list of ids and then
-        # bisect in C; a few lookups search the mapping directly.
+        # Without the native core, many lookups (batch reads) pay once for a list of
+        # ids and then bisect in C; a few lookups search the mapping directly.
         self._finds += 1
-        if self._finds > _FINDS_BEFORE_LIST:
+        if self._finds > _FINDS_BEFORE_LIST and self._finds > self.count >> 6:
             self.oid_list()
             return self.find(oid)
         buf = self._buf

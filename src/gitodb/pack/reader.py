@@ -19,14 +19,13 @@ import mmap
 import os
 from array import array
 from bisect import bisect_left, bisect_right
-from collections import OrderedDict
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from gitodb import compress
 from gitodb.errors import (
     CompressionError,
     DeltaError,
+    GitodbError,
     ObjectNotFoundError,
     OutOfMemoryError,
     PackError,
@@ -35,76 +34,40 @@ from gitodb.errors import (
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.rev import compute_rev_order, load_rev
+from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 
 try:
-    from gitodb.pack._cdelta import gather_u64 as _gather_u64
-    from gitodb.pack._cdelta import scan_headers as _scan_headers
+    from gitodb._native import gather_u64 as _gather_u64
+    from gitodb._native import scan_headers as _scan_headers
+    from gitodb._native import walk_pack as _walk_pack
 except ImportError:  # built without a C compiler
-    _gather_u64 = _scan_headers = None
+    _gather_u64 = _scan_headers = _walk_pack = None  # type: ignore[assignment]
 
-DEFAULT_DELTA_BASE_CACHE_LIMIT = 96 * 1024 * 1024
 PACK_SIGNATURE = b"PACK"
 _PACK_HEADER_LEN = 12
 # Largest output needed to read a delta's two size varints (10 bytes each at most).
 _DELTA_HEADER_MAX = 20
+# Entries up to this size are inflated from a window when their exact span is not
+# known yet (see PackFile._end_for); allocating this much needs no plausibility check.
+_WINDOW_MAX = 64 * 1024
+# The native walk hands back at most this many entries / bytes of results at a time.
+_WALK_ITEMS = 256
+_WALK_BYTES = 4 << 20
+# Bytes of a delta's zlib stream given to inflate for its header (the exact span if
+# that was not enough): the bindings copy all input they did not use, so passing a
+# whole large delta to read 20 bytes of it costs a copy of the delta.
+_HEAD_WINDOW = 512
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
 _MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
-# Key space per pack in the shared cache: offsets below 2**44 (16 TiB) never collide.
-_KEY_STRIDE = 1 << 44
 
 # Reads the full object with this id from elsewhere (another pack, loose, an
 # alternate); used for REF_DELTA bases outside this pack.
 ExternalReader = Callable[[bytes], tuple[int, bytes]]
 ExternalTypeReader = Callable[[bytes], int]
-
-
-class DeltaBaseCache:
-    """Reconstructed objects keyed by an int (pack key + offset), least recently used out.
-
-    ``limit`` bounds the total size of the cached data in bytes.  An ``OrderedDict``
-    keeps eviction O(1): a plain dict's "first key" is found by scanning past the
-    holes that deleted entries leave, which turns eviction quadratic.
-    """
-
-    def __init__(self, limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
-        self.limit = limit
-        self.size = 0
-        self.entries: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
-        self._next_key = 0
-
-    def new_pack_key(self) -> int:
-        """Reserve a key range for one more pack."""
-        self._next_key += _KEY_STRIDE
-        return self._next_key
-
-    def get(self, key: int) -> tuple[int, bytes] | None:
-        """Return the cached ``(type_number, data)`` and mark it most recently used."""
-        hit = self.entries.get(key)
-        if hit is not None:
-            self.entries.move_to_end(key)
-        return hit
-
-    def put(self, key: int, type_num: int, data: bytes) -> None:
-        """Cache ``data``; evict least recently used entries beyond the limit."""
-        n = len(data)
-        entries = self.entries
-        if n > self.limit or key in entries:
-            return
-        entries[key] = (type_num, data)
-        self.size += n
-        if self.size > self.limit:
-            popitem = entries.popitem
-            while self.size > self.limit:
-                self.size -= len(popitem(last=False)[1][1])
-
-    def clear(self) -> None:
-        """Drop everything."""
-        self.entries.clear()
-        self.size = 0
 
 
 class PackFile:
@@ -127,14 +90,13 @@ class PackFile:
         self._external = external_reader
         self._external_type = external_type
         self._open_pack()
-        self.offsets = self.idx.offsets
         self._types: dict[int, int] = {}
-        self._routing: object = None
-        self._head_decompressobj: Any = None
-        self._head_errors: tuple[type[BaseException], ...] = ()
         self._sorted_offsets: array | None = None
         self._rev_order: array | None = None
         self._rev_from_file = False
+        # The .rev mapped for point lookups (bisected, never read whole); False once
+        # it proved unusable (then the order is computed or loaded in full).
+        self._rev_map: memoryview | bool | None = None
 
     def _open_pack(self) -> None:
         path = self.path
@@ -166,6 +128,11 @@ class PackFile:
         self.size = size
 
     # -- layout --------------------------------------------------------------
+    @property
+    def offsets(self) -> array:
+        """Pack offsets of every entry in index (id) order (decoded on first use)."""
+        return self.idx.offsets
+
     @property
     def count(self) -> int:
         """Number of objects in the pack."""
@@ -205,18 +172,91 @@ class PackFile:
         return self._sorted_offsets
 
     def entry_end(self, offset: int) -> int:
-        """Offset just past the entry at ``offset`` (the next entry or the trailer)."""
+        """Offset just past the entry at ``offset`` (the next entry or the trailer).
+
+        Bisects the mapped ``.rev`` when the offsets in pack order are not built yet
+        (a point lookup costs O(log n), no O(n) set-up); without a usable ``.rev``
+        the order is computed once.
+        """
+        if self._sorted_offsets is None:
+            k = self._rev_position(offset)
+            if k is not None:
+                return self._rev_offset(k + 1) if k + 1 < self.idx.count else self.data_end
         so = self.sorted_offsets
         j = bisect_right(so, offset)
         return so[j] if j < len(so) else self.data_end
 
+    def _end_for(self, offset: int, pos: int, size: int) -> tuple[int, bool]:
+        """Where the zlib data of the entry at ``offset`` (starting at ``pos``) ends.
+
+        ``(end, exact)``: a small entry, when the pack-order offsets are not built,
+        gets a window that holds any sane stream of ``size`` bytes (one-shot inflate
+        ignores what follows the stream); on failure the caller retries with the
+        exact end.  Large entries need the exact span: their declared size is
+        checked against it before anything is allocated.
+        """
+        if self._sorted_offsets is None and size <= _WINDOW_MAX:
+            return min(self.data_end, pos + size + (size >> 3) + 64), False
+        return self.entry_end(offset), True
+
+    def _load_rev_map(self) -> memoryview | None:
+        """The ``.rev`` mapped, header and trailer checked; None when absent or unusable."""
+        m = self._rev_map
+        if m is None:
+            m = self._rev_map = False
+            got = map_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum)
+            if got is not None:
+                m = self._rev_map = got
+        return m if m is not False else None  # type: ignore[return-value]
+
+    def _rev_offset(self, k: int) -> int:
+        m = self._rev_map
+        assert isinstance(m, memoryview)
+        pos = int.from_bytes(m[12 + 4 * k:16 + 4 * k], "big")
+        if pos >= self.idx.count:
+            raise _RevUnusable
+        return self.idx.offset_at(pos)
+
+    def _rev_position(self, offset: int) -> int | None:
+        """The pack-order position of the entry at ``offset`` by bisecting the ``.rev``.
+
+        None if there is no usable ``.rev`` or no entry starts there (callers then
+        use the full order, which also reports a damaged ``.rev`` as Git does).
+        """
+        if self._load_rev_map() is None:
+            return None
+        lo, hi = 0, self.idx.count
+        try:
+            while lo < hi:
+                mid = (lo + hi) >> 1
+                at = self._rev_offset(mid)
+                if at == offset:
+                    # A sorted order is what makes the bisection right: check the step.
+                    if (mid + 1 < self.idx.count and self._rev_offset(mid + 1) <= at) or (
+                            mid and self._rev_offset(mid - 1) >= at):
+                        raise _RevUnusable
+                    return mid
+                if at < offset:
+                    lo = mid + 1
+                else:
+                    hi = mid
+        except _RevUnusable:
+            self._rev_map = False
+        return None
+
     def find(self, oid: bytes) -> int:
         """The pack offset of ``oid``, or -1 if this pack does not hold it."""
         i = self.idx.find(oid)
-        return self.offsets[i] if i >= 0 else -1
+        return self.idx.offset_at(i) if i >= 0 else -1
 
     def oid_at_offset(self, offset: int) -> bytes:
         """The id of the entry that starts at ``offset``."""
+        if self._sorted_offsets is None:
+            k = self._rev_position(offset)
+            if k is not None:
+                m = self._rev_map
+                assert isinstance(m, memoryview)
+                return self.idx.oid_at(int.from_bytes(m[12 + 4 * k:16 + 4 * k], "big"))
         so = self.sorted_offsets
         j = bisect_left(so, offset)
         if j >= len(so) or so[j] != offset:
@@ -240,25 +280,45 @@ class PackFile:
         still in the cache, so each object costs one inflate (plus one delta
         application).  Anything unusual falls back to ``read_at``.
         """
+        if _walk_pack is None:
+            yield from self._iter_objects_python()
+            return
+        # The per-entry loop runs in the native core (_native/walk.c), on the
+        # inflate the compression layer chose and the one cache's own get/put;
+        # anything unusual comes back as a fallback that read_at handles.
+        so = self.sorted_offsets
+        rev = self.rev_order
+        oids = self.idx.oid_list()
+        cache = self.cache
+        walk = _walk_pack
+        read_at = self.read_at
+        n = len(so)
+        k = 0
+        while k < n:
+            k, items = walk(self.buf, so, k, self.data_end, compress.inflate, cache.get,
+                            cache.put, self.key_base, _WALK_ITEMS, _WALK_BYTES)
+            for j, t, got in items:
+                off = so[j]
+                if got is None:
+                    t, got = read_at(off)
+                yield oids[rev[j]], off, t, got
+
+    def _iter_objects_python(self) -> Iterator[tuple[bytes, int, int, bytes]]:
+        """``iter_objects`` in Python: the native walk's reference and fallback."""
         buf = self.buf
         path = self.path
         so = self.sorted_offsets
         rev = self.rev_order
         oids = self.idx.oid_list()
         cache = self.cache
-        entries = cache.entries
-        get_cached = entries.get
-        touch = entries.move_to_end
-        evict = entries.popitem
-        limit = cache.limit
+        get_cached = cache.get
+        put = cache.put
         kb = self.key_base
         inflate = compress.inflate
         n = len(so)
         data_end = self.data_end
         ratio = _MAX_INFLATE_RATIO
         min_base = _PACK_HEADER_LEN
-        # The delta-base cache is updated inline (what DeltaBaseCache.put does): this
-        # loop runs once per object and a method call per object is measurable.
         for k in range(n):
             off = so[k]
             end = so[k + 1] if k + 1 < n else data_end
@@ -273,7 +333,6 @@ class PackFile:
                     t, data = self.read_at(off)
                     yield oids[rev[k]], off, t, data
                     continue
-                touch(base_key)
                 try:
                     delta = inflate(buf[start:end], size)
                 except CompressionError as e:
@@ -294,13 +353,8 @@ class PackFile:
                 t, data = self.read_at(off)
                 yield oids[rev[k]], off, t, data
                 continue
-            key = kb + off
-            if size <= limit and key not in entries:
-                entries[key] = (t, data)
-                cache.size += size
-                if cache.size > limit:
-                    while cache.size > limit:
-                        cache.size -= len(evict(last=False)[1][1])
+            # Accounted by len(data) inside put(): for a delta, ``size`` is the delta's.
+            put(kb + off, t, data)
             yield oids[rev[k]], off, t, data
 
     def headers_by_position(self) -> tuple[bytearray, array]:
@@ -323,15 +377,19 @@ class PackFile:
         ends.frombytes(ends_raw)
         buf = self.buf
         offsets = self.offsets
-        decompressobj, errors = self._head_inflater()
+        inflate_head = compress.inflate_head
         for p in [p for p, kind in enumerate(kinds) if kind > 4]:
             if not types[p]:  # REF_DELTA: the base is found by id
                 types[p] = self.type_at(offsets[p])
+            start, end = starts[p], ends[p]
             try:
-                head = decompressobj().decompress(buf[starts[p]:ends[p]], _DELTA_HEADER_MAX)
+                head = inflate_head(buf[start:min(end, start + _HEAD_WINDOW)],
+                                    _DELTA_HEADER_MAX)
+                if len(head) < _DELTA_HEADER_MAX and end > start + _HEAD_WINDOW:
+                    head = inflate_head(buf[start:end], _DELTA_HEADER_MAX)
                 sizes[p] = delta_sizes(head)[1]
-            except errors as e:
-                raise PackError(f"corrupt pack entry: corrupt zlib stream: {e}", path=self.path,
+            except CompressionError as e:
+                raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
                                 offset=offsets[p]) from None
             except DeltaError as e:
                 raise DeltaError(e.message, path=self.path, offset=offsets[p]) from None
@@ -394,14 +452,33 @@ class PackFile:
 
     def read_at(self, offset: int) -> tuple[int, bytes]:
         """Return ``(type_number, data)`` of the object whose entry starts at ``offset``."""
+        try:
+            return self._read_at(offset, True)
+        except _RetryExact:
+            return self._read_at(offset, False)
+
+    def _inflate_entry(self, off: int, pos: int, size: int, windowed: bool) -> bytes:
+        """Inflate the ``size`` bytes of the entry at ``off`` (zlib data from ``pos``)."""
+        if windowed:
+            end, exact = self._end_for(off, pos, size)
+        else:
+            end, exact = self.entry_end(off), True
+        if exact and size > compress.max_inflated_size(end - pos):
+            self._impossible_size(off, size, end - pos)
+        try:
+            return compress.inflate(self.buf[pos:end], size)
+        except CompressionError:
+            if not exact:
+                raise _RetryExact from None
+            raise
+
+    def _read_at(self, offset: int, windowed: bool) -> tuple[int, bytes]:
         cache = self.cache
-        entries = cache.entries
+        get_cached = cache.get
         kb = self.key_base
         buf = self.buf
         path = self.path
-        inflate = compress.inflate
-        so = self.sorted_offsets
-        nso = len(so)
+        inflate_entry = self._inflate_entry
         data_end = self.data_end
         chain: list[tuple[int, int, int]] = []
         seen: set[int] | None = None
@@ -409,9 +486,8 @@ class PackFile:
         size = 0
         try:
             while True:
-                hit = entries.get(kb + off)
+                hit = get_cached(kb + off)
                 if hit is not None:
-                    entries.move_to_end(kb + off)
                     type_num, data = hit
                     break
                 if off < _PACK_HEADER_LEN or off >= data_end:
@@ -419,12 +495,8 @@ class PackFile:
                 type_num, size, hlen = parse_entry_header(buf, off, path)
                 pos = off + hlen
                 if 0 < type_num < 5:
-                    j = bisect_right(so, off)
-                    end = so[j] if j < nso else data_end
-                    if size > compress.max_inflated_size(end - pos):
-                        self._impossible_size(off, size, end - pos)
                     at = off
-                    data = inflate(buf[pos:end], size)
+                    data = inflate_entry(off, pos, size, windowed)
                     # Cache full trees and blobs too: in pack order their deltas follow.
                     if chain or type_num == 2 or type_num == 3:
                         cache.put(kb + off, type_num, data)
@@ -445,7 +517,7 @@ class PackFile:
                         break
                     if seen is None:
                         seen = {c[0] for c in chain}
-                    off = self.offsets[base_pos]
+                    off = self.idx.offset_at(base_pos)
                     if off in seen:
                         raise DeltaError("REF_DELTA chain forms a cycle", path=path,
                                          offset=chain[-1][0])
@@ -456,13 +528,9 @@ class PackFile:
             # Apply the deltas from the base towards the wanted object.
             for i in range(len(chain) - 1, -1, -1):
                 doff, dstart, dsize = chain[i]
-                j = bisect_right(so, doff)
-                end = so[j] if j < nso else data_end
-                if dsize > compress.max_inflated_size(end - dstart):
-                    self._impossible_size(doff, dsize, end - dstart)
                 size = dsize
                 at = doff
-                delta = inflate(buf[dstart:end], dsize)
+                delta = inflate_entry(doff, dstart, dsize, windowed)
                 size = -1  # building the delta's result
                 data = apply_delta(data, delta, path=path, offset=doff)
                 # Every result may be the base of a later delta (and is, in pack order).
@@ -557,7 +625,7 @@ class PackFile:
                         raise DeltaError(f"delta base {base_oid.hex()} is missing", path=path,
                                          offset=off) from None
                     break
-                off = self.offsets[base_pos]
+                off = self.idx.offset_at(base_pos)
             else:
                 raise PackError(f"pack entry has invalid type {t}", path=path, offset=off)
         types[off] = t
@@ -589,31 +657,25 @@ class PackFile:
         base_type = self._types.get(offset)
         if base_type is None:
             base_type = self.type_at(offset)
-        so = self.sorted_offsets
-        j = bisect_right(so, offset)
-        end = so[j] if j < len(so) else self.data_end
-        return base_type, self._delta_result_size(buf[pos:end], offset)
-
-    def _head_inflater(self) -> tuple[Callable[[], Any], Any]:
-        """A raw streaming decompressor factory of the active backend, and its errors.
-
-        A delta header needs at most 20 output bytes, not a full Inflater per entry.
-        """
-        routing = compress.routing()
-        if routing is not self._routing:
-            stream = routing.backend("inflate-head")
-            self._routing = routing
-            self._head_decompressobj = stream.decompressobj
-            self._head_errors = stream.stream_errors
-        return self._head_decompressobj, self._head_errors
+        if self._sorted_offsets is None:
+            # A delta's header is in the first bytes of its stream: a short window
+            # does; the exact end (a .rev bisection) only if that was not enough.
+            end = min(self.data_end, pos + _HEAD_WINDOW)
+            try:
+                return base_type, self._delta_result_size(buf[pos:end], offset)
+            except GitodbError:
+                if end == self.data_end:
+                    raise
+        return base_type, self._delta_result_size(buf[pos:self.entry_end(offset)], offset)
 
     def _delta_result_size(self, zdata: memoryview, offset: int) -> int:
         """The result size a delta declares, inflating only its first bytes."""
-        decompressobj, errors = self._head_inflater()
         try:
-            head = decompressobj().decompress(zdata, _DELTA_HEADER_MAX)
-        except errors as e:
-            raise PackError(f"corrupt pack entry: corrupt zlib stream: {e}", path=self.path,
+            head = compress.inflate_head(zdata[:_HEAD_WINDOW], _DELTA_HEADER_MAX)
+            if len(head) < _DELTA_HEADER_MAX and len(zdata) > _HEAD_WINDOW:
+                head = compress.inflate_head(zdata, _DELTA_HEADER_MAX)
+        except CompressionError as e:
+            raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
                             offset=offset) from None
         try:
             return delta_sizes(head)[1]
@@ -654,7 +716,20 @@ class PackFile:
             self._map.close()
         except BufferError:
             pass
+        if isinstance(self._rev_map, memoryview):
+            m = self._rev_map.obj
+            self._rev_map.release()
+            m.close()  # type: ignore[attr-defined]
+            self._rev_map = None
         self.idx.close()
+
+
+class _RetryExact(Exception):
+    """A windowed inflate failed: read again with every entry's exact span."""
+
+
+class _RevUnusable(Exception):
+    """The mapped ``.rev`` holds a position out of range or out of order."""
 
 
 def _increasing(values: array) -> bool:

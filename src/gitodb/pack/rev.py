@@ -8,6 +8,7 @@ order is computed from the index's offsets.
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 import sys
@@ -20,9 +21,9 @@ from gitodb.objects.format import ObjectFormat
 RIDX_MAGIC = b"RIDX"
 
 try:
-    from gitodb.pack._cdelta import rev_order as _c_rev_order
+    from gitodb._native import rev_order as _c_rev_order
 except ImportError:  # built without a C compiler
-    _c_rev_order = None
+    _c_rev_order = None  # type: ignore[assignment]
 
 
 def compute_rev_order(offsets: Sequence[int]) -> array:
@@ -81,6 +82,33 @@ def read_rev(path: str | os.PathLike[str], count: int, fmt: ObjectFormat,
             raise PackError("reverse-index file is corrupt (entry out of range)", path=p,
                             offset=12 + 4 * i)
     return order
+
+
+def map_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> memoryview | None:
+    """The ``.rev`` at ``path`` mapped read-only for bisection, or None if unusable.
+
+    Only what costs O(1) is checked here (size, signature, version, hash id, the
+    pack checksum it names): point lookups must not read the whole file.  The
+    positions are checked as they are read; a caller that meets a bad one falls
+    back to :func:`load_rev`, which reports the damage as Git does.
+    """
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size != 12 + 4 * count + 2 * fmt.rawsz or size == 0:
+                return None
+            m = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+    except (OSError, ValueError):
+        return None
+    view = memoryview(m)
+    rawsz = fmt.rawsz
+    end = size - rawsz
+    if (view[:4] != RIDX_MAGIC or struct.unpack_from(">II", view, 4) != (1, fmt.pack_hash_id)
+            or view[end - rawsz:end] != pack_checksum):
+        view.release()
+        m.close()
+        return None
+    return view
 
 
 def load_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> array | None:

@@ -14,14 +14,10 @@ import os
 
 from gitodb.errors import PackError
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import IDX_V2_MAGIC, OFFSET32_LIMIT, PackIndex
-from gitodb.pack.indexer import (
-    IndexPackOptions,
-    PackIndexResult,
-    close_map,
-    index_buffer,
-    map_file,
-)
+from gitodb.pack.index_write import IndexPackOptions, close_map, index_buffer, map_file
+from gitodb.pack.indexer import PackIndexResult
 from gitodb.types import Progress
 
 
@@ -36,7 +32,9 @@ def pack_name_for(arg: str) -> str:
 
 def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | None = None,
                       threads: int = 0, rev_index: bool = False,
-                      report: bool = False, progress: Progress | None = None) -> PackIndexResult:
+                      report: bool = False, progress: Progress | None = None,
+                      delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT,
+                      ) -> PackIndexResult:
     """Index ``pack_path`` and check its stored ``.idx`` (and ``.rev``) against the result.
 
     Raises ``PackError`` naming the file and what differs.  With ``report``, the
@@ -44,6 +42,7 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
     ``result.index_error`` (verify-pack prints its statistics before failing).
     ``progress`` (``gitodb.types.Progress``) hears of "Indexing objects" and
     "Resolving deltas" as they go.
+    ``delta_base_cache_limit`` (``core.deltaBaseCacheLimit``) bounds what is kept.
     """
     if not pack_path.endswith(".pack"):
         raise PackError(f"packfile name '{pack_path}' does not end with '.pack'")
@@ -58,8 +57,9 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
     version = 2 if stored[:4] == IDX_V2_MAGIC else 1
     m, _size = map_file(pack_path)
     try:
-        result = index_buffer(m, fmt, IndexPackOptions(threads=threads, progress=progress),
-                              pack_path,
+        result = index_buffer(m, fmt, IndexPackOptions(
+            threads=threads, progress=progress,
+            delta_base_cache_limit=delta_base_cache_limit), pack_path,
                                "Indexing objects", None, None)
     finally:
         close_map(m)
@@ -149,7 +149,8 @@ def format_stats(result: PackIndexResult, stat_only: bool = False) -> str:
 
 
 def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0,
-                progress: Progress | None = None) -> PackIndexResult:
+                progress: Progress | None = None,
+                delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> PackIndexResult:
     """Verify the pack named by ``arg`` (``x.idx``, ``x.pack`` or ``x``); raise on damage.
 
     ``progress`` (``gitodb.types.Progress``) is told how far the check has got.
@@ -159,4 +160,5 @@ def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0,
     if not os.path.exists(pack_path):
         raise PackError(f"Cannot open existing pack file '{index_path}'")
     return index_pack_verify(pack_path, fmt, index_path=index_path, threads=threads,
-                             report=True, progress=progress)
+                             report=True, progress=progress,
+                             delta_base_cache_limit=delta_base_cache_limit)

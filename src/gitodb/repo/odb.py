@@ -44,8 +44,9 @@ from gitodb.objects.oid import MINIMUM_ABBREV, ObjectId, ObjectIdLike, is_hex
 from gitodb.objects.stream import ObjectStream
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.reader import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PackFile
+from gitodb.pack.reader import PackFile
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -270,7 +271,10 @@ class ObjectDatabase:
                 if pack_path in self._pack_paths:
                     continue
                 try:
+                    # As Git: opening a pack checks the index's layout, not its checksum
+                    # (hashing the whole .idx is O(n) per pack; fsck/verify-pack do it).
                     pack = PackFile(pack_path, self.fmt, cache=self.cache,
+                                    verify_index_checksum=False,
                                     external_reader=self._read_external_base,
                                     external_type=self._external_base_type)
                 except PackError as e:

@@ -62,9 +62,3 @@ class Backend:
     #: the CPython binding's distribution name and version
     binding: str = ""
     notes: list[str] = field(default_factory=list)
-    #: ``new_reusable_stream()``: a ``decompressobj``-like stream with ``reset()``
-    #: that keeps its inflate state (``stream.ZlibApiStream``), or None.  Whether
-    #: ``Inflater.reset`` uses it is ``selection.STREAM_RESET``'s measured choice.
-    new_reusable_stream: Callable[[], Any] | None = None
-    #: why there is no reusable stream, for ``version --build-options``
-    reusable_stream_note: str = ""

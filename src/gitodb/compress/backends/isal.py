@@ -12,8 +12,8 @@ from __future__ import annotations
 import isal as package  # ImportError when not installed
 from isal import isal_zlib
 
-from .._dobj import NewStreamContext, make_ops
 from .base import Backend, PrefixContext
+from .ops import NewStreamContext, make_ops
 
 ISAL_LEVELS = frozenset({1, 2, 3})
 
@@ -38,9 +38,6 @@ def load() -> Backend:
                     "layout is build-specific, so a reset costs a new stream"),
         decompressobj=isal_zlib.decompressobj,
         stream_errors=errors,
-        reusable_stream_note=("none: the isal binding has no inflateReset and ISA-L's "
-                              "inflate_state layout is build-specific (no ctypes route), "
-                              "so a reset costs a new stream"),
         deflate=isal_zlib.compress,
         compressobj=isal_zlib.compressobj,
         deflate_levels=ISAL_LEVELS,

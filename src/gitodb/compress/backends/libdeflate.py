@@ -2,9 +2,9 @@
 
 libdeflate only works on whole buffers: it cannot stream, and to inflate it
 must be told the output size.  Its Python binding cannot say how much input a
-stream used, so ``inflate_prefix`` calls ``libdeflate_zlib_decompress_ex``
-through ctypes on the same extension, with one decompressor reused for every
-stream.  Streaming inflate and streaming deflate go to the next best backend.
+stream used, so ``inflate_prefix`` goes to the next best backend (gitodb uses a
+library only through its binding's public callables).  Streaming inflate and
+streaming deflate go to the next best backend too.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import deflate as package  # ImportError when not installed
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
 
-from .._dobj import make_ops, thread_local_prefix
-from ..crc32_combine import crc32_combine
-from .base import Backend, PrefixContext
+from .base import Backend
+from .crc32_combine import crc32_combine
+from .ops import make_ops
 
 
 def _library_version(path: str) -> str:
@@ -58,58 +58,29 @@ def load() -> Backend:
         return bytes(zlib_compress(data, 6 if level == -1 else level))
 
     path = _deflate.__file__
-    try:
-        from ..reuse import (
-            DIRECT_OUTPUT_MIN,
-            LibdeflateContext,
-            LibdeflateLibrary,
-            fresh_bytes,
-        )
+    # The binding cannot report the input a stream used, so inflate_prefix (and
+    # the reusable context) go to the next best backend; size 0, which the
+    # binding gets wrong, goes to the standard library.
+    import zlib
 
-        lib = LibdeflateLibrary(path)
+    stdlib_inflate = make_ops(zlib.decompressobj, (zlib.error,))[0]
+    direct_min = 1 << 62
 
-        def new_prefix_context() -> PrefixContext:
-            return LibdeflateContext(lib)
-
-        # one decompressor per thread, reused for every call
-        inflate_prefix = thread_local_prefix(new_prefix_context)
-        new_prefix_context()  # prove it works here before promising it
-
-        def unusual_size(data: Buffer, size: int) -> bytes:
-            return inflate_prefix(data, size)[0]
-
-        direct_min = DIRECT_OUTPUT_MIN if fresh_bytes is not None else 1 << 62
-        reuse_note = ("reused: one libdeflate decompressor, libdeflate_zlib_decompress_ex "
-                      "per stream (ctypes)")
-        prefix = inflate_prefix
-    except Exception as e:  # reuse is only an optimisation: report why not
-        # Without ctypes, size 0 (which the binding gets wrong) goes to the stdlib.
-        import zlib
-
-        prefix = new_prefix_context = None  # type: ignore[assignment]
-        stdlib_inflate = make_ops(zlib.decompressobj, (zlib.error,))[0]
-        direct_min = 1 << 62
-
-        def unusual_size(data: Buffer, size: int) -> bytes:
-            return stdlib_inflate(data, size)
-
-        reuse_note = f"unavailable ({e})"
+    def unusual_size(data: Buffer, size: int) -> bytes:
+        return stdlib_inflate(data, size)
 
     return Backend(
         name="libdeflate",
         library_version=_library_version(path),
         binding=f"deflate {package.__version__}",
         inflate=inflate,
-        inflate_prefix=prefix,  # type: ignore[arg-type]
+        inflate_prefix=None,  # type: ignore[arg-type]
         crc32=package.crc32,
         crc32_combine=crc32_combine,
-        new_prefix_context=new_prefix_context,  # type: ignore[arg-type]
-        reuse_note=reuse_note,
+        new_prefix_context=None,  # type: ignore[arg-type]
+        reuse_note="none: the binding cannot report the input a stream used",
         decompressobj=None,
         stream_errors=(),
-        reusable_stream_note=("none: libdeflate cannot stream (whole buffers only), so "
-                              "streaming inflate runs on the next best backend; its "
-                              "one decompressor is reused by inflate_prefix instead"),
         deflate=deflate,
         compressobj=None,
         notes=["no streaming: streaming inflate and deflate go to the next best backend",

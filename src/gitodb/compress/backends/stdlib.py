@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import zlib
 
-from .._dobj import zlib_api_ops
-from ..crc32_combine import crc32_combine
 from .base import Backend
+from .crc32_combine import crc32_combine
+from .ops import binding_ops
 
 
 def load() -> Backend:
@@ -22,7 +22,5 @@ def load() -> Backend:
         deflate=zlib.compress,
         compressobj=zlib.compressobj,
         notes=["crc32_combine in Python (GF(2) powers of x), the binding has none"],
-        **zlib_api_ops(zlib.decompressobj, errors,
-                       lambda api: api.system_zlib(zlib.ZLIB_RUNTIME_VERSION),
-                       "reused: one libz stream, inflateReset per stream (ctypes)"),
+        **binding_ops(zlib.decompressobj, errors),
     )

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from zlib_ng import zlib_ng  # ImportError when not installed
 
-from .._dobj import zlib_api_ops
 from .base import Backend
+from .ops import binding_ops
 
 
 def load() -> Backend:
@@ -22,7 +22,5 @@ def load() -> Backend:
         stream_errors=errors,
         deflate=zlib_ng.compress,
         compressobj=zlib_ng.compressobj,
-        **zlib_api_ops(zlib_ng.decompressobj, errors,
-                       lambda api: api.zlib_ng(zlib_ng.__file__),
-                       "reused: one zng_stream, zng_inflateReset per stream (ctypes)"),
+        **binding_ops(zlib_ng.decompressobj, errors),
     )

@@ -8,7 +8,6 @@ bomb stops one byte past the declared size) and tells "too long" apart from
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -97,20 +96,6 @@ def _windowed(d: Any, data: Buffer, size: int) -> tuple[bytes, int]:
     return out, fed
 
 
-def thread_local_prefix(new_context: Callable[[], Any]
-                        ) -> Callable[[Buffer, int], tuple[bytes, int]]:
-    """An ``inflate_prefix`` on one reusable context per thread."""
-    local = threading.local()
-
-    def inflate_prefix(data: Buffer, size: int) -> tuple[bytes, int]:
-        ctx = getattr(local, "ctx", None)
-        if ctx is None:
-            ctx = local.ctx = new_context()
-        return ctx.inflate_prefix(data, size)  # type: ignore[no-any-return]
-
-    return inflate_prefix
-
-
 class NewStreamContext:
     """Prefix context for a backend that cannot reuse state: a new stream per call."""
 
@@ -121,40 +106,32 @@ class NewStreamContext:
         self.inflate_prefix = inflate_prefix
 
 
-def zlib_api_ops(decompressobj: Callable[[], Any], errors: tuple[Any, ...],
-                 open_library: Callable[[Any], Any], reused_note: str) -> dict[str, Any]:
-    """The inflate operations of a backend that has zlib's C API (stdlib zlib, zlib-ng).
+def binding_ops(decompressobj: Callable[[], Any], errors: tuple[Any, ...]) -> dict[str, Any]:
+    """The inflate operations of a backend whose binding has ``decompressobj``.
 
-    ``open_library(ZlibApiLibrary)`` opens that API through ctypes; when it
-    works, ``inflate_prefix`` and the reusable stream reuse one inflate state, else
-    every stream is a new binding stream and the note says why.  Returns the
-    ``Backend`` fields ``inflate``, ``inflate_prefix``, ``new_prefix_context``,
-    ``reuse_note``, ``new_reusable_stream`` and ``reusable_stream_note``.
+    Everything goes through the binding's public callables (no ctypes, no
+    library symbols): a new binding stream per call, which is also what the
+    binding does for its own one-shot functions.  Returns the ``Backend`` fields
+    ``inflate``, ``inflate_prefix``, ``new_prefix_context`` and ``reuse_note``.
     """
-    try:
-        from .reuse import DIRECT_OUTPUT_MIN, ZlibApiContext, ZlibApiLibrary, fresh_bytes
-        from .stream import ZlibApiStream
+    inflate, inflate_prefix = make_ops(decompressobj, errors)
+    return {"inflate": inflate, "inflate_prefix": inflate_prefix,
+            "new_prefix_context": lambda: NewStreamContext(inflate_prefix),
+            "reuse_note": "a new binding stream per call (its public decompressobj)"}
 
-        lib = open_library(ZlibApiLibrary)
 
-        def new_prefix_context() -> Any:
-            return ZlibApiContext(lib)
+def make_head(decompressobj: Callable[[], Any], errors: tuple[Any, ...]
+              ) -> Callable[[Buffer, int], bytes]:
+    """``inflate_head(data, n) -> bytes``: up to the first ``n`` output bytes of a stream.
 
-        def new_reusable_stream() -> ZlibApiStream:
-            return ZlibApiStream(lib)
+    Decoding stops where ``n`` bytes are out (damage later in the stream is not
+    met, as Git reads object headers); fewer come back when ``data`` ends first.
+    """
 
-        new_prefix_context()  # prove it works here before promising it
-        new_reusable_stream().reset()
-        inflate, inflate_prefix = make_ops(
-            decompressobj, errors, thread_local_prefix(new_prefix_context),
-            DIRECT_OUTPUT_MIN if fresh_bytes is not None else 1 << 62)
-        return {"inflate": inflate, "inflate_prefix": inflate_prefix,
-                "new_prefix_context": new_prefix_context, "reuse_note": reused_note,
-                "new_reusable_stream": new_reusable_stream, "reusable_stream_note": ""}
-    except Exception as e:  # reuse is only an optimisation: report why not
-        inflate, inflate_prefix = make_ops(decompressobj, errors)
-        note = f"not reusable ({e}): a new stream per reset"
-        return {"inflate": inflate, "inflate_prefix": inflate_prefix,
-                "new_prefix_context": lambda: NewStreamContext(inflate_prefix),
-                "reuse_note": note, "new_reusable_stream": None,
-                "reusable_stream_note": note}
+    def inflate_head(data: Buffer, n: int) -> bytes:
+        try:
+            return decompressobj().decompress(data, n)  # type: ignore[no-any-return]
+        except errors as e:
+            raise corrupt(e) from None
+
+    return inflate_head

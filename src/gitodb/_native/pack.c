@@ -1,5 +1,8 @@
 /*
- * Optional accelerator for gitodb.pack.delta: Git's delta format applied in C.
+ * The pack part of the native core (gitodb._native): Git's delta format applied,
+ * the per-entry varints, the header walk in pack order, index lookups, and the
+ * cat-file record formatting.  gitodb.pack.delta, gitodb.pack.entry,
+ * gitodb.pack.idx and gitodb.pack.reader hold the pure-Python reference.
  *
  * Same checks as the pure-Python version (which stays the reference and the
  * fallback): the base size must match, every copy must stay inside the base,
@@ -21,8 +24,10 @@
 #include <Python.h>
 #include <string.h>
 
-static int
-read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out)
+#include "pack.h"
+
+int
+gdc_read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out)
 {
     const unsigned char *p = *pp;
     unsigned long long value = 0;
@@ -48,8 +53,8 @@ read_size(const unsigned char **pp, const unsigned char *end, unsigned long long
 
 /* Walk the opcodes; copy into out when it is not NULL.  Returns NULL or an error text
    (in msg when it has numbers: the same words as the Python reference). */
-static const char *
-run_opcodes(const unsigned char *p, const unsigned char *end, const unsigned char *base,
+const char *
+gdc_run_opcodes(const unsigned char *p, const unsigned char *end, const unsigned char *base,
             unsigned long long base_len, unsigned long long dst_size, unsigned char *out,
             unsigned long long *produced_out, char *msg, size_t msglen)
 {
@@ -111,7 +116,7 @@ apply_delta(PyObject *self, PyObject *args)
         return NULL;
     const unsigned char *p = delta.buf;
     const unsigned char *end = p + delta.len;
-    if (read_size(&p, end, &src_size) || read_size(&p, end, &dst_size)) {
+    if (gdc_read_size(&p, end, &src_size) || gdc_read_size(&p, end, &dst_size)) {
         err = "delta header truncated or too long";
     } else if (src_size != (unsigned long long)base.len) {
         snprintf(msg, sizeof(msg), "delta base size mismatch: delta says %llu, base has %zd",
@@ -119,7 +124,7 @@ apply_delta(PyObject *self, PyObject *args)
         err = msg;
     } else {
         Py_BEGIN_ALLOW_THREADS
-        err = run_opcodes(p, end, base.buf, base.len, dst_size, NULL, &produced, msg,
+        err = gdc_run_opcodes(p, end, base.buf, base.len, dst_size, NULL, &produced, msg,
                           sizeof(msg));
         Py_END_ALLOW_THREADS
         if (!err && produced != dst_size) {
@@ -133,7 +138,7 @@ apply_delta(PyObject *self, PyObject *args)
         if (result) {
             unsigned char *out = (unsigned char *)PyBytes_AS_STRING(result);
             Py_BEGIN_ALLOW_THREADS
-            run_opcodes(p, end, base.buf, base.len, dst_size, out, &produced, msg, sizeof(msg));
+            gdc_run_opcodes(p, end, base.buf, base.len, dst_size, out, &produced, msg, sizeof(msg));
             Py_END_ALLOW_THREADS
         }
     } else {
@@ -278,7 +283,7 @@ delta_sizes(PyObject *self, PyObject *arg)
     const unsigned char *p = view.buf;
     const unsigned char *end = p + view.len;
     unsigned long long src, dst;
-    int bad = read_size(&p, end, &src) || read_size(&p, end, &dst);
+    int bad = gdc_read_size(&p, end, &src) || gdc_read_size(&p, end, &dst);
     Py_ssize_t used = p - (const unsigned char *)view.buf;
     PyBuffer_Release(&view);
     if (bad)
@@ -596,7 +601,64 @@ done:
     return out;
 }
 
-static PyMethodDef methods[] = {
+/*
+ * find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1
+ *
+ * Binary search of the sorted ids of an index, straight in its mapping: entry i's id
+ * is rawsz bytes at start + i * stride (v2: stride rawsz; v1: offset then id).  lo
+ * and hi come from the fan-out.  A point lookup costs log2(count) comparisons and no
+ * per-index set-up (no list of every id).
+ */
+static PyObject *
+find_oid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer table, want;
+    Py_ssize_t start, stride, rawsz, lo, hi, found = -1;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "find_oid() takes 7 positional arguments");
+        return NULL;
+    }
+    start = PyLong_AsSsize_t(args[1]);
+    stride = PyLong_AsSsize_t(args[2]);
+    rawsz = PyLong_AsSsize_t(args[3]);
+    lo = PyLong_AsSsize_t(args[4]);
+    hi = PyLong_AsSsize_t(args[5]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &table, PyBUF_SIMPLE))
+        return NULL;
+    if (PyObject_GetBuffer(args[6], &want, PyBUF_SIMPLE)) {
+        PyBuffer_Release(&table);
+        return NULL;
+    }
+    if (start < 0 || stride < rawsz || rawsz <= 0 || want.len != rawsz || lo < 0 || hi < lo
+        || (hi > 0 && start + (hi - 1) * stride + rawsz > table.len)) {
+        PyBuffer_Release(&table);
+        PyBuffer_Release(&want);
+        PyErr_SetString(PyExc_ValueError, "find_oid: range outside the table");
+        return NULL;
+    }
+    const unsigned char *base = (const unsigned char *)table.buf + start;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + ((hi - lo) >> 1);
+        int c = memcmp(base + mid * stride, want.buf, (size_t)rawsz);
+        if (c == 0) {
+            found = mid;
+            break;
+        }
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&want);
+    return PyLong_FromSsize_t(found);
+}
+
+PyMethodDef gdc_pack_methods[] = {
+    {"find_oid", (PyCFunction)(void (*)(void))find_oid, METH_FASTCALL,
+     "find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1"},
     {"check_lines", check_lines, METH_VARARGS,
      "check_lines(oids, types, sizes, positions) -> bytes: default --batch-check lines"},
     {"rev_order", rev_order, METH_O,
@@ -616,14 +678,3 @@ static PyMethodDef methods[] = {
      "apply_delta(base, delta) -> bytes: apply a Git delta; ValueError on bad input."},
     {NULL, NULL, 0, NULL},
 };
-
-static struct PyModuleDef module = {
-    PyModuleDef_HEAD_INIT, "gitodb.pack._cdelta",
-    "Git delta application in C (optional accelerator).", -1, methods,
-};
-
-PyMODINIT_FUNC
-PyInit__cdelta(void)
-{
-    return PyModule_Create(&module);
-}

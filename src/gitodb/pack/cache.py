@@ -1,0 +1,93 @@
+"""The one delta-base cache: reconstructed objects, bounded by the bytes it holds.
+
+Every path that resolves deltas (``PackFile.read_at``, ``PackFile.iter_objects``,
+the indexer's scan and resolve passes, and through them ``cat-file`` in every
+mode, ``verify-pack`` and ``index-pack``) keeps the objects it may need again
+here and nowhere else, so there is one place where memory is accounted.
+
+Accounting is by ``len(data)`` of what is stored, on the way in and on the way
+out: an entry's header size (for a delta, the size of the delta rather than of
+the object it builds) is not what the cache holds.  The limit is Git's
+``core.deltaBaseCacheLimit`` (96 MiB by default); an object larger than the
+limit is never kept.  Least recently used entries are evicted first.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Callable
+
+#: Git's default ``core.deltaBaseCacheLimit``
+DEFAULT_DELTA_BASE_CACHE_LIMIT = 96 * 1024 * 1024
+
+# Key space per pack in a shared cache: offsets below 2**44 (16 TiB) never collide.
+KEY_STRIDE = 1 << 44
+
+
+class DeltaBaseCache:
+    """Objects keyed by an int (a pack's key + an offset, or an entry number), LRU out.
+
+    ``limit`` bounds ``size``, the total ``len(data)`` of the cached values.  An
+    ``OrderedDict`` keeps eviction O(1): a plain dict's "first key" is found by
+    scanning past the holes that deleted entries leave, which turns eviction
+    quadratic.  Not thread-safe: one cache per thread of reading.
+    """
+
+    __slots__ = ("limit", "size", "entries", "_next_key")
+
+    def __init__(self, limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
+        self.limit = max(0, limit)
+        self.size = 0
+        self.entries: OrderedDict[int, tuple[int, bytes]] = OrderedDict()
+        self._next_key = 0
+
+    def new_pack_key(self) -> int:
+        """Reserve a key range for one more pack."""
+        self._next_key += KEY_STRIDE
+        return self._next_key
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def __contains__(self, key: int) -> bool:
+        return key in self.entries
+
+    def get(self, key: int) -> tuple[int, bytes] | None:
+        """Return the cached ``(type_number, data)`` and mark it most recently used."""
+        hit = self.entries.get(key)
+        if hit is not None:
+            self.entries.move_to_end(key)
+        return hit
+
+    def put(self, key: int, type_num: int, data: bytes) -> None:
+        """Cache ``data`` (unless larger than the limit); evict the oldest beyond it."""
+        n = len(data)
+        entries = self.entries
+        if n > self.limit or key in entries:
+            return
+        entries[key] = (type_num, data)
+        self.size += n
+        if self.size > self.limit:
+            popitem = entries.popitem
+            while self.size > self.limit:
+                self.size -= len(popitem(last=False)[1][1])
+
+    def pop(self, key: int) -> tuple[int, bytes] | None:
+        """Remove and return the entry for ``key`` (None if absent): for one-time use."""
+        hit = self.entries.pop(key, None)
+        if hit is not None:
+            self.size -= len(hit[1])
+        return hit
+
+    def discard_if(self, drop: Callable[[int], bool]) -> None:
+        """Remove every entry for whose key ``drop(key)`` is true."""
+        for key in [k for k in self.entries if drop(k)]:
+            self.pop(key)
+
+    def clear(self) -> None:
+        """Drop everything."""
+        self.entries.clear()
+        self.size = 0
+
+
+__all__ = ["DEFAULT_DELTA_BASE_CACHE_LIMIT", "KEY_STRIDE", "DeltaBaseCache"]

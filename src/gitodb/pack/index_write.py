@@ -1,0 +1,350 @@
+"""index-pack's files: index a pack on disk or from a stream and write its outputs.
+
+``index_pack_file`` and ``index_pack_stream`` write ``.pack``/``.idx``/``.rev``/
+``.keep`` through temporary files in the destination directory and renames,
+leaving nothing behind on failure; each file is synced before its rename per
+``core.fsync`` (``pack`` for a pack read from a stream, ``pack-metadata`` for
+``.idx``/``.rev``).  ``CollisionCheck`` compares objects with those the
+repository already has; ``--strict`` runs ``objects.check.PackObjectChecker``.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import tempfile
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Protocol
+
+from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
+from gitodb.errors import GitodbError, ObjectIdCollisionError, ObjectWriteError, PackError
+from gitodb.objects import TYPE_NAMES, ObjectFormat
+from gitodb.objects.check import PackObjectChecker
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
+from gitodb.pack.idx import OFFSET32_LIMIT
+from gitodb.pack.index_scan import Progress
+from gitodb.pack.indexer import PackIndexer, PackIndexResult
+
+# -- objects the repository already has ---------------------------------------
+
+class ObjectLookup(Protocol):
+    """What the collision check needs from the repository (an ``ObjectDatabase`` fits)."""
+
+    def contains(self, oid: bytes) -> bool: ...
+    def read(self, oid: bytes) -> tuple[str, bytes]: ...
+
+
+class CollisionCheck:
+    """Git's check against objects the repository already has (index-pack in a repo).
+
+    An object of the pack whose id the repository already stores must have the
+    same type and content there; otherwise two different objects share one id
+    and Git dies with ``SHA1 COLLISION FOUND WITH <id> !``.  Called like
+    ``object_check`` for every object; it keeps no state, so forked delta
+    resolvers may run it (``fork_safe``).
+    """
+
+    fork_safe = True
+
+    def __init__(self, existing: ObjectLookup, path: str | None) -> None:
+        self.existing = existing
+        self.path = path
+
+    def __call__(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        if not self.existing.contains(oid):
+            return
+        try:
+            has_type, has_data = self.existing.read(oid)
+        except GitodbError:
+            raise PackError(f"cannot read existing object {oid.hex()}", path=self.path,
+                            offset=offset) from None
+        if has_type != TYPE_NAMES[type_num] or has_data != data:
+            raise ObjectIdCollisionError(oid.hex(), path=self.path, offset=offset)
+
+
+def _both(first: Callable[[int, bytes, bytes, int], None] | None,
+          second: Callable[[int, bytes, bytes, int], None] | None
+          ) -> Callable[[int, bytes, bytes, int], None] | None:
+    """One per-object check that runs ``first`` then ``second`` (either may be None)."""
+    if first is None or second is None:
+        return first or second
+
+    def both(type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        first(type_num, data, oid, offset)
+        second(type_num, data, oid, offset)
+    return both
+
+
+@dataclass
+class IndexPackOptions:
+    """Options of ``git index-pack`` that shape what is checked and written."""
+
+    index_version: int = 2
+    offset32_limit: int = OFFSET32_LIMIT
+    rev_index: bool = False
+    keep_msg: str | None = None      # None: no .keep; "" an empty one
+    threads: int = 0                 # 0: Git's default
+    fix_thin: bool = False
+    strict: bool = False
+    progress: Progress | None = None
+    progress_title: str | None = None
+    compression_level: int = 1       # for bases appended by fix_thin
+    #: core.deltaBaseCacheLimit: bounds the inflated entries kept between the passes
+    delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT
+
+
+@dataclass
+class IndexPackOutcome:
+    """What :func:`index_pack_file`/:func:`index_pack_stream` did."""
+
+    result: PackIndexResult
+    pack_path: str
+    index_path: str
+    rev_path: str | None
+    keep_created: bool
+
+    @property
+    def pack_hash(self) -> str:
+        """The pack's checksum in hex (its name), as Git prints it."""
+        return self.result.pack_checksum.hex()
+
+
+def derive_name(path: str, old_ext: str, new_ext: str, what: str = "packfile") -> str:
+    """``x.<old_ext>`` -> ``x.<new_ext>``; a name without ``old_ext`` is an error like Git's."""
+    if not path.endswith("." + old_ext):
+        raise PackError(f"{what} name '{path}' does not end with '.{old_ext}'")
+    return path[: -len(old_ext)] + new_ext
+
+
+def index_buffer(buf: bytes | mmap.mmap, fmt: ObjectFormat, opts: IndexPackOptions,
+                 path: str, title: str,
+                 lookup: Callable[[bytes], tuple[str, bytes] | None] | None,
+                 contains: Callable[[bytes], bool] | None,
+                 existing: ObjectLookup | None = None) -> PackIndexResult:
+    """Index the pack in ``buf`` with ``opts`` (and --strict's checks); return the result.
+
+    With ``existing`` (the repository's objects) every object the repository
+    already has is compared with it (:class:`CollisionCheck`).
+    """
+    checker = PackObjectChecker(fmt, path) if opts.strict else None
+    collision = CollisionCheck(existing, path) if existing is not None else None
+    indexer = PackIndexer(buf, fmt, path=path, threads=opts.threads, progress=opts.progress,
+                          progress_title=opts.progress_title or title,
+                          fix_thin=opts.fix_thin, base_lookup=lookup,
+                          compression_level=opts.compression_level,
+                          object_check=_both(checker, collision),
+                          cache_budget=opts.delta_base_cache_limit)
+    result = indexer.run()
+    if checker is not None:
+        checker.finish(result.oids, contains)
+    return result
+
+
+def map_file(path: str) -> tuple[mmap.mmap | bytes, int]:
+    """Map the pack at ``path`` read-only; return the mapping (``b""`` if empty) and size."""
+    try:
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            if size == 0:
+                return b"", 0
+            return mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ), size
+    except OSError as e:
+        raise PackError(f"cannot open packfile '{path}': {e.strerror}", path=path) from None
+
+
+def close_map(m: mmap.mmap | bytes) -> None:
+    """Close a mapping from :func:`map_file` unless views of it are still alive."""
+    if isinstance(m, mmap.mmap):
+        try:
+            m.close()
+        except BufferError:  # a view is still alive somewhere; the GC will close it
+            pass
+
+
+class _Staging:
+    """Temporary files in the destination directories; renamed into place or removed."""
+
+    def __init__(self, fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+        self.temps: list[str] = []
+        self.fsync = fsync
+
+    def temp(self, directory: str, prefix: str) -> tuple[int, str]:
+        try:
+            fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory or ".")
+        except OSError as e:
+            raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
+                                   path=directory or ".") from e
+        self.temps.append(tmp)
+        return fd, tmp
+
+    def write(self, directory: str, prefix: str, data: bytes,
+              component: Component = Component.PACK_METADATA) -> str:
+        """Write ``data`` to a new temporary file, synced per ``component``; return its path."""
+        fd, tmp = self.temp(directory, prefix)
+        try:
+            with os.fdopen(fd, "wb") as f:
+                f.write(data)
+                f.flush()
+                self.fsync.sync(component, f.fileno(), tmp)
+        except OSError as e:
+            raise ObjectWriteError(f"write error: {e.strerror}", path=tmp) from e
+        return tmp
+
+    def commit(self, tmp: str, final: str, mode: int = 0o444) -> None:
+        try:
+            os.chmod(tmp, mode)
+            os.replace(tmp, final)
+        except OSError as e:
+            raise ObjectWriteError(f"unable to rename temporary file to '{final}': "
+                                   f"{e.strerror}", path=tmp) from e
+        self.temps.remove(tmp)
+
+    def cleanup(self) -> None:
+        for tmp in self.temps:
+            try:
+                os.unlink(tmp)
+            except FileNotFoundError:
+                pass
+        self.temps.clear()
+
+
+def _sync_file(fsync: FsyncPolicy, component: Component, path: str) -> None:
+    """Sync the finished file at ``path`` per ``component`` (before it is renamed)."""
+    if not fsync.wants(component):
+        return
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError as e:
+        raise ObjectWriteError(f"unable to open '{path}': {e.strerror}", path=path) from e
+    try:
+        fsync.sync(component, fd, path)
+    finally:
+        os.close(fd)
+
+
+def _create_keep(keep_path: str, msg: str) -> bool:
+    """Create ``keep_path`` unless it exists (Git's O_EXCL); True if this call created it."""
+    try:
+        fd = os.open(keep_path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:
+        return False
+    with os.fdopen(fd, "w") as f:
+        if msg:
+            f.write(msg + "\n")
+    return True
+
+
+def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOptions,
+                   index_path: str, keep_path: str | None) -> tuple[str | None, bool]:
+    """Write .idx (and .rev, .keep) for ``result``: temp files first, then renames."""
+    idx_dir = os.path.dirname(index_path)
+    idx_tmp = staging.write(idx_dir, "tmp_idx_",
+                            result.index_bytes(opts.index_version, opts.offset32_limit))
+    rev_path = rev_tmp = None
+    if opts.rev_index:
+        rev_path = derive_name(index_path, "idx", "rev")
+        rev_tmp = staging.write(idx_dir, "tmp_rev_", result.rev_bytes())
+    keep_created = False
+    if keep_path is not None and opts.keep_msg is not None:
+        keep_created = _create_keep(keep_path, opts.keep_msg)
+    if rev_tmp is not None and rev_path is not None:
+        staging.commit(rev_tmp, rev_path)
+    staging.commit(idx_tmp, index_path)
+    return rev_path, keep_created
+
+
+def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | None = None,
+                    *, index_path: str | None = None,
+                    existing: ObjectLookup | None = None,
+                    fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
+    """Index the pack at ``pack_path`` and write its ``.idx`` (and ``.rev``/``.keep``).
+
+    The index goes to ``index_path`` (default: the pack's name with ``.idx``).
+    ``existing`` (the repository's objects, when run in one) turns on Git's
+    collision check.  Nothing is left behind when the pack is bad.  ``fsync`` is
+    the ``core.fsync`` policy.
+    """
+    opts = opts or IndexPackOptions()
+    if opts.fix_thin:
+        raise PackError("--fix-thin cannot be used without --stdin")
+    if index_path is None:
+        index_path = derive_name(pack_path, "pack", "idx")
+    elif opts.rev_index:
+        derive_name(index_path, "idx", "rev")
+    keep_path = derive_name(pack_path, "pack", "keep") if opts.keep_msg is not None else None
+    m, _size = map_file(pack_path)
+    staging = _Staging(fsync)
+    try:
+        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None,
+                              existing)
+        rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
+    finally:
+        staging.cleanup()
+        close_map(m)
+    return IndexPackOutcome(result, pack_path, index_path, rev_path, keep_created)
+
+
+def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions | None = None,
+                      *, pack_dir: str | None = None, pack_path: str | None = None,
+                      index_path: str | None = None,
+                      base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
+                      contains: Callable[[bytes], bool] | None = None,
+                      existing: ObjectLookup | None = None,
+                      fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
+    """Read a pack from ``stream`` (a binary file object), store and index it.
+
+    The pack goes to ``pack_path``, or to ``pack_dir/pack-<hash>.pack``.  With
+    ``opts.fix_thin`` missing REF_DELTA bases come from ``base_lookup`` and are
+    appended.  ``contains`` answers --strict's link check for objects outside
+    the pack; ``existing`` turns on the collision check against the repository.
+    Temporary files live beside the destination and are removed on error;
+    ``fsync`` is the ``core.fsync`` policy.
+    """
+    opts = opts or IndexPackOptions()
+    if pack_path is None and pack_dir is None:
+        raise PackError("--stdin requires a git repository")
+    directory = os.path.dirname(pack_path) if pack_path is not None else str(pack_dir)
+    if pack_path is not None:
+        derive_name(pack_path, "pack", "idx")
+    staging = _Staging(fsync)
+    m: mmap.mmap | bytes = b""
+    try:
+        fd, pack_tmp = staging.temp(directory, "tmp_pack_")
+        read = stream.read  # type: ignore[attr-defined]
+        try:
+            with os.fdopen(fd, "wb") as f:
+                while True:
+                    chunk = read(1 << 20)
+                    if not chunk:
+                        break
+                    f.write(chunk)
+        except OSError as e:
+            raise ObjectWriteError(f"write error: {e.strerror}", path=pack_tmp) from e
+        m, _size = map_file(pack_tmp)
+        result = index_buffer(m, fmt, opts, pack_path or "<stdin>", "Receiving objects",
+                               base_lookup, contains, existing)
+        if result.pack_bytes is not None:
+            close_map(m)
+            m = b""
+            try:
+                with open(pack_tmp, "wb") as f:
+                    f.write(result.pack_bytes)
+            except OSError as e:
+                raise ObjectWriteError(f"write error: {e.strerror}", path=pack_tmp) from e
+            result.pack_bytes = None
+        final_pack = pack_path or os.path.join(directory, f"pack-{result.pack_checksum.hex()}.pack")
+        final_index = index_path or derive_name(final_pack, "pack", "idx")
+        keep_path = derive_name(final_pack, "pack", "keep")
+        if opts.keep_msg is not None:
+            keep_created = _create_keep(keep_path, opts.keep_msg)
+            keep_opts = IndexPackOptions(**{**opts.__dict__, "keep_msg": None})
+        else:
+            keep_created, keep_opts = False, opts
+        _sync_file(fsync, Component.PACK, pack_tmp)
+        staging.commit(pack_tmp, final_pack)
+        rev_path, _ = _write_outputs(staging, result, keep_opts, final_index, None)
+    finally:
+        staging.cleanup()
+        close_map(m)
+    return IndexPackOutcome(result, final_pack, final_index, rev_path, keep_created)
