@@ -2,6 +2,7 @@
 
 from array import array
 from collections.abc import Callable
+from mmap import mmap
 from typing import Any
 
 SHA1DC_DV_COUNT: int
@@ -27,7 +28,7 @@ class sha1dc:
 def set_collision_error(cls: Callable[[str], BaseException], /) -> None: ...
 
 # -- the pack loops (src/gitodb/_native/pack.c) -----------------------------------
-_Buffer = bytes | bytearray | memoryview | array[Any]
+_Buffer = bytes | bytearray | memoryview | mmap | array[Any]
 
 def apply_delta(base: _Buffer, delta: _Buffer, /) -> bytes: ...
 def delta_sizes(delta: _Buffer, /) -> tuple[int, int, int]: ...
