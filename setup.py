@@ -1,7 +1,7 @@
 """Build hooks that pyproject.toml cannot express: the pure-Python wheel fallback.
 
-The C extensions (``gitodb._native``, ``gitodb.pack._cdelta``) are optional in
-pyproject.toml: without a working compiler they are skipped and gitodb runs on its
+The C extension (``gitodb._native``, the native core) is optional in
+pyproject.toml: without a working compiler it is skipped and gitodb runs on its
 pure-Python reference code.  A wheel built that way holds no binary, so it is tagged
 ``py3-none-any`` (installable everywhere) instead of for this interpreter and
 platform.  ``GITODB_PURE_PYTHON=1`` skips the extensions on purpose (to build the

@@ -335,7 +335,7 @@ def test_index_pack_library_call_reports_progress(tmp_path: Path) -> None:
     import shutil
 
     from gitodb.objects.format import SHA1
-    from gitodb.pack.indexer import IndexPackOptions, index_pack_file
+    from gitodb.pack.index_write import IndexPackOptions, index_pack_file
     from helpers import make_pack
 
     pack = make_pack(tmp_path)
