@@ -42,6 +42,7 @@ COMMANDS = {
     "ls-tree": "ls_tree",
     "rev-list": "rev_list",
     "merge-base": "merge_base",
+    "diff-tree": "diff_tree",
 }
 
 USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]

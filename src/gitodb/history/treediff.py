@@ -1,0 +1,180 @@
+"""What changed between two trees, the way ``git diff-tree`` sees it.
+
+``diff_trees(repo, old, new)`` compares two trees (ids; None is the empty tree)
+and returns ``Change`` records in Git's output order: entries are matched by
+name, a directory compared as if its name ended in ``/`` (so a file ``d`` and a
+directory ``d`` are a deletion and an addition), modes canonicalised like
+Git's ``decode_tree_entry``.  Status letters are Git's: ``A`` added, ``D``
+deleted, ``M`` modified (content or mode), ``T`` type changed (file, symlink,
+submodule).  ``recursive`` descends into changed directories (``-r``);
+``show_trees`` also reports the directories it descends into (``-t``).
+``paths`` limits the comparison like a diff pathspec: a path names itself,
+everything below it and the directories leading to it; with wildcards
+(``*?[``) it is matched as Git's pathspec globs (``*`` crosses ``/``).
+
+``commit_changes(repo, commit)`` is the diff of a commit against a parent
+(its first by default; the empty tree for a root commit).
+
+Example::
+
+    for ch in commit_changes(repo, repo.resolve("HEAD")):
+        print(ch.status, ch.path.decode())
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, NamedTuple
+
+from gitodb.errors import ObjectTypeError
+from gitodb.history.treewalk import entry_interesting
+from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, parse_entries
+
+if TYPE_CHECKING:
+    from gitodb.repo import Repository
+
+_MODES: dict[bytes, int] = {}   # mode text -> canonical mode
+
+
+class Change(NamedTuple):
+    """One changed path: ``status`` (A/D/M/T), modes and ids on both sides
+    (0 and the null id on a missing side), the path from the top of the trees."""
+
+    status: str
+    old_mode: int
+    new_mode: int
+    old_id: bytes
+    new_id: bytes
+    path: bytes
+
+    def reversed(self) -> Change:
+        """The same change seen from the other side (``-R``)."""
+        status = {"A": "D", "D": "A"}.get(self.status, self.status)
+        return Change(status, self.new_mode, self.old_mode, self.new_id, self.old_id,
+                      self.path)
+
+
+def _mode(text: bytes) -> int:
+    m = _MODES.get(text)
+    if m is None:
+        m = _MODES[text] = canonical_mode(int(text, 8))
+    return m
+
+
+class _Differ:
+    """One comparison's settings; ``run`` fills ``out`` in Git's order."""
+
+    def __init__(self, repo: Repository, recursive: bool, show_trees: bool,
+                 paths: Sequence[bytes]) -> None:
+        self.read = repo.odb.read
+        self.rawsz = repo.object_format.rawsz
+        self.null = repo.object_format.null_oid
+        self.recursive = recursive or show_trees
+        self.show_trees = show_trees
+        self.paths = list(paths)
+        self.out: list[Change] = []
+
+    def entries(self, oid: bytes | None) -> list[tuple[bytes, bytes, bytes]]:
+        if oid is None:
+            return []
+        type_name, data = self.read(oid)
+        if type_name != "tree":
+            raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a tree")
+        return parse_entries(data, self.rawsz)
+
+    def run(self, old: bytes | None, new: bytes | None, base: bytes) -> None:
+        if old == new:
+            return
+        a = self.entries(old)
+        b = self.entries(new)
+        # Entries equal on both sides (the common case) drop out in C; only the rest
+        # are keyed, sorted and compared.
+        sa = set(a)
+        sb = set(b)
+        changed: dict[bytes, list[tuple[int, bytes, bytes] | None]] = {}
+        for side, only in ((0, sa.difference(sb)), (1, sb.difference(sa))):
+            for mode_text, name, oid in only:
+                mode = _mode(mode_text)
+                key = name + b"/" if mode & S_IFMT == S_IFDIR else name
+                slot = changed.get(key)
+                if slot is None:
+                    slot = changed[key] = [None, None]
+                slot[side] = (mode, name, oid)
+        paths = self.paths
+        for key in sorted(changed):
+            one, two = changed[key]
+            entry = one or two
+            assert entry is not None
+            if paths and not entry_interesting(base, entry[1], entry[0], paths, True):
+                continue
+            self.pair(one, two, base)
+
+    def pair(self, one: tuple[int, bytes, bytes] | None, two: tuple[int, bytes, bytes] | None,
+             base: bytes) -> None:
+        null = self.null
+        if one is not None and two is not None:
+            m1, name, id1 = one
+            m2, _n, id2 = two
+            if m1 == m2 and id1 == id2:
+                return   # only the mode's spelling differed (zero-padded)
+            path = base + name
+            if m1 == S_IFDIR and m2 == S_IFDIR:
+                if self.recursive:
+                    if self.show_trees:
+                        self.out.append(Change("M", m1, m2, id1, id2, path))
+                    self.run(id1, id2, path + b"/")
+                    return
+                self.out.append(Change("M", m1, m2, id1, id2, path))
+                return
+            status = "M" if m1 & S_IFMT == m2 & S_IFMT else "T"
+            self.out.append(Change(status, m1, m2, id1, id2, path))
+            return
+        if one is not None:
+            m, name, oid = one
+            path = base + name
+            if m == S_IFDIR and self.recursive:
+                if self.show_trees:
+                    self.out.append(Change("D", m, 0, oid, null, path))
+                self.run(oid, None, path + b"/")
+                return
+            self.out.append(Change("D", m, 0, oid, null, path))
+            return
+        assert two is not None
+        m, name, oid = two
+        path = base + name
+        if m == S_IFDIR and self.recursive:
+            if self.show_trees:
+                self.out.append(Change("A", 0, m, null, oid, path))
+            self.run(None, oid, path + b"/")
+            return
+        self.out.append(Change("A", 0, m, null, oid, path))
+
+
+def diff_trees(repo: Repository, old: bytes | None, new: bytes | None,
+               paths: Sequence[bytes] = (), *, recursive: bool = True,
+               show_trees: bool = False) -> list[Change]:
+    """The changes from tree ``old`` to tree ``new`` (binary ids, None: empty tree).
+
+    ``paths`` are paths from the top (see the module docstring).  Raises
+    ``ObjectNotFoundError`` for a missing tree, ``ObjectTypeError`` for a non-tree.
+    """
+    d = _Differ(repo, recursive, show_trees, paths)
+    d.run(old, new, b"")
+    return d.out
+
+
+def commit_changes(repo: Repository, commit: bytes, parent: int = 0,
+                   paths: Sequence[bytes] = (), *, recursive: bool = True,
+                   show_trees: bool = False) -> list[Change]:
+    """The changes commit ``commit`` made over its parent number ``parent`` (0: the
+    first); a root commit is compared with the empty tree.
+
+    ``IndexError`` if the commit has no such parent (but has parents).
+    """
+    odb = repo.odb
+    c = odb.commit(commit)
+    parents = c.parents
+    old: bytes | None = None
+    if parents:
+        old = odb.commit(parents[parent]).tree
+    return diff_trees(repo, old, c.tree, paths, recursive=recursive, show_trees=show_trees)
