@@ -235,15 +235,24 @@ def run(argv: list[str], ctx: Context) -> int:
             what != "--not" and what != "--exclude" for what, _v in settings.revs):
         sys.stderr.write(USAGE)
         return 129
-    from gitodb.history.revargs import RevisionArgs, UnknownRevisionError
     from gitodb.history.revwalk import RevWalk
 
     if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
         raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
     walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
-    args = RevisionArgs(repo, walk)
-    dashdash = "--" in argv
+    status = add_revisions(repo, walk, settings, "--" in argv)
+    if status:
+        return status
+    return _output(walk, settings)
+
+
+def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: bool) -> int:
+    """Feed the revision arguments of ``settings`` into ``walk``; 0, or the exit
+    status of Git's unknown-revision message (also used by ``gitodb log``)."""
+    from gitodb.history.revargs import RevisionArgs, UnknownRevisionError
+
+    args = RevisionArgs(repo, walk)  # type: ignore[arg-type]
     try:
         for what, value in settings.revs:
             if what == "rev":
@@ -268,7 +277,7 @@ def run(argv: list[str], ctx: Context) -> int:
         if dashdash:
             raise GitodbError(f"bad revision '{e.message}'") from None
         return _unknown_revision(e.message)
-    return _output(walk, settings)
+    return 0
 
 
 def _read_stdin(args: object) -> None:
