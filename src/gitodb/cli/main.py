@@ -43,6 +43,7 @@ COMMANDS = {
     "rev-list": "rev_list",
     "merge-base": "merge_base",
     "diff-tree": "diff_tree",
+    "commit-graph": "commit_graph",
 }
 
 USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]

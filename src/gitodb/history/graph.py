@@ -15,6 +15,7 @@ from gitodb.errors import ObjectNotFoundError, ObjectTypeError
 from gitodb.objects.commit import Commit
 
 if TYPE_CHECKING:
+    from gitodb.history.commitgraph import CommitGraphFile
     from gitodb.repo import Repository
 
 UNINTERESTING = 1 << 0
@@ -30,13 +31,14 @@ class Node:
 
     __slots__ = ("id", "parent_ids", "date", "tree", "flags", "_parents", "graph")
 
-    def __init__(self, graph: CommitGraph, oid: bytes, commit: Commit) -> None:
+    def __init__(self, graph: CommitGraph, oid: bytes, parent_ids: list[bytes], date: int,
+                 tree: bytes) -> None:
         self.graph = graph
         self.id = oid
-        self.parent_ids = commit.parents
-        self.date = commit.commit_date
-        self.tree = commit.tree
-        self.flags = graph.early_flags.pop(oid, 0)
+        self.parent_ids = parent_ids
+        self.date = date
+        self.tree = tree
+        self.flags = graph.early_flags.pop(oid, 0) if graph.early_flags else 0
         self._parents: list[Node] | None = None
 
     @property
@@ -51,13 +53,23 @@ class Node:
 
 
 class CommitGraph:
-    """Loads commits of one repository as ``Node`` objects, each once."""
+    """Loads commits of one repository as ``Node`` objects, each once.
 
-    def __init__(self, repo: Repository) -> None:
+    Commits that Git's commit-graph file holds are read from it (parents, tree,
+    committer date) without opening the commit objects, unless ``core.commitGraph``
+    is false or ``use_commit_graph=False``.
+    """
+
+    def __init__(self, repo: Repository, *, use_commit_graph: bool = True) -> None:
+        from gitodb.history.commitgraph import load_commit_graph
+
         self.repo = repo
         self.odb = repo.odb
         self.fmt = repo.object_format
         self.nodes: dict[bytes, Node] = {}
+        self.file: CommitGraphFile | None = None
+        if use_commit_graph and repo.config.get_bool("core.commitgraph", True):
+            self.file = load_commit_graph(self.odb.objects_dir, self.fmt)
         # Flags set on commits not loaded yet (Git flags the object before parsing it).
         self.early_flags: dict[bytes, int] = {}
 
@@ -74,10 +86,20 @@ class CommitGraph:
         """The node of commit ``oid``; ``ObjectNotFoundError``/``ObjectTypeError``."""
         n = self.nodes.get(oid)
         if n is None:
-            type_name, data = self.odb.read(oid)
-            if type_name != "commit":
-                raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
-            n = self.nodes[oid] = Node(self, oid, Commit(data, self.fmt, oid))
+            f = self.file
+            pos = f.position(oid) if f is not None else None
+            if pos is not None:
+                assert f is not None
+                tree, parents, date, _level = f.commit_at(pos)
+                oid_at = f.oid_at
+                n = Node(self, oid, [oid_at(p) for p in parents], date, tree)
+            else:
+                type_name, data = self.odb.read(oid)
+                if type_name != "commit":
+                    raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
+                c = Commit(data, self.fmt, oid)
+                n = Node(self, oid, c.parents, c.commit_date, c.tree)
+            self.nodes[oid] = n
         return n
 
     def author_date(self, node: Node) -> int:

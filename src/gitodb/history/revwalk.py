@@ -123,7 +123,11 @@ class RevWalk:
             oid, path = p.oid, p.path
             if oid in negative:
                 p.uninteresting = True
-            type_name, data = self._read(oid, p.name)
+            cg = self.graph.file
+            if cg is not None and cg.position(oid) is not None:
+                type_name, data = "commit", b""   # the commit-graph knows it: no read
+            else:
+                type_name, data = self._read(oid, p.name)
             while type_name == "tag":
                 tag = Tag(data, fmt, oid)
                 if self.want_objects and not p.uninteresting:
