@@ -105,7 +105,7 @@ def test_subdirectory_paths(repo: Path) -> None:
 
 
 def test_library(repo: Path) -> None:
-    from gitodb.history.treediff import Change, commit_changes, diff_trees
+    from gitodb.history.treediff import TreeChange, commit_changes, diff_trees
     from gitodb.repo import Repository
 
     r = Repository(repo)
@@ -114,11 +114,13 @@ def test_library(repo: Path) -> None:
     raw = git("diff-tree", "-r", "--no-commit-id", "HEAD~2", cwd=repo).decode().splitlines()
     assert [c.path.decode() for c in changes] == [ln.split("\t")[1] for ln in raw]
     assert {c.status for c in changes} == {"A", "D", "M", "T"}
-    assert all(isinstance(c, Change) for c in changes)
+    assert all(isinstance(c, TreeChange) for c in changes)
+    deleted = next(c for c in changes if c.status == "D")
+    assert deleted.new_mode is None and deleted.new_id is None and deleted.old_id
     # Non-recursive: directories are reported as one change.
     top = diff_trees(r, r.commit("HEAD~3").tree, r.commit("HEAD~2").tree, recursive=False)
     assert [c.path for c in top] == [b"a", b"d", b"f", b"gone", b"l", b"sm"]
     # The root commit against the empty tree; a limited path.
     root = commit_changes(r, r.resolve("HEAD~3"), paths=[b"d"])
     assert [c.path for c in root] == [b"d/b", b"d/e/c"]
-    assert all(c.status == "A" and not any(c.old_id) for c in root)
+    assert all(c.status == "A" and c.old_id is None and c.old_mode is None for c in root)

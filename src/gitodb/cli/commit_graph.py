@@ -3,7 +3,8 @@
 ``write`` takes ``--reachable``, ``--stdin-commits``, ``--stdin-packs`` (default:
 the commits of every pack), ``--append``, ``--[no-]changed-paths``,
 ``--split[=no-merge|replace]`` and ``--object-dir``; ``verify`` takes ``--shallow``
-and ``--object-dir``.  ``--[no-]progress`` is accepted (gitodb shows no progress).
+and ``--object-dir``.  ``--progress`` (default: when stderr is a terminal) prints
+each phase's final progress line.
 A thin shell over ``gitodb.history.commitgraph_write``.
 """
 
@@ -102,6 +103,7 @@ def _write(argv: list[str], ctx: Any) -> int:
     flags = {"reachable": False, "stdin-packs": False, "stdin-commits": False,
              "append": False}
     changed: bool | None = None
+    show_progress = sys.stderr.isatty()
     split: str | None = None
     object_dir: str | None = None
     i = 0
@@ -118,7 +120,7 @@ def _write(argv: list[str], ctx: Any) -> int:
         elif arg == "--no-changed-paths":
             changed = False
         elif arg in ("--progress", "--no-progress"):
-            pass   # gitodb writes no progress meter
+            show_progress = arg == "--progress"
         elif arg == "--split":
             split = "no-merge"
         elif arg.startswith("--split="):
@@ -159,10 +161,22 @@ def _write(argv: list[str], ctx: Any) -> int:
     elif flags["stdin-packs"]:
         packs = [ln.decode("utf-8", "surrogateescape").strip()
                  for ln in sys.stdin.buffer.read().split(b"\n") if ln.strip()]
-    write_commit_graph(repo, reachable=flags["reachable"], commits=commits, packs=packs,
-                       changed_paths=changed, split=split is not None,
-                       replace=split == "replace", append=flags["append"])
+    from gitodb.history.commitgraph_write import CommitGraphInputError
+
+    try:
+        write_commit_graph(repo, reachable=flags["reachable"], commits=commits, packs=packs,
+                           changed_paths=changed, split=split is not None,
+                           replace=split == "replace", append=flags["append"],
+                           progress=_progress if show_progress else None)
+    except CommitGraphInputError as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 1
     return 0
+
+
+def _progress(title: str, count: int) -> None:
+    """Git's final progress line of a phase (the meter itself is not animated)."""
+    sys.stderr.write(f"{title}: 100% ({count}/{count}), done.\n")
 
 
 def _verify(argv: list[str], ctx: Any) -> int:
@@ -171,6 +185,7 @@ def _verify(argv: list[str], ctx: Any) -> int:
     if argv == ["-h"]:
         return _usage(VERIFY_USAGE, to_stdout=True)
     shallow = False
+    show_progress = sys.stderr.isatty()
     object_dir: str | None = None
     i = 0
     while i < len(argv):
@@ -181,7 +196,7 @@ def _verify(argv: list[str], ctx: Any) -> int:
         elif arg == "--no-shallow":
             shallow = False
         elif arg in ("--progress", "--no-progress"):
-            pass
+            show_progress = arg == "--progress"
         elif arg == "--object-dir" and i < len(argv):
             object_dir = argv[i]
             i += 1
@@ -195,6 +210,12 @@ def _verify(argv: list[str], ctx: Any) -> int:
     _check_object_dir(repo, object_dir)
     lines, status = verify_commit_graph(repo, shallow=shallow)
     sys.stdout.flush()
+    if show_progress:
+        from gitodb.history.commitgraph import load_commit_graph
+
+        g = load_commit_graph(repo.odb.objects_dir, repo.object_format)
+        if g is not None:
+            _progress("Verifying commits in commit graph", g.total_commits)
     # Git prints verify's findings as bare lines, and exits with their kinds as bits.
     sys.stderr.write("".join(line + "\n" for line in lines))
     return status

@@ -150,8 +150,8 @@ class _Printer:
         self.term = b"\0" if o.nul else b"\n"
         self.changed = False
 
-    def _id(self, oid: bytes) -> bytes:
-        if oid == self.null:
+    def _id(self, oid: bytes | None) -> bytes:
+        if oid is None:
             return b"0" * self.abbrev.length
         return self.abbrev(oid).encode()
 
@@ -179,7 +179,7 @@ class _Printer:
                 out.append(ch.status.encode() + (b"\0" if nul else b"\t") + path + term)
             else:
                 out.append(b":%06o %06o %s %s %s%s%s%s" % (
-                    ch.old_mode, ch.new_mode, self._id(ch.old_id), self._id(ch.new_id),
+                    ch.old_mode or 0, ch.new_mode or 0, self._id(ch.old_id), self._id(ch.new_id),
                     ch.status.encode(), b"\0" if nul else b"\t", path, term))
         return b"".join(out)
 

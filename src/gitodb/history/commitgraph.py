@@ -76,8 +76,10 @@ class CommitGraphFile:
         self._parse()
 
     # -- parsing ---------------------------------------------------------------
-    def _fail(self, message: str) -> CommitGraphError:
-        return CommitGraphError(message, path=self.path)
+    def _fail(self, message: str, first: str | None = None) -> CommitGraphError:
+        """Git's error; ``first`` is the chunk reader's own line printed before it."""
+        return CommitGraphError(message, path=self.path,
+                                details=[first] if first is not None else None)
 
     def _parse(self) -> None:
         d = self.data
@@ -122,23 +124,32 @@ class CommitGraphFile:
         self.chunks = chunks
 
         fanout = chunks.get(b"OIDF")
-        if fanout is None or fanout[1] != 256 * 4:
-            raise self._fail("commit-graph required OID fanout chunk missing or corrupted")
+        need = "commit-graph required OID fanout chunk missing or corrupted"
+        if fanout is None:
+            raise self._fail(need)
+        if fanout[1] != 256 * 4:
+            raise self._fail(need, "commit-graph oid fanout chunk is wrong size")
         self._fanout_off = fanout[0]
         prev = 0
         for i in range(256):
             v = _BE32.unpack_from(d, fanout[0] + 4 * i)[0]
             if v < prev:
-                raise self._fail("commit-graph fanout values out of order")
+                raise self._fail(need, "commit-graph fanout values out of order")
             prev = v
         self.num_commits = prev
         lookup = chunks.get(b"OIDL")
-        if lookup is None or lookup[1] != self.num_commits * rawsz:
-            raise self._fail("commit-graph required OID lookup chunk missing or corrupted")
+        need = "commit-graph required OID lookup chunk missing or corrupted"
+        if lookup is None:
+            raise self._fail(need)
+        if lookup[1] != self.num_commits * rawsz:
+            raise self._fail(need, "commit-graph OID lookup chunk is the wrong size")
         self._oidl = lookup[0]
         cdat = chunks.get(b"CDAT")
-        if cdat is None or cdat[1] != self.num_commits * (rawsz + 16):
-            raise self._fail("commit-graph required commit data chunk missing or corrupted")
+        need = "commit-graph required commit data chunk missing or corrupted"
+        if cdat is None:
+            raise self._fail(need)
+        if cdat[1] != self.num_commits * (rawsz + 16):
+            raise self._fail(need, "commit-graph commit data chunk is wrong size")
         self._cdat = cdat[0]
         self._edge = chunks.get(b"EDGE")
         gda2 = chunks.get(b"GDA2")
@@ -341,6 +352,8 @@ def read_chain(objects_dir: str, fmt: ObjectFormat) -> CommitGraphFile | None:
         try:
             layer = read_graph_file(path, fmt, top)
         except CommitGraphError as e:
+            for line in e.details:
+                report("error", line)
             report("error", e.message)
             layer = None
         if layer is None or layer.base_hashes != below:
@@ -357,6 +370,8 @@ def load_commit_graph(objects_dir: str, fmt: ObjectFormat) -> CommitGraphFile | 
     try:
         g = read_graph_file(graph_path(objects_dir), fmt)
     except CommitGraphError as e:
+        for line in e.details:
+            report("error", line)
         report("error", e.message)
         return None
     if g is not None:

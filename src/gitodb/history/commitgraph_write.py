@@ -19,7 +19,7 @@ import hashlib
 import os
 import struct
 import tempfile
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from gitodb.durable import Component
@@ -48,6 +48,10 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 _V2_OFFSET_MAX = (1 << 31) - 1
+
+
+class CommitGraphInputError(GitodbError):
+    """A commit or pack given to ``write`` cannot be used (Git: ``error:``, exit 1)."""
 
 
 class _Commit:
@@ -104,9 +108,11 @@ def collect_commits(repo: Repository, *, reachable: bool = False,
     if commits is not None:
         out = []
         for oid in commits:
+            if not repo.odb.contains(oid):
+                raise CommitGraphInputError(f"invalid object: {oid.hex()}")
             c = _peel_commit(repo, oid)
             if c is not None:
-                out.append(c)
+                out.append(c)   # other objects are skipped, as Git skips them
         return out
     all_packs = repo.odb.packs
     if packs is not None:
@@ -115,7 +121,7 @@ def collect_commits(repo: Repository, *, reachable: bool = False,
         for name in packs:
             pack = by_name.get(os.path.basename(name))
             if pack is None:
-                raise GitodbError(f"error adding pack {name}")
+                raise CommitGraphInputError(f"error adding pack {name}")
             chosen.append(pack)
         return _pack_commits(repo, chosen)
     return _pack_commits(repo, all_packs)
@@ -138,7 +144,10 @@ def _load(repo: Repository, starts: list[bytes], known: CommitGraphFile | None
             raise GitodbError(f"unable to parse commit {oid.hex()}") from None
         if t != "commit":
             raise GitodbError(f"unable to parse commit {oid.hex()}")
-        tree, parents, pos = parse_commit_links(data, fmt)
+        try:
+            tree, parents, pos = parse_commit_links(data, fmt)
+        except GitodbError:
+            raise GitodbError(f"unable to parse commit {oid.hex()}") from None
         found[oid] = _Commit(oid, tree, parents, parse_commit_date(data, pos))
         stack.extend(parents)
     return found
@@ -285,18 +294,44 @@ def _bloom_settings(repo: Repository, existing: CommitGraphFile | None) -> Bloom
     return BloomSettings(hash_version=version)
 
 
+def graph_compatible(repo: Repository) -> bool:
+    """Git's ``commit_graph_compatible``: no grafts file, no shallow file, and no
+    replace refs in use (``GIT_NO_REPLACE_OBJECTS`` turns those off)."""
+    if os.path.exists(os.path.join(repo.common_dir, "info", "grafts")):
+        return False
+    if os.path.exists(os.path.join(repo.common_dir, "shallow")):
+        return False
+    if not os.environ.get("GIT_NO_REPLACE_OBJECTS") and repo.config.get_bool(
+            "core.usereplacerefs", True):
+        if any(True for _r in repo.refs.iter_refs("refs/replace/")):
+            return False
+    return True
+
+
 def write_commit_graph(repo: Repository, *, reachable: bool = False,
                        commits: Iterable[bytes] | None = None,
                        packs: Iterable[str] | None = None,
                        changed_paths: bool | None = None, split: bool = False,
-                       replace: bool = False, append: bool = False) -> str | None:
+                       replace: bool = False, append: bool = False,
+                       progress: Callable[[str, int], None] | None = None) -> str | None:
     """Write a commit-graph (see the module docstring); return its path, or None
-    when a split write found no new commits."""
+    when nothing was written (no commits, or a repository whose history grafts,
+    replace refs or a shallow file change: Git writes no graph for those).
+
+    ``progress(title, count)`` is called as each of Git's phases completes.
+    """
+    if progress is None:
+        def progress(title: str, count: int) -> None:
+            del title, count
     objects_dir = repo.odb.objects_dir
+    if not graph_compatible(repo):
+        return None
     try:
         existing = load_commit_graph(objects_dir, repo.object_format)
     except CommitGraphError:
         existing = None
+    if changed_paths is None and repo.config.get_bool("commitgraph.changedpaths", False):
+        changed_paths = True
     if changed_paths is None:
         # Git keeps computing filters when the graph it replaces has them.
         changed_paths = existing is not None and any(
@@ -309,13 +344,19 @@ def write_commit_graph(repo: Repository, *, reachable: bool = False,
     if split and replace and existing is not None:
         starts += [oid for g in existing.layers() for oid in g.oids()]
     found = _load(repo, starts, base)
-    if split and not found:
-        return None
+    progress("Expanding reachable commits in commit graph", len(found))
+    if not found:
+        return None   # Git writes no file without commits
     _generations(found, base)
+    progress("Computing commit graph topological levels", len(found))
+    progress("Computing commit graph generation numbers", len(found))
     order = sorted(found.values(), key=lambda c: c.oid)
     generation_data = repo.config.get("commitgraph.generationversion") not in ("1",)
     bloom = _bloom_settings(repo, existing) if changed_paths else None
     data = _build(repo, order, base, bloom, generation_data)
+    if bloom is not None:
+        progress("Computing commit changed paths Bloom filters", len(order))
+    progress("Writing out commit graph in 4 passes", 4 * len(order))
     fsync = repo.fsync_policy
     if not split:
         info = os.path.join(objects_dir, "info")
@@ -378,7 +419,8 @@ def verify_commit_graph(repo: Repository, *, shallow: bool = False) -> tuple[lis
 
             top = read_chain(objects_dir, fmt)
     except CommitGraphError as e:
-        return [e.message], VERIFY_ERROR
+        return [f"error: {line}" for line in e.details] + [f"error: {e.message}"], \
+            VERIFY_ERROR
     if top is None:
         return [], 0
     lines: list[str] = []
@@ -430,6 +472,8 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
     if status & VERIFY_ERROR:
         return status
     odb = repo.odb
+    seen_zero: bytes | None = None
+    seen_nonzero: bytes | None = None
     for i, oid in enumerate(oids):
         pos = first + i
         try:
@@ -462,10 +506,21 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
         if len(real_parents) > len(graph_parents):
             report(f"commit-graph parent list for commit {oid.hex()} terminates early")
         gen = g.generation(pos)
+        if gen == 0:
+            seen_zero = seen_zero or oid
+        else:
+            seen_nonzero = seen_nonzero or oid
+        if seen_zero:
+            continue
+        if g._gda2 is None and max_gen == GENERATION_V1_MAX:
+            max_gen -= 1
         if gen < max_gen + 1:
             report(f"commit-graph generation for commit {oid.hex()} is {gen} < {max_gen + 1}")
         real_date = parse_commit_date(raw, dpos)
         if date != real_date:
             report(f"commit date for commit {oid.hex()} in commit-graph is {date} != "
                    f"{real_date}")
+    if seen_zero and seen_nonzero:
+        report("commit-graph has both zero and non-zero generations (e.g., commits "
+               f"'{seen_zero.hex()}' and '{seen_nonzero.hex()}')")
     return status

@@ -8,6 +8,7 @@ the ``object.flags`` of Git's revision walk.
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -69,7 +70,13 @@ class CommitGraph:
         self.nodes: dict[bytes, Node] = {}
         self.file: CommitGraphFile | None = None
         if use_commit_graph and repo.config.get_bool("core.commitgraph", True):
-            self.file = load_commit_graph(self.odb.objects_dir, self.fmt)
+            from gitodb.history.commitgraph_write import graph_compatible
+
+            if graph_compatible(repo):
+                self.file = load_commit_graph(self.odb.objects_dir, self.fmt)
+        # GIT_COMMIT_GRAPH_PARANOIA: a commit the graph holds must also exist.
+        self.paranoid = os.environ.get("GIT_COMMIT_GRAPH_PARANOIA", "").lower() in (
+            "1", "true", "yes", "on")
         # Flags set on commits not loaded yet (Git flags the object before parsing it).
         self.early_flags: dict[bytes, int] = {}
 
@@ -88,6 +95,8 @@ class CommitGraph:
         if n is None:
             f = self.file
             pos = f.position(oid) if f is not None else None
+            if pos is not None and self.paranoid and not self.odb.contains(oid):
+                raise ObjectNotFoundError(f"object {oid.hex()} not found")
             if pos is not None:
                 assert f is not None
                 tree, parents, date, _level = f.commit_at(pos)

@@ -1,7 +1,7 @@
 """What changed between two trees, the way ``git diff-tree`` sees it.
 
 ``diff_trees(repo, old, new)`` compares two trees (ids; None is the empty tree)
-and returns ``Change`` records in Git's output order: entries are matched by
+and returns ``TreeChange`` records in Git's output order: entries are matched by
 name, a directory compared as if its name ended in ``/`` (so a file ``d`` and a
 directory ``d`` are a deletion and an addition), modes canonicalised like
 Git's ``decode_tree_entry``.  Status letters are Git's: ``A`` added, ``D``
@@ -36,22 +36,33 @@ if TYPE_CHECKING:
 _MODES: dict[bytes, int] = {}   # mode text -> canonical mode
 
 
-class Change(NamedTuple):
-    """One changed path: ``status`` (A/D/M/T), modes and ids on both sides
-    (0 and the null id on a missing side), the path from the top of the trees."""
+class TreeChange(NamedTuple):
+    """One changed path: ``status`` (A/D/M/T), the path from the top of the trees,
+    modes and ids on both sides (None on the side where the path is missing)."""
 
     status: str
-    old_mode: int
-    new_mode: int
-    old_id: bytes
-    new_id: bytes
     path: bytes
+    old_mode: int | None
+    new_mode: int | None
+    old_id: bytes | None
+    new_id: bytes | None
 
-    def reversed(self) -> Change:
+    def reversed(self) -> TreeChange:
         """The same change seen from the other side (``-R``)."""
         status = {"A": "D", "D": "A"}.get(self.status, self.status)
-        return Change(status, self.new_mode, self.old_mode, self.new_id, self.old_id,
-                      self.path)
+        return TreeChange(status, self.path, self.new_mode, self.old_mode, self.new_id,
+                          self.old_id)
+
+
+Change = TreeChange   # the name diff-tree's code uses
+
+
+class _Enter(NamedTuple):
+    """Within one level's changes: compare these two subtrees here."""
+
+    base: bytes
+    old: bytes | None
+    new: bytes | None
 
 
 def _mode(text: bytes) -> int:
@@ -61,18 +72,25 @@ def _mode(text: bytes) -> int:
     return m
 
 
+_Side = tuple[int, bytes, bytes]   # (canonical mode, name, id)
+
+
 class _Differ:
-    """One comparison's settings; ``run`` fills ``out`` in Git's order."""
+    """One comparison's settings; ``run`` fills ``out`` in Git's order.
+
+    Each directory level is compared on its own and yields changes and ``_Enter``
+    marks in order; a stack of levels replaces recursion, so a deep tree cannot
+    exhaust the interpreter's stack.
+    """
 
     def __init__(self, repo: Repository, recursive: bool, show_trees: bool,
                  paths: Sequence[bytes]) -> None:
         self.read = repo.odb.read
         self.rawsz = repo.object_format.rawsz
-        self.null = repo.object_format.null_oid
         self.recursive = recursive or show_trees
         self.show_trees = show_trees
         self.paths = list(paths)
-        self.out: list[Change] = []
+        self.out: list[TreeChange] = []
 
     def entries(self, oid: bytes | None) -> list[tuple[bytes, bytes, bytes]]:
         if oid is None:
@@ -82,16 +100,29 @@ class _Differ:
             raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a tree")
         return parse_entries(data, self.rawsz)
 
-    def run(self, old: bytes | None, new: bytes | None, base: bytes) -> None:
+    def run(self, old: bytes | None, new: bytes | None) -> None:
+        out = self.out
+        stack = [iter(self.level(old, new, b""))]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, _Enter):
+                stack.append(iter(self.level(item.old, item.new, item.base)))
+            else:
+                out.append(item)
+
+    def level(self, old: bytes | None, new: bytes | None, base: bytes
+              ) -> list[TreeChange | _Enter]:
         if old == new:
-            return
+            return []
         a = self.entries(old)
         b = self.entries(new)
         # Entries equal on both sides (the common case) drop out in C; only the rest
         # are keyed, sorted and compared.
         sa = set(a)
         sb = set(b)
-        changed: dict[bytes, list[tuple[int, bytes, bytes] | None]] = {}
+        changed: dict[bytes, list[_Side | None]] = {}
         for side, only in ((0, sa.difference(sb)), (1, sb.difference(sa))):
             for mode_text, name, oid in only:
                 mode = _mode(mode_text)
@@ -101,17 +132,19 @@ class _Differ:
                     slot = changed[key] = [None, None]
                 slot[side] = (mode, name, oid)
         paths = self.paths
+        items: list[TreeChange | _Enter] = []
         for key in sorted(changed):
             one, two = changed[key]
             entry = one or two
             assert entry is not None
             if paths and not entry_interesting(base, entry[1], entry[0], paths, True):
                 continue
-            self.pair(one, two, base)
+            self.pair(one, two, base, items)
+        return items
 
-    def pair(self, one: tuple[int, bytes, bytes] | None, two: tuple[int, bytes, bytes] | None,
-             base: bytes) -> None:
-        null = self.null
+    def pair(self, one: _Side | None, two: _Side | None, base: bytes,
+             items: list[TreeChange | _Enter]) -> None:
+        recursive = self.recursive
         if one is not None and two is not None:
             m1, name, id1 = one
             m2, _n, id2 = two
@@ -119,53 +152,47 @@ class _Differ:
                 return   # only the mode's spelling differed (zero-padded)
             path = base + name
             if m1 == S_IFDIR and m2 == S_IFDIR:
-                if self.recursive:
-                    if self.show_trees:
-                        self.out.append(Change("M", m1, m2, id1, id2, path))
-                    self.run(id1, id2, path + b"/")
-                    return
-                self.out.append(Change("M", m1, m2, id1, id2, path))
+                if not recursive or self.show_trees:
+                    items.append(TreeChange("M", path, m1, m2, id1, id2))
+                if recursive:
+                    items.append(_Enter(path + b"/", id1, id2))
                 return
             status = "M" if m1 & S_IFMT == m2 & S_IFMT else "T"
-            self.out.append(Change(status, m1, m2, id1, id2, path))
+            items.append(TreeChange(status, path, m1, m2, id1, id2))
             return
         if one is not None:
             m, name, oid = one
             path = base + name
-            if m == S_IFDIR and self.recursive:
-                if self.show_trees:
-                    self.out.append(Change("D", m, 0, oid, null, path))
-                self.run(oid, None, path + b"/")
-                return
-            self.out.append(Change("D", m, 0, oid, null, path))
+            if m != S_IFDIR or not recursive or self.show_trees:
+                items.append(TreeChange("D", path, m, None, oid, None))
+            if m == S_IFDIR and recursive:
+                items.append(_Enter(path + b"/", oid, None))
             return
         assert two is not None
         m, name, oid = two
         path = base + name
-        if m == S_IFDIR and self.recursive:
-            if self.show_trees:
-                self.out.append(Change("A", 0, m, null, oid, path))
-            self.run(None, oid, path + b"/")
-            return
-        self.out.append(Change("A", 0, m, null, oid, path))
+        if m != S_IFDIR or not recursive or self.show_trees:
+            items.append(TreeChange("A", path, None, m, None, oid))
+        if m == S_IFDIR and recursive:
+            items.append(_Enter(path + b"/", None, oid))
 
 
 def diff_trees(repo: Repository, old: bytes | None, new: bytes | None,
                paths: Sequence[bytes] = (), *, recursive: bool = True,
-               show_trees: bool = False) -> list[Change]:
+               show_trees: bool = False) -> list[TreeChange]:
     """The changes from tree ``old`` to tree ``new`` (binary ids, None: empty tree).
 
     ``paths`` are paths from the top (see the module docstring).  Raises
     ``ObjectNotFoundError`` for a missing tree, ``ObjectTypeError`` for a non-tree.
     """
     d = _Differ(repo, recursive, show_trees, paths)
-    d.run(old, new, b"")
+    d.run(old, new)
     return d.out
 
 
 def commit_changes(repo: Repository, commit: bytes, parent: int = 0,
                    paths: Sequence[bytes] = (), *, recursive: bool = True,
-                   show_trees: bool = False) -> list[Change]:
+                   show_trees: bool = False) -> list[TreeChange]:
     """The changes commit ``commit`` made over its parent number ``parent`` (0: the
     first); a root commit is compared with the empty tree.
 
