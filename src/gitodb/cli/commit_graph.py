@@ -143,6 +143,10 @@ def _write(argv: list[str], ctx: Any) -> int:
     repo = ctx.open_repository()
     _check_object_dir(repo, object_dir)
     commits = packs = None
+    if show_progress:
+        title = ("Collecting referenced commits" if flags["reachable"] else
+                 "Collecting commits from input" if flags["stdin-commits"] else
+                 "Finding commits for commit graph among packed objects")
     if flags["stdin-commits"]:
         hexsz = repo.object_format.hexsz
         commits = []
@@ -163,6 +167,9 @@ def _write(argv: list[str], ctx: Any) -> int:
                  for ln in sys.stdin.buffer.read().split(b"\n") if ln.strip()]
     from gitodb.history.commitgraph_write import CommitGraphInputError
 
+    if show_progress:
+        n = len(commits) if commits is not None else len(packs) if packs is not None else 0
+        _progress(title, n)
     try:
         write_commit_graph(repo, reachable=flags["reachable"], commits=commits, packs=packs,
                            changed_paths=changed, split=split is not None,
@@ -172,6 +179,10 @@ def _write(argv: list[str], ctx: Any) -> int:
         sys.stderr.write(f"error: {e.message}\n")
         return 1
     return 0
+
+
+def _emit(line: str) -> None:
+    sys.stderr.write(line + "\n")
 
 
 def _progress(title: str, count: int) -> None:
@@ -208,14 +219,13 @@ def _verify(argv: list[str], ctx: Any) -> int:
             return _usage(VERIFY_USAGE, what)
     repo = ctx.open_repository()
     _check_object_dir(repo, object_dir)
-    lines, status = verify_commit_graph(repo, shallow=shallow)
     sys.stdout.flush()
+    # Git prints verify's findings as bare lines, and exits with their kinds as bits.
+    _lines, status = verify_commit_graph(repo, shallow=shallow, emit=_emit)
     if show_progress:
         from gitodb.history.commitgraph import load_commit_graph
 
         g = load_commit_graph(repo.odb.objects_dir, repo.object_format)
         if g is not None:
             _progress("Verifying commits in commit graph", g.total_commits)
-    # Git prints verify's findings as bare lines, and exits with their kinds as bits.
-    sys.stderr.write("".join(line + "\n" for line in lines))
     return status

@@ -249,7 +249,7 @@ class CommitGraphFile:
         i = start
         while True:
             if (i + 1) * 4 > size:
-                raise self._fail("commit-graph extra-edges pointer out of bounds")
+                raise self._fail(f"invalid parent position {start + self.num_commits_in_base}")
             v = _BE32.unpack_from(self.data, off + 4 * i)[0]
             out.append(v & ~LAST_EDGE)
             if v & LAST_EDGE:

@@ -294,14 +294,15 @@ def _bloom_settings(repo: Repository, existing: CommitGraphFile | None) -> Bloom
     return BloomSettings(hash_version=version)
 
 
-def graph_compatible(repo: Repository) -> bool:
+def graph_compatible(repo: Repository, *, writing: bool = False) -> bool:
     """Git's ``commit_graph_compatible``: no grafts file, no shallow file, and no
-    replace refs in use (``GIT_NO_REPLACE_OBJECTS`` turns those off)."""
+    replace refs in use (``GIT_NO_REPLACE_OBJECTS`` turns those off; ``git
+    commit-graph`` itself always does, so ``writing`` ignores them)."""
     if os.path.exists(os.path.join(repo.common_dir, "info", "grafts")):
         return False
     if os.path.exists(os.path.join(repo.common_dir, "shallow")):
         return False
-    if not os.environ.get("GIT_NO_REPLACE_OBJECTS") and repo.config.get_bool(
+    if not writing and not os.environ.get("GIT_NO_REPLACE_OBJECTS") and repo.config.get_bool(
             "core.usereplacerefs", True):
         if any(True for _r in repo.refs.iter_refs("refs/replace/")):
             return False
@@ -324,7 +325,7 @@ def write_commit_graph(repo: Repository, *, reachable: bool = False,
         def progress(title: str, count: int) -> None:
             del title, count
     objects_dir = repo.odb.objects_dir
-    if not graph_compatible(repo):
+    if not graph_compatible(repo, writing=True):
         return None
     try:
         existing = load_commit_graph(objects_dir, repo.object_format)
@@ -405,11 +406,14 @@ VERIFY_ERROR = 1
 VERIFY_HASH_ERROR = 2
 
 
-def verify_commit_graph(repo: Repository, *, shallow: bool = False) -> tuple[list[str], int]:
+def verify_commit_graph(repo: Repository, *, shallow: bool = False,
+                        emit: Callable[[str], None] | None = None) -> tuple[list[str], int]:
     """Git's ``commit-graph verify``: ``(report lines, status)``; the status has bit 1
     for damaged content and bit 2 for a bad checksum (Git's exit code); ``([], 0)``
     when there is no graph or it is sound.  The top layer is checked first, then
-    (unless ``shallow``) the layers below it."""
+    (unless ``shallow``) the layers below it.  ``emit`` receives each line as it is
+    found (a parent position outside the graph raises ``CommitGraphError`` like
+    Git's ``die``, after the lines found before it)."""
     objects_dir = repo.odb.objects_dir
     fmt = repo.object_format
     try:
@@ -419,11 +423,14 @@ def verify_commit_graph(repo: Repository, *, shallow: bool = False) -> tuple[lis
 
             top = read_chain(objects_dir, fmt)
     except CommitGraphError as e:
-        return [f"error: {line}" for line in e.details] + [f"error: {e.message}"], \
-            VERIFY_ERROR
+        found = [f"error: {line}" for line in e.details] + [f"error: {e.message}"]
+        for line in found:
+            if emit is not None:
+                emit(line)
+        return found, VERIFY_ERROR
     if top is None:
         return [], 0
-    lines: list[str] = []
+    lines: list[str] = _Lines(emit)
     status = 0
     layers = top.layers()[::-1]
     for g in layers[:1] if shallow else layers:
@@ -431,7 +438,20 @@ def verify_commit_graph(repo: Repository, *, shallow: bool = False) -> tuple[lis
         status |= got
         if got & VERIFY_ERROR and not lines[-1:]:
             break
-    return lines, status
+    return list(lines), status
+
+
+class _Lines(list[str]):
+    """The report lines, each also handed to ``emit`` when it is added."""
+
+    def __init__(self, emit: Callable[[str], None] | None) -> None:
+        super().__init__()
+        self.emit = emit
+
+    def append(self, line: str) -> None:
+        super().append(line)
+        if self.emit is not None:
+            self.emit(line)
 
 
 def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
@@ -469,6 +489,12 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
             report(f"commit-graph has incorrect fanout value: fanout[{fan_pos}] = {have} "
                    f"!= {g.num_commits}")
         fan_pos += 1
+    for i in range(g.num_commits):
+        # Git parses every commit from the graph first; a parent outside it is fatal.
+        _tree, parents, _date, _level = g.commit_at(first + i)
+        for p in parents:
+            if p >= top.total_commits:
+                raise CommitGraphError(f"invalid parent position {p}")
     if status & VERIFY_ERROR:
         return status
     odb = repo.odb
@@ -485,12 +511,8 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
             report(f"failed to parse commit {oid.hex()} from object database for "
                    "commit-graph")
             continue
-        try:
-            tree, parents, date, _level = g.commit_at(pos)
-            graph_parents = [top.oid_at(p) for p in parents]
-        except (GitodbError, IndexError):
-            report(f"failed to parse commit {oid.hex()} from commit-graph")
-            continue
+        tree, parents, date, _level = g.commit_at(pos)
+        graph_parents = [top.oid_at(p) for p in parents]
         if tree != real_tree:
             report(f"root tree OID for commit {oid.hex()} in commit-graph is {tree.hex()} != "
                    f"{real_tree.hex()}")
