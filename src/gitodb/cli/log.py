@@ -230,7 +230,10 @@ def run(argv: list[str], ctx: Any) -> int:
             raise GitodbError(f"your current branch '{shorten_ref(target)}' does not have any "
                               "commits yet")
         settings.revs.append(("rev", "HEAD"))
-    walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
+    from gitodb.history.graph import CommitGraph
+
+    walk = RevWalk(repo, graph=CommitGraph(repo, keep_raw=True),
+                   **settings.walk_kwargs)  # type: ignore[arg-type]
     status = add_revisions(repo, walk, settings, "--" in argv)
     if status:
         return status
@@ -264,7 +267,7 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
         end = b"\n" if o.terminator else b""
         sep = b"" if o.terminator else b"\n"
         for node in walk.commits():
-            text = f.format(node.id, odb.read(node.id)[1])
+            text = f.format(node.id, _content(odb, node))
             out.append(text + end if first or not sep else sep + text)
             first = False
             if len(out) > 512:
@@ -273,7 +276,7 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
         write(b"".join(out))
         return
     for node in walk.commits():
-        raw = odb.read(node.id)[1]
+        raw = _content(odb, node)
         shown = (abbrev(node.id) if o.abbrev_commit else node.id.hex()).encode()
         decor = b""
         if decorations is not None:
@@ -294,6 +297,15 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
             write(b"".join(out))
             out.clear()
     write(b"".join(out))
+
+
+def _content(odb: Any, node: Any) -> bytes:
+    """The commit's content: what the walk read (then dropped), else read now."""
+    raw = node.raw
+    if raw is None:
+        return odb.read(node.id)[1]  # type: ignore[no-any-return]
+    node.raw = None
+    return raw  # type: ignore[no-any-return]
 
 
 def _reflog_walk(repo: Any, o: _LogOptions, rest: list[str]) -> int:

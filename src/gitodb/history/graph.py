@@ -30,7 +30,7 @@ BOTTOM = 1 << 5
 class Node:
     """One commit in a walk: ``id``, ``parents`` (nodes, loaded on demand), ``date``."""
 
-    __slots__ = ("id", "parent_ids", "date", "tree", "flags", "_parents", "graph")
+    __slots__ = ("id", "parent_ids", "date", "tree", "flags", "_parents", "graph", "raw")
 
     def __init__(self, graph: CommitGraph, oid: bytes, parent_ids: list[bytes], date: int,
                  tree: bytes) -> None:
@@ -41,6 +41,7 @@ class Node:
         self.tree = tree
         self.flags = graph.early_flags.pop(oid, 0) if graph.early_flags else 0
         self._parents: list[Node] | None = None
+        self.raw: bytes | None = None   # the commit's content, when the graph keeps it
 
     @property
     def parents(self) -> list[Node]:
@@ -58,16 +59,21 @@ class CommitGraph:
 
     Commits that Git's commit-graph file holds are read from it (parents, tree,
     committer date) without opening the commit objects, unless ``core.commitGraph``
-    is false or ``use_commit_graph=False``.
+    is false or ``use_commit_graph=False``.  With ``keep_raw`` each node read from
+    the objects keeps the commit's content in ``node.raw`` for its consumer.
     """
 
-    def __init__(self, repo: Repository, *, use_commit_graph: bool = True) -> None:
+    def __init__(self, repo: Repository, *, use_commit_graph: bool = True,
+                 keep_raw: bool = False) -> None:
         from gitodb.history.commitgraph import load_commit_graph
 
         self.repo = repo
         self.odb = repo.odb
         self.fmt = repo.object_format
         self.nodes: dict[bytes, Node] = {}
+        # keep_raw: nodes read from the objects keep their content for the caller (log
+        # formats what the walk has read instead of reading it again), who drops it.
+        self.keep_raw = keep_raw
         self.file: CommitGraphFile | None = None
         if use_commit_graph and repo.config.get_bool("core.commitgraph", True):
             from gitodb.history.commitgraph_write import graph_compatible
@@ -108,6 +114,8 @@ class CommitGraph:
                     raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
                 c = Commit(data, self.fmt, oid)
                 n = Node(self, oid, c.parents, c.commit_date, c.tree)
+                if self.keep_raw:
+                    n.raw = data
             self.nodes[oid] = n
         return n
 

@@ -411,7 +411,10 @@ class RevWalk:
         seen.add(root)
         yield root, "tree", name
         # Each frame: the entries of one tree, an iterator over them, and the base path.
-        stack = [(iter(parse_entries(read(root)[1], rawsz)), name + b"/" if name else b"")]
+        # Entries already seen are dropped when a tree is opened (most are, as trees
+        # share content); the loop checks again, for what an earlier sibling added.
+        stack = [(iter([e for e in parse_entries(read(root)[1], rawsz) if e[2] not in seen]),
+                  name + b"/" if name else b"")]
         while stack:
             entries, base = stack[-1]
             for mode, entry_name, oid in entries:
@@ -423,7 +426,8 @@ class RevWalk:
                 seen.add(oid)
                 if mode == b"40000" or mode == b"040000":
                     yield oid, "tree", path
-                    stack.append((iter(parse_entries(read(oid)[1], rawsz)), path + b"/"))
+                    stack.append((iter([e for e in parse_entries(read(oid)[1], rawsz)
+                                        if e[2] not in seen]), path + b"/"))
                     break
                 yield oid, "blob", path
             else:
