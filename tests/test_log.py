@@ -115,3 +115,18 @@ def test_formatter_api(repo: Path) -> None:
     assert f.format(oid, data) + b"\n" == expected
     assert split_message(b"\n\na \nb\n\n\nbody\n") == ([b"a", b"b"], b"body\n")
     assert os.path.exists(repo / ".mailmap")
+
+
+def test_reflog_walk_limited_by_paths(tmp_path: Path) -> None:
+    from gitodb.cli.log import walk_reflog
+    from gitodb.repo import Repository
+
+    r = tmp_path / "r"
+    git("init", "-q", "-b", "main", r)
+    for name in ("a", "b", "a"):
+        (r / name).write_text(name + str(len(list(r.iterdir()))))
+        git("add", ".", cwd=r)
+        git("commit", "-q", "-m", name, cwd=r)
+    expected = git("log", "-g", "--format=%H %gd", "main", "--", "b", cwd=r)
+    got = walk_reflog(Repository(r), "main", b"%H %gd", ["b"])
+    assert got == expected and got.count(b"\n") == 1

@@ -45,10 +45,13 @@ def user_format(text: str) -> tuple[bytes, bool]:
     return text.encode("utf-8", "surrogateescape"), True
 
 
-def walk_reflog(repo: Any, spec: str, fmt: bytes, formatter: Formatter | None = None) -> bytes:
+def walk_reflog(repo: Any, spec: str, fmt: bytes, paths: list[str] | None = None,
+                formatter: Formatter | None = None) -> bytes:
     """The ``log -g --format=fmt`` output for ``spec`` (a ref name, maybe short).
 
-    Entries whose new id is not a commit are skipped, but ``@{N}`` counts them.
+    Entries whose new id is not a commit are skipped, but ``@{N}`` counts them.  With
+    ``paths`` (what follows ``--``), only entries whose commit changes one of them
+    against each of its parents are shown.
     """
     from gitodb.history.pretty import Formatter
 
@@ -72,6 +75,8 @@ def walk_reflog(repo: Any, spec: str, fmt: bytes, formatter: Formatter | None = 
             continue
         if type_name != "commit":
             continue
+        if paths and not _touches(repo, e.new, paths):
+            continue
 
         def extra(code: bytes, e: Any = e, n: int = n) -> bytes | None:
             if code == b"gd":
@@ -90,6 +95,17 @@ def walk_reflog(repo: Any, spec: str, fmt: bytes, formatter: Formatter | None = 
 
         out.append(formatter.format(e.new, data, extra) + b"\n")
     return b"".join(out)
+
+
+def _touches(repo: Any, commit: bytes, paths: list[str]) -> bool:
+    """Whether ``commit`` changes one of ``paths`` against every parent (not TREESAME)."""
+    from gitodb.history.treediff import diff_trees
+
+    odb = repo.odb
+    c = odb.commit(commit)
+    items = [p.encode("utf-8", "surrogateescape") for p in paths]
+    trees = [odb.commit(p).tree for p in c.parents] or [None]
+    return all(diff_trees(repo, t, c.tree, items) for t in trees)
 
 
 class _LogOptions:
@@ -322,6 +338,6 @@ def _reflog_walk(repo: Any, o: _LogOptions, rest: list[str]) -> int:
         raise GitodbError(f"gitodb log -g does not support {bad}")
     f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=o.abbrev,
                   extra_codes=_REFLOG_CODES)
-    data = b"".join(walk_reflog(repo, s, o.user, f) for s in specs or ["HEAD"])
+    data = b"".join(walk_reflog(repo, s, o.user, formatter=f) for s in specs or ["HEAD"])
     sys.stdout.buffer.write(data)
     return 0
