@@ -95,8 +95,11 @@ class CommitGraph:
         n.flags |= flags
         return True
 
-    def node(self, oid: bytes) -> Node:
-        """The node of commit ``oid``; ``ObjectNotFoundError``/``ObjectTypeError``."""
+    def node(self, oid: bytes, data: bytes | None = None) -> Node:
+        """The node of commit ``oid``; ``ObjectNotFoundError``/``ObjectTypeError``.
+
+        ``data``: the commit's content when the caller has read it already.
+        """
         n = self.nodes.get(oid)
         if n is None:
             f = self.file
@@ -109,7 +112,9 @@ class CommitGraph:
                 oid_at = f.oid_at
                 n = Node(self, oid, [oid_at(p) for p in parents], date, tree)
             else:
-                type_name, data = self.odb.read(oid)
+                type_name = "commit"
+                if data is None:
+                    type_name, data = self.odb.read(oid)
                 if type_name != "commit":
                     raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
                 c = Commit(data, self.fmt, oid)

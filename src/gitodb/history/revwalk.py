@@ -124,8 +124,9 @@ class RevWalk:
             if oid in negative:
                 p.uninteresting = True
             cg = self.graph.file
-            if cg is not None and cg.position(oid) is not None:
-                type_name, data = "commit", b""   # the commit-graph knows it: no read
+            known = self.graph.nodes.get(oid)
+            if known is not None or (cg is not None and cg.position(oid) is not None):
+                type_name, data = "commit", b""   # a known commit: no read
             else:
                 type_name, data = self._read(oid, p.name)
             while type_name == "tag":
@@ -141,7 +142,7 @@ class RevWalk:
                         break
                     raise GitodbError(f"bad object {oid.hex()}") from None
             if type_name == "commit":
-                node = self.graph.node(oid)
+                node = self.graph.node(oid, data or None)
                 if p.left:
                     node.flags |= SYMMETRIC_LEFT
                 if p.uninteresting:
