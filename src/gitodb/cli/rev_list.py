@@ -65,7 +65,7 @@ _FLAGS = {"--all", "--branches", "--tags", "--remotes", "--not", "--stdin", "--c
           "--parents", "--first-parent", "--merges", "--no-merges", "--no-min-parents",
           "--no-max-parents", "--topo-order", "--date-order", "--author-date-order",
           "--reverse", "--objects", "--no-object-names", "--object-names", "--quiet",
-          "--left-right", "--left-only", "--right-only"}
+          "--left-right", "--left-only", "--right-only", "--ignore-missing"}
 _VALUED = {"--max-count", "--skip", "--min-parents", "--max-parents", "--since", "--after",
            "--until", "--before", "--max-age", "--min-age", "--glob", "--exclude"}
 _OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
@@ -99,6 +99,7 @@ class _Settings:
         self.object_names = True
         self.quiet = False
         self.left_right = False
+        self.ignore_missing = False
         self.revs: list[tuple[str, str | None]] = []   # (what, value) in order
 
 
@@ -202,6 +203,8 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.quiet = True
         elif name == "--left-right":
             settings.left_right = True
+        elif name == "--ignore-missing":
+            settings.ignore_missing = True
         elif name in ("--left-only", "--right-only"):
             side = name[2:-5]
             if w.get("side") not in (None, side):
@@ -256,7 +259,12 @@ def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: boo
     try:
         for what, value in settings.revs:
             if what == "rev":
-                args.add(value or "")
+                try:
+                    args.add(value or "")
+                except UnknownRevisionError:
+                    if not settings.ignore_missing:
+                        raise
+                    # --ignore-missing: a name that names nothing is as if not given.
             elif what == "--all":
                 args.all()
             elif what == "--not":
