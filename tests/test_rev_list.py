@@ -198,3 +198,9 @@ def test_left_only_of_unrelated_histories(repo: Path) -> None:
     assert theirs[1] != lonely     # the Git on PATH lists both sides
     _t, ours = both(repo, "rev-list", "--right-only", "--count", "lonely...main")
     assert ours[1] == b"%d\n" % len(git("rev-list", "main", cwd=repo).split())
+
+
+def test_ignore_missing(repo: Path) -> None:
+    assert_same(repo, "rev-list", "--ignore-missing", "0" * 40)
+    assert_same(repo, "rev-list", "--ignore-missing", "nosuch", "main")
+    assert_same(repo, "rev-list", "nosuch", "main")

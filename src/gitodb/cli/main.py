@@ -46,6 +46,8 @@ COMMANDS = {
     "merge-base": "merge_base",
     "bulk": "bulk",
     "calibrate": "calibrate",
+    "diff-tree": "diff_tree",
+    "commit-graph": "commit_graph",
 }
 
 PARSER = OptionParser("", [

@@ -65,7 +65,7 @@ _FLAGS = {"--all", "--branches", "--tags", "--remotes", "--not", "--stdin", "--c
           "--parents", "--first-parent", "--merges", "--no-merges", "--no-min-parents",
           "--no-max-parents", "--topo-order", "--date-order", "--author-date-order",
           "--reverse", "--objects", "--no-object-names", "--object-names", "--quiet",
-          "--left-right", "--left-only", "--right-only"}
+          "--left-right", "--left-only", "--right-only", "--ignore-missing"}
 _VALUED = {"--max-count", "--skip", "--min-parents", "--max-parents", "--since", "--after",
            "--until", "--before", "--max-age", "--min-age", "--glob", "--exclude"}
 _OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
@@ -99,6 +99,7 @@ class _Settings:
         self.object_names = True
         self.quiet = False
         self.left_right = False
+        self.ignore_missing = False
         self.revs: list[tuple[str, str | None]] = []   # (what, value) in order
 
 
@@ -202,6 +203,8 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.quiet = True
         elif name == "--left-right":
             settings.left_right = True
+        elif name == "--ignore-missing":
+            settings.ignore_missing = True
         elif name in ("--left-only", "--right-only"):
             side = name[2:-5]
             if w.get("side") not in (None, side):
@@ -235,19 +238,33 @@ def run(argv: list[str], ctx: Context) -> int:
             what != "--not" and what != "--exclude" for what, _v in settings.revs):
         sys.stderr.write(USAGE)
         return 129
-    from gitodb.history.revargs import RevisionArgs, UnknownRevisionError
     from gitodb.history.revwalk import RevWalk
 
     if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
         raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
     walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
-    args = RevisionArgs(repo, walk)
-    dashdash = "--" in argv
+    status = add_revisions(repo, walk, settings, "--" in argv)
+    if status:
+        return status
+    return _output(walk, settings)
+
+
+def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: bool) -> int:
+    """Feed the revision arguments of ``settings`` into ``walk``; 0, or the exit
+    status of Git's unknown-revision message (also used by ``gitodb log``)."""
+    from gitodb.history.revargs import RevisionArgs, UnknownRevisionError
+
+    args = RevisionArgs(repo, walk)  # type: ignore[arg-type]
     try:
         for what, value in settings.revs:
             if what == "rev":
-                args.add(value or "")
+                try:
+                    args.add(value or "")
+                except UnknownRevisionError:
+                    if not settings.ignore_missing:
+                        raise
+                    # --ignore-missing: a name that names nothing is as if not given.
             elif what == "--all":
                 args.all()
             elif what == "--not":
@@ -268,7 +285,7 @@ def run(argv: list[str], ctx: Context) -> int:
         if dashdash:
             raise GitodbError(f"bad revision '{e.message}'") from None
         return _unknown_revision(e.message)
-    return _output(walk, settings)
+    return 0
 
 
 def _read_stdin(args: object) -> None:

@@ -8,6 +8,7 @@ the ``object.flags`` of Git's revision walk.
 from __future__ import annotations
 
 import heapq
+import os
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
@@ -15,6 +16,7 @@ from gitodb.errors import ObjectNotFoundError, ObjectTypeError
 from gitodb.objects.commit import Commit
 
 if TYPE_CHECKING:
+    from gitodb.history.commitgraph import CommitGraphFile
     from gitodb.repo import Repository
 
 UNINTERESTING = 1 << 0
@@ -28,16 +30,18 @@ BOTTOM = 1 << 5
 class Node:
     """One commit in a walk: ``id``, ``parents`` (nodes, loaded on demand), ``date``."""
 
-    __slots__ = ("id", "parent_ids", "date", "tree", "flags", "_parents", "graph")
+    __slots__ = ("id", "parent_ids", "date", "tree", "flags", "_parents", "graph", "raw")
 
-    def __init__(self, graph: CommitGraph, oid: bytes, commit: Commit) -> None:
+    def __init__(self, graph: CommitGraph, oid: bytes, parent_ids: list[bytes], date: int,
+                 tree: bytes) -> None:
         self.graph = graph
         self.id = oid
-        self.parent_ids = commit.parents
-        self.date = commit.commit_date
-        self.tree = commit.tree
-        self.flags = graph.early_flags.pop(oid, 0)
+        self.parent_ids = parent_ids
+        self.date = date
+        self.tree = tree
+        self.flags = graph.early_flags.pop(oid, 0) if graph.early_flags else 0
         self._parents: list[Node] | None = None
+        self.raw: bytes | None = None   # the commit's content, when the graph keeps it
 
     @property
     def parents(self) -> list[Node]:
@@ -51,13 +55,34 @@ class Node:
 
 
 class CommitGraph:
-    """Loads commits of one repository as ``Node`` objects, each once."""
+    """Loads commits of one repository as ``Node`` objects, each once.
 
-    def __init__(self, repo: Repository) -> None:
+    Commits that Git's commit-graph file holds are read from it (parents, tree,
+    committer date) without opening the commit objects, unless ``core.commitGraph``
+    is false or ``use_commit_graph=False``.  With ``keep_raw`` each node read from
+    the objects keeps the commit's content in ``node.raw`` for its consumer.
+    """
+
+    def __init__(self, repo: Repository, *, use_commit_graph: bool = True,
+                 keep_raw: bool = False) -> None:
+        from gitodb.history.commitgraph import load_commit_graph
+
         self.repo = repo
         self.odb = repo.odb
         self.fmt = repo.object_format
         self.nodes: dict[bytes, Node] = {}
+        # keep_raw: nodes read from the objects keep their content for the caller (log
+        # formats what the walk has read instead of reading it again), who drops it.
+        self.keep_raw = keep_raw
+        self.file: CommitGraphFile | None = None
+        if use_commit_graph and repo.config.get_bool("core.commitgraph", True):
+            from gitodb.history.commitgraph_write import graph_compatible
+
+            if graph_compatible(repo):
+                self.file = load_commit_graph(self.odb.objects_dir, self.fmt)
+        # GIT_COMMIT_GRAPH_PARANOIA: a commit the graph holds must also exist.
+        self.paranoid = os.environ.get("GIT_COMMIT_GRAPH_PARANOIA", "").lower() in (
+            "1", "true", "yes", "on")
         # Flags set on commits not loaded yet (Git flags the object before parsing it).
         self.early_flags: dict[bytes, int] = {}
 
@@ -70,14 +95,33 @@ class CommitGraph:
         n.flags |= flags
         return True
 
-    def node(self, oid: bytes) -> Node:
-        """The node of commit ``oid``; ``ObjectNotFoundError``/``ObjectTypeError``."""
+    def node(self, oid: bytes, data: bytes | None = None) -> Node:
+        """The node of commit ``oid``; ``ObjectNotFoundError``/``ObjectTypeError``.
+
+        ``data``: the commit's content when the caller has read it already.
+        """
         n = self.nodes.get(oid)
         if n is None:
-            type_name, data = self.odb.read(oid)
-            if type_name != "commit":
-                raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
-            n = self.nodes[oid] = Node(self, oid, Commit(data, self.fmt, oid))
+            f = self.file
+            pos = f.position(oid) if f is not None else None
+            if pos is not None and self.paranoid and not self.odb.contains(oid):
+                raise ObjectNotFoundError(f"object {oid.hex()} not found")
+            if pos is not None:
+                assert f is not None
+                tree, parents, date, _level = f.commit_at(pos)
+                oid_at = f.oid_at
+                n = Node(self, oid, [oid_at(p) for p in parents], date, tree)
+            else:
+                type_name = "commit"
+                if data is None:
+                    type_name, data = self.odb.read(oid)
+                if type_name != "commit":
+                    raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
+                c = Commit(data, self.fmt, oid)
+                n = Node(self, oid, c.parents, c.commit_date, c.tree)
+                if self.keep_raw:
+                    n.raw = data
+            self.nodes[oid] = n
         return n
 
     def author_date(self, node: Node) -> int:

@@ -110,7 +110,10 @@ class RevisionArgs:
         except (BadRevisionError, ObjectNotFoundError):
             raise UnknownRevisionError(name) from None
         if not self.repo.odb.contains(got.oid):
-            raise UnknownRevisionError(name)
+            # A commit the commit-graph holds is known without its object, as in Git.
+            graph = self.walk.graph
+            if graph.file is None or graph.paranoid or graph.file.position(got.oid) is None:
+                raise UnknownRevisionError(name)
         return got.oid, got.path
 
     def _commit_of(self, oid: bytes, name: str) -> bytes:

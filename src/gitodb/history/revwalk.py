@@ -123,7 +123,12 @@ class RevWalk:
             oid, path = p.oid, p.path
             if oid in negative:
                 p.uninteresting = True
-            type_name, data = self._read(oid, p.name)
+            cg = self.graph.file
+            known = self.graph.nodes.get(oid)
+            if known is not None or (cg is not None and cg.position(oid) is not None):
+                type_name, data = "commit", b""   # a known commit: no read
+            else:
+                type_name, data = self._read(oid, p.name)
             while type_name == "tag":
                 tag = Tag(data, fmt, oid)
                 if self.want_objects and not p.uninteresting:
@@ -137,7 +142,7 @@ class RevWalk:
                         break
                     raise GitodbError(f"bad object {oid.hex()}") from None
             if type_name == "commit":
-                node = self.graph.node(oid)
+                node = self.graph.node(oid, data or None)
                 if p.left:
                     node.flags |= SYMMETRIC_LEFT
                 if p.uninteresting:
@@ -407,7 +412,10 @@ class RevWalk:
         seen.add(root)
         yield root, "tree", name
         # Each frame: the entries of one tree, an iterator over them, and the base path.
-        stack = [(iter(parse_entries(read(root)[1], rawsz)), name + b"/" if name else b"")]
+        # Entries already seen are dropped when a tree is opened (most are, as trees
+        # share content); the loop checks again, for what an earlier sibling added.
+        stack = [(iter([e for e in parse_entries(read(root)[1], rawsz) if e[2] not in seen]),
+                  name + b"/" if name else b"")]
         while stack:
             entries, base = stack[-1]
             for mode, entry_name, oid in entries:
@@ -419,7 +427,8 @@ class RevWalk:
                 seen.add(oid)
                 if mode == b"40000" or mode == b"040000":
                     yield oid, "tree", path
-                    stack.append((iter(parse_entries(read(oid)[1], rawsz)), path + b"/"))
+                    stack.append((iter([e for e in parse_entries(read(oid)[1], rawsz)
+                                        if e[2] not in seen]), path + b"/"))
                     break
                 yield oid, "blob", path
             else:

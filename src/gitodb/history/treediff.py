@@ -1,31 +1,44 @@
-"""What changed between two trees, the way ``git diff-tree -r --no-renames`` sees it.
+"""What changed between two trees, the way ``git diff-tree`` sees it.
 
-Entries of the two trees are merged in Git's tree order (a directory sorts as if
-its name ended in ``/``, so a file and a directory of the same name are a deletion
-and an addition, never a type change).  Subdirectories present on both sides are
-entered when their ids differ; a directory on one side only is listed file by
-file.  Submodules are leaves.  Modes are canonical (``100644``, ``100755``,
-``120000``, ``160000``), as Git's tree walk reports them.
+``diff_trees(repo, old, new)`` compares two trees (ids; None is the empty tree)
+and returns ``TreeChange`` records in Git's output order: entries are matched by
+name, a directory compared as if its name ended in ``/`` (so a file ``d`` and a
+directory ``d`` are a deletion and an addition), modes canonicalised like
+Git's ``decode_tree_entry``.  Status letters are Git's: ``A`` added, ``D``
+deleted, ``M`` modified (content or mode), ``T`` type changed (file, symlink,
+submodule).  ``recursive`` descends into changed directories (``-r``);
+``show_trees`` also reports the directories it descends into (``-t``).
+``paths`` limits the comparison like a diff pathspec: a path names itself,
+everything below it and the directories leading to it; with wildcards
+(``*?[``) it is matched as Git's pathspec globs (``*`` crosses ``/``).
+
+``commit_changes(repo, commit)`` is the diff of a commit against a parent
+(its first by default; the empty tree for a root commit).
 
 Example::
 
-    for change in diff_trees(repo, parent.tree, commit.tree):
-        print(change.status, change.path.decode())
+    for ch in commit_changes(repo, repo.resolve("HEAD")):
+        print(ch.status, ch.path.decode())
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+from collections.abc import Sequence
 from typing import TYPE_CHECKING, NamedTuple
 
-from gitodb.objects.tree import S_IFMT, TreeEntry, canonical_mode, tree_sort_key
+from gitodb.errors import ObjectTypeError
+from gitodb.history.treewalk import entry_interesting
+from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, parse_entries
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 
+_MODES: dict[bytes, int] = {}   # mode text -> canonical mode
+
 
 class TreeChange(NamedTuple):
-    """One changed path: ``status`` A, D, M or T; modes/ids None on the missing side."""
+    """One changed path: ``status`` (A/D/M/T), the path from the top of the trees,
+    modes and ids on both sides (None on the side where the path is missing)."""
 
     status: str
     path: bytes
@@ -34,77 +47,161 @@ class TreeChange(NamedTuple):
     old_id: bytes | None
     new_id: bytes | None
 
+    def reversed(self) -> TreeChange:
+        """The same change seen from the other side (``-R``)."""
+        status = {"A": "D", "D": "A"}.get(self.status, self.status)
+        return TreeChange(status, self.path, self.new_mode, self.old_mode, self.new_id,
+                          self.old_id)
 
-def _entries(repo: Repository, oid: bytes | None) -> list[TreeEntry]:
-    if oid is None:
-        return []
-    # As stored: Git writes trees in tree order and its diff walks them as they are.
-    return repo.odb.tree(oid).entries
+
+Change = TreeChange   # the name diff-tree's code uses
 
 
 class _Enter(NamedTuple):
-    """An instruction of one level's walk: diff these two subtrees here."""
+    """Within one level's changes: compare these two subtrees here."""
 
     base: bytes
     old: bytes | None
     new: bytes | None
 
 
-def _level(repo: Repository, base: bytes, old: bytes | None, new: bytes | None
-           ) -> Iterator[TreeChange | _Enter]:
-    """The changes of one directory level, with ``_Enter`` where a subtree sorts."""
-    a, b = _entries(repo, old), _entries(repo, new)
-    i = j = 0
-    while i < len(a) or j < len(b):
-        ea = a[i] if i < len(a) else None
-        eb = b[j] if j < len(b) else None
-        if ea is not None and eb is not None:
-            ka, kb = tree_sort_key(ea.name, ea.mode), tree_sort_key(eb.name, eb.mode)
-            side = -1 if ka < kb else (1 if kb < ka else 0)
-        else:
-            side = -1 if eb is None else 1
-        if side < 0:
-            assert ea is not None
-            i += 1
-            if ea.is_tree:
-                yield _Enter(base + ea.name + b"/", ea.id, None)
-            else:
-                yield TreeChange("D", base + ea.name, canonical_mode(ea.mode), None, ea.id, None)
-        elif side > 0:
-            assert eb is not None
-            j += 1
-            if eb.is_tree:
-                yield _Enter(base + eb.name + b"/", None, eb.id)
-            else:
-                yield TreeChange("A", base + eb.name, None, canonical_mode(eb.mode), None, eb.id)
-        else:
-            assert ea is not None and eb is not None
-            i += 1
-            j += 1
-            ma, mb = canonical_mode(ea.mode), canonical_mode(eb.mode)
-            if ea.id == eb.id and ma == mb:
-                continue
-            if ea.is_tree:   # equal sort keys: both are trees
-                yield _Enter(base + ea.name + b"/", ea.id, eb.id)
-            else:
-                status = "T" if (ma & S_IFMT) != (mb & S_IFMT) else "M"
-                yield TreeChange(status, base + ea.name, ma, mb, ea.id, eb.id)
+def _mode(text: bytes) -> int:
+    m = _MODES.get(text)
+    if m is None:
+        m = _MODES[text] = canonical_mode(int(text, 8))
+    return m
 
 
-def diff_trees(repo: Repository, old: bytes | None, new: bytes | None) -> Iterator[TreeChange]:
-    """The changed paths from tree ``old`` to tree ``new`` (None: the empty tree).
+_Side = tuple[int, bytes, bytes]   # (canonical mode, name, id)
 
-    Recursive, without renames, in Git's output order; no recursion in Python (a
-    stack of per-level walks), so deep trees cannot exhaust the interpreter stack.
+
+class _Differ:
+    """One comparison's settings; ``run`` fills ``out`` in Git's order.
+
+    Each directory level is compared on its own and yields changes and ``_Enter``
+    marks in order; a stack of levels replaces recursion, so a deep tree cannot
+    exhaust the interpreter's stack.
     """
-    if old == new:
-        return
-    stack = [_level(repo, b"", old, new)]
-    while stack:
-        item = next(stack[-1], None)
-        if item is None:
-            stack.pop()
-        elif isinstance(item, _Enter):
-            stack.append(_level(repo, item.base, item.old, item.new))
-        else:
-            yield item
+
+    def __init__(self, repo: Repository, recursive: bool, show_trees: bool,
+                 paths: Sequence[bytes]) -> None:
+        self.read = repo.odb.read
+        self.rawsz = repo.object_format.rawsz
+        self.recursive = recursive or show_trees
+        self.show_trees = show_trees
+        self.paths = list(paths)
+        self.out: list[TreeChange] = []
+
+    def entries(self, oid: bytes | None) -> list[tuple[bytes, bytes, bytes]]:
+        if oid is None:
+            return []
+        type_name, data = self.read(oid)
+        if type_name != "tree":
+            raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a tree")
+        return parse_entries(data, self.rawsz)
+
+    def run(self, old: bytes | None, new: bytes | None) -> None:
+        out = self.out
+        stack = [iter(self.level(old, new, b""))]
+        while stack:
+            item = next(stack[-1], None)
+            if item is None:
+                stack.pop()
+            elif isinstance(item, _Enter):
+                stack.append(iter(self.level(item.old, item.new, item.base)))
+            else:
+                out.append(item)
+
+    def level(self, old: bytes | None, new: bytes | None, base: bytes
+              ) -> list[TreeChange | _Enter]:
+        if old == new:
+            return []
+        a = self.entries(old)
+        b = self.entries(new)
+        # Entries equal on both sides (the common case) drop out in C; only the rest
+        # are keyed, sorted and compared.
+        sa = set(a)
+        sb = set(b)
+        changed: dict[bytes, list[_Side | None]] = {}
+        for side, only in ((0, sa.difference(sb)), (1, sb.difference(sa))):
+            for mode_text, name, oid in only:
+                mode = _mode(mode_text)
+                key = name + b"/" if mode & S_IFMT == S_IFDIR else name
+                slot = changed.get(key)
+                if slot is None:
+                    slot = changed[key] = [None, None]
+                slot[side] = (mode, name, oid)
+        paths = self.paths
+        items: list[TreeChange | _Enter] = []
+        for key in sorted(changed):
+            one, two = changed[key]
+            entry = one or two
+            assert entry is not None
+            if paths and not entry_interesting(base, entry[1], entry[0], paths, True):
+                continue
+            self.pair(one, two, base, items)
+        return items
+
+    def pair(self, one: _Side | None, two: _Side | None, base: bytes,
+             items: list[TreeChange | _Enter]) -> None:
+        recursive = self.recursive
+        if one is not None and two is not None:
+            m1, name, id1 = one
+            m2, _n, id2 = two
+            if m1 == m2 and id1 == id2:
+                return   # only the mode's spelling differed (zero-padded)
+            path = base + name
+            if m1 == S_IFDIR and m2 == S_IFDIR:
+                if not recursive or self.show_trees:
+                    items.append(TreeChange("M", path, m1, m2, id1, id2))
+                if recursive:
+                    items.append(_Enter(path + b"/", id1, id2))
+                return
+            status = "M" if m1 & S_IFMT == m2 & S_IFMT else "T"
+            items.append(TreeChange(status, path, m1, m2, id1, id2))
+            return
+        if one is not None:
+            m, name, oid = one
+            path = base + name
+            if m != S_IFDIR or not recursive or self.show_trees:
+                items.append(TreeChange("D", path, m, None, oid, None))
+            if m == S_IFDIR and recursive:
+                items.append(_Enter(path + b"/", oid, None))
+            return
+        assert two is not None
+        m, name, oid = two
+        path = base + name
+        if m != S_IFDIR or not recursive or self.show_trees:
+            items.append(TreeChange("A", path, None, m, None, oid))
+        if m == S_IFDIR and recursive:
+            items.append(_Enter(path + b"/", None, oid))
+
+
+def diff_trees(repo: Repository, old: bytes | None, new: bytes | None,
+               paths: Sequence[bytes] = (), *, recursive: bool = True,
+               show_trees: bool = False) -> list[TreeChange]:
+    """The changes from tree ``old`` to tree ``new`` (binary ids, None: empty tree).
+
+    ``paths`` are paths from the top (see the module docstring).  Raises
+    ``ObjectNotFoundError`` for a missing tree, ``ObjectTypeError`` for a non-tree.
+    """
+    d = _Differ(repo, recursive, show_trees, paths)
+    d.run(old, new)
+    return d.out
+
+
+def commit_changes(repo: Repository, commit: bytes, parent: int = 0,
+                   paths: Sequence[bytes] = (), *, recursive: bool = True,
+                   show_trees: bool = False) -> list[TreeChange]:
+    """The changes commit ``commit`` made over its parent number ``parent`` (0: the
+    first); a root commit is compared with the empty tree.
+
+    ``IndexError`` if the commit has no such parent (but has parents).
+    """
+    odb = repo.odb
+    c = odb.commit(commit)
+    parents = c.parents
+    old: bytes | None = None
+    if parents:
+        old = odb.commit(parents[parent]).tree
+    return diff_trees(repo, old, c.tree, paths, recursive=recursive, show_trees=show_trees)

@@ -15,16 +15,20 @@ Example::
 
 from __future__ import annotations
 
+import fnmatch
+import re
 from collections.abc import Iterator, Sequence
 from typing import TYPE_CHECKING
 
-from gitodb.objects.tree import Tree, TreeEntry
+from gitodb.objects.tree import S_IFDIR, S_IFGITLINK, S_IFMT, Tree, TreeEntry
+
+_GLOB = re.compile(rb"[*?[]")
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 
-def _match_entry(entry: TreeEntry, name: bytes, match: bytes) -> bool:
+def _match_entry(mode: int, name: bytes, match: bytes) -> bool:
     """Git's ``match_entry`` for the part of an item below the current base."""
     plen, mlen = len(name), len(match)
     if plen > mlen:
@@ -33,7 +37,8 @@ def _match_entry(entry: TreeEntry, name: bytes, match: bytes) -> bool:
         if match[plen] != 0x2F:
             return False
         # Only a directory (or a submodule named with one trailing "/") leads further.
-        if not entry.is_tree and (entry.object_type != "commit" or mlen > plen + 1):
+        kind = mode & S_IFMT
+        if kind != S_IFDIR and (kind != S_IFGITLINK or mlen > plen + 1):
             return False
     return match[:plen] == name
 
@@ -60,19 +65,41 @@ def list_tree(repo: Repository, tree: Tree, pathspec: Sequence[bytes] = (), *,
     yield from _walk(repo, tree, b"", items, recursive, show_trees, trees_only)
 
 
-def _interesting(base: bytes, entry: TreeEntry, items: list[bytes]) -> int:
-    """2: this and all later entries of the tree match; 1: this one does; 0: no."""
+def entry_interesting(base: bytes, name: bytes, mode: int, items: Sequence[bytes],
+                      wildcards: bool = False) -> int:
+    """Does the entry ``name`` (``mode``) of the tree at ``base`` match a pathspec item?
+
+    2: it and all later entries of the tree match (the tree is inside an item);
+    1: it does; 0: no.  Items are paths from the top; with ``wildcards`` an item
+    holding ``*?[`` is a glob as Git's pathspecs read it (``*`` crosses ``/``),
+    which a directory matches while its path could still lead to a match.
+    """
     blen = len(base)
     for match in items:
+        if wildcards and _GLOB.search(match) is not None:
+            if _glob_interesting(base + name, mode, match):
+                return 1
+            continue
         mlen = len(match)
         if blen >= mlen:
             if match == base[:mlen] and (not mlen or base[mlen:mlen + 1] == b"/"
                                          or match[-1:] == b"/"):
                 return 2
             continue
-        if match[:blen] == base and _match_entry(entry, entry.name, match[blen:]):
+        if match[:blen] == base and _match_entry(mode, name, match[blen:]):
             return 1
     return 0
+
+
+def _glob_interesting(path: bytes, mode: int, pattern: bytes) -> bool:
+    """A glob item against one entry: the literal part leads there, or it matches."""
+    literal = pattern[:_GLOB.search(pattern).start()]  # type: ignore[union-attr]
+    if mode & S_IFMT == S_IFDIR:
+        # A directory may hold a match when the item's literal part and its path agree.
+        return (path + b"/").startswith(literal) or literal.startswith(path + b"/")
+    if not path.startswith(literal):
+        return False
+    return fnmatch.fnmatchcase(path.decode("latin-1"), pattern.decode("latin-1"))
 
 
 def _walk(repo: Repository, tree: Tree, base: bytes, items: list[bytes], recursive: bool,
@@ -80,7 +107,7 @@ def _walk(repo: Repository, tree: Tree, base: bytes, items: list[bytes], recursi
     every = not items
     for entry in tree:
         if not every:
-            got = _interesting(base, entry, items)
+            got = entry_interesting(base, entry.name, entry.mode, items)
             if not got:
                 continue
             every = got == 2

@@ -16,6 +16,7 @@ Example::
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable, Sequence
 from typing import TYPE_CHECKING
 
@@ -45,12 +46,34 @@ def parse_hex(buf: bytes, pos: int, hexsz: int) -> bytes | None:
     return bytes.fromhex(text.decode("ascii"))
 
 
+_LINKS: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
+
+
+def _links_re(hexsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
+    pats = _LINKS.get(hexsz)
+    if pats is None:
+        pats = _LINKS[hexsz] = (
+            re.compile(rb"tree ([0-9a-fA-F]{%d})\n((?:parent [0-9a-fA-F]{%d}\n)*)"
+                       % (hexsz, hexsz)),
+            re.compile(rb"parent ([0-9a-fA-F]{%d})\n" % hexsz))
+    return pats
+
+
 def parse_commit_links(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, list[bytes], int]:
     """``(tree, parents, offset after them)`` by Git's ``parse_commit_buffer`` rules.
 
     Raises ``ObjectParseError`` with reason ``bogus``, ``bad-tree`` or ``bad-parents``.
     """
     hexsz = fmt.hexsz
+    # Fast path for the usual layout; anything unusual (nothing after the last parent
+    # line, a malformed parent line) takes the exact rule-by-rule reading below.
+    links, parent_re = _links_re(hexsz)
+    m = links.match(buf)
+    if m is not None and m.end() < len(buf) and not buf.startswith(b"parent ", m.end()):
+        plines = m.group(2)
+        return (bytes.fromhex(m.group(1).decode("ascii")),
+                [bytes.fromhex(h.decode("ascii")) for h in parent_re.findall(plines)]
+                if plines else [], m.end())
     tree_len = hexsz + 5      # "tree " + hex
     parent_len = hexsz + 7    # "parent " + hex
     end = len(buf)

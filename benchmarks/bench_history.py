@@ -1,0 +1,207 @@
+"""Time gitodb's history commands against git (and its API against dulwich and pygit2).
+
+On a repository (default: ``../shared/corpus/libgit2.git``, copied to a temporary
+directory so a commit-graph can be written) it times, best of ``--repeat`` runs,
+wall time and the maximum resident set size of each process:
+
+* ``rev-list --all --objects``, ``rev-list --count --all`` (with a commit-graph),
+  ``rev-list --topo-order --parents --all``, ``log --format=%H%x00%s`` (all history),
+  ``ls-tree -r HEAD``, ``diff-tree -r --stdin`` over every first-parent commit of HEAD:
+  ``git`` and ``gitodb`` on the same arguments, outputs compared byte for byte;
+* through the Python APIs: walking every commit reachable from HEAD with author
+  name and time (gitodb ``RevWalk``, dulwich ``Walker``, pygit2 ``walk``), and the
+  changed paths of every first-parent commit (gitodb ``commit_changes``, dulwich
+  ``tree_changes``, pygit2 ``Diff``), each in its own process.
+
+Prints a Markdown table (times and ratios to git, or to gitodb for the API rows).
+
+    python benchmarks/bench_history.py [--repo PATH] [--repeat N]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CORPUS = HERE.parent.parent / "shared" / "corpus" / "libgit2.git"
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
+       "LC_ALL": "C"}
+# Byte-code caches as an installed package has them: without them every run compiles
+# gitodb's modules first (PYTHONDONTWRITEBYTECODE is set in some shells).
+ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+
+COMMANDS = [
+    ("rev-list --all --objects", ["rev-list", "--all", "--objects"], None),
+    ("rev-list --count --all (commit-graph)", ["rev-list", "--count", "--all"], None),
+    ("rev-list --topo-order --parents --all", ["rev-list", "--topo-order", "--parents",
+                                               "--all"], None),
+    ("log --format=%H%x00%s", ["log", "--format=%H%x00%s"], None),
+    ("log --format='%H %an %ae %at %s'", ["log", "--format=%H %an %ae %at %s"], None),
+    ("ls-tree -r HEAD", ["ls-tree", "-r", "HEAD"], None),
+    ("diff-tree -r --stdin (first parents)", ["diff-tree", "-r", "--stdin"], "pairs"),
+]
+
+API = {
+    "walk: gitodb RevWalk": """
+from gitodb.repo import Repository
+from gitodb.history.graph import CommitGraph
+from gitodb.history.revwalk import RevWalk
+from gitodb.objects.commit import Commit
+r = Repository(REPO)
+w = RevWalk(r, graph=CommitGraph(r, keep_raw=True, use_commit_graph=False))
+w.add(r.resolve("HEAD"))
+n = 0
+for node in w.commits():
+    a = Commit(node.raw, r.object_format).author
+    a.name, a.timestamp
+    node.raw = None
+    n += 1
+print(n)
+""",
+    "walk: dulwich Walker": """
+from dulwich.repo import Repo
+r = Repo(REPO)
+n = 0
+for e in r.get_walker(include=[r.head()]):
+    e.commit.author, e.commit.author_time
+    n += 1
+print(n)
+""",
+    "walk: pygit2 walk": """
+import pygit2
+r = pygit2.Repository(REPO)
+n = 0
+for c in r.walk(r.head.target, pygit2.enums.SortMode.TIME):
+    c.author.name, c.author.time
+    n += 1
+print(n)
+""",
+    "changes: gitodb commit_changes": """
+from gitodb.repo import Repository
+from gitodb.history.treediff import commit_changes
+r = Repository(REPO)
+oid = r.resolve("HEAD")
+n = 0
+while True:
+    n += len(commit_changes(r, oid))
+    parents = r.odb.commit(oid).parents
+    if not parents:
+        break
+    oid = parents[0]
+print(n)
+""",
+    "changes: dulwich tree_changes": """
+from dulwich.repo import Repo
+r = Repo(REPO)
+store = r.object_store
+c = r[r.head()]
+n = 0
+while True:
+    old = store[c.parents[0]].tree if c.parents else None
+    n += sum(1 for _ in store.tree_changes(old, c.tree))
+    if not c.parents:
+        break
+    c = store[c.parents[0]]
+print(n)
+""",
+    "changes: pygit2 Diff": """
+import pygit2
+r = pygit2.Repository(REPO)
+c = r[r.head.target]
+n = 0
+while True:
+    if c.parents:
+        d = c.parents[0].tree.diff_to_tree(c.tree)
+    else:
+        d = c.tree.diff_to_tree(swap=True)
+    n += len(d)
+    if not c.parents:
+        break
+    c = c.parents[0]
+print(n)
+""",
+}
+
+
+def best(cmd: list[str], cwd: Path, repeat: int, stdin: bytes | None = None
+         ) -> tuple[float, int, bytes]:
+    runs = [run_one(cmd, cwd, stdin) for _ in range(repeat)]
+    wall = min(r[0] for r in runs)
+    return wall, max(r[1] for r in runs), runs[0][2]
+
+
+def run_one(cmd: list[str], cwd: Path, stdin: bytes | None) -> tuple[float, int, bytes]:
+    """One timed run; max RSS from ``wait4`` of that process alone."""
+    start = time.perf_counter()
+    with tempfile.TemporaryFile() as out:
+        proc = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdin=subprocess.PIPE, stdout=out,
+                                stderr=subprocess.DEVNULL)
+        if stdin:
+            assert proc.stdin is not None
+            proc.stdin.write(stdin)
+        assert proc.stdin is not None
+        proc.stdin.close()
+        _pid, _status, usage = os.wait4(proc.pid, 0)
+        wall = time.perf_counter() - start
+        out.seek(0)
+        return wall, usage.ru_maxrss, out.read()
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--repo", type=Path, default=CORPUS)
+    ap.add_argument("--repeat", type=int, default=3)
+    ap.add_argument("--git", default="git")
+    ap.add_argument("--no-api", action="store_true", help="skip the dulwich/pygit2 rows")
+    args = ap.parse_args()
+    if not args.repo.exists():
+        sys.exit(f"no repository at {args.repo}")
+    gitodb = [sys.executable, "-m", "gitodb"]
+    with tempfile.TemporaryDirectory() as tmp:
+        repo = Path(tmp) / "repo.git"
+        shutil.copytree(args.repo, repo, symlinks=True)
+        subprocess.run([args.git, "commit-graph", "write", "--reachable"], cwd=repo, env=ENV,
+                       check=True, capture_output=True)
+        pairs = subprocess.run([args.git, "rev-list", "--first-parent", "--parents", "HEAD"],
+                               cwd=repo, env=ENV, check=True, capture_output=True).stdout
+        pairs = b"".join(b" ".join(ln.split()[:2]) + b"\n" for ln in pairs.splitlines()
+                         if len(ln.split()) >= 2)
+        run_one([*gitodb, "version"], repo, None)   # writes the byte-code caches
+        rows = []
+        for title, cmd, stdin in COMMANDS:
+            data = pairs if stdin == "pairs" else None
+            gw, gm, gout = best([args.git, *cmd], repo, args.repeat, data)
+            ow, om, oout = best([*gitodb, *cmd], repo, args.repeat, data)
+            same = "yes" if gout == oout else "NO"
+            rows.append(f"| {title} | {gw:.2f} | {ow:.2f} | {ow / gw:.1f}x | {gm / 1024:.0f} | "
+                        f"{om / 1024:.0f} | {same} |")
+        print(f"Repository: {args.repo.name}, best of {args.repeat}; wall seconds, max RSS MB\n")
+        print("| command | git s | gitodb s | ratio | git MB | gitodb MB | same bytes |")
+        print("|---|---|---|---|---|---|---|")
+        print("\n".join(rows))
+        if args.no_api:
+            return 0
+        print("\n| API | seconds | max RSS MB | vs gitodb | result |")
+        print("|---|---|---|---|---|")
+        base: dict[str, float] = {}
+        for title, script in API.items():
+            code = f"REPO = {str(repo)!r}\n" + script
+            w, m, out = best([sys.executable, "-c", code], repo, args.repeat)
+            kind = title.split(":")[0]
+            if "gitodb" in title:
+                base[kind] = w
+            ratio = w / base[kind] if kind in base else float("nan")
+            print(f"| {title} | {w:.2f} | {m / 1024:.0f} | {ratio:.1f}x | "
+                  f"{out.decode().strip()} |")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

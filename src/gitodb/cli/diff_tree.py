@@ -1,0 +1,364 @@
+"""``gitodb diff-tree``: compare two trees, or commits with their parents, like Git.
+
+Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
+``--name-status``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
+``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin`` and path
+limiting.  A thin shell over ``gitodb.history.treediff``.  An option Git has that
+gitodb does not implement is refused with Git's usage (exit 129).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import TYPE_CHECKING, Any
+
+from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
+
+if TYPE_CHECKING:
+    from gitodb.cli.main import Context
+    from gitodb.history.treediff import Change
+
+USAGE = """\
+usage: git diff-tree [--stdin] [-m] [-s] [-v] [--no-commit-id] [--pretty]
+              [-t] [-r] [-c | --cc] [--combined-all-paths] [--root] [--merge-base]
+              [<common-diff-options>] <tree-ish> [<tree-ish>] [<path>...]
+
+  -r            diff recursively
+  -c            show combined diff for merge commits
+  --cc          show combined diff for merge commits removing uninteresting hunks
+  --combined-all-paths
+                show name of file in all parents for combined diffs
+  --root        include the initial commit as diff against /dev/null
+
+common diff options:
+  -z            output diff-raw with lines terminated with NUL.
+  -p            output patch format.
+  -u            synonym for -p.
+  --patch-with-raw
+                output both a patch and the diff-raw format.
+  --stat        show diffstat instead of patch.
+  --numstat     show numeric diffstat instead of patch.
+  --patch-with-stat
+                output a patch and prepend its diffstat.
+  --name-only   show only names of changed files.
+  --name-status show names and status of changed files.
+  --full-index  show full object name on index lines.
+  --abbrev=<n>  abbreviate object names in diff-tree header and diff-raw.
+  -R            swap input file pairs.
+  -B            detect complete rewrites.
+  -M            detect renames.
+  -C            detect copies.
+  --find-copies-harder
+                try unchanged files as candidate for copy detection.
+  -l<n>         limit rename attempts up to <n> paths.
+  -O<file>      reorder diffs according to the <file>.
+  -S<string>    find filepair whose only one side contains the string.
+  --pickaxe-all
+                show all files diff when -S is used and hit is found.
+  -a  --text    treat all files as text.
+
+"""
+
+_FLAGS = {"-r": "recursive", "-t": "show_trees", "--root": "root", "-z": "nul",
+          "-R": "reverse", "--no-commit-id": "no_commit_id", "-m": "merges",
+          "--always": "always", "--quiet": "quiet", "--exit-code": "exit_code",
+          "--stdin": "stdin", "--full-index": "full_index", "--raw": "raw"}
+
+
+class _Usage(Exception):
+    pass
+
+
+class Options:
+    """Parsed ``diff-tree`` options."""
+
+    def __init__(self) -> None:
+        self.recursive = False
+        self.show_trees = False
+        self.root = False
+        self.nul = False
+        self.reverse = False
+        self.no_commit_id = False
+        self.merges = False
+        self.always = False
+        self.quiet = False
+        self.exit_code = False
+        self.stdin = False
+        self.full_index = False
+        self.raw = False
+        self.output = "raw"          # raw, name-only, name-status
+        self.abbrev: int | None = 0  # 0: full ids; None: the default length
+        self.args: list[str] = []
+        self.paths: list[str] = []
+        self.dashdash = False
+
+
+def parse_args(argv: list[str]) -> Options:
+    """Options and arguments as Git's ``setup_revisions`` reads them for diff-tree."""
+    o = Options()
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
+        if arg == "--":
+            o.dashdash = True
+            o.paths += argv[i:]
+            break
+        if not arg.startswith("-") or arg == "-":
+            o.args.append(arg)
+            continue
+        if arg in _FLAGS:
+            setattr(o, _FLAGS[arg], True)
+        elif arg in ("--name-only", "--name-status"):
+            o.output = arg[2:]
+        elif arg == "--abbrev":
+            o.abbrev = None
+        elif arg.startswith("--abbrev="):
+            try:
+                n = int(arg[9:])
+            except ValueError:
+                raise GitodbError(f"'{arg[9:]}': not an integer") from None
+            o.abbrev = max(n, 4) if n else 0
+        elif arg == "--no-abbrev":
+            o.abbrev = 0
+        else:
+            raise _Usage(arg)
+    if o.show_trees:
+        o.recursive = True   # -t implies -r
+    return o
+
+
+def _print_usage(to_stdout: bool = False) -> int:
+    (sys.stdout if to_stdout else sys.stderr).write(USAGE)
+    return 129
+
+
+class _Printer:
+    """Formats changes as raw lines, names or names with status."""
+
+    def __init__(self, repo: Any, o: Options) -> None:
+        from gitodb.objects.pretty import quote_path
+        from gitodb.repo.abbrev import Abbreviator, default_abbrev
+
+        self.o = o
+        self.quote = quote_path
+        self.quote_fully = repo.config.get_bool("core.quotepath", True)
+        length = default_abbrev(repo) if o.abbrev is None else o.abbrev
+        self.abbrev = Abbreviator(repo, length)
+        self.null = repo.object_format.null_oid
+        self.term = b"\0" if o.nul else b"\n"
+        self.changed = False
+
+    def _id(self, oid: bytes | None) -> bytes:
+        if oid is None:
+            return b"0" * self.abbrev.length
+        return self.abbrev(oid).encode()
+
+    def lines(self, changes: list[Change], header: bytes | None) -> bytes:
+        """The output of one diff (with the commit line first when there is one)."""
+        o = self.o
+        if not changes and not (o.always and header is not None):
+            return b""
+        if changes:
+            self.changed = True
+        out = []
+        if header is not None and not o.no_commit_id:
+            out.append(header + self.term)
+        if o.quiet:
+            return b"".join(out)
+        nul = o.nul
+        term = self.term
+        for ch in changes:
+            if o.reverse:
+                ch = ch.reversed()
+            path = ch.path if nul else self.quote(ch.path, self.quote_fully)
+            if o.output == "name-only":
+                out.append(path + term)
+            elif o.output == "name-status":
+                out.append(ch.status.encode() + (b"\0" if nul else b"\t") + path + term)
+            else:
+                out.append(b":%06o %06o %s %s %s%s%s%s" % (
+                    ch.old_mode or 0, ch.new_mode or 0, self._id(ch.old_id), self._id(ch.new_id),
+                    ch.status.encode(), b"\0" if nul else b"\t", path, term))
+        return b"".join(out)
+
+
+class _DiffTree:
+    """One ``diff-tree`` run: the library calls behind each way of naming commits."""
+
+    def __init__(self, repo: Any, o: Options, paths: list[bytes]) -> None:
+        self.repo = repo
+        self.o = o
+        self.paths = paths
+        self.printer = _Printer(repo, o)
+        self.write = sys.stdout.buffer.write
+        # Parents given on --stdin replace the commit's own for the rest of the run,
+        # as Git grafts them onto its in-memory commit.
+        self.grafts: dict[bytes, list[bytes]] = {}
+
+    def trees(self, old: bytes | None, new: bytes | None) -> list[Change]:
+        from gitodb.history.treediff import diff_trees
+
+        return diff_trees(self.repo, old, new, self.paths, recursive=self.o.recursive,
+                          show_trees=self.o.show_trees)
+
+    def commit(self, oid: bytes, parents: list[bytes] | None = None) -> None:
+        """Git's ``log_tree_commit`` for diff-tree: against each parent (merges only
+        with ``-m``), a root commit only with ``--root``."""
+        odb = self.repo.odb
+        c = odb.commit(oid)
+        if parents is None:
+            parents = c.parents
+        header = oid.hex().encode()
+        if not parents:
+            if self.o.root:
+                self.write(self.printer.lines(self.trees(None, c.tree), header))
+            return
+        if len(parents) > 1 and not self.o.merges:
+            return
+        for p in parents:
+            self.write(self.printer.lines(self.trees(odb.commit(p).tree, c.tree), header))
+
+    def _is_commit(self, oid: bytes) -> bool:
+        try:
+            return self.repo.odb.read_header(oid)[0] == "commit"  # type: ignore[no-any-return]
+        except ObjectNotFoundError:
+            return False
+
+    def stdin_line(self, line: bytes) -> None:
+        """Git's ``diff_tree_stdin``: ``<commit> [<parent>...]`` or ``<tree> <tree>``."""
+        hexsz = self.repo.object_format.hexsz
+        text = line.rstrip(b"\n")
+        oid = _hex(text[:hexsz], hexsz)
+        if oid is None or not line.endswith(b"\n"):
+            return
+        try:
+            type_name = self.repo.odb.read_header(oid)[0]
+        except ObjectNotFoundError:
+            return
+        rest = text[hexsz:]
+        if type_name == "commit":
+            parents: list[bytes] | None = None
+            # Git grafts the ids that follow (each after one blank) as the parents.
+            while rest[:1].isspace():
+                p = _hex(rest[1:1 + hexsz], hexsz)
+                if p is None:
+                    break
+                parents = parents if parents is not None else []
+                if self._is_commit(p):
+                    parents.append(p)
+                rest = rest[1 + hexsz:]
+            if parents is not None:
+                self.grafts[oid] = parents
+            self.commit(oid, self.grafts.get(oid))
+            return
+        if type_name == "tree":
+            other = _hex(rest[1:1 + hexsz], hexsz)
+            if not rest[:1].isspace() or other is None or len(rest) != 1 + hexsz:
+                sys.stdout.flush()
+                sys.stderr.write("error: Need exactly two trees, separated by a space\n")
+                return
+            self.write(b"%s %s\n" % (oid.hex().encode(), other.hex().encode()))
+            self.write(self.printer.lines(self.trees(oid, other), None))
+            return
+        sys.stdout.flush()
+        sys.stderr.write(f"error: Object {oid.hex()} is a {type_name}, not a commit or tree\n")
+
+
+def _hex(text: bytes, hexsz: int) -> bytes | None:
+    if len(text) != hexsz:
+        return None
+    try:
+        return bytes.fromhex(text.decode("ascii"))
+    except ValueError:
+        return None
+
+
+def _revisions(repo: Any, o: Options) -> list[tuple[bytes, bool]]:
+    """``(id, uninteresting)`` of the revision arguments; the rest become paths."""
+    revs: list[tuple[bytes, bool]] = []
+    for n, arg in enumerate(o.args):
+        got = _resolve_arg(repo, arg)
+        if got is not None:
+            revs += got
+            continue
+        if o.dashdash:
+            raise GitodbError(f"bad revision '{arg}'")
+        # Not a revision: a path, if it exists in the work tree (Git's verify_filename).
+        for a in o.args[n:]:
+            if not os.path.lexists(a):
+                raise GitodbError(
+                    f"ambiguous argument '{a}': unknown revision or path not in the working "
+                    "tree.\nUse '--' to separate paths from revisions, like this:\n"
+                    "'git <command> [<revision>...] -- [<file>...]'")
+        o.paths = o.args[n:] + o.paths
+        break
+    return revs
+
+
+def _resolve_arg(repo: Any, arg: str) -> list[tuple[bytes, bool]] | None:
+    """The objects one revision argument names (a range names two), or None."""
+    def one(name: str) -> bytes | None:
+        try:
+            return repo.resolve(name or "HEAD")  # type: ignore[no-any-return]
+        except (BadRevisionError, ObjectNotFoundError):
+            return None
+
+    dots = arg.find("..")
+    if dots >= 0 and arg[dots:dots + 3] != "...":
+        a, b = one(arg[:dots]), one(arg[dots + 2:])
+        if a is not None and b is not None:
+            return [(a, True), (b, False)]
+    if arg.startswith("^"):
+        oid = one(arg[1:])
+        return None if oid is None else [(oid, True)]
+    oid = one(arg)
+    return None if oid is None else [(oid, False)]
+
+
+def run(argv: list[str], ctx: Context) -> int:
+    """Compare trees or commits; see ``git diff-tree``."""
+    if argv == ["-h"]:
+        return _print_usage(to_stdout=True)
+    try:
+        o = parse_args(argv)
+    except _Usage:
+        return _print_usage()
+    from gitodb.cli.ls_tree import _work_tree_prefix
+    from gitodb.history.paths import normalize_pathspec
+    from gitodb.repo.revparse import peel_to
+
+    repo = ctx.open_repository()
+    prefix, top = _work_tree_prefix(repo, ctx)
+    revs = _revisions(repo, o)
+    if not revs and not o.stdin:
+        return _print_usage()
+    paths = [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape")
+             for p in o.paths]
+    d = _DiffTree(repo, o, paths)
+    if len(revs) == 1:
+        oid = revs[0][0]
+        try:
+            commit = peel_to(repo, oid, "commit", oid.hex())
+        except BadRevisionError:
+            sys.stderr.write(f"error: object {oid.hex()} is a "
+                             f"{repo.odb.read_header(oid)[0]}, not a commit\n")
+        else:
+            d.commit(commit)
+    elif len(revs) == 2:
+        (one, _u1), (two, u2) = revs
+        if u2:
+            one, two = two, one
+        trees = [peel_to(repo, x, "tree", x.hex()) for x in (one, two)]
+        d.write(d.printer.lines(d.trees(trees[0], trees[1]), None))
+    if o.stdin:
+        for line in sys.stdin.buffer:
+            hexsz = repo.object_format.hexsz
+            if _hex(line[:hexsz], hexsz) is None:
+                d.write(line)
+                continue
+            d.stdin_line(line)
+    if (o.exit_code or o.quiet) and d.printer.changed:
+        return 1
+    return 0

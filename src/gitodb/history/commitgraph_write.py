@@ -1,0 +1,548 @@
+"""Writing and verifying commit-graph files the way ``git commit-graph`` does.
+
+``write_commit_graph(repo, ...)`` collects commits (every pack's commits by
+default, ``reachable`` from the refs, or given ``commits``/``packs``), closes
+them under parents, sorts them by id and writes Git's chunks in Git's order:
+``OIDF OIDL CDAT GDA2 [GDO2] [EDGE] [BIDX BDAT] [BASE]``.  Generation numbers
+are Git's: the topological level in ``CDAT`` and corrected commit dates as
+offsets in ``GDA2``.  ``changed_paths`` adds Bloom filters (version 1, Git's
+default).  ``split`` writes a new layer of a chain with the commits not in the
+existing graph (``--split=no-merge``'s behaviour; layers are not merged).
+
+``verify_commit_graph(repo)`` checks a graph against the objects like
+``git commit-graph verify`` and returns Git's error lines.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import struct
+import tempfile
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
+
+from gitodb.durable import Component
+from gitodb.errors import GitodbError, ObjectNotFoundError
+from gitodb.history.bloom import changed_paths, make_filter
+from gitodb.history.commitgraph import (
+    EXTRA_EDGES,
+    GENERATION_V1_MAX,
+    LAST_EDGE,
+    OFFSET_OVERFLOW,
+    PARENT_NONE,
+    BloomSettings,
+    CommitGraphError,
+    CommitGraphFile,
+    chain_dir,
+    graph_path,
+    load_commit_graph,
+    read_graph_file,
+)
+from gitodb.lockfile import LockFile
+from gitodb.objects.commit import parse_commit_date, parse_commit_links
+from gitodb.objects.tag import Tag
+
+if TYPE_CHECKING:
+    from gitodb.pack.reader import PackFile
+    from gitodb.repo import Repository
+
+_V2_OFFSET_MAX = (1 << 31) - 1
+
+
+class CommitGraphInputError(GitodbError):
+    """A commit or pack given to ``write`` cannot be used (Git: ``error:``, exit 1)."""
+
+
+class _Commit:
+    __slots__ = ("oid", "tree", "parents", "date", "level", "gen")
+
+    def __init__(self, oid: bytes, tree: bytes, parents: list[bytes], date: int) -> None:
+        self.oid = oid
+        self.tree = tree
+        self.parents = parents
+        self.date = date
+        self.level = 0
+        self.gen = 0
+
+
+def _peel_commit(repo: Repository, oid: bytes) -> bytes | None:
+    odb = repo.odb
+    for _ in range(64):
+        try:
+            t, data = odb.read(oid)
+        except ObjectNotFoundError:
+            return None
+        if t == "commit":
+            return oid
+        if t != "tag":
+            return None
+        oid = Tag(data, repo.object_format, oid).object
+    return None
+
+
+def _pack_commits(repo: Repository, packs: Iterable[PackFile]) -> list[bytes]:
+    out = []
+    odb = repo.odb
+    for pack in packs:
+        for oid in pack.idx.iter_oids():
+            if odb.read_header(oid)[0] == "commit":
+                out.append(oid)
+    return out
+
+
+def collect_commits(repo: Repository, *, reachable: bool = False,
+                    commits: Iterable[bytes] | None = None,
+                    packs: Iterable[str] | None = None) -> list[bytes]:
+    """The starting commits of a write (before closing under parents)."""
+    if reachable:
+        out = []
+        refs = repo.refs
+        for ref in refs.iter_refs("refs/"):
+            oid = ref.oid if ref.target is None else refs.resolve(ref.name)
+            if oid is not None:
+                c = _peel_commit(repo, oid)
+                if c is not None:
+                    out.append(c)
+        return out
+    if commits is not None:
+        out = []
+        for oid in commits:
+            if not repo.odb.contains(oid):
+                raise CommitGraphInputError(f"invalid object: {oid.hex()}")
+            c = _peel_commit(repo, oid)
+            if c is not None:
+                out.append(c)   # other objects are skipped, as Git skips them
+        return out
+    all_packs = repo.odb.packs
+    if packs is not None:
+        by_name = {os.path.basename(p.idx_path): p for p in all_packs}
+        chosen = []
+        for name in packs:
+            pack = by_name.get(os.path.basename(name))
+            if pack is None:
+                raise CommitGraphInputError(f"error adding pack {name}")
+            chosen.append(pack)
+        return _pack_commits(repo, chosen)
+    return _pack_commits(repo, all_packs)
+
+
+def _load(repo: Repository, starts: list[bytes], known: CommitGraphFile | None
+          ) -> dict[bytes, _Commit]:
+    """Every commit reachable from ``starts`` that ``known`` does not hold."""
+    odb = repo.odb
+    fmt = repo.object_format
+    found: dict[bytes, _Commit] = {}
+    stack = list(starts)
+    while stack:
+        oid = stack.pop()
+        if oid in found or (known is not None and known.position(oid) is not None):
+            continue
+        try:
+            t, data = odb.read(oid)
+        except ObjectNotFoundError:
+            raise GitodbError(f"unable to parse commit {oid.hex()}") from None
+        if t != "commit":
+            raise GitodbError(f"unable to parse commit {oid.hex()}")
+        try:
+            tree, parents, pos = parse_commit_links(data, fmt)
+        except GitodbError:
+            raise GitodbError(f"unable to parse commit {oid.hex()}") from None
+        found[oid] = _Commit(oid, tree, parents, parse_commit_date(data, pos))
+        stack.extend(parents)
+    return found
+
+
+def _generations(commits: dict[bytes, _Commit], base: CommitGraphFile | None) -> None:
+    """Git's topological levels and corrected commit dates, without recursion."""
+    def known(oid: bytes) -> tuple[int, int]:
+        c = commits.get(oid)
+        if c is not None:
+            return c.level, c.gen
+        assert base is not None
+        pos = base.position(oid)
+        assert pos is not None
+        return base.commit_at(pos)[3], base.generation(pos)
+
+    for start in commits.values():
+        if start.level:
+            continue
+        stack = [start]
+        while stack:
+            c = stack[-1]
+            pending = [commits[p] for p in c.parents if p in commits and not commits[p].level]
+            if pending:
+                stack.extend(pending)
+                continue
+            stack.pop()
+            if c.level:
+                continue
+            max_level = 0
+            max_gen = 0
+            for p in c.parents:
+                level, gen = known(p)
+                max_level = max(max_level, level)
+                max_gen = max(max_gen, gen)
+            c.level = min(max_level + 1, GENERATION_V1_MAX)
+            if c.date and c.date > max_gen:
+                max_gen = c.date - 1
+            c.gen = max_gen + 1
+
+
+def _build(repo: Repository, order: list[_Commit], base: CommitGraphFile | None,
+           bloom: BloomSettings | None, generation_data: bool) -> bytes:
+    fmt = repo.object_format
+    rawsz = fmt.rawsz
+    n = len(order)
+    offset = base.total_commits if base is not None else 0
+    index = {c.oid: offset + i for i, c in enumerate(order)}
+
+    def pos_of(oid: bytes) -> int:
+        got = index.get(oid)
+        if got is None:
+            got = base.position(oid) if base is not None else None
+        if got is None:
+            raise GitodbError(f"missing parent {oid.hex()} for commit-graph")
+        return got
+
+    fanout = bytearray()
+    counts = [0] * 256
+    for c in order:
+        counts[c.oid[0]] += 1
+    total = 0
+    for i in range(256):
+        total += counts[i]
+        fanout += struct.pack(">I", total)
+    oidl = b"".join(c.oid for c in order)
+    cdat = bytearray()
+    edges = bytearray()
+    n_edges = 0
+    for c in order:
+        ps = c.parents
+        p1 = pos_of(ps[0]) if ps else PARENT_NONE
+        if len(ps) < 2:
+            p2 = PARENT_NONE
+        elif len(ps) == 2:
+            p2 = pos_of(ps[1])
+        else:
+            p2 = EXTRA_EDGES | n_edges
+            for j, p in enumerate(ps[1:]):
+                v = pos_of(p) | (LAST_EDGE if j == len(ps) - 2 else 0)
+                edges += struct.pack(">I", v)
+                n_edges += 1
+        date = c.date
+        cdat += c.tree + struct.pack(">IIII", p1, p2, (c.level << 2) | ((date >> 32) & 3),
+                                     date & 0xFFFFFFFF)
+    chunks: list[tuple[bytes, bytes]] = [(b"OIDF", bytes(fanout)), (b"OIDL", oidl),
+                                         (b"CDAT", bytes(cdat))]
+    if generation_data:
+        gda2 = bytearray()
+        gdo2 = bytearray()
+        overflows = 0
+        for c in order:
+            off = c.gen - c.date
+            if off > _V2_OFFSET_MAX:
+                gda2 += struct.pack(">I", OFFSET_OVERFLOW | overflows)
+                gdo2 += struct.pack(">Q", off)
+                overflows += 1
+            else:
+                gda2 += struct.pack(">I", off)
+        chunks.append((b"GDA2", bytes(gda2)))
+        if overflows:
+            chunks.append((b"GDO2", bytes(gdo2)))
+    if n_edges:
+        chunks.append((b"EDGE", bytes(edges)))
+    if bloom is not None:
+        bidx = bytearray()
+        bdat = bytearray(struct.pack(">III", bloom.hash_version, bloom.num_hashes,
+                                     bloom.bits_per_entry))
+        end = 0
+        for c in order:
+            parent_tree = None
+            if c.parents:
+                parent_tree = repo.odb.commit(c.parents[0]).tree
+            f = make_filter(changed_paths(repo, parent_tree, c.tree, bloom.max_changed_paths),
+                            bloom)
+            end += len(f)
+            bidx += struct.pack(">I", end)
+            bdat += f
+        chunks += [(b"BIDX", bytes(bidx)), (b"BDAT", bytes(bdat))]
+    bases = base.layers() if base is not None else []
+    if bases:
+        chunks.append((b"BASE", b"".join(g.checksum for g in bases)))
+    del n
+    out = bytearray(b"CGPH" + bytes([1, 1 if rawsz == 20 else 2, len(chunks), len(bases)]))
+    off = 8 + 12 * (len(chunks) + 1)
+    for cid, body in chunks:
+        out += cid + struct.pack(">Q", off)
+        off += len(body)
+    out += b"\0\0\0\0" + struct.pack(">Q", off)
+    for _cid, body in chunks:
+        out += body
+    out += hashlib.new(fmt.name, bytes(out)).digest()
+    return bytes(out)
+
+
+def _bloom_settings(repo: Repository, existing: CommitGraphFile | None) -> BloomSettings:
+    """``commitGraph.changedPathsVersion`` (-1/1: version 1 unless the graph has 2)."""
+    version = int(repo.config.get("commitgraph.changedpathsversion") or -1)
+    if version == -1:
+        version = existing.bloom.hash_version if existing is not None and \
+            existing.bloom is not None else 1
+    if version not in (1, 2):
+        version = 1
+    return BloomSettings(hash_version=version)
+
+
+def graph_compatible(repo: Repository, *, writing: bool = False) -> bool:
+    """Git's ``commit_graph_compatible``: no grafts file, no shallow file, and no
+    replace refs in use (``GIT_NO_REPLACE_OBJECTS`` turns those off; ``git
+    commit-graph`` itself always does, so ``writing`` ignores them)."""
+    if os.path.exists(os.path.join(repo.common_dir, "info", "grafts")):
+        return False
+    if os.path.exists(os.path.join(repo.common_dir, "shallow")):
+        return False
+    if not writing and not os.environ.get("GIT_NO_REPLACE_OBJECTS") and repo.config.get_bool(
+            "core.usereplacerefs", True):
+        if any(True for _r in repo.refs.iter_refs("refs/replace/")):
+            return False
+    return True
+
+
+def write_commit_graph(repo: Repository, *, reachable: bool = False,
+                       commits: Iterable[bytes] | None = None,
+                       packs: Iterable[str] | None = None,
+                       changed_paths: bool | None = None, split: bool = False,
+                       replace: bool = False, append: bool = False,
+                       progress: Callable[[str, int], None] | None = None) -> str | None:
+    """Write a commit-graph (see the module docstring); return its path, or None
+    when nothing was written (no commits, or a repository whose history grafts,
+    replace refs or a shallow file change: Git writes no graph for those).
+
+    ``progress(title, count)`` is called as each of Git's phases completes.
+    """
+    if progress is None:
+        def progress(title: str, count: int) -> None:
+            del title, count
+    objects_dir = repo.odb.objects_dir
+    if not graph_compatible(repo, writing=True):
+        return None
+    try:
+        existing = load_commit_graph(objects_dir, repo.object_format)
+    except CommitGraphError:
+        existing = None
+    if changed_paths is None and repo.config.get_bool("commitgraph.changedpaths", False):
+        changed_paths = True
+    if changed_paths is None:
+        # Git keeps computing filters when the graph it replaces has them.
+        changed_paths = existing is not None and any(
+            g.bloom is not None for g in existing.layers())
+    starts = collect_commits(repo, reachable=reachable, commits=commits, packs=packs)
+    if append and existing is not None and not split:
+        starts += [oid for g in existing.layers() for oid in g.oids()]
+    # A split layer goes on top of the existing graph; ``replace`` starts a new chain.
+    base = existing if split and not replace else None
+    if split and replace and existing is not None:
+        starts += [oid for g in existing.layers() for oid in g.oids()]
+    found = _load(repo, starts, base)
+    progress("Expanding reachable commits in commit graph", len(found))
+    if not found:
+        return None   # Git writes no file without commits
+    _generations(found, base)
+    progress("Computing commit graph topological levels", len(found))
+    progress("Computing commit graph generation numbers", len(found))
+    order = sorted(found.values(), key=lambda c: c.oid)
+    generation_data = repo.config.get("commitgraph.generationversion") not in ("1",)
+    bloom = _bloom_settings(repo, existing) if changed_paths else None
+    data = _build(repo, order, base, bloom, generation_data)
+    if bloom is not None:
+        progress("Computing commit changed paths Bloom filters", len(order))
+    progress("Writing out commit graph in 4 passes", 4 * len(order))
+    fsync = repo.fsync_policy
+    if not split:
+        info = os.path.join(objects_dir, "info")
+        os.makedirs(info, exist_ok=True)
+        path = graph_path(objects_dir)
+        with LockFile(path, final_mode=0o444) as lock:
+            lock.write(data)
+            if fsync.wants(Component.COMMIT_GRAPH):
+                fsync.sync(Component.COMMIT_GRAPH, lock.fd, lock.lock_path)
+            lock.commit()
+        return path
+    cdir = chain_dir(objects_dir)
+    os.makedirs(cdir, exist_ok=True)
+    rawsz = repo.object_format.rawsz
+    single = graph_path(objects_dir)
+    if base is not None and base.path == single:
+        # The single file becomes the chain's base layer, as Git moves it.
+        os.rename(single, os.path.join(cdir, f"graph-{base.checksum.hex()}.graph"))
+    name = f"graph-{data[-rawsz:].hex()}.graph"
+    fd, tmp = tempfile.mkstemp(prefix="tmp_graph_", dir=cdir)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.chmod(tmp, 0o444)
+        os.replace(tmp, os.path.join(cdir, name))
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    hashes = [g.checksum.hex() for g in base.layers()] if base is not None else []
+    hashes.append(data[-rawsz:].hex())
+    with LockFile(os.path.join(cdir, "commit-graph-chain"), final_mode=0o444) as lock:
+        lock.write("".join(h + "\n" for h in hashes).encode())
+        lock.commit()
+    if os.path.exists(single):
+        os.unlink(single)   # the chain replaces the single file
+    # Layers the new chain does not list are expired (Git's default expiry: now).
+    keep = {f"graph-{h}.graph" for h in hashes}
+    for entry in os.listdir(cdir):
+        if entry.startswith("graph-") and entry.endswith(".graph") and entry not in keep:
+            os.unlink(os.path.join(cdir, entry))
+    return os.path.join(cdir, name)
+
+
+VERIFY_ERROR = 1
+VERIFY_HASH_ERROR = 2
+
+
+def verify_commit_graph(repo: Repository, *, shallow: bool = False,
+                        emit: Callable[[str], None] | None = None) -> tuple[list[str], int]:
+    """Git's ``commit-graph verify``: ``(report lines, status)``; the status has bit 1
+    for damaged content and bit 2 for a bad checksum (Git's exit code); ``([], 0)``
+    when there is no graph or it is sound.  The top layer is checked first, then
+    (unless ``shallow``) the layers below it.  ``emit`` receives each line as it is
+    found (a parent position outside the graph raises ``CommitGraphError`` like
+    Git's ``die``, after the lines found before it)."""
+    objects_dir = repo.odb.objects_dir
+    fmt = repo.object_format
+    try:
+        top = read_graph_file(graph_path(objects_dir), fmt)
+        if top is None:
+            from gitodb.history.commitgraph import read_chain
+
+            top = read_chain(objects_dir, fmt)
+    except CommitGraphError as e:
+        found = [f"error: {line}" for line in e.details] + [f"error: {e.message}"]
+        for line in found:
+            if emit is not None:
+                emit(line)
+        return found, VERIFY_ERROR
+    if top is None:
+        return [], 0
+    lines: list[str] = _Lines(emit)
+    status = 0
+    layers = top.layers()[::-1]
+    for g in layers[:1] if shallow else layers:
+        got = _verify_layer(repo, top, g, lines)
+        status |= got
+        if got & VERIFY_ERROR and not lines[-1:]:
+            break
+    return list(lines), status
+
+
+class _Lines(list[str]):
+    """The report lines, each also handed to ``emit`` when it is added."""
+
+    def __init__(self, emit: Callable[[str], None] | None) -> None:
+        super().__init__()
+        self.emit = emit
+
+    def append(self, line: str) -> None:
+        super().append(line)
+        if self.emit is not None:
+            self.emit(line)
+
+
+def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
+                  lines: list[str]) -> int:
+    fmt = repo.object_format
+    rawsz = fmt.rawsz
+    data = g.data
+    status = 0
+
+    def report(message: str) -> None:
+        nonlocal status
+        status |= VERIFY_ERROR
+        lines.append(message)
+
+    digest = hashlib.new(fmt.name, bytes(data[:len(data) - rawsz])).digest()
+    if digest != g.checksum:
+        lines.append("the commit-graph file has incorrect checksum and is likely corrupt")
+        status |= VERIFY_HASH_ERROR
+    first = g.num_commits_in_base
+    oids = g.oids()
+    fan_pos = 0
+    for i, oid in enumerate(oids):
+        if i and oids[i - 1] >= oid:
+            report(f"commit-graph has incorrect OID order: {oids[i - 1].hex()} then "
+                   f"{oid.hex()}")
+        while oid[0] > fan_pos:
+            have = struct.unpack_from(">I", data, g._fanout_off + 4 * fan_pos)[0]
+            if have != i:
+                report(f"commit-graph has incorrect fanout value: fanout[{fan_pos}] = {have} "
+                       f"!= {i}")
+            fan_pos += 1
+    while fan_pos < 256:
+        have = struct.unpack_from(">I", data, g._fanout_off + 4 * fan_pos)[0]
+        if have != g.num_commits:
+            report(f"commit-graph has incorrect fanout value: fanout[{fan_pos}] = {have} "
+                   f"!= {g.num_commits}")
+        fan_pos += 1
+    for i in range(g.num_commits):
+        # Git parses every commit from the graph first; a parent outside it is fatal.
+        _tree, parents, _date, _level = g.commit_at(first + i)
+        for p in parents:
+            if p >= top.total_commits:
+                raise CommitGraphError(f"invalid parent position {p}")
+    if status & VERIFY_ERROR:
+        return status
+    odb = repo.odb
+    seen_zero: bytes | None = None
+    seen_nonzero: bytes | None = None
+    for i, oid in enumerate(oids):
+        pos = first + i
+        try:
+            t, raw = odb.read(oid)
+            if t != "commit":
+                raise ObjectNotFoundError(oid.hex())
+            real_tree, real_parents, dpos = parse_commit_links(raw, fmt)
+        except GitodbError:
+            report(f"failed to parse commit {oid.hex()} from object database for "
+                   "commit-graph")
+            continue
+        tree, parents, date, _level = g.commit_at(pos)
+        graph_parents = [top.oid_at(p) for p in parents]
+        if tree != real_tree:
+            report(f"root tree OID for commit {oid.hex()} in commit-graph is {tree.hex()} != "
+                   f"{real_tree.hex()}")
+        max_gen = 0
+        for j, gp in enumerate(graph_parents):
+            if j >= len(real_parents):
+                report(f"commit-graph parent list for commit {oid.hex()} is too long")
+                break
+            if gp != real_parents[j]:
+                report(f"commit-graph parent for {oid.hex()} is {gp.hex()} != "
+                       f"{real_parents[j].hex()}")
+            max_gen = max(max_gen, top.generation(parents[j]))
+        if len(real_parents) > len(graph_parents):
+            report(f"commit-graph parent list for commit {oid.hex()} terminates early")
+        gen = g.generation(pos)
+        if gen == 0:
+            seen_zero = seen_zero or oid
+        else:
+            seen_nonzero = seen_nonzero or oid
+        if seen_zero:
+            continue
+        if g._gda2 is None and max_gen == GENERATION_V1_MAX:
+            max_gen -= 1
+        if gen < max_gen + 1:
+            report(f"commit-graph generation for commit {oid.hex()} is {gen} < {max_gen + 1}")
+        real_date = parse_commit_date(raw, dpos)
+        if date != real_date:
+            report(f"commit date for commit {oid.hex()} in commit-graph is {date} != "
+                   f"{real_date}")
+    if seen_zero and seen_nonzero:
+        report("commit-graph has both zero and non-zero generations (e.g., commits "
+               f"'{seen_zero.hex()}' and '{seen_nonzero.hex()}')")
+    return status
