@@ -46,23 +46,33 @@ def make_peeler(odb: Any, hexsz: int):  # type: ignore[no-untyped-def]
     return lambda oid: peel_fully(odb, oid, hexsz)
 
 
-_SHORTEN = ("refs/heads/", "refs/tags/", "refs/remotes/", "refs/")
+#: Git's ref_rev_parse_rules: how a short name is looked up, in order.
+REV_PARSE_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}",
+                   "refs/remotes/{}/HEAD")
 
 
-def shorten_ref(name: str, exists: Any = None) -> str:
-    """Git's unambiguous short name: strip refs/heads/, refs/tags/, ... when unambiguous."""
-    if name.startswith("refs/remotes/") and name.endswith("/HEAD") and name.count("/") == 3:
-        return name[len("refs/remotes/"):-len("/HEAD")]
-    for prefix in _SHORTEN:
-        if name.startswith(prefix) and len(name) > len(prefix):
-            short = name[len(prefix):]
-            if exists is None:
-                return short
-            rules = [short, f"refs/{short}", f"refs/tags/{short}", f"refs/heads/{short}",
-                     f"refs/remotes/{short}", f"refs/remotes/{short}/HEAD"]
-            clash = [r for r in rules if r != name and exists(r)]
-            # only rules tried before this one can make the short name ambiguous
-            if not any(rules.index(c) < rules.index(name) if name in rules else True
-                       for c in clash):
-                return short
+def _match_rule(name: str, rule: str) -> str | None:
+    head, _, tail = rule.partition("{}")
+    if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail):
+        return name[len(head):len(name) - len(tail)]
+    return None
+
+
+def shorten_ref(name: str, exists: Any = None, strict: bool = False) -> str:
+    """Git's ``shorten_unambiguous_ref``: the shortest name that still means ``name``.
+
+    ``exists(refname)`` says whether a ref exists; a short name is refused when an
+    earlier lookup rule (every other rule if ``strict``, Git's
+    ``core.warnAmbiguousRefs``) finds another ref.  Without ``exists`` no name is
+    ambiguous.
+    """
+    for i in range(len(REV_PARSE_RULES) - 1, 0, -1):
+        short = _match_rule(name, REV_PARSE_RULES[i])
+        if short is None:
+            continue
+        if exists is None:
+            return short
+        upto = len(REV_PARSE_RULES) if strict else i
+        if not any(j != i and exists(REV_PARSE_RULES[j].format(short)) for j in range(upto)):
+            return short
     return name
