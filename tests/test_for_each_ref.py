@@ -264,3 +264,30 @@ def test_wildmatch_and_versions() -> None:
     assert sorted([b"v1.10", b"v1.2", b"v1.1"],
                   key=__import__("functools").cmp_to_key(versioncmp)) == [
         b"v1.1", b"v1.2", b"v1.10"]
+
+
+def test_describe_matches_git_describe(tmp_path: Path,
+                                       capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    git("init", "-q", "-b", "master", tmp_path)
+    for msg in ("one", "two", "three"):
+        git("commit", "-q", "--allow-empty", "-m", msg, cwd=tmp_path)
+        if msg == "one":
+            git("tag", "light", cwd=tmp_path)
+        if msg == "two":
+            git("tag", "-a", "-m", "t", "v1", cwd=tmp_path)
+    git("checkout", "-q", "-b", "side", "HEAD~2", cwd=tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "s1", cwd=tmp_path)
+    git("tag", "-a", "-m", "s", "sidetag", cwd=tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "s2", cwd=tmp_path)
+    git("checkout", "-q", "master", cwd=tmp_path)
+    git("merge", "-q", "--no-edit", "side", cwd=tmp_path)
+    cases = [("", ()), ("tags", ("--tags",)), ("abbrev=12", ("--abbrev=12",)),
+             ("match=v*", ("--match", "v*")), ("exclude=v*", ("--exclude", "v*")),
+             ("abbrev=0", ("--abbrev=0",))]
+    for arg, flags in cases:
+        _, out, _ = ours(tmp_path, capfdbinary, f"--format=%(describe{':' + arg if arg else ''})",
+                         "refs/heads/")
+        want = b""
+        for ref in (b"refs/heads/master", b"refs/heads/side"):
+            want += git("describe", *flags, ref.decode(), cwd=tmp_path, check=False) or b"\n"
+        assert out == want, arg

@@ -232,6 +232,7 @@ class Formatter:
         self._head: str | None | bool = False
         self._worktrees: dict[str, str] | None = None
         self._ancestors: dict[bytes, set[bytes]] = {}
+        self._describer: Any = None
         self._strict = repo.config.get_bool("core.warnambiguousrefs", True)
 
     # -- atoms used for sorting ---------------------------------------------------
@@ -510,7 +511,9 @@ class Formatter:
                 return self._person(model, who, name[len(who):], atom)
         if name in ("subject", "body", "contents", "trailers"):
             return self._contents(obj.raw, atom)
-        if name in ("describe", "signature"):
+        if name == "describe":
+            return Value(_enc(self._describe(obj.oid, atom) or ""))
+        if name == "signature":
             raise GitodbError(f"%({name}) is not supported by gitodb")
         return Value()
 
@@ -569,6 +572,25 @@ class Formatter:
             end = len(buf) - len(body) + len(nonsig)
             return Value(_cstr(_lines(buf[start:end], atom.lines)))
         return Value(_cstr(buf[start:]))
+
+    def _describe(self, oid: bytes, atom: Atom) -> str | None:
+        from gitodb.repo.refformat.describe import Describer
+
+        if self._describer is None:
+            self._describer = Describer(self.repo)
+        opts = atom.extra.get("describe", [])
+        tags = any(k == "tags" for k, _ in opts)
+        abbrev = None
+        for k, v in opts:
+            if k == "abbrev" and v is not None:
+                abbrev = int(v)
+        match = tuple(v for k, v in opts if k == "match" and v is not None)
+        exclude = tuple(v for k, v in opts if k == "exclude" and v is not None)
+        try:
+            return self._describer.describe(oid, tags=tags, abbrev=abbrev, match=match,
+                                            exclude=exclude)
+        except GitodbError:
+            return None
 
     def _ahead_behind(self, item: RefItem, atom: Atom) -> bytes:
         base = self._resolve_commit(atom.arg or "")
