@@ -9,7 +9,6 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import git, git_env, run_cli
 
 from gitodb.objects.datefmt import parse_date_mode, relative_date, show_date
 from gitodb.objects.mailmap import Mailmap
@@ -18,6 +17,7 @@ from gitodb.refs.peel import shorten_ref
 from gitodb.refs.wildmatch import wildmatch
 from gitodb.repo import Repository
 from gitodb.repo.refformat import RefFilter, list_refs, versioncmp
+from helpers import git, git_env, run_cli
 
 TRAILERS = (b"Reviewed-by: A U Thor <author@example.com>\n"
             b"Signed-off-by: A U Thor <author@example.com>\n"
