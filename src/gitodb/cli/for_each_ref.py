@@ -6,6 +6,8 @@ import os
 import sys
 from typing import Any
 
+from gitodb.cli.refopts import Usage as _Usage
+from gitodb.cli.refopts import parse_options
 from gitodb.errors import GitodbError
 
 USAGE = """\
@@ -43,6 +45,7 @@ usage: git for-each-ref [--count=<count>] [--shell|--perl|--python|--tcl]
     --[no-]stdin          read reference patterns from stdin
     --[no-]include-root-refs
                           also include HEAD ref and pseudorefs
+
 """
 
 #: long option -> (takes a value: "no", "yes", "optional", "lastarg"), negatable
@@ -57,82 +60,6 @@ _LONG = {
 }
 _SHORT = {"s": "shell", "p": "perl"}
 _QUOTES = ("shell", "perl", "python", "tcl")
-
-
-class _Usage(Exception):
-    def __init__(self, message: str | None) -> None:
-        super().__init__(message)
-        self.message = message
-
-
-def _find_long(name: str) -> tuple[str, bool]:
-    """The long option ``name`` abbreviates, and whether it was given as ``--no-``."""
-    if name in _LONG:
-        return name, False
-    if name.startswith("no-") and name[3:] in _LONG and _LONG[name[3:]][1]:
-        return name[3:], True
-    hits = [k for k in _LONG if k.startswith(name)]
-    if len(hits) == 1:
-        return hits[0], False
-    if name.startswith("no-"):
-        hits = [k for k in _LONG if k.startswith(name[3:]) and _LONG[k][1]]
-        if len(hits) == 1:
-            return hits[0], True
-    if len(hits) > 1:
-        raise _Usage(f"ambiguous option: {name} (could be --{hits[0]} or --{hits[1]})")
-    raise _Usage(f"unknown option `{name}'")
-
-
-def parse_args(argv: list[str]) -> tuple[list[tuple[str, str | None, bool]], list[str]]:
-    """``([(option, value, negated)], arguments)`` by Git's parse-options rules."""
-    opts: list[tuple[str, str | None, bool]] = []
-    args: list[str] = []
-    i = 0
-    while i < len(argv):
-        a = argv[i]
-        i += 1
-        if a == "--":
-            args += argv[i:]
-            break
-        if a in ("-h", "--help-all") or a == "--help":
-            raise _Usage(None)
-        if a.startswith("--"):
-            name, eq, value = a[2:].partition("=")
-            opt, neg = _find_long(name)
-            kind = _LONG[opt][0]
-            if neg:
-                if eq:
-                    raise _Usage(f"option `no-{opt}' takes no value")
-                opts.append((opt, None, True))
-            elif kind == "no":
-                if eq:
-                    raise _Usage(f"option `{opt}' takes no value")
-                opts.append((opt, None, False))
-            elif kind == "yes":
-                if not eq:
-                    if i >= len(argv):
-                        raise _Usage(f"option `{opt}' requires a value")
-                    value = argv[i]
-                    i += 1
-                opts.append((opt, value, False))
-            elif kind == "optional":
-                opts.append((opt, value if eq else None, False))
-            else:   # lastarg: the next argument is the value unless this is the last
-                if not eq and i < len(argv):
-                    value = argv[i]
-                    i += 1
-                    eq = "="
-                opts.append((opt, value if eq else None, False))
-        elif a.startswith("-") and len(a) > 1:
-            for ch in a[1:]:
-                if ch == "h":
-                    raise _Usage(None)
-                if ch not in _SHORT:
-                    raise _Usage(f"unknown switch `{ch}'")
-                opts.append((_SHORT[ch], None, False))
-        else:
-            args.append(a)
-    return opts, args
 
 
 def _usage(message: str | None) -> int:
@@ -178,7 +105,7 @@ def run(argv: list[str], ctx: Any) -> int:
     )
 
     try:
-        opts, patterns = parse_args(argv)
+        opts, patterns = parse_options(argv, _LONG, _SHORT)
     except _Usage as e:
         return _usage(e.message)
     quotes: set[str] = set()
