@@ -40,6 +40,7 @@ from gitodb.refs.base import (
     is_root_ref,
     refname_format_ok,
     refname_is_safe,
+    rewrite_old_ids,
 )
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 
@@ -554,7 +555,8 @@ class FilesRefStore(RefStore):
                         out.append(prefix + name)
         return sorted(out)
 
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
+    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
+                       rewrite: bool = False) -> int:
         path = self._log_path(name)
         if not _isfile(path):
             return 0
@@ -562,11 +564,33 @@ class FilesRefStore(RefStore):
         try:
             entries = self.reflog(name)
             kept = [e for i, e in enumerate(entries) if keep(i, e)]
+            if rewrite:
+                kept = rewrite_old_ids(kept, self.fmt.null_oid)
             lock.write(b"".join(format_reflog_line(e) for e in kept))
             lock.commit()
         finally:
             lock.rollback()
         return len(entries) - len(kept)
+
+    def drop_reflog(self, name: str) -> bool:
+        path = self._log_path(name)
+        if not _isfile(path):
+            return False
+        lock = LockFile(path, timeout_ms=self._timeout("core.filesreflocktimeout", 100))
+        try:
+            self._remove(path)
+        finally:
+            lock.rollback()
+        self._prune_dirs(path.parent, self._base(name)[0] / "logs" / "refs")
+        return True
+
+    def append_reflog(self, name: str, entry: ReflogEntry) -> None:
+        lock = LockFile(self._log_path(name),
+                        timeout_ms=self._timeout("core.filesreflocktimeout", 100))
+        try:
+            self._append_log(name, entry)
+        finally:
+            lock.rollback()
 
     # -- packing -----------------------------------------------------------
     def pack_refs(self, all_refs: bool = True, prune: bool = True) -> None:

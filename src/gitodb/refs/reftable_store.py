@@ -292,7 +292,8 @@ class ReftableRefStore(RefStore):
                     if locate(n)[0] == CURRENT]
         return sorted(out)
 
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
+    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
+                       rewrite: bool = False) -> int:
         target, bname = self._route(name)
         dropped = 0
 
@@ -301,18 +302,47 @@ class ReftableRefStore(RefStore):
             recs = [g for g in stack.iter_logs(bname) if not _is_exists_marker(g)]
             entries = self.reflog(name)
             tomb = []
+            last_kept = self.fmt.null_oid
             for i, e in enumerate(entries):
+                g = recs[len(recs) - 1 - i]
                 if not keep(i, e):
-                    g = recs[len(recs) - 1 - i]
                     tomb.append(LogRecord(bname, g.update_index, 0))
-            dropped = len(tomb)
-            if tomb and len(tomb) == len(recs):
+                    continue
+                if rewrite and g.old != last_kept:
+                    tomb.append(g._replace(old=last_kept))   # same key: shadows the entry
+                last_kept = g.new
+            dropped = sum(1 for t in tomb if t.value_type == 0)
+            if dropped and dropped == len(recs):
                 # keep an empty reflog, like Git's expiry does
                 tomb.append(LogRecord(bname, ui, 1, self.fmt.null_oid, self.fmt.null_oid))
             return [], tomb
 
         target.modify(build)
         return dropped
+
+    def drop_reflog(self, name: str) -> bool:
+        target, bname = self._route(name)
+        found = False
+
+        def build(stack: Stack, ui: int) -> tuple[list[RefRecord], list[LogRecord]]:
+            nonlocal found
+            tomb = [LogRecord(bname, g.update_index, 0) for g in stack.iter_logs(bname)]
+            found = bool(tomb)
+            return [], tomb
+
+        target.modify(build)
+        return found
+
+    def append_reflog(self, name: str, entry: ReflogEntry) -> None:
+        target, bname = self._route(name)
+        limit = self.options.block_size // 2
+
+        def build(stack: Stack, ui: int) -> tuple[list[RefRecord], list[LogRecord]]:
+            return [], [LogRecord(bname, ui, 1, entry.old, entry.new, _bytes(entry.name),
+                                  _bytes(entry.email), entry.time, entry.tz_offset,
+                                  entry.message[:limit] + b"\n")]
+
+        target.modify(build)
 
     def pack_refs(self, all_refs: bool = True, prune: bool = True) -> None:
         """Compact the whole stack into one table (``git pack-refs`` on reftable)."""
