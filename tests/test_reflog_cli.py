@@ -8,9 +8,9 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import git_env, run_cli
 
 from gitodb.objects.approxidate import approxidate
+from helpers import git_env, run_cli
 
 NULL = "0" * 40
 GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
