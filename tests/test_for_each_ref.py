@@ -291,3 +291,19 @@ def test_describe_matches_git_describe(tmp_path: Path,
         for ref in (b"refs/heads/master", b"refs/heads/side"):
             want += git("describe", *flags, ref.decode(), cwd=tmp_path, check=False) or b"\n"
         assert out == want, arg
+
+
+def test_broken_tag_fails_even_with_stored_peeled_value(
+        tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    git("init", "-q", "-b", "main", tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "x", cwd=tmp_path)
+    git("tag", "-m", "good", "good", cwd=tmp_path)
+    bad = git("cat-file", "tag", "good", cwd=tmp_path).replace(b"type commit", b"type blob")
+    oid = git("hash-object", "-w", "-t", "tag", "--stdin", cwd=tmp_path, input=bad).strip()
+    git("update-ref", "refs/tags/bad", oid.decode(), cwd=tmp_path)
+    git("pack-refs", "--all", cwd=tmp_path)   # packed-refs stores a peeled value for it
+    code, _, err = ours(tmp_path, capfdbinary, "--format=%(*objectname)", "refs/tags/bad")
+    assert code == 128 and b"is a commit, not a blob" in err
+    code, out, err = ours(tmp_path, capfdbinary, "--format=%(is-base:main) %(refname)")
+    assert code == 0 and b"(main) refs/heads/main" in out
+    assert err.count(b"\n") == 2 and b"error: bad tag pointer to" in err

@@ -267,9 +267,11 @@ class Formatter:
         return obj
 
     def _peel(self, obj: _Obj, item: RefItem) -> _Obj:
-        """The object a tag (chain) points at; a tag whose target has another type fails."""
-        if item.peeled is not None:
-            return self._object(item.peeled, item.name)
+        """The object a tag (chain) points at.
+
+        Each target must have the type its tag names, as Git's object lookup demands
+        (so a peeled value stored with the ref is not trusted over the objects).
+        """
         cur = obj
         for _ in range(64):
             if not isinstance(cur.model, Tag):
@@ -279,12 +281,13 @@ class Formatter:
             try:
                 kind, _size = self.repo.odb.read_header(target)
             except ObjectNotFoundError:
-                raise GitodbError("bad tag") from None
+                raise GitodbError(f"missing object {target.hex()} for {item.name}") from None
             if kind != want:
                 sys.stderr.write(f"error: object {target.hex()} is a {kind}, not a {want}\n")
-                raise GitodbError("bad tag")
+                raise GitodbError(f"parse_object_buffer failed on {target.hex()} for "
+                                  f"{item.name}")
             cur = self._object(target, item.name)
-        raise GitodbError("bad tag")
+        raise GitodbError(f"bad tag: {item.name}")
 
     def _abbrev_of(self, oid: bytes, length: int) -> str:
         from gitodb.repo.abbrev import Abbreviator, default_abbrev
