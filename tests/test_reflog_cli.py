@@ -121,3 +121,19 @@ def test_approxidate() -> None:
     assert approxidate("Apr 7 2005 22:15:00 UTC") == 1112912100
     with pytest.raises(Exception, match="unsupported date"):
         approxidate("the day after tomorrow")
+
+
+def test_show_with_paths_after_double_dash(tmp_path: Path,
+                                           capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    root = tmp_path / "r"
+    git("init", "-q", "-b", "main", root)
+    (root / "--a-file").write_text("a\n")
+    git("add", "--", "--a-file", cwd=root)
+    git("commit", "-q", "-m", "one", cwd=root)
+    (root / "f").write_text("b\n")
+    git("add", "f", cwd=root)
+    git("commit", "-q", "-m", "two", cwd=root)
+    for paths in (["--does-not-exist"], ["--a-file"], ["f"], ["f", "--a-file"]):
+        capfdbinary.readouterr()
+        assert run_cli(root, "reflog", "show", "--", *paths) == 0
+        assert capfdbinary.readouterr().out == git("reflog", "show", "--", *paths, cwd=root)

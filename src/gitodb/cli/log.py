@@ -35,8 +35,13 @@ def dwim_ref(refs: RefStore, name: str) -> str | None:
     return None
 
 
-def walk_reflog(repo: Any, spec: str, fmt: bytes) -> bytes:
-    """The ``log -g --format=fmt`` output for ``spec`` (a ref name, maybe short)."""
+def walk_reflog(repo: Any, spec: str, fmt: bytes,
+                paths: list[str] | None = None) -> bytes:
+    """The ``log -g --format=fmt`` output for ``spec`` (a ref name, maybe short).
+
+    With ``paths`` (what follows ``--``), only entries whose commit changes one of
+    them against each of its parents are shown.
+    """
     refs = repo.refs
     full = dwim_ref(refs, spec)
     if full is None:
@@ -53,6 +58,8 @@ def walk_reflog(repo: Any, spec: str, fmt: bytes) -> bytes:
             if not any(e.new) or odb.read_header(e.new)[0] != "commit":
                 continue
         except ObjectNotFoundError:
+            continue
+        if paths and not _touches(repo, e.new, paths):
             continue
 
         def sub(m: re.Match[bytes], e: Any = e, n: int = n) -> bytes:
@@ -81,6 +88,27 @@ def walk_reflog(repo: Any, spec: str, fmt: bytes) -> bytes:
 
         out.append(_PLACEHOLDER.sub(sub, fmt) + b"\n")
     return b"".join(out)
+
+
+def _entry_at(repo: Any, tree: bytes | None, path: str) -> tuple[int, bytes] | None:
+    """``(mode, id)`` of ``path`` in tree ``tree``, or None."""
+    for part in [p for p in path.split("/") if p]:
+        if tree is None:
+            return None
+        entry = repo.odb.tree(tree).get(part)
+        if entry is None:
+            return None
+        found = (entry.mode, entry.oid)
+        tree = entry.oid if entry.is_tree else None
+    return found if path.strip("/") else None
+
+
+def _touches(repo: Any, commit: bytes, paths: list[str]) -> bool:
+    """Whether ``commit`` changes any of ``paths`` against every parent (not TREESAME)."""
+    c = repo.odb.commit(commit)
+    parents = [repo.odb.commit(p).tree for p in c.parents] or [None]
+    return all(any(_entry_at(repo, c.tree, p) != _entry_at(repo, t, p) for p in paths)
+               for t in parents)
 
 
 def run(argv: list[str], ctx: Any) -> int:

@@ -55,6 +55,10 @@ def run(argv: list[str], ctx: Any) -> int:
             raise SystemExit(_usage())
         return 0 if refs.reflog_exists(rest[0]) else 1
     if sub == "show":
+        paths: list[str] = []
+        if "--" in rest:
+            cut = rest.index("--")
+            rest, paths = rest[:cut], rest[cut + 1:]
         p = _Parser(prog="git reflog show", add_help=False)
         p.add_argument("--format", "--pretty", dest="format", default="%h %gd: %gs")
         p.add_argument("refs", nargs="*")
@@ -62,8 +66,8 @@ def run(argv: list[str], ctx: Any) -> int:
         fmt = args.format.split(":", 1)[1] if args.format.startswith(
             ("format:", "tformat:")) else args.format
         for spec in args.refs or ["HEAD"]:
-            sys.stdout.buffer.write(walk_reflog(repo, spec, fmt.encode("utf-8",
-                                                                        "surrogateescape")))
+            sys.stdout.buffer.write(walk_reflog(
+                repo, spec, fmt.encode("utf-8", "surrogateescape"), paths))
         return 0
     p = _Parser(prog="git reflog expire", add_help=False)
     p.add_argument("--expire", default=None)
