@@ -13,11 +13,17 @@ MAX_TAG_DEPTH = 64
 
 def tag_target(odb: Any, oid: bytes, hexsz: int) -> bytes | None:
     """The ``object`` line of tag ``oid``, or None if ``oid`` is not a tag (or unreadable)."""
+    got = _tag_line(odb, oid, hexsz)
+    return got[0] if got is not None else None
+
+
+def _tag_line(odb: Any, oid: bytes, hexsz: int) -> tuple[bytes, str] | None:
     type_name, data = odb.read(oid)
     if type_name != "tag":
         return None
     try:
-        return Tag(data, SHA256 if hexsz == SHA256.hexsz else SHA1).object
+        tag = Tag(data, SHA256 if hexsz == SHA256.hexsz else SHA1)
+        return tag.object, tag.type
     except ObjectFormatError:
         return None
 
@@ -25,20 +31,24 @@ def tag_target(odb: Any, oid: bytes, hexsz: int) -> bytes | None:
 def peel_fully(odb: Any, oid: bytes, hexsz: int) -> bytes | None:
     """The non-tag object a tag (chain) points at, or None if ``oid`` is not a tag.
 
-    Git 2.55 peels completely (tag of a tag goes down to the commit).
+    Git 2.55 peels completely (tag of a tag goes down to the commit).  A tag whose
+    object has another type than the tag says (or is missing) does not peel: Git
+    stores no peeled value for it.
     """
     try:
-        nxt = tag_target(odb, oid, hexsz)
-        if nxt is None:
-            return None
+        got = _tag_line(odb, oid, hexsz)
         for _ in range(MAX_TAG_DEPTH):
-            deeper = tag_target(odb, nxt, hexsz)
-            if deeper is None:
-                return nxt
-            nxt = deeper
+            if got is None:
+                return None
+            target, want = got
+            if odb.read_header(target)[0] != want:
+                return None
+            got = _tag_line(odb, target, hexsz)
+            if got is None:
+                return target
     except ObjectNotFoundError:
         return None
-    return nxt
+    return None
 
 
 def make_peeler(odb: Any, hexsz: int):  # type: ignore[no-untyped-def]

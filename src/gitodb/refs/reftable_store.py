@@ -344,6 +344,10 @@ class ReftableRefStore(RefStore):
 
         target.modify(build)
 
-    def pack_refs(self, all_refs: bool = True, prune: bool = True) -> None:
-        """Compact the whole stack into one table (``git pack-refs`` on reftable)."""
-        self.stack.compact()
+    def pack_refs(self, all_refs: bool = True, prune: bool = True, *,
+                  includes: list[str] | None = None, excludes: list[str] | None = None,
+                  auto: bool = False) -> bool:
+        """Compact the stack (``git pack-refs`` on reftable): all tables into one, or
+        with ``auto`` only as much as the geometric sequence asks.  Ref selection
+        (``includes``/``excludes``) does not apply to reftable, as in Git."""
+        return bool(self.stack.compact(auto=auto)) or not auto
