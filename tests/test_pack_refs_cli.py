@@ -96,3 +96,14 @@ def test_usage(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> Non
     root = _repo(tmp_path)
     assert run_cli(root, "pack-refs", "--bogus") == 129
     assert run_cli(root, "pack-refs", "extra") == 129
+
+
+def test_unchanged_update_keeps_ref_packed(tmp_path: Path) -> None:
+    root = _repo(tmp_path, "q")
+    git("pack-refs", "--all", cwd=root)
+    head = git("rev-parse", "HEAD", cwd=root).decode().strip()
+    assert run_cli(root, "update-ref", "refs/heads/q", "refs/heads/q") == 0
+    assert not _loose(root, "refs/heads/q")
+    assert run_cli(root, "update-ref", "-m", "same", "refs/heads/main", head) == 0
+    assert not _loose(root, "refs/heads/main")
+    assert git("reflog", "show", "--format=%gs", "main", cwd=root).startswith(b"same\n")

@@ -70,7 +70,10 @@ def _locks(path: Path) -> list[str]:
 
 def test_commit_does_not_remove_a_lock_taken_after_its_rename(
         tmp_path: Path, env: None, monkeypatch: pytest.MonkeyPatch) -> None:
-    head = _repo(tmp_path)
+    _repo(tmp_path)
+    git("commit", "-q", "--allow-empty", "-m", "c1", cwd=tmp_path)
+    # a new value: an unchanged one is not written at all (like Git)
+    head = git("rev-parse", "HEAD~1", cwd=tmp_path).decode().strip()
     ref = tmp_path / ".git" / "refs" / "heads" / "main"
     real_rename = os.rename
 

@@ -477,6 +477,10 @@ class FilesRefStore(RefStore):
                 for logname, old, new in w.logs:
                     self._append_log(logname, ReflogEntry(old, new, ident[0], ident[1],
                                                           ident[2], ident[3], w.message))
+                old_ref = w.old_ref
+                if (w.ref.target is None and old_ref is not None and old_ref.target is None
+                        and old_ref.oid == w.ref.oid):
+                    continue   # Git writes nothing when the value does not change
                 prep.locks[w.name].commit()
             deletes = [w.name for w in prep.plan if w.ref is None]
             for w in prep.plan:
