@@ -191,3 +191,32 @@ def test_reflog_truncation_and_delete(tmp_path: Path, monkeypatch: pytest.Monkey
     assert fresh.read("refs/heads/main") is None
     assert not fresh.reflog("refs/heads/main")
     assert fresh.fmt == SHA1
+
+
+@pytest.mark.parametrize("shared,umask,want", [
+    (None, 0o022, 0o644), (None, 0o002, 0o664), ("umask", 0o027, 0o640),
+    ("group", 0o022, 0o664), ("group", 0o027, 0o660), ("world", 0o027, 0o664),
+    ("true", 0o077, 0o660), ("0640", 0o002, 0o640),
+])
+def test_shared_repository_modes(tmp_path: Path, shared: str | None, umask: int,
+                                  want: int) -> None:
+    """Tables and tables.list get Git's calc_shared_perm(0666 & ~umask)."""
+    import os
+    import stat
+
+    d = _copy(tmp_path, "reftable-stack")
+    if shared is not None:
+        with open(d / "config", "a") as f:
+            f.write(f"[core]\n\tsharedRepository = {shared}\n")
+    old = os.umask(umask)
+    try:
+        refs = _repo(d).refs
+        main = refs.resolve("refs/heads/main")
+        assert main is not None
+        refs.update_ref("refs/heads/perm", main)
+        refs.pack_refs()
+    finally:
+        os.umask(old)
+    rt = d / "reftable"
+    for p in [rt / "tables.list", *rt.glob("*.ref")]:
+        assert stat.S_IMODE(p.stat().st_mode) == want, p.name

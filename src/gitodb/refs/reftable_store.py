@@ -17,7 +17,7 @@ from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
 from gitodb.errors import LockError
-from gitodb.lockfile import LockFile
+from gitodb.lockfile import LockFile, parse_shared_repository, shared_file_mode
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
     PlannedWrite,
@@ -100,6 +100,11 @@ class ReftableRefStore(RefStore):
         if get_bool is not None and not get_bool("reftable.autocompaction", True):
             self.auto_compact = False
         self.fsync = FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
+        raw_all = getattr(config, "get_raw_all", None)
+        shared = raw_all("core.sharedrepository") if raw_all is not None else []
+        # Git: every reftable file gets calc_shared_perm(0666 & ~umask)
+        self.file_mode = shared_file_mode(parse_shared_repository(
+            shared[-1] if shared else None, present=bool(shared)))
         self.stack = self._open_stack(self.git_dir / "reftable")
         self.worktree_stack = (self._open_stack(Path(worktree_dir) / "reftable")
                                if worktree_dir is not None else None)
@@ -107,7 +112,8 @@ class ReftableRefStore(RefStore):
 
     def _open_stack(self, directory: Path) -> Stack:
         return Stack(directory, self.options, auto_compact=self.auto_compact,
-                     lock_timeout_ms=self.lock_timeout, fsync=self.fsync)
+                     lock_timeout_ms=self.lock_timeout, fsync=self.fsync,
+                     file_mode=self.file_mode)
 
     def _route(self, name: str) -> tuple[Stack, bytes]:
         """The stack that stores ``name`` and the name it has there."""
