@@ -6,6 +6,7 @@ import sys
 from typing import Any
 
 from gitodb.cli.refopts import Usage, parse_options
+from gitodb.errors import LockError
 from gitodb.refs.peel import make_peeler
 
 USAGE = """\
@@ -55,6 +56,13 @@ def run(argv: list[str], ctx: Any) -> int:
     repo = ctx.open_repository()
     refs = repo.refs
     refs.peeler = make_peeler(repo.odb, repo.object_format.hexsz)
-    refs.pack_refs(all_refs=all_refs, prune=prune, includes=includes, excludes=excludes,
-                   auto=auto)
+    try:
+        refs.pack_refs(all_refs=all_refs, prune=prune, includes=includes, excludes=excludes,
+                       auto=auto)
+    except LockError as e:
+        status = getattr(e, "exit_status", None)
+        if status is None:
+            raise
+        sys.stderr.write(f"error: {e.message}\n")
+        return int(status)
     return 0

@@ -527,12 +527,17 @@ class RefStore(ABC):
                     depth = 0
                     while cur is not None and cur.target is not None:
                         depth += 1
+                        if cur.target in chain:
+                            # Git splits the update at each symref and then finds two
+                            # updates for one ref
+                            raise RefError(f"multiple updates for '{cur.target}' (including "
+                                           f"one via symref '{chain[-1]}') are not allowed")
                         if depth > SYMREF_MAX_DEPTH:
                             raise RefError(f"cannot lock ref '{u.name}': symref loop")
                         chain.append(cur.target)
                         cur = self.read(cur.target)
             except RefError as e:
-                if e.message.startswith("cannot lock ref"):
+                if e.message.startswith(("cannot lock ref", "multiple updates")):
                     raise
                 raise RefError(f"cannot lock ref '{u.name}': {e.message}", path=e.path) from None
             final = chain[-1]

@@ -37,6 +37,13 @@ _ENC = "utf-8"
 _ERR = "surrogateescape"
 
 
+class CompactionLockError(LockError):
+    """``tables.list.lock`` is taken: Git prints ``error:`` and exits with the reftable
+    error code (``REFTABLE_LOCK_ERROR``, exit status 251)."""
+
+    exit_status = 251
+
+
 def _name(b: bytes) -> str:
     return b.decode(_ENC, _ERR)
 
@@ -200,9 +207,10 @@ class ReftableRefStore(RefStore):
                 try:
                     prep.locks.append((st, st.lock()))
                 except LockError as e:
-                    first = tx.updates[0].name if tx.updates else "HEAD"
-                    raise LockError(f"cannot lock ref '{first}': {e.message}",
-                                    path=e.path) from None
+                    # Git's reftable backend: REFTABLE_LOCK_ERROR, in these words
+                    err = LockError("cannot lock references", details=e.details)
+                    err.path = e.path
+                    raise err from None
                 st.reload()
             if [st.names for st in stacks] != seen:
                 prep.plan = self.plan(tx)
@@ -356,4 +364,11 @@ class ReftableRefStore(RefStore):
         """Compact the stack (``git pack-refs`` on reftable): all tables into one, or
         with ``auto`` only as much as the geometric sequence asks.  Ref selection
         (``includes``/``excludes``) does not apply to reftable, as in Git."""
-        return bool(self.stack.compact(auto=auto)) or not auto
+        # in a linked worktree Git compacts the worktree's own stack
+        stack = self.worktree_stack if self.worktree_stack is not None else self.stack
+        try:
+            return bool(stack.compact(auto=auto)) or not auto
+        except LockError as e:
+            err = CompactionLockError("unable to compact stack: data is locked")
+            err.path = e.path
+            raise err from None

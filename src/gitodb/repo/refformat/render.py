@@ -283,9 +283,11 @@ class Formatter:
             except ObjectNotFoundError:
                 raise GitodbError(f"missing object {target.hex()} for {item.name}") from None
             if kind != want:
-                sys.stderr.write(f"error: object {target.hex()} is a {kind}, not a {want}\n")
-                raise GitodbError(f"parse_object_buffer failed on {target.hex()} for "
-                                  f"{item.name}")
+                # Git's parse_tag_buffer: the lookup fails, then the tag is bad
+                sys.stderr.write(f"error: object {target.hex()} is a {kind}, not a {want}\n"
+                                 f"error: bad tag pointer to {target.hex()} in "
+                                 f"{cur.oid.hex()}\n")
+                raise GitodbError("bad tag")
             cur = self._object(target, item.name)
         raise GitodbError(f"bad tag: {item.name}")
 
@@ -671,8 +673,7 @@ class Formatter:
             try:
                 obj = self._peel(self._object(item.oid, item.name), item)
             except GitodbError:
-                sys.stderr.write(f"error: bad tag pointer to {item.oid.hex()} in {item.name}\n")
-                return None
+                return None   # _peel said why
             return obj.oid if obj.type_name == "commit" else None
         return item.oid if kind == "commit" else None
 
