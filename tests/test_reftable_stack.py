@@ -282,3 +282,28 @@ def test_pack_refs_in_worktree_compacts_its_own_stack(tmp_path: Path) -> None:
     assert run_cli(wt, "pack-refs") == 0
     assert len(wt_list.read_text().splitlines()) == 1
     assert (repo / ".git/reftable/tables.list").read_text() == main_list
+
+
+@pytest.mark.parametrize("args,code,err", [
+    (["-c", "reftable.blockSize=50", "pack-refs"], 246,
+     b"error: unable to compact stack: entry too large\n"),
+    (["-c", "reftable.blockSize=16777216", "pack-refs"], 128,
+     b"fatal: reftable block size cannot exceed 16MB\n"),
+    (["-c", "reftable.restartInterval=65536", "pack-refs"], 128,
+     b"fatal: reftable block size cannot exceed 65535\n"),
+    (["-c", "reftable.blockSize=100", "update-ref", "-m", "a" * 500, "refs/heads/logme",
+      "refs/heads/main"], 128,
+     b"fatal: update_ref failed for ref 'refs/heads/logme': reftable: transaction failure: "
+     b"entry too large\n"),
+])
+def test_write_option_errors_in_git_words(tmp_path: Path, args: list[str], code: int,
+                                          err: bytes,
+                                          capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    from helpers import run_cli
+
+    d = _copy(tmp_path, "reftable-stack")
+    before = _snapshot(d)
+    capfdbinary.readouterr()
+    assert run_cli(d, *args) == code
+    assert capfdbinary.readouterr().err == err
+    assert _snapshot(d) == before

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
-from gitodb.errors import LockError
+from gitodb.errors import LockError, RefError
 from gitodb.lockfile import LockFile, parse_shared_repository, shared_file_mode
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
@@ -31,15 +31,16 @@ from gitodb.refs.base import (
 from gitodb.refs.worktree import CURRENT, OTHER, locate
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
-from gitodb.reftable.writer import WriteOptions
+from gitodb.reftable.writer import EntryTooLargeError, WriteOptions
 
 _ENC = "utf-8"
 _ERR = "surrogateescape"
 
 
 class CompactionLockError(LockError):
-    """``tables.list.lock`` is taken: Git prints ``error:`` and exits with the reftable
-    error code (``REFTABLE_LOCK_ERROR``, exit status 251)."""
+    """Compaction failed the way Git reports with ``error:`` and the reftable error code
+    as exit status: ``tables.list.lock`` taken (``REFTABLE_LOCK_ERROR``, 251), or a
+    record too big for the block size (246)."""
 
     exit_status = 251
 
@@ -97,8 +98,14 @@ class ReftableRefStore(RefStore):
         self.fmt = fmt
         self.config = config
         get_int = getattr(config, "get_int", None)
-        block_size = (get_int("reftable.blocksize", 4096) if get_int else 4096) or 4096
-        interval = (get_int("reftable.restartinterval", 16) if get_int else 16) or 16
+        get_ulong = getattr(config, "get_ulong", get_int)
+        block_size = (get_ulong("reftable.blocksize", 4096) if get_ulong else 4096) or 4096
+        interval = (get_ulong("reftable.restartinterval", 16) if get_ulong else 16) or 16
+        # Git dies on these while reading its config, in these words
+        if block_size > 16777215:
+            raise RefError("reftable block size cannot exceed 16MB")
+        if interval > 65535:
+            raise RefError("reftable block size cannot exceed 65535")
         self.lock_timeout = get_int("reftable.locktimeout", 100) if get_int else 100
         self.options = WriteOptions(block_size=block_size, restart_interval=interval, fmt=fmt)
         self.auto_compact = os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "true").lower() \
@@ -188,7 +195,10 @@ class ReftableRefStore(RefStore):
         prep.tables = []
         for st in prep.stacks:
             ui = st.next_update_index()
-            enc = st.encode(*self._records(plan, ui, st), ui)
+            try:
+                enc = st.encode(*self._records(plan, ui, st), ui)
+            except EntryTooLargeError:
+                raise RefError("reftable: transaction failure: entry too large") from None
             prep.tables.append(st.write_table(enc[0], ui, enc[1]) if enc is not None else None)
 
     def _prepare(self, tx: RefTransaction) -> object:
@@ -372,3 +382,7 @@ class ReftableRefStore(RefStore):
             err = CompactionLockError("unable to compact stack: data is locked")
             err.path = e.path
             raise err from None
+        except EntryTooLargeError:
+            too_big = CompactionLockError("unable to compact stack: entry too large")
+            too_big.exit_status = 246   # REFTABLE_ENTRY_TOO_BIG_ERROR
+            raise too_big from None
