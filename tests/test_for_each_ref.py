@@ -309,3 +309,43 @@ def test_broken_tag_fails_even_with_stored_peeled_value(
     code, out, err = ours(tmp_path, capfdbinary, "--format=%(is-base:main) %(refname)")
     assert code == 0 and b"(main) refs/heads/main" in out
     assert err.count(b"\n") == 2 and b"error: bad tag pointer to" in err
+
+
+def test_signature_atoms_match_git_log(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                       capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    import shutil
+    import subprocess
+
+    if shutil.which("gpg") is None:
+        pytest.skip("needs gpg")
+    home = tmp_path / "gpghome"
+    home.mkdir(mode=0o700)
+    monkeypatch.setenv("GNUPGHOME", str(home))
+    env = {**git_env(), "GNUPGHOME": str(home)}
+    subprocess.run(["gpg", "--batch", "--passphrase", "", "--quick-gen-key",
+                    "T U <t@example.com>", "default", "default", "never"], env=env,
+                   check=True, capture_output=True)
+    repo = tmp_path / "r"
+    git("init", "-q", "-b", "main", repo)
+
+    def g(*args: str) -> bytes:
+        return subprocess.run(["git", *args], cwd=repo, env=env, check=True,
+                              capture_output=True).stdout
+
+    g("-c", "user.signingkey=t@example.com", "commit", "-q", "-S", "--allow-empty", "-m", "s")
+    g("tag", "signed")
+    raw = g("cat-file", "commit", "HEAD").replace(b"\n\ns\n", b"\n\nforged\n")
+    forged = subprocess.run(["git", "hash-object", "-w", "-t", "commit", "--stdin"], cwd=repo,
+                            env=env, input=raw, check=True, capture_output=True).stdout
+    g("tag", "forged", forged.decode().strip())
+    g("commit", "-q", "--allow-empty", "-m", "plain")
+    g("tag", "plain")
+    fmt = ("%(signature:grade)|%(signature:key)|%(signature:signer)|%(signature:fingerprint)|"
+           "%(signature:primarykeyfingerprint)|%(signature:trustlevel)")
+    _, out, _ = ours(repo, capfdbinary, f"--format={fmt}", "refs/tags/")
+    plain, signed = (g("log", "-1", "--format=%G?|%GK|%GS|%GF|%GP|%GT", t)
+                     for t in ("plain", "signed"))
+    _, key, signer, *_rest = signed.split(b"|")
+    # a bad signature: key and signer known, no fingerprints (git 2.39's log aborts here)
+    assert out == b"B|" + key + b"|" + signer + b"|||undefined\n" + plain + signed
+    assert signed.startswith(b"G|")

@@ -233,6 +233,7 @@ class Formatter:
         self._worktrees: dict[str, str] | None = None
         self._ancestors: dict[bytes, set[bytes]] = {}
         self._describer: Any = None
+        self._signatures: dict[bytes, Any] = {}
         self._strict = repo.config.get_bool("core.warnambiguousrefs", True)
 
     # -- atoms used for sorting ---------------------------------------------------
@@ -519,7 +520,14 @@ class Formatter:
         if name == "describe":
             return Value(_enc(self._describe(obj.oid, atom) or ""))
         if name == "signature":
-            raise GitodbError(f"%({name}) is not supported by gitodb")
+            if not isinstance(model, Commit):
+                return Value()
+            from gitodb.repo.refformat.signature import check_commit, signature_value
+
+            sc = self._signatures.get(obj.oid)
+            if sc is None:
+                sc = self._signatures[obj.oid] = check_commit(model, self.repo.config)
+            return Value(signature_value(sc, atom.option))
         return Value()
 
     def _person(self, model: Commit | Tag, who: str, part: str, atom: Atom) -> Value:
