@@ -137,3 +137,16 @@ def test_show_with_paths_after_double_dash(tmp_path: Path,
         capfdbinary.readouterr()
         assert run_cli(root, "reflog", "show", "--", *paths) == 0
         assert capfdbinary.readouterr().out == git("reflog", "show", "--", *paths, cwd=root)
+
+
+@pytest.mark.parametrize("fmt", _formats())
+def test_expire_rewrite_updateref_matches_git(tmp_path: Path, fmt: str) -> None:
+    root = _repo(tmp_path, fmt)
+    other = tmp_path / "other"
+    shutil.copytree(root, other)
+    args = ["expire", "--expire=now", "--expire-unreachable=now", "--rewrite", "--updateref",
+            "refs/heads/main"]
+    assert run_cli(root, "reflog", *args) == 0
+    git("reflog", *args, cwd=other)
+    assert _log(root, "main") == _log(other, "main")
+    assert git("rev-parse", "main", cwd=root) == git("rev-parse", "main", cwd=other)

@@ -76,6 +76,8 @@ def run(argv: list[str], ctx: Any) -> int:
     p.add_argument("-n", "--dry-run", dest="dry_run", action="store_true")
     p.add_argument("--verbose", action="store_true")
     p.add_argument("--stale-fix", dest="stale_fix", action="store_true")
+    p.add_argument("--rewrite", action="store_true")
+    p.add_argument("--updateref", action="store_true")
     p.add_argument("--single-worktree", dest="single_worktree", action="store_true")
     p.add_argument("refs", nargs="*")
     args = p.parse_args(rest)
@@ -144,7 +146,9 @@ def _expire(repo: Any, args: argparse.Namespace) -> int:
             for i, e in enumerate(refs.reflog(name)):
                 decide(i, e)
             continue
-        refs.rewrite_reflog(name, decide)
+        refs.rewrite_reflog(name, decide, rewrite=args.rewrite)
+        if args.updateref:
+            _update_to_last(refs, name)
     return status
 
 
@@ -234,6 +238,17 @@ def _write(rest: list[str], ctx: Any) -> int:
     return 0
 
 
+def _update_to_last(refs: Any, name: str) -> None:
+    """``--updateref``: the ref takes the new id of its newest remaining entry (no log)."""
+    left = refs.reflog(name)
+    ref = refs.read(name)
+    if left and any(left[-1].new) and ref is not None and ref.target is None \
+            and ref.oid != left[-1].new:
+        tx = refs.transaction()
+        tx.update(name, left[-1].new, log=False, no_deref=True)
+        tx.commit()
+
+
 def _delete(rest: list[str], ctx: Any) -> int:
     """``reflog delete [--rewrite] [--updateref] [-n] [--verbose] <ref>@{<n>|<date>}...``."""
     from gitodb.cli.refopts import Usage, parse_options
@@ -288,12 +303,7 @@ def _delete(rest: list[str], ctx: Any) -> int:
             continue
         refs.rewrite_reflog(full, keep, rewrite=flags.get("rewrite", False))
         if flags.get("updateref"):
-            left = refs.reflog(full)
-            ref = refs.read(full)
-            if left and any(left[-1].new) and ref is not None and ref.target is None:
-                tx = refs.transaction()
-                tx.update(full, left[-1].new, log=False, no_deref=True)
-                tx.commit()
+            _update_to_last(refs, full)
     return status
 
 
@@ -306,8 +316,9 @@ _SUB_USAGE = {
     "drop": "usage: git reflog drop [--all [--single-worktree] | <refs>...]",
     "write": "usage: git reflog write <ref> <old-oid> <new-oid> <message>",
     "expire": "usage: git reflog expire [--expire=<time>] [--expire-unreachable=<time>]\n"
-              "                         [--stale-fix] [--dry-run | -n] [--verbose]\n"
-              "                         [--all [--single-worktree] | <refs>...]",
+              "                         [--rewrite] [--updateref] [--stale-fix]\n"
+              "                         [--dry-run | -n] [--verbose] [--all [--single-worktree]"
+              " | <refs>...]",
 }
 
 
