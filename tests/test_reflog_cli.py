@@ -150,3 +150,25 @@ def test_expire_rewrite_updateref_matches_git(tmp_path: Path, fmt: str) -> None:
     git("reflog", *args, cwd=other)
     assert _log(root, "main") == _log(other, "main")
     assert git("rev-parse", "main", cwd=root) == git("rev-parse", "main", cwd=other)
+
+
+def test_reflog_lookups_match_rev_parse(tmp_path: Path) -> None:
+    from gitodb.refs.reflog_at import value_at_index, value_at_time
+    from gitodb.repo import Repository
+
+    root = _repo(tmp_path, "files")
+    refs = Repository(root).refs
+    n = len(refs.reflog("refs/heads/main"))
+    for i in range(n):
+        want = git("rev-parse", f"main@{{{i}}}", cwd=root).decode().strip()
+        assert value_at_index(refs, "refs/heads/main", i).oid.hex() == want
+    for i in (n, n + 1):   # the oldest entry created the ref: nothing before it
+        with pytest.raises(Exception, match=f"only has {n} entries"):
+            value_at_index(refs, "refs/heads/main", i)
+        assert git("rev-parse", f"main@{{{i}}}", cwd=root, check=False) == b""
+    times = [e.time for e in refs.reflog("refs/heads/main")]
+    for when in (times[-1], times[0] + 0, times[-1] + 100):
+        want = git("rev-parse", f"main@{{@{when}}}", cwd=root).decode().strip()
+        assert value_at_time(refs, "refs/heads/main", when).oid.hex() == want
+    early = value_at_time(refs, "refs/heads/main", times[0] - 100)
+    assert early.note is not None
