@@ -186,10 +186,10 @@ def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, 
         if len(args) > 1:
             raise GitodbError("--exists requires exactly one reference")
         try:
-            found = refs.read(args[0]) is not None
+            exists = refs.read(args[0]) is not None
         except GitodbError:
-            found = False
-        if not found:
+            exists = False
+        if not exists:
             sys.stderr.write("error: reference does not exist\n")
             return 2
         return 0
