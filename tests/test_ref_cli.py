@@ -111,9 +111,7 @@ def test_bad_table_is_one_fatal_line(tmp_path: Path,
 def test_usage_errors_exit_129(capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     repo = DATA / "reftable-small" / "repo"
     assert _out(capfdbinary, repo, "update-ref")[0] == 129
-    with pytest.raises(SystemExit) as e:
-        _out(capfdbinary, repo, "show-ref", "--bogus")
-    assert e.value.code == 129
+    assert _out(capfdbinary, repo, "show-ref", "--bogus")[0] == 129
 
 
 @pytest.mark.e2e

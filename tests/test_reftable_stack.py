@@ -191,3 +191,119 @@ def test_reflog_truncation_and_delete(tmp_path: Path, monkeypatch: pytest.Monkey
     assert fresh.read("refs/heads/main") is None
     assert not fresh.reflog("refs/heads/main")
     assert fresh.fmt == SHA1
+
+
+@pytest.mark.parametrize("shared,umask,want", [
+    (None, 0o022, 0o644), (None, 0o002, 0o664), ("umask", 0o027, 0o640),
+    ("group", 0o022, 0o664), ("group", 0o027, 0o660), ("world", 0o027, 0o664),
+    ("true", 0o077, 0o660), ("0640", 0o002, 0o640),
+])
+def test_shared_repository_modes(tmp_path: Path, shared: str | None, umask: int,
+                                  want: int) -> None:
+    """Tables and tables.list get Git's calc_shared_perm(0666 & ~umask)."""
+    import os
+    import stat
+
+    d = _copy(tmp_path, "reftable-stack")
+    if shared is not None:
+        with open(d / "config", "a") as f:
+            f.write(f"[core]\n\tsharedRepository = {shared}\n")
+    old = os.umask(umask)
+    try:
+        refs = _repo(d).refs
+        main = refs.resolve("refs/heads/main")
+        assert main is not None
+        refs.update_ref("refs/heads/perm", main)
+        refs.pack_refs()
+    finally:
+        os.umask(old)
+    rt = d / "reftable"
+    for p in [rt / "tables.list", *rt.glob("*.ref")]:
+        assert stat.S_IMODE(p.stat().st_mode) == want, p.name
+
+
+def test_lock_errors_in_git_words(tmp_path: Path,
+                                  capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    from helpers import run_cli
+
+    d = _copy(tmp_path, "reftable-stack")
+    (d / "reftable" / "tables.list.lock").write_bytes(b"")
+    capfdbinary.readouterr()
+    assert run_cli(d, "update-ref", "refs/heads/b", "refs/heads/main") == 128
+    assert capfdbinary.readouterr().err == (
+        b"fatal: update_ref failed for ref 'refs/heads/b': cannot lock references\n")
+    assert run_cli(d, "pack-refs") == 251
+    assert capfdbinary.readouterr().err == b"error: unable to compact stack: data is locked\n"
+
+
+@pytest.mark.parametrize("fixture", ["reftable-stack", None])
+def test_deleting_a_self_referencing_symref(tmp_path: Path, fixture: str | None,
+                                            capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    from helpers import git, run_cli
+
+    if fixture is None:
+        d = tmp_path / "files"
+        git("init", "-q", "-b", "main", d)
+        git("commit", "-q", "--allow-empty", "-m", "x", cwd=d)
+    else:
+        d = _copy(tmp_path, fixture)
+    assert run_cli(d, "symbolic-ref", "refs/heads/self", "refs/heads/self") == 0
+    capfdbinary.readouterr()
+    assert run_cli(d, "update-ref", "-d", "refs/heads/self") == 1
+    assert capfdbinary.readouterr().err == (
+        b"error: multiple updates for 'refs/heads/self' (including one via symref "
+        b"'refs/heads/self') are not allowed\n")
+
+
+def test_pack_refs_in_worktree_compacts_its_own_stack(tmp_path: Path) -> None:
+    import subprocess
+
+    from helpers import git_env, run_cli
+
+    git255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
+    if not git255.exists():
+        pytest.skip("needs Git 2.55 to make a reftable worktree")
+    env = git_env()
+    env["PATH"] = f"{git255.parent}{os.pathsep}{env['PATH']}"
+    env["GIT_TEST_REFTABLE_AUTOCOMPACTION"] = "false"
+
+    def g(*args: str, cwd: Path) -> None:
+        subprocess.run([str(git255), *args], cwd=cwd, env=env, check=True, capture_output=True)
+
+    repo, wt = tmp_path / "repo", tmp_path / "wt"
+    g("init", "-q", "--ref-format=reftable", str(repo), cwd=tmp_path)
+    g("config", "maintenance.auto", "false", cwd=repo)
+    g("commit", "-q", "--allow-empty", "-m", "A", cwd=repo)
+    g("worktree", "add", "-q", str(wt), cwd=repo)
+    g("update-ref", "refs/worktree/per-worktree", "HEAD", cwd=wt)
+    main_list = (repo / ".git/reftable/tables.list").read_text()
+    wt_list = repo / ".git/worktrees/wt/reftable/tables.list"
+    assert len(wt_list.read_text().splitlines()) > 1
+    assert run_cli(wt, "pack-refs") == 0
+    assert len(wt_list.read_text().splitlines()) == 1
+    assert (repo / ".git/reftable/tables.list").read_text() == main_list
+
+
+@pytest.mark.parametrize("args,code,err", [
+    (["-c", "reftable.blockSize=50", "pack-refs"], 246,
+     b"error: unable to compact stack: entry too large\n"),
+    (["-c", "reftable.blockSize=16777216", "pack-refs"], 128,
+     b"fatal: reftable block size cannot exceed 16MB\n"),
+    (["-c", "reftable.restartInterval=65536", "pack-refs"], 128,
+     b"fatal: reftable block size cannot exceed 65535\n"),
+    (["-c", "reftable.blockSize=100", "update-ref", "-m", "a" * 500, "refs/heads/logme",
+      "refs/heads/main"], 128,
+     b"fatal: update_ref failed for ref 'refs/heads/logme': reftable: transaction failure: "
+     b"entry too large\n"),
+])
+def test_write_option_errors_in_git_words(tmp_path: Path, args: list[str], code: int,
+                                          err: bytes,
+                                          capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    from helpers import run_cli
+
+    d = _copy(tmp_path, "reftable-stack")
+    before = _snapshot(d)
+    capfdbinary.readouterr()
+    assert run_cli(d, *args) == code
+    assert capfdbinary.readouterr().err == err
+    assert _snapshot(d) == before

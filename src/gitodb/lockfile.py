@@ -167,3 +167,58 @@ class LockFile:
 
     def __exit__(self, *exc: object) -> None:
         self.rollback()
+
+
+# -- core.sharedRepository ----------------------------------------------------------
+PERM_UMASK = 0
+PERM_GROUP = 0o660
+PERM_EVERYBODY = 0o664
+
+
+def parse_shared_repository(value: str | None, present: bool = True) -> int:
+    """Git's ``git_config_perm``: 0 (umask), ``0o660`` (group), ``0o664`` (everybody),
+    or ``-mode`` for an explicit ``0xxx`` file mode."""
+    if not present:
+        return PERM_UMASK
+    if value is None:
+        return PERM_GROUP
+    v = value.strip()
+    if v == "umask":
+        return PERM_UMASK
+    if v == "group":
+        return PERM_GROUP
+    if v in ("all", "world", "everybody"):
+        return PERM_EVERYBODY
+    try:
+        i = int(v, 8)
+    except ValueError:
+        truthy = v.lower() in ("true", "yes", "on")
+        if not truthy and v.lower() not in ("false", "no", "off", ""):
+            from gitodb.errors import ConfigError
+
+            raise ConfigError(f"bad boolean config value '{value}' for "
+                              "'core.sharedrepository'") from None
+        return PERM_GROUP if truthy else PERM_UMASK
+    if i in (0, 1, 2):
+        return (PERM_UMASK, PERM_GROUP, PERM_EVERYBODY)[i]
+    if i & 0o600 != 0o600:
+        from gitodb.errors import ConfigError
+
+        raise ConfigError(f"problem with core.sharedRepository filemode value (0{i:03o}).\n"
+                          "The owner of files must always have read and write permissions.")
+    return -(i & 0o666)
+
+
+def shared_file_mode(perm: int, mode: int | None = None) -> int:
+    """Git's ``calc_shared_perm`` for a new file: ``mode`` (default ``0666 & ~umask``)
+    adjusted for the ``core.sharedRepository`` value ``perm``."""
+    if mode is None:
+        mask = os.umask(0)
+        os.umask(mask)
+        mode = 0o666 & ~mask
+    tweak = -perm if perm < 0 else perm
+    if not mode & 0o200:
+        tweak &= ~0o222
+    if mode & 0o100:
+        tweak |= (tweak & 0o444) >> 2
+    return (mode & ~0o777) | tweak if perm < 0 else mode | tweak

@@ -1,98 +1,235 @@
-"""``gitodb show-ref [--head] [-d|--dereference] [-s] [--verify] [<pattern>...]``."""
+"""``gitodb show-ref``: list refs, ``--verify`` names, ``--exists``, ``--exclude-existing``."""
 
 from __future__ import annotations
 
-import argparse
 import sys
 from typing import Any
 
+from gitodb.cli.refopts import Usage, parse_options
 from gitodb.errors import GitodbError
-from gitodb.refs.base import refname_is_safe
+from gitodb.refs.base import refname_format_ok, refname_is_safe
 from gitodb.refs.peel import peel_fully
 
-USAGE = "usage: git show-ref [--head] [-d | --dereference] [-s | --hash] [<pattern>...]"
+USAGE = """\
+usage: git show-ref [--head] [-d | --dereference]
+                    [-s | --hash[=<n>]] [--abbrev[=<n>]] [--branches] [--tags]
+                    [--] [<pattern>...]
+   or: git show-ref --verify [-q | --quiet] [-d | --dereference]
+                    [-s | --hash[=<n>]] [--abbrev[=<n>]]
+                    [--] [<ref>...]
+   or: git show-ref --exclude-existing[=<pattern>]
+   or: git show-ref --exists <ref>
+
+    --[no-]tags           only show tags (can be combined with --branches)
+    --[no-]branches       only show branches (can be combined with --tags)
+    --[no-]exists         check for reference existence without resolving
+    --[no-]verify         stricter reference checking, requires exact ref path
+    --[no-]head           show the HEAD reference, even if it would be filtered out
+    -d, --[no-]dereference
+                          dereference tags into object IDs
+    -s, --[no-]hash[=<n>] only show SHA1 hash using <n> digits
+    --[no-]abbrev[=<n>]   use <n> digits to display object names
+    -q, --[no-]quiet      do not print results to stdout (useful with --verify)
+    --exclude-existing[=<pattern>]
+                          show refs from stdin that aren't in local repository
+
+"""
+
+_LONG = {"tags": ("no", True), "branches": ("no", True), "heads": ("no", True),
+         "exists": ("no", True), "verify": ("no", True), "head": ("no", True),
+         "dereference": ("no", True), "hash": ("optional", True), "abbrev": ("optional", True),
+         "quiet": ("no", True), "exclude-existing": ("optional", False)}
+_SHORT = {"d": "dereference", "s": "hash", "q": "quiet"}
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {message}\n{USAGE}\n")
-        raise SystemExit(129)
+def _usage(message: str | None) -> int:
+    if message is None:
+        sys.stdout.write(USAGE)
+        return 129
+    sys.stderr.write(f"error: {message}\n{USAGE}")
+    return 129
 
 
-def _tail_match(name: str, patterns: list[str]) -> bool:
-    if not patterns:
-        return True
-    return any(name == p or name.endswith("/" + p) for p in patterns)
+def _abbrev_value(opt: str, value: str, hexsz: int) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise Usage(f"option `{opt}' expects a numerical value") from None
+    if n and n < 4:
+        return 4
+    return min(n, hexsz)
 
 
-def run(argv: list[str], ctx: Any) -> int:
-    """List refs (and HEAD with ``--head``); ``-d`` adds ``^{}`` lines for tags."""
-    parser = _Parser(prog="git show-ref", add_help=False)
-    parser.add_argument("--head", action="store_true")
-    parser.add_argument("-d", "--dereference", action="store_true")
-    parser.add_argument("-s", "--hash", action="store_true")
-    parser.add_argument("--verify", action="store_true")
-    parser.add_argument("-q", "--quiet", action="store_true")
-    parser.add_argument("patterns", nargs="*")
-    args = parser.parse_args(argv)
-    repo = ctx.open_repository()
-    refs = repo.refs
-    hexsz = repo.object_format.hexsz
-    lines: list[bytes] = []
+class _Shower:
+    """Prints refs as ``show_one`` does: id (abbreviated), name, peeled line with ``-d``."""
 
-    def emit(name: str, oid: bytes, peeled: bytes | None, is_tagish: bool) -> None:
-        if args.quiet:
+    def __init__(self, repo: Any, *, quiet: bool, hash_only: bool, deref: bool,
+                 abbrev: int) -> None:
+        from gitodb.repo.abbrev import Abbreviator
+
+        self.repo = repo
+        self.quiet = quiet
+        self.hash_only = hash_only
+        self.deref = deref
+        self.abbrev = Abbreviator(repo, abbrev)
+        self.lines: list[bytes] = []
+
+    def flush(self) -> None:
+        sys.stdout.buffer.write(b"".join(self.lines))
+        sys.stdout.flush()
+        self.lines.clear()
+
+    def show(self, name: str, oid: bytes, peeled: bytes | None = None) -> None:
+        if not self.repo.odb.contains(oid):
+            self.flush()
+            raise GitodbError(f"git show-ref: bad ref {name} ({oid.hex()})")
+        if self.quiet:
             return
         # Git prints names as C strings: a NUL (only in a damaged table) ends one.
         name = name.partition("\0")[0]
-        lines.append((oid.hex() if args.hash else f"{oid.hex()} {name}").encode(
-            "utf-8", "surrogateescape") + b"\n")
-        if args.dereference:
-            p = peeled
-            if p is None and is_tagish:
-                p = peel_fully(repo.odb, oid, hexsz)
-            if p is not None:
-                lines.append((p.hex() if args.hash else f"{p.hex()} {name}^{{}}").encode(
-                    "utf-8", "surrogateescape") + b"\n")
+        hex_ = self.abbrev(oid)
+        text = hex_ if self.hash_only else f"{hex_} {name}"
+        self.lines.append(text.encode("utf-8", "surrogateescape") + b"\n")
+        if not self.deref:
+            return
+        p = peeled
+        if p is None and self.repo.odb.read_header(oid)[0] == "tag":
+            p = peel_fully(self.repo.odb, oid, self.repo.object_format.hexsz)
+        if p is not None:
+            self.lines.append(f"{self.abbrev(p)} {name}^{{}}".encode(
+                "utf-8", "surrogateescape") + b"\n")
 
-    def is_tag(oid: bytes) -> bool:
-        return bool(repo.odb.read_header(oid)[0] == "tag")
 
-    def check_object(name: str, oid: bytes) -> None:
-        # Git lists a ref only if its object exists; what came before is still printed.
-        if not repo.odb.contains(oid):
-            sys.stdout.buffer.write(b"".join(lines))
-            raise GitodbError(f"git show-ref: bad ref {name} ({oid.hex()})")
+def _tail_match(name: str, patterns: list[str]) -> bool:
+    for p in patterns:
+        if len(p) > len(name) or not name.endswith(p):
+            continue
+        if len(p) == len(name) or name[len(name) - len(p) - 1] == "/":
+            return True
+    return False
 
-    found = 0
-    if args.verify:
-        for name in args.patterns:
-            # Git: refs/... or a safe one-level name (HEAD, pseudorefs like FOO_HEAD)
-            r = refs.resolve_ref(name) if name.startswith("refs/") or refname_is_safe(
-                name) else None
+
+def _exclude_existing(repo: Any, pattern: str | None) -> int:
+    existing = {r.name for r in repo.refs.iter_refs()}
+    out = []
+    for raw in sys.stdin.buffer.read().split(b"\n"):
+        line = raw.decode("utf-8", "surrogateescape")
+        if not raw:
+            continue
+        if line.endswith("^{}"):
+            line = line[:-3]
+        k = len(line)
+        while k > 0 and not line[k - 1].isspace():
+            k -= 1
+        ref = line[k:]
+        if pattern is not None and not ref.startswith(pattern):
+            continue
+        if not refname_format_ok(ref):
+            sys.stderr.write(f"warning: ref '{ref}' ignored\n")
+            continue
+        if ref not in existing:
+            out.append(line.encode("utf-8", "surrogateescape") + b"\n")
+    sys.stdout.buffer.write(b"".join(out))
+    return 0
+
+
+def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, like Git's
+    """Git's ``show-ref`` and its four modes."""
+    try:
+        opts, args = parse_options(argv, _LONG, _SHORT)
+    except Usage as e:
+        return _usage(e.message)
+    flags: dict[str, bool] = {}
+    hash_value: str | None = None
+    abbrev_value: str | None = None
+    abbrev_set = False
+    exclude: tuple[bool, str | None] = (False, None)
+    for opt, value, neg in opts:
+        if opt == "hash":
+            flags["hash"] = not neg
+            if value is not None:
+                hash_value = value
+        elif opt == "abbrev":
+            abbrev_set = not neg
+            abbrev_value = None if neg else value
+            if neg:
+                abbrev_value = "0"
+        elif opt == "exclude-existing":
+            exclude = (True, value)
+        else:
+            flags["branches" if opt == "heads" else opt] = not neg
+    modes = [m for m, on in (("--verify", flags.get("verify")),
+                             ("--exclude-existing", exclude[0]),
+                             ("--exists", flags.get("exists"))) if on]
+    if len(modes) > 1:
+        raise GitodbError(f"options '{modes[0]}' and '{modes[1]}' cannot be used together")
+    repo = ctx.open_repository()
+    hexsz = repo.object_format.hexsz
+    try:
+        abbrev = 0
+        if abbrev_set:
+            from gitodb.repo.abbrev import default_abbrev
+
+            abbrev = default_abbrev(repo) if abbrev_value is None else _abbrev_value(
+                "abbrev", abbrev_value, hexsz)
+        if hash_value is not None:
+            abbrev = _abbrev_value("hash", hash_value, hexsz)
+    except Usage as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 129
+    refs = repo.refs
+    if exclude[0]:
+        return _exclude_existing(repo, exclude[1])
+    if flags.get("exists"):
+        if not args:
+            raise GitodbError("--exists requires a reference")
+        if len(args) > 1:
+            raise GitodbError("--exists requires exactly one reference")
+        try:
+            exists = refs.read(args[0]) is not None
+        except GitodbError:
+            exists = False
+        if not exists:
+            sys.stderr.write("error: reference does not exist\n")
+            return 2
+        return 0
+    shower = _Shower(repo, quiet=flags.get("quiet", False), hash_only=flags.get("hash", False),
+                     deref=flags.get("dereference", False), abbrev=abbrev)
+    if flags.get("verify"):
+        if not args:
+            raise GitodbError("--verify requires a reference")
+        for name in args:
+            r = None
+            if name.startswith("refs/") or refname_is_safe(name):
+                try:
+                    r = refs.resolve_ref(name)
+                except GitodbError:
+                    r = None
             if r is None or r[1] is None:
-                if not args.quiet:
-                    sys.stderr.write(f"fatal: '{name}' - not a valid ref\n")
-                return 128
+                shower.flush()
+                if not shower.quiet:
+                    raise GitodbError(f"'{name}' - not a valid ref")
+                return 1
             ref = refs.read(r[0])
-            emit(name, r[1], ref.peeled if ref else None, args.dereference and is_tag(r[1]))
+            shower.show(name, r[1], ref.peeled if ref is not None else None)
+        shower.flush()
+        return 0
+    found = 0
+    if flags.get("head"):
+        head = refs.resolve("HEAD")
+        if head is not None:
+            shower.show("HEAD", head)
             found += 1
-    else:
-        if args.head and (not args.patterns or _tail_match("HEAD", args.patterns)):
-            head = refs.resolve("HEAD")
-            if head is not None:
-                check_object("HEAD", head)
-                emit("HEAD", head, None, args.dereference and is_tag(head))
-                found += 1
-        for ref in refs.iter_refs():
-            if not _tail_match(ref.name, args.patterns):
+    prefixes = [p for p, on in (("refs/heads/", flags.get("branches")),
+                                ("refs/tags/", flags.get("tags"))) if on] or [""]
+    for prefix in prefixes:
+        for ref in refs.iter_refs(prefix):
+            if args and not _tail_match(ref.name, args):
                 continue
             oid = ref.oid if ref.target is None else refs.resolve(ref.name)
             if oid is None:
                 continue
-            check_object(ref.name, oid)
-            peeled = ref.peeled if ref.target is None else None
-            emit(ref.name, oid, peeled, args.dereference and peeled is None and is_tag(oid))
+            shower.show(ref.name, oid, ref.peeled if ref.target is None else None)
             found += 1
-    sys.stdout.buffer.write(b"".join(lines))
+    shower.flush()
     return 0 if found else 1

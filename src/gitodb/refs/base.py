@@ -52,6 +52,17 @@ class ReflogEntry:
     message: bytes
 
 
+def rewrite_old_ids(entries: list[ReflogEntry], null: bytes) -> list[ReflogEntry]:
+    """Entries whose old id is the new id of the one before (``--rewrite``)."""
+    out = []
+    last = null
+    for e in entries:
+        out.append(e if e.old == last else ReflogEntry(last, e.new, e.name, e.email,
+                                                       e.time, e.tz_offset, e.message))
+        last = e.new
+    return out
+
+
 # -- ref names ---------------------------------------------------------------
 
 _BAD_COMPONENT = re.compile(r"(^\.|\.lock$|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\])")
@@ -209,6 +220,8 @@ class RefUpdate:
     verify: bool = False
     no_deref: bool = False
     create_reflog: bool = False
+    #: write the ref without any reflog entry (``reflog delete/expire --updateref``)
+    skip_log: bool = False
     #: expected symref target (``symref-verify``/``-delete``/``-update ref``)
     old_target: str | None = None
 
@@ -247,13 +260,14 @@ class RefTransaction:
 
     def update(self, name: str, new: bytes, old: bytes | None = None,
                message: str | bytes | None = None, *, no_deref: bool = False,
-               create_reflog: bool = False) -> None:
+               create_reflog: bool = False, log: bool = True) -> None:
         """Set ``name`` to ``new`` if it currently is ``old`` (None: any value).
 
-        ``create_reflog`` logs the update even where ``core.logAllRefUpdates`` would not.
+        ``create_reflog`` logs the update even where ``core.logAllRefUpdates`` would not;
+        ``log=False`` writes no reflog entry at all.
         """
         self._add(RefUpdate(name, new=new, old=old, message=message, no_deref=no_deref,
-                            create_reflog=create_reflog))
+                            create_reflog=create_reflog, skip_log=not log))
 
     def create(self, name: str, new: bytes, message: str | bytes | None = None, *,
                create_reflog: bool = False, no_deref: bool = False) -> None:
@@ -418,11 +432,22 @@ class RefStore(ABC):
         """Names of all refs with a reflog, sorted."""
 
     @abstractmethod
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
+    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
+                       rewrite: bool = False) -> int:
         """Drop the entries (index from oldest, entry) for which ``keep`` is False.
 
-        Returns how many were dropped.  Used by ``reflog delete`` and ``expire``.
+        With ``rewrite`` each kept entry's old id becomes the new id of the kept entry
+        before it (null for the first), as ``reflog expire --rewrite`` does.  Returns
+        how many were dropped.  Used by ``reflog delete`` and ``expire``.
         """
+
+    @abstractmethod
+    def drop_reflog(self, name: str) -> bool:
+        """Delete ``name``'s reflog entirely (``git reflog drop``); False if it had none."""
+
+    @abstractmethod
+    def append_reflog(self, name: str, entry: ReflogEntry) -> None:
+        """Add ``entry`` to ``name``'s reflog, creating it (``git reflog write``)."""
 
     def other_worktree_reflog_names(self) -> list[str]:
         """Per-worktree reflogs of the other worktrees, by their prefixed names
@@ -510,12 +535,17 @@ class RefStore(ABC):
                     depth = 0
                     while cur is not None and cur.target is not None:
                         depth += 1
+                        if cur.target in chain:
+                            # Git splits the update at each symref and then finds two
+                            # updates for one ref
+                            raise RefError(f"multiple updates for '{cur.target}' (including "
+                                           f"one via symref '{chain[-1]}') are not allowed")
                         if depth > SYMREF_MAX_DEPTH:
                             raise RefError(f"cannot lock ref '{u.name}': symref loop")
                         chain.append(cur.target)
                         cur = self.read(cur.target)
             except RefError as e:
-                if e.message.startswith("cannot lock ref"):
+                if e.message.startswith(("cannot lock ref", "multiple updates")):
                     raise
                 raise RefError(f"cannot lock ref '{u.name}': {e.message}", path=e.path) from None
             final = chain[-1]
@@ -596,10 +626,12 @@ class RefStore(ABC):
                               old_ref=cur)
             old_oid = cur_oid or null
             for name in chain:
+                if u.skip_log:
+                    break
                 if (u.create_reflog and name == final) or self.should_log(name):
                     pw.logs.append((name, old_oid, u.new))
-            if (head_target == final and "HEAD" not in chain and "HEAD" not in touched
-                    and self.should_log("HEAD")):
+            if (not u.skip_log and head_target == final and "HEAD" not in chain
+                    and "HEAD" not in touched and self.should_log("HEAD")):
                 pw.logs.append(("HEAD", old_oid, u.new))
             writes.append(pw)
         return writes

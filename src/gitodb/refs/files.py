@@ -40,6 +40,7 @@ from gitodb.refs.base import (
     is_root_ref,
     refname_format_ok,
     refname_is_safe,
+    rewrite_old_ids,
 )
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 
@@ -212,12 +213,37 @@ class FilesRefStore(RefStore):
         self._packed_cache = (key, refs, names)
         return refs, names
 
+    def _display(self, path: Path) -> str:
+        """``path`` as Git names it in messages: from ``.git`` when it works from a
+        work tree's top, from ``$GIT_DIR`` as given, else in full."""
+        env = os.environ.get("GIT_DIR")
+        here = Path.cwd()
+        rel = path.relative_to(self.git_dir).as_posix()
+        if env and Path(env).absolute() == self.git_dir.absolute():
+            return os.path.join(env, rel)
+        if self.git_dir.name == ".git" and (here == self.git_dir.parent
+                                             or self.git_dir.parent in here.parents):
+            return f".git/{rel}"
+        if self.git_dir.absolute() == here:
+            return rel
+        return str(path)
+
     def _parse_packed(self, data: bytes, path: Path) -> dict[str, Ref]:
         """``packed-refs`` read by the rules of Git's packed backend, which dies on any
-        line it does not expect rather than guess what it meant."""
+        line it does not expect rather than guess what it meant.
+
+        The message names the file as Git does; the error's ``path`` and ``offset``
+        say where exactly.
+        """
+        shown = self._display(path)
+
+        def located(err: RefError, at: int) -> RefError:
+            err.path, err.offset = str(path), at   # after rendering: Git's exact message
+            return err
+
         def unexpected(line: bytes, at: int) -> RefError:
             text = line.rstrip(b"\n").decode("utf-8", "surrogateescape")
-            return RefError(f"unexpected line in {path}: {text}", path=path, offset=at)
+            return located(RefError(f"unexpected line in {shown}: {text}"), at)
 
         h = self.fmt.hexsz
         refs: dict[str, Ref] = {}
@@ -226,8 +252,7 @@ class FilesRefStore(RefStore):
         for i, line in enumerate(data.splitlines(keepends=True)):
             if not line.endswith(b"\n"):
                 text = line.decode("utf-8", "surrogateescape")
-                raise RefError(f"unterminated line in {path}: {text}", path=path,
-                               offset=offset)
+                raise located(RefError(f"unterminated line in {shown}: {text}"), offset)
             if i == 0 and line.startswith(b"#"):
                 # Only a first line may be the header, and only this one.
                 if not line.startswith(b"# pack-refs with: "):
@@ -403,7 +428,7 @@ class FilesRefStore(RefStore):
                 prep.locks[name].close_fd()  # reopened to write: no descriptor per ref
             deletes = {w.name for w in prep.plan if w.ref is None}
             if deletes:
-                prep.packed_lock = LockFile(self.git_dir / "packed-refs", timeout_ms=self._timeout(
+                prep.packed_lock = LockFile(self._packed_path(), timeout_ms=self._timeout(
                     "core.packedrefstimeout", 1000))
             # re-check under the locks: another writer may have won meanwhile
             prep.plan = self.plan(tx)
@@ -452,6 +477,10 @@ class FilesRefStore(RefStore):
                 for logname, old, new in w.logs:
                     self._append_log(logname, ReflogEntry(old, new, ident[0], ident[1],
                                                           ident[2], ident[3], w.message))
+                old_ref = w.old_ref
+                if (w.ref.target is None and old_ref is not None and old_ref.target is None
+                        and old_ref.oid == w.ref.oid):
+                    continue   # Git writes nothing when the value does not change
                 prep.locks[w.name].commit()
             deletes = [w.name for w in prep.plan if w.ref is None]
             for w in prep.plan:
@@ -554,7 +583,8 @@ class FilesRefStore(RefStore):
                         out.append(prefix + name)
         return sorted(out)
 
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
+    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
+                       rewrite: bool = False) -> int:
         path = self._log_path(name)
         if not _isfile(path):
             return 0
@@ -562,36 +592,89 @@ class FilesRefStore(RefStore):
         try:
             entries = self.reflog(name)
             kept = [e for i, e in enumerate(entries) if keep(i, e)]
+            if rewrite:
+                kept = rewrite_old_ids(kept, self.fmt.null_oid)
             lock.write(b"".join(format_reflog_line(e) for e in kept))
             lock.commit()
         finally:
             lock.rollback()
         return len(entries) - len(kept)
 
-    # -- packing -----------------------------------------------------------
-    def pack_refs(self, all_refs: bool = True, prune: bool = True) -> None:
-        """Move loose refs (all, or only tags like Git without ``--all``) into packed-refs.
+    def drop_reflog(self, name: str) -> bool:
+        path = self._log_path(name)
+        if not _isfile(path):
+            return False
+        lock = LockFile(path, timeout_ms=self._timeout("core.filesreflocktimeout", 100))
+        try:
+            self._remove(path)
+        finally:
+            lock.rollback()
+        self._prune_dirs(path.parent, self._base(name)[0] / "logs" / "refs")
+        return True
 
-        Peeled values come from ``self.peeler`` (Git's ``fully-peeled`` header).
+    def append_reflog(self, name: str, entry: ReflogEntry) -> None:
+        lock = LockFile(self._log_path(name),
+                        timeout_ms=self._timeout("core.filesreflocktimeout", 100))
+        try:
+            self._append_log(name, entry)
+        finally:
+            lock.rollback()
+
+    # -- packing -----------------------------------------------------------
+    def _packed_path(self) -> Path:
+        """Where ``packed-refs`` is written: through a symlink to its target, like Git."""
+        path = self.git_dir / "packed-refs"
+        return Path(os.path.realpath(path)) if path.is_symlink() else path
+
+    def _packable(self, ref: Ref, wanted: Callable[[str], bool]) -> bool:
+        """Git's ``should_pack_ref``: shared, not a symref, resolvable, and selected."""
+        if ref.target is not None or ref.oid is None or locate(ref.name)[0] != SHARED:
+            return False
+        if self.object_type is not None and self.object_type(ref.oid) is None:
+            return False
+        return wanted(ref.name)
+
+    def pack_refs(self, all_refs: bool = True, prune: bool = True, *,
+                  includes: list[str] | None = None, excludes: list[str] | None = None,
+                  auto: bool = False) -> bool:
+        """Move loose refs into packed-refs (Git's ``pack-refs``); True if it packed.
+
+        Selected are refs matching ``includes`` (globs; ``*`` with ``all_refs``; by
+        default ``refs/tags/*``) and no ``excludes``.  With ``auto`` nothing happens
+        until there are at least ``max(16, 5 * log2(size of packed-refs / 100))``
+        such loose refs.  Peeled values come from ``self.peeler``.
         """
-        lock = LockFile(self.git_dir / "packed-refs",
+        from gitodb.refs.wildmatch import wildmatch
+
+        pats = list(includes or []) + (["*"] if all_refs else [])
+        pats = pats or ["refs/tags/*"]
+        excl = list(excludes or [])
+
+        def wanted(name: str) -> bool:
+            return not any(wildmatch(p, name) for p in excl) and any(
+                wildmatch(p, name) for p in pats)
+
+        loose_refs = [r for r in self.iter_refs() if _isfile(self._path(r.name))]
+        if auto:
+            try:
+                size = os.stat(self.git_dir / "packed-refs").st_size
+            except OSError:
+                size = 0
+            limit = max(16, max((size // 100).bit_length() - 1, 0) * 5)
+            if sum(1 for r in loose_refs if self._packable(r, wanted)) < limit:
+                return False
+        lock = LockFile(self._packed_path(),
                         timeout_ms=self._timeout("core.packedrefstimeout", 1000))
         packed_loose: list[str] = []
         try:
-            packed = self._packed()
-            merged: dict[str, Ref] = {}
-            for ref in self.iter_refs():
-                if ref.target is not None or locate(ref.name)[0] != SHARED:
-                    continue
-                loose = _isfile(self._path(ref.name))
-                if loose and not (all_refs or ref.name.startswith("refs/tags/")) \
-                        and ref.name not in packed:
+            merged: dict[str, Ref] = dict(self._packed())
+            for ref in loose_refs:
+                if not self._packable(ref, wanted):
                     continue
                 assert ref.oid is not None
                 peeled = self.peeler(ref.oid) if self.peeler is not None else ref.peeled
                 merged[ref.name] = Ref(ref.name, oid=ref.oid, peeled=peeled)
-                if loose:
-                    packed_loose.append(ref.name)
+                packed_loose.append(ref.name)
             lock.write(self._packed_bytes(merged))
             self._lock_complete(lock)
             lock.commit()
@@ -600,6 +683,7 @@ class FilesRefStore(RefStore):
         if prune:
             for name in packed_loose:
                 self._prune_loose(name, merged)
+        return True
 
     def _prune_loose(self, name: str, packed: dict[str, Ref]) -> None:
         """Remove a packed loose ref, under its lock, unless it changed meanwhile."""

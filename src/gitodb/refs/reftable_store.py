@@ -16,8 +16,8 @@ from pathlib import Path
 from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
-from gitodb.errors import LockError
-from gitodb.lockfile import LockFile
+from gitodb.errors import LockError, RefError
+from gitodb.lockfile import LockFile, parse_shared_repository, shared_file_mode
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
     PlannedWrite,
@@ -31,10 +31,18 @@ from gitodb.refs.base import (
 from gitodb.refs.worktree import CURRENT, OTHER, locate
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
-from gitodb.reftable.writer import WriteOptions
+from gitodb.reftable.writer import EntryTooLargeError, WriteOptions
 
 _ENC = "utf-8"
 _ERR = "surrogateescape"
+
+
+class CompactionLockError(LockError):
+    """Compaction failed the way Git reports with ``error:`` and the reftable error code
+    as exit status: ``tables.list.lock`` taken (``REFTABLE_LOCK_ERROR``, 251), or a
+    record too big for the block size (246)."""
+
+    exit_status = 251
 
 
 def _name(b: bytes) -> str:
@@ -90,8 +98,14 @@ class ReftableRefStore(RefStore):
         self.fmt = fmt
         self.config = config
         get_int = getattr(config, "get_int", None)
-        block_size = (get_int("reftable.blocksize", 4096) if get_int else 4096) or 4096
-        interval = (get_int("reftable.restartinterval", 16) if get_int else 16) or 16
+        get_ulong = getattr(config, "get_ulong", get_int)
+        block_size = (get_ulong("reftable.blocksize", 4096) if get_ulong else 4096) or 4096
+        interval = (get_ulong("reftable.restartinterval", 16) if get_ulong else 16) or 16
+        # Git dies on these while reading its config, in these words
+        if block_size > 16777215:
+            raise RefError("reftable block size cannot exceed 16MB")
+        if interval > 65535:
+            raise RefError("reftable block size cannot exceed 65535")
         self.lock_timeout = get_int("reftable.locktimeout", 100) if get_int else 100
         self.options = WriteOptions(block_size=block_size, restart_interval=interval, fmt=fmt)
         self.auto_compact = os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "true").lower() \
@@ -100,6 +114,11 @@ class ReftableRefStore(RefStore):
         if get_bool is not None and not get_bool("reftable.autocompaction", True):
             self.auto_compact = False
         self.fsync = FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
+        raw_all = getattr(config, "get_raw_all", None)
+        shared = raw_all("core.sharedrepository") if raw_all is not None else []
+        # Git: every reftable file gets calc_shared_perm(0666 & ~umask)
+        self.file_mode = shared_file_mode(parse_shared_repository(
+            shared[-1] if shared else None, present=bool(shared)))
         self.stack = self._open_stack(self.git_dir / "reftable")
         self.worktree_stack = (self._open_stack(Path(worktree_dir) / "reftable")
                                if worktree_dir is not None else None)
@@ -113,7 +132,8 @@ class ReftableRefStore(RefStore):
 
     def _open_stack(self, directory: Path) -> Stack:
         return Stack(directory, self.options, auto_compact=self.auto_compact,
-                     lock_timeout_ms=self.lock_timeout, fsync=self.fsync)
+                     lock_timeout_ms=self.lock_timeout, fsync=self.fsync,
+                     file_mode=self.file_mode)
 
     def _route(self, name: str) -> tuple[Stack, bytes]:
         """The stack that stores ``name`` and the name it has there."""
@@ -181,7 +201,10 @@ class ReftableRefStore(RefStore):
         prep.tables = []
         for st in prep.stacks:
             ui = st.next_update_index()
-            enc = st.encode(*self._records(plan, ui, st), ui)
+            try:
+                enc = st.encode(*self._records(plan, ui, st), ui)
+            except EntryTooLargeError:
+                raise RefError("reftable: transaction failure: entry too large") from None
             prep.tables.append(st.write_table(enc[0], ui, enc[1]) if enc is not None else None)
 
     def _prepare(self, tx: RefTransaction) -> object:
@@ -200,9 +223,10 @@ class ReftableRefStore(RefStore):
                 try:
                     prep.locks.append((st, st.lock()))
                 except LockError as e:
-                    first = tx.updates[0].name if tx.updates else "HEAD"
-                    raise LockError(f"cannot lock ref '{first}': {e.message}",
-                                    path=e.path) from None
+                    # Git's reftable backend: REFTABLE_LOCK_ERROR, in these words
+                    err = LockError("cannot lock references", details=e.details)
+                    err.path = e.path
+                    raise err from None
                 st.reload()
             if [st.names for st in stacks] != seen:
                 prep.plan = self.plan(tx)
@@ -298,7 +322,8 @@ class ReftableRefStore(RefStore):
                     if locate(n)[0] == CURRENT]
         return sorted(out)
 
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool]) -> int:
+    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
+                       rewrite: bool = False) -> int:
         target, bname = self._route(name)
         dropped = 0
 
@@ -307,12 +332,17 @@ class ReftableRefStore(RefStore):
             recs = [g for g in stack.iter_logs(bname) if not _is_exists_marker(g)]
             entries = self.reflog(name)
             tomb = []
+            last_kept = self.fmt.null_oid
             for i, e in enumerate(entries):
+                g = recs[len(recs) - 1 - i]
                 if not keep(i, e):
-                    g = recs[len(recs) - 1 - i]
                     tomb.append(LogRecord(bname, g.update_index, 0))
-            dropped = len(tomb)
-            if tomb and len(tomb) == len(recs):
+                    continue
+                if rewrite and g.old != last_kept:
+                    tomb.append(g._replace(old=last_kept))   # same key: shadows the entry
+                last_kept = g.new
+            dropped = sum(1 for t in tomb if t.value_type == 0)
+            if dropped and dropped == len(recs):
                 # keep an empty reflog, like Git's expiry does
                 tomb.append(LogRecord(bname, ui, 1, self.fmt.null_oid, self.fmt.null_oid))
             return [], tomb
@@ -320,6 +350,45 @@ class ReftableRefStore(RefStore):
         target.modify(build)
         return dropped
 
-    def pack_refs(self, all_refs: bool = True, prune: bool = True) -> None:
-        """Compact the whole stack into one table (``git pack-refs`` on reftable)."""
-        self.stack.compact()
+    def drop_reflog(self, name: str) -> bool:
+        target, bname = self._route(name)
+        found = False
+
+        def build(stack: Stack, ui: int) -> tuple[list[RefRecord], list[LogRecord]]:
+            nonlocal found
+            tomb = [LogRecord(bname, g.update_index, 0) for g in stack.iter_logs(bname)]
+            found = bool(tomb)
+            return [], tomb
+
+        target.modify(build)
+        return found
+
+    def append_reflog(self, name: str, entry: ReflogEntry) -> None:
+        target, bname = self._route(name)
+        limit = self.options.block_size // 2
+
+        def build(stack: Stack, ui: int) -> tuple[list[RefRecord], list[LogRecord]]:
+            return [], [LogRecord(bname, ui, 1, entry.old, entry.new, _bytes(entry.name),
+                                  _bytes(entry.email), entry.time, entry.tz_offset,
+                                  entry.message[:limit] + b"\n")]
+
+        target.modify(build)
+
+    def pack_refs(self, all_refs: bool = True, prune: bool = True, *,
+                  includes: list[str] | None = None, excludes: list[str] | None = None,
+                  auto: bool = False) -> bool:
+        """Compact the stack (``git pack-refs`` on reftable): all tables into one, or
+        with ``auto`` only as much as the geometric sequence asks.  Ref selection
+        (``includes``/``excludes``) does not apply to reftable, as in Git."""
+        # in a linked worktree Git compacts the worktree's own stack
+        stack = self.worktree_stack if self.worktree_stack is not None else self.stack
+        try:
+            return bool(stack.compact(auto=auto)) or not auto
+        except LockError as e:
+            err = CompactionLockError("unable to compact stack: data is locked")
+            err.path = e.path
+            raise err from None
+        except EntryTooLargeError:
+            too_big = CompactionLockError("unable to compact stack: entry too large")
+            too_big.exit_status = 246   # REFTABLE_ENTRY_TOO_BIG_ERROR
+            raise too_big from None

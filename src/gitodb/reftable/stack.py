@@ -77,12 +77,14 @@ class Stack:
 
     def __init__(self, directory: str | os.PathLike[str], options: WriteOptions | None = None,
                  *, auto_compact: bool = True, lock_timeout_ms: int = 100,
-                 fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+                 fsync: FsyncPolicy = DEFAULT_POLICY, file_mode: int = 0o644) -> None:
         """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
         ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever) and
         flush tables and the list to disk as the ``core.fsync`` policy ``fsync`` says."""
         self.dir = Path(directory)
         self.fsync = fsync
+        #: mode of the tables and tables.list written (core.sharedRepository, umask)
+        self.file_mode = file_mode
         self.lock_timeout_ms = lock_timeout_ms
         self.list_path = self.dir / "tables.list"
         self.lock_path = self.dir / "tables.list.lock"
@@ -189,7 +191,7 @@ class Stack:
     # -- writing ----------------------------------------------------------
     def _lock(self, timeout_ms: int | None = None) -> LockFile:
         timeout = self.lock_timeout_ms if timeout_ms is None else timeout_ms
-        return LockFile(self.list_path, timeout_ms=timeout)
+        return LockFile(self.list_path, timeout_ms=timeout, final_mode=self.file_mode)
 
     def _write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
         try:
@@ -204,7 +206,7 @@ class Stack:
                 self._flush(fd, tmp)
             finally:
                 os.close(fd)
-            os.chmod(tmp, 0o644)
+            os.chmod(tmp, self.file_mode)
             name = table_name(min_ui, max_ui)
             os.rename(tmp, self.dir / name)
         except OSError as e:

@@ -39,6 +39,10 @@ INDEX_THRESHOLD = 3
 LOG_COMPRESSION = 9
 
 
+class EntryTooLargeError(ReftableError):
+    """A record does not fit in an empty block (Git's REFTABLE_ENTRY_TOO_BIG_ERROR)."""
+
+
 @dataclass(frozen=True)
 class WriteOptions:
     """``reftable.blockSize``, ``reftable.restartInterval``, the object format, obj index."""
@@ -106,13 +110,13 @@ class TableWriter:
                 bw = self._new_block(btype)
             if not bw.add(key, vt, value):
                 if bw.entries == 0:
-                    raise ReftableError(f"entry too large: '{_show(key[:80])}'")
+                    raise EntryTooLargeError(f"entry too large: '{_show(key[:80])}'")
                 pos = self._flush(bw)
                 start = pos if start < 0 else start
                 index.append((bw.last_key, pos))
                 bw = self._new_block(btype)
                 if not bw.add(key, vt, value):
-                    raise ReftableError(f"entry too large: '{_show(key[:80])}'")
+                    raise EntryTooLargeError(f"entry too large: '{_show(key[:80])}'")
         if bw is not None and bw.entries:
             pos = self._flush(bw)
             start = pos if start < 0 else start
@@ -203,7 +207,7 @@ class TableWriter:
                 bw = self._new_block(BLOCK_REF)
             if not bw.add(r.name, r.value_type, value):
                 if bw.entries == 0:
-                    raise ReftableError(f"entry too large: '{_show(r.name[:80])}'")
+                    raise EntryTooLargeError(f"entry too large: '{_show(r.name[:80])}'")
                 pos = self._flush(bw)
                 start = pos if start < 0 else start
                 index.append((bw.last_key, pos))
@@ -211,7 +215,7 @@ class TableWriter:
                 bw = self._new_block(BLOCK_REF)
                 in_block = 0
                 if not bw.add(r.name, r.value_type, value):
-                    raise ReftableError(f"entry too large: '{_show(r.name[:80])}'")
+                    raise EntryTooLargeError(f"entry too large: '{_show(r.name[:80])}'")
             in_block += 1
         if bw is not None and bw.entries:
             pos = self._flush(bw)

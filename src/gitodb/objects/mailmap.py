@@ -1,0 +1,97 @@
+"""``.mailmap`` files: canonical names and emails for the identities in commits and tags.
+
+Lines are read by Git's rules (``read_mailmap_line``): ``Proper Name <proper@email>``,
+``<proper@email> <commit@email>``, ``Proper Name <proper@email> Commit Name
+<commit@email>``; ``#`` starts a comment line.  Emails and names compare
+case-insensitively.
+
+Example::
+
+    m = Mailmap()
+    m.read(b"A Thor <athor@example.com> A U Thor <author@example.com>\\n")
+    m.map(b"A U Thor", b"author@example.com")    # (b"A Thor", b"athor@example.com")
+"""
+
+from __future__ import annotations
+
+_SPACE = b" \t\n\r\x0b\x0c"
+
+
+def _name_and_email(buf: bytes, allow_empty_email: bool
+                    ) -> tuple[bytes | None, bytes, bytes] | None:
+    """``(name or None, email, rest after '>')`` of the first ``name <email>``, or None."""
+    left = buf.find(b"<")
+    if left < 0:
+        return None
+    right = buf.find(b">", left + 1)
+    if right < 0:
+        return None
+    if not allow_empty_email and right == left + 1:
+        return None
+    name = buf[:left].strip(_SPACE)
+    return (name or None), buf[left + 1:right], buf[right + 1:]
+
+
+class _Entry:
+    __slots__ = ("name", "email", "names")
+
+    def __init__(self) -> None:
+        self.name: bytes | None = None
+        self.email: bytes | None = None
+        self.names: dict[bytes, tuple[bytes | None, bytes | None]] = {}
+
+
+class Mailmap:
+    """A mailmap: ``read`` adds the lines of a file, ``map`` rewrites an identity."""
+
+    def __init__(self) -> None:
+        self._entries: dict[bytes, _Entry] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._entries)
+
+    def read(self, data: bytes) -> None:
+        """Add the mappings of one mailmap file's content."""
+        for line in data.split(b"\n"):
+            if line.startswith(b"#"):
+                continue
+            first = _name_and_email(line, False)
+            if first is None:
+                continue
+            name1, email1, rest = first
+            name2: bytes | None = None
+            email2: bytes | None = None
+            if rest.strip(b"\r") and rest != b"":
+                second = _name_and_email(rest, True)
+                if second is not None:
+                    name2, email2, _ = second
+            self._add(name1, email1, name2, email2)
+
+    def _add(self, new_name: bytes | None, new_email: bytes | None,
+             old_name: bytes | None, old_email: bytes | None) -> None:
+        if old_email is None:
+            old_email, new_email = new_email, None
+        assert old_email is not None
+        entry = self._entries.setdefault(old_email.lower(), _Entry())
+        if old_name is None:
+            if new_name is not None:
+                entry.name = new_name
+            if new_email is not None:
+                entry.email = new_email
+        else:
+            entry.names[old_name.lower()] = (new_name, new_email)
+
+    def map(self, name: bytes, email: bytes) -> tuple[bytes, bytes]:
+        """The canonical ``(name, email)`` for an identity (unchanged if not mapped)."""
+        entry = self._entries.get(email.lower())
+        if entry is None:
+            return name, email
+        sub = entry.names.get(name.lower())
+        if sub is not None:
+            new_name, new_email = sub
+        elif entry.name is not None or entry.email is not None:
+            new_name, new_email = entry.name, entry.email
+        else:
+            return name, email
+        return (new_name if new_name is not None else name,
+                new_email if new_email is not None else email)
