@@ -7,6 +7,7 @@ the library, one ``fatal:``/``error:`` line and Git's exit status from the CLI.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import subprocess
@@ -608,20 +609,18 @@ def test_repository_extensions_like_git(tmp_path, version, lines, want):
         assert not (repo / ".git/refs/heads/x").exists()  # nothing written
 
 
-def test_compat_object_format_is_read_but_not_written(tmp_path):
-    # Objects are stored in the main format, so reading works; gitodb cannot keep the
-    # second id of each object it would write, so it writes none.
+def test_compat_object_format_is_read_and_written(tmp_path):
+    # Objects are stored in the main format; each one written gets its second id in
+    # objects/loose-object-idx as Git 2.55 keeps it (see tests/test_compat_objects.py).
     repo = _with_extensions(tmp_path, 1, "compatObjectFormat = sha256")
     p = gitodb("cat-file", "-t", "HEAD", cwd=repo)
     assert (p.returncode, p.stdout, p.stderr) == (0, b"commit\n", b"")
     (repo / "new").write_bytes(b"new content\n")
-    before = sorted(p.name for p in (repo / ".git/objects").rglob("*"))
     p = gitodb("hash-object", "-w", "new", cwd=repo)
-    assert p.returncode == 128
-    assert p.stderr.startswith(b"fatal: cannot write objects: gitodb does not maintain "
-                               b"extensions.compatobjectformat")
-    assert sorted(p.name for p in (repo / ".git/objects").rglob("*")) == before
-    assert gitodb("hash-object", "new", cwd=repo).returncode == 0  # hashing only is fine
+    assert p.returncode == 0, p.stderr
+    want = hashlib.sha256(b"blob 12\0new content\n").hexdigest()
+    assert (repo / ".git/objects/loose-object-idx").read_text().splitlines() == [
+        "# loose-object-idx", f"{p.stdout.decode().strip()} {want}"]
 
 
 def test_worktree_config_is_read(tmp_path):

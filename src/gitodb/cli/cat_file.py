@@ -30,7 +30,7 @@ from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.pretty import format_tree
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
-from gitodb.repo.revparse import MissingPathError, resolve_full
+from gitodb.repo.revparse import MissingPathError, Resolved, resolve_full
 
 try:
     from gitodb.pack._cdelta import check_lines as _check_lines
@@ -159,9 +159,9 @@ def run(argv: list[str], ctx: Context) -> int:
 
 
 # --------------------------------------------------------------------------- single
-def _resolve_or_die(repo: Repository, name: str) -> bytes:
+def _resolve_or_die(repo: Repository, name: str) -> Resolved:
     try:
-        return resolve_full(repo, name).oid
+        return resolve_full(repo, name)
     except MissingPathError:
         raise
     except AmbiguousObjectNameError as e:
@@ -178,19 +178,24 @@ def _run_single(repo: Repository, o: Options) -> int:
         type_name, name = o.args
         if type_name not in TYPE_NUMBERS:
             raise GitodbError(f'invalid object type "{type_name}"')
-        oid = _resolve_or_die(repo, name)
-        data = _read_with_reference(repo, oid, type_name)
+        got = _resolve_or_die(repo, name)
+        data = _read_with_reference(repo, got.oid, type_name)
         if data is None:
             raise GitodbError(f"git cat-file {name}: bad file")
+        if got.compat_oid is not None:
+            data = _to_compat(repo, type_name, data)
         out.write(data)
         return 0
     name = o.args[0]
-    oid = _resolve_or_die(repo, name)
+    got = _resolve_or_die(repo, name)
+    oid = got.oid
     if o.mode == "e":
         return 0 if odb.contains(oid) else 1
     if o.mode in ("t", "s"):
         try:
             t, size = odb.read_header(oid)
+            if o.mode == "s" and got.compat_oid is not None and t != "blob":
+                size = len(_to_compat(repo, t, odb.read(oid)[1]))
         except ObjectNotFoundError:
             raise GitodbError("git cat-file: could not get object info") from None
         out.write(b"%s\n" % (t.encode() if o.mode == "t" else b"%d" % size))
@@ -200,12 +205,24 @@ def _run_single(repo: Repository, o: Options) -> int:
         t, data = odb.read(oid)
     except ObjectNotFoundError:
         raise GitodbError(f"Not a valid object name {name}") from None
+    fmt = repo.object_format
+    if got.compat_oid is not None:
+        data = _to_compat(repo, t, data)
+        fmt = repo.compat.compat  # type: ignore[union-attr]
     if t == "tree":
         quote = repo.config.get_bool("core.quotepath", True)
-        out.write(format_tree(Tree(data, repo.object_format, oid), quote_fully=quote))
+        out.write(format_tree(Tree(data, fmt, got.name_oid), quote_fully=quote))
     else:
         out.write(data)
     return 0
+
+
+def _to_compat(repo: Repository, type_name: str, data: bytes) -> bytes:
+    """Content read in the storage format, as it is in the compatibility format."""
+    compat = repo.compat
+    if compat is None:
+        return data
+    return compat.convert_to_compat(type_name, data)
 
 
 def _read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | None:
@@ -361,7 +378,7 @@ class BatchRunner:
         """Answer one request line: resolve ``name`` and print it, or ``missing``."""
         text = name.decode("utf-8", "surrogateescape")
         try:
-            oid = resolve_full(self.repo, text).oid
+            got = resolve_full(self.repo, text)
         except AmbiguousObjectNameError as e:
             sys.stderr.write(f"error: {e.message}\n")
             self.out.write(name + b" ambiguous\n")
@@ -369,9 +386,13 @@ class BatchRunner:
         except BadRevisionError:
             self.out.write(name + b" missing\n")
             return
+        oid = got.oid
         where = self.odb.locate(oid)
         if where is None:
             self.out.write(name + b" missing\n")
+            return
+        if got.compat_oid is not None:
+            self.emit_compat(got.compat_oid, oid, where, rest, contents)
             return
         if isinstance(where, tuple):
             self.emit(oid, where[0], where[1], rest, contents)
@@ -426,6 +447,29 @@ class BatchRunner:
         if contents:
             write(data)
             write(b"\n")
+
+    def emit_compat(self, compat_oid: bytes, oid: bytes, where,  # type: ignore[no-untyped-def]
+                    rest: bytes | None, contents: bool) -> None:
+        """Print an object named by its compatibility id: that id, and the content
+        (and so the size) as it is in the compatibility format."""
+        compat = self.repo.compat
+        assert compat is not None  # only names in a compatibility format get here
+        type_name, data = self.odb.read(oid)
+        data = compat.convert_to_compat(type_name, data)
+        if isinstance(where, tuple):
+            pack, offset = where
+            disk = pack.disk_size_at(offset) if self.fmt.needs_disk else 0
+            base = pack.delta_base_at(offset) if self.fmt.needs_deltabase else None
+            if base is not None:
+                base = compat.to_compat(base)
+        else:
+            disk = (where.disk_size(oid) or 0) if self.fmt.needs_disk else 0
+            base = None
+        self.out.write(self.fmt.render(compat_oid, TYPE_NUMBERS[type_name], len(data), disk,
+                                       base, rest, compat.compat.rawsz))
+        if contents:
+            self.out.write(data)
+            self.out.write(b"\n")
 
     # -- every object
     def all_objects(self, unordered: bool) -> None:

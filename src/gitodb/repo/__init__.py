@@ -16,6 +16,7 @@ from gitodb.repo.extensions import check_repository_format
 
 if TYPE_CHECKING:
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
+    from gitodb.repo.compat import CompatObjects
     from gitodb.repo.odb import ObjectDatabase
 
 __all__ = ["Repository", "Config", "find_work_tree_top"]
@@ -138,6 +139,13 @@ class Repository:
         from gitodb.repo.odb import ObjectDatabase
 
         return ObjectDatabase.for_repository(self)
+
+    @cached_property
+    def compat(self) -> CompatObjects | None:
+        """Ids in ``extensions.compatObjectFormat`` (``gitodb.repo.compat``), or None."""
+        from gitodb.repo.compat import open_compat
+
+        return open_compat(self)
 
     def resolve(self, name: str) -> bytes:
         """The binary id of the object ``name`` names (see ``gitodb.repo.revparse``)."""

@@ -41,11 +41,22 @@ class MissingPathError(BadRevisionError):
 
 @dataclass(frozen=True)
 class Resolved:
-    """The result of resolving a name: the id, and for ``<rev>:<path>`` the mode."""
+    """The result of resolving a name: the id, and for ``<rev>:<path>`` the mode.
+
+    ``oid`` is always the id in the repository's (storage) format.  A name given
+    in the compatibility format (``extensions.compatObjectFormat``) sets
+    ``compat_oid``, the id in that format, which is how Git then prints it.
+    """
 
     oid: bytes
     mode: int | None = None
     path: str | None = None
+    compat_oid: bytes | None = None
+
+    @property
+    def name_oid(self) -> bytes:
+        """The id in the format the name was given in."""
+        return self.compat_oid if self.compat_oid is not None else self.oid
 
 
 def resolve(repo: Repository, name: str) -> bytes:
@@ -74,16 +85,31 @@ def resolve_full(repo: Repository, name: str) -> Resolved:
         raise BadRevisionError(f"index paths are not supported: '{name}'")
     if colon > 0:
         rev, path = name[:colon], name[colon + 1:]
-        tree = peel_to(repo, _resolve_rev(repo, rev), "tree", name)
-        return _lookup_path(repo, tree, path, rev)
-    return Resolved(_resolve_rev(repo, name))
+        oid, compat = _resolve_rev(repo, rev)
+        tree = peel_to(repo, oid, "tree", name)
+        return _in_compat(repo, _lookup_path(repo, tree, path, rev), compat, name)
+    oid, compat = _resolve_rev(repo, name)
+    return _in_compat(repo, Resolved(oid), compat, name)
+
+
+def _in_compat(repo: Repository, got: Resolved, compat: bool, name: str) -> Resolved:
+    """``got`` with its compatibility id when the name was given in that format."""
+    if not compat or repo.compat is None:
+        return got
+    compat_oid = repo.compat.to_compat(got.oid)
+    if compat_oid is None:
+        raise BadRevisionError(f"ambiguous argument '{name}': unknown revision")
+    return Resolved(got.oid, got.mode, got.path, compat_oid)
 
 
 _SUFFIX_RE = re.compile(r"(\^\{[^}]*\}|\^[0-9]*|~[0-9]*)$")
 
 
-def _resolve_rev(repo: Repository, name: str) -> bytes:
-    """Resolve a name without ``:path``: a base name followed by ``^``/``~`` suffixes."""
+def _resolve_rev(repo: Repository, name: str) -> tuple[bytes, bool]:
+    """Resolve a name without ``:path``: a base name followed by ``^``/``~`` suffixes.
+
+    Returns the id (storage format) and whether the base was a compatibility id.
+    """
     suffixes: list[str] = []
     base = name
     while True:
@@ -92,10 +118,10 @@ def _resolve_rev(repo: Repository, name: str) -> bytes:
             break
         suffixes.append(m.group(1))
         base = base[:m.start()]
-    oid = _resolve_base(repo, base)
+    oid, compat = _resolve_base(repo, base)
     for suffix in reversed(suffixes):
         oid = _apply_suffix(repo, oid, suffix, name)
-    return oid
+    return oid, compat
 
 
 def _apply_suffix(repo: Repository, oid: bytes, suffix: str, name: str) -> bytes:
@@ -183,20 +209,29 @@ def _lookup_path(repo: Repository, tree: bytes, path: str, rev: str) -> Resolved
     return Resolved(oid, mode if parts else None, path)
 
 
-def _resolve_base(repo: Repository, name: str) -> bytes:
+def _resolve_base(repo: Repository, name: str) -> tuple[bytes, bool]:
     if not name:
         raise BadRevisionError("empty object name")
     fmt = repo.object_format
+    compat = repo.compat
     is_hex = _HEX_RE.fullmatch(name) is not None
     if is_hex and len(name) == fmt.hexsz:
-        return bytes.fromhex(name)
+        return bytes.fromhex(name), False
+    if is_hex and compat is not None and len(name) == compat.compat.hexsz:
+        # a full id in the compatibility format names an object only through the map
+        oid = compat.to_main(bytes.fromhex(name))
+        if oid is None:
+            raise BadRevisionError(f"ambiguous argument '{name}': unknown revision or path "
+                                   "not in the working tree.")
+        return oid, True
     if name == "@":
         name = "HEAD"
     oid = dwim_ref(repo, name)
     if oid is not None:
-        return oid
-    if is_hex and MINIMUM_ABBREV <= len(name) < fmt.hexsz:
-        return resolve_abbrev(repo, name.lower())
+        return oid, False
+    longest = max(fmt.hexsz, compat.compat.hexsz if compat is not None else 0)
+    if is_hex and MINIMUM_ABBREV <= len(name) < longest:
+        return _resolve_abbrev_any(repo, name.lower())
     raise BadRevisionError(f"ambiguous argument '{name}': unknown revision or path not in the "
                            "working tree.")
 
@@ -224,6 +259,28 @@ def _plausible_refname(name: str) -> bool:
     bad = ("..", "@{", "//", "\\", " ", "~", "^", ":", "?", "*", "[")
     return not (any(b in name for b in bad) or name.endswith((".", "/", ".lock"))
                 or name.startswith(("/", ".")) or any(ord(c) < 0x20 for c in name))
+
+
+def _resolve_abbrev_any(repo: Repository, hex_prefix: str) -> tuple[bytes, bool]:
+    """An abbreviated id of either format: ``(storage id, named in compat format)``."""
+    compat = repo.compat
+    if compat is None:
+        return resolve_abbrev(repo, hex_prefix), False
+    main = repo.odb.find_prefix(hex_prefix) if len(hex_prefix) < repo.object_format.hexsz \
+        else []
+    other = compat.find_prefix(hex_prefix) if len(hex_prefix) < compat.compat.hexsz else []
+    if len(main) + len(other) > 1:
+        err = AmbiguousObjectNameError(f"short object ID {hex_prefix} is ambiguous")
+        err.candidates = main + other  # type: ignore[attr-defined]
+        raise err
+    if main:
+        return main[0], False
+    if other:
+        got = compat.to_main(other[0])
+        if got is not None:
+            return got, True
+    raise BadRevisionError(f"ambiguous argument '{hex_prefix}': unknown revision or path "
+                           "not in the working tree.")
 
 
 def resolve_abbrev(repo: Repository, hex_prefix: str) -> bytes:
