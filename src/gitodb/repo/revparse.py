@@ -71,16 +71,7 @@ def resolve(repo: Repository, name: str) -> bytes:
 
 def resolve_full(repo: Repository, name: str) -> Resolved:
     """As ``resolve``, also returning the tree-entry mode for ``<rev>:<path>``."""
-    depth = 0
-    colon = -1
-    for i, ch in enumerate(name):
-        if ch == "{":
-            depth += 1
-        elif ch == "}" and depth:
-            depth -= 1
-        elif ch == ":" and not depth:
-            colon = i
-            break
+    colon = _path_colon(name)
     if colon == 0:
         raise BadRevisionError(f"index paths are not supported: '{name}'")
     if colon > 0:
@@ -294,3 +285,84 @@ def resolve_abbrev(repo: Repository, hex_prefix: str) -> bytes:
         err.candidates = matches  # type: ignore[attr-defined]
         raise err
     return matches[0]  # type: ignore[no-any-return]
+
+
+#: Git's GET_TREE_ENTRY_FOLLOW_SYMLINKS_MAX_LINKS
+MAX_SYMLINKS = 40
+
+
+@dataclass(frozen=True)
+class SymlinkOutcome:
+    """Why ``<rev>:<path>`` with ``--follow-symlinks`` names no object in the tree.
+
+    ``status`` is ``missing``, ``dangling``, ``loop``, ``notdir`` (each printed by
+    Git with the name as given) or ``symlink`` (the link leads out of the tree:
+    ``path`` is where, as Git prints it).
+    """
+
+    status: str
+    path: str = ""
+
+
+def resolve_follow_symlinks(repo: Repository, name: str) -> Resolved | SymlinkOutcome:
+    """Resolve ``name``, following symbolic links inside the tree for ``<rev>:<path>``.
+
+    A link is followed from the directory that holds it; ``..`` goes up the
+    directories actually walked, so a link to a directory then ``..`` lands in
+    the link target's parent, as in a file system.  Names without a path resolve
+    as ``resolve_full`` does.
+    """
+    colon = _path_colon(name)
+    if colon <= 0:
+        return resolve_full(repo, name)
+    rev, path = name[:colon], name[colon + 1:]
+    oid, compat = _resolve_rev(repo, rev)
+    fmt = repo.object_format
+    stack = [peel_to(repo, oid, "tree", name)]
+    todo = path.split("/")
+    followed = 0
+    while True:
+        while todo and todo[0] in ("", "."):
+            todo.pop(0)
+        if not todo:
+            return _in_compat(repo, Resolved(stack[-1], 0o040000, path), compat, name)
+        part = todo.pop(0)
+        if part == "..":
+            if len(stack) == 1:
+                return SymlinkOutcome("symlink", "/".join(["..", *todo]))
+            stack.pop()
+            continue
+        _t, data = repo.odb.read(stack[-1])
+        entry = Tree(data, fmt).get(part)
+        if entry is None:
+            return SymlinkOutcome("dangling" if followed else "missing")
+        if entry.mode & 0o170000 == 0o040000:
+            stack.append(entry.id)
+            continue
+        if entry.mode & 0o170000 == 0o120000:
+            followed += 1
+            if followed > MAX_SYMLINKS:
+                return SymlinkOutcome("loop")
+            _t, target = repo.odb.read(entry.id)
+            text = target.decode("utf-8", "surrogateescape")
+            if text.startswith("/"):
+                return SymlinkOutcome("symlink", text)
+            todo = text.split("/") + todo
+            continue
+        if any(p not in ("", ".") for p in todo):
+            return SymlinkOutcome("notdir")
+        return _in_compat(repo, Resolved(entry.id, entry.mode, path), compat, name)
+
+
+def _path_colon(name: str) -> int:
+    """Where ``<rev>:<path>`` splits (-1 if it does not): the first colon outside
+    the braces of ``^{...}`` and ``@{...}``."""
+    depth = 0
+    for i, ch in enumerate(name):
+        if ch == "{" and i and name[i - 1] in "^@":
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+        elif ch == ":" and not depth:
+            return i
+    return -1
