@@ -216,3 +216,24 @@ def test_invalid_type_message_names_no_file(tmp_path):
     for mode in ("-t", "-s", "-p"):
         p = gitodb("cat-file", mode, oid[:10], cwd=repo)
         assert (p.returncode, p.stderr) == (128, b"fatal: invalid object type\n")
+
+
+def test_overlong_header_messages_like_git_255(tmp_path):
+    import hashlib
+    import zlib
+    repo = tmp_path / "r"
+    git("init", "-q", repo)
+    body = b"abcdefghijklmnopqrstuvwxyz1234679 5\0bogus"
+    oid = hashlib.sha1(body).hexdigest()
+    (repo / ".git/objects" / oid[:2]).mkdir()
+    (repo / ".git/objects" / oid[:2] / oid[2:]).write_bytes(zlib.compress(body))
+    err = f"error: header for {oid} too long, exceeds 32 bytes\n"
+    for args, fatal in ((["-t", oid], "fatal: git cat-file: could not get object info"),
+                        (["-s", oid], "fatal: git cat-file: could not get object info"),
+                        (["-p", oid], f"fatal: Not a valid object name {oid}"),
+                        (["blob", oid], f"fatal: loose object {oid} (stored in "
+                                        f".git/objects/{oid[:2]}/{oid[2:]}) is corrupt")):
+        p = gitodb("cat-file", *args, cwd=repo)
+        assert (p.returncode, p.stdout, p.stderr.decode()) == (128, b"", err + fatal + "\n")
+    p = gitodb("cat-file", "--batch-check", cwd=repo, input=oid.encode())
+    assert (p.returncode, p.stdout, p.stderr.decode()) == (0, f"{oid} missing\n".encode(), err)

@@ -323,7 +323,37 @@ def _run_single(repo: Repository, o: Options) -> int:
     except LooseObjectError as e:
         if e.message == INVALID_TYPE:
             raise GitodbError(INVALID_TYPE) from None  # Git names no file here
-        raise
+        lines = _unpack_error_lines(e)
+        if lines is None:
+            raise
+        sys.stderr.write("".join(f"error: {line}\n" for line in lines))
+        name = o.args[-1]
+        if o.mode in ("t", "s"):
+            raise GitodbError("git cat-file: could not get object info") from None
+        if o.mode == "p":
+            raise GitodbError(f"Not a valid object name {name}") from None
+        oid_hex = _loose_hex(e.path or "")
+        shown = os.path.relpath(e.path or "")
+        if shown.startswith(".."):
+            shown = e.path or ""
+        raise GitodbError(f"loose object {oid_hex} (stored in {shown}) is corrupt") from None
+
+
+def _loose_hex(path: str) -> str:
+    """The object id a loose object's path names (``objects/ab/cdef...``)."""
+    head, tail = os.path.split(path)
+    return os.path.basename(head) + tail
+
+
+def _unpack_error_lines(e: LooseObjectError) -> list[str] | None:
+    """Git's ``error:`` lines for a loose object whose header cannot be read, or None."""
+    if not e.message.startswith("unable to unpack header: "):
+        return None
+    oid_hex = _loose_hex(e.path or "")
+    detail = e.message[len("unable to unpack header: "):]
+    if detail == "no NUL in the first bytes":
+        return [f"header for {oid_hex} too long, exceeds 32 bytes"]
+    return [detail, f"unable to unpack {oid_hex} header"]
 
 
 def _run_single_checked(repo: Repository, o: Options) -> int:
@@ -586,7 +616,8 @@ class BatchRunner:
             if e.message == INVALID_TYPE or e.message.startswith(SIZE_OVERFLOW):
                 raise GitodbError(e.message) from None  # Git dies on these even in batch
             # Git: a loose object it cannot unpack is reported, then "missing"
-            sys.stderr.write(f"error: {e}\n")
+            lines = _unpack_error_lines(e) or [str(e)]
+            sys.stderr.write("".join(f"error: {line}\n" for line in lines))
             self.out.write(name + b" missing" + d)
 
     def replaced(self, oid: bytes) -> bytes:
