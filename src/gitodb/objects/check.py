@@ -74,9 +74,15 @@ class ObjectChecker:
     def check_tree(self, data: Buffer) -> None:
         """Check a tree as Git 2.39's ``init_tree_desc``/``tree_entry`` walk does."""
         try:
-            parse_entries(bytes(data), self.fmt.rawsz)
+            entries = parse_entries(bytes(data), self.fmt.rawsz)
         except ObjectParseError as e:
             raise ObjectCheckError(e.message) from None
+        # Git 2.55 runs fsck on what hash-object writes; of its tree checks this one
+        # is an error by default (the others are warnings or ignored there)
+        names = [name for _mode, name, _oid in entries]
+        if len(set(names)) != len(names):
+            raise ObjectCheckError("refusing to create malformed object", details=[
+                "object fails fsck: duplicateEntries: contains duplicate file entries"])
 
     def check_tag(self, data: Buffer) -> None:
         """Check a tag as Git 2.39's ``parse_tag_buffer`` does."""
