@@ -177,3 +177,4 @@ def test_commit_conversion_maps_mergetag_and_refuses_unknown_headers():
     with pytest.raises(ObjectConvertError) as e:
         convert_object("tree", b"100644 a\0" + b"\x09" * 20, SHA1, SHA256, ids.get)
     assert e.value.detail == "failed to map tree entry for " + "09" * 20
+

@@ -99,7 +99,10 @@ class Repository:
                 raise RepositoryError(f"not a git repository: '{explicit}'")
             return cls(p, config_overrides=config_overrides)
         here = Path(start if start is not None else os.getcwd()).absolute()
+        ceilings = _ceiling_dirs()
         for d in (here, *here.parents):
+            if d != here and d in ceilings:
+                break   # Git does not go up into a GIT_CEILING_DIRECTORIES entry
             dotgit = d / ".git"
             if dotgit.is_file() or _is_git_dir(dotgit) or _is_git_dir(d):
                 return cls(d, config_overrides=config_overrides)
@@ -189,6 +192,16 @@ class Repository:
     def read_object(self, name: str) -> tuple[str, bytes]:
         """``(type_name, data)`` of the object ``name`` names (an id, ref, ``rev:path``...)."""
         return self.odb.read(self.resolve(name))
+
+
+def _ceiling_dirs() -> set[Path]:
+    """``GIT_CEILING_DIRECTORIES``: absolute paths (others ignored), resolved."""
+    found = set()
+    for entry in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep):
+        if entry and os.path.isabs(entry):
+            found.add(Path(os.path.realpath(entry)))
+            found.add(Path(os.path.normpath(entry)))
+    return found
 
 
 def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Path) -> str:
