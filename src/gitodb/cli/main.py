@@ -42,6 +42,8 @@ COMMANDS = {
     "ls-tree": "ls_tree",
     "rev-list": "rev_list",
     "merge-base": "merge_base",
+    "show-index": "show_index",
+    "unpack-objects": "unpack_objects",
 }
 
 USAGE = """usage: gitodb [-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]
