@@ -333,10 +333,14 @@ def _run_single(repo: Repository, o: Options) -> int:
         if o.mode == "p":
             raise GitodbError(f"Not a valid object name {name}") from None
         oid_hex = _loose_hex(e.path or "")
-        shown = os.path.relpath(e.path or "")
-        if shown.startswith(".."):
-            shown = e.path or ""
-        raise GitodbError(f"loose object {oid_hex} (stored in {shown}) is corrupt") from None
+        raise GitodbError(f"loose object {oid_hex} (stored in {_shown_path(e.path or '')}) "
+                          "is corrupt") from None
+
+
+def _shown_path(path: str) -> str:
+    """A file as Git names it: relative to where it works when that is shorter."""
+    rel = os.path.relpath(path) if path else path
+    return path if rel.startswith("..") else rel
 
 
 def _loose_hex(path: str) -> str:
@@ -347,11 +351,14 @@ def _loose_hex(path: str) -> str:
 
 def _unpack_error_lines(e: LooseObjectError) -> list[str] | None:
     """Git's ``error:`` lines for a loose object whose header cannot be read, or None."""
+    oid_hex = _loose_hex(e.path or "")
+    if e.message == "object file is empty":
+        return [f"object file {_shown_path(e.path or '')} is empty"]
     if not e.message.startswith("unable to unpack header: "):
         return None
-    oid_hex = _loose_hex(e.path or "")
     detail = e.message[len("unable to unpack header: "):]
-    if detail == "no NUL in the first bytes":
+    if detail in ("no NUL in the first bytes", "loose object is truncated"):
+        # Git 2.55 reads what there is and finds no end of header in it
         return [f"header for {oid_hex} too long, exceeds 32 bytes"]
     return [detail, f"unable to unpack {oid_hex} header"]
 
