@@ -6,9 +6,8 @@ and the CLI must turn it into one ``fatal:`` line with exit status 128.
 
 from __future__ import annotations
 
-import warnings
-
 import os
+import warnings
 from pathlib import Path
 
 import pytest
