@@ -102,3 +102,18 @@ def test_index_pack_max_input_size(tmp_path, pack, limit, shown):
     assert got == (128, b"", f"fatal: pack exceeds maximum allowed size ({shown})\n".encode())
     assert not list((r / ".git/objects/pack").iterdir())
     assert ours(["index-pack", "--stdin", "--max-input-size=abc"], r, pack)[0] == 0
+
+
+@pytest.mark.parametrize("option", ["--strict", "--fsck-objects"])
+def test_index_pack_warns_on_missing_tagger_like_git(tmp_path, option):
+    r = _repo(tmp_path, "r")
+    blob = git("hash-object", "-w", "--stdin", cwd=r, input=b"x\n").strip()
+    tag = git("hash-object", "-t", "tag", "-w", "--stdin", "--literally", cwd=r,
+              input=b"object %s\ntype blob\ntag mytag\n\nThis is an invalid tag.\n" % blob).strip()
+    name = git("pack-objects", "tt", cwd=r, input=tag + b"\n" + blob + b"\n").strip().decode()
+    pack = f"tt-{name}.pack"
+    (r / f"tt-{name}.idx").unlink()
+    mine = ours(["index-pack", option, pack], r)
+    (r / f"tt-{name}.idx").unlink()
+    assert mine == run(["git", "index-pack", option, pack], r, b"")
+    assert b"missingTaggerEntry" in mine[2]

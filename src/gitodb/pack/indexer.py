@@ -57,6 +57,7 @@ from gitodb.errors import (
     ObjectParseError,
     ObjectWriteError,
     PackError,
+    report,
 )
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.objects.headers import parse_headers
@@ -855,6 +856,9 @@ class StrictChecker:
             raise self._fail(oid, offset, "badType: invalid 'type' value")
         if headers[2][0] != b"tag" or not headers[2][1]:
             raise self._fail(oid, offset, "missingTagEntry: invalid format - expected 'tag' line")
+        if len(headers) < 4 or headers[3][0] != b"tagger":  # a warning in Git's fsck
+            report("warning", f"object {oid.hex()}: missingTaggerEntry: invalid format - "
+                              "expected 'tagger' line")
 
     def _check_tree(self, data: bytes, oid: bytes, offset: int) -> None:
         try:
