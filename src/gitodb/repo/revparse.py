@@ -73,7 +73,7 @@ def resolve_full(repo: Repository, name: str) -> Resolved:
     """As ``resolve``, also returning the tree-entry mode for ``<rev>:<path>``."""
     colon = _path_colon(name)
     if colon == 0:
-        raise BadRevisionError(f"index paths are not supported: '{name}'")
+        return _resolve_index_path(repo, name)
     if colon > 0:
         rev, path = name[:colon], name[colon + 1:]
         oid, compat = _resolve_rev(repo, rev)
@@ -81,6 +81,28 @@ def resolve_full(repo: Repository, name: str) -> Resolved:
         return _in_compat(repo, _lookup_path(repo, tree, path, rev), compat, name)
     oid, compat = _resolve_rev(repo, name)
     return _in_compat(repo, Resolved(oid), compat, name)
+
+
+def _resolve_index_path(repo: Repository, name: str) -> Resolved:
+    """``:<path>`` and ``:<n>:<path>``: an entry of the index (stage 0 unless given)."""
+    from gitodb.repo.index import index_path, read_index
+
+    rest = name[1:]
+    if rest.startswith("/"):
+        raise BadRevisionError(f"commit message search is not supported: '{name}'")
+    stage = 0
+    if len(rest) >= 2 and rest[0] in "0123" and rest[1] == ":":
+        stage, rest = int(rest[0]), rest[2:]
+    want = rest.encode("utf-8", "surrogateescape")
+    stages = []
+    for e in read_index(index_path(repo), repo.object_format):
+        if e.path == want:
+            if e.stage == stage:
+                return Resolved(e.oid, e.mode, rest)
+            stages.append(e.stage)
+    if stages:
+        raise MissingPathError(f"path '{rest}' is in the index, but not at stage {stage}")
+    raise MissingPathError(f"path '{rest}' does not exist (neither on disk nor in the index)")
 
 
 def _in_compat(repo: Repository, got: Resolved, compat: bool, name: str) -> Resolved:
