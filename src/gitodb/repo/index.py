@@ -65,7 +65,7 @@ def parse_index(data: bytes, fmt: ObjectFormat, path: str = "index") -> list[Ind
         raise RepositoryError("index file smaller than expected", path=path)
     magic, version, count = _HEADER.unpack_from(data)
     if magic != b"DIRC":
-        raise RepositoryError("bad signature 0x%08x" % int.from_bytes(magic, "big"), path=path)
+        raise RepositoryError(f"bad signature 0x{int.from_bytes(magic, 'big'):08x}", path=path)
     if version not in (2, 3, 4):
         raise RepositoryError(f"bad index version {version}", path=path)
     rawsz = fmt.rawsz
