@@ -68,3 +68,35 @@ def test_index_path_errors_like_git(repo):
         128, b"", b"fatal: path 'nope' does not exist (neither on disk nor in the index)\n")
     assert ours(["cat-file", "-p", ":1:a"], repo)[2].startswith(
         b"fatal: path 'a' is in the index, but not at stage 1\n")
+
+
+@pytest.fixture(scope="module")
+def history(tmp_path_factory) -> Path:
+    r = tmp_path_factory.mktemp("rl") / "r"
+    git("init", "-q", "-b", "main", r)
+    for i in (1, 2, 3):
+        (r / "f").write_text(f"{i}\n")
+        git("add", "f", cwd=r)
+        git("commit", "-q", "-m", f"commit {i} testing:{i}", cwd=r)
+    git("checkout", "-q", "-b", "foo@", cwd=r)
+    (r / "f").write_text("4\n")
+    git("commit", "-q", "-am", "four", cwd=r)
+    for b in ("main", "foo@", "main"):
+        git("checkout", "-q", b, cwd=r)
+    git("config", "branch.main.remote", ".", cwd=r)
+    git("config", "branch.main.merge", "refs/heads/foo@", cwd=r)
+    return r
+
+
+REVS = ["foo@@{0}:f", "foo@@{1}", "main@{2}", "@{1}", "@{-1}", "@{-2}", "HEAD@{3}",
+        "main^{/testing:2}", "main^{/commit 1}:f", "main^{/!-commit}", "@{u}",
+        "main@{upstream}", "main^{/nomatch}", "@{-9}", "HEAD@{1}~1"]
+
+
+def test_reflog_upstream_and_message_search_like_git(history):
+    # t1006 'object reference with at-sign' / 'via commit text search'
+    request = "".join(f"{n}\n" for n in REVS).encode()
+    want = git("cat-file", "--batch-check", cwd=history, input=request)
+    assert ours(["cat-file", "--batch-check"], history, request) == (0, want, b"")
+    assert ours(["cat-file", "-t", "main@{9}"], history) == \
+        (128, b"", b"fatal: log for 'main' only has 3 entries\n")

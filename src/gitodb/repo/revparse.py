@@ -116,6 +116,8 @@ def _in_compat(repo: Repository, got: Resolved, compat: bool, name: str) -> Reso
 
 
 _SUFFIX_RE = re.compile(r"(\^\{[^}]*\}|\^[0-9]*|~[0-9]*)$")
+# <ref>@{<spec>}: a reflog entry, a previous branch, the upstream
+_AT_RE = re.compile(r"(.*)@\{([^}]*)\}")
 
 
 def _resolve_rev(repo: Repository, name: str) -> tuple[bytes, bool]:
@@ -140,6 +142,8 @@ def _resolve_rev(repo: Repository, name: str) -> tuple[bytes, bool]:
 def _apply_suffix(repo: Repository, oid: bytes, suffix: str, name: str) -> bytes:
     if suffix.startswith("^{"):
         want = suffix[2:-1]
+        if want.startswith("/"):
+            return _search_message(repo, oid, want[1:], name)
         if want == "":
             return _peel_tags(repo, oid, name)
         if want == "object":
@@ -239,6 +243,9 @@ def _resolve_base(repo: Repository, name: str) -> tuple[bytes, bool]:
         return oid, True
     if name == "@":
         name = "HEAD"
+    m = _AT_RE.fullmatch(name)
+    if m is not None:
+        return _resolve_at(repo, m.group(1), m.group(2), name), False
     oid = dwim_ref(repo, name)
     if oid is not None:
         return oid, False
@@ -247,6 +254,138 @@ def _resolve_base(repo: Repository, name: str) -> tuple[bytes, bool]:
         return _resolve_abbrev_any(repo, name.lower())
     raise BadRevisionError(f"ambiguous argument '{name}': unknown revision or path not in the "
                            "working tree.")
+
+
+def _resolve_at(repo: Repository, ref: str, spec: str, name: str) -> bytes:
+    """``<ref>@{<n>}``, ``@{-<n>}``, ``<branch>@{upstream}`` (``@{u}``)."""
+    unknown = BadRevisionError(f"ambiguous argument '{name}': unknown revision or path not "
+                               "in the working tree.")
+    if spec.startswith("-") and spec[1:].isdigit() and not ref:
+        branch = _previous_branch(repo, int(spec[1:]))
+        if branch is None:
+            raise unknown
+        got = dwim_ref(repo, branch)
+        if got is None:
+            raise unknown
+        return got
+    full = _full_ref_name(repo, ref or "HEAD")
+    if full is None:
+        raise unknown
+    if spec.lower() in ("u", "upstream"):
+        upstream = _upstream(repo, full)
+        if upstream is None:
+            raise unknown
+        got = dwim_ref(repo, upstream)
+        if got is None:
+            raise unknown
+        return got
+    if not spec.isdigit():
+        raise unknown   # dates are not supported
+    n = int(spec)
+    if not ref:
+        # @{n} alone is the current branch's reflog
+        target = repo.refs.read("HEAD")
+        if target is not None and target.target is not None:
+            full = target.target
+    entries = repo.refs.reflog(full)
+    if n < len(entries):
+        return entries[-1 - n].new
+    if n == len(entries) and entries and entries[0].old.strip(b"\0"):
+        return entries[0].old   # the value before the oldest entry, when there was one
+    # fatal in Git even in batch mode: not a BadRevisionError ("missing")
+    raise GitodbError(f"log for '{ref or full}' only has {len(entries)} entries")
+
+
+def _full_ref_name(repo: Repository, name: str) -> str | None:
+    """The ref ``name`` stands for, in Git's search order (``HEAD`` stays ``HEAD``)."""
+    if not _plausible_refname(name):
+        return None
+    for rule in REF_RULES:
+        full = rule.format(name)
+        if rule == "{}" and not (full.startswith("refs/") or _PSEUDOREF_RE.fullmatch(full)):
+            continue
+        try:
+            got = repo.refs.resolve_ref(full)
+        except GitodbError:
+            continue
+        if got is not None:
+            return full
+    return None
+
+
+def _previous_branch(repo: Repository, n: int) -> str | None:
+    """The branch checked out ``n`` switches ago (``@{-n}``), from HEAD's reflog."""
+    if n <= 0:
+        return None
+    seen = 0
+    for entry in reversed(repo.refs.reflog("HEAD")):
+        m = re.match(rb"checkout: moving from (.*) to ", entry.message)
+        if m is None:
+            continue
+        seen += 1
+        if seen == n:
+            return m.group(1).decode("utf-8", "surrogateescape")
+    return None
+
+
+def _upstream(repo: Repository, full: str) -> str | None:
+    """``branch.<name>.remote`` and ``.merge`` as a remote-tracking ref (or a local one)."""
+    if full == "HEAD":
+        head = repo.refs.read("HEAD")
+        if head is None or head.target is None:
+            return None
+        full = head.target
+    if not full.startswith("refs/heads/"):
+        return None
+    branch = full[len("refs/heads/"):]
+    remote = repo.config.get(f"branch.{branch}.remote")
+    merge = repo.config.get(f"branch.{branch}.merge")
+    if not remote or not merge:
+        return None
+    if remote == ".":
+        return merge
+    if merge.startswith("refs/heads/"):
+        return f"refs/remotes/{remote}/{merge[len('refs/heads/'):]}"
+    return None
+
+
+def _search_message(repo: Repository, start: bytes, pattern: str, name: str) -> bytes:
+    """``<rev>^{/<regex>}``: the youngest commit reachable from ``start`` whose message
+    matches (``!!`` escapes a leading ``!``; ``!-`` negates, as in Git)."""
+    import heapq
+
+    negate = False
+    if pattern.startswith("!-"):
+        negate, pattern = True, pattern[2:]
+    elif pattern.startswith("!!"):
+        pattern = pattern[1:]
+    try:
+        rx = re.compile(pattern.encode("utf-8", "surrogateescape"))
+    except re.error:
+        raise BadRevisionError(f"bad regex in '{name}'") from None
+    fmt = repo.object_format
+    first = peel_to(repo, start, "commit", name)
+    seen = {first}
+    queue: list[tuple[int, bytes]] = []
+
+    def push(oid: bytes) -> None:
+        _t, data = repo.odb.read(oid)
+        c = Commit(data, fmt, oid)
+        heapq.heappush(queue, (-c.commit_date, oid))
+
+    push(first)
+    while queue:
+        _d, oid = heapq.heappop(queue)
+        _t, data = repo.odb.read(oid)
+        c = Commit(data, fmt, oid)
+        if (rx.search(c.message) is not None) != negate:
+            return oid
+        for parent in c.parents:
+            if parent not in seen:
+                seen.add(parent)
+                push(parent)
+    raise BadRevisionError(f"ambiguous argument '{name}': unknown revision or path not in "
+                           "the working tree.")
 
 
 def dwim_ref(repo: Repository, name: str) -> bytes | None:
