@@ -74,3 +74,16 @@ def test_objects_are_read_through_an_index_with_a_bad_crc(tmp_path):
     p = subprocess.run([sys.executable, "-m", "gitodb", "verify-pack", str(idx)], cwd=repo,
                        capture_output=True, env=git_env(), timeout=300, check=False)
     assert p.returncode != 0
+
+
+def test_index_pack_strict_finds_links_in_the_repository(tmp_path):
+    # issue 11: "--strict on a pack whose objects the repository already has says
+    # did not receive expected object" (t5302 32)
+    repo = tmp_path / "r"
+    git("init", "-q", repo)
+    git("commit", "-q", "--allow-empty", "-m", "one", cwd=repo)
+    head = git("rev-parse", "HEAD", cwd=repo).strip()
+    name = git("pack-objects", "only-commit", cwd=repo, input=head + b"\n").strip().decode()
+    (repo / f"only-commit-{name}.idx").unlink()
+    assert _ok("index-pack", "--strict", f"only-commit-{name}.pack", cwd=repo) == \
+        f"{name}\n".encode()

@@ -1095,8 +1095,9 @@ def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | 
     m, _size = map_file(pack_path)
     staging = _Staging(fsync)
     try:
-        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None,
-                              existing)
+        # --strict's links may point at objects the repository has (Git looks there)
+        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None,
+                              getattr(existing, "contains", None), existing)
         rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
     finally:
         staging.cleanup()
