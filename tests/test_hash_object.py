@@ -55,7 +55,7 @@ USAGE_CASES = [
     "-t foo f", "-t commit f", "-t tag f", "-t tree f", "nonexist", "-w nonexist", "d",
     "-w d", "--no-filters d", "--path=zz d", "--stdin --stdin", "--stdin-paths --stdin",
     "--stdin-paths f", "--stdin-paths --path=x", "--path=x --no-filters f", "", "--bogus",
-    "-t", "--lit -t foo f", "--filters f", "--no-stdin f", "--path f", "-tblob f",
+    "-t", "--filters f", "--no-stdin f", "--path f", "-tblob f",
     "-wt blob f", "--st f", "-- -f", "f -w", "--no-literally f", "--no-w f", "-h",
     "--stdin=3", "--literally=1 f", "--no-no-filters f", "--t=blob f", "-x f", "--no-",
     "--no-st", "--no-stdin-p f", "--end-of-options -w", "f -h", "f d f", "-wx f",
@@ -69,10 +69,18 @@ def test_options_output_and_errors_match_git(work: Path, args: str) -> None:
     same_as_git(args.split(), work)
 
 
-def test_literally_accepts_any_type_name(work: Path) -> None:
-    for t in ["foo", "", "commit", "a b", "tree"]:
+def test_literally_accepts_any_content_of_a_known_type(work: Path) -> None:
+    for t in ["commit", "tree", "tag", "blob"]:
         assert same_as_git(["--literally", "-t", t, "f"], work)[0] == 0
         assert same_as_git(["--literally", "-t", t, "--stdin"], work, b"random\0junk")[0] == 0
+
+
+@pytest.mark.parametrize("t", ["foo", "", "a b"])
+def test_literally_refuses_unknown_types_like_git_255(work: Path, t: str) -> None:
+    # Git 2.55 (t1007 '--literally complains about non-standard types'); 2.39 hashed them
+    for extra in (["f"], ["-w", "--stdin"]):
+        assert ours(["--literally", "-t", t, *extra], work, b"junk") == \
+            (128, b"", f'fatal: invalid object type "{t}"\n'.encode())
 
 
 def test_stdin_and_stdin_paths(work: Path) -> None:
@@ -167,6 +175,10 @@ def test_option_parsing_differential_fuzz(work: Path, capfdbinary: pytest.Captur
     """Random option soups (nothing that reads stdin or writes) give Git's bytes and status."""
     if "--stdin-p" in tokens and "--" not in tokens[: tokens.index("--stdin-p")]:
         return   # would read paths from stdin
+    if any(t in ("--lit", "--literally") for t in tokens) and (
+            "-tx" in tokens or any(a == "-t" and b not in ("blob", "commit")
+                                   for a, b in zip(tokens, tokens[1:], strict=False))):
+        return   # an unknown type with --literally: Git 2.55 refuses, 2.39 (the oracle) hashes
     from gitodb.cli.main import main
 
     monkeypatch.chdir(work)

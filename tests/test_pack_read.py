@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import subprocess
+import warnings
 from pathlib import Path
 
 import pytest
@@ -264,7 +265,6 @@ def test_bad_idx_checksum_and_fanout(tmp_path: Path) -> None:
     idx.write_bytes(bytes(bad))
     # As Git: opening a pack checks the index's layout, not its checksum (that is
     # O(n) per pack; verify-pack and fsck check it).  The id is then simply missing.
-    import warnings
 
     with warnings.catch_warnings():
         warnings.simplefilter("error", GitodbWarning)

@@ -26,11 +26,19 @@ from gitodb.errors import (
 )
 from gitodb.loose.read import INVALID_TYPE, SIZE_OVERFLOW
 from gitodb.objects.commit import Commit
+from gitodb.objects.filter import ObjectFilter
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.pretty import format_tree
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
-from gitodb.repo.revparse import MissingPathError, resolve_full
+from gitodb.repo.replace import replace_map, replaced
+from gitodb.repo.revparse import (
+    MissingPathError,
+    Resolved,
+    SymlinkOutcome,
+    resolve_follow_symlinks,
+    resolve_full,
+)
 
 try:
     from gitodb._native import check_lines as _check_lines
@@ -43,15 +51,49 @@ if TYPE_CHECKING:
     from gitodb.repo.odb import ObjectDatabase
 
 USAGE = """usage: git cat-file <type> <object>
-   or: git cat-file (-e | -p) <object>
-   or: git cat-file (-t | -s) <object>
+   or: git cat-file (-e | -p | -t | -s) <object>
+   or: git cat-file (--textconv | --filters)
+                    [<rev>:<path|tree-ish> | --path=<path|tree-ish> <rev>]
    or: git cat-file (--batch | --batch-check | --batch-command) [--batch-all-objects]
-                    [--buffer] [--unordered] [-z]
+                    [--buffer] [--follow-symlinks] [--unordered]
+                    [--textconv | --filters] [-Z]
+
+Check object existence or emit object contents
+    -e                    check if <object> exists
+    -p                    pretty-print <object> content
+
+Emit [broken] object attributes
+    -t                    show object type (one of 'blob', 'tree', 'commit', 'tag', ...)
+    -s                    show object size
+    --[no-]use-mailmap    use mail map file
+    --[no-]mailmap        alias of --use-mailmap
+
+Batch objects requested on stdin (or --batch-all-objects)
+    --batch[=<format>]    show full <object> or <rev> contents
+    --batch-check[=<format>]
+                          like --batch, but don't emit <contents>
+    -Z                    stdin and stdout is NUL-terminated
+    --batch-command[=<format>]
+                          read commands from stdin
+    --batch-all-objects   with --batch[-check]: ignores stdin, batches all known objects
+
+Change or optimize batch output
+    --[no-]buffer         buffer --batch output
+    --[no-]follow-symlinks
+                          follow in-tree symlinks
+    --[no-]unordered      do not order objects before emitting them
+
+Emit object (blob or tree) with conversion or filter (stand-alone, or with batch)
+    --textconv            run textconv on object's content
+    --filters             run filters on object's content
+    --[no-]path blob|tree use a <path> for (--textconv | --filters); Not with 'batch'
+    --[no-]filter <args>  object filtering
+
 """
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype) %(objectsize)"
 KNOWN_ATOMS = ("objectname", "objecttype", "objectsize", "objectsize:disk", "deltabase",
-               "rest")
+               "rest", "objectmode")
 # Flush the output buffer once it holds this much (one large write per chunk).
 OUTPUT_CHUNK = 1 << 20
 # Objects per write of --batch-check --batch-all-objects output.
@@ -61,97 +103,200 @@ _IOV_MAX = 1024
 
 
 class UsageError(Exception):
-    """A command-line mistake: Git prints ``fatal: <msg>`` plus usage, exit 129."""
+    """A command-line mistake: Git prints ``fatal: <msg>`` plus usage, exit 129.
+
+    ``with_usage=False`` for Git's messages that come alone (option conflicts).
+    """
+
+    def __init__(self, msg: str, with_usage: bool = True) -> None:
+        super().__init__(msg)
+        self.with_usage = with_usage
 
 
 # --------------------------------------------------------------------------- options
+#: command modes: letter -> how Git names the option in a conflict message
+_CMDMODES = {"e": "-e", "p": "-p", "t": "-t", "s": "-s", "c": "--textconv",
+             "w": "--filters", "b": "--batch-all-objects"}
+#: long options: name -> kind ("cmdmode:<letter>", "batch", "bool", "string")
+_LONG = {"batch": "batch", "batch-check": "batch", "batch-command": "batch",
+         "batch-all-objects": "cmdmode:b", "textconv": "cmdmode:c", "filters": "cmdmode:w",
+         "use-mailmap": "bool", "mailmap": "bool", "buffer": "bool",
+         "follow-symlinks": "bool", "unordered": "bool", "path": "string",
+         "filter": "string"}
+_NEGATABLE = ("use-mailmap", "mailmap", "buffer", "follow-symlinks", "unordered", "path",
+              "filter")
+
+
 class Options:
     """Parsed ``cat-file`` arguments."""
 
     def __init__(self) -> None:
-        self.mode: str | None = None        # "t", "s", "e", "p"
+        self.mode: str | None = None        # "t", "s", "e", "p", "c", "w", "b"
         self.batch: str | None = None       # "batch", "batch-check", "batch-command"
         self.format: str | None = None
         self.all_objects = False
         self.unordered = False
         self.buffer = False
         self.buffer_given = False
-        self.nul_input = False
+        self.nul_input = False              # -z
+        self.nul_output = False             # -Z (input and output)
+        self.follow_symlinks = False
+        self.mailmap = False
+        self.path: str | None = None
+        self.filter: ObjectFilter | None = None
         self.args: list[str] = []
 
 
+def _long_name(word: str) -> tuple[str, bool]:
+    """The long option ``word`` names (exact, or a unique prefix): ``(name, negated)``."""
+    names = list(_LONG) + [f"no-{n}" for n in _NEGATABLE]
+    if word in names:
+        exact = word
+    else:
+        found = [n for n in names if n.startswith(word)]
+        # "--no-b" style prefixes of one option's two forms count once
+        if len({n.removeprefix("no-") for n in found}) != 1 or not found:
+            if not found:
+                raise UsageError(f"error: unknown option `{word}'")
+            raise UsageError(f"error: ambiguous option: {word} (could be --{found[0]} or "
+                             f"--{found[1]})", with_usage=False)
+        if os.environ.get("GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS", "").lower() in (
+                "1", "true", "yes", "on"):
+            raise GitodbError(f"disallowed abbreviated or ambiguous option '{word}'")
+        exact = found[0]
+    if exact.startswith("no-") and exact not in _LONG:
+        return exact[3:], True
+    return exact, False
+
+
+def _set_mode(o: Options, m: str) -> None:
+    if o.mode is not None and o.mode != m:
+        raise UsageError(f"error: options '{_CMDMODES[m]}' and '{_CMDMODES[o.mode]}' cannot "
+                         "be used together", with_usage=False)
+    o.mode = m
+
+
 def parse_args(argv: list[str]) -> Options:
-    """Parse ``argv`` the way Git's parse-options does for ``cat-file``."""
+    """Parse ``argv`` the way Git 2.55's parse-options does for ``cat-file``."""
     o = Options()
     only_args = False
-    for arg in argv:
+    it = iter(argv)
+    for arg in it:
         if only_args or not arg.startswith("-") or arg == "-":
             o.args.append(arg)
             continue
         if arg == "--":
             only_args = True
-        elif arg in ("-t", "-s", "-e", "-p"):
-            m = arg[1]
-            if o.mode is not None and o.mode != m:
-                raise UsageError(f"error: switch `{m}' is incompatible with -{o.mode}")
-            o.mode = m
-        elif arg.startswith(("--batch-check", "--batch-command", "--batch")) and \
-                arg.split("=", 1)[0] in ("--batch", "--batch-check", "--batch-command"):
-            name, eq, fmt = arg[2:].partition("=")
-            if o.batch is not None:
-                raise UsageError("error: only one batch option may be specified")
-            o.batch = name
-            o.format = fmt if eq else None
-        elif arg == "--batch-all-objects":
-            o.all_objects = True
-        elif arg == "--unordered":
-            o.unordered = True
-        elif arg in ("--buffer", "--no-buffer"):
-            o.buffer = arg == "--buffer"
-            o.buffer_given = True
-        elif arg == "-z":
-            o.nul_input = True
-        elif arg.startswith("--"):
-            raise UsageError(f"error: unknown option `{arg[2:]}'")
-        else:
-            raise UsageError(f"error: unknown switch `{arg[1:2]}'")
+            continue
+        if arg.startswith("--"):
+            word, eq, value = arg[2:].partition("=")
+            name, negated = _long_name(word)
+            kind = _LONG[name]
+            if kind == "batch":
+                if o.batch is not None:
+                    raise UsageError("error: only one batch option may be specified",
+                                     with_usage=False)
+                o.batch = name
+                o.format = value if eq else None
+                continue
+            if eq and kind != "string":
+                raise UsageError(f"error: option `{name}' takes no value", with_usage=False)
+            if kind.startswith("cmdmode:"):
+                _set_mode(o, kind[-1])
+                if kind[-1] == "b":
+                    o.all_objects = True
+            elif kind == "bool":
+                on = not negated
+                if name in ("use-mailmap", "mailmap"):
+                    o.mailmap = on
+                elif name == "buffer":
+                    o.buffer, o.buffer_given = on, True
+                elif name == "follow-symlinks":
+                    o.follow_symlinks = on
+                else:
+                    o.unordered = on
+            else:  # path, filter
+                if negated:
+                    value = None  # type: ignore[assignment]
+                elif not eq:
+                    value = next(it, None)  # type: ignore[assignment]
+                    if value is None:
+                        raise UsageError(f"error: option `{name}' requires a value",
+                                         with_usage=False)
+                if name == "path":
+                    o.path = value
+                else:
+                    o.filter = None if value is None else ObjectFilter.parse(value, o.filter)
+            continue
+        for ch in arg[1:]:
+            if ch in "epts":
+                _set_mode(o, ch)
+            elif ch == "z":
+                o.nul_input = True
+            elif ch == "Z":
+                o.nul_output = True
+            else:
+                raise UsageError(f"error: unknown switch `{ch}'")
+    return o
+
+
+def check_args(o: Options) -> None:
+    """Git's checks of the option combination, in Git's order (``UsageError``)."""
+    transform = o.mode in ("c", "w")
+    if o.filter is not None and o.filter.kind not in ("blob:none", "blob:limit", "object:type"):
+        raise UsageError(f"usage: objects filter not supported: '{o.filter.kind}'",
+                         with_usage=False)
+    if o.path is not None and not transform:
+        raise UsageError("fatal: '--path=<path|tree-ish>' needs '--filters' or '--textconv'")
     if o.batch is None:
-        # Git 2.39 accepts --unordered without a batch mode (it has no effect there).
-        for flag, on in (("--buffer", o.buffer_given), ("--batch-all-objects", o.all_objects)):
+        for flag, on in (("--follow-symlinks", o.follow_symlinks),
+                         ("--buffer", o.buffer_given),
+                         ("--batch-all-objects", o.all_objects), ("-z", o.nul_input),
+                         ("-Z", o.nul_output)):
             if on:
                 raise UsageError(f"fatal: '{flag}' requires a batch mode")
-        if o.nul_input:
-            raise UsageError("fatal: '-z' requires a batch mode")
+        if o.filter is not None:
+            raise UsageError("usage: objects filter only supported in batch mode",
+                             with_usage=False)
     else:
-        if o.mode is not None:
-            if o.all_objects:
-                raise UsageError(f"error: switch `{o.mode}' is incompatible with "
-                                 "--batch-all-objects")
+        if o.mode is not None and not transform and o.mode != "b":
             raise UsageError(f"fatal: '-{o.mode}' is incompatible with batch mode")
         if o.args:
             raise UsageError("fatal: batch modes take no arguments")
-    return o
+        return
+    if o.mode is not None:
+        if not o.args:
+            if o.mode in ("c", "w"):
+                raise UsageError(f"fatal: <rev> required with '{_CMDMODES[o.mode]}'")
+            raise UsageError(f"fatal: <object> required with '-{o.mode}'")
+        if len(o.args) > 1:
+            raise UsageError("fatal: too many arguments")
+    elif not o.args:
+        raise UsageError("")
+    elif len(o.args) != 2:
+        raise UsageError("fatal: only two arguments allowed in <type> <object> "
+                         f"mode, not {len(o.args)}")
 
 
 def run(argv: list[str], ctx: Context) -> int:
     """Entry point for ``gitodb cat-file``."""
+    if argv in (["-h"], ["--help"]):
+        sys.stdout.write(USAGE)
+        return 129
     try:
         o = parse_args(argv)
-        if o.batch is None:
-            if o.mode is not None:
-                if not o.args:
-                    raise UsageError(f"fatal: <object> required with '-{o.mode}'")
-                if len(o.args) > 1:
-                    raise UsageError("fatal: too many arguments")
-            elif not o.args:
-                raise UsageError("")
-            elif len(o.args) != 2:
-                raise UsageError("fatal: only two arguments allowed in <type> <object> "
-                                 f"mode, not {len(o.args)}")
+        check_args(o)
     except UsageError as e:
         msg = str(e)
-        sys.stderr.write((msg + "\n\n" if msg else "") + USAGE)
+        if not e.with_usage:
+            sys.stderr.write(msg + "\n")
+        else:
+            sys.stderr.write((msg + "\n\n" if msg else "") + USAGE)
         return 129
+    if o.mode in ("c", "w"):
+        # attributes and the textconv/clean-smudge machinery are not built yet: say so
+        # instead of printing the unconverted content as if it were converted
+        raise GitodbError(f"{_CMDMODES[o.mode]} is not supported by gitodb yet")
     repo = ctx.open_repository()
     if o.batch is not None:
         return run_batch(repo, o, sys.stdin.buffer, sys.stdout.buffer)
@@ -159,9 +304,9 @@ def run(argv: list[str], ctx: Context) -> int:
 
 
 # --------------------------------------------------------------------------- single
-def _resolve_or_die(repo: Repository, name: str) -> bytes:
+def _resolve_or_die(repo: Repository, name: str) -> Resolved:
     try:
-        return resolve_full(repo, name).oid
+        return resolve_full(repo, name)
     except MissingPathError:
         raise
     except AmbiguousObjectNameError as e:
@@ -172,25 +317,77 @@ def _resolve_or_die(repo: Repository, name: str) -> bytes:
 
 
 def _run_single(repo: Repository, o: Options) -> int:
+    try:
+        return _run_single_checked(repo, o)
+    except LooseObjectError as e:
+        if e.message == INVALID_TYPE:
+            raise GitodbError(INVALID_TYPE) from None  # Git names no file here
+        lines = _unpack_error_lines(e)
+        if lines is None:
+            raise
+        sys.stderr.write("".join(f"error: {line}\n" for line in lines))
+        name = o.args[-1]
+        if o.mode in ("t", "s"):
+            raise GitodbError("git cat-file: could not get object info") from None
+        if o.mode == "p":
+            raise GitodbError(f"Not a valid object name {name}") from None
+        oid_hex = _loose_hex(e.path or "")
+        raise GitodbError(f"loose object {oid_hex} (stored in {_shown_path(e.path or '')}) "
+                          "is corrupt") from None
+
+
+def _shown_path(path: str) -> str:
+    """A file as Git names it: relative to where it works when that is shorter."""
+    rel = os.path.relpath(path) if path else path
+    return path if rel.startswith("..") else rel
+
+
+def _loose_hex(path: str) -> str:
+    """The object id a loose object's path names (``objects/ab/cdef...``)."""
+    head, tail = os.path.split(path)
+    return os.path.basename(head) + tail
+
+
+def _unpack_error_lines(e: LooseObjectError) -> list[str] | None:
+    """Git's ``error:`` lines for a loose object whose header cannot be read, or None."""
+    oid_hex = _loose_hex(e.path or "")
+    if e.message == "object file is empty":
+        return [f"object file {_shown_path(e.path or '')} is empty"]
+    if not e.message.startswith("unable to unpack header: "):
+        return None
+    detail = e.message[len("unable to unpack header: "):]
+    if detail in ("no NUL in the first bytes", "loose object is truncated"):
+        # Git 2.55 reads what there is and finds no end of header in it
+        return [f"header for {oid_hex} too long, exceeds 32 bytes"]
+    return [detail, f"unable to unpack {oid_hex} header"]
+
+
+def _run_single_checked(repo: Repository, o: Options) -> int:
     odb = repo.odb
     out = sys.stdout.buffer
     if o.mode is None:
         type_name, name = o.args
         if type_name not in TYPE_NUMBERS:
             raise GitodbError(f'invalid object type "{type_name}"')
-        oid = _resolve_or_die(repo, name)
-        data = _read_with_reference(repo, oid, type_name)
+        got = _resolve_or_die(repo, name)
+        data = _read_with_reference(repo, replaced(replace_map(repo), got.oid), type_name)
         if data is None:
             raise GitodbError(f"git cat-file {name}: bad file")
+        if got.compat_oid is not None:
+            data = _to_compat(repo, type_name, data)
         out.write(data)
         return 0
     name = o.args[0]
-    oid = _resolve_or_die(repo, name)
+    got = _resolve_or_die(repo, name)
+    oid = got.oid
     if o.mode == "e":
         return 0 if odb.contains(oid) else 1
+    oid = replaced(replace_map(repo), oid)
     if o.mode in ("t", "s"):
         try:
             t, size = odb.read_header(oid)
+            if o.mode == "s" and got.compat_oid is not None and t != "blob":
+                size = len(_to_compat(repo, t, odb.read(oid)[1]))
         except ObjectNotFoundError:
             raise GitodbError("git cat-file: could not get object info") from None
         out.write(b"%s\n" % (t.encode() if o.mode == "t" else b"%d" % size))
@@ -200,12 +397,24 @@ def _run_single(repo: Repository, o: Options) -> int:
         t, data = odb.read(oid)
     except ObjectNotFoundError:
         raise GitodbError(f"Not a valid object name {name}") from None
+    fmt = repo.object_format
+    if got.compat_oid is not None:
+        data = _to_compat(repo, t, data)
+        fmt = repo.compat.compat  # type: ignore[union-attr]
     if t == "tree":
         quote = repo.config.get_bool("core.quotepath", True)
-        out.write(format_tree(Tree(data, repo.object_format, oid), quote_fully=quote))
+        out.write(format_tree(Tree(data, fmt, got.name_oid), quote_fully=quote))
     else:
         out.write(data)
     return 0
+
+
+def _to_compat(repo: Repository, type_name: str, data: bytes) -> bytes:
+    """Content read in the storage format, as it is in the compatibility format."""
+    compat = repo.compat
+    if compat is None:
+        return data
+    return compat.convert_to_compat(type_name, data)
 
 
 def _read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | None:
@@ -231,15 +440,19 @@ def _read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | Non
 class BatchFormat:
     """A compiled ``--batch`` format: literal text with ``%(atom)`` placeholders."""
 
-    def __init__(self, fmt: str) -> None:
+    def __init__(self, fmt: str, delim: bytes = b"\n") -> None:
+        self.delim = delim
         self.template, self.atoms = self._compile(fmt)
+        self.template = self.template[:-1] + delim.replace(b"%", b"%%")
         atoms = set(self.atoms)
         self.needs_type = "objecttype" in atoms
         self.needs_size = "objectsize" in atoms
         self.needs_disk = "objectsize:disk" in atoms
         self.needs_deltabase = "deltabase" in atoms
         self.uses_rest = "rest" in atoms
-        self.is_default = fmt == DEFAULT_FORMAT
+        self.uses_mode = "objectmode" in atoms
+        # the hand-written fast paths print exactly this
+        self.is_default = fmt == DEFAULT_FORMAT and delim == b"\n"
 
     @staticmethod
     def _compile(fmt: str) -> tuple[bytes, list[str]]:
@@ -277,11 +490,13 @@ class BatchFormat:
         return bytes(parts), atoms
 
     def render(self, oid: bytes, type_num: int, size: int, disk: int, deltabase: bytes | None,
-               rest: bytes | None, rawsz: int) -> bytes:
-        """One output line for an object."""
+               rest: bytes | None, rawsz: int, mode: int | None = None) -> bytes:
+        """One output line for an object (``mode``: of the tree entry it was named by)."""
         values = []
         for atom in self.atoms:
-            if atom == "objectname":
+            if atom == "objectmode":
+                values.append(b"%06o" % mode if mode else b"")
+            elif atom == "objectname":
                 values.append(oid.hex().encode())
             elif atom == "objecttype":
                 values.append(TYPE_NAMES[type_num].encode())
@@ -348,8 +563,14 @@ class BatchRunner:
     """Answers batch requests against one repository."""
 
     def __init__(self, repo: Repository, fmt: BatchFormat, contents: bool,
-                 out: _Output) -> None:
+                 out: _Output, *, follow_symlinks: bool = False,
+                 object_filter: ObjectFilter | None = None) -> None:
         self.repo = repo
+        self.delim = fmt.delim
+        self.follow_symlinks = follow_symlinks
+        self.filter = object_filter
+        self.mode: int | None = None
+        self._replace: dict[bytes, bytes] | None = None
         self.odb: ObjectDatabase = repo.odb
         self.fmt = fmt
         self.contents = contents
@@ -360,35 +581,87 @@ class BatchRunner:
     def one(self, name: bytes, rest: bytes | None, contents: bool) -> None:
         """Answer one request line: resolve ``name`` and print it, or ``missing``."""
         text = name.decode("utf-8", "surrogateescape")
+        d = self.delim
         try:
-            oid = resolve_full(self.repo, text).oid
+            if self.follow_symlinks:
+                got = resolve_follow_symlinks(self.repo, text)
+                if isinstance(got, SymlinkOutcome):
+                    self._symlink_outcome(name, got)
+                    return
+            else:
+                got = resolve_full(self.repo, text)
         except AmbiguousObjectNameError as e:
             sys.stderr.write(f"error: {e.message}\n")
-            self.out.write(name + b" ambiguous\n")
+            self.out.write(name + b" ambiguous" + d)
             return
         except BadRevisionError:
-            self.out.write(name + b" missing\n")
+            self.out.write(name + b" missing" + d)
             return
+        oid = self.replaced(got.oid)
+        self.mode = got.mode
         where = self.odb.locate(oid)
         if where is None:
-            self.out.write(name + b" missing\n")
+            if got.mode is not None and got.mode & 0o170000 == 0o160000:
+                self.out.write(got.oid.hex().encode() + b" submodule" + d)
+            else:
+                self.out.write(name + b" missing" + d)
             return
+        if self.filter is not None and self._excluded(oid, where):
+            self.out.write(got.name_oid.hex().encode() + b" excluded" + d)
+            return
+        if got.compat_oid is not None:
+            self.emit_compat(got.compat_oid, oid, where, rest, contents)
+            return
+        shown = got.oid
         if isinstance(where, tuple):
-            self.emit(oid, where[0], where[1], rest, contents)
+            self.emit(shown, where[0], where[1], rest, contents, read_oid=oid)
             return
         try:
-            self.emit(oid, None, where, rest, contents)
+            self.emit(shown, None, where, rest, contents, read_oid=oid)
         except LooseObjectError as e:
             if e.message == INVALID_TYPE or e.message.startswith(SIZE_OVERFLOW):
-                raise  # Git dies on these even in batch mode
+                raise GitodbError(e.message) from None  # Git dies on these even in batch
             # Git: a loose object it cannot unpack is reported, then "missing"
-            sys.stderr.write(f"error: {e}\n")
-            self.out.write(name + b" missing\n")
+            lines = _unpack_error_lines(e) or [str(e)]
+            sys.stderr.write("".join(f"error: {line}\n" for line in lines))
+            self.out.write(name + b" missing" + d)
+
+    def replaced(self, oid: bytes) -> bytes:
+        """The object to read for ``oid`` (replace refs, loaded on first use)."""
+        if self._replace is None:
+            self._replace = replace_map(self.repo)
+        return replaced(self._replace, oid) if self._replace else oid
+
+    def _excluded(self, oid: bytes, where) -> bool:  # type: ignore[no-untyped-def]
+        assert self.filter is not None
+        if isinstance(where, tuple):
+            pack, offset = where
+            type_num, size = pack.header_at(offset)
+            type_name = TYPE_NAMES[type_num]
+        else:
+            header = where.read_header(oid)
+            if header is None:
+                return False
+            type_name, size = header
+        return self.filter.excludes(type_name, size)
+
+    def _symlink_outcome(self, name: bytes, got: SymlinkOutcome) -> None:
+        d = self.delim
+        if got.status == "missing":
+            self.out.write(name + b" missing" + d)
+            return
+        shown = got.path.encode("utf-8", "surrogateescape") if got.status == "symlink" \
+            else name
+        self.out.write(b"%s %d%s%s%s" % (got.status.encode(), len(shown), d, shown, d))
 
     def emit(self, oid: bytes, pack, where, rest: bytes | None,  # type: ignore[no-untyped-def]
-             contents: bool) -> None:
-        """Print one located object: the format line, then its content if ``contents``."""
+             contents: bool, read_oid: bytes | None = None) -> None:
+        """Print one located object: the format line, then its content if ``contents``.
+
+        ``read_oid`` is the object actually read when ``oid`` is replaced.
+        """
         fmt = self.fmt
+        shown, oid = oid, read_oid or oid
         data = b""
         type_num = 0
         size = disk = 0
@@ -409,28 +682,58 @@ class BatchRunner:
             if contents:
                 got = where.read(oid)
                 if got is None:
-                    self.out.write(oid.hex().encode() + b" missing\n")
+                    self.out.write(shown.hex().encode() + b" missing" + self.delim)
                     return
                 type_num, data = TYPE_NUMBERS[got[0]], got[1]
                 size = len(data)
             elif fmt.needs_size or fmt.needs_type:
                 header = where.read_header(oid)
                 if header is None:
-                    self.out.write(oid.hex().encode() + b" missing\n")
+                    self.out.write(shown.hex().encode() + b" missing" + self.delim)
                     return
                 type_num, size = TYPE_NUMBERS[header[0]], header[1]
             if fmt.needs_disk:
                 disk = where.disk_size(oid) or 0
         write = self.out.write
-        write(fmt.render(oid, type_num, size, disk, deltabase, rest, self.rawsz))
+        write(fmt.render(shown, type_num, size, disk, deltabase, rest, self.rawsz, self.mode))
         if contents:
             write(data)
-            write(b"\n")
+            write(self.delim)
+
+    def emit_compat(self, compat_oid: bytes, oid: bytes, where,  # type: ignore[no-untyped-def]
+                    rest: bytes | None, contents: bool) -> None:
+        """Print an object named by its compatibility id: that id, and the content
+        (and so the size) as it is in the compatibility format."""
+        compat = self.repo.compat
+        assert compat is not None  # only names in a compatibility format get here
+        type_name, data = self.odb.read(oid)
+        data = compat.convert_to_compat(type_name, data)
+        if isinstance(where, tuple):
+            pack, offset = where
+            disk = pack.disk_size_at(offset) if self.fmt.needs_disk else 0
+            base = pack.delta_base_at(offset) if self.fmt.needs_deltabase else None
+            if base is not None:
+                base = compat.to_compat(base)
+        else:
+            disk = (where.disk_size(oid) or 0) if self.fmt.needs_disk else 0
+            base = None
+        self.out.write(self.fmt.render(compat_oid, TYPE_NUMBERS[type_name], len(data), disk,
+                                       base, rest, compat.compat.rawsz, self.mode))
+        if contents:
+            self.out.write(data)
+            self.out.write(self.delim)
 
     # -- every object
     def all_objects(self, unordered: bool) -> None:
         """Print every object: sorted by id, or in storage order with ``unordered``."""
         fmt = self.fmt
+        if self.filter is not None:
+            # the plain loop: the fast paths below print every object
+            for oid, pack, where in self.odb.iter_located("pack" if unordered else "sorted"):
+                spot = (pack, where) if pack is not None else where
+                if not self._excluded(oid, spot):
+                    self.emit(oid, pack, where, None, self.contents)
+            return
         if self.contents and not unordered:
             self._all_contents_reordered()
             return
@@ -634,18 +937,22 @@ def _read_requests(stream: BinaryIO, nul: bool) -> Iterator[bytes]:
 
 def run_batch(repo: Repository, o: Options, stdin: BinaryIO, stdout: BinaryIO) -> int:
     """Run a batch mode; return the exit status."""
-    fmt = BatchFormat(o.format if o.format is not None else DEFAULT_FORMAT)
+    delim = b"\0" if o.nul_output else b"\n"
+    fmt = BatchFormat(o.format if o.format is not None else DEFAULT_FORMAT, delim)
     contents = o.batch == "batch"
     buffered = o.buffer or (o.all_objects and not o.buffer_given)
     out = _Output(stdout, buffered)
-    runner = BatchRunner(repo, fmt, contents, out)
+    runner = BatchRunner(repo, fmt, contents, out, follow_symlinks=o.follow_symlinks,
+                         object_filter=o.filter)
+    nul_input = o.nul_input or o.nul_output
+    flush_at_exit = True
     try:
         if o.all_objects:
             runner.all_objects(o.unordered)
         elif o.batch == "batch-command":
-            _run_commands(runner, o, stdin, out)
+            flush_at_exit = _run_commands(runner, o, stdin, out, nul_input)
         else:
-            for line in _read_requests(stdin, o.nul_input):
+            for line in _read_requests(stdin, nul_input):
                 rest = None
                 name = line
                 if fmt.uses_rest:
@@ -654,7 +961,8 @@ def run_batch(repo: Repository, o: Options, stdin: BinaryIO, stdout: BinaryIO) -
                 out.end_request()
     finally:
         # Like Git's stdio at exit: what was produced before an error still goes out.
-        out.flush()
+        if flush_at_exit:
+            out.flush()
     return 0
 
 
@@ -671,8 +979,14 @@ def _split_rest(line: bytes) -> tuple[bytes, bytes | None]:
 _COMMANDS = (("contents", True), ("info", True), ("flush", False))
 
 
-def _run_commands(runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output) -> None:
-    """``--batch-command``: ``contents <obj>``, ``info <obj>``, ``flush`` (with --buffer)."""
+def _run_commands(runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output,
+                  nul_input: bool) -> bool:
+    """``--batch-command``: ``contents <obj>``, ``info <obj>``, ``flush`` (with --buffer).
+
+    Returns whether output still pending at the end is to be written: with
+    ``--buffer``, Git's test knob ``GIT_TEST_CAT_FILE_NO_FLUSH_ON_EXIT`` drops the
+    commands queued since the last ``flush``.
+    """
     queued: list[tuple[bool, bytes]] = []
 
     def dispatch() -> None:
@@ -681,7 +995,7 @@ def _run_commands(runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output
         queued.clear()
         out.flush()
 
-    for line in _read_requests(stdin, o.nul_input):
+    for line in _read_requests(stdin, nul_input):
         text = line.decode("utf-8", "surrogateescape")
         if not line:
             raise GitodbError("empty command in input")
@@ -713,8 +1027,15 @@ def _run_commands(runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output
             out.flush()
             continue
         queued.append((cmd == "contents", arg))
+    if o.buffer and _env_bool("GIT_TEST_CAT_FILE_NO_FLUSH_ON_EXIT"):
+        return False
     if queued:
         dispatch()
+    return True
+
+
+def _env_bool(name: str) -> bool:
+    return os.environ.get(name, "").lower() in ("1", "true", "yes", "on")
 
 
 __all__ = ["run", "run_batch", "parse_args", "BatchFormat", "BatchRunner"]

@@ -167,8 +167,11 @@ class HashObject:
         write: bool = self.opts["write"]
         reader: Any = _FdReader(fd)
         regular = stat.S_ISREG(st.st_mode)
+        if type_name not in TYPE_NUMBERS:
+            # Git 2.55 refuses unknown types even with --literally (2.39 hashed them)
+            raise GitodbError(f'invalid object type "{type_name}"')
         if self.opts["literally"]:
-            # Any type name and content; never checked, never packed.
+            # Any content; never checked, never packed.
             if not regular:
                 data = reader.read_all()
                 return self.writer.write(type_name, data) if write else \

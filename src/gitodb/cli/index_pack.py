@@ -55,6 +55,10 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-stat", action="store_true")
     p.add_argument("--verify-stat-only", action="store_true")
     p.add_argument("--strict", action="store_true")
+    p.add_argument("--fsck-objects", action="store_true")
+    p.add_argument("--promisor", dest="promisor", action="store_const", const="")
+    p.add_argument("--promisor-msg", dest="promisor")  # --promisor=<msg> is rewritten to this
+    p.add_argument("--max-input-size")
     p.add_argument("--threads", type=int)
     p.add_argument("--progress", dest="progress", action="store_true", default=None)
     p.add_argument("--no-progress", dest="progress", action="store_false")
@@ -118,7 +122,8 @@ def _open_repo(ctx: Any) -> Any:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Run ``index-pack`` with ``argv``; return the exit status."""
-    argv = [("--keep-msg=" + a[len("--keep="):]) if a.startswith("--keep=") else a
+    argv = [("--keep-msg=" + a[len("--keep="):]) if a.startswith("--keep=") else
+            ("--promisor-msg=" + a[len("--promisor="):]) if a.startswith("--promisor=") else a
             for a in argv]
     args = _parser().parse_args(argv)
     if args.help:
@@ -133,6 +138,9 @@ def run(argv: list[str], ctx: Any) -> int:
     if args.threads is not None and args.threads < 0:
         sys.stderr.write(USAGE + "\n")
         return 129
+    if args.promisor is not None and not args.stdin and args.pack_file is not None:
+        raise PackError("--promisor cannot be used with a pack name")
+    max_input = _parse_size(args.max_input_size) if args.max_input_size is not None else 0
     if verify and args.pack_file is None:
         raise PackError("--verify with no packfile name given")
     if verify and args.stdin:
@@ -187,7 +195,9 @@ def run(argv: list[str], ctx: Any) -> int:
 
     opts = IndexPackOptions(index_version=version, offset32_limit=off32, rev_index=rev_index,
                             keep_msg=args.keep, threads=threads, fix_thin=args.fix_thin,
-                            strict=args.strict, progress=meter, progress_title=args.progress_title,
+                            strict=args.strict or args.fsck_objects,
+                            strict_links=args.strict, promisor_msg=args.promisor,
+                            progress=meter, progress_title=args.progress_title,
                             compression_level=level, delta_base_cache_limit=cache_limit)
     fsync = repo.fsync_policy if repo is not None else DEFAULT_POLICY
     try:
@@ -197,8 +207,14 @@ def run(argv: list[str], ctx: Any) -> int:
             if repo is not None:
                 check_object_writes(repo.config)
             odb = repo.odb if repo is not None else None
+            if repo is not None:
+                # Git creates objects/pack when it is missing
+                os.makedirs(os.path.join(repo.common_dir, "objects", "pack"), exist_ok=True)
+            source: Any = sys.stdin.buffer
+            if max_input:
+                source = _Bounded(source, max_input)
             outcome = index_pack_stream(
-                sys.stdin.buffer, fmt, opts,
+                source, fmt, opts,
                 pack_dir=os.path.join(repo.common_dir, "objects", "pack") if repo else None,
                 pack_path=args.pack_file, index_path=args.index_file,
                 base_lookup=_lookup(odb) if odb is not None else None,
@@ -207,6 +223,8 @@ def run(argv: list[str], ctx: Any) -> int:
             report = "keep" if outcome.keep_created else "pack"
             sys.stdout.write(f"{report}\t{outcome.pack_hash}\n")
         else:
+            if max_input and os.path.getsize(args.pack_file) > max_input:
+                raise _too_big(max_input)
             # In a repository, Git compares objects it already has (collision check).
             outcome = index_pack_file(args.pack_file, fmt, opts, index_path=args.index_file,
                                       existing=repo.odb if repo is not None else None,
@@ -216,6 +234,52 @@ def run(argv: list[str], ctx: Any) -> int:
         if meter is not None:
             meter.close()
     return 0
+
+
+def _parse_size(text: str) -> int:
+    """As Git 2.55 reads ``--max-input-size``: the leading digits (none: 0, no limit)."""
+    digits = ""
+    for ch in text:
+        if not ch.isdigit():
+            break
+        digits += ch
+    return int(digits) if digits else 0
+
+
+def humanise_bytes(n: int) -> str:
+    """Git's ``strbuf_humanise_bytes``: ``1 byte``, ``100 bytes``, ``1.46 KiB`` ..."""
+    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
+        if n >= scale:
+            return f"{n // scale}.{(n % scale) * 100 // scale:02d} {unit}"
+    return f"{n} byte" if n == 1 else f"{n} bytes"
+
+
+def _too_big(limit: int) -> PackError:
+    return PackError(f"pack exceeds maximum allowed size ({humanise_bytes(limit)})")
+
+
+class _Bounded:
+    """A reader that fails once more than ``limit`` bytes were read (--max-input-size)."""
+
+    def __init__(self, stream: Any, limit: int) -> None:
+        self.stream = stream
+        self.limit = limit
+        self.seen = 0
+
+    def read(self, n: int = -1) -> bytes:
+        data = self.stream.read(n)
+        self.seen += len(data)
+        if self.seen > self.limit:
+            raise _too_big(self.limit)
+        return data  # type: ignore[no-any-return]
+
+    def readinto(self, buf: Any) -> int:
+        data = self.read(len(buf))
+        buf[:len(data)] = data
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def _lookup(odb: Any) -> Any:

@@ -48,6 +48,8 @@ COMMANDS = {
     "calibrate": "calibrate",
     "diff-tree": "diff_tree",
     "commit-graph": "commit_graph",
+    "show-index": "show_index",
+    "unpack-objects": "unpack_objects",
 }
 
 PARSER = OptionParser("", [

@@ -22,7 +22,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from gitodb.errors import ObjectCheckError, ObjectParseError, PackError
+from gitodb.errors import ObjectCheckError, ObjectParseError, PackError, report
 from gitodb.objects.commit import parse_commit_links
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NAMES
@@ -81,9 +81,15 @@ class ObjectChecker:
     def check_tree(self, data: Buffer) -> None:
         """Check a tree as Git 2.39's ``init_tree_desc``/``tree_entry`` walk does."""
         try:
-            parse_entries(bytes(data), self.fmt.rawsz)
+            entries = parse_entries(bytes(data), self.fmt.rawsz)
         except ObjectParseError as e:
             raise ObjectCheckError(e.message) from None
+        # Git 2.55 runs fsck on what hash-object writes; of its tree checks this one
+        # is an error by default (the others are warnings or ignored there)
+        names = [name for _mode, name, _oid in entries]
+        if len(set(names)) != len(names):
+            raise ObjectCheckError("refusing to create malformed object", details=[
+                "object fails fsck: duplicateEntries: contains duplicate file entries"])
 
     def check_tag(self, data: Buffer) -> None:
         """Check a tag as Git 2.39's ``parse_tag_buffer`` does."""
@@ -175,6 +181,9 @@ class PackObjectChecker:
             raise self._fail(oid, offset, "badType: invalid 'type' value")
         if headers[2][0] != b"tag" or not headers[2][1]:
             raise self._fail(oid, offset, "missingTagEntry: invalid format - expected 'tag' line")
+        if len(headers) < 4 or headers[3][0] != b"tagger":  # a warning in Git's fsck
+            report("warning", f"object {oid.hex()}: missingTaggerEntry: invalid format - "
+                              "expected 'tagger' line")
 
     def _check_tree(self, data: bytes, oid: bytes, offset: int) -> None:
         try:

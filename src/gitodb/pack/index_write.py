@@ -84,9 +84,11 @@ class IndexPackOptions:
     offset32_limit: int = OFFSET32_LIMIT
     rev_index: bool = False
     keep_msg: str | None = None      # None: no .keep; "" an empty one
+    promisor_msg: str | None = None  # None: no .promisor; "" an empty one
     threads: int = 0                 # 0: Git's default
     fix_thin: bool = False
     strict: bool = False
+    strict_links: bool = True        # with strict: linked objects must exist (not --fsck-objects)
     progress: Progress | None = None
     progress_title: str | None = None
     compression_level: int = 1       # for bases appended by fix_thin
@@ -136,7 +138,7 @@ def index_buffer(buf: bytes | mmap.mmap, fmt: ObjectFormat, opts: IndexPackOptio
                           object_check=_both(checker, collision),
                           cache_budget=opts.delta_base_cache_limit)
     result = indexer.run()
-    if checker is not None:
+    if checker is not None and opts.strict_links:
         checker.finish(result.oids, contains)
     return result
 
@@ -248,6 +250,8 @@ def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOp
     keep_created = False
     if keep_path is not None and opts.keep_msg is not None:
         keep_created = _create_keep(keep_path, opts.keep_msg)
+    if opts.promisor_msg is not None:   # written like .keep (Git's write_special_file)
+        _create_keep(derive_name(index_path, "idx", "promisor"), opts.promisor_msg)
     if rev_tmp is not None and rev_path is not None:
         staging.commit(rev_tmp, rev_path)
     staging.commit(idx_tmp, index_path)
@@ -276,8 +280,9 @@ def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | 
     m, _size = map_file(pack_path)
     staging = _Staging(fsync)
     try:
-        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None, None,
-                              existing)
+        # --strict's links may point at objects the repository has (Git looks there)
+        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None,
+                              getattr(existing, "contains", None), existing)
         rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
     finally:
         staging.cleanup()

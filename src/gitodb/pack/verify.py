@@ -64,7 +64,7 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
     finally:
         close_map(m)
     error = None
-    fresh = result.index_bytes(version, OFFSET32_LIMIT)
+    fresh = result.index_bytes(version, _stored_offset32_limit(stored, fmt, version))
     if fresh != stored:
         error = PackError(f"sha1 file '{index_path}' validation error: "
                           f"{_describe_index_difference(result, index_path, fmt, version)}",
@@ -84,6 +84,36 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
             raise error
         result.index_error = error
     return result
+
+
+def _stored_offset32_limit(stored: bytes, fmt: ObjectFormat, version: int) -> int:
+    """The 32-bit offset limit the stored index was written with (Git's read_idx_option).
+
+    Git verifies against the layout of the index it finds: offsets it stored in
+    the 64-bit table although they fit 31 bits (``--index-version=2,<limit>``)
+    are expected there again.  They are the ones above the limit, so the limit is
+    just below the smallest of them.  A damaged table gives the default.
+    """
+    if version != 2 or len(stored) < 8 + 1024:
+        return OFFSET32_LIMIT
+    nr = int.from_bytes(stored[8 + 1020:8 + 1024], "big")
+    small_at = 8 + 1024 + nr * (fmt.rawsz + 4)
+    big_at = small_at + 4 * nr
+    if len(stored) < big_at:
+        return OFFSET32_LIMIT
+    lowest = None
+    for i in range(nr):
+        v = int.from_bytes(stored[small_at + 4 * i:small_at + 4 * i + 4], "big")
+        if not v & 0x80000000:
+            continue
+        at = big_at + 8 * (v & 0x7FFFFFFF)
+        if at + 8 > len(stored):
+            return OFFSET32_LIMIT
+        off = int.from_bytes(stored[at:at + 8], "big")
+        lowest = off if lowest is None else min(lowest, off)
+    if lowest is None or lowest > OFFSET32_LIMIT:
+        return OFFSET32_LIMIT
+    return max(lowest - 1, 0)
 
 
 def _describe_index_difference(result: PackIndexResult, index_path: str, fmt: ObjectFormat,

@@ -24,6 +24,7 @@ from gitodb.repo.extensions import check_repository_format
 if TYPE_CHECKING:
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
     from gitodb.objects.oid import ObjectId, ObjectIdLike
+    from gitodb.repo.compat import CompatObjects
     from gitodb.repo.odb import ObjectDatabase
 
 __all__ = ["Repository", "Config", "find_work_tree_top"]
@@ -107,7 +108,10 @@ class Repository:
                 raise RepositoryError(f"not a git repository: '{explicit}'")
             return cls(p, config_overrides=config_overrides)
         here = Path(start if start is not None else os.getcwd()).absolute()
+        ceilings = _ceiling_dirs()
         for d in (here, *here.parents):
+            if d != here and d in ceilings:
+                break   # Git does not go up into a GIT_CEILING_DIRECTORIES entry
             dotgit = d / ".git"
             if dotgit.is_file() or _is_git_dir(dotgit) or _is_git_dir(d):
                 return cls(d, config_overrides=config_overrides)
@@ -173,6 +177,13 @@ class Repository:
 
         return ObjectDatabase.for_repository(self)
 
+    @cached_property
+    def compat(self) -> CompatObjects | None:
+        """Ids in ``extensions.compatObjectFormat`` (``gitodb.repo.compat``), or None."""
+        from gitodb.repo.compat import open_compat
+
+        return open_compat(self)
+
     def resolve(self, name: str) -> ObjectId:
         """The id of the object ``name`` names (see ``gitodb.repo.revparse``).
 
@@ -223,6 +234,16 @@ class Repository:
 def _reopen(git_dir: str, config_overrides: list[str]) -> Repository:
     """Unpickle a ``Repository``: open the same git directory again."""
     return Repository(git_dir, config_overrides=config_overrides)
+
+
+def _ceiling_dirs() -> set[Path]:
+    """``GIT_CEILING_DIRECTORIES``: absolute paths (others ignored), resolved."""
+    found = set()
+    for entry in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep):
+        if entry and os.path.isabs(entry):
+            found.add(Path(os.path.realpath(entry)))
+            found.add(Path(os.path.normpath(entry)))
+    return found
 
 
 def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Path) -> str:

@@ -6,9 +6,10 @@ the others exist only from version 1 on, and Git refuses a version 0
 repository that sets one.  An extension Git does not know makes it refuse a
 version 1 repository and is ignored in a version 0 one.
 
-``compatObjectFormat`` is read (objects are stored, and named, in the main
-format), but gitodb cannot keep the second id of each object it would write, so
-writing objects into such a repository is refused (``check_object_writes``).
+``compatObjectFormat`` is honoured for loose objects (``gitodb.repo.compat``
+keeps each written object's second id in the loose object map); a pack carries
+no such mapping, so storing a received pack in such a repository is refused
+(``check_object_writes``) rather than leaving objects that only one id names.
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ V0_EXTENSIONS = ("noop", "preciousobjects", "partialclone", "worktreeconfig")
 #: known to Git 2.55 only from version 1 on
 V1_EXTENSIONS = ("noop-v1", "objectformat", "compatobjectformat", "refstorage",
                  "relativeworktrees", "submodulepathconfig")
-#: of ``V1_EXTENSIONS``, those under which gitodb must not write objects
+#: of ``V1_EXTENSIONS``, those under which gitodb must not store received packs
 NO_OBJECT_WRITES = frozenset({"compatobjectformat"})
 
 _VALUES = {"objectformat": ("sha1", "sha256"), "refstorage": ("files", "reftable")}
@@ -67,8 +68,8 @@ def check_repository_format(config: Config) -> int:
 
 
 def check_object_writes(config: Config) -> None:
-    """Refuse to write objects where gitodb would leave the repository inconsistent."""
+    """Refuse to store a pack where its objects would have only one of their ids."""
     for name in sorted(NO_OBJECT_WRITES):
         if config.get(f"extensions.{name}") is not None:
-            raise RepositoryError(f"cannot write objects: gitodb does not maintain "
-                                  f"extensions.{name} (the second id of each object)")
+            raise RepositoryError(f"cannot store a pack: extensions.{name} needs the "
+                                  f"second id of each object, which a pack does not carry")

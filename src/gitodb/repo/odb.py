@@ -117,7 +117,8 @@ class ObjectDirectory:
             return []
         found = []
         for n in names:
-            if n.endswith(".idx") and n.startswith("pack-"):
+            # any name: Git reads every <name>.pack that has a <name>.idx
+            if n.endswith(".idx") and len(n) > 4:
                 pack = os.path.join(self.pack_dir, n[:-4] + ".pack")
                 try:
                     found.append((-os.stat(pack).st_mtime_ns, pack))

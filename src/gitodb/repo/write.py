@@ -39,11 +39,11 @@ from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import TYPE_NUMBERS
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
-from gitodb.repo.extensions import check_object_writes
 from gitodb.types import Buffer
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
+    from gitodb.repo.compat import CompatObjects
     from gitodb.repo.config import Config
 
 
@@ -119,7 +119,6 @@ class ObjectWriter:
     """Writes objects into one repository's object directory (see the module docstring)."""
 
     def __init__(self, repo: Repository, settings: WriteSettings | None = None) -> None:
-        check_object_writes(repo.config)
         self.repo = repo
         self.fmt = repo.object_format
         self.settings = settings or WriteSettings.from_config(repo.config)
@@ -154,12 +153,20 @@ class ObjectWriter:
 
         Any type name is accepted (as ``--literally``); content is not checked here,
         see ``gitodb.objects.check``.  An object that exists already is not rewritten.
+        In a repository with a compatibility format the object's id in that format
+        is computed first (``ObjectConvertError`` if it has none: nothing is
+        written) and recorded in the loose object map once the object is stored.
         """
-        return write_loose_object(
+        compat = self.repo.compat
+        compat_oid = compat.compat_id(type_name, bytes(data)) if compat is not None else None
+        oid = write_loose_object(
             self.objects_dir, self.fmt, type_name, data,
             level=self.settings.loose_compression, fsync=self.settings.fsync,
             exists=self.exists, oid=compute_object_id(self.fmt, type_name, data),
             batch=self._batch)
+        if compat is not None and compat_oid is not None:
+            compat.record(oid, compat_oid)
+        return oid
 
     def write_object(self, obj: GitObject, *, check_links: bool = True) -> bytes:
         """Store a ``Commit``, ``Tree``, ``Tag`` or ``Blob`` (serialised); return its id.
@@ -196,12 +203,38 @@ class ObjectWriter:
         is written loose (always, with ``allow_pack=False``: ``--literally``).
         ``source`` names the stream in error messages.
         """
+        compat = self.repo.compat
+        if compat is not None and type_name != "blob":
+            # converting needs the whole content (and must succeed before anything is stored)
+            return self.write(type_name, b"".join(read_exactly(stream, size, source)))
         if allow_pack and type_name == "blob" and size > self.settings.big_file_threshold:
-            return self.write_stream_to_pack(type_name, stream, size, source=source)
-        return write_loose_stream(
-            self.objects_dir, self.fmt, type_name, stream, size,
-            level=self.settings.loose_compression, fsync=self.settings.fsync,
-            exists=self.exists, source=source, batch=self._batch)
+            oid = self.write_stream_to_pack(type_name, stream, size, source=source)
+        else:
+            oid = write_loose_stream(
+                self.objects_dir, self.fmt, type_name, stream, size,
+                level=self.settings.loose_compression, fsync=self.settings.fsync,
+                exists=self.exists, source=source, batch=self._batch)
+        if compat is not None:
+            self._record_blob_compat(compat, oid)
+        return oid
+
+    def _record_blob_compat(self, compat: CompatObjects, oid: bytes) -> None:
+        """Map a streamed blob: its content is the same in both formats, so it is
+        hashed again from the store, in chunks (memory stays bounded)."""
+        if compat.to_compat(oid) is not None:
+            return
+        self._forget_packs()
+        src = self.repo.odb.open_stream(oid)
+        try:
+            h = compat.compat.new_hasher(_header("blob", src.size))
+            while True:
+                chunk = src.read(1 << 20)
+                if not chunk:
+                    break
+                h.update(chunk)
+        finally:
+            src.close()
+        compat.record(oid, h.digest())
 
     def write_stream_to_pack(self, type_name: str, stream: BinaryIO, size: int, *,
                              source: str | None = None) -> bytes:

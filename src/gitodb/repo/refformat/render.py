@@ -30,6 +30,7 @@ from gitodb.repo.refformat.tracking import Tracking
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
+    from gitodb.repo.refformat.describe import Describer
 
 _DEFAULT_DATE = DateMode()
 _SPACE = b" \t\n\r\x0b\x0c"
@@ -232,7 +233,7 @@ class Formatter:
         self._head: str | None | bool = False
         self._worktrees: dict[str, str] | None = None
         self._ancestors: dict[bytes, set[bytes]] = {}
-        self._describer: Any = None
+        self._describer: Describer | None = None
         self._signatures: dict[bytes, Any] = {}
         self._strict = repo.config.get_bool("core.warnambiguousrefs", True)
 

@@ -1,0 +1,59 @@
+"""``gitodb unpack-objects``: store the objects of a pack read from stdin as loose objects.
+
+``[-n] [-q] [-r] [--strict] [--max-input-size=<n>]``, like ``git unpack-objects``:
+``-n`` checks without writing, ``-q`` hides progress, ``-r`` skips damaged entries
+(exit status 1 when one is skipped or met without ``-r``), ``--strict`` checks
+each object and that what it names exists.  Input after the pack goes to stdout.
+The work is ``gitodb.repo.unpack``.
+"""
+
+from __future__ import annotations
+
+import sys
+from typing import Any
+
+from gitodb.cli.index_pack import _parse_size
+from gitodb.repo.unpack import UnpackAbort, unpack_objects
+
+USAGE = "usage: git unpack-objects [-n] [-q] [-r] [--strict]\n"
+def run(argv: list[str], ctx: Any) -> int:
+    """Entry point for ``gitodb unpack-objects``."""
+    dry_run = quiet = recover = strict = False
+    max_input = 0
+    for arg in argv:
+        if arg == "-n":
+            dry_run = True
+        elif arg == "-q":
+            quiet = True
+        elif arg == "-r":
+            recover = True
+        elif arg == "--strict" or arg.startswith("--strict="):
+            strict = True
+        elif arg.startswith("--max-input-size="):
+            # strtoumax, as Git: the leading digits count, the rest is ignored
+            max_input = _parse_size(arg.split("=", 1)[1])
+        elif arg in ("-h", "--help"):
+            sys.stdout.write(USAGE)
+            return 129
+        else:
+            sys.stderr.write(USAGE)
+            return 129
+    repo = ctx.open_repository()
+    show = not quiet and sys.stderr.isatty()
+
+    def progress(done: int, total: int) -> None:
+        end = ", done.\n" if done == total else "\r"
+        sys.stderr.write(f"Unpacking objects: {done * 100 // total:3d}% ({done}/{total}){end}")
+
+    def report(message: str) -> None:
+        sys.stderr.write(f"error: {message}\n")
+
+    data = sys.stdin.buffer.read()
+    try:
+        result = unpack_objects(repo, data, dry_run=dry_run, recover=recover, strict=strict,
+                                max_input_size=max_input, report=report,
+                                progress=progress if show else None)
+    except UnpackAbort:
+        return 1
+    sys.stdout.buffer.write(result.trailing)
+    return 1 if result.had_errors else 0
