@@ -29,10 +29,7 @@ _FENCE = re.compile(r"^```(?:python|py)[ \t]*\n(.*?)^```[ \t]*$", re.S | re.M)
 #: Blocks known not to run, by the hash of their text: the README's own text is the
 #: coordinator's; the fixed text is in the notes. A changed block runs for real, and
 #: a listed one that starts to pass fails here (strict), so the list stays true.
-KNOWN_BROKEN: dict[str, str] = {
-    "fad9439bd9e2638b": "README 'Python API': `old_id` is never defined, and `new_id` is a "
-    "blob, which refs/heads/main cannot point at",
-}
+KNOWN_BROKEN: dict[str, str] = {}
 
 
 def doc_files() -> list[Path]:
