@@ -69,7 +69,7 @@ def test_exists_and_modes(repo: Path, capfdbinary: pytest.CaptureFixture[bytes])
     assert ours(repo, capfdbinary, "--branches") == (
         0, git("show-ref", "--heads", cwd=repo), b"")
     code, out, _ = ours(repo, capfdbinary, "-h")
-    assert code == 129 and out.startswith(b"usage: git show-ref [--head]") \
+    assert code == 129 and out.startswith(b"usage: gitodb show-ref [--head]") \
         and b"--heads" not in out
 
 
