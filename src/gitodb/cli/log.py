@@ -259,15 +259,14 @@ def run(argv: list[str], ctx: Any) -> int:
 
 def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
     """Print the walk's commits in the chosen format."""
-    from gitodb.history.mailmap import Mailmap
-    from gitodb.history.pretty import Decorations, Formatter, pretty_commit
+    from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
     length = default_abbrev(repo) if o.abbrev is None else o.abbrev
     abbrev = Abbreviator(repo, length)
     decorations = Decorations(repo, full=o.decorate == "full") if o.decorate else None
     # log.mailmap (default true since Git 2.29) maps the built-in formats' identities.
-    mailmap = Mailmap.for_repository(repo) if repo.config.get_bool("log.mailmap", True) \
+    mailmap = log_mailmap(repo) if repo.config.get_bool("log.mailmap", True) \
         else None
     odb = repo.odb
     write = sys.stdout.buffer.write

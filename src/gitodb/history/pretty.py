@@ -25,14 +25,15 @@ Example::
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
 from gitodb.history.dates import show_date
-from gitodb.history.mailmap import Mailmap
 from gitodb.objects.commit import parse_commit_links
+from gitodb.objects.mailmap import Mailmap, repository_mailmap
 from gitodb.objects.signature import Signature
 
 if TYPE_CHECKING:
@@ -246,6 +247,14 @@ class Decorations:
 Extra = Callable[[bytes], bytes | None]
 
 
+def log_mailmap(repo: Repository) -> Mailmap:
+    """The mailmap ``git log`` reads: the work tree's (none with ``GIT_DIR`` set)."""
+    from gitodb.repo import find_work_tree_top
+
+    top = find_work_tree_top(repo, explicit_git_dir="GIT_DIR" in os.environ)
+    return repository_mailmap(repo, top)
+
+
 class Formatter:
     """A compiled ``--format`` (see the module docstring)."""
 
@@ -287,7 +296,7 @@ class Formatter:
     @property
     def mailmap(self) -> Mailmap:
         if self._mailmap is None:
-            self._mailmap = Mailmap.for_repository(self.repo)
+            self._mailmap = log_mailmap(self.repo)
         return self._mailmap
 
     def format(self, oid: bytes, raw: bytes, extra: Extra | None = None) -> bytes:
