@@ -15,6 +15,7 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
+from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
 from gitodb.refs.peel import shorten_ref
 
@@ -113,7 +114,7 @@ class _LogOptions:
         self.kind = "medium"              # a built-in format, or "user"
         self.user: bytes = b""
         self.terminator = True
-        self.date_mode = "default"
+        self.date_mode = DateMode()
         self.abbrev_commit = False
         self.abbrev: int | None = None    # None: the default length
         self.walk_reflogs = False
@@ -149,7 +150,7 @@ def _set_pretty(o: _LogOptions, value: str) -> None:
 
 def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
     """Take log's own options out of ``argv``; the rest is for the walk."""
-    from gitodb.history.dates import parse_date_mode
+    from gitodb.objects.datefmt import parse_date_mode
 
     rest: list[str] = []
     i = 0
@@ -206,14 +207,14 @@ def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
 
 def _config_defaults(repo: Any, o: _LogOptions) -> None:
     """``format.pretty``, ``log.date``, ``log.abbrevCommit`` when no option overrides."""
-    from gitodb.history.dates import parse_date_mode
+    from gitodb.objects.datefmt import parse_date_mode
 
     cfg = repo.config
     if not o.format_given:
         value = cfg.get("format.pretty")
         if value:
             _set_pretty(o, value)
-    if o.date_mode == "default":
+    if o.date_mode == DateMode():
         value = cfg.get("log.date")
         if value:
             o.date_mode = parse_date_mode(value)
