@@ -14,6 +14,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gitodb.cli.options import abbrev_length
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
@@ -181,11 +182,7 @@ def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
         elif arg == "--abbrev":
             o.abbrev = None
         elif arg.startswith("--abbrev="):
-            try:
-                n = int(arg[9:])
-            except ValueError:
-                raise GitodbError(f"'{arg[9:]}': not an integer") from None
-            o.abbrev = 0 if n == 0 else max(n, 4)
+            o.abbrev = abbrev_length(arg[9:])
         elif arg == "--no-abbrev":
             o.abbrev = 0
         elif arg in ("-g", "--walk-reflogs"):

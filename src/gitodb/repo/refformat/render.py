@@ -147,14 +147,7 @@ def split_message(buf: bytes) -> tuple[bytes, bytes, bytes, bytes]:
     """
     sig_all = signature_start(buf)
     signature = buf[sig_all:] if sig_all < len(buf) else b""
-    # skip the header up to the empty line, then any empty lines
-    pos = 0
-    while pos < len(buf) and buf[pos] != 0x0A:
-        nl = buf.find(b"\n", pos)
-        pos = len(buf) if nl < 0 else nl + 1
-    while pos < len(buf) and buf[pos] == 0x0A:
-        pos += 1
-    msg = buf[pos:]
+    msg = buf[_message_start(buf):]
     sigstart = signature_start(msg)
     eol = msg.find(b"\n\n")
     if eol < 0:
@@ -769,6 +762,7 @@ def _cstr(text: bytes) -> bytes:
 
 
 def _message_start(buf: bytes) -> int:
+    """Where the message starts: past the header, its empty line and any more."""
     pos = 0
     while pos < len(buf) and buf[pos] != 0x0A:
         nl = buf.find(b"\n", pos)
