@@ -67,6 +67,8 @@ CASES = [
     ["--all", "--topo-order", "--format=%h %p"], ["--first-parent", "--oneline"],
     ["--merges", "--oneline"], ["--no-merges", "--format=%s"], ["side..main", "--oneline"],
     ["--abbrev-commit"], ["--abbrev=10", "--oneline"], ["--no-abbrev-commit", "--oneline"],
+    ["--date=raw-local", "--format=%ad"], ["--date=iso-local", "--format=%ad|%ai"],
+    ["--date=format-local:%Y %H:%M %z %%", "--format=%ad"], ["--date=normal"],
     ["--date=bogus"], ["--pretty=bogus"], ["nosuch"], ["--since=1400000000", "--oneline"],
 ]
 

@@ -13,6 +13,7 @@ import os
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gitodb.cli.options import abbrev_length
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 
 if TYPE_CHECKING:
@@ -115,11 +116,7 @@ def parse_args(argv: list[str]) -> Options:
         elif arg == "--abbrev":
             o.abbrev = None
         elif arg.startswith("--abbrev="):
-            try:
-                n = int(arg[9:])
-            except ValueError:
-                raise GitodbError(f"'{arg[9:]}': not an integer") from None
-            o.abbrev = max(n, 4) if n else 0
+            o.abbrev = abbrev_length(arg[9:])
         elif arg == "--no-abbrev":
             o.abbrev = 0
         else:

@@ -14,7 +14,9 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gitodb.cli.options import abbrev_length
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
+from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
 from gitodb.refs.peel import shorten_ref
 
@@ -113,7 +115,7 @@ class _LogOptions:
         self.kind = "medium"              # a built-in format, or "user"
         self.user: bytes = b""
         self.terminator = True
-        self.date_mode = "default"
+        self.date_mode = DateMode()
         self.abbrev_commit = False
         self.abbrev: int | None = None    # None: the default length
         self.walk_reflogs = False
@@ -149,7 +151,7 @@ def _set_pretty(o: _LogOptions, value: str) -> None:
 
 def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
     """Take log's own options out of ``argv``; the rest is for the walk."""
-    from gitodb.history.dates import parse_date_mode
+    from gitodb.objects.datefmt import parse_date_mode
 
     rest: list[str] = []
     i = 0
@@ -180,11 +182,7 @@ def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
         elif arg == "--abbrev":
             o.abbrev = None
         elif arg.startswith("--abbrev="):
-            try:
-                n = int(arg[9:])
-            except ValueError:
-                raise GitodbError(f"'{arg[9:]}': not an integer") from None
-            o.abbrev = 0 if n == 0 else max(n, 4)
+            o.abbrev = abbrev_length(arg[9:])
         elif arg == "--no-abbrev":
             o.abbrev = 0
         elif arg in ("-g", "--walk-reflogs"):
@@ -206,14 +204,14 @@ def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
 
 def _config_defaults(repo: Any, o: _LogOptions) -> None:
     """``format.pretty``, ``log.date``, ``log.abbrevCommit`` when no option overrides."""
-    from gitodb.history.dates import parse_date_mode
+    from gitodb.objects.datefmt import parse_date_mode
 
     cfg = repo.config
     if not o.format_given:
         value = cfg.get("format.pretty")
         if value:
             _set_pretty(o, value)
-    if o.date_mode == "default":
+    if o.date_mode == DateMode():
         value = cfg.get("log.date")
         if value:
             o.date_mode = parse_date_mode(value)
@@ -259,15 +257,14 @@ def run(argv: list[str], ctx: Any) -> int:
 
 def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
     """Print the walk's commits in the chosen format."""
-    from gitodb.history.mailmap import Mailmap
-    from gitodb.history.pretty import Decorations, Formatter, pretty_commit
+    from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
     length = default_abbrev(repo) if o.abbrev is None else o.abbrev
     abbrev = Abbreviator(repo, length)
     decorations = Decorations(repo, full=o.decorate == "full") if o.decorate else None
     # log.mailmap (default true since Git 2.29) maps the built-in formats' identities.
-    mailmap = Mailmap.for_repository(repo) if repo.config.get_bool("log.mailmap", True) \
+    mailmap = log_mailmap(repo) if repo.config.get_bool("log.mailmap", True) \
         else None
     odb = repo.odb
     write = sys.stdout.buffer.write

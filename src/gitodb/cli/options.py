@@ -49,8 +49,11 @@ from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
+from gitodb.errors import GitodbError
+
 __all__ = [
     "Option",
+    "abbrev_length",
     "OptionParser",
     "UsageError",
     "PROGRAM",
@@ -498,6 +501,16 @@ def parse_int(value: str, what: str) -> int:
     if _DECIMAL.fullmatch(value) is None:
         raise OptionParser.error(f"{what} expects a numerical value")
     return int(value)
+
+
+def abbrev_length(text: str) -> int:
+    """The ``<n>`` of log's and diff-tree's ``--abbrev=<n>``: 0 (full ids) or at least 4;
+    ``GitodbError`` ``'<text>': not an integer`` when it is no number."""
+    try:
+        n = int(text)
+    except ValueError:
+        raise GitodbError(f"'{text}': not an integer") from None
+    return max(n, 4) if n else 0
 
 
 def _abbreviations_disallowed() -> bool:

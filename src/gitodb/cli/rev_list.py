@@ -185,10 +185,10 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
         elif name == "--objects":
             w["objects"] = True
         elif name in ("--since", "--after", "--until", "--before"):
-            from gitodb.history.dates import parse_date
+            from gitodb.objects.approxidate import approxidate
 
             key = "max_age" if name in ("--since", "--after") else "min_age"
-            w[key] = parse_date(value or "")
+            w[key] = approxidate(value or "")
         elif name in ("--max-age", "--min-age"):
             w[name[2:].replace("-", "_")] = _seconds(value or "")
         elif name == "--count":

@@ -25,14 +25,15 @@ Example::
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
-from gitodb.history.dates import show_date
-from gitodb.history.mailmap import Mailmap
 from gitodb.objects.commit import parse_commit_links
+from gitodb.objects.datefmt import DateMode, parse_date_mode, show_date, tz_hhmm
+from gitodb.objects.mailmap import Mailmap, repository_mailmap
 from gitodb.objects.signature import Signature
 
 if TYPE_CHECKING:
@@ -47,7 +48,15 @@ _UNSUPPORTED = {b"ah", b"ch", b"N", b"m", b"S",
                 b"w", b"<(", b">(", b"><(", b">>(", b"(trailers", b"(describe", b"(decorate",
                 b"gE", b"gL", b"GG", b"GS", b"GK", b"GF", b"GP", b"GT", b"GU", b"G?"}
 _WS = b" \t\n\r\x0b\x0c"
+# The fixed date formats of %aD %ar %ai %aI %as (and the committer's).
+_PLACEHOLDER_DATES = {b"D": DateMode("rfc"), b"r": DateMode("relative"), b"i": DateMode("iso"),
+                      b"I": DateMode("iso-strict"), b"s": DateMode("short")}
 _MESSAGE = re.compile(rb"\n\n")
+
+
+def _date_mode(mode: DateMode | str) -> DateMode:
+    """``mode`` as a ``DateMode``; a name is read like ``--date=<name>``."""
+    return parse_date_mode(mode) if isinstance(mode, str) else mode
 
 
 class CommitText:
@@ -246,16 +255,24 @@ class Decorations:
 Extra = Callable[[bytes], bytes | None]
 
 
+def log_mailmap(repo: Repository) -> Mailmap:
+    """The mailmap ``git log`` reads: the work tree's (none with ``GIT_DIR`` set)."""
+    from gitodb.repo import find_work_tree_top
+
+    top = find_work_tree_top(repo, explicit_git_dir="GIT_DIR" in os.environ)
+    return repository_mailmap(repo, top)
+
+
 class Formatter:
     """A compiled ``--format`` (see the module docstring)."""
 
-    def __init__(self, repo: Repository, fmt: bytes | str, *, date_mode: str = "default",
+    def __init__(self, repo: Repository, fmt: bytes | str, *, date_mode: DateMode | str = "default",
                  abbrev: int | None = None, decorations: Decorations | None = None,
                  extra_codes: frozenset[bytes] = frozenset()) -> None:
         from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
         self.repo = repo
-        self.date_mode = date_mode
+        self.date_mode = _date_mode(date_mode)
         self.abbrev = Abbreviator(repo, default_abbrev(repo) if abbrev is None else abbrev)
         self._decorations = decorations
         self._mailmap: Mailmap | None = None
@@ -287,7 +304,7 @@ class Formatter:
     @property
     def mailmap(self) -> Mailmap:
         if self._mailmap is None:
-            self._mailmap = Mailmap.for_repository(self.repo)
+            self._mailmap = log_mailmap(self.repo)
         return self._mailmap
 
     def format(self, oid: bytes, raw: bytes, extra: Extra | None = None) -> bytes:
@@ -384,10 +401,8 @@ class Formatter:
             return b""
         if part == b"t":
             return b"%d" % ts
-        tz = sig.tz_offset or 0
-        mode = {b"d": self.date_mode, b"D": "rfc", b"r": "relative", b"i": "iso",
-                b"I": "iso-strict", b"s": "short"}[part]
-        return show_date(ts, tz, mode).encode()
+        mode = self.date_mode if part == b"d" else _PLACEHOLDER_DATES[part]
+        return show_date(ts, tz_hhmm(sig.tz_offset or 0), mode).encode()
 
 
 def _expand_tabs(line: bytes) -> bytes:
@@ -424,10 +439,12 @@ def _char_width(ch: str) -> int:
 
 
 def pretty_commit(kind: str, repo: Repository, oid: bytes, raw: bytes, *,
-                  date_mode: str = "default", abbrev: Callable[[bytes], str] | None = None,
+                  date_mode: DateMode | str = "default",
+                  abbrev: Callable[[bytes], str] | None = None,
                   mailmap: Mailmap | None = None) -> bytes:
     """The body of a built-in format (``oneline``: the title line without LF; the
     others: headers, a blank line, the indented message, one LF at the end)."""
+    mode = _date_mode(date_mode)
     c = CommitText(oid, raw, repo.object_format)
     msg = c.message
     if kind == "oneline":
@@ -456,11 +473,11 @@ def pretty_commit(kind: str, repo: Repository, oid: bytes, raw: bytes, *,
                 sig.name, sig.email)
             out.append(b"%s: %s%s <%s>\n" % (label, pad, name, email))
             if kind == "medium" and sig.timestamp is not None:
-                out.append(b"Date:   %s\n" % show_date(sig.timestamp, sig.tz_offset or 0,
-                                                       date_mode).encode())
+                out.append(b"Date:   %s\n" % show_date(
+                    sig.timestamp, tz_hhmm(sig.tz_offset or 0), mode).encode())
             elif kind == "fuller" and sig.timestamp is not None:
                 out.append(b"%sDate: %s\n" % (label, show_date(
-                    sig.timestamp, sig.tz_offset or 0, date_mode).encode()))
+                    sig.timestamp, tz_hhmm(sig.tz_offset or 0), mode).encode()))
     out.append(b"\n")
     lines = _lines(msg)
     i = 0

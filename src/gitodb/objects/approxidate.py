@@ -5,8 +5,9 @@ may replace the blanks; units second, minute, hour, day, week, month, year); and
 absolute dates made of a date (``yyyy-mm-dd``, ``mm/dd/yyyy``, ``dd.mm.yyyy``, or a
 month name with a day and year), a time (``hh:mm[:ss]``) and a zone (``+hhmm``,
 ``-hhmm``, ``UTC``, ``GMT``, ``Z``; local time without one), in any order, separated
-by blanks, dots or commas.  Anything else raises ``GitodbError`` rather than be
-guessed differently from Git.
+by blanks, dots or commas; and ISO 8601 with ``T`` between date and time and the
+zone right after the time (``2005-04-07T22:13:13Z``, ``...22:13+02:00``).
+Anything else raises ``GitodbError`` rather than be guessed differently from Git.
 """
 
 from __future__ import annotations
@@ -22,6 +23,8 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _AGO = re.compile(r"(\d+)[ ._]+(second|minute|hour|day|week|month|year)s?[ ._]+ago")
 _DATE = re.compile(r"(\d{1,4})([-/.])(\d{1,2})\2(\d{1,4})")
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
+_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{1,2}):(\d{2})(?::(\d{2}))?)?"
+                  r"\s*(z|[+-]\d{2}:?\d{2})?")
 _ZONE = re.compile(r"(?:^|(?<=[ .,]))([+-])(\d{2}):?(\d{2})(?=$|[ .,])")
 
 
@@ -31,6 +34,25 @@ def _months_ago(now: int, months: int) -> int:
     year, mon = divmod(total, 12)
     day = min(tm.tm_mday, calendar.monthrange(year, mon + 1)[1])
     return int(time.mktime((year, mon + 1, day, tm.tm_hour, tm.tm_min, tm.tm_sec, 0, 0, -1)))
+
+
+def _iso8601(t: str) -> int | None:
+    """The time of an ISO 8601 date (lower-cased ``t``), or None if it is not one."""
+    m = _ISO.fullmatch(t)
+    if m is None:
+        return None
+    y, mo, d, hh, mi, ss, zone = m.groups()
+    parts = (int(y), int(mo), int(d), int(hh or 0), int(mi or 0), int(ss or 0))
+    if not (1 <= parts[1] <= 12 and 1 <= parts[2] <= 31):
+        return None   # not a date: the general reader reports it
+    if zone is None:
+        return int(time.mktime((*parts, 0, 0, -1)))
+    stamp = calendar.timegm((*parts, 0, 0, 0))
+    if zone != "z":
+        z = zone.replace(":", "")
+        offset = int(z[1:3]) * 3600 + int(z[3:5]) * 60
+        stamp -= offset if z[0] == "+" else -offset
+    return stamp
 
 
 def _ymd(a: int, sep: str, b: int, c: int) -> tuple[int, int, int]:
@@ -57,6 +79,9 @@ def approxidate(text: str, now: int | None = None) -> int:
         return int(t[1:])
     if t.isdigit() and len(t) >= 9:
         return int(t)
+    iso = _iso8601(t)
+    if iso is not None:
+        return iso
     if t == "now":
         return base
     if t == "yesterday":

@@ -67,10 +67,14 @@ def parse_date_mode(text: str) -> DateMode:
 
 def local_tz(timestamp: int) -> int:
     """The local zone at ``timestamp`` as Git's signed ``hhmm`` number."""
-    offset = time.localtime(timestamp).tm_gmtoff // 60
-    sign = -1 if offset < 0 else 1
-    hours, minutes = divmod(abs(offset), 60)
-    return sign * (hours * 100 + minutes)
+    return tz_hhmm((time.localtime(timestamp).tm_gmtoff or 0) // 60)
+
+
+def tz_hhmm(minutes: int) -> int:
+    """Minutes east of UTC as Git's signed ``hhmm`` number (-330 minutes is -530)."""
+    sign = -1 if minutes < 0 else 1
+    hours, mins = divmod(abs(minutes), 60)
+    return sign * (hours * 100 + mins)
 
 
 def _tz_minutes(tz: int) -> int:
@@ -78,11 +82,13 @@ def _tz_minutes(tz: int) -> int:
     return sign * ((abs(tz) // 100) * 60 + abs(tz) % 100)
 
 
-def _tm(timestamp: int, tz: int) -> time.struct_time:
+def _tm(timestamp: int, tz: int) -> tuple[time.struct_time, int]:
+    """The broken-down time at ``timestamp`` in zone ``tz``, and the zone; like Git,
+    the epoch in UTC when the time cannot be represented."""
     try:
-        return time.gmtime(timestamp + _tz_minutes(tz) * 60)
+        return time.gmtime(timestamp + _tz_minutes(tz) * 60), tz
     except (OverflowError, OSError, ValueError):
-        return time.gmtime(0)
+        return time.gmtime(0), 0
 
 
 def relative_date(timestamp: int, now: int | None = None) -> str:
@@ -152,13 +158,13 @@ def show_date(timestamp: int, tz: int, mode: DateMode) -> str:
         return str(timestamp)
     if mode.local:
         tz = local_tz(timestamp)
-    sign = "-" if tz < 0 else "+"
-    zone = f"{sign}{abs(tz):04d}"
     if mode.kind == "raw":
-        return f"{timestamp} {zone}"
+        return f"{timestamp} {'-' if tz < 0 else '+'}{abs(tz):04d}"
     if mode.kind == "relative":
         return relative_date(timestamp)
-    tm = _tm(timestamp, tz)
+    tm, tz = _tm(timestamp, tz)
+    sign = "-" if tz < 0 else "+"
+    zone = f"{sign}{abs(tz):04d}"
     if mode.kind == "short":
         return f"{tm.tm_year:04d}-{tm.tm_mon:02d}-{tm.tm_mday:02d}"
     hms = f"{tm.tm_hour:02d}:{tm.tm_min:02d}:{tm.tm_sec:02d}"

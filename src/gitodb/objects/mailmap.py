@@ -1,5 +1,10 @@
 """``.mailmap`` files: canonical names and emails for the identities in commits and tags.
 
+``repository_mailmap(repo, top)`` reads what Git's ``read_mailmap`` reads, later
+entries overriding earlier ones: ``<top>/.mailmap`` (the work tree's), the blob
+``mailmap.blob`` names (``HEAD:.mailmap`` by default when there is no work tree),
+and the file ``mailmap.file``.
+
 Lines are read by Git's rules (``read_mailmap_line``): ``Proper Name <proper@email>``,
 ``<proper@email> <commit@email>``, ``Proper Name <proper@email> Commit Name
 <commit@email>``; ``#`` starts a comment line.  Emails and names compare
@@ -13,6 +18,11 @@ Example::
 """
 
 from __future__ import annotations
+
+import os
+from typing import Protocol
+
+from gitodb.errors import GitodbError
 
 _SPACE = b" \t\n\r\x0b\x0c"
 
@@ -67,6 +77,15 @@ class Mailmap:
                     name2, email2, _ = second
             self._add(name1, email1, name2, email2)
 
+    def read_file(self, path: str) -> None:
+        """Add the mappings of the file at ``path``; a missing file is no error in Git."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            return
+        self.read(data)
+
     def _add(self, new_name: bytes | None, new_email: bytes | None,
              old_name: bytes | None, old_email: bytes | None) -> None:
         if old_email is None:
@@ -95,3 +114,37 @@ class Mailmap:
             return name, email
         return (new_name if new_name is not None else name,
                 new_email if new_email is not None else email)
+
+
+class _Config(Protocol):
+    def get(self, key: str) -> str | None: ...
+
+
+class _Repository(Protocol):
+    """What ``repository_mailmap`` needs of a repository (objects sits below repo)."""
+
+    @property
+    def config(self) -> _Config: ...
+
+    def read_object(self, name: str) -> tuple[str, bytes]: ...
+
+
+def repository_mailmap(repo: _Repository, top: str | None) -> Mailmap:
+    """The mailmap Git reads for ``repo`` whose work tree top is ``top`` (None: none)."""
+    m = Mailmap()
+    if top is not None:
+        m.read_file(os.path.join(top, ".mailmap"))
+    blob = repo.config.get("mailmap.blob")
+    if blob is None and top is None:
+        blob = "HEAD:.mailmap"
+    if blob:
+        try:
+            kind, data = repo.read_object(blob)
+        except GitodbError:
+            kind, data = "", b""   # Git ignores a missing mailmap blob
+        if kind == "blob":
+            m.read(data)
+    path = repo.config.get("mailmap.file")
+    if path:
+        m.read_file(os.path.expanduser(path))
+    return m

@@ -18,7 +18,7 @@ from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.objects.blob import GitObject, parse_object
 from gitodb.objects.commit import Commit
 from gitodb.objects.datefmt import DateMode, show_date
-from gitodb.objects.mailmap import Mailmap
+from gitodb.objects.mailmap import Mailmap, repository_mailmap
 from gitodb.objects.signature import Signature
 from gitodb.objects.tag import Tag, signature_start
 from gitodb.objects.trailers import format_trailers
@@ -148,14 +148,7 @@ def split_message(buf: bytes) -> tuple[bytes, bytes, bytes, bytes]:
     """
     sig_all = signature_start(buf)
     signature = buf[sig_all:] if sig_all < len(buf) else b""
-    # skip the header up to the empty line, then any empty lines
-    pos = 0
-    while pos < len(buf) and buf[pos] != 0x0A:
-        nl = buf.find(b"\n", pos)
-        pos = len(buf) if nl < 0 else nl + 1
-    while pos < len(buf) and buf[pos] == 0x0A:
-        pos += 1
-    msg = buf[pos:]
+    msg = buf[_message_start(buf):]
     sigstart = signature_start(msg)
     eol = msg.find(b"\n\n")
     if eol < 0:
@@ -339,26 +332,11 @@ class Formatter:
         if self._mailmap is None:
             from gitodb.repo import find_work_tree_top
 
-            m = Mailmap()
-            cfg = self.repo.config
-            bare = cfg.get_bool("core.bare", False)
+            bare = self.repo.config.get_bool("core.bare", False)
             top = None if bare else find_work_tree_top(self.repo, False)
             if top is None and not bare and self.repo.git_dir.name == ".git":
                 top = str(self.repo.git_dir.parent)
-            if top is not None:
-                _read_file(m, os.path.join(top, ".mailmap"))
-            blob = cfg.get("mailmap.blob") or ("HEAD:.mailmap" if bare else None)
-            if blob:
-                try:
-                    kind, data = self.repo.read_object(blob)
-                    if kind == "blob":
-                        m.read(data)
-                except GitodbError:
-                    pass   # Git ignores a missing mailmap blob
-            path = cfg.get("mailmap.file")
-            if path:
-                _read_file(m, os.path.expanduser(path))
-            self._mailmap = m
+            self._mailmap = repository_mailmap(self.repo, top)
         return self._mailmap
 
     def _commit_of(self, oid: bytes) -> bytes | None:
@@ -785,6 +763,7 @@ def _cstr(text: bytes) -> bytes:
 
 
 def _message_start(buf: bytes) -> int:
+    """Where the message starts: past the header, its empty line and any more."""
     pos = 0
     while pos < len(buf) and buf[pos] != 0x0A:
         nl = buf.find(b"\n", pos)
@@ -809,14 +788,6 @@ def _lines(buf: bytes, count: int) -> bytes:
             break
         pos = nl + 1
     return bytes(out)
-
-
-def _read_file(m: Mailmap, path: str) -> None:
-    try:
-        with open(path, "rb") as f:
-            m.read(f.read())
-    except OSError:
-        pass   # a missing mailmap file is no error in Git
 
 
 def _read_symref(path: Any) -> str | None:
