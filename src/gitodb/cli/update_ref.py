@@ -107,7 +107,7 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
 
 
 def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
-                    msg: str | None, create_reflog: bool) -> None:
+                    msg: str | None, create_reflog: bool, no_deref: bool) -> None:
     """``symref-verify|delete|create|update``: symref changes with old-target checks."""
     if verb == "symref-verify":
         old_target = p.target()
@@ -144,7 +144,7 @@ def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
             raise GitodbError(f"{verb} {ref}: invalid arg '{kind}' for old value")
         p.extra(f"{verb} {ref}")
         tx.set_symref(ref, new, msg, old=old_oid, old_target=old_target,
-                      create_reflog=create_reflog)
+                      create_reflog=create_reflog, no_deref=no_deref)
 
 
 def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | None,
@@ -170,7 +170,7 @@ def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | N
     if ref is None:
         raise GitodbError(f"{verb}: missing <ref>")
     if verb.startswith("symref-"):
-        _symref_command(tx, verb, ref, p, msg, create_reflog)
+        _symref_command(tx, verb, ref, p, msg, create_reflog, no_deref)
     elif verb == "update":
         new = p.oid("update", ref, old=False, allow_empty=True)
         if new is None:

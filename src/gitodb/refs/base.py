@@ -342,11 +342,15 @@ class RefTransaction:
 
     def set_symref(self, name: str, target: str, message: str | bytes | None = None, *,
                    old: bytes | None = None, old_target: str | None = None,
-                   create_reflog: bool = False) -> None:
+                   create_reflog: bool = False, no_deref: bool = True) -> None:
         """Make ``name`` a symref to ``target`` (if it is ``old`` / points at
-        ``old_target``, when given; a null ``old``: it must not exist)."""
+        ``old_target``, when given; a null ``old``: it must not exist).  With
+        ``no_deref=False`` (``update-ref --stdin``'s ``symref-update`` without
+        ``--no-deref``) the ref ``name`` resolves to is the one rewritten, as in Git."""
         check_refname(target, allow_onelevel=True)
-        self._add(RefUpdate(name, target=target, message=message, no_deref=True, old=old,
+        # an old-target check is about ``name`` itself, so it never dereferences
+        self._add(RefUpdate(name, target=target, message=message,
+                            no_deref=no_deref or old_target is not None, old=old,
                             old_target=old_target, create_reflog=create_reflog))
 
     def verify_symref(self, name: str, old_target: str | None) -> None:
@@ -661,15 +665,17 @@ class RefStore(ABC):
                     continue
                 msg = normalize_reflog_message(u.message)
                 if u.target is not None:
+                    # without no-deref, ``final`` (the end of the symref chain) is rewritten
+                    # and every ref of the chain logs the change, like Git
                     if cur is None:
-                        self._check_df_conflict(u.name, deleting)
-                    new_ref: Ref | None = Ref(u.name, target=u.target)
+                        self._check_df_conflict(final, deleting)
+                    new_ref: Ref | None = Ref(final, target=u.target)
                     old_oid = self._resolve_for_log(u.name)
                     new_oid = self._resolve_for_log(u.target)
-                    pw = PlannedWrite(u.name, new_ref, message=msg, old_ref=self.read(u.name))
-                    if ((msg or u.create_reflog) and new_oid != null
-                            and (u.create_reflog or self.should_log(u.name))):
-                        pw.logs.append((u.name, old_oid, new_oid))
+                    pw = PlannedWrite(final, new_ref, message=msg, old_ref=self.read(final))
+                    for name in chain:
+                        if new_oid != null and (u.create_reflog or self.should_log(name)):
+                            pw.logs.append((name, old_oid, new_oid))
                     writes.append(pw)
                     continue
                 if u.delete:
