@@ -14,7 +14,7 @@ from gitodb.repo import revparse
 
 USAGE = ("usage: git update-ref [<options>] -d <refname> [<old-val>]\n"
          "   or: git update-ref [<options>]    <refname> <new-val> [<old-val>]\n"
-         "   or: git update-ref [<options>] --stdin [-z]")
+         "   or: git update-ref [<options>] --stdin [-z] [--batch-updates]")
 
 
 def _usage() -> int:
@@ -39,6 +39,15 @@ def _update(tx: RefTransaction, name: str, new: bytes, old: bytes | None, msg: s
         tx.delete(name, old, msg, no_deref=no_deref)
     else:
         tx.update(name, new, old, msg, no_deref=no_deref, create_reflog=create_reflog)
+
+
+def report_rejected(tx: RefTransaction, null: bytes) -> None:
+    """Git's ``print_rejected_refs`` for a batch transaction: the reason on stderr, then
+    ``rejected <ref> <new-oid> <old-oid> <reason>`` on stdout (absent ids as zeros)."""
+    for r in tx.rejected:
+        sys.stderr.write(f"error: {r.detail}\n")
+        sys.stdout.write(f"rejected {r.refname} {(r.update.new or null).hex()} "
+                         f"{(r.update.old or null).hex()} {r.reason}\n")
 
 
 # Git's transaction states; "commit"/"abort" close, only "start" reopens.
@@ -71,7 +80,9 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
             if state == _CLOSED:
                 if want != _STARTED:
                     raise GitodbError("transaction is closed")
+                batch = tx.allow_failures
                 tx = tx.store.transaction()
+                tx.allow_failures = batch
                 state = _STARTED
             elif state in (_OPEN, _STARTED):
                 state = max(state, want)
@@ -88,6 +99,7 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
             sys.stdout.flush()
         if state == _OPEN:
             tx.commit()  # no transaction requested: commit what was queued
+            report_rejected(tx, null)
     finally:
         if tx.state in ("open", "prepared"):
             tx.abort()
@@ -95,7 +107,7 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
 
 
 def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
-                    msg: str | None, create_reflog: bool) -> None:
+                    msg: str | None, create_reflog: bool, no_deref: bool) -> None:
     """``symref-verify|delete|create|update``: symref changes with old-target checks."""
     if verb == "symref-verify":
         old_target = p.target()
@@ -132,7 +144,7 @@ def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
             raise GitodbError(f"{verb} {ref}: invalid arg '{kind}' for old value")
         p.extra(f"{verb} {ref}")
         tx.set_symref(ref, new, msg, old=old_oid, old_target=old_target,
-                      create_reflog=create_reflog)
+                      create_reflog=create_reflog, no_deref=no_deref)
 
 
 def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | None,
@@ -145,6 +157,8 @@ def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | N
                 tx.prepare() if verb == "prepare" else tx.commit()
             except GitodbError as e:
                 raise type(e)(f"{verb}: {e.message}", path=e.path, offset=e.offset) from None
+            if verb == "commit":
+                report_rejected(tx, null)
         elif verb == "abort":
             tx.abort()
         sys.stdout.write(f"{verb}: ok\n")
@@ -156,7 +170,7 @@ def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | N
     if ref is None:
         raise GitodbError(f"{verb}: missing <ref>")
     if verb.startswith("symref-"):
-        _symref_command(tx, verb, ref, p, msg, create_reflog)
+        _symref_command(tx, verb, ref, p, msg, create_reflog, no_deref)
     elif verb == "update":
         new = p.oid("update", ref, old=False, allow_empty=True)
         if new is None:
@@ -187,7 +201,7 @@ def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | N
 def run(argv: list[str], ctx: Any) -> int:
     """Update, create or delete refs, with optional old-value checks."""
     msg = None
-    delete = stdin = z = no_deref = create_reflog = False
+    delete = stdin = z = no_deref = create_reflog = batch = False
     pos: list[str] = []
     it = iter(argv)
     for a in it:
@@ -213,10 +227,16 @@ def run(argv: list[str], ctx: Any) -> int:
             create_reflog = False
         elif a == "--no-stdin":
             stdin = False
+        elif a in ("--batch-updates", "-0"):
+            batch = True
+        elif a == "--no-batch-updates":
+            batch = False
         elif a.startswith("-") and a != "-":
             return _usage()
         else:
             pos.append(a)
+    if batch and not stdin:
+        raise GitodbError("--batch-updates can only be used with --stdin")
     repo = ctx.open_repository()
     refs = repo.refs
     refs.peeler = make_peeler(repo.odb, repo.object_format.hexsz)
@@ -225,6 +245,7 @@ def run(argv: list[str], ctx: Any) -> int:
         if stdin:
             if pos or delete:
                 return _usage()
+            tx.allow_failures = batch
             return _stdin(repo, tx, msg, no_deref, z, create_reflog)
         if z:
             return _usage()  # -z only makes sense with --stdin

@@ -25,6 +25,38 @@ SYMREF_MAX_DEPTH = 5
 Peeler = Callable[[bytes], "bytes | None"]
 
 
+class RefRejection(RefError):
+    """A check that fails one update on its own (Git's ``enum ref_transaction_error``):
+    with ``allow_failures`` the transaction drops that update and goes on.  ``reason`` is
+    Git's text for the kind of failure; ``refname`` the ref it is reported against."""
+
+    def __init__(self, message: str, reason: str = "", refname: str = "", *,
+                 path: str | os.PathLike[str] | None = None, offset: int | None = None,
+                 details: list[str] | None = None) -> None:
+        super().__init__(message, path=path, offset=offset, details=details)
+        self.reason = reason
+        self.refname = refname
+
+
+#: Git's ``ref_transaction_error_msg`` texts
+NAME_CONFLICT = "refname conflict"
+CREATE_EXISTS = "reference already exists"
+NONEXISTENT_REF = "reference does not exist"
+INCORRECT_OLD_VALUE = "incorrect old value provided"
+INVALID_NEW_VALUE = "invalid new value provided"
+EXPECTED_SYMREF = "expected symref but found regular ref"
+
+
+@dataclass
+class Rejected:
+    """One update a batch transaction (``allow_failures``) dropped, and why."""
+
+    update: RefUpdate
+    refname: str
+    reason: str
+    detail: str
+
+
 @dataclass(frozen=True, slots=True)
 class Ref:
     """A ref as stored: either an id (``oid``, maybe ``peeled``) or a symref ``target``."""
@@ -246,13 +278,36 @@ class RefTransaction:
         self.state = "open"
         self._prepared: object = None
         self._names: set[str] = set()
+        #: Git's ``REF_TRANSACTION_ALLOW_FAILURE`` (``update-ref --batch-updates``): an
+        #: update failing a ref-specific check is dropped into ``rejected`` instead of
+        #: failing the whole transaction
+        self.allow_failures = False
+        self._queue_rejected: list[Rejected] = []
+        self._plan_rejected: list[Rejected] = []
+
+    @property
+    def rejected(self) -> list[Rejected]:
+        """The updates dropped so far, in Git's order (an update reached through a
+        symref is reported after the others, as Git appends the split-off update)."""
+        every = self._queue_rejected + self._plan_rejected
+        return sorted(every, key=lambda r: r.refname != r.update.name)
+
+    def _reject(self, upd: RefUpdate, e: RefRejection, *, queued: bool) -> None:
+        if not self.allow_failures:
+            raise e
+        (self._queue_rejected if queued else self._plan_rejected).append(
+            Rejected(upd, e.refname, e.reason, e.message))
 
     def _add(self, upd: RefUpdate) -> None:
         if self.state != "open":
             raise RefError(f"transaction is {self.state}")
         check_update_name(upd.name, writes_value=not (upd.delete or upd.verify))
         if upd.new is not None and any(upd.new):
-            self.store._check_object(upd.name, upd.new)
+            try:
+                self.store._check_object(upd.name, upd.new)
+            except RefRejection as e:
+                self._reject(upd, e, queued=True)
+                return
         if upd.name in self._names:
             raise RefError(f"multiple updates for ref '{upd.name}' not allowed")
         self._names.add(upd.name)
@@ -287,11 +342,15 @@ class RefTransaction:
 
     def set_symref(self, name: str, target: str, message: str | bytes | None = None, *,
                    old: bytes | None = None, old_target: str | None = None,
-                   create_reflog: bool = False) -> None:
+                   create_reflog: bool = False, no_deref: bool = True) -> None:
         """Make ``name`` a symref to ``target`` (if it is ``old`` / points at
-        ``old_target``, when given; a null ``old``: it must not exist)."""
+        ``old_target``, when given; a null ``old``: it must not exist).  With
+        ``no_deref=False`` (``update-ref --stdin``'s ``symref-update`` without
+        ``--no-deref``) the ref ``name`` resolves to is the one rewritten, as in Git."""
         check_refname(target, allow_onelevel=True)
-        self._add(RefUpdate(name, target=target, message=message, no_deref=True, old=old,
+        # an old-target check is about ``name`` itself, so it never dereferences
+        self._add(RefUpdate(name, target=target, message=message,
+                            no_deref=no_deref or old_target is not None, old=old,
                             old_target=old_target, create_reflog=create_reflog))
 
     def verify_symref(self, name: str, old_target: str | None) -> None:
@@ -494,7 +553,8 @@ class RefStore(ABC):
 
     @staticmethod
     def _df_error(name: str, existing: str) -> RefError:
-        return RefError(f"'{existing}' exists; cannot create '{name}'")
+        return RefRejection(f"'{existing}' exists; cannot create '{name}'", NAME_CONFLICT,
+                            name)
 
     def _resolve_for_log(self, name: str) -> bytes:
         """The id for a reflog entry; a missing or broken ref logs as the null id."""
@@ -510,9 +570,11 @@ class RefStore(ABC):
             return
         kind = self.object_type(oid)
         if kind is None:
-            raise RefError(f"trying to write ref '{name}' with nonexistent object {oid.hex()}")
+            raise RefRejection(f"trying to write ref '{name}' with nonexistent object "
+                               f"{oid.hex()}", INVALID_NEW_VALUE, name)
         if kind != "commit" and (name == "HEAD" or name.startswith("refs/heads/")):
-            raise RefError(f"trying to write non-commit object {oid.hex()} to branch '{name}'")
+            raise RefRejection(f"trying to write non-commit object {oid.hex()} to branch "
+                               f"'{name}'", INVALID_NEW_VALUE, name)
 
     def plan(self, tx: RefTransaction) -> list[PlannedWrite]:
         """Check old values and work out every write and reflog entry of ``tx``.
@@ -527,111 +589,126 @@ class RefStore(ABC):
         # Git refuses a D/F conflict even with a ref the same transaction deletes
         deleting: set[str] = set()
         finals: dict[str, str] = {}
+        tx._plan_rejected = []
         for u in tx.updates:
-            chain = [u.name]
             try:
-                cur = self.read(u.name)
-                if not u.no_deref:
-                    depth = 0
-                    while cur is not None and cur.target is not None:
-                        depth += 1
-                        if cur.target in chain:
-                            # Git splits the update at each symref and then finds two
-                            # updates for one ref
-                            raise RefError(f"multiple updates for '{cur.target}' (including "
-                                           f"one via symref '{chain[-1]}') are not allowed")
-                        if depth > SYMREF_MAX_DEPTH:
-                            raise RefError(f"cannot lock ref '{u.name}': symref loop")
-                        chain.append(cur.target)
-                        cur = self.read(cur.target)
-            except RefError as e:
-                if e.message.startswith(("cannot lock ref", "multiple updates")):
-                    raise
-                raise RefError(f"cannot lock ref '{u.name}': {e.message}", path=e.path) from None
-            final = chain[-1]
-            if not u.verify:
-                first = finals.setdefault(final, u.name)
-                if first != u.name:
-                    via = u.name if u.name != final else first
-                    raise RefError(f"multiple updates for '{final}' (including one via symref "
-                                   f"'{via}') are not allowed")
-            cur_oid = cur.oid if cur is not None and cur.target is None else None
-            if u.no_deref and cur is not None and cur.target is not None and u.old is not None \
-                    and u.old != null:
-                # Git checks the old value of a symref updated with no-deref against
-                # the id it resolves to
-                resolved = self._resolve_for_log(u.name)
-                cur_oid = resolved if resolved != null else None
-            if (head_target is not None and final == head_target and "HEAD" not in chain
-                    and "HEAD" in touched and not u.verify):
-                raise RefError(f"multiple updates for 'HEAD' (including one via its referent "
-                               f"'{final}') are not allowed")
-            if u.old_target is not None:
-                if cur is None:
-                    raise RefError(f"cannot lock ref '{u.name}': unable to resolve reference "
-                                   f"'{u.name}'")
-                if cur.target is None:
-                    raise RefError(f"cannot lock ref '{u.name}': expected symref with target "
-                                   f"'{u.old_target}': but is a regular ref")
-                if cur.target != u.old_target:
-                    raise RefError(f"verifying symref target: '{u.name}': is at {cur.target} "
-                                   f"but expected {u.old_target}")
-            if u.old is not None:
-                if u.old == null:
-                    if cur is not None and (cur_oid is not None or u.no_deref):
-                        what = ("dangling symref" if cur.target is not None and cur_oid is None
-                                else "reference")
-                        raise RefError(f"cannot lock ref '{u.name}': {what} already exists")
-                elif cur_oid is None:
-                    raise RefError(f"cannot lock ref '{u.name}': unable to resolve reference "
-                                   f"'{final}'")
-                elif cur_oid != u.old:
-                    raise RefError(f"cannot lock ref '{u.name}': is at {cur_oid.hex()} but "
-                                   f"expected {u.old.hex()}")
-            if u.verify:
-                continue
-            msg = normalize_reflog_message(u.message)
-            if u.target is not None:
-                if cur is None:
-                    self._check_df_conflict(u.name, deleting)
-                new_ref: Ref | None = Ref(u.name, target=u.target)
-                old_oid = self._resolve_for_log(u.name)
-                new_oid = self._resolve_for_log(u.target)
-                pw = PlannedWrite(u.name, new_ref, message=msg, old_ref=self.read(u.name))
-                if ((msg or u.create_reflog) and new_oid != null
-                        and (u.create_reflog or self.should_log(u.name))):
-                    pw.logs.append((u.name, old_oid, new_oid))
-                writes.append(pw)
-                continue
-            if u.delete:
+                chain = [u.name]
+                try:
+                    cur = self.read(u.name)
+                    if not u.no_deref:
+                        depth = 0
+                        while cur is not None and cur.target is not None:
+                            depth += 1
+                            if cur.target in chain:
+                                # Git splits the update at each symref and then finds two
+                                # updates for one ref
+                                raise RefError(f"multiple updates for '{cur.target}' (including "
+                                               f"one via symref '{chain[-1]}') are not allowed")
+                            if depth > SYMREF_MAX_DEPTH:
+                                raise RefError(f"cannot lock ref '{u.name}': symref loop")
+                            chain.append(cur.target)
+                            cur = self.read(cur.target)
+                except RefError as e:
+                    if e.message.startswith(("cannot lock ref", "multiple updates")):
+                        raise
+                    raise RefError(f"cannot lock ref '{u.name}': {e.message}",
+                                   path=e.path) from None
+                final = chain[-1]
+                if not u.verify:
+                    first = finals.setdefault(final, u.name)
+                    if first != u.name:
+                        via = u.name if u.name != final else first
+                        raise RefError(f"multiple updates for '{final}' (including one via symref "
+                                       f"'{via}') are not allowed")
+                cur_oid = cur.oid if cur is not None and cur.target is None else None
+                if u.no_deref and cur is not None and cur.target is not None and u.old is not None \
+                        and u.old != null:
+                    # Git checks the old value of a symref updated with no-deref against
+                    # the id it resolves to
+                    resolved = self._resolve_for_log(u.name)
+                    cur_oid = resolved if resolved != null else None
+                if (head_target is not None and final == head_target and "HEAD" not in chain
+                        and "HEAD" in touched and not u.verify):
+                    raise RefError(f"multiple updates for 'HEAD' (including one via its referent "
+                                   f"'{final}') are not allowed")
+                if u.old_target is not None:
+                    if cur is None:
+                        raise RefRejection(f"cannot lock ref '{u.name}': unable to resolve "
+                                           f"reference '{u.name}'", NONEXISTENT_REF, u.name)
+                    if cur.target is None:
+                        raise RefRejection(f"cannot lock ref '{u.name}': expected symref with "
+                                           f"target '{u.old_target}': but is a regular ref",
+                                           EXPECTED_SYMREF, u.name)
+                    if cur.target != u.old_target:
+                        raise RefRejection(f"verifying symref target: '{u.name}': is at "
+                                           f"{cur.target} but expected {u.old_target}",
+                                           INCORRECT_OLD_VALUE, u.name)
+                if u.old is not None:
+                    if u.old == null:
+                        if cur is not None and (cur_oid is not None or u.no_deref):
+                            what = ("dangling symref" if cur.target is not None and cur_oid is None
+                                    else "reference")
+                            raise RefRejection(f"cannot lock ref '{u.name}': {what} already "
+                                               "exists", CREATE_EXISTS, final)
+                    elif cur_oid is None and u.no_deref and cur is not None:
+                        # a dangling symref updated in place
+                        raise RefRejection(f"cannot lock ref '{u.name}': reference is missing "
+                                           f"but expected {u.old.hex()}", NONEXISTENT_REF, final)
+                    elif cur_oid is None:
+                        raise RefRejection(f"cannot lock ref '{u.name}': unable to resolve "
+                                           f"reference '{final}'", NONEXISTENT_REF, final)
+                    elif cur_oid != u.old:
+                        raise RefRejection(f"cannot lock ref '{u.name}': is at {cur_oid.hex()} "
+                                           f"but expected {u.old.hex()}", INCORRECT_OLD_VALUE,
+                                           final)
+                if u.verify:
+                    continue
+                msg = normalize_reflog_message(u.message)
+                if u.target is not None:
+                    # without no-deref, ``final`` (the end of the symref chain) is rewritten
+                    # and every ref of the chain logs the change, like Git
+                    if cur is None:
+                        self._check_df_conflict(final, deleting)
+                    new_ref: Ref | None = Ref(final, target=u.target)
+                    old_oid = self._resolve_for_log(u.name)
+                    new_oid = self._resolve_for_log(u.target)
+                    pw = PlannedWrite(final, new_ref, message=msg, old_ref=self.read(final))
+                    for name in chain:
+                        if new_oid != null and (u.create_reflog or self.should_log(name)):
+                            pw.logs.append((name, old_oid, new_oid))
+                    writes.append(pw)
+                    continue
+                if u.delete:
+                    if cur is None:
+                        self._check_df_conflict(final, deleting)
+                    # deleting a missing ref without an old value succeeds silently, like Git
+                    pw = PlannedWrite(final, None, message=msg, old_ref=cur)
+                    # the symrefs it was reached through, and HEAD if it points here, log
+                    # the deletion (old -> null), like Git
+                    for name in chain[:-1]:
+                        if self.should_log(name):
+                            pw.logs.append((name, cur_oid or null, null))
+                    if (cur_oid is not None and head_target == final and "HEAD" not in chain
+                            and "HEAD" not in touched and self.should_log("HEAD")):
+                        pw.logs.append(("HEAD", cur_oid, null))
+                    writes.append(pw)
+                    continue
+                assert u.new is not None
                 if cur is None:
                     self._check_df_conflict(final, deleting)
-                # deleting a missing ref without an old value succeeds silently, like Git
-                pw = PlannedWrite(final, None, message=msg, old_ref=cur)
-                # the symrefs it was reached through, and HEAD if it points here, log
-                # the deletion (old -> null), like Git
-                for name in chain[:-1]:
-                    if self.should_log(name):
-                        pw.logs.append((name, cur_oid or null, null))
-                if (cur_oid is not None and head_target == final and "HEAD" not in chain
+                peeled = self.peeler(u.new) if self.peeler is not None else None
+                pw = PlannedWrite(final, Ref(final, oid=u.new, peeled=peeled), message=msg,
+                                  old_ref=cur)
+                old_oid = cur_oid or null
+                for name in chain:
+                    if u.skip_log:
+                        break
+                    if (u.create_reflog and name == final) or self.should_log(name):
+                        pw.logs.append((name, old_oid, u.new))
+                if (not u.skip_log and head_target == final and "HEAD" not in chain
                         and "HEAD" not in touched and self.should_log("HEAD")):
-                    pw.logs.append(("HEAD", cur_oid, null))
+                    pw.logs.append(("HEAD", old_oid, u.new))
                 writes.append(pw)
-                continue
-            assert u.new is not None
-            if cur is None:
-                self._check_df_conflict(final, deleting)
-            peeled = self.peeler(u.new) if self.peeler is not None else None
-            pw = PlannedWrite(final, Ref(final, oid=u.new, peeled=peeled), message=msg,
-                              old_ref=cur)
-            old_oid = cur_oid or null
-            for name in chain:
-                if u.skip_log:
-                    break
-                if (u.create_reflog and name == final) or self.should_log(name):
-                    pw.logs.append((name, old_oid, u.new))
-            if (not u.skip_log and head_target == final and "HEAD" not in chain
-                    and "HEAD" not in touched and self.should_log("HEAD")):
-                pw.logs.append(("HEAD", old_oid, u.new))
-            writes.append(pw)
+            except RefRejection as e:
+                tx._reject(u, e, queued=False)
         return writes

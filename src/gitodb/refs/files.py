@@ -30,9 +30,11 @@ from gitodb.errors import LockError, RefError, RefWriteError
 from gitodb.lockfile import LockFile, write_all
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
+    NAME_CONFLICT,
     PlannedWrite,
     Ref,
     ReflogEntry,
+    RefRejection,
     RefStore,
     RefTransaction,
     committer_identity,
@@ -394,7 +396,8 @@ class FilesRefStore(RefStore):
 
     @staticmethod
     def _df_error(name: str, existing: str) -> RefError:
-        return RefError(f"cannot lock ref '{name}': '{existing}' exists; cannot create '{name}'")
+        return RefRejection(f"cannot lock ref '{name}': '{existing}' exists; cannot create "
+                            f"'{name}'", NAME_CONFLICT, name)
 
     # -- transactions ------------------------------------------------------
     def _lock(self, name: str, timeout_ms: int) -> LockFile:

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from gitodb.errors import RefError
+from gitodb.objects.datefmt import DateMode, show_date
 from gitodb.refs.base import RefStore
 
 
@@ -36,14 +37,17 @@ def value_at_index(store: RefStore, name: str, n: int) -> ReflogValue:
     raise RefError(f"log for '{name}' only has {len(entries)} entries")
 
 
-def value_at_time(store: RefStore, name: str, when: int) -> ReflogValue:
-    """``name@{<date>}`` for the Unix time ``when``."""
+def value_at_time(store: RefStore, name: str, when: int, shown: str | None = None
+                  ) -> ReflogValue:
+    """``name@{<date>}`` for the Unix time ``when``; ``shown`` is the ref as the user
+    wrote it, which Git's warning names (default: ``name``)."""
     entries = store.reflog(name)
     if not entries:
-        raise RefError(f"log for '{name}' is empty")
+        raise RefError(f"log for '{shown or name}' is empty")
     for e in reversed(entries):
         if e.time <= when:
             return ReflogValue(e.new)
     first = entries[0]
     oid = first.old if any(first.old) else first.new
-    return ReflogValue(oid, note=f"log for '{name}' only goes back to {first.time}")
+    date = show_date(first.time, first.tz_offset, DateMode("rfc"))
+    return ReflogValue(oid, note=f"log for '{shown or name}' only goes back to {date}")

@@ -11,6 +11,7 @@ in Git's search order (``<name>``, ``refs/<name>``, ``refs/tags/<name>``,
 from __future__ import annotations
 
 import re
+import sys
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -20,9 +21,11 @@ from gitodb.errors import (
     GitodbError,
     ObjectNotFoundError,
 )
+from gitodb.objects.approxidate import approxidate
 from gitodb.objects.commit import Commit
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
+from gitodb.refs.reflog_at import value_at_time
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -279,14 +282,23 @@ def _resolve_at(repo: Repository, ref: str, spec: str, name: str) -> bytes:
         if got is None:
             raise unknown
         return got
-    if not spec.isdigit():
-        raise unknown   # dates are not supported
-    n = int(spec)
     if not ref:
-        # @{n} alone is the current branch's reflog
+        # @{n} / @{<date>} alone is the current branch's reflog
         target = repo.refs.read("HEAD")
         if target is not None and target.target is not None:
             full = target.target
+    if not spec.isdigit():
+        try:
+            when = approxidate(spec)
+        except GitodbError:
+            raise unknown from None
+        # Git's warning names the ref as written, or the current branch's short name
+        shown = ref or (full[11:] if full.startswith("refs/heads/") else full)
+        at = value_at_time(repo.refs, full, when, shown=shown)
+        if at.note is not None:
+            sys.stderr.write(f"warning: {at.note}\n")  # Git warns and goes on
+        return at.oid
+    n = int(spec)
     entries = repo.refs.reflog(full)
     if n < len(entries):
         return entries[-1 - n].new
