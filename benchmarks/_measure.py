@@ -7,8 +7,13 @@ import subprocess
 import time
 
 
-def run(cmd: list[str], env: dict[str, str] | None = None, cwd: str | None = None,
-        stdin: str | None = None, timeout: float = 1800) -> tuple[float, float, int]:
+def run(
+    cmd: list[str],
+    env: dict[str, str] | None = None,
+    cwd: str | None = None,
+    stdin: str | None = None,
+    timeout: float = 1800,
+) -> tuple[float, float, int]:
     """(wall s, CPU s, max RSS KiB) of one run of ``cmd``, output to /dev/null.
 
     The child is reaped with ``os.wait4``, so the usage (and the max RSS) is its

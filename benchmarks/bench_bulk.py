@@ -55,8 +55,7 @@ if not LARGE.exists():
     LARGE = Path("/work/shared/corpus/libgit2.git")
 CORPUS = HERE / "work" / "bulk-corpus"
 TABLES = ("objects", "commits", "files")
-ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-       "LC_ALL": "C"}
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 
 
 # -- corpus -----------------------------------------------------------------------------
@@ -70,8 +69,11 @@ def make_corpus(n: int, quick: bool) -> list[str]:
         if not (path / "bench-complete").exists():
             make_bench_repo.build(path, commits, files, 4, 50, 50, verbose=False)
             # fast-import wrote refs/heads/main; HEAD must name it for the files table.
-            subprocess.run(["git", "-C", str(path), "symbolic-ref", "HEAD",
-                            "refs/heads/main"], check=True, env=ENV)
+            subprocess.run(
+                ["git", "-C", str(path), "symbolic-ref", "HEAD", "refs/heads/main"],
+                check=True,
+                env=ENV,
+            )
             (path / "bench-complete").write_text("")
         out.append(str(path))
     return out
@@ -89,22 +91,29 @@ def storage_bytes(repo: str) -> int:
 # -- the alternatives, one repository per call, in pool workers ---------------------------
 def _write(table: str, columns: dict[str, list[Any]], n: int, out: str) -> int:
     sch = bulk.schema(table)
-    arrays = [pa.array(columns[f.name], f.type) if f.name in columns else pa.nulls(n, f.type)
-              for f in sch]
+    arrays = [
+        pa.array(columns[f.name], f.type) if f.name in columns else pa.nulls(n, f.type) for f in sch
+    ]
     pq.write_table(pa.Table.from_arrays(arrays, schema=sch), out, compression="zstd")
     return n
 
 
 def _git(repo: str, *args: str) -> bytes:
-    return subprocess.run(["git", "--git-dir", repo, *args], check=True, capture_output=True,
-                          env=ENV).stdout
+    return subprocess.run(
+        ["git", "--git-dir", repo, *args], check=True, capture_output=True, env=ENV
+    ).stdout
 
 
 def git_table(repo: str, table: str, out: str) -> int:
     """The table from git subprocesses, parsed in Python."""
     if table == "objects":
-        text = _git(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) "
-                    "%(objecttype) %(objectsize) %(objectsize:disk) %(deltabase)").decode()
+        text = _git(
+            repo,
+            "cat-file",
+            "--batch-all-objects",
+            "--batch-check=%(objectname) "
+            "%(objecttype) %(objectsize) %(objectsize:disk) %(deltabase)",
+        ).decode()
         ids, kinds, sizes, disk, bases = [], [], [], [], []
         for line in text.splitlines():
             oid, t, s, d, b = line.split(" ")
@@ -113,27 +122,61 @@ def git_table(repo: str, table: str, out: str) -> int:
             sizes.append(int(s))
             disk.append(int(d))
             bases.append(None if b.strip("0") == "" else b)
-        return _write(table, {"repository": [repo] * len(ids), "id": ids, "type": kinds,
-                              "size": sizes, "size_on_disk": disk, "delta_base": bases},
-                      len(ids), out)
+        return _write(
+            table,
+            {
+                "repository": [repo] * len(ids),
+                "id": ids,
+                "type": kinds,
+                "size": sizes,
+                "size_on_disk": disk,
+                "delta_base": bases,
+            },
+            len(ids),
+            out,
+        )
     if table == "commits":
         fmt = "%H%x1f%T%x1f%P%x1f%an%x1f%ae%x1f%ad%x1f%cn%x1f%ce%x1f%cd%x1f%s"
-        raw = _git(repo, "log", "--all", "--topo-order", "--date=raw", "-z",
-                   f"--format={fmt}").decode("utf-8", "replace")
-        cols: dict[str, list[Any]] = {k: [] for k in (
-            "id", "tree", "parents", "author_name", "author_email", "author_time",
-            "author_tz", "committer_name", "committer_email", "committer_time",
-            "committer_tz", "subject")}
+        raw = _git(
+            repo, "log", "--all", "--topo-order", "--date=raw", "-z", f"--format={fmt}"
+        ).decode("utf-8", "replace")
+        cols: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "id",
+                "tree",
+                "parents",
+                "author_name",
+                "author_email",
+                "author_time",
+                "author_tz",
+                "committer_name",
+                "committer_email",
+                "committer_time",
+                "committer_tz",
+                "subject",
+            )
+        }
         for rec in raw.split("\0"):
             if not rec:
                 continue
             h, t, p, an, ae, ad, cn, ce, cd, s = rec.split("\x1f")
             at, atz = ad.split(" ")
             ct, ctz = cd.split(" ")
-            for k, v in (("id", h), ("tree", t), ("parents", p.split()), ("author_name", an),
-                         ("author_email", ae), ("author_time", int(at)), ("author_tz", atz),
-                         ("committer_name", cn), ("committer_email", ce),
-                         ("committer_time", int(ct)), ("committer_tz", ctz), ("subject", s)):
+            for k, v in (
+                ("id", h),
+                ("tree", t),
+                ("parents", p.split()),
+                ("author_name", an),
+                ("author_email", ae),
+                ("author_time", int(at)),
+                ("author_tz", atz),
+                ("committer_name", cn),
+                ("committer_email", ce),
+                ("committer_time", int(ct)),
+                ("committer_tz", ctz),
+                ("subject", s),
+            ):
                 cols[k].append(v)
         n = len(cols["id"])
         return _write(table, {"repository": [repo] * n, **cols}, n, out)
@@ -151,9 +194,21 @@ def git_table(repo: str, table: str, out: str) -> int:
         ids.append(oid)
         sizes.append(None if size == "-" else int(size))
     n = len(paths)
-    return _write(table, {"repository": [repo] * n, "revision": ["HEAD"] * n,
-                          "commit": [head] * n, "path": paths, "mode": modes, "type": kinds,
-                          "id": ids, "size": sizes}, n, out)
+    return _write(
+        table,
+        {
+            "repository": [repo] * n,
+            "revision": ["HEAD"] * n,
+            "commit": [head] * n,
+            "path": paths,
+            "mode": modes,
+            "type": kinds,
+            "id": ids,
+            "size": sizes,
+        },
+        n,
+        out,
+    )
 
 
 def pygit2_table(repo_path: str, table: str, out: str) -> int:
@@ -162,8 +217,12 @@ def pygit2_table(repo_path: str, table: str, out: str) -> int:
 
     repo = pygit2.Repository(repo_path)
     if table == "objects":
-        names = {pygit2.GIT_OBJECT_COMMIT: "commit", pygit2.GIT_OBJECT_TREE: "tree",
-                 pygit2.GIT_OBJECT_BLOB: "blob", pygit2.GIT_OBJECT_TAG: "tag"}
+        names = {
+            pygit2.GIT_OBJECT_COMMIT: "commit",
+            pygit2.GIT_OBJECT_TREE: "tree",
+            pygit2.GIT_OBJECT_BLOB: "blob",
+            pygit2.GIT_OBJECT_TAG: "tag",
+        }
         ids, kinds, sizes = [], [], []
         for oid in repo.odb:
             t, size = repo.odb.read_header(oid)
@@ -171,8 +230,9 @@ def pygit2_table(repo_path: str, table: str, out: str) -> int:
             kinds.append(names[t])
             sizes.append(size)
         n = len(ids)
-        return _write(table, {"repository": [repo_path] * n, "id": ids, "type": kinds,
-                              "size": sizes}, n, out)
+        return _write(
+            table, {"repository": [repo_path] * n, "id": ids, "type": kinds, "size": sizes}, n, out
+        )
     if table == "commits":
         walker = repo.walk(None, pygit2.enums.SortMode.TOPOLOGICAL)
         for ref in repo.references.objects:
@@ -181,19 +241,39 @@ def pygit2_table(repo_path: str, table: str, out: str) -> int:
             except (pygit2.InvalidSpecError, ValueError, KeyError):
                 continue
             walker.push(target.id)
-        cols: dict[str, list[Any]] = {k: [] for k in (
-            "id", "tree", "parents", "author_name", "author_email", "author_time",
-            "author_tz", "committer_name", "committer_email", "committer_time",
-            "committer_tz", "subject")}
+        cols: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "id",
+                "tree",
+                "parents",
+                "author_name",
+                "author_email",
+                "author_time",
+                "author_tz",
+                "committer_name",
+                "committer_email",
+                "committer_time",
+                "committer_tz",
+                "subject",
+            )
+        }
         for c in walker:
             a, m = c.author, c.committer
-            for k, v in (("id", str(c.id)), ("tree", str(c.tree_id)),
-                         ("parents", [str(p) for p in c.parent_ids]), ("author_name", a.name),
-                         ("author_email", a.email), ("author_time", a.time),
-                         ("author_tz", _tz(a.offset)), ("committer_name", m.name),
-                         ("committer_email", m.email), ("committer_time", m.time),
-                         ("committer_tz", _tz(m.offset)),
-                         ("subject", " ".join(c.message.split("\n\n", 1)[0].split("\n")))):
+            for k, v in (
+                ("id", str(c.id)),
+                ("tree", str(c.tree_id)),
+                ("parents", [str(p) for p in c.parent_ids]),
+                ("author_name", a.name),
+                ("author_email", a.email),
+                ("author_time", a.time),
+                ("author_tz", _tz(a.offset)),
+                ("committer_name", m.name),
+                ("committer_email", m.email),
+                ("committer_time", m.time),
+                ("committer_tz", _tz(m.offset)),
+                ("subject", " ".join(c.message.split("\n\n", 1)[0].split("\n"))),
+            ):
                 cols[k].append(v)
         n = len(cols["id"])
         return _write(table, {"repository": [repo_path] * n, **cols}, n, out)
@@ -212,9 +292,21 @@ def pygit2_table(repo_path: str, table: str, out: str) -> int:
             ids.append(str(e.id))
             sizes.append(repo.odb.read_header(e.id)[1] if e.type_str == "blob" else None)
     n = len(paths)
-    return _write(table, {"repository": [repo_path] * n, "revision": ["HEAD"] * n,
-                          "commit": [str(head.id)] * n, "path": paths, "mode": modes,
-                          "type": kinds, "id": ids, "size": sizes}, n, out)
+    return _write(
+        table,
+        {
+            "repository": [repo_path] * n,
+            "revision": ["HEAD"] * n,
+            "commit": [str(head.id)] * n,
+            "path": paths,
+            "mode": modes,
+            "type": kinds,
+            "id": ids,
+            "size": sizes,
+        },
+        n,
+        out,
+    )
 
 
 def _tz(minutes: int) -> str:
@@ -239,8 +331,9 @@ def dulwich_table(repo_path: str, table: str, out: str) -> int:
             kinds.append(names[t])
             sizes.append(len(raw))
         n = len(ids)
-        return _write(table, {"repository": [repo_path] * n, "id": ids, "type": kinds,
-                              "size": sizes}, n, out)
+        return _write(
+            table, {"repository": [repo_path] * n, "id": ids, "type": kinds, "size": sizes}, n, out
+        )
     if table == "commits":
         from dulwich.walk import ORDER_TOPO
 
@@ -251,23 +344,42 @@ def dulwich_table(repo_path: str, table: str, out: str) -> int:
                 obj = store[obj.object[1]]
             if isinstance(obj, Commit):
                 heads.append(obj.id)
-        cols: dict[str, list[Any]] = {k: [] for k in (
-            "id", "tree", "parents", "author_name", "author_email", "author_time",
-            "author_tz", "committer_name", "committer_email", "committer_time",
-            "committer_tz", "subject")}
+        cols: dict[str, list[Any]] = {
+            k: []
+            for k in (
+                "id",
+                "tree",
+                "parents",
+                "author_name",
+                "author_email",
+                "author_time",
+                "author_tz",
+                "committer_name",
+                "committer_email",
+                "committer_time",
+                "committer_tz",
+                "subject",
+            )
+        }
         for entry in repo.get_walker(include=sorted(set(heads)), order=ORDER_TOPO):
             c = entry.commit
             an, _, ae = c.author.decode("utf-8", "replace").rpartition(" <")
             cn, _, ce = c.committer.decode("utf-8", "replace").rpartition(" <")
             msg = c.message.decode("utf-8", "replace")
-            for k, v in (("id", c.id.decode()), ("tree", c.tree.decode()),
-                         ("parents", [p.decode() for p in c.parents]), ("author_name", an),
-                         ("author_email", ae.rstrip(">")), ("author_time", c.author_time),
-                         ("author_tz", _tz(c.author_timezone // 60)),
-                         ("committer_name", cn), ("committer_email", ce.rstrip(">")),
-                         ("committer_time", c.commit_time),
-                         ("committer_tz", _tz(c.commit_timezone // 60)),
-                         ("subject", " ".join(msg.split("\n\n", 1)[0].split("\n")))):
+            for k, v in (
+                ("id", c.id.decode()),
+                ("tree", c.tree.decode()),
+                ("parents", [p.decode() for p in c.parents]),
+                ("author_name", an),
+                ("author_email", ae.rstrip(">")),
+                ("author_time", c.author_time),
+                ("author_tz", _tz(c.author_timezone // 60)),
+                ("committer_name", cn),
+                ("committer_email", ce.rstrip(">")),
+                ("committer_time", c.commit_time),
+                ("committer_tz", _tz(c.commit_timezone // 60)),
+                ("subject", " ".join(msg.split("\n\n", 1)[0].split("\n"))),
+            ):
                 cols[k].append(v)
         n = len(cols["id"])
         return _write(table, {"repository": [repo_path] * n, **cols}, n, out)
@@ -288,13 +400,28 @@ def dulwich_table(repo_path: str, table: str, out: str) -> int:
             ids.append(e.sha.decode())
             sizes.append(None if gitlink else len(store.get_raw(e.sha)[1]))
     n = len(paths)
-    return _write(table, {"repository": [repo_path] * n, "revision": ["HEAD"] * n,
-                          "commit": [head.id.decode()] * n, "path": paths, "mode": modes,
-                          "type": kinds, "id": ids, "size": sizes}, n, out)
+    return _write(
+        table,
+        {
+            "repository": [repo_path] * n,
+            "revision": ["HEAD"] * n,
+            "commit": [head.id.decode()] * n,
+            "path": paths,
+            "mode": modes,
+            "type": kinds,
+            "id": ids,
+            "size": sizes,
+        },
+        n,
+        out,
+    )
 
 
 ALTERNATIVES: dict[str, Callable[[str, str, str], int]] = {
-    "git subprocesses": git_table, "pygit2": pygit2_table, "dulwich": dulwich_table}
+    "git subprocesses": git_table,
+    "pygit2": pygit2_table,
+    "dulwich": dulwich_table,
+}
 
 
 def _cpu() -> float:
@@ -330,8 +457,9 @@ def run_gitodb_local(repos: list[str], table: str, jobs: int) -> Run:
         seconds = time.perf_counter() - t0
     if summary.failed:
         raise SystemExit(f"gitodb {table}: {summary.failed} tasks failed")
-    return Run(table, "gitodb local", jobs, seconds, summary.rows, summary.max_rss,
-               summary.cpu_seconds)
+    return Run(
+        table, "gitodb local", jobs, seconds, summary.rows, summary.max_rss, summary.cpu_seconds
+    )
 
 
 def run_gitodb_dask(repos: list[str], table: str, client: Any, workers: int) -> Run:
@@ -342,20 +470,33 @@ def run_gitodb_dask(repos: list[str], table: str, client: Any, workers: int) -> 
         result = gdask.write_table(repos, table, out, client=client)
         seconds = time.perf_counter() - t0
     rss = client.run(lambda: resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024)
-    return Run(table, "gitodb dask", workers, seconds, result["rows"], max(rss.values()),
-               sum(r.cpu_seconds for r in result["results"]))
+    return Run(
+        table,
+        "gitodb dask",
+        workers,
+        seconds,
+        result["rows"],
+        max(rss.values()),
+        sum(r.cpu_seconds for r in result["results"]),
+    )
 
 
 def run_alternative(name: str, repos: list[str], table: str, jobs: int) -> Run:
     with tempfile.TemporaryDirectory(prefix="bench-bulk-alt-") as out:
-        tasks = [(name, r, table, os.path.join(out, f"{i}.parquet")) for i, r in
-                 enumerate(repos)]
+        tasks = [(name, r, table, os.path.join(out, f"{i}.parquet")) for i, r in enumerate(repos)]
         t0 = time.perf_counter()
         with ProcessPoolExecutor(jobs, mp_context=get_context("forkserver")) as pool:
             results = list(pool.map(_alt_task, tasks))
         seconds = time.perf_counter() - t0
-    return Run(table, name, jobs, seconds, sum(r for r, _m, _c in results),
-               max(m for _r, m, _c in results), sum(c for _r, _m, c in results))
+    return Run(
+        table,
+        name,
+        jobs,
+        seconds,
+        sum(r for r, _m, _c in results),
+        max(m for _r, m, _c in results),
+        sum(c for _r, _m, c in results),
+    )
 
 
 NOTES = {
@@ -369,36 +510,48 @@ NOTES = {
 
 
 def report(runs: list[Run], repos: list[str], storage: int, header: str) -> str:
-    lines = [header, "",
-             "| table | engine | workers | seconds | repos/s | rows/s | MB/s | task CPU s "
-             "| max RSS/worker | time vs gitodb 2 workers | note |",
-             "|---|---|---|---|---|---|---|---|---|---|---|"]
+    lines = [
+        header,
+        "",
+        "| table | engine | workers | seconds | repos/s | rows/s | MB/s | task CPU s "
+        "| max RSS/worker | time vs gitodb 2 workers | note |",
+        "|---|---|---|---|---|---|---|---|---|---|---|",
+    ]
     for r in runs:
-        base = next(x for x in runs if x.table == r.table and x.engine == "gitodb local"
-                    and x.workers == 2)
+        base = next(
+            x for x in runs if x.table == r.table and x.engine == "gitodb local" and x.workers == 2
+        )
         lines.append(
             f"| {r.table} | {r.engine} | {r.workers} | {r.seconds:.2f} | "
             f"{len(repos) / r.seconds:.1f} | {r.rows / r.seconds:,.0f} | "
             f"{storage / 1e6 / r.seconds:.1f} | {r.cpu:.2f} | {r.max_rss / 2**20:.0f} MiB | "
-            f"{r.seconds / base.seconds:.2f}x | {r.note or NOTES.get((r.table, r.engine), '')} |")
+            f"{r.seconds / base.seconds:.2f}x | {r.note or NOTES.get((r.table, r.engine), '')} |"
+        )
     lines.append("")
     for table in sorted({r.table for r in runs}):
-        g1 = next(r for r in runs if r.table == table and r.engine == "gitodb local"
-                  and r.workers == 1)
-        g2 = next(r for r in runs if r.table == table and r.engine == "gitodb local"
-                  and r.workers == 2)
-        d2 = [r for r in runs if r.table == table and r.engine == "gitodb dask"
-              and r.workers == 2]
+        g1 = next(
+            r for r in runs if r.table == table and r.engine == "gitodb local" and r.workers == 1
+        )
+        g2 = next(
+            r for r in runs if r.table == table and r.engine == "gitodb local" and r.workers == 2
+        )
+        d2 = [r for r in runs if r.table == table and r.engine == "gitodb dask" and r.workers == 2]
         alts = [r for r in runs if r.table == table and r.engine in ALTERNATIVES]
         best = min(alts, key=lambda r: r.seconds) if alts else None
-        parts = [f"**{table}**: speed-up 2 workers / 1 worker = {g1.seconds / g2.seconds:.2f}x "
-                 f"(task CPU {g2.cpu / g1.cpu:.2f}x of 1 worker's)"]
+        parts = [
+            f"**{table}**: speed-up 2 workers / 1 worker = {g1.seconds / g2.seconds:.2f}x "
+            f"(task CPU {g2.cpu / g1.cpu:.2f}x of 1 worker's)"
+        ]
         if d2:
-            parts.append(f"Dask overhead vs local (2 workers) = "
-                         f"{(d2[0].seconds / g2.seconds - 1) * 100:+.0f}%")
+            parts.append(
+                f"Dask overhead vs local (2 workers) = "
+                f"{(d2[0].seconds / g2.seconds - 1) * 100:+.0f}%"
+            )
         if best is not None:
-            parts.append(f"fastest alternative ({best.engine}) time / gitodb time = "
-                         f"{best.seconds / g2.seconds:.2f}x (CPU {best.cpu / g2.cpu:.2f}x)")
+            parts.append(
+                f"fastest alternative ({best.engine}) time / gitodb time = "
+                f"{best.seconds / g2.seconds:.2f}x (CPU {best.cpu / g2.cpu:.2f}x)"
+            )
         lines.append("- " + "; ".join(parts))
     return "\n".join(lines) + "\n"
 
@@ -425,8 +578,9 @@ def main(argv: list[str] | None = None) -> int:
         from distributed import Client, LocalCluster
 
         for w in (1, 2):
-            cluster = LocalCluster(n_workers=w, threads_per_worker=1, processes=True,
-                                   dashboard_address=None)
+            cluster = LocalCluster(
+                n_workers=w, threads_per_worker=1, processes=True, dashboard_address=None
+            )
             clusters[w] = (cluster, Client(cluster))
     try:
         for table in tables:
@@ -444,15 +598,17 @@ def main(argv: list[str] | None = None) -> int:
         for cluster, client in clusters.values():
             client.close()
             cluster.close()
-    for table in tables:   # every engine listed the same number of rows
+    for table in tables:  # every engine listed the same number of rows
         counts = {r.engine: r.rows for r in runs if r.table == table}
         if len(set(counts.values())) != 1:
             print(f"warning: {table}: row counts differ: {counts}", file=sys.stderr)
     load = os.getloadavg()[0]
-    header = (f"Corpus: {len(repos)} repositories ({n} synthetic"
-              f"{' + libgit2.git' if str(LARGE) in repos else ''}), "
-              f"{storage / 1e6:.1f} MB of object storage; {os.cpu_count()} cores, "
-              f"load average {load:.1f} at the end (the machine is shared: expect noise).")
+    header = (
+        f"Corpus: {len(repos)} repositories ({n} synthetic"
+        f"{' + libgit2.git' if str(LARGE) in repos else ''}), "
+        f"{storage / 1e6:.1f} MB of object storage; {os.cpu_count()} cores, "
+        f"load average {load:.1f} at the end (the machine is shared: expect noise)."
+    )
     text = report(runs, repos, storage, header)
     print(text)
     if args.out:

@@ -31,13 +31,14 @@ sys.path.insert(0, str(HERE))
 import make_bench_repo  # noqa: E402
 from _measure import measure_best  # noqa: E402
 
-ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-       "LC_ALL": "C"}
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 ENV.pop("GITODB_ZLIB_BACKEND", None)
 
 MODES = [
-    ("--batch-check", False), ("--batch-check", True),
-    ("--batch", False), ("--batch", True),
+    ("--batch-check", False),
+    ("--batch-check", True),
+    ("--batch", False),
+    ("--batch", True),
 ]
 
 # Reading every object through a library's Python API, in the order the library
@@ -75,8 +76,9 @@ for oid in odb:
 }
 
 
-def run_timed(cmd: list[str], repeat: int, timeout: float | None = None
-              ) -> tuple[float, float, int]:
+def run_timed(
+    cmd: list[str], repeat: int, timeout: float | None = None
+) -> tuple[float, float, int]:
     """Best (wall seconds, CPU seconds, max RSS KiB) of ``repeat`` runs, output to /dev/null.
 
     CPU time is the child's user + system time: on a machine shared with other
@@ -123,11 +125,18 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--repeat", type=int, help="repetitions per measurement (best is kept)")
     ap.add_argument("--backends", help="comma-separated zlib backends (default: all installed)")
     ap.add_argument("--no-peers", action="store_true", help="skip the Python API rows")
-    ap.add_argument("--modes", help="comma-separated subset of: batch-check, "
-                    "batch-check-unordered, batch, batch-unordered (default: all)")
+    ap.add_argument(
+        "--modes",
+        help="comma-separated subset of: batch-check, "
+        "batch-check-unordered, batch, batch-unordered (default: all)",
+    )
     ap.add_argument("--no-verify", action="store_true", help="skip output comparison")
-    ap.add_argument("--peer-timeout", type=float, default=900.0,
-                    help="give up on a Python API reader after this many seconds")
+    ap.add_argument(
+        "--peer-timeout",
+        type=float,
+        default=900.0,
+        help="give up on a Python API reader after this many seconds",
+    )
     args = ap.parse_args(argv)
     repeat = args.repeat or (1 if args.quick else 3)
 
@@ -142,15 +151,23 @@ def main(argv: list[str] | None = None) -> int:
     from gitodb import compress
 
     backends = args.backends.split(",") if args.backends else compress.available_backends()
-    count = subprocess.run(["git", "-C", str(repo), "count-objects", "-v"], env=ENV,
-                           capture_output=True, text=True, check=True).stdout
+    count = subprocess.run(
+        ["git", "-C", str(repo), "count-objects", "-v"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     stats = dict(line.split(": ") for line in count.splitlines())
     objects = int(stats["count"]) + int(stats["in-pack"])
     print(f"repository: {repo} ({objects} objects, {stats['size-pack']} KiB of packs)")
-    git_version = subprocess.run(["git", "--version"], capture_output=True,
-                                 text=True).stdout.strip()
-    print(f"{git_version}; python {sys.version.split()[0]}; repeat {repeat}; "
-          f"backends: {', '.join(backends)}\n")
+    git_version = subprocess.run(
+        ["git", "--version"], capture_output=True, text=True
+    ).stdout.strip()
+    print(
+        f"{git_version}; python {sys.version.split()[0]}; repeat {repeat}; "
+        f"backends: {', '.join(backends)}\n"
+    )
 
     rows: list[tuple[str, str, float, float, int, str, str]] = []
     wanted = set(args.modes.split(",")) if args.modes else None
@@ -165,11 +182,24 @@ def main(argv: list[str] | None = None) -> int:
         ref = None if args.no_verify else output_digest(git_cmd, unordered, contents)
         rows.append((label, "git cat-file", w_git, t_git, m_git, "1.00x", "reference"))
         for b in backends:
-            cmd = [sys.executable, "-m", "gitodb", f"--zlib-backend={b}", "-C", str(repo),
-                   "cat-file", mode, "--batch-all-objects", *extra]
+            cmd = [
+                sys.executable,
+                "-m",
+                "gitodb",
+                f"--zlib-backend={b}",
+                "-C",
+                str(repo),
+                "cat-file",
+                mode,
+                "--batch-all-objects",
+                *extra,
+            ]
             w, t, m = run_timed(cmd, repeat)
-            same = "-" if ref is None else (
-                "yes" if output_digest(cmd, unordered, contents) == ref else "**NO**")
+            same = (
+                "-"
+                if ref is None
+                else ("yes" if output_digest(cmd, unordered, contents) == ref else "**NO**")
+            )
             rows.append((label, f"gitodb ({b})", w, t, m, fmt_ratio(t, t_git), same))
         print(f"  {label}: done", file=sys.stderr)
 
@@ -177,40 +207,67 @@ def main(argv: list[str] | None = None) -> int:
         git_cmd = ["git", "-C", str(repo), "cat-file", "--batch", "--batch-all-objects"]
         w_git, t_git, m_git = run_timed(git_cmd, repeat)
         ref = None if args.no_verify else output_digest(git_cmd, True, True)
-        rows.append(("read every object (API)", "git cat-file --batch", w_git, t_git, m_git,
-                     "1.00x", "reference"))
+        rows.append(
+            (
+                "read every object (API)",
+                "git cat-file --batch",
+                w_git,
+                t_git,
+                m_git,
+                "1.00x",
+                "reference",
+            )
+        )
         for name, script in PEER_SCRIPTS.items():
             cmd = [sys.executable, "-c", script, str(repo)]
             try:
                 w, t, m = run_timed(cmd, repeat, timeout=args.peer_timeout)
             except subprocess.CalledProcessError:
-                rows.append(("read every object (API)", name, float("nan"), float("nan"), 0,
-                             "-", "failed"))
+                rows.append(
+                    ("read every object (API)", name, float("nan"), float("nan"), 0, "-", "failed")
+                )
                 continue
             except subprocess.TimeoutExpired:
-                rows.append(("read every object (API)", name, float("nan"), float("nan"), 0,
-                             f"> {args.peer_timeout:.0f} s", "timed out"))
+                rows.append(
+                    (
+                        "read every object (API)",
+                        name,
+                        float("nan"),
+                        float("nan"),
+                        0,
+                        f"> {args.peer_timeout:.0f} s",
+                        "timed out",
+                    )
+                )
                 continue
-            same = "-" if ref is None else (
-                "yes" if output_digest(cmd, True, True) == ref else "**NO**")
+            same = (
+                "-"
+                if ref is None
+                else ("yes" if output_digest(cmd, True, True) == ref else "**NO**")
+            )
             rows.append(("read every object (API)", name, w, t, m, fmt_ratio(t, t_git), same))
 
-    print("| mode | tool | wall s | CPU s | max RSS MiB | CPU / git | RSS / git | "
-          "output identical |")
+    print(
+        "| mode | tool | wall s | CPU s | max RSS MiB | CPU / git | RSS / git | output identical |"
+    )
     print("|---|---|---:|---:|---:|---:|---:|---|")
     git_rss = {label: m for label, tool, _w, _t, m, _r, _s in rows if tool.startswith("git ")}
     for label, tool, w, t, m, ratio, same in rows:
         rss_ratio = f"{m / git_rss[label]:.2f}x" if git_rss.get(label) and m else "-"
-        print(f"| {label} | {tool} | {w:.2f} | {t:.2f} | {m / 1024:.0f} | {ratio} | "
-              f"{rss_ratio} | {same} |")
+        print(
+            f"| {label} | {tool} | {w:.2f} | {t:.2f} | {m / 1024:.0f} | {ratio} | "
+            f"{rss_ratio} | {same} |"
+        )
     by = {(label, tool): t for label, tool, _w, t, _m, _r, _s in rows}
     print()
     for mode, unordered in MODES:
         label = f"{mode}{' --unordered' if unordered else ''}"
         z, ng = by.get((label, "gitodb (zlib)")), by.get((label, "gitodb (zlib-ng)"))
         if z and ng:
-            print(f"- {label}: gitodb zlib-ng needs {ng / z:.2f}x the CPU time of gitodb zlib "
-                  f"({z / ng:.2f}x as fast)")
+            print(
+                f"- {label}: gitodb zlib-ng needs {ng / z:.2f}x the CPU time of gitodb zlib "
+                f"({z / ng:.2f}x as fast)"
+            )
     return 0
 
 

@@ -90,7 +90,7 @@ def small_objects(text: bytes, count: int) -> list[bytes]:
     for _ in range(count):
         size = int(rng.lognormvariate(6.3, 0.9)) % 3000 + 60
         start = rng.randrange(0, len(text) - size)
-        out.append(text[start:start + size])
+        out.append(text[start : start + size])
     return out
 
 
@@ -106,8 +106,9 @@ def size_label(size: int) -> str:
     return "1 MiB" if size == MiB else f"{size // 1024} KiB" if size >= 1024 else f"{size} B"
 
 
-def streaming_reset_rows(names: list[str], text: bytes, min_time: float, repeat: int
-                         ) -> list[tuple[str, dict[str, str]]]:
+def streaming_reset_rows(
+    names: list[str], text: bytes, min_time: float, repeat: int
+) -> list[tuple[str, dict[str, str]]]:
     """Streaming ``Inflater``: one binding stream per entry, the pack scanner's pattern.
 
     A buffer of back-to-back zlib streams (entries of one size, text at level 6);
@@ -147,7 +148,7 @@ def streaming_reset_rows(names: list[str], text: bytes, min_time: float, repeat:
                 scan()
                 t, _ = best_time(scan, min_time, repeat)
                 row[n] = fmt(t / count * 1e6, 1)
-                last = view[len(view) - len(entries[-1]):]
+                last = view[len(view) - len(entries[-1]) :]
                 tracemalloc.start()
                 tracemalloc.reset_peak()
                 base = tracemalloc.get_traced_memory()[0]
@@ -168,8 +169,11 @@ def streaming_reset_rows(names: list[str], text: bytes, min_time: float, repeat:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--quick", action="store_true", help="short runs (noisier)")
-    parser.add_argument("--plot", default=str(Path(__file__).parent / "results" / "crc32.png"),
-                        help="where to save the CRC-32 plot (default: %(default)s)")
+    parser.add_argument(
+        "--plot",
+        default=str(Path(__file__).parent / "results" / "crc32.png"),
+        help="where to save the CRC-32 plot (default: %(default)s)",
+    )
     args = parser.parse_args(argv)
     min_time, repeat = (0.02, 2) if args.quick else (0.2, 5)
     n_small = 2000 if args.quick else 10000
@@ -189,8 +193,11 @@ def main(argv: list[str] | None = None) -> int:
             t, _ = best_time(lambda crc=crc, data=data: crc(data), min_time, repeat)
             crc_gbps[n][size] = size / t / 1e9
     for size in CRC_SIZES:
-        label = f"{size // 1024} KiB" if size >= 1024 and size < MiB else (
-            "1 MiB" if size == MiB else f"{size} B")
+        label = (
+            f"{size // 1024} KiB"
+            if size >= 1024 and size < MiB
+            else ("1 MiB" if size == MiB else f"{size} B")
+        )
         rows.append((f"crc32 {label} (GB/s)", {n: fmt(crc_gbps[n][size]) for n in names}))
 
     # -- inflate -------------------------------------------------------------
@@ -215,6 +222,7 @@ def main(argv: list[str] | None = None) -> int:
         def run(inflate=inflate) -> None:
             for z, size in zobjs:
                 inflate(z, size)
+
         t, _ = best_time(run, min_time * 5, repeat)
         row[n] = fmt(len(zobjs) / t, 0)
     rows.append((f"inflate {len(zobjs):,} small streams (objects/s)", row))
@@ -230,8 +238,9 @@ def main(argv: list[str] | None = None) -> int:
             deflate = b.deflate  # type: ignore[union-attr]
             out = deflate(text, level)
             assert zlib.decompress(out) == text
-            t, _ = best_time(lambda deflate=deflate, level=level: deflate(text, level),
-                             min_time, repeat)
+            t, _ = best_time(
+                lambda deflate=deflate, level=level: deflate(text, level), min_time, repeat
+            )
             speed[n] = fmt(len(text) / t / 1e6, 0)
             ratio[n] = fmt(len(text) / len(out), 2)
         rows.append((f"deflate level {level} (MB/s)", speed))
@@ -240,7 +249,7 @@ def main(argv: list[str] | None = None) -> int:
     # -- reset-and-reuse vs new inflater per stream --------------------------
     blocks = []
     for i in range(64):
-        raw = text[i * 4096:(i + 1) * 4096]
+        raw = text[i * 4096 : (i + 1) * 4096]
         blocks.append((zlib.compress(raw, 9), len(raw)))
     new_row, reuse_row, new_mem, reuse_mem = {}, {}, {}, {}
     for n in names:
@@ -268,11 +277,13 @@ def main(argv: list[str] | None = None) -> int:
         def reused(ctx=ctx) -> None:
             for z, size in blocks:
                 ctx.inflate_prefix(z, size)
+
         t_new, _ = best_time(fresh, min_time, repeat)
         t_reuse, _ = best_time(reused, min_time, repeat)
         new_row[n] = fmt(t_new / len(blocks) * 1e6, 1)
         reuse_row[n] = fmt(t_reuse / len(blocks) * 1e6, 1) + (
-            "" if ctx.reuses_state else " (no reuse)")
+            "" if ctx.reuses_state else " (no reuse)"
+        )
         for label, fn, dest in (("new", fresh, new_mem), ("reuse", reused, reuse_mem)):
             fn()  # warm up: first-call buffers are not per-stream costs
             tracemalloc.start()
@@ -292,22 +303,31 @@ def main(argv: list[str] | None = None) -> int:
     rows += streaming_reset_rows(names, text, min_time, repeat)
 
     # -- output --------------------------------------------------------------
-    print(f"CPU: {info.cpu_model()} ({os.cpu_count()} cores); features: "
-          + " ".join(k for k, v in (info.cpu_features() or {}).items() if v))
-    print(f"Python {platform.python_version()}; timer: CPU time, best of {repeat}; "
-          + "; ".join(f"{n} {loaded[n].library_version}" for n in names)  # type: ignore
-          + f"; mode: {'quick' if args.quick else 'full'}")
-    print("auto picks: " + ", ".join(
-        f"{op} → {compress.routing().routes[op].backend.name}"
-        for op in compress.selection.OPERATIONS))
+    print(
+        f"CPU: {info.cpu_model()} ({os.cpu_count()} cores); features: "
+        + " ".join(k for k, v in (info.cpu_features() or {}).items() if v)
+    )
+    print(
+        f"Python {platform.python_version()}; timer: CPU time, best of {repeat}; "
+        + "; ".join(f"{n} {loaded[n].library_version}" for n in names)  # type: ignore
+        + f"; mode: {'quick' if args.quick else 'full'}"
+    )
+    print(
+        "auto picks: "
+        + ", ".join(
+            f"{op} → {compress.routing().routes[op].backend.name}"
+            for op in compress.selection.OPERATIONS
+        )
+    )
     print()
     print("| measurement | " + " | ".join(names) + " | best vs zlib |")
     print("|---|" + "---:|" * (len(names) + 1))
     for label, values in rows:
         ratio = ""
         try:
-            nums = {n: float(values[n].split()[0].replace(",", "")) for n in names
-                    if values[n] != "n/a"}
+            nums = {
+                n: float(values[n].split()[0].replace(",", "")) for n in names if values[n] != "n/a"
+            }
             lower_is_better = "µs" in label or "peak traced" in label
             best = min(nums.values()) if lower_is_better else max(nums.values())
             base = nums.get("zlib")
@@ -323,8 +343,7 @@ def main(argv: list[str] | None = None) -> int:
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("\n(matplotlib not installed: no plot; pip install 'gitodb[bench]')",
-              file=sys.stderr)
+        print("\n(matplotlib not installed: no plot; pip install 'gitodb[bench]')", file=sys.stderr)
         return 0
     fig, ax = plt.subplots(figsize=(7, 4.5))
     for n in names:

@@ -31,14 +31,23 @@ MiB = 1 << 20
 
 def env() -> dict[str, str]:
     # Byte-compiled modules are part of a normal installation's start-up: allow them.
-    e = {k: v for k, v in os.environ.items()
-         if not k.startswith(("GIT_", "GITODB_")) and k != "PYTHONDONTWRITEBYTECODE"}
+    e = {
+        k: v
+        for k, v in os.environ.items()
+        if not k.startswith(("GIT_", "GITODB_")) and k != "PYTHONDONTWRITEBYTECODE"
+    }
     e.update(GIT_CONFIG_GLOBAL="/dev/null", GIT_CONFIG_NOSYSTEM="1", LC_ALL="C")
     return e
 
 
-def timed(cmd: list[str], cwd: Path, stdin_path: Path | None, stdin_text: bytes | None,
-          prepare: object = None, repeat: int = 3) -> float:
+def timed(
+    cmd: list[str],
+    cwd: Path,
+    stdin_path: Path | None,
+    stdin_text: bytes | None,
+    prepare: object = None,
+    repeat: int = 3,
+) -> float:
     """Best wall-clock time of ``cmd`` over ``repeat`` runs (``prepare()`` before each)."""
     best = float("inf")
     for _ in range(repeat):
@@ -50,8 +59,9 @@ def timed(cmd: list[str], cwd: Path, stdin_path: Path | None, stdin_text: bytes 
             if stdin is not None:
                 proc = subprocess.run(cmd, cwd=cwd, stdin=stdin, capture_output=True, env=env())
             else:
-                proc = subprocess.run(cmd, cwd=cwd, input=stdin_text or b"",
-                                      capture_output=True, env=env())
+                proc = subprocess.run(
+                    cmd, cwd=cwd, input=stdin_text or b"", capture_output=True, env=env()
+                )
             elapsed = time.perf_counter() - t0
         finally:
             if stdin is not None:
@@ -68,9 +78,16 @@ def fresh_repo(path: Path) -> None:
 
 
 def backends() -> list[str]:
-    out = subprocess.run([sys.executable, "-c", "from gitodb import compress; "
-                          "print(' '.join(compress.available_backends()))"],
-                         capture_output=True, text=True, check=True)
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            "from gitodb import compress; print(' '.join(compress.available_backends()))",
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     return out.stdout.split()
 
 
@@ -95,8 +112,9 @@ def main() -> int:
         fresh_repo(repo)
         script = Path(sys.executable).with_name("gitodb")
         gitodb = [str(script)] if script.exists() else [sys.executable, "-m", "gitodb"]
-        subprocess.run([*gitodb, "hash-object", str(paths_file)], env=env(), check=True,
-                       capture_output=True)   # warm-up: writes the __pycache__ files
+        subprocess.run(
+            [*gitodb, "hash-object", str(paths_file)], env=env(), check=True, capture_output=True
+        )  # warm-up: writes the __pycache__ files
 
         rows: list[str] = []
         py_start = timed([sys.executable, "-c", "pass"], tmp, None, b"", repeat=repeat)
@@ -109,8 +127,10 @@ def main() -> int:
             "`<file>`": (["hash-object", str(data_file)], None),
             "`--stdin`": (["hash-object", "--stdin"], data_file),
             "`--stdin-paths`": (["hash-object", "--stdin-paths"], paths_file),
-            "`--literally -t commit`": (["hash-object", "--literally", "-t", "commit",
-                                          str(data_file)], None),
+            "`--literally -t commit`": (
+                ["hash-object", "--literally", "-t", "commit", str(data_file)],
+                None,
+            ),
         }
         all_backends = backends()
         for threshold in thresholds:
@@ -121,7 +141,7 @@ def main() -> int:
                     prep = (lambda: fresh_repo(repo)) if write else None
                     t_git = timed(["git", *conf, *argv], repo, stdin_path, None, prep, repeat)
                     sha1 = timed(["sha1sum", str(data_file)], tmp, None, b"", repeat=repeat)
-                    for backend in (all_backends if write else [None]):
+                    for backend in all_backends if write else [None]:
                         zlib = [f"--zlib-backend={backend}"] if backend else []
                         cmd = [*gitodb, *conf, *zlib, *argv]
                         t_ours = timed(cmd, repo, stdin_path, None, prep, repeat)
@@ -129,7 +149,8 @@ def main() -> int:
                             f"| {threshold} | {'-w' if write else ''} | {label} | "
                             f"{backend or '(none)'} | {sha1 * 1000:.0f} | "
                             f"{t_git * 1000:.0f} | {t_ours * 1000:.0f} | "
-                            f"{t_ours / sha1:.2f} | {t_ours / t_git:.2f} |")
+                            f"{t_ours / sha1:.2f} | {t_ours / t_git:.2f} |"
+                        )
                         print(rows[-1], flush=True)
 
         table = [
@@ -153,8 +174,11 @@ def main() -> int:
             header = RESULTS.read_text() if RESULTS.exists() else ""
             marker = "<!-- bench_hash_object.py results -->"
             keep = header.split(marker)[0] if marker in header else header
-            RESULTS.write_text(keep.rstrip() + f"\n\n{marker}\n\n" + text if keep.strip()
-                               else f"{marker}\n\n" + text)
+            RESULTS.write_text(
+                keep.rstrip() + f"\n\n{marker}\n\n" + text
+                if keep.strip()
+                else f"{marker}\n\n" + text
+            )
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     return 0

@@ -31,8 +31,7 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 CORPUS = HERE.parent.parent / "shared" / "corpus" / "libgit2.git"
-ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-       "LC_ALL": "C"}
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 # Byte-code caches as an installed package has them: without them every run compiles
 # gitodb's modules first (PYTHONDONTWRITEBYTECODE is set in some shells).
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)
@@ -40,8 +39,11 @@ ENV.pop("PYTHONDONTWRITEBYTECODE", None)
 COMMANDS = [
     ("rev-list --all --objects", ["rev-list", "--all", "--objects"], None),
     ("rev-list --count --all (commit-graph)", ["rev-list", "--count", "--all"], None),
-    ("rev-list --topo-order --parents --all", ["rev-list", "--topo-order", "--parents",
-                                               "--all"], None),
+    (
+        "rev-list --topo-order --parents --all",
+        ["rev-list", "--topo-order", "--parents", "--all"],
+        None,
+    ),
     ("log --format=%H%x00%s", ["log", "--format=%H%x00%s"], None),
     ("log --format='%H %an %ae %at %s'", ["log", "--format=%H %an %ae %at %s"], None),
     ("ls-tree -r HEAD", ["ls-tree", "-r", "HEAD"], None),
@@ -130,8 +132,9 @@ print(n)
 }
 
 
-def best(cmd: list[str], cwd: Path, repeat: int, stdin: bytes | None = None
-         ) -> tuple[float, int, bytes]:
+def best(
+    cmd: list[str], cwd: Path, repeat: int, stdin: bytes | None = None
+) -> tuple[float, int, bytes]:
     runs = [run_one(cmd, cwd, stdin) for _ in range(repeat)]
     wall = min(r[0] for r in runs)
     return wall, max(r[1] for r in runs), runs[0][2]
@@ -141,8 +144,9 @@ def run_one(cmd: list[str], cwd: Path, stdin: bytes | None) -> tuple[float, int,
     """One timed run; max RSS from ``wait4`` of that process alone."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out:
-        proc = subprocess.Popen(cmd, cwd=cwd, env=ENV, stdin=subprocess.PIPE, stdout=out,
-                                stderr=subprocess.DEVNULL)
+        proc = subprocess.Popen(
+            cmd, cwd=cwd, env=ENV, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL
+        )
         if stdin:
             assert proc.stdin is not None
             proc.stdin.write(stdin)
@@ -167,21 +171,34 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo.git"
         shutil.copytree(args.repo, repo, symlinks=True)
-        subprocess.run([args.git, "commit-graph", "write", "--reachable"], cwd=repo, env=ENV,
-                       check=True, capture_output=True)
-        pairs = subprocess.run([args.git, "rev-list", "--first-parent", "--parents", "HEAD"],
-                               cwd=repo, env=ENV, check=True, capture_output=True).stdout
-        pairs = b"".join(b" ".join(ln.split()[:2]) + b"\n" for ln in pairs.splitlines()
-                         if len(ln.split()) >= 2)
-        run_one([*gitodb, "version"], repo, None)   # writes the byte-code caches
+        subprocess.run(
+            [args.git, "commit-graph", "write", "--reachable"],
+            cwd=repo,
+            env=ENV,
+            check=True,
+            capture_output=True,
+        )
+        pairs = subprocess.run(
+            [args.git, "rev-list", "--first-parent", "--parents", "HEAD"],
+            cwd=repo,
+            env=ENV,
+            check=True,
+            capture_output=True,
+        ).stdout
+        pairs = b"".join(
+            b" ".join(ln.split()[:2]) + b"\n" for ln in pairs.splitlines() if len(ln.split()) >= 2
+        )
+        run_one([*gitodb, "version"], repo, None)  # writes the byte-code caches
         rows = []
         for title, cmd, stdin in COMMANDS:
             data = pairs if stdin == "pairs" else None
             gw, gm, gout = best([args.git, *cmd], repo, args.repeat, data)
             ow, om, oout = best([*gitodb, *cmd], repo, args.repeat, data)
             same = "yes" if gout == oout else "NO"
-            rows.append(f"| {title} | {gw:.2f} | {ow:.2f} | {ow / gw:.1f}x | {gm / 1024:.0f} | "
-                        f"{om / 1024:.0f} | {same} |")
+            rows.append(
+                f"| {title} | {gw:.2f} | {ow:.2f} | {ow / gw:.1f}x | {gm / 1024:.0f} | "
+                f"{om / 1024:.0f} | {same} |"
+            )
         print(f"Repository: {args.repo.name}, best of {args.repeat}; wall seconds, max RSS MB\n")
         print("| command | git s | gitodb s | ratio | git MB | gitodb MB | same bytes |")
         print("|---|---|---|---|---|---|---|")
@@ -198,8 +215,7 @@ def main() -> int:
             if "gitodb" in title:
                 base[kind] = w
             ratio = w / base[kind] if kind in base else float("nan")
-            print(f"| {title} | {w:.2f} | {m / 1024:.0f} | {ratio:.1f}x | "
-                  f"{out.decode().strip()} |")
+            print(f"| {title} | {w:.2f} | {m / 1024:.0f} | {ratio:.1f}x | {out.decode().strip()} |")
     return 0
 
 

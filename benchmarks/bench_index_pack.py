@@ -42,8 +42,12 @@ from gitodb import compress  # noqa: E402
 from gitodb.objects import SHA1  # noqa: E402
 from gitodb.pack.indexer import PackIndexer  # noqa: E402
 
-GIT_ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+GIT_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "LC_ALL": "C",
+}
 
 
 def find_pack(quick: bool) -> Path:
@@ -58,8 +62,7 @@ def find_pack(quick: bool) -> Path:
     return max(packs, key=lambda p: p.stat().st_size)
 
 
-def best_of(cmd: list[str], repeat: int,
-            env: dict[str, str] | None = None) -> tuple[float, float]:
+def best_of(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float]:
     """Fastest wall time and CPU time (user + system) of ``repeat`` runs of ``cmd``.
 
     CPU time is reported too because on a shared machine the wall time of a
@@ -81,22 +84,44 @@ def time_runs(pack: Path, backends: list[str], repeat: int, tmp: Path) -> list[d
     rows = []
     out_idx = tmp / "x.idx"
     for threads in (1, 2):
-        git_t, git_cpu = best_of(["git", "index-pack", f"--threads={threads}", "-o",
-                                  str(out_idx), str(pack)], repeat, GIT_ENV)
+        git_t, git_cpu = best_of(
+            ["git", "index-pack", f"--threads={threads}", "-o", str(out_idx), str(pack)],
+            repeat,
+            GIT_ENV,
+        )
         for backend in backends:
             ours, ours_cpu = best_of(
-                [sys.executable, "-m", "gitodb", f"--zlib-backend={backend}", "index-pack",
-                 f"--threads={threads}", "-o", str(out_idx), str(pack)], repeat, GIT_ENV)
-            rows.append({"threads": threads, "backend": backend, "gitodb": ours, "git": git_t,
-                         "gitodb_cpu": ours_cpu, "git_cpu": git_cpu})
+                [
+                    sys.executable,
+                    "-m",
+                    "gitodb",
+                    f"--zlib-backend={backend}",
+                    "index-pack",
+                    f"--threads={threads}",
+                    "-o",
+                    str(out_idx),
+                    str(pack),
+                ],
+                repeat,
+                GIT_ENV,
+            )
+            rows.append(
+                {
+                    "threads": threads,
+                    "backend": backend,
+                    "gitodb": ours,
+                    "git": git_t,
+                    "gitodb_cpu": ours_cpu,
+                    "git_cpu": git_cpu,
+                }
+            )
     return rows
 
 
 # Checked in order: a name like "isal_zlib.crc32" is CRC-32, not inflate.
 CATEGORIES = (
     ("CRC-32", ("crc32",)),
-    ("SHA-1", ("sha1", "sha256", "'update' of '_hashlib", "'digest' of '_hashlib",
-               "openssl_sha")),
+    ("SHA-1", ("sha1", "sha256", "'update' of '_hashlib", "'digest' of '_hashlib", "openssl_sha")),
     ("delta application", ("delta.py",)),
     ("inflate", ("decompress", "inflate", "zlib_ng", "isal", "deflate")),
 )
@@ -124,8 +149,9 @@ def profile_split(pack_buf: mmap.mmap) -> tuple[dict[str, float], float]:
     return split, total
 
 
-def crc_alone(pack_buf: mmap.mmap, spans: list[tuple[int, int]],
-              backend: str) -> tuple[float, float]:
+def crc_alone(
+    pack_buf: mmap.mmap, spans: list[tuple[int, int]], backend: str
+) -> tuple[float, float]:
     """CPU seconds of the run's ``compress.crc32`` calls over the same entry spans.
 
     Returns ``(crc, loop)``: the CRC calls with the bare loop (iterating the
@@ -165,11 +191,17 @@ def micro_table() -> list[str]:
     if not head:
         return []
     i = head[0]
-    return rows[i:i + 2] + [line for line in rows if line.startswith("| crc32 ")]
+    return rows[i : i + 2] + [line for line in rows if line.startswith("| crc32 ")]
 
 
-def report(pack: Path, nobj: int, rows: list[dict[str, object]], split: dict[str, float],
-           prof_total: float, crc_rows: list[tuple[str, str, float, float, float]]) -> str:
+def report(
+    pack: Path,
+    nobj: int,
+    rows: list[dict[str, object]],
+    split: dict[str, float],
+    prof_total: float,
+    crc_rows: list[tuple[str, str, float, float, float]],
+) -> str:
     size_mb = pack.stat().st_size / 1e6
     lines = [
         "# index-pack benchmark",
@@ -187,9 +219,11 @@ def report(pack: Path, nobj: int, rows: list[dict[str, object]], split: dict[str
     for r in rows:
         ratio = float(r["gitodb"]) / float(r["git"])  # type: ignore[arg-type]
         cpu_ratio = float(r["gitodb_cpu"]) / float(r["git_cpu"])  # type: ignore[arg-type]
-        lines.append(f"| {r['threads']} | {r['backend']} | {r['gitodb']:.3f} | {r['git']:.3f} "
-                     f"| {ratio:.2f}x | {r['gitodb_cpu']:.3f} | {r['git_cpu']:.3f} "
-                     f"| {cpu_ratio:.2f}x |")
+        lines.append(
+            f"| {r['threads']} | {r['backend']} | {r['gitodb']:.3f} | {r['git']:.3f} "
+            f"| {ratio:.2f}x | {r['gitodb_cpu']:.3f} | {r['git_cpu']:.3f} "
+            f"| {cpu_ratio:.2f}x |"
+        )
     lines += [
         "",
         "Targets (wall time): 1 thread within 1.5x of git; 2 threads no slower than git "
@@ -219,13 +253,19 @@ def report(pack: Path, nobj: int, rows: list[dict[str, object]], split: dict[str
         "|---|---|---:|---:|---:|",
     ]
     for backend, impl, crc_s, loop_s, share in crc_rows:
-        lines.append(f"| {backend} | {impl} | {1000 * crc_s:.1f} | {1000 * loop_s:.1f} "
-                     f"| {100 * share:.2f}% |")
+        lines.append(
+            f"| {backend} | {impl} | {1000 * crc_s:.1f} | {1000 * loop_s:.1f} "
+            f"| {100 * share:.2f}% |"
+        )
     lines += ["", "Target: CRC-32 under 1% of the run with a SIMD backend (zlib-ng, ISA-L).", ""]
     micro = micro_table()
     if micro:
-        lines += ["The compression layer's CRC-32 micro-benchmark "
-                  "(`benchmarks/results/compress.md`):", "", *micro, ""]
+        lines += [
+            "The compression layer's CRC-32 micro-benchmark (`benchmarks/results/compress.md`):",
+            "",
+            *micro,
+            "",
+        ]
     lines += USAGE.splitlines()
     return "\n".join(lines)
 
@@ -273,8 +313,11 @@ def main(argv: list[str] | None = None) -> int:
     spans = list(zip(result.offsets, result.ends, strict=True))
     compress.set_backend(None)
     split, prof_total = profile_split(buf)
-    one_thread = {r["backend"]: float(r["gitodb_cpu"]) for r in rows  # type: ignore[arg-type]
-                  if r["threads"] == 1}
+    one_thread = {
+        r["backend"]: float(r["gitodb_cpu"])
+        for r in rows  # type: ignore[arg-type]
+        if r["threads"] == 1
+    }
     crc_rows = []
     for backend in backends:
         compress.set_backend(backend)

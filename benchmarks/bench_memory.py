@@ -37,8 +37,7 @@ from _measure import measure_best  # noqa: E402
 ROOT = HERE.parent
 SHARED = ROOT.parent / "shared"
 GIT_255 = SHARED / "git-2.55" / "git" / "bin" / "git"
-ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1",
-       "LC_ALL": "C"}
+ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 ENV.pop("GITODB_ZLIB_BACKEND", None)
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)  # measure with compiled bytecode, as users run
 
@@ -80,35 +79,45 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--repo", type=Path, default=SHARED / "corpus" / "libgit2.git")
     ap.add_argument("--repeat", type=int, default=3)
-    ap.add_argument("--only", help="comma-separated row groups: cat-file, index-pack, "
-                    "point, api (default: all)")
+    ap.add_argument(
+        "--only", help="comma-separated row groups: cat-file, index-pack, point, api (default: all)"
+    )
     args = ap.parse_args(argv)
     repo = str(args.repo)
-    only = set(args.only.split(",")) if args.only else {"cat-file", "index-pack", "point",
-                                                         "api"}
+    only = set(args.only.split(",")) if args.only else {"cat-file", "index-pack", "point", "api"}
     gitodb = [sys.executable, "-m", "gitodb"]
     tools: list[tuple[str, list[str]]] = [("git 2.39 (zlib)", ["git"])]
     if GIT_255.exists():
         tools.append(("git 2.55 (zlib-ng)", [str(GIT_255)]))
     for b in ("zlib", "zlib-ng", "auto"):
         tools.append((f"gitodb ({b})", [*gitodb, f"--zlib-backend={b}"]))
-    count = subprocess.run(["git", "-C", repo, "count-objects", "-v"], env=ENV,
-                           capture_output=True, text=True, check=True).stdout
+    count = subprocess.run(
+        ["git", "-C", repo, "count-objects", "-v"],
+        env=ENV,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     stats = dict(line.split(": ") for line in count.splitlines())
-    ref_lines = subprocess.run(["git", "-C", repo, "for-each-ref", "--format=%(refname)"],
-                               env=ENV, capture_output=True, check=True).stdout.split()
+    ref_lines = subprocess.run(
+        ["git", "-C", repo, "for-each-ref", "--format=%(refname)"],
+        env=ENV,
+        capture_output=True,
+        check=True,
+    ).stdout.split()
     refs = len(ref_lines)
     a_ref = ref_lines[0].decode() if ref_lines else "HEAD"
-    print(f"repository: {repo}: {stats['in-pack']} packed objects, {stats['size-pack']} KiB "
-          f"of packs, {refs} refs; repeat {args.repeat}, minimum kept; "
-          f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start\n")
+    print(
+        f"repository: {repo}: {stats['in-pack']} packed objects, {stats['size-pack']} KiB "
+        f"of packs, {refs} refs; repeat {args.repeat}, minimum kept; "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} at start\n"
+    )
 
     rows: list[tuple[str, str, float, float, int]] = []
 
     def measure(label: str, argv_tail: list[str], **kw: object) -> None:
         for name, base in tools:
-            cmd = [*base, "-C", repo, *argv_tail] if "-C" not in argv_tail else [*base,
-                                                                                  *argv_tail]
+            cmd = [*base, "-C", repo, *argv_tail] if "-C" not in argv_tail else [*base, *argv_tail]
             try:
                 w, c, m = best(cmd, args.repeat, **kw)
             except (subprocess.CalledProcessError, subprocess.TimeoutExpired) as e:
@@ -120,15 +129,16 @@ def main(argv: list[str] | None = None) -> int:
     if "cat-file" in only:
         for mode in ("--batch", "--batch-check"):
             for extra in (["--unordered"], []):
-                measure(" ".join(["cat-file", mode, *extra]),
-                        ["cat-file", mode, "--batch-all-objects", *extra])
+                measure(
+                    " ".join(["cat-file", mode, *extra]),
+                    ["cat-file", mode, "--batch-all-objects", *extra],
+                )
     if "point" in only:
         measure("for-each-ref", ["for-each-ref"])
         measure("cat-file -t <ref>", ["cat-file", "-t", a_ref])
         measure("cat-file -p <ref>", ["cat-file", "-p", a_ref])
     if "index-pack" in only:
-        packs = sorted(Path(repo, "objects", "pack").glob("*.pack"),
-                       key=lambda p: p.stat().st_size)
+        packs = sorted(Path(repo, "objects", "pack").glob("*.pack"), key=lambda p: p.stat().st_size)
         with tempfile.TemporaryDirectory(prefix="bench-idx-") as scratch:
             pack = Path(scratch, "p.pack")
             shutil.copyfile(packs[-1], pack)
@@ -136,8 +146,7 @@ def main(argv: list[str] | None = None) -> int:
                 label = f"index-pack --threads={threads}"
                 for name, base in tools:
                     out = Path(scratch, "out.idx")
-                    cmd = [*base, "index-pack", f"--threads={threads}", "-o", str(out),
-                           str(pack)]
+                    cmd = [*base, "index-pack", f"--threads={threads}", "-o", str(out), str(pack)]
                     try:
                         w, c, m = best(cmd, args.repeat, cwd=scratch)
                     except subprocess.CalledProcessError as e:
@@ -156,8 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(("read every object (Python API)", name, w, c, m))
         print("  api: done", file=sys.stderr)
 
-    print("| command | tool | wall s | CPU s | max RSS MiB | wall / git 2.39 | "
-          "RSS / git 2.39 |")
+    print("| command | tool | wall s | CPU s | max RSS MiB | wall / git 2.39 | RSS / git 2.39 |")
     print("|---|---|---:|---:|---:|---:|---:|")
     ref = {label: (w, m) for label, name, w, _c, m in rows if name == "git 2.39 (zlib)"}
     api_ref = next((w for label, name, w, _c, _m in rows if name == "pygit2"), None)

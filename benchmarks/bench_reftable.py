@@ -47,8 +47,8 @@ def find_table(arg: str | None) -> Path:
 
 # -- child process: one measured iteration ---------------------------------
 
-def child(table: str, backend: str, reuse: bool, limit: int, what: str,
-          memray_out: str) -> None:
+
+def child(table: str, backend: str, reuse: bool, limit: int, what: str, memray_out: str) -> None:
     from gitodb import compress
     from gitodb.reftable.basics import BLOCK_LOG
     from gitodb.reftable.reader import TableReader
@@ -57,6 +57,7 @@ def child(table: str, backend: str, reuse: bool, limit: int, what: str,
     tracker = None
     if memray_out:
         import memray
+
         tracker = memray.Tracker(memray_out)
     reader = TableReader(table, reuse_inflater=reuse)
     n = 0
@@ -75,7 +76,7 @@ def child(table: str, backend: str, reuse: bool, limit: int, what: str,
                     break
         else:
             it = reader.iter_logs()
-            for _rec in (itertools.islice(it, limit) if limit else it):
+            for _rec in itertools.islice(it, limit) if limit else it:
                 n += 1
     finally:
         if tracker is not None:
@@ -85,12 +86,22 @@ def child(table: str, backend: str, reuse: bool, limit: int, what: str,
     print(json.dumps({"n": n, "blocks": blocks, "seconds": elapsed, "cpu": cpu}))
 
 
-def run_child(table: Path, backend: str, reuse: bool, limit: int, what: str,
-              track: bool) -> dict[str, float]:
+def run_child(
+    table: Path, backend: str, reuse: bool, limit: int, what: str, track: bool
+) -> dict[str, float]:
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "m.bin") if track else ""
-        cmd = [sys.executable, __file__, "--child", str(table), backend, str(int(reuse)),
-               str(limit), what, out]
+        cmd = [
+            sys.executable,
+            __file__,
+            "--child",
+            str(table),
+            backend,
+            str(int(reuse)),
+            str(limit),
+            what,
+            out,
+        ]
         proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
         if proc.returncode != 0:
             raise RuntimeError(proc.stderr)
@@ -98,11 +109,19 @@ def run_child(table: Path, backend: str, reuse: bool, limit: int, what: str,
         if track:
             import memray
             from memray import AllocatorType
+
             reader = memray.FileReader(out)
-            allocs = {AllocatorType.MALLOC, AllocatorType.CALLOC, AllocatorType.REALLOC,
-                      AllocatorType.POSIX_MEMALIGN, AllocatorType.ALIGNED_ALLOC,
-                      AllocatorType.MEMALIGN, AllocatorType.VALLOC, AllocatorType.PVALLOC,
-                      AllocatorType.MMAP}
+            allocs = {
+                AllocatorType.MALLOC,
+                AllocatorType.CALLOC,
+                AllocatorType.REALLOC,
+                AllocatorType.POSIX_MEMALIGN,
+                AllocatorType.ALIGNED_ALLOC,
+                AllocatorType.MEMALIGN,
+                AllocatorType.VALLOC,
+                AllocatorType.PVALLOC,
+                AllocatorType.MMAP,
+            }
             count = 0
             total = 0
             for rec in reader.get_allocation_records():
@@ -116,6 +135,7 @@ def run_child(table: Path, backend: str, reuse: bool, limit: int, what: str,
 
 
 # -- lookups and ref iteration ---------------------------------------------
+
 
 def bench_lookup(table: Path, rounds: int) -> dict[str, float]:
     from gitodb.reftable.reader import TableReader
@@ -137,8 +157,12 @@ def bench_lookup(table: Path, rounds: int) -> dict[str, float]:
     t0 = time.perf_counter()
     n = sum(1 for _ in r.iter_refs())
     all_refs = time.perf_counter() - t0
-    return {"cold_us": statistics.median(cold) * 1e6, "warm_us": statistics.median(warm) * 1e6,
-            "all_refs_ms": all_refs * 1e3, "refs": n}
+    return {
+        "cold_us": statistics.median(cold) * 1e6,
+        "warm_us": statistics.median(warm) * 1e6,
+        "all_refs_ms": all_refs * 1e3,
+        "refs": n,
+    }
 
 
 def bench_stack_lookup(table: Path, rounds: int) -> float:
@@ -168,8 +192,11 @@ def bench_dulwich(table: Path, rounds: int) -> dict[str, object] | None:
         with open(table, "rb") as f:
             refs = ReftableReader(f).all_refs()
         times.append(time.perf_counter() - t0)
-    return {"all_refs_ms": statistics.median(times) * 1e3, "refs": len(refs),
-            "found": LOOKUP_REF in refs}
+    return {
+        "all_refs_ms": statistics.median(times) * 1e3,
+        "refs": len(refs),
+        "found": LOOKUP_REF in refs,
+    }
 
 
 def git_can_read(table: Path) -> str:
@@ -177,14 +204,18 @@ def git_can_read(table: Path) -> str:
     if git is None:
         return "git not on PATH"
     version = subprocess.run([git, "--version"], capture_output=True, text=True).stdout.strip()
-    proc = subprocess.run([git, "--git-dir", str(table.parent.parent), "for-each-ref",
-                           "--count=1"], capture_output=True, text=True)
+    proc = subprocess.run(
+        [git, "--git-dir", str(table.parent.parent), "for-each-ref", "--count=1"],
+        capture_output=True,
+        text=True,
+    )
     if proc.returncode != 0:
         return f"{version}: cannot read reftable ({proc.stderr.strip().splitlines()[0]})"
     return f"{version}: ok"
 
 
 # -- main ------------------------------------------------------------------
+
 
 def main() -> None:
     if len(sys.argv) > 1 and sys.argv[1] == "--child":
@@ -206,39 +237,52 @@ def main() -> None:
     auto_reuse = compress.active_backend("inflate-reuse")
     limit = QUICK_ENTRIES if args.quick else 0
     import timeit
+
     calib = min(timeit.repeat("sum(range(1_000_000))", number=1, repeat=5)) * 1e3
-    lines = [f"Machine speed: `sum(range(1_000_000))` best of 5 = {calib:.1f} ms "
-             "(a quiet recent x86 core: ~12-15 ms).", "",
-             f"Table: `{table.name}` ({table.stat().st_size:,} bytes); "
-             f"Python {sys.version.split()[0]}; backends: {', '.join(backends)}; "
-             f"{f'quick: first {limit:,} entries per row' if limit else 'all entries'}.",
-             ""]
+    lines = [
+        f"Machine speed: `sum(range(1_000_000))` best of 5 = {calib:.1f} ms "
+        "(a quiet recent x86 core: ~12-15 ms).",
+        "",
+        f"Table: `{table.name}` ({table.stat().st_size:,} bytes); "
+        f"Python {sys.version.split()[0]}; backends: {', '.join(backends)}; "
+        f"{f'quick: first {limit:,} entries per row' if limit else 'all entries'}.",
+        "",
+    ]
 
     full = run_child(table, "auto", True, 0, "entries", False)
     full_mem = run_child(table, "auto", True, 0, "entries", True)
     part_mem = run_child(table, "auto", True, QUICK_ENTRIES, "entries", True)
-    lines += [f"### Iterate every reflog entry (default backend: auto, reusable inflater "
-              f"on {auto_reuse})", "",
-              "| entries | wall s | CPU s | CPU µs/entry | entries/s | native allocations "
-              "| MB allocated | peak MB | target |",
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
-              f"| {full['n']:,} | {full['seconds']:.2f} | {full['cpu']:.2f} | "
-              f"{full['cpu'] / full['n'] * 1e6:.2f} | "
-              f"{full['n'] / full['seconds']:,.0f} | {int(full_mem['allocations']):,} | "
-              f"{full_mem['bytes'] / 1e6:.1f} | {full_mem['peak'] / 1e6:.2f} "
-              f"| < 3 s; Git 2.55 `reflog show --all`: ~19 s (issue) |",
-              f"| {int(part_mem['n']):,} | | | | | {int(part_mem['allocations']):,} | "
-              f"{part_mem['bytes'] / 1e6:.1f} | {part_mem['peak'] / 1e6:.2f} "
-              "| peak must not grow with entries |", ""]
+    lines += [
+        f"### Iterate every reflog entry (default backend: auto, reusable inflater "
+        f"on {auto_reuse})",
+        "",
+        "| entries | wall s | CPU s | CPU µs/entry | entries/s | native allocations "
+        "| MB allocated | peak MB | target |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|---|",
+        f"| {full['n']:,} | {full['seconds']:.2f} | {full['cpu']:.2f} | "
+        f"{full['cpu'] / full['n'] * 1e6:.2f} | "
+        f"{full['n'] / full['seconds']:,.0f} | {int(full_mem['allocations']):,} | "
+        f"{full_mem['bytes'] / 1e6:.1f} | {full_mem['peak'] / 1e6:.2f} "
+        f"| < 3 s; Git 2.55 `reflog show --all`: ~19 s (issue) |",
+        f"| {int(part_mem['n']):,} | | | | | {int(part_mem['allocations']):,} | "
+        f"{part_mem['bytes'] / 1e6:.1f} | {part_mem['peak'] / 1e6:.2f} "
+        "| peak must not grow with entries |",
+        "",
+    ]
 
-    lines += ["### Per backend: reused inflater vs a new inflater per log block", "",
-              "Heap: native allocations recorded by memray during the iteration "
-              "(the inflate output of each block is one of them).", "",
-              "Times are CPU seconds of the child process (the machine is shared); "
-              "`inflate` rows decode blocks only, `entries` rows every record.", "",
-              "| backend | inflater | what | entries (blocks) | CPU s | allocations | "
-              "alloc/block | MB allocated | peak MB | CPU ratio new/reused |",
-              "|---|---|---|---:|---:|---:|---:|---:|---:|---:|"]
+    lines += [
+        "### Per backend: reused inflater vs a new inflater per log block",
+        "",
+        "Heap: native allocations recorded by memray during the iteration "
+        "(the inflate output of each block is one of them).",
+        "",
+        "Times are CPU seconds of the child process (the machine is shared); "
+        "`inflate` rows decode blocks only, `entries` rows every record.",
+        "",
+        "| backend | inflater | what | entries (blocks) | CPU s | allocations | "
+        "alloc/block | MB allocated | peak MB | CPU ratio new/reused |",
+        "|---|---|---|---:|---:|---:|---:|---:|---:|---:|",
+    ]
     for be in backends:
         for what in ("entries", "inflate"):
             lim = limit if what == "entries" else (limit // 10 if limit else 0)
@@ -258,25 +302,32 @@ def main() -> None:
                     f"{' blocks' if what == 'inflate' else ''} | "
                     f"{timed['cpu']:.2f} | {int(tracked['allocations']):,} | "
                     f"{tracked['allocations'] / blocks:.2f} | {tracked['bytes'] / 1e6:.1f} | "
-                    f"{tracked['peak'] / 1e6:.2f} | {'' if reuse else f'{ratio:.2f}x'} |")
+                    f"{tracked['peak'] / 1e6:.2f} | {'' if reuse else f'{ratio:.2f}x'} |"
+                )
     lines.append("")
 
     rounds = 50 if args.quick else 200
     lk = bench_lookup(table, rounds)
     stack_us = bench_stack_lookup(table, rounds)
     dw = bench_dulwich(table, 5 if args.quick else 20)
-    lines += [f"### Refs ({lk['refs']} refs in the table)", "",
-              "| operation | gitodb | dulwich | note |", "|---|---:|---:|---|",
-              f"| look up `{LOOKUP_REF.decode()}`, cold (open table + seek) | "
-              f"{lk['cold_us']:.0f} µs | | target well under 1 ms |",
-              f"| same, cold through the refs layer (tables.list + open + seek) | "
-              f"{stack_us:.0f} µs | | |",
-              f"| same, warm (reader open) | {lk['warm_us']:.0f} µs | | |"]
+    lines += [
+        f"### Refs ({lk['refs']} refs in the table)",
+        "",
+        "| operation | gitodb | dulwich | note |",
+        "|---|---:|---:|---|",
+        f"| look up `{LOOKUP_REF.decode()}`, cold (open table + seek) | "
+        f"{lk['cold_us']:.0f} µs | | target well under 1 ms |",
+        f"| same, cold through the refs layer (tables.list + open + seek) | "
+        f"{stack_us:.0f} µs | | |",
+        f"| same, warm (reader open) | {lk['warm_us']:.0f} µs | | |",
+    ]
     if dw is not None:
-        lines.append(f"| iterate all refs | {lk['all_refs_ms']:.1f} ms | "
-                     f"{dw['all_refs_ms']:.1f} ms | dulwich returns {dw['refs']} of "
-                     f"{lk['refs']} refs (found lookup ref: {dw['found']}); it has no "
-                     f"reflog reader |")
+        lines.append(
+            f"| iterate all refs | {lk['all_refs_ms']:.1f} ms | "
+            f"{dw['all_refs_ms']:.1f} ms | dulwich returns {dw['refs']} of "
+            f"{lk['refs']} refs (found lookup ref: {dw['found']}); it has no "
+            f"reflog reader |"
+        )
     else:
         lines.append(f"| iterate all refs | {lk['all_refs_ms']:.1f} ms | n/a | |")
     lines += ["", f"git: {git_can_read(table)}.", ""]

@@ -43,8 +43,12 @@ sys.path.insert(0, str(ROOT / "src"))
 from gitodb.objects import sha1dc, sha1dc_ref  # noqa: E402
 
 DEFAULT_PACK_DIR = ROOT.parent / "shared" / "corpus" / "libgit2.git" / "objects" / "pack"
-GIT_ENV = {**{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
-           "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
+GIT_ENV = {
+    **{k: v for k, v in os.environ.items() if not k.startswith("GIT_")},
+    "GIT_CONFIG_GLOBAL": os.devnull,
+    "GIT_CONFIG_NOSYSTEM": "1",
+    "LC_ALL": "C",
+}
 SIZES = (("1 KiB", 1 << 10), ("64 KiB", 1 << 16), ("16 MiB", 1 << 24))
 
 # Runs one command and reports what it cost (getrusage of the wrapper's children).
@@ -87,18 +91,28 @@ def hash_rows() -> list[tuple[str, ...]]:
         dc_all = throughput(unfiltered, data, 32 << 20) if native is not None else None
         fallback = throughput(sha1dc._RefHasher, data, 256 << 10) if size <= 1 << 16 else None
         ref = throughput(sha1dc_ref.Sha1DCRef, data, 1 << 10) if size <= 1 << 10 else None
-        rows.append((label,
-                     f"{dc:.0f}" if dc is not None else "not built",
-                     f"{dc_all:.1f}" if dc_all is not None else "not built",
-                     f"{fallback:.2f}" if fallback is not None else "—",
-                     f"{ref:.3f}" if ref is not None else "—",
-                     f"{plain:.0f}"))
+        rows.append(
+            (
+                label,
+                f"{dc:.0f}" if dc is not None else "not built",
+                f"{dc_all:.1f}" if dc_all is not None else "not built",
+                f"{fallback:.2f}" if fallback is not None else "—",
+                f"{ref:.3f}" if ref is not None else "—",
+                f"{plain:.0f}",
+            )
+        )
     return rows
 
 
 def run_measured(cmd: list[str], env: dict[str, str], cwd: str) -> dict[str, Any]:
-    out = subprocess.run([sys.executable, "-c", WRAPPER, *cmd], env=env, cwd=cwd,
-                         capture_output=True, text=True, check=True).stdout
+    out = subprocess.run(
+        [sys.executable, "-c", WRAPPER, *cmd],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
     result: dict[str, Any] = json.loads(out)
     if result["code"] != 0:
         raise SystemExit(f"{cmd} failed with exit code {result['code']}")
@@ -113,20 +127,24 @@ def index_pack_rows(pack: Path, threads_list: list[int]) -> list[dict[str, Any]]
         for threads in threads_list:
             args = ["index-pack", f"--threads={threads}", "-o", out_idx, str(pack)]
             for name, cmd, extra in (
-                    ("git index-pack (SHA-1DC)", ["git", *args], {}),
-                    ("gitodb index-pack (SHA-1DC)", [*gitodb, *args], {}),
-                    ("gitodb index-pack (GITODB_SHA1=plain)", [*gitodb, *args],
-                     {"GITODB_SHA1": "plain"})):
+                ("git index-pack (SHA-1DC)", ["git", *args], {}),
+                ("gitodb index-pack (SHA-1DC)", [*gitodb, *args], {}),
+                (
+                    "gitodb index-pack (GITODB_SHA1=plain)",
+                    [*gitodb, *args],
+                    {"GITODB_SHA1": "plain"},
+                ),
+            ):
                 env = {**GIT_ENV, **extra, "PYTHONPATH": str(ROOT / "src")}
                 r = run_measured(cmd, env, tmp)
                 rows.append({"threads": threads, "name": name, **r})
     return rows
 
 
-def report(pack: Path, hashes: list[tuple[str, ...]],
-           packs: list[dict[str, Any]]) -> str:
-    git_version = subprocess.run(["git", "--version"], capture_output=True,
-                                 text=True).stdout.strip()
+def report(pack: Path, hashes: list[tuple[str, ...]], packs: list[dict[str, Any]]) -> str:
+    git_version = subprocess.run(
+        ["git", "--version"], capture_output=True, text=True
+    ).stdout.strip()
     lines = [
         "# SHA-1DC benchmark",
         "",
@@ -161,8 +179,10 @@ def report(pack: Path, hashes: list[tuple[str, ...]],
         if r["name"].startswith("git "):
             base[r["threads"]] = r["wall"]
         ratio = r["wall"] / base[r["threads"]]
-        lines.append(f"| {r['threads']} | {r['name']} | {r['wall']:.2f} | {r['cpu']:.2f} "
-                     f"| {r['maxrss_kib'] / 1024:.0f} | {ratio:.2f}x |")
+        lines.append(
+            f"| {r['threads']} | {r['name']} | {r['wall']:.2f} | {r['cpu']:.2f} "
+            f"| {r['maxrss_kib'] / 1024:.0f} | {ratio:.2f}x |"
+        )
     return "\n".join(lines) + "\n"
 
 

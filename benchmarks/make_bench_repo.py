@@ -82,7 +82,7 @@ def _evolve(rng: random.Random, lines: list[str]) -> None:
             for _ in range(rng.randrange(1, 4)):
                 lines.insert(pos, _random_line(rng))
         else:
-            del lines[min(pos, len(lines) - 1): min(pos + rng.randrange(1, 3), len(lines))]
+            del lines[min(pos, len(lines) - 1) : min(pos + rng.randrange(1, 3), len(lines))]
 
 
 def generate_stream(out, commits: int, nfiles: int, edits: int, seed: int = 1) -> None:
@@ -111,9 +111,12 @@ def generate_stream(out, commits: int, nfiles: int, edits: int, seed: int = 1) -
             w(b"from :%d\n" % n)
             # Favour a "hot" subset of files, like real projects do.
             hot = max(1, nfiles // 10)
-            changed = sorted({paths[rng.randrange(hot) if rng.random() < 0.5
-                                    else rng.randrange(nfiles)]
-                              for _ in range(edits)})
+            changed = sorted(
+                {
+                    paths[rng.randrange(hot) if rng.random() < 0.5 else rng.randrange(nfiles)]
+                    for _ in range(edits)
+                }
+            )
         for p in changed:
             if n:
                 _evolve(rng, files[p])
@@ -128,20 +131,29 @@ def git(repo: Path, *args: str, **kw) -> subprocess.CompletedProcess:
     return subprocess.run(["git", "-C", str(repo), *args], check=True, env=env, **kw)
 
 
-def build(out_dir: Path, commits: int, nfiles: int, edits: int, window: int, depth: int,
-          verbose: bool = True) -> Path:
+def build(
+    out_dir: Path,
+    commits: int,
+    nfiles: int,
+    edits: int,
+    window: int,
+    depth: int,
+    verbose: bool = True,
+) -> Path:
     """Create the repository at ``out_dir`` (replacing it) and return its path."""
     if out_dir.exists():
         shutil.rmtree(out_dir)
     out_dir.parent.mkdir(parents=True, exist_ok=True)
     t0 = time.monotonic()
-    subprocess.run(["git", "init", "-q", "--bare", str(out_dir)], check=True,
-                   env={**os.environ, **GIT_ENV})
+    subprocess.run(
+        ["git", "init", "-q", "--bare", str(out_dir)], check=True, env={**os.environ, **GIT_ENV}
+    )
     for key, value in (("gc.auto", "0"), ("pack.threads", "1")):
         git(out_dir, "config", key, value)
     env = {**os.environ, **GIT_ENV}
-    proc = subprocess.Popen(["git", "-C", str(out_dir), "fast-import", "--quiet"],
-                            stdin=subprocess.PIPE, env=env)
+    proc = subprocess.Popen(
+        ["git", "-C", str(out_dir), "fast-import", "--quiet"], stdin=subprocess.PIPE, env=env
+    )
     assert proc.stdin is not None
     generate_stream(proc.stdin, commits, nfiles, edits)
     proc.stdin.close()
@@ -161,8 +173,12 @@ def build(out_dir: Path, commits: int, nfiles: int, edits: int, window: int, dep
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="small repository (seconds)")
-    ap.add_argument("--out", type=Path, default=None,
-                    help=f"target directory (default {DEFAULT_OUT}, -quick for --quick)")
+    ap.add_argument(
+        "--out",
+        type=Path,
+        default=None,
+        help=f"target directory (default {DEFAULT_OUT}, -quick for --quick)",
+    )
     ap.add_argument("--commits", type=int)
     ap.add_argument("--files", type=int)
     ap.add_argument("--edits", type=int, help="files touched per commit")
@@ -175,8 +191,9 @@ def main(argv: list[str] | None = None) -> int:
             size[key] = getattr(args, key)
     out = args.out or (DEFAULT_OUT.with_name("bench-repo-quick") if args.quick else DEFAULT_OUT)
     build(out, size["commits"], size["files"], size["edits"], args.window, args.depth)
-    count = subprocess.run(["git", "-C", str(out), "count-objects", "-v"], check=True,
-                           capture_output=True, text=True).stdout
+    count = subprocess.run(
+        ["git", "-C", str(out), "count-objects", "-v"], check=True, capture_output=True, text=True
+    ).stdout
     print(count, file=sys.stderr, end="")
     print(out)
     return 0

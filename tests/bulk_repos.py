@@ -21,19 +21,22 @@ def _env(git_bin: str) -> dict[str, str]:
     return env
 
 
-def _commit(repo: Path, message: str, git_bin: str = "git", date: int = 0,
-            add: bool = True) -> None:
+def _commit(
+    repo: Path, message: str, git_bin: str = "git", date: int = 0, add: bool = True
+) -> None:
     env = _env(git_bin)
     stamp = f"{1700000000 + date} +0{date % 10}00"
     env.update(GIT_AUTHOR_DATE=stamp, GIT_COMMITTER_DATE=stamp)
     if add:
         subprocess.run([git_bin, "add", "-A"], cwd=repo, env=env, check=True)
-    subprocess.run([git_bin, "commit", "-q", "--allow-empty", "-m", message], cwd=repo,
-                   env=env, check=True)
+    subprocess.run(
+        [git_bin, "commit", "-q", "--allow-empty", "-m", message], cwd=repo, env=env, check=True
+    )
 
 
-def build_history(repo: Path, object_format: str = "sha1", git_bin: str = "git",
-                  ref_format: str | None = None) -> Path:
+def build_history(
+    repo: Path, object_format: str = "sha1", git_bin: str = "git", ref_format: str | None = None
+) -> Path:
     """A work tree with directories, modes, a symlink, a submodule entry, a file that
     becomes a directory, a merge, tags; packed, then loose objects on top."""
     args = [git_bin, "init", "-q", f"--object-format={object_format}"]
@@ -42,8 +45,9 @@ def build_history(repo: Path, object_format: str = "sha1", git_bin: str = "git",
     subprocess.run([*args, str(repo)], env=_env(git_bin), check=True)
 
     def run(*a: str) -> bytes:
-        return subprocess.run([git_bin, *a], cwd=repo, env=_env(git_bin), check=True,
-                              capture_output=True).stdout
+        return subprocess.run(
+            [git_bin, *a], cwd=repo, env=_env(git_bin), check=True, capture_output=True
+        ).stdout
 
     run("config", "user.name", "A U Thor")
     run("config", "user.email", "author@example.com")
@@ -78,7 +82,7 @@ def build_history(repo: Path, object_format: str = "sha1", git_bin: str = "git",
     # A submodule entry (a gitlink) pointing at a commit id.
     run("update-index", "--add", "--cacheinfo", f"160000,{commit},sub")
     (repo / "link").unlink()
-    (repo / "link").write_text("a file now\n")   # symlink -> file: a type change
+    (repo / "link").write_text("a file now\n")  # symlink -> file: a type change
     run("add", "link")
     _commit(repo, "submodule entry; link becomes a file", git_bin, 6, add=False)
     run("gc", "-q")
@@ -86,7 +90,7 @@ def build_history(repo: Path, object_format: str = "sha1", git_bin: str = "git",
     run("add", "late.txt")
     _commit(repo, "late, loose", git_bin, 7, add=False)
     run("symbolic-ref", "refs/heads/alias", "refs/heads/side")
-    run("update-ref", "refs/pull/1/head", "HEAD~2")   # walked, not named in reachable_from
+    run("update-ref", "refs/pull/1/head", "HEAD~2")  # walked, not named in reachable_from
     return repo
 
 
@@ -96,13 +100,14 @@ def corrupt_copy(src: Path, dest: Path) -> Path:
     (pack,) = (dest / ".git" / "objects" / "pack").glob("*.pack")
     data = pack.read_bytes()
     os.chmod(pack, 0o644)
-    pack.write_bytes(data[:len(data) // 2] + bytes(len(data) - len(data) // 2))
+    pack.write_bytes(data[: len(data) // 2] + bytes(len(data) - len(data) // 2))
     return dest
 
 
 def gitc(repo: Path, *args: str) -> str:
     """git's output in ``repo`` as text (Git 2.55 for a reftable repository)."""
     if (repo / ".git" / "reftable").is_dir():
-        return subprocess.run([str(GIT_255), *args], cwd=repo, env=_env(str(GIT_255)),
-                              check=True, capture_output=True).stdout.decode("utf-8")
+        return subprocess.run(
+            [str(GIT_255), *args], cwd=repo, env=_env(str(GIT_255)), check=True, capture_output=True
+        ).stdout.decode("utf-8")
     return git(*args, cwd=repo).decode("utf-8")

@@ -29,11 +29,21 @@ def git_env() -> dict[str, str]:
     return env
 
 
-def git(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-        input: bytes | None = None, check: bool = True) -> bytes:
+def git(
+    *args: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    input: bytes | None = None,
+    check: bool = True,
+) -> bytes:
     """Run ``git`` and return its stdout."""
-    proc = subprocess.run(["git", *map(os.fspath, args)], cwd=cwd, input=input,
-                          capture_output=True, env=git_env(), check=False)
+    proc = subprocess.run(
+        ["git", *map(os.fspath, args)],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
     if check and proc.returncode != 0:
         raise AssertionError(f"git {args} failed: {proc.stderr.decode(errors='replace')}")
     return proc.stdout
@@ -87,4 +97,5 @@ def as_gitodb(output: bytes) -> bytes:
     from gitodb.cli.options import as_gitodb_usage
 
     return as_gitodb_usage(output.decode("utf-8", "surrogateescape")).encode(
-        "utf-8", "surrogateescape")
+        "utf-8", "surrogateescape"
+    )

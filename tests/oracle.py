@@ -10,23 +10,27 @@ from pathlib import Path
 from helpers import as_gitodb, git_env
 
 
-def run(cmd: list[str], cwd: str | os.PathLike[str], input: bytes | None = None
-        ) -> tuple[int, bytes, bytes]:
+def run(
+    cmd: list[str], cwd: str | os.PathLike[str], input: bytes | None = None
+) -> tuple[int, bytes, bytes]:
     """``(exit status, stdout, stderr)`` of ``cmd`` in ``cwd`` with Git isolated."""
-    proc = subprocess.run(cmd, cwd=cwd, input=input, capture_output=True, env=git_env(),
-                          check=False)
+    proc = subprocess.run(
+        cmd, cwd=cwd, input=input, capture_output=True, env=git_env(), check=False
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
-def both(cwd: str | os.PathLike[str], *args: str, input: bytes | None = None
-         ) -> tuple[tuple[int, bytes, bytes], tuple[int, bytes, bytes]]:
+def both(
+    cwd: str | os.PathLike[str], *args: str, input: bytes | None = None
+) -> tuple[tuple[int, bytes, bytes], tuple[int, bytes, bytes]]:
     """The results of ``git <args>`` and ``gitodb <args>`` (this checkout's gitodb)."""
     ours = [sys.executable, "-m", "gitodb", *args]
     return run(["git", *args], cwd, input), run(ours, cwd, input)
 
 
-def assert_same(cwd: str | os.PathLike[str] | Path, *args: str, input: bytes | None = None,
-                stderr: bool = True) -> bytes:
+def assert_same(
+    cwd: str | os.PathLike[str] | Path, *args: str, input: bytes | None = None, stderr: bool = True
+) -> bytes:
     """Assert gitodb prints Git's bytes and exits like it; return Git's stdout.
 
     Usage lines are compared with the program name as gitodb prints it (``gitodb``

@@ -43,15 +43,20 @@ def repo(request: pytest.FixtureRequest, repos: dict[str, Path]) -> Path:
 # -- objects ------------------------------------------------------------------------
 def test_objects_match_cat_file_and_verify_pack(repo: Path) -> None:
     got = rows(repo, "objects")
-    zero = "0" * len(got[0]["id"])   # type: ignore[arg-type]
+    zero = "0" * len(got[0]["id"])  # type: ignore[arg-type]
     want = {}
-    for line in gitc(repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) "
-                     "%(objecttype) %(objectsize) %(objectsize:disk) %(deltabase)").splitlines():
+    for line in gitc(
+        repo,
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectname) %(objecttype) %(objectsize) %(objectsize:disk) %(deltabase)",
+    ).splitlines():
         oid, t, size, disk, base = line.split()
         want[oid] = (t, int(size), int(disk), None if base == zero else base)
     assert len(got) == len(want)
-    assert {r["id"]: (r["type"], r["size"], r["size_on_disk"], r["delta_base"])
-            for r in got} == want
+    assert {
+        r["id"]: (r["type"], r["size"], r["size_on_disk"], r["delta_base"]) for r in got
+    } == want
     assert all(r["repository"] == str(repo) for r in got)
     # Pack, offset and depth as verify-pack -v lists them; loose objects have none.
     (pack,) = (repo / ".git/objects/pack").glob("*.pack")
@@ -68,13 +73,12 @@ def test_objects_match_cat_file_and_verify_pack(repo: Path) -> None:
     assert loose and all(r["offset"] is None and r["depth"] == 0 for r in loose)
 
 
-def test_objects_split_per_pack_gives_the_same_rows(tmp_path: Path, repos: dict[str, Path]
-                                                    ) -> None:
+def test_objects_split_per_pack_gives_the_same_rows(tmp_path: Path, repos: dict[str, Path]) -> None:
     import shutil
 
     repo = tmp_path / "two-packs"
     shutil.copytree(repos["sha1"], repo, symlinks=True)
-    gitc(repo, "repack", "-q")   # the loose objects into a second pack
+    gitc(repo, "repack", "-q")  # the loose objects into a second pack
     whole = rows(repo, "objects")
     parts = bulk.parts(str(repo), "objects", bulk.Options(split_bytes=1))
     assert len(parts) == 3 and parts[-1] == "loose"
@@ -85,17 +89,18 @@ def test_objects_split_per_pack_gives_the_same_rows(tmp_path: Path, repos: dict[
         split += data.to_pylist()
     key = lambda r: (r["id"], r["pack"] or "")  # noqa: E731
     assert sorted(split, key=key) == sorted(whole, key=key)
-    assert bulk.parts(str(repo), "objects") == ["all"]   # small: one part
+    assert bulk.parts(str(repo), "objects") == ["all"]  # small: one part
     assert bulk.parts(str(repo), "commits", bulk.Options(split_bytes=1)) == ["all"]
 
 
 def test_batches_are_bounded(repos: dict[str, Path]) -> None:
-    batches = list(bulk.table_batches(repos["sha1"], "objects",
-                                      options=bulk.Options(batch_rows=4)))
+    batches = list(bulk.table_batches(repos["sha1"], "objects", options=bulk.Options(batch_rows=4)))
     assert len(batches) > 3 and all(b.num_rows <= 4 for b in batches)
-    by_bytes = list(bulk.table_batches(repos["sha1"], "files",
-                                       options=bulk.Options(batch_bytes=300,
-                                                            content_limit=10000)))
+    by_bytes = list(
+        bulk.table_batches(
+            repos["sha1"], "files", options=bulk.Options(batch_bytes=300, content_limit=10000)
+        )
+    )
     assert len(by_bytes) > 1
     assert sum(b.num_rows for b in by_bytes) == len(rows(repos["sha1"], "files"))
 
@@ -106,14 +111,18 @@ def test_refs_match_for_each_ref(repo: Path) -> None:
     backend = "reftable" if "reftable" in repo.name else "files"
     assert {r["backend"] for r in got} == {backend}
     want = {}
-    for line in gitc(repo, "for-each-ref", "--format=%(refname) %(objectname) "
-                     "%(*objectname) %(symref)").splitlines():
+    for line in gitc(
+        repo, "for-each-ref", "--format=%(refname) %(objectname) %(*objectname) %(symref)"
+    ).splitlines():
         name, oid, peeled, *symref = line.split(" ")
         want[name] = (oid, peeled or None, symref[0] or None if symref else None)
-    under_refs = {r["name"]: (r["target"], r["peeled"], r["symref_target"])
-                  for r in got if r["name"].startswith("refs/")}  # type: ignore[union-attr]
+    under_refs = {
+        r["name"]: (r["target"], r["peeled"], r["symref_target"])
+        for r in got
+        if r["name"].startswith("refs/")
+    }  # type: ignore[union-attr]
     assert under_refs == want
-    assert want["refs/tags/v1"][1] is not None   # an annotated tag is peeled
+    assert want["refs/tags/v1"][1] is not None  # an annotated tag is peeled
     assert want["refs/heads/alias"][2] == "refs/heads/side"
     head = next(r for r in got if r["name"] == "HEAD")
     assert head["symref_target"] == gitc(repo, "symbolic-ref", "HEAD").strip()
@@ -124,9 +133,9 @@ def test_refs_match_for_each_ref(repo: Path) -> None:
 def test_commits_match_rev_list_and_log(repo: Path) -> None:
     got = rows(repo, "commits", message=True)
     order = gitc(repo, "rev-list", "--all").split()
-    assert sorted(r["id"] for r in got) == sorted(order)   # type: ignore[type-var]
+    assert sorted(r["id"] for r in got) == sorted(order)  # type: ignore[type-var]
     position = {r["id"]: i for i, r in enumerate(got)}
-    for r in got:   # children first
+    for r in got:  # children first
         assert all(position[p] > position[r["id"]] for p in r["parents"])  # type: ignore
     fmt = "%H%x00%T%x00%P%x00%an%x00%ae%x00%ad%x00%cn%x00%ce%x00%cd%x00%s"
     log = {}
@@ -135,10 +144,22 @@ def test_commits_match_rev_list_and_log(repo: Path) -> None:
         at, atz = ad.split()
         ct, ctz = cd.split()
         log[h] = (t, p.split(), an, ae, int(at), atz, cn, ce, int(ct), ctz, s)
-    assert {r["id"]: (r["tree"], r["parents"], r["author_name"], r["author_email"],
-                      r["author_time"], r["author_tz"], r["committer_name"],
-                      r["committer_email"], r["committer_time"], r["committer_tz"],
-                      r["subject"]) for r in got} == log
+    assert {
+        r["id"]: (
+            r["tree"],
+            r["parents"],
+            r["author_name"],
+            r["author_email"],
+            r["author_time"],
+            r["author_tz"],
+            r["committer_name"],
+            r["committer_email"],
+            r["committer_time"],
+            r["committer_tz"],
+            r["subject"],
+        )
+        for r in got
+    } == log
     for r in got:
         raw = gitc(repo, "cat-file", "commit", str(r["id"]))
         assert r["message"] == raw.split("\n\n", 1)[1]
@@ -149,9 +170,10 @@ def test_commits_match_rev_list_and_log(repo: Path) -> None:
     refs = ["HEAD", *(r for r in every if r.startswith(("refs/heads/", "refs/tags/")))]
     history = {ref: set(gitc(repo, "rev-list", ref).split()) for ref in refs}
     for r in got:
-        assert sorted(r["reachable_from"]) == sorted(   # type: ignore[arg-type]
-            ref for ref in refs if r["id"] in history[ref])
-    assert rows(repo, "commits")[0]["message"] is None   # only when asked for
+        assert sorted(r["reachable_from"]) == sorted(  # type: ignore[arg-type]
+            ref for ref in refs if r["id"] in history[ref]
+        )
+    assert rows(repo, "commits")[0]["message"] is None  # only when asked for
 
 
 def test_commits_of_one_revision(repos: dict[str, Path]) -> None:
@@ -175,16 +197,16 @@ def _ls_tree(repo: Path, rev: str) -> list[tuple[str, str, str, int | None, str]
 
 def test_files_match_ls_tree(repo: Path) -> None:
     got = rows(repo, "files")
-    assert [(r["mode"], r["type"], r["id"], r["size"], r["path"]) for r in got] == \
-        _ls_tree(repo, "HEAD")
+    assert [(r["mode"], r["type"], r["id"], r["size"], r["path"]) for r in got] == _ls_tree(
+        repo, "HEAD"
+    )
     head = gitc(repo, "rev-parse", "HEAD").strip()
     assert {(r["revision"], r["commit"]) for r in got} == {("HEAD", head)}
     kinds = {r["path"]: (r["mode"], r["type"]) for r in got}
     assert kinds["sub"] == ("160000", "commit") and kinds["run.sh"][0] == "100755"
     assert all(r["content"] is None and r["content_cut"] is None for r in got)
     old = rows(repo, "files", rev="v1")
-    assert [(r["mode"], r["path"]) for r in old] == [(m, p) for m, *_x, p in
-                                                      _ls_tree(repo, "v1")]
+    assert [(r["mode"], r["path"]) for r in old] == [(m, p) for m, *_x, p in _ls_tree(repo, "v1")]
     assert ("120000", "link") in [(r["mode"], r["path"]) for r in old]
 
 
@@ -195,8 +217,11 @@ def test_files_content_is_cut_at_the_limit(repos: dict[str, Path]) -> None:
         if r["type"] != "blob":
             assert r["content"] is None
             continue
-        blob = (repo / path).read_bytes() if not os.path.islink(repo / path) else \
-            os.readlink(repo / path).encode()
+        blob = (
+            (repo / path).read_bytes()
+            if not os.path.islink(repo / path)
+            else os.readlink(repo / path).encode()
+        )
         assert r["content"] == blob[:100]
         assert r["content_cut"] is (len(blob) > 100)
     assert got["late.txt"]["content_cut"] is True and got["README"]["content_cut"] is False
@@ -211,19 +236,29 @@ def test_changes_match_diff_tree(repo: Path) -> None:
         parents = gitc(repo, "rev-parse", f"{commit}^@").split()
         args = [parents[0], commit] if parents else ["--root", commit]
         want = []
-        for line in gitc(repo, "diff-tree", "-r", "--no-renames", "-z", *args).split(
-                ":")[1:]:
+        for line in gitc(repo, "diff-tree", "-r", "--no-renames", "-z", *args).split(":")[1:]:
             meta, path = line.rstrip("\0").split("\0")[:2]
             om, nm, oo, no, st = meta.split()
             zero = "0" * len(oo)
-            want.append((st, path, None if om == zero_mode else om,
-                         None if nm == zero_mode else nm, None if oo == zero else oo,
-                         None if no == zero else no))
-        mine = [(r["status"], r["path"], r["old_mode"], r["new_mode"], r["old_id"],
-                 r["new_id"]) for r in got if r["commit"] == commit]
+            want.append(
+                (
+                    st,
+                    path,
+                    None if om == zero_mode else om,
+                    None if nm == zero_mode else nm,
+                    None if oo == zero else oo,
+                    None if no == zero else no,
+                )
+            )
+        mine = [
+            (r["status"], r["path"], r["old_mode"], r["new_mode"], r["old_id"], r["new_id"])
+            for r in got
+            if r["commit"] == commit
+        ]
         assert mine == want, commit
         assert {r["parent"] for r in got if r["commit"] == commit} <= {
-            parents[0] if parents else None}
+            parents[0] if parents else None
+        }
     statuses = {r["status"] for r in got}
     assert statuses == {"A", "D", "M", "T"}
 
@@ -233,8 +268,7 @@ def test_verify_sound_and_damaged(repos: dict[str, Path]) -> None:
     good = rows(repos["sha1"], "verify")
     assert [(r["kind"], r["ok"]) for r in good] == [("pack", True), ("loose", True)]
     assert good[0]["objects"] == sum(1 for r in rows(repos["sha1"], "objects") if r["pack"])
-    assert good[1]["objects"] == sum(1 for r in rows(repos["sha1"], "objects")
-                                     if r["pack"] is None)
+    assert good[1]["objects"] == sum(1 for r in rows(repos["sha1"], "objects") if r["pack"] is None)
     bad = rows(repos["corrupt"], "verify")
     assert bad[0]["kind"] == "pack" and bad[0]["ok"] is False and bad[0]["error_class"]
     assert bad[1]["ok"] is True
@@ -250,8 +284,11 @@ def test_verify_reports_a_damaged_loose_object(tmp_path: Path, repos: dict[str, 
     os.chmod(target, 0o644)
     target.write_bytes(target.read_bytes()[:-4] + b"\0\0\0\0")
     got = rows(repo, "verify")
-    summary = next(r for r in got if r["kind"] == "loose" and r["objects"] != 1
-                   or r["file"] == str(repo / ".git/objects"))
+    summary = next(
+        r
+        for r in got
+        if r["kind"] == "loose" and r["objects"] != 1 or r["file"] == str(repo / ".git/objects")
+    )
     assert summary["ok"] is False
     damaged = [r for r in got if r["file"] == str(target)]
     assert len(damaged) == 1 and damaged[0]["error_class"]

@@ -29,21 +29,30 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
     build_history(root / "group" / "deeper" / "b", "sha256")
     git("clone", "-q", "--bare", a, root / "bare.git")
     corrupt_copy(a, root / "broken")
-    git("init", "-q", a / "nested")   # inside a's work tree: a's own files
+    git("init", "-q", a / "nested")  # inside a's work tree: a's own files
     (root / "plain" / "dir").mkdir(parents=True)
     return root
 
 
-def test_discovery_finds_bare_and_work_trees_without_entering_them(corpus: Path,
-                                                                  tmp_path: Path) -> None:
+def test_discovery_finds_bare_and_work_trees_without_entering_them(
+    corpus: Path, tmp_path: Path
+) -> None:
     found = bulk.discover([str(corpus)])
-    assert found == [str(corpus / "bare.git"), str(corpus / "broken"),
-                     str(corpus / "group" / "a"), str(corpus / "group" / "deeper" / "b")]
+    assert found == [
+        str(corpus / "bare.git"),
+        str(corpus / "broken"),
+        str(corpus / "group" / "a"),
+        str(corpus / "group" / "deeper" / "b"),
+    ]
     listing = tmp_path / "list.txt"
-    listing.write_text(f"# repositories\n{corpus / 'bare.git'}\n\n{corpus / 'missing'}\n"
-                       f"{corpus / 'bare.git'}\n")
+    listing.write_text(
+        f"# repositories\n{corpus / 'bare.git'}\n\n{corpus / 'missing'}\n{corpus / 'bare.git'}\n"
+    )
     assert bulk.discover([str(listing), str(corpus / "group" / "a")]) == [
-        str(corpus / "bare.git"), str(corpus / "missing"), str(corpus / "group" / "a")]
+        str(corpus / "bare.git"),
+        str(corpus / "missing"),
+        str(corpus / "group" / "a"),
+    ]
 
 
 def _read_dir(path: Path) -> list[dict[str, object]]:
@@ -55,12 +64,23 @@ def _read_dir(path: Path) -> list[dict[str, object]]:
 
 
 def test_cli_run_writes_a_file_per_repository_errors_and_a_manifest(
-        corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     out = tmp_path / "out"
-    status = run_cli(tmp_path, "bulk", "commits", "--repos", str(corpus),
-                     str(corpus / "missing"), "--out", str(out), "-j", "2")
+    status = run_cli(
+        tmp_path,
+        "bulk",
+        "commits",
+        "--repos",
+        str(corpus),
+        str(corpus / "missing"),
+        "--out",
+        str(out),
+        "-j",
+        "2",
+    )
     err = capsys.readouterr().err
-    assert status == 2, err   # the corrupt copy and the missing path
+    assert status == 2, err  # the corrupt copy and the missing path
     repos = bulk.discover([str(corpus)]) + [str(corpus / "missing")]
     files = sorted(p.name for p in (out / "commits").glob("*.parquet"))
     assert len(files) == 3
@@ -70,7 +90,8 @@ def test_cli_run_writes_a_file_per_repository_errors_and_a_manifest(
         assert sorted(mine) == sorted(gitc(Path(r), "rev-list", "--all").split())
     errors = _read_dir(out / "errors" / "commits")
     assert sorted(e["repository"] for e in errors) == sorted(
-        [str(corpus / "broken"), str(corpus / "missing")])
+        [str(corpus / "broken"), str(corpus / "missing")]
+    )
     manifest = json.loads((out / "commits" / "_manifest.json").read_text())
     status_of = {t["repository"]: t["status"] for t in manifest["tasks"]}
     assert status_of[str(corpus / "missing")] == "failed"
@@ -84,36 +105,61 @@ def test_every_table_runs_through_the_cli(corpus: Path, tmp_path: Path) -> None:
     repo = corpus / "group" / "a"
     for table in bulk.TABLE_NAMES:
         out = tmp_path / table
-        assert run_cli(tmp_path, "bulk", table, "--repos", str(repo), "--out", str(out),
-                       "-j", "1") == 0
+        assert (
+            run_cli(tmp_path, "bulk", table, "--repos", str(repo), "--out", str(out), "-j", "1")
+            == 0
+        )
         got = _read_dir(out / table)
-        want = pa.Table.from_batches(list(bulk.table_batches(repo, table)),
-                                     schema=bulk.schema(table)).to_pylist()
+        want = pa.Table.from_batches(
+            list(bulk.table_batches(repo, table)), schema=bulk.schema(table)
+        ).to_pylist()
         assert got == want and got
     out = tmp_path / "files-content"
-    assert run_cli(tmp_path, "bulk", "files", "--repos", str(repo), "--out", str(out),
-                   "--rev", "v1", "--content-limit", "3") == 0
+    assert (
+        run_cli(
+            tmp_path,
+            "bulk",
+            "files",
+            "--repos",
+            str(repo),
+            "--out",
+            str(out),
+            "--rev",
+            "v1",
+            "--content-limit",
+            "3",
+        )
+        == 0
+    )
     got = _read_dir(out / "files")
     assert {r["revision"] for r in got} == {"v1"}
     assert all(len(r["content"]) <= 3 for r in got if r["type"] == "blob")  # type: ignore
 
 
-@pytest.mark.parametrize("args,message", [
-    (["blobs", "--repos", ".", "--out", "o"], "unknown table 'blobs'"),
-    (["objects", "--repos", ".", "--out", "o", "--rev", "HEAD"], "--rev does not apply"),
-    (["commits", "--repos", ".", "--out", "o", "--content-limit", "5"],
-     "--content-limit does not apply"),
-    (["objects", "--repos", "."], "--out is required"),
-    (["objects", "--out", "o"], "--repos is required"),
-    (["objects", "--repos", ".", "--out", "o", "--scheduler", "tcp://x:1"],
-     "--scheduler needs --engine dask"),
-    (["objects", "--repos", ".", "--out", "s3://b/o"], "use --engine dask for a URL"),
-    (["objects", "--repos", ".", "--out", "o", "--engine", "spark"], "invalid choice"),
-    (["objects", "--repos", ".", "--out", "o", "--bogus"], "unrecognized arguments"),
-    (["files", "--repos", ".", "--out", "o", "--content-limit", "-1"], "negative"),
-])
-def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str],
-                      message: str) -> None:
+@pytest.mark.parametrize(
+    "args,message",
+    [
+        (["blobs", "--repos", ".", "--out", "o"], "unknown table 'blobs'"),
+        (["objects", "--repos", ".", "--out", "o", "--rev", "HEAD"], "--rev does not apply"),
+        (
+            ["commits", "--repos", ".", "--out", "o", "--content-limit", "5"],
+            "--content-limit does not apply",
+        ),
+        (["objects", "--repos", "."], "--out is required"),
+        (["objects", "--out", "o"], "--repos is required"),
+        (
+            ["objects", "--repos", ".", "--out", "o", "--scheduler", "tcp://x:1"],
+            "--scheduler needs --engine dask",
+        ),
+        (["objects", "--repos", ".", "--out", "s3://b/o"], "use --engine dask for a URL"),
+        (["objects", "--repos", ".", "--out", "o", "--engine", "spark"], "invalid choice"),
+        (["objects", "--repos", ".", "--out", "o", "--bogus"], "unrecognized arguments"),
+        (["files", "--repos", ".", "--out", "o", "--content-limit", "-1"], "negative"),
+    ],
+)
+def test_usage_errors(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
     with pytest.raises(SystemExit) as e:
         raise SystemExit(run_cli(tmp_path, "bulk", *args))
     assert e.value.code == 129
@@ -122,13 +168,13 @@ def test_usage_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str], args: 
     assert not (tmp_path / "o").exists()
 
 
-def test_rerun_with_other_options_is_refused(corpus: Path, tmp_path: Path,
-                                             capsys: pytest.CaptureFixture[str]) -> None:
+def test_rerun_with_other_options_is_refused(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     repo = str(corpus / "group" / "a")
     out = str(tmp_path / "o")
     assert run_cli(tmp_path, "bulk", "files", "--repos", repo, "--out", out) == 0
-    assert run_cli(tmp_path, "bulk", "files", "--repos", repo, "--out", out,
-                   "--rev", "v1") == 128
+    assert run_cli(tmp_path, "bulk", "files", "--repos", repo, "--out", out, "--rev", "v1") == 128
     assert "was made with other options" in capsys.readouterr().err
 
 
@@ -140,7 +186,7 @@ def test_resume_after_an_interrupted_run(corpus: Path, tmp_path: Path) -> None:
     seen: list[Task] = []
 
     def interrupt(result: object) -> None:
-        seen.append(result.task)   # type: ignore[attr-defined]
+        seen.append(result.task)  # type: ignore[attr-defined]
         if len(seen) == 2:
             raise KeyboardInterrupt
 
@@ -156,7 +202,7 @@ def test_resume_after_an_interrupted_run(corpus: Path, tmp_path: Path) -> None:
     assert stale.name.startswith(".")
     stale.write_bytes(b"half a parquet file")
     summary = run_local(repos, "objects", str(out), jobs=2)
-    assert summary.skipped == 1 and summary.done == len(repos) - 1   # the failed one again
+    assert summary.skipped == 1 and summary.done == len(repos) - 1  # the failed one again
     assert not stale.exists()
     assert not [p for p in (out / "objects").iterdir() if TMP_MARK in p.name]
     assert _read_dir(out / "objects") == _read_dir(clean / "objects")
@@ -166,8 +212,7 @@ def test_resume_after_an_interrupted_run(corpus: Path, tmp_path: Path) -> None:
     assert _read_dir(out / "errors" / "objects") == _read_dir(clean / "errors" / "objects")
 
 
-def test_a_repository_repaired_since_loses_its_errors_file(corpus: Path, tmp_path: Path
-                                                          ) -> None:
+def test_a_repository_repaired_since_loses_its_errors_file(corpus: Path, tmp_path: Path) -> None:
     repo = tmp_path / "r"
     corrupt_copy(corpus / "group" / "a", repo)
     out = str(tmp_path / "o")
@@ -209,13 +254,23 @@ def test_output_names_are_stable_and_distinct(tmp_path: Path) -> None:
     assert os.path.basename(data_path("/o", a)) == a.key + ".parquet"
 
 
-def test_damage_is_reported_once_as_an_error_line(corpus: Path, tmp_path: Path,
-                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    status = run_cli(tmp_path, "bulk", "commits", "--repos", str(corpus / "broken"), "--out",
-                     str(tmp_path / "o"), "-j", "1")
+def test_damage_is_reported_once_as_an_error_line(
+    corpus: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    status = run_cli(
+        tmp_path,
+        "bulk",
+        "commits",
+        "--repos",
+        str(corpus / "broken"),
+        "--out",
+        str(tmp_path / "o"),
+        "-j",
+        "1",
+    )
     err = capsys.readouterr().err
     assert status == 1
     lines = err.splitlines()
-    assert len(lines) == 2, err   # no warnings from inside the task
+    assert len(lines) == 2, err  # no warnings from inside the task
     assert lines[0].startswith(f"error: {corpus / 'broken'}: ")
     assert lines[1].startswith("bulk commits: 1 repositories")

@@ -41,8 +41,9 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cluster() -> tuple[object, object]:
-    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
-                                       dashboard_address=None)
+    cluster = distributed.LocalCluster(
+        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
+    )
     return cluster, distributed.Client(cluster)
 
 
@@ -50,8 +51,8 @@ def _cluster() -> tuple[object, object]:
 def client() -> object:
     cluster, c = _cluster()
     yield c
-    c.close()   # type: ignore[attr-defined]
-    cluster.close()   # type: ignore[attr-defined]
+    c.close()  # type: ignore[attr-defined]
+    cluster.close()  # type: ignore[attr-defined]
 
 
 def _rows(table: pa.Table) -> list[tuple[object, ...]]:
@@ -59,18 +60,21 @@ def _rows(table: pa.Table) -> list[tuple[object, ...]]:
 
 
 def _local(corpus: Path, table: str, out: Path, **options: object) -> pa.Table:
-    run_local(bulk.discover([str(corpus)]), table, str(out), jobs=1,
-              options=bulk.Options(**options))   # type: ignore[arg-type]
+    run_local(
+        bulk.discover([str(corpus)]), table, str(out), jobs=1, options=bulk.Options(**options)
+    )  # type: ignore[arg-type]
     return pq.read_table(out / table, schema=bulk.schema(table))
 
 
 @pytest.mark.parametrize("table", ["objects", "commits", "files"])
-def test_read_table_matches_the_local_engine(corpus: Path, tmp_path: Path, client: object,
-                                             table: str) -> None:
+def test_read_table_matches_the_local_engine(
+    corpus: Path, tmp_path: Path, client: object, table: str
+) -> None:
     df = gdask.read_table([str(corpus)], table, errors="skip", split_bytes=1)
     assert list(df.columns) == bulk.schema(table).names
-    assert df.npartitions == len(bulk.plan(bulk.discover([str(corpus)]), table,
-                                           bulk.Options(split_bytes=1)))
+    assert df.npartitions == len(
+        bulk.plan(bulk.discover([str(corpus)]), table, bulk.Options(split_bytes=1))
+    )
     got = pa.Table.from_pandas(df.compute(), schema=bulk.schema(table), preserve_index=False)
     want = _local(corpus, table, tmp_path / "local", split_bytes=1)
     assert got.num_rows == want.num_rows > 0
@@ -83,12 +87,24 @@ def test_read_table_raises_on_an_unreadable_repository(corpus: Path, client: obj
         df.compute()
 
 
-def test_cli_dask_engine_writes_the_same_tables(corpus: Path, tmp_path: Path, client: object,
-                                                capsys: pytest.CaptureFixture[str]) -> None:
-    address = client.scheduler.address   # type: ignore[attr-defined]
+def test_cli_dask_engine_writes_the_same_tables(
+    corpus: Path, tmp_path: Path, client: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = client.scheduler.address  # type: ignore[attr-defined]
     out = tmp_path / "dask-out"
-    status = run_cli(tmp_path, "bulk", "changes", "--repos", str(corpus), "--out", str(out),
-                     "--engine", "dask", "--scheduler", address)
+    status = run_cli(
+        tmp_path,
+        "bulk",
+        "changes",
+        "--repos",
+        str(corpus),
+        "--out",
+        str(out),
+        "--engine",
+        "dask",
+        "--scheduler",
+        address,
+    )
     assert status == 1, capsys.readouterr().err
     got = pq.read_table(out / "changes", schema=bulk.schema("changes"))
     want = _local(corpus, "changes", tmp_path / "local")
@@ -99,18 +115,31 @@ def test_cli_dask_engine_writes_the_same_tables(corpus: Path, tmp_path: Path, cl
     # The same layout as the local engine: the same files, the same manifest.
     for sub in ("changes", "errors/changes"):
         assert sorted(p.name for p in (out / sub).iterdir()) == sorted(
-            p.name for p in (tmp_path / "local" / sub).iterdir())
+            p.name for p in (tmp_path / "local" / sub).iterdir()
+        )
     assert json.loads((out / "changes" / "_manifest.json").read_text()) == json.loads(
-        (tmp_path / "local" / "changes" / "_manifest.json").read_text())
+        (tmp_path / "local" / "changes" / "_manifest.json").read_text()
+    )
 
 
-def test_dask_engine_to_a_url_resumes(corpus: Path, tmp_path: Path, client: object,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
-    address = client.scheduler.address   # type: ignore[attr-defined]
+def test_dask_engine_to_a_url_resumes(
+    corpus: Path, tmp_path: Path, client: object, capsys: pytest.CaptureFixture[str]
+) -> None:
+    address = client.scheduler.address  # type: ignore[attr-defined]
     url = (tmp_path / "o").as_uri()
-    args = ["bulk", "refs", "--repos", str(corpus), "--out", url, "--engine", "dask",
-            "--scheduler", address]
-    assert run_cli(tmp_path, *args) == 0   # refs of the broken copy can be read
+    args = [
+        "bulk",
+        "refs",
+        "--repos",
+        str(corpus),
+        "--out",
+        url,
+        "--engine",
+        "dask",
+        "--scheduler",
+        address,
+    ]
+    assert run_cli(tmp_path, *args) == 0  # refs of the broken copy can be read
     first = sorted(p.name for p in (tmp_path / "o" / "refs").glob("*.parquet"))
     assert len(first) == 4
     capsys.readouterr()
@@ -120,16 +149,16 @@ def test_dask_engine_to_a_url_resumes(corpus: Path, tmp_path: Path, client: obje
     err = capsys.readouterr().err
     assert "4 tasks (3 already complete)" in err
     assert sorted(p.name for p in (tmp_path / "o" / "refs").glob("*.parquet")) == first
-    want = pa.Table.from_batches(list(bulk.table_batches(corpus / "a", "refs")),
-                                 schema=bulk.schema("refs"))
+    want = pa.Table.from_batches(
+        list(bulk.table_batches(corpus / "a", "refs")), schema=bulk.schema("refs")
+    )
     got = pq.read_table(tmp_path / "o" / "refs", schema=bulk.schema("refs"))
-    assert _rows(got.filter(pc.equal(got["repository"], str(corpus / "a")))) == \
-        _rows(want)
+    assert _rows(got.filter(pc.equal(got["repository"], str(corpus / "a")))) == _rows(want)
 
 
 def _slow_task_table(*args: object, **kwargs: object) -> object:
     time.sleep(0.5)
-    return _ORIGINAL(*args, **kwargs)   # type: ignore[name-defined]  # noqa: F821
+    return _ORIGINAL(*args, **kwargs)  # type: ignore[name-defined]  # noqa: F821
 
 
 def _slow_down() -> None:
@@ -151,13 +180,13 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
     # The last test of the module: the cluster gets a restarted worker.
     c = client
     try:
-        c.run(_slow_down)   # type: ignore[attr-defined]
-        pids = c.run(os.getpid)   # type: ignore[attr-defined]
+        c.run(_slow_down)  # type: ignore[attr-defined]
+        pids = c.run(os.getpid)  # type: ignore[attr-defined]
         killed: list[int] = []
 
         def killer() -> None:
             while not killed:
-                for worker, keys in c.processing().items():   # type: ignore[attr-defined]
+                for worker, keys in c.processing().items():  # type: ignore[attr-defined]
                     if any("_run" in str(k) for k in keys):
                         os.kill(pids[worker], signal.SIGKILL)
                         killed.append(pids[worker])
@@ -172,12 +201,13 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
         t.join(timeout=0)
         assert killed, "no task was seen running"
     finally:
-        c.run(_restore)   # type: ignore[attr-defined]
+        c.run(_restore)  # type: ignore[attr-defined]
     got = pq.read_table(out / "objects", schema=bulk.schema("objects"))
     want = pa.concat_tables(
         pa.Table.from_batches(list(bulk.table_batches(r, "objects")), bulk.schema("objects"))
-        for r in repos)
+        for r in repos
+    )
     assert result["rows"] == got.num_rows == want.num_rows
-    assert _rows(got) == _rows(want)   # complete, nothing twice
+    assert _rows(got) == _rows(want)  # complete, nothing twice
     manifest = json.loads((out / "objects" / "_manifest.json").read_text())
     assert {t["status"] for t in manifest["tasks"]} == {"complete"}

@@ -23,8 +23,9 @@ def cache_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch):  # type: ignore[
     compress.set_backend(None)
 
 
-def test_calibrate_stores_and_auto_follows(cache_dir: Path,
-                                          capsys: pytest.CaptureFixture[str]) -> None:
+def test_calibrate_stores_and_auto_follows(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     assert run_cli(cache_dir, "calibrate", "--budget=0.5") == 0
     out = capsys.readouterr().out
     path = cache_dir / "gitodb" / "calibration.json"
@@ -36,8 +37,11 @@ def test_calibrate_stores_and_auto_follows(cache_dir: Path,
     for op in selection.OPERATIONS:
         route = compress.routing().routes[op]
         assert route.reason.startswith("auto, calibrated ")
-        first = next(n for n in record["ranking"][op]
-                     if selection.can_do(compress.backends.load(n), op) is None)
+        first = next(
+            n
+            for n in record["ranking"][op]
+            if selection.can_do(compress.backends.load(n), op) is None
+        )
         assert route.backend.name == first
     assert run_cli(cache_dir, "version", "--build-options") == 0
     assert "auto ranking: calibrated " in capsys.readouterr().out
@@ -46,9 +50,9 @@ def test_calibrate_stores_and_auto_follows(cache_dir: Path,
     assert compress.routing().routes["inflate"].reason == "selected"
 
 
-def test_a_calibration_for_other_libraries_is_ignored(cache_dir: Path,
-                                                      capsys: pytest.CaptureFixture[str]
-                                                      ) -> None:
+def test_a_calibration_for_other_libraries_is_ignored(
+    cache_dir: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     record = calibrate.measure(0.2)
     record["backends"] = {**record["backends"], "zlib": "0.0.1"}
     calibrate.save(record)
@@ -69,7 +73,13 @@ def test_remove_and_usage(cache_dir: Path, capsys: pytest.CaptureFixture[str]) -
     assert not (cache_dir / "gitodb" / "calibration.json").exists()
     assert compress.routing().routes["crc32"].reason.startswith("auto: ")
     capsys.readouterr()
-    for argv in (["--bogus"], ["--budget=x"], ["--budget"], ["--budget=0"], ["extra"],
-                 ["--show", "--remove"]):
+    for argv in (
+        ["--bogus"],
+        ["--budget=x"],
+        ["--budget"],
+        ["--budget=0"],
+        ["extra"],
+        ["--show", "--remove"],
+    ):
         assert run_cli(cache_dir, "calibrate", *argv) == 129, argv
         assert capsys.readouterr().err.startswith("error: ")

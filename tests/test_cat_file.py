@@ -21,8 +21,9 @@ CHECK_FORMAT = "%(objectname) %(objecttype) %(objectsize) %(objectsize:disk) %(d
 
 
 @pytest.fixture(scope="module", params=["sha1", "sha256"])
-def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
-         ) -> tuple[Path, str]:
+def live(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, str]:
     """(git dir, ambiguous prefix) of a repository built with git, per object format."""
     fmt = request.param
     work = make_repo(tmp_path_factory.mktemp(f"cat-{fmt}") / "w", fmt)
@@ -32,8 +33,9 @@ def live(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return work / ".git", prefix
 
 
-def both(git_dir: Path, args: list[str], stdin: bytes = b""
-         ) -> tuple[tuple[int, bytes], tuple[int, bytes], bytes]:
+def both(
+    git_dir: Path, args: list[str], stdin: bytes = b""
+) -> tuple[tuple[int, bytes], tuple[int, bytes], bytes]:
     """Run git and gitodb; return ((rc, out) of git, (rc, out) of gitodb, gitodb stderr)."""
     grc, gout, _ = run_git(git_dir, ["cat-file", *args], stdin)
     orc, oout, oerr = run_gitodb([f"--git-dir={git_dir}", "cat-file", *args], stdin)
@@ -43,16 +45,23 @@ def both(git_dir: Path, args: list[str], stdin: bytes = b""
 # --------------------------------------------------------------------------- fixtures
 @pytest.mark.parametrize("fixture", ["packs-mixed", "packs-sha256"])
 def test_batch_check_matches_recorded(fixture: str) -> None:
-    rc, out, err = run_gitodb([f"--git-dir={DATA / fixture / 'repo'}", "cat-file",
-                               "--batch-all-objects", f"--batch-check={CHECK_FORMAT}"])
+    rc, out, err = run_gitodb(
+        [
+            f"--git-dir={DATA / fixture / 'repo'}",
+            "cat-file",
+            "--batch-all-objects",
+            f"--batch-check={CHECK_FORMAT}",
+        ]
+    )
     assert (rc, err) == (0, b"")
     assert out == (DATA / fixture / "expected" / "batch-check.txt").read_bytes()
 
 
 @pytest.mark.parametrize("fixture", ["packs-mixed", "packs-sha256"])
 def test_batch_matches_recorded(fixture: str) -> None:
-    rc, out, _ = run_gitodb([f"--git-dir={DATA / fixture / 'repo'}", "cat-file",
-                             "--batch-all-objects", "--batch"])
+    rc, out, _ = run_gitodb(
+        [f"--git-dir={DATA / fixture / 'repo'}", "cat-file", "--batch-all-objects", "--batch"]
+    )
     assert rc == 0
     expected = DATA / fixture / "expected"
     assert len(out) == int((expected / "batch.size").read_text())
@@ -76,12 +85,39 @@ def test_fixture_unordered_same_set(fixture: str, mode: str) -> None:
 def all_names(git_dir: Path) -> list[str]:
     _, out, _ = run_git(git_dir, ["cat-file", "--batch-all-objects", "--batch-check"])
     oids = [line.split()[0].decode() for line in out.splitlines()]
-    return oids + ["HEAD", "@", "main", "heads/main", "refs/heads/main", "side", "v1",
-                   "v1-outer", "tree-tag", "blob-tag", "light", "v1^{}", "v1-outer^{}",
-                   "v1^{commit}", "v1^{tree}", "v1-outer^{tag}", "HEAD^{tree}", "HEAD~2",
-                   "HEAD^", "HEAD^2", "HEAD~1^2", "HEAD:", "HEAD:dir", "HEAD:dir/b.txt",
-                   "HEAD:dir/sub/c.txt", "HEAD~3:a.txt", "v1:a.txt", "HEAD:link",
-                   "HEAD:run.sh", oids[0][:7], oids[-1][:12]]
+    return oids + [
+        "HEAD",
+        "@",
+        "main",
+        "heads/main",
+        "refs/heads/main",
+        "side",
+        "v1",
+        "v1-outer",
+        "tree-tag",
+        "blob-tag",
+        "light",
+        "v1^{}",
+        "v1-outer^{}",
+        "v1^{commit}",
+        "v1^{tree}",
+        "v1-outer^{tag}",
+        "HEAD^{tree}",
+        "HEAD~2",
+        "HEAD^",
+        "HEAD^2",
+        "HEAD~1^2",
+        "HEAD:",
+        "HEAD:dir",
+        "HEAD:dir/b.txt",
+        "HEAD:dir/sub/c.txt",
+        "HEAD~3:a.txt",
+        "v1:a.txt",
+        "HEAD:link",
+        "HEAD:run.sh",
+        oids[0][:7],
+        oids[-1][:12],
+    ]
 
 
 def test_single_object_modes(live: tuple[Path, str]) -> None:
@@ -92,14 +128,31 @@ def test_single_object_modes(live: tuple[Path, str]) -> None:
             assert o == g, (mode, name)
 
 
-@pytest.mark.parametrize("args", [
-    ["blob", "HEAD:a.txt"], ["tree", "HEAD"], ["commit", "v1"], ["tree", "v1-outer"],
-    ["tag", "v1"], ["blob", "blob-tag"], ["blob", "HEAD"], ["commit", "HEAD:a.txt"],
-    ["-t", "nonexistent"], ["-p", "HEAD:nope"], ["-s", "HEAD:dir/nope"], ["-e", "nope"],
-    ["-t", "0" * 39 + "1"], ["-e", "0" * 39 + "1"], ["-s", "0" * 39 + "1"],
-    ["-p", "0" * 39 + "1"], ["blob", "0" * 39 + "1"], ["-t", "HEAD~99"], ["-t", "HEAD^3"],
-    ["--unordered", "-p", "HEAD"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["blob", "HEAD:a.txt"],
+        ["tree", "HEAD"],
+        ["commit", "v1"],
+        ["tree", "v1-outer"],
+        ["tag", "v1"],
+        ["blob", "blob-tag"],
+        ["blob", "HEAD"],
+        ["commit", "HEAD:a.txt"],
+        ["-t", "nonexistent"],
+        ["-p", "HEAD:nope"],
+        ["-s", "HEAD:dir/nope"],
+        ["-e", "nope"],
+        ["-t", "0" * 39 + "1"],
+        ["-e", "0" * 39 + "1"],
+        ["-s", "0" * 39 + "1"],
+        ["-p", "0" * 39 + "1"],
+        ["blob", "0" * 39 + "1"],
+        ["-t", "HEAD~99"],
+        ["-t", "HEAD^3"],
+        ["--unordered", "-p", "HEAD"],
+    ],
+)
 def test_single_object_errors(live: tuple[Path, str], args: list[str]) -> None:
     git_dir, _ = live
     if len(args[1]) == 40 and args[1].startswith("000") and "sha256" in str(git_dir.parent):
@@ -114,16 +167,29 @@ def test_ambiguous_single(live: tuple[Path, str]) -> None:
     git_dir, prefix = live
     g, o, err = both(git_dir, ["-t", prefix])
     assert o == g == (128, b"")
-    assert b"is ambiguous" in err and err.endswith(b"fatal: Not a valid object name "
-                                                   + prefix.encode() + b"\n")
+    assert b"is ambiguous" in err and err.endswith(
+        b"fatal: Not a valid object name " + prefix.encode() + b"\n"
+    )
 
 
-@pytest.mark.parametrize("args", [
-    [], ["-t"], ["-t", "HEAD", "HEAD"], ["--batch", "HEAD"], ["blob"], ["--batch-all-objects"],
-    ["--buffer", "-t", "HEAD"], ["--no-buffer", "-t", "HEAD"], ["-z", "-p", "HEAD"],
-    ["-x", "HEAD"],
-    ["--batch", "--batch-check"], ["-t", "--batch", "HEAD"], ["--bogus"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["-t"],
+        ["-t", "HEAD", "HEAD"],
+        ["--batch", "HEAD"],
+        ["blob"],
+        ["--batch-all-objects"],
+        ["--buffer", "-t", "HEAD"],
+        ["--no-buffer", "-t", "HEAD"],
+        ["-z", "-p", "HEAD"],
+        ["-x", "HEAD"],
+        ["--batch", "--batch-check"],
+        ["-t", "--batch", "HEAD"],
+        ["--bogus"],
+    ],
+)
 def test_usage_errors(live: tuple[Path, str], args: list[str]) -> None:
     git_dir, _ = live
     g, o, _ = both(git_dir, args)
@@ -145,16 +211,30 @@ def test_invalid_type_and_format(live: tuple[Path, str]) -> None:
 
 
 def request_lines(git_dir: Path, prefix: str) -> bytes:
-    names = all_names(git_dir) + [prefix, "nope", "", "HEAD:nope", "0" * 40, "HEAD  extra\t",
-                                  "HEAD^{blob}", "v1\tsome rest"]
+    names = all_names(git_dir) + [
+        prefix,
+        "nope",
+        "",
+        "HEAD:nope",
+        "0" * 40,
+        "HEAD  extra\t",
+        "HEAD^{blob}",
+        "v1\tsome rest",
+    ]
     return "".join(n + "\n" for n in names).encode() + b"HEAD\r\n"
 
 
-@pytest.mark.parametrize("mode", [
-    "--batch", "--batch-check", f"--batch-check={CHECK_FORMAT}",
-    "--batch=%(objectname) %(objecttype) [%(rest)] %(objectsize:disk) %% %x %",
-    "--batch-check=%(rest)|%(objecttype)", "--batch-check=literal only",
-])
+@pytest.mark.parametrize(
+    "mode",
+    [
+        "--batch",
+        "--batch-check",
+        f"--batch-check={CHECK_FORMAT}",
+        "--batch=%(objectname) %(objecttype) [%(rest)] %(objectsize:disk) %% %x %",
+        "--batch-check=%(rest)|%(objecttype)",
+        "--batch-check=literal only",
+    ],
+)
 @pytest.mark.parametrize("buffer", [[], ["--buffer"]])
 def test_batch_stdin(live: tuple[Path, str], mode: str, buffer: list[str]) -> None:
     git_dir, prefix = live
@@ -170,8 +250,9 @@ def test_batch_nul_terminated(live: tuple[Path, str]) -> None:
     assert o == g
 
 
-@pytest.mark.parametrize("mode", ["--batch", "--batch-check", f"--batch-check={CHECK_FORMAT}",
-                                  "--batch=%(objectname)"])
+@pytest.mark.parametrize(
+    "mode", ["--batch", "--batch-check", f"--batch-check={CHECK_FORMAT}", "--batch=%(objectname)"]
+)
 def test_batch_all_objects(live: tuple[Path, str], mode: str) -> None:
     git_dir, _ = live
     g, o, _ = both(git_dir, ["--batch-all-objects", mode])
@@ -200,14 +281,17 @@ def test_batch_command(live: tuple[Path, str], buffer: list[str]) -> None:
         assert o == g
 
 
-@pytest.mark.parametrize("stdin,message", [
-    (b"info HEAD\n\n", b"fatal: empty command in input\n"),
-    (b"info HEAD\n  info HEAD\n", b"fatal: whitespace before command: '  info HEAD'\n"),
-    (b"info HEAD\nbogus\n", b"fatal: unknown command: 'bogus'\n"),
-    (b"info HEAD\ncontents\n", b"fatal: contents requires arguments\n"),
-    (b"info HEAD\ninfoX\n", b"fatal: info requires arguments\n"),
-    (b"info HEAD\nflush\n", b"fatal: flush is only for --buffer mode\n"),
-])
+@pytest.mark.parametrize(
+    "stdin,message",
+    [
+        (b"info HEAD\n\n", b"fatal: empty command in input\n"),
+        (b"info HEAD\n  info HEAD\n", b"fatal: whitespace before command: '  info HEAD'\n"),
+        (b"info HEAD\nbogus\n", b"fatal: unknown command: 'bogus'\n"),
+        (b"info HEAD\ncontents\n", b"fatal: contents requires arguments\n"),
+        (b"info HEAD\ninfoX\n", b"fatal: info requires arguments\n"),
+        (b"info HEAD\nflush\n", b"fatal: flush is only for --buffer mode\n"),
+    ],
+)
 def test_batch_command_errors(live: tuple[Path, str], stdin: bytes, message: bytes) -> None:
     git_dir, _ = live
     g, o, err = both(git_dir, ["--batch-command"], stdin)
@@ -226,8 +310,9 @@ def test_batch_command_flush_with_argument(live: tuple[Path, str]) -> None:
 def test_quote_path_off(live: tuple[Path, str]) -> None:
     git_dir, _ = live
     g = run_git(git_dir, ["-c", "core.quotePath=false", "cat-file", "-p", "HEAD^{tree}"])
-    o = run_gitodb([f"--git-dir={git_dir}", "-c", "core.quotePath=false", "cat-file", "-p",
-                    "HEAD^{tree}"])
+    o = run_gitodb(
+        [f"--git-dir={git_dir}", "-c", "core.quotePath=false", "cat-file", "-p", "HEAD^{tree}"]
+    )
     assert o[:2] == g[:2]
     assert "\u00fc.txt".encode() in o[1]
 
@@ -237,8 +322,10 @@ def test_subprocess_entry_point(live: tuple[Path, str]) -> None:
     import subprocess
 
     git_dir, _ = live
-    p = subprocess.run(["gitodb", "-C", str(git_dir), "cat-file", "--batch-all-objects",
-                        "--batch"], capture_output=True)
+    p = subprocess.run(
+        ["gitodb", "-C", str(git_dir), "cat-file", "--batch-all-objects", "--batch"],
+        capture_output=True,
+    )
     g = run_git(git_dir, ["cat-file", "--batch-all-objects", "--batch"])
     assert (p.returncode, p.stdout) == g[:2]
 
@@ -264,10 +351,20 @@ def test_reader_going_away_is_quiet(extra: list[str]) -> None:
     import signal
     import subprocess
 
-    p = subprocess.Popen([sys.executable, "-m", "gitodb",
-                          f"--git-dir={DATA / 'packs-mixed' / 'repo'}", "cat-file",
-                          "--batch-all-objects", "--batch", *extra],
-                         stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    p = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gitodb",
+            f"--git-dir={DATA / 'packs-mixed' / 'repo'}",
+            "cat-file",
+            "--batch-all-objects",
+            "--batch",
+            *extra,
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     assert p.stdout is not None and p.stderr is not None
     p.stdout.read(100)
     p.stdout.close()

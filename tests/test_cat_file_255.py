@@ -17,12 +17,20 @@ import pytest
 from helpers import git, git_env
 
 
-def gitodb(*args: str, cwd: Path, input: bytes | None = None,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def gitodb(
+    *args: str, cwd: Path, input: bytes | None = None, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
     e = git_env()
     e.update(env or {})
-    return subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=cwd, input=input,
-                          capture_output=True, env=e, timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=e,
+        timeout=300,
+        check=False,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -34,38 +42,76 @@ def links(tmp_path_factory) -> Path:
     for rel in ("morx", "dir/ind1", "dir/subdir/ind2"):
         (repo / rel).write_bytes(b"Hello World")
     for target, name in [
-            ("morx", "same-dir-link"), ("dir", "link-to-dir"), ("../fleem", "out-of-repo-link"),
-            ("..", "out-of-repo-link-dir"), ("same-dir-link", "link-to-link"),
-            ("nope", "broken-same-dir-link"), ("../morx", "dir/parent-dir-link"),
-            ("..", "dir/link-dir"), ("../../escape", "dir/out-of-repo-link"),
-            ("../..", "dir/out-of-repo-link-dir"), ("nope", "dir/broken-link-in-dir"),
-            ("../../morx", "dir/subdir/grandparent-dir-link"),
-            ("../../../great-escape", "dir/subdir/out-of-repo-link"),
-            ("../../..", "dir/subdir/out-of-repo-link-dir"),
-            ("../../../", "dir/subdir/out-of-repo-link-dir-trailing"),
-            ("../parent-dir-link", "dir/subdir/parent-dir-link-to-link"),
-            ("dir", "dirlink"), ("dir/subdir", "subdirlink"),
-            ("subdir/ind2", "dir/link-to-child"), ("dir/link-to-child", "link-to-down-link"),
-            ("dir/..", "up-down"), ("dir/../", "up-down-trailing"),
-            ("dir/../morx", "up-down-file"), ("dir/../../morx", "up-up-down-file"),
-            ("subdirlink/../../morx", "up-two-down-file"), ("loop1", "loop2"),
-            ("loop2", "loop1"), ("/etc/passwd", "absolute")]:
+        ("morx", "same-dir-link"),
+        ("dir", "link-to-dir"),
+        ("../fleem", "out-of-repo-link"),
+        ("..", "out-of-repo-link-dir"),
+        ("same-dir-link", "link-to-link"),
+        ("nope", "broken-same-dir-link"),
+        ("../morx", "dir/parent-dir-link"),
+        ("..", "dir/link-dir"),
+        ("../../escape", "dir/out-of-repo-link"),
+        ("../..", "dir/out-of-repo-link-dir"),
+        ("nope", "dir/broken-link-in-dir"),
+        ("../../morx", "dir/subdir/grandparent-dir-link"),
+        ("../../../great-escape", "dir/subdir/out-of-repo-link"),
+        ("../../..", "dir/subdir/out-of-repo-link-dir"),
+        ("../../../", "dir/subdir/out-of-repo-link-dir-trailing"),
+        ("../parent-dir-link", "dir/subdir/parent-dir-link-to-link"),
+        ("dir", "dirlink"),
+        ("dir/subdir", "subdirlink"),
+        ("subdir/ind2", "dir/link-to-child"),
+        ("dir/link-to-child", "link-to-down-link"),
+        ("dir/..", "up-down"),
+        ("dir/../", "up-down-trailing"),
+        ("dir/../morx", "up-down-file"),
+        ("dir/../../morx", "up-up-down-file"),
+        ("subdirlink/../../morx", "up-two-down-file"),
+        ("loop1", "loop2"),
+        ("loop2", "loop1"),
+        ("/etc/passwd", "absolute"),
+    ]:
         os.symlink(target, repo / name)
     git("add", "-A", cwd=repo)
     git("commit", "-q", "-m", "test", cwd=repo)
     return repo
 
 
-NAMES = ["morx", "nope", "same-dir-link", "link-to-dir/ind1", "broken-same-dir-link",
-         "link-to-link", "dir/parent-dir-link", "dir/link-dir/morx", "dir/broken-link-in-dir",
-         "dir/subdir/grandparent-dir-link/nope", "dir/subdir/grandparent-dir-link",
-         "dir/subdir/parent-dir-link-to-link", "dirlink/morx", "dirlink/ind1",
-         "subdirlink/morx", "subdirlink/ind2", "dir/link-to-child/morx", "dir/link-to-child",
-         "link-to-down-link", "out-of-repo-link", "out-of-repo-link-dir",
-         "dir/out-of-repo-link", "dir/out-of-repo-link-dir", "dir/subdir/out-of-repo-link",
-         "dir/subdir/out-of-repo-link-dir", "dir/subdir/out-of-repo-link-dir-trailing",
-         "up-down", "up-down-trailing", "up-down-file", "up-up-down-file", "up-two-down-file",
-         "loop1", "absolute"]
+NAMES = [
+    "morx",
+    "nope",
+    "same-dir-link",
+    "link-to-dir/ind1",
+    "broken-same-dir-link",
+    "link-to-link",
+    "dir/parent-dir-link",
+    "dir/link-dir/morx",
+    "dir/broken-link-in-dir",
+    "dir/subdir/grandparent-dir-link/nope",
+    "dir/subdir/grandparent-dir-link",
+    "dir/subdir/parent-dir-link-to-link",
+    "dirlink/morx",
+    "dirlink/ind1",
+    "subdirlink/morx",
+    "subdirlink/ind2",
+    "dir/link-to-child/morx",
+    "dir/link-to-child",
+    "link-to-down-link",
+    "out-of-repo-link",
+    "out-of-repo-link-dir",
+    "dir/out-of-repo-link",
+    "dir/out-of-repo-link-dir",
+    "dir/subdir/out-of-repo-link",
+    "dir/subdir/out-of-repo-link-dir",
+    "dir/subdir/out-of-repo-link-dir-trailing",
+    "up-down",
+    "up-down-trailing",
+    "up-down-file",
+    "up-up-down-file",
+    "up-two-down-file",
+    "loop1",
+    "absolute",
+]
 
 
 @pytest.mark.parametrize("batch", ["--batch-check", "--batch"])
@@ -79,8 +125,14 @@ def test_follow_symlinks_like_git(links, batch):
 
 def test_nul_terminated_output(links):
     # Git 2.55: -Z ends input and output records with NUL (recorded)
-    p = gitodb("cat-file", "--batch-check", "--follow-symlinks", "-Z", cwd=links,
-               input=b"HEAD:loop1\0HEAD:nope\0HEAD:morx\0")
+    p = gitodb(
+        "cat-file",
+        "--batch-check",
+        "--follow-symlinks",
+        "-Z",
+        cwd=links,
+        input=b"HEAD:loop1\0HEAD:nope\0HEAD:morx\0",
+    )
     blob = git("rev-parse", "HEAD:morx", cwd=links).strip()
     assert p.stdout == b"loop 10\0HEAD:loop1\0HEAD:nope missing\0" + blob + b" blob 11\0"
     p = gitodb("cat-file", "--batch", "-Z", cwd=links, input=b"HEAD:morx\0")
@@ -90,21 +142,32 @@ def test_nul_terminated_output(links):
 def test_objectmode(links):
     blob = git("rev-parse", "HEAD:morx", cwd=links).strip()
     tree = git("rev-parse", "HEAD:dir", cwd=links).strip()
-    p = gitodb("cat-file", "--batch-check=%(objectmode) %(objectname)", cwd=links,
-               input=b"HEAD:morx\nHEAD:dir\n" + blob + b"\nHEAD:same-dir-link\n")
+    p = gitodb(
+        "cat-file",
+        "--batch-check=%(objectmode) %(objectname)",
+        cwd=links,
+        input=b"HEAD:morx\nHEAD:dir\n" + blob + b"\nHEAD:same-dir-link\n",
+    )
     link = git("rev-parse", "HEAD:same-dir-link", cwd=links).strip()
-    assert p.stdout == (b"100644 " + blob + b"\n040000 " + tree + b"\n " + blob + b"\n"
-                        b"120000 " + link + b"\n")
+    assert p.stdout == (
+        b"100644 " + blob + b"\n040000 " + tree + b"\n " + blob + b"\n120000 " + link + b"\n"
+    )
 
 
 # Git 2.55's answers (stderr's first line, exit status), recorded.
 USAGE_CASES = [
     ("-e -p", "error: options '-p' and '-e' cannot be used together", 129),
     ("-s --textconv", "error: options '--textconv' and '-s' cannot be used together", 129),
-    ("--batch-all-objects -e",
-     "error: options '-e' and '--batch-all-objects' cannot be used together", 129),
-    ("--path=foo --batch", "fatal: '--path=<path|tree-ish>' needs '--filters' or '--textconv'",
-     129),
+    (
+        "--batch-all-objects -e",
+        "error: options '-e' and '--batch-all-objects' cannot be used together",
+        129,
+    ),
+    (
+        "--path=foo --batch",
+        "fatal: '--path=<path|tree-ish>' needs '--filters' or '--textconv'",
+        129,
+    ),
     ("--textconv", "fatal: <rev> required with '--textconv'", 129),
     ("-e", "fatal: <object> required with '-e'", 129),
     ("-e --follow-symlinks", "fatal: '--follow-symlinks' requires a batch mode", 129),
@@ -115,8 +178,11 @@ USAGE_CASES = [
     ("--filter=unknown", "fatal: invalid filter-spec 'unknown'", 128),
     ("--filter=tree:1", "usage: objects filter not supported: 'tree'", 129),
     ("--filter=sparse:path=x", "fatal: sparse:path filters support has been dropped", 128),
-    ("--filter=object:type=foo",
-     "fatal: 'foo' for 'object:type=<type>' is not a valid object type", 128),
+    (
+        "--filter=object:type=foo",
+        "fatal: 'foo' for 'object:type=<type>' is not a valid object type",
+        128,
+    ),
     ("--filter=blob:none -p HEAD", "usage: objects filter only supported in batch mode", 129),
     ("--bogus", "error: unknown option `bogus'", 129),
 ]
@@ -133,12 +199,18 @@ def test_usage_messages_like_git_255(links, args, first, status):
 
 def test_abbreviated_long_options(links):
     blob = git("rev-parse", "HEAD:morx", cwd=links).strip()
-    assert gitodb("cat-file", "--batch-ch", cwd=links, input=blob).stdout == \
-        blob + b" blob 11\n"
-    p = gitodb("cat-file", "--batch-ch", cwd=links, input=blob,
-               env={"GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS": "true"})
+    assert gitodb("cat-file", "--batch-ch", cwd=links, input=blob).stdout == blob + b" blob 11\n"
+    p = gitodb(
+        "cat-file",
+        "--batch-ch",
+        cwd=links,
+        input=blob,
+        env={"GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS": "true"},
+    )
     assert (p.returncode, p.stderr) == (
-        128, b"fatal: disallowed abbreviated or ambiguous option 'batch-ch'\n")
+        128,
+        b"fatal: disallowed abbreviated or ambiguous option 'batch-ch'\n",
+    )
 
 
 def _all(repo: Path) -> list[tuple[str, str, int]]:
@@ -146,25 +218,42 @@ def _all(repo: Path) -> list[tuple[str, str, int]]:
     return [(o, t, int(s)) for o, t, s in (line.split() for line in out.splitlines())]
 
 
-@pytest.mark.parametrize("spec, keep", [
-    ("blob:none", lambda t, s: t != "blob"),
-    ("blob:limit=11", lambda t, s: t != "blob" or s < 11),
-    ("blob:limit=1k", lambda t, s: t != "blob" or s < 1024),
-    ("object:type=tree", lambda t, s: t == "tree"),
-])
+@pytest.mark.parametrize(
+    "spec, keep",
+    [
+        ("blob:none", lambda t, s: t != "blob"),
+        ("blob:limit=11", lambda t, s: t != "blob" or s < 11),
+        ("blob:limit=1k", lambda t, s: t != "blob" or s < 1024),
+        ("object:type=tree", lambda t, s: t == "tree"),
+    ],
+)
 def test_filter_batch_all_objects_and_excluded(links, spec, keep):
     objects = _all(links)
     want = "".join(f"{o}\n" for o, t, s in objects if keep(t, s)).encode()
-    p = gitodb("cat-file", "--batch-all-objects", "--batch-check=%(objectname)",
-               f"--filter={spec}", cwd=links)
+    p = gitodb(
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectname)",
+        f"--filter={spec}",
+        cwd=links,
+    )
     assert p.stdout == want
     request = "".join(f"{o}\n" for o, _t, _s in objects).encode()
-    p = gitodb("cat-file", "--batch-check=%(objectname)", f"--filter={spec}", cwd=links,
-               input=request)
-    assert p.stdout == "".join(f"{o}\n" if keep(t, s) else f"{o} excluded\n"
-                               for o, t, s in objects).encode()
-    p = gitodb("cat-file", "--batch-all-objects", "--batch-check=%(objectname)",
-               f"--filter={spec}", "--no-filter", cwd=links)
+    p = gitodb(
+        "cat-file", "--batch-check=%(objectname)", f"--filter={spec}", cwd=links, input=request
+    )
+    assert (
+        p.stdout
+        == "".join(f"{o}\n" if keep(t, s) else f"{o} excluded\n" for o, t, s in objects).encode()
+    )
+    p = gitodb(
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectname)",
+        f"--filter={spec}",
+        "--no-filter",
+        cwd=links,
+    )
     assert p.stdout == "".join(f"{o}\n" for o, _t, _s in objects).encode()
 
 
@@ -184,7 +273,7 @@ def test_replace_refs_are_honoured_for_named_objects(tmp_path):
     listed = gitodb("cat-file", "--batch-all-objects", "--batch-check", cwd=repo).stdout
     assert listed == git("cat-file", "--batch-all-objects", "--batch-check", cwd=repo)
     p = gitodb("cat-file", "-p", orig, cwd=repo, env={"GIT_NO_REPLACE_OBJECTS": "1"})
-    assert p.stdout == fake_body[:-len(b"extra\n")]
+    assert p.stdout == fake_body[: -len(b"extra\n")]
 
 
 def test_gitlink_entry_is_a_submodule(tmp_path):
@@ -193,26 +282,38 @@ def test_gitlink_entry_is_a_submodule(tmp_path):
     tree = git("mktree", cwd=repo, input=b"160000 commit " + b"de" * 20 + b"\tsub\n").strip()
     request = tree + b":sub\n"
     # Git 2.55 (t1006 'batch-check with a submodule'); 2.39 said "missing"
-    assert gitodb("cat-file", "--batch-check", cwd=repo, input=request).stdout == \
-        b"de" * 20 + b" submodule\n"
+    assert (
+        gitodb("cat-file", "--batch-check", cwd=repo, input=request).stdout
+        == b"de" * 20 + b" submodule\n"
+    )
 
 
 def test_no_flush_on_exit_drops_unflushed_commands(links):
     blob = git("rev-parse", "HEAD:morx", cwd=links).strip()
     env = {"GIT_TEST_CAT_FILE_NO_FLUSH_ON_EXIT": "1"}
-    p = gitodb("cat-file", "--batch-command", "--buffer", cwd=links, env=env,
-               input=b"info " + blob + b"\n")
+    p = gitodb(
+        "cat-file", "--batch-command", "--buffer", cwd=links, env=env, input=b"info " + blob + b"\n"
+    )
     assert (p.returncode, p.stdout) == (0, b"")
-    p = gitodb("cat-file", "--batch-command", "--buffer", cwd=links, env=env,
-               input=b"info " + blob + b"\nflush\n")
+    p = gitodb(
+        "cat-file",
+        "--batch-command",
+        "--buffer",
+        cwd=links,
+        env=env,
+        input=b"info " + blob + b"\nflush\n",
+    )
     assert p.stdout == blob + b" blob 11\n"
 
 
 def test_invalid_type_message_names_no_file(tmp_path):
     repo = tmp_path / "r"
     git("init", "-q", repo)
-    oid = git("hash-object", "-t", "bogus", "--literally", "-w", "--stdin", cwd=repo,
-              input=b"x").strip().decode()
+    oid = (
+        git("hash-object", "-t", "bogus", "--literally", "-w", "--stdin", cwd=repo, input=b"x")
+        .strip()
+        .decode()
+    )
     for mode in ("-t", "-s", "-p"):
         p = gitodb("cat-file", mode, oid[:10], cwd=repo)
         assert (p.returncode, p.stderr) == (128, b"fatal: invalid object type\n")
@@ -221,6 +322,7 @@ def test_invalid_type_message_names_no_file(tmp_path):
 def test_overlong_header_messages_like_git_255(tmp_path):
     import hashlib
     import zlib
+
     repo = tmp_path / "r"
     git("init", "-q", repo)
     body = b"abcdefghijklmnopqrstuvwxyz1234679 5\0bogus"
@@ -228,11 +330,15 @@ def test_overlong_header_messages_like_git_255(tmp_path):
     (repo / ".git/objects" / oid[:2]).mkdir()
     (repo / ".git/objects" / oid[:2] / oid[2:]).write_bytes(zlib.compress(body))
     err = f"error: header for {oid} too long, exceeds 32 bytes\n"
-    for args, fatal in ((["-t", oid], "fatal: git cat-file: could not get object info"),
-                        (["-s", oid], "fatal: git cat-file: could not get object info"),
-                        (["-p", oid], f"fatal: Not a valid object name {oid}"),
-                        (["blob", oid], f"fatal: loose object {oid} (stored in "
-                                        f".git/objects/{oid[:2]}/{oid[2:]}) is corrupt")):
+    for args, fatal in (
+        (["-t", oid], "fatal: git cat-file: could not get object info"),
+        (["-s", oid], "fatal: git cat-file: could not get object info"),
+        (["-p", oid], f"fatal: Not a valid object name {oid}"),
+        (
+            ["blob", oid],
+            f"fatal: loose object {oid} (stored in .git/objects/{oid[:2]}/{oid[2:]}) is corrupt",
+        ),
+    ):
         p = gitodb("cat-file", *args, cwd=repo)
         assert (p.returncode, p.stdout, p.stderr.decode()) == (128, b"", err + fatal + "\n")
     p = gitodb("cat-file", "--batch-check", cwd=repo, input=oid.encode())

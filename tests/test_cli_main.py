@@ -11,8 +11,13 @@ from helpers import git, git_env
 
 
 def run(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=cwd,
-                          capture_output=True, env=git_env(), check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
 
 
 def test_unknown_command_is_like_git(tmp_path: Path) -> None:
@@ -26,8 +31,9 @@ def test_dash_c_and_git_dir_select_the_repository(tmp_path: Path) -> None:
     git("init", "-q", repo)
     oid = git("hash-object", "-w", "--stdin", cwd=repo, input=b"x\n").strip().decode()
     assert run("-C", str(repo), "cat-file", "-p", oid).stdout == b"x\n"
-    assert run(f"--git-dir={repo / '.git'}", "cat-file", "-t", oid,
-               cwd=tmp_path).stdout == b"blob\n"
+    assert (
+        run(f"--git-dir={repo / '.git'}", "cat-file", "-t", oid, cwd=tmp_path).stdout == b"blob\n"
+    )
 
 
 def test_outside_a_repository_is_one_fatal_line(tmp_path: Path) -> None:
@@ -51,9 +57,14 @@ def test_closed_stdout_writes_into_nothing_like_git(tmp_path: Path) -> None:
     repo = _repo_with_pack(tmp_path)
     for args in (["cat-file", "-p", "HEAD"], ["hash-object", "f"]):
         for tool in (["git"], [sys.executable, "-m", "gitodb"]):
-            proc = subprocess.run([*tool, *args], cwd=repo, env=git_env(),
-                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
-                                  preexec_fn=lambda: os.close(1))
+            proc = subprocess.run(
+                [*tool, *args],
+                cwd=repo,
+                env=git_env(),
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+                preexec_fn=lambda: os.close(1),
+            )
             assert (proc.returncode, proc.stderr) == (0, b""), (tool, args)
 
 
@@ -62,8 +73,14 @@ def test_verify_pack_on_a_full_stdout_exits_1_like_git(tmp_path: Path) -> None:
     (idx,) = (repo / ".git/objects/pack").glob("*.idx")
     with open("/dev/full", "wb") as full:
         for tool in (["git"], [sys.executable, "-m", "gitodb"]):
-            proc = subprocess.run([*tool, "verify-pack", "-v", str(idx)], cwd=repo,
-                                  env=git_env(), stdout=full, stderr=subprocess.PIPE)
+            proc = subprocess.run(
+                [*tool, "verify-pack", "-v", str(idx)],
+                cwd=repo,
+                env=git_env(),
+                stdout=full,
+                stderr=subprocess.PIPE,
+            )
             assert proc.returncode == 1, tool
-            assert proc.stderr == b"fatal: write failure on standard output: "\
-                b"No space left on device\n", tool
+            assert (
+                proc.stderr == b"fatal: write failure on standard output: No space left on device\n"
+            ), tool

@@ -61,8 +61,9 @@ def _copy(src: Path, dst: Path) -> Path:
     return dst
 
 
-@pytest.mark.parametrize("opts", [["--reachable"], [], ["--reachable", "--changed-paths"]],
-                         ids=" ".join)
+@pytest.mark.parametrize(
+    "opts", [["--reachable"], [], ["--reachable", "--changed-paths"]], ids=" ".join
+)
 def test_write_like_git(repo: Path, tmp_path: Path, opts: list[str]) -> None:
     ours = _copy(repo, tmp_path / "ours")
     theirs = _copy(repo, tmp_path / "theirs")
@@ -96,9 +97,15 @@ def test_walks_use_the_graph(repo: Path, tmp_path: Path) -> None:
     g = CommitGraph(Repository(r))
     assert g.file is not None and g.file.total_commits == 9
     node = g.node(bytes.fromhex(git("rev-parse", "main~1", cwd=r).decode().strip()))
-    assert len(node.parent_ids) == 4   # the octopus, read from CDAT and EDGE
-    for args in (["--all"], ["--topo-order", "--parents", "--all"], ["--date-order", "main"],
-                 ["--count", "--all"], ["b1..main"], ["--all", "--objects"]):
+    assert len(node.parent_ids) == 4  # the octopus, read from CDAT and EDGE
+    for args in (
+        ["--all"],
+        ["--topo-order", "--parents", "--all"],
+        ["--date-order", "main"],
+        ["--count", "--all"],
+        ["b1..main"],
+        ["--all", "--objects"],
+    ):
         theirs, ours = both(r, "rev-list", *args)
         assert ours == theirs
     # With core.commitGraph=false nothing is read from the file.
@@ -120,18 +127,24 @@ def test_graph_is_the_source_of_parents(repo: Path, tmp_path: Path) -> None:
     assert pos is not None
     tree, parents, date, level = g.commit_at(pos)
     assert tree.hex() == git("rev-parse", "main^{tree}", cwd=r).decode().strip()
-    assert [g.oid_at(p).hex() for p in parents] == [git(
-        "rev-parse", "main~1", cwd=r).decode().strip()]
+    assert [g.oid_at(p).hex() for p in parents] == [
+        git("rev-parse", "main~1", cwd=r).decode().strip()
+    ]
     assert date == int(git("log", "-1", "--format=%ct", "main", cwd=r))
     assert level == 6
 
 
-@pytest.mark.parametrize("damage,message", [
-    (lambda d: b"XGPH" + d[4:], "commit-graph signature 58475048 does not match signature "
-                                "43475048"),
-    (lambda d: d[:4] + b"\x02" + d[5:], "commit-graph version 2 does not match version 1"),
-    (lambda d: d[:20], "commit-graph file is too small"),
-])
+@pytest.mark.parametrize(
+    "damage,message",
+    [
+        (
+            lambda d: b"XGPH" + d[4:],
+            "commit-graph signature 58475048 does not match signature 43475048",
+        ),
+        (lambda d: d[:4] + b"\x02" + d[5:], "commit-graph version 2 does not match version 1"),
+        (lambda d: d[:20], "commit-graph file is too small"),
+    ],
+)
 def test_damaged_graph_is_ignored(repo: Path, tmp_path: Path, damage, message: str) -> None:
     r = _copy(repo, tmp_path / "r")
     git("commit-graph", "write", "--reachable", cwd=r)
@@ -154,8 +167,11 @@ def test_verify_finds_a_bad_checksum_and_bad_data(repo: Path, tmp_path: Path) ->
     path.write_bytes(bytes(data))
     theirs, ours = both(r, "commit-graph", "verify")
     assert ours[0] == theirs[0] == 2
-    assert ours[2] == theirs[2] == (b"the commit-graph file has incorrect checksum and is "
-                                    b"likely corrupt\n")
+    assert (
+        ours[2]
+        == theirs[2]
+        == (b"the commit-graph file has incorrect checksum and is likely corrupt\n")
+    )
     # A commit date that does not match the object is reported with its id.
     from gitodb.history.commitgraph import load_commit_graph
     from gitodb.repo import Repository
@@ -165,19 +181,18 @@ def test_verify_finds_a_bad_checksum_and_bad_data(repo: Path, tmp_path: Path) ->
     g = load_commit_graph(str(r / ".git/objects"), Repository(r).object_format)
     assert g is not None
     rawsz = Repository(r).object_format.rawsz
-    off = g.chunks[b"CDAT"][0] + rawsz + 15   # the low byte of the first commit's date
+    off = g.chunks[b"CDAT"][0] + rawsz + 15  # the low byte of the first commit's date
     data[off] ^= 1
     os.chmod(path, 0o644)
     path.write_bytes(bytes(data))
     theirs, ours = both(r, "commit-graph", "verify")
-    assert ours[0] == 3   # the checksum no longer matches either
+    assert ours[0] == 3  # the checksum no longer matches either
     assert b"commit date for commit " + g.oid_at(0).hex().encode() in ours[2]
 
 
 def test_split_chain_is_read_by_git(repo: Path, tmp_path: Path) -> None:
     r = _copy(repo, tmp_path / "r")
-    git("commit-graph", "write", "--stdin-commits", cwd=r,
-        input=git("rev-parse", "main~3", cwd=r))
+    git("commit-graph", "write", "--stdin-commits", cwd=r, input=git("rev-parse", "main~3", cwd=r))
     assert run_cli(r, "commit-graph", "write", "--reachable", "--split") == 0
     chain = r / ".git/objects/info/commit-graphs/commit-graph-chain"
     assert len(chain.read_text().split()) == 2
@@ -196,9 +211,12 @@ def test_split_chain_is_read_by_git(repo: Path, tmp_path: Path) -> None:
 
 
 def test_usage_errors(repo: Path) -> None:
-    for args in (["commit-graph"], ["commit-graph", "bogus"],
-                 ["commit-graph", "write", "--bogus"],
-                 ["commit-graph", "write", "--reachable", "--stdin-packs"]):
+    for args in (
+        ["commit-graph"],
+        ["commit-graph", "bogus"],
+        ["commit-graph", "write", "--bogus"],
+        ["commit-graph", "write", "--reachable", "--stdin-packs"],
+    ):
         theirs, ours = both(repo, *args)
         assert ours[0] == theirs[0], args
         assert ours[2].splitlines()[:1] == theirs[2].splitlines()[:1], args
@@ -217,8 +235,7 @@ def test_bloom_hashes() -> None:
     assert murmur3(0, b"ab\xe9", 1) != murmur3(0, b"ab\xe9", 2)
 
 
-def test_grafts_and_shallow_prevent_writing_replace_refs_do_not(repo: Path, tmp_path: Path
-                                                                ) -> None:
+def test_grafts_and_shallow_prevent_writing_replace_refs_do_not(repo: Path, tmp_path: Path) -> None:
     r = _copy(repo, tmp_path / "r")
     (r / ".git/info").mkdir(exist_ok=True)
     grafts = r / ".git/info/grafts"
@@ -228,11 +245,11 @@ def test_grafts_and_shallow_prevent_writing_replace_refs_do_not(repo: Path, tmp_
     grafts.unlink()
     git("replace", "main~1", "main~2", cwd=r)
     assert run_cli(r, "commit-graph", "write", "--reachable") == 0
-    assert (r / GRAPH).exists()   # git commit-graph ignores replace refs
+    assert (r / GRAPH).exists()  # git commit-graph ignores replace refs
     from gitodb.history.graph import CommitGraph
     from gitodb.repo import Repository
 
-    assert CommitGraph(Repository(r)).file is None   # ... but walks do not use the graph
+    assert CommitGraph(Repository(r)).file is None  # ... but walks do not use the graph
 
 
 def test_paranoia_and_commits_known_only_from_the_graph(tmp_path: Path) -> None:
@@ -257,8 +274,13 @@ def test_paranoia_and_commits_known_only_from_the_graph(tmp_path: Path) -> None:
     from helpers import git_env
 
     env = dict(git_env(), GIT_COMMIT_GRAPH_PARANOIA="true")
-    proc = subprocess.run([sys.executable, "-m", "gitodb", "rev-list", "-1", "tagB"], cwd=r,
-                          env=env, capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitodb", "rev-list", "-1", "tagB"],
+        cwd=r,
+        env=env,
+        capture_output=True,
+        check=False,
+    )
     assert proc.returncode == 128
 
 
@@ -276,7 +298,7 @@ def test_verify_dies_on_a_parent_outside_the_graph(repo: Path, tmp_path: Path) -
     off = g.chunks[b"CDAT"][0] + i * (rawsz + 16) + rawsz
     path = r / GRAPH
     data = bytearray(path.read_bytes())
-    data[off:off + 4] = (0x01000000).to_bytes(4, "big")
+    data[off : off + 4] = (0x01000000).to_bytes(4, "big")
     os.chmod(path, 0o644)
     path.write_bytes(bytes(data))
     theirs, ours = both(r, "commit-graph", "verify")

@@ -22,8 +22,15 @@ from helpers import git, git_env
 
 
 def gitodb(*args: str, cwd: Path, input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=cwd, input=input,
-                          capture_output=True, env=git_env(), timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=git_env(),
+        timeout=300,
+        check=False,
+    )
 
 
 def _ok(*args: str, cwd: Path, input: bytes | None = None) -> bytes:
@@ -43,8 +50,10 @@ def _compat_repo(tmp_path: Path, main: str = "sha1", compat: str = "sha256") -> 
     return repo
 
 
-TAG = (b"object %s\ntype blob\ntag hellotag\ntagger C O Mitter <c@example.com> 0 +0000\n"
-       b"\nThis is a tag")
+TAG = (
+    b"object %s\ntype blob\ntag hellotag\ntagger C O Mitter <c@example.com> 0 +0000\n"
+    b"\nThis is a tag"
+)
 
 
 def _build(tmp_path: Path, main: str, compat: str) -> dict[str, tuple[str, str]]:
@@ -55,21 +64,34 @@ def _build(tmp_path: Path, main: str, compat: str) -> dict[str, tuple[str, str]]
     git("init", "-q", f"--object-format={compat}", other)
     out = {}
     for where, run in ((repo, _ok), (other, None)):
+
         def h(*args: str, data: bytes, where: Path = where, run=run) -> str:
             if run is None:
                 return git("hash-object", *args, "--stdin", cwd=where, input=data).decode().strip()
             return run("hash-object", *args, "--stdin", cwd=where, input=data).decode().strip()
+
         blob = h("-w", data=b"Hello World")
-        tree = h("-w", "-t", "tree",
-                 data=b"100644 hello\0" + bytes.fromhex(blob)
-                 + b"100755 path with spaces\0" + bytes.fromhex(blob))
-        commit = h("-w", "-t", "commit", data=b"tree %s\nauthor A <a@b> 1 +0000\n"
-                   b"committer C <c@d> 2 +0000\n\nInitial commit\n" % tree.encode())
+        tree = h(
+            "-w",
+            "-t",
+            "tree",
+            data=b"100644 hello\0"
+            + bytes.fromhex(blob)
+            + b"100755 path with spaces\0"
+            + bytes.fromhex(blob),
+        )
+        commit = h(
+            "-w",
+            "-t",
+            "commit",
+            data=b"tree %s\nauthor A <a@b> 1 +0000\n"
+            b"committer C <c@d> 2 +0000\n\nInitial commit\n" % tree.encode(),
+        )
         tag = h("-w", "-t", "tag", data=TAG % blob.encode())
         out[where] = {"blob": blob, "tree": tree, "commit": commit, "tag": tag}
     idx = (repo / ".git/objects/loose-object-idx").read_bytes()
     assert idx.startswith(HEADER)
-    pairs = dict(line.split(" ") for line in idx[len(HEADER):].decode().splitlines())
+    pairs = dict(line.split(" ") for line in idx[len(HEADER) :].decode().splitlines())
     result = {name: (pairs[out[repo][name]], out[other][name]) for name in out[repo]}
     result["_main"] = ("", "")
     result["_repo"] = (str(repo), str(other))
@@ -93,8 +115,9 @@ def test_objects_are_read_by_compat_id_as_in_the_other_format(tmp_path, main, co
     names = [got[n][0] for n in ("blob", "tree", "commit", "tag")]
     batch_in = "".join(f"{n}\n" for n in names).encode()
     # --batch by compat id prints what git prints in the other-format repository
-    assert _ok("cat-file", "--batch", cwd=repo, input=batch_in) == \
-        git("cat-file", "--batch", cwd=other, input=batch_in)
+    assert _ok("cat-file", "--batch", cwd=repo, input=batch_in) == git(
+        "cat-file", "--batch", cwd=other, input=batch_in
+    )
     for n in names:
         for mode in ("-t", "-s", "-p"):
             assert _ok("cat-file", mode, n, cwd=repo) == git("cat-file", mode, n, cwd=other)
@@ -105,8 +128,10 @@ def test_objects_are_read_by_compat_id_as_in_the_other_format(tmp_path, main, co
     # abbreviated compat ids resolve too; main ids still print in the main format
     assert _ok("cat-file", "-t", blob[:12], cwd=repo) == b"blob\n"
     main_tree = got["main-tree"][0]
-    assert _ok("cat-file", "--batch-check", cwd=repo, input=main_tree.encode()) == \
-        f"{main_tree} tree {_size(main, 2)}\n".encode()
+    assert (
+        _ok("cat-file", "--batch-check", cwd=repo, input=main_tree.encode())
+        == f"{main_tree} tree {_size(main, 2)}\n".encode()
+    )
 
 
 def _size(fmt: str, entries: int) -> int:
@@ -119,8 +144,10 @@ def test_unknown_compat_id_is_not_a_valid_name(tmp_path):
     bogus = "12" * 32
     p = gitodb("cat-file", "-t", bogus, cwd=repo)
     assert (p.returncode, p.stderr) == (128, f"fatal: Not a valid object name {bogus}\n".encode())
-    assert _ok("cat-file", "--batch-check", cwd=repo, input=bogus.encode()) == \
-        f"{bogus} missing\n".encode()
+    assert (
+        _ok("cat-file", "--batch-check", cwd=repo, input=bogus.encode())
+        == f"{bogus} missing\n".encode()
+    )
 
 
 def test_unmappable_object_is_refused_with_gits_messages(tmp_path):
@@ -128,8 +155,10 @@ def test_unmappable_object_is_refused_with_gits_messages(tmp_path):
     before = sorted(p.name for p in (repo / ".git/objects").rglob("*"))
     p = gitodb("hash-object", "-w", "-t", "tag", "--stdin", cwd=repo, input=TAG % (b"1" * 40))
     assert p.returncode == 128
-    assert p.stderr == (b"error: unable to map tree " + b"1" * 40 + b" in tag object\n"
-                        b"fatal: Failed to convert object from sha1 to sha256\n")
+    assert p.stderr == (
+        b"error: unable to map tree " + b"1" * 40 + b" in tag object\n"
+        b"fatal: Failed to convert object from sha1 to sha256\n"
+    )
     assert sorted(p.name for p in (repo / ".git/objects").rglob("*")) == before
 
 
@@ -149,7 +178,8 @@ def test_map_reading_stops_at_a_malformed_line_like_git(tmp_path):
     objects.mkdir()
     a, b = "ab" * 20, "cd" * 32
     (objects / "loose-object-idx").write_bytes(
-        HEADER + f"{a} {b}\n".encode() + b"garbage\n" + f"{'01' * 20} {'02' * 32}\n".encode())
+        HEADER + f"{a} {b}\n".encode() + b"garbage\n" + f"{'01' * 20} {'02' * 32}\n".encode()
+    )
     m = LooseObjectMap(objects, SHA1, SHA256)
     assert m.to_compat(bytes.fromhex(a)) == bytes.fromhex(b)
     assert m.to_compat(bytes.fromhex("01" * 20)) is None
@@ -163,18 +193,21 @@ def test_map_reading_stops_at_a_malformed_line_like_git(tmp_path):
 def test_commit_conversion_maps_mergetag_and_refuses_unknown_headers():
     ids = {bytes([i]) * 20: bytes([i]) * 32 for i in range(1, 4)}
     tag = b"object " + (b"03" * 20) + b"\ntype commit\ntag t\ntagger T <t> 0 +0000\n\nmsg\n"
-    commit = (b"tree " + b"01" * 20 + b"\nparent " + b"02" * 20 + b"\nauthor A <a> 0 +0000\n"
-              b"committer C <c> 0 +0000\nmergetag " + tag.replace(b"\n", b"\n ").rstrip(b" ")
-              + b"\nbody\n")
+    commit = (
+        b"tree " + b"01" * 20 + b"\nparent " + b"02" * 20 + b"\nauthor A <a> 0 +0000\n"
+        b"committer C <c> 0 +0000\nmergetag "
+        + tag.replace(b"\n", b"\n ").rstrip(b" ")
+        + b"\nbody\n"
+    )
     got = convert_object("commit", commit, SHA1, SHA256, ids.get)
-    assert got == (b"tree " + b"01" * 32 + b"\nparent " + b"02" * 32 + b"\nauthor A <a> 0 +0000\n"
-                   b"committer C <c> 0 +0000\nmergetag "
-                   + tag.replace(b"03" * 20, b"03" * 32).replace(b"\n", b"\n ").rstrip(b" ")
-                   + b"\nbody\n")
+    assert got == (
+        b"tree " + b"01" * 32 + b"\nparent " + b"02" * 32 + b"\nauthor A <a> 0 +0000\n"
+        b"committer C <c> 0 +0000\nmergetag "
+        + tag.replace(b"03" * 20, b"03" * 32).replace(b"\n", b"\n ").rstrip(b" ")
+        + b"\nbody\n"
+    )
     with pytest.raises(ObjectConvertError):
-        convert_object("commit", b"tree " + b"01" * 20 + b"\nodd header\n\n", SHA1, SHA256,
-                       ids.get)
+        convert_object("commit", b"tree " + b"01" * 20 + b"\nodd header\n\n", SHA1, SHA256, ids.get)
     with pytest.raises(ObjectConvertError) as e:
         convert_object("tree", b"100644 a\0" + b"\x09" * 20, SHA1, SHA256, ids.get)
     assert e.value.detail == "failed to map tree entry for " + "09" * 20
-

@@ -32,16 +32,21 @@ def _restore_backend():
 def text(n: int, seed: int = 0) -> bytes:
     """Compressible text-like data of ``n`` bytes."""
     rng = random.Random(seed)
-    words = [bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz", k=rng.randint(1, 9)))
-             for _ in range(300)]
+    words = [
+        bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz", k=rng.randint(1, 9))) for _ in range(300)
+    ]
     out = bytearray()
     while len(out) < n:
         out += rng.choice(words) + rng.choice([b" ", b" ", b"\n", b", "])
     return bytes(out[:n])
 
 
-SIZES = {"empty": b"", "1byte": b"x", "64KiB+1 text": text(65537),
-         "64KiB+1 random": random.Random(5).randbytes(65537)}
+SIZES = {
+    "empty": b"",
+    "1byte": b"x",
+    "64KiB+1 text": text(65537),
+    "64KiB+1 random": random.Random(5).randbytes(65537),
+}
 
 
 @pytest.fixture(scope="module")
@@ -52,6 +57,7 @@ def big() -> tuple[bytes, bytes]:
 
 
 # -- stdlib deflate -> backend inflate --------------------------------------------------
+
 
 @pytest.mark.parametrize("name", INSTALLED)
 @pytest.mark.parametrize("label", list(SIZES))
@@ -89,12 +95,13 @@ def test_api_streaming_inflate_16mib(name: str, big: tuple[bytes, bytes]) -> Non
     inf = compress.new_inflater()
     out = bytearray()
     for i in range(0, len(z), 1 << 20):
-        out += inf.decompress(z[i:i + (1 << 20)])
+        out += inf.decompress(z[i : i + (1 << 20)])
     out += inf.flush()
     assert inf.eof and inf.consumed == len(z) and out == data
 
 
 # -- backend deflate -> stdlib inflate --------------------------------------------------
+
 
 @pytest.mark.parametrize("name", INSTALLED)
 @pytest.mark.parametrize("label", list(SIZES))
@@ -132,8 +139,10 @@ def test_level_zero_is_stored(name: str) -> None:
     """Git's level 0 means stored blocks on every backend (ISA-L's 0 is not)."""
     data = random.Random(3).randbytes(1000)
     compress.set_backend(name)
-    for out in (compress.deflate(data, 0), (lambda d: d.compress(data) + d.flush())(
-            compress.Deflater(0))):
+    for out in (
+        compress.deflate(data, 0),
+        (lambda d: d.compress(data) + d.flush())(compress.Deflater(0)),
+    ):
         assert zlib.decompress(out) == data
         # stored: 2-byte header, 5-byte block header(s), the data, 4-byte Adler-32
         assert data in out
@@ -151,11 +160,13 @@ def test_bad_level(name: str) -> None:
 
 # -- back-to-back streams ---------------------------------------------------------------
 
+
 def back_to_back() -> tuple[bytes, list[tuple[bytes, int]]]:
     """Several zlib streams with no lengths between them, then junk; plus (data, zlen)."""
     parts, streams = [], []
-    for i, data in enumerate([b"", b"a", text(5000, 1), random.Random(2).randbytes(3000),
-                              text(70000, 3), b"z" * 10]):
+    for i, data in enumerate(
+        [b"", b"a", text(5000, 1), random.Random(2).randbytes(3000), text(70000, 3), b"z" * 10]
+    ):
         z = zlib.compress(data, i % 10)
         parts.append(z)
         streams.append((data, len(z)))
@@ -174,7 +185,7 @@ def test_streaming_consumed_is_exact(name: str, chunk: int) -> None:
         out = bytearray()
         feed = pos
         while not inf.eof:
-            piece = buf[feed:feed + chunk]
+            piece = buf[feed : feed + chunk]
             assert piece, "ran out of input before the end of the stream"
             feed += len(piece)
             out += inf.decompress(piece, 1000)
@@ -183,7 +194,7 @@ def test_streaming_consumed_is_exact(name: str, chunk: int) -> None:
         out += inf.flush()
         assert bytes(out) == data
         assert inf.consumed == zlen
-        assert inf.unused_data == buf[pos + zlen:feed]
+        assert inf.unused_data == buf[pos + zlen : feed]
         pos += inf.consumed
     assert buf[pos:] == b"JUNK after the last stream"
 
@@ -207,19 +218,22 @@ def test_inflate_prefix_consumed_is_exact(name: str) -> None:
         out, used = inf.inflate_prefix(bytearray(view[pos_mv:]), len(data))
         assert (out, used) == (data, zlen)
         pos_mv += used
-        assert compress.inflate(view[pos_mv - used:], len(data)) == data
+        assert compress.inflate(view[pos_mv - used :], len(data)) == data
     assert pos_api == pos_inf == pos_mv == len(buf) - len(b"JUNK after the last stream")
 
 
 # -- bad input --------------------------------------------------------------------------
 
+
 def one_shot_ops(name: str):
     """Every one-shot inflate path under backend ``name``: (label, fn(data, size))."""
     compress.set_backend(name)
     inf = compress.new_inflater()
-    ops = [("inflate", compress.inflate),
-           ("inflate_prefix", compress.inflate_prefix),
-           ("Inflater.inflate_prefix", inf.inflate_prefix)]
+    ops = [
+        ("inflate", compress.inflate),
+        ("inflate_prefix", compress.inflate_prefix),
+        ("Inflater.inflate_prefix", inf.inflate_prefix),
+    ]
     b = backends.load(name)
     ops.append(("backend.inflate", b.inflate))
     if b.inflate_prefix is not None:
@@ -280,13 +294,17 @@ def test_streaming_truncated_and_corrupt(name: str) -> None:
 
 @pytest.mark.parametrize("name", INSTALLED)
 @settings(max_examples=150, deadline=None)
-@given(blob=st.binary(max_size=300),
-       size=st.one_of(st.integers(0, 5000), st.integers(65536, 200_000)))
+@given(
+    blob=st.binary(max_size=300), size=st.one_of(st.integers(0, 5000), st.integers(65536, 200_000))
+)
 def test_fuzz_only_our_errors(name: str, blob: bytes, size: int) -> None:
     compress.set_backend(name)
     for candidate in (blob, b"\x78\x9c" + blob):
-        for fn in (compress.inflate, compress.inflate_prefix,
-                   compress.new_inflater().inflate_prefix):
+        for fn in (
+            compress.inflate,
+            compress.inflate_prefix,
+            compress.new_inflater().inflate_prefix,
+        ):
             try:
                 fn(candidate, size)
             except CompressionError:
@@ -300,6 +318,7 @@ def test_fuzz_only_our_errors(name: str, blob: bytes, size: int) -> None:
 
 
 # -- reuse -------------------------------------------------------------------------------
+
 
 @pytest.mark.parametrize("name", INSTALLED)
 def test_reused_inflater_does_not_allocate_per_stream(name: str) -> None:
@@ -349,8 +368,12 @@ def test_long_buffers_after_the_stream(name: str) -> None:
     data = text(3000, 12)
     junk = random.Random(13).randbytes(1 << 20)
     inf = compress.new_inflater()
-    for z in (zlib.compress(data), padded_stream(data, 0), padded_stream(data, 2000),
-              padded_stream(b"", 50000)):
+    for z in (
+        zlib.compress(data),
+        padded_stream(data, 0),
+        padded_stream(data, 2000),
+        padded_stream(b"", 50000),
+    ):
         want = zlib.decompress(z)
         for buf in (z + junk, memoryview(z + junk), bytearray(z + junk)):
             assert compress.inflate(buf, len(want)) == want
@@ -359,6 +382,6 @@ def test_long_buffers_after_the_stream(name: str) -> None:
             with pytest.raises(CompressionError):
                 compress.inflate_prefix(buf, len(want) + 1)
         # truncated inside a long buffer of zeros: still an error, never a hang
-        cut = z[:len(z) // 2] + bytes(1 << 20)
+        cut = z[: len(z) // 2] + bytes(1 << 20)
         with pytest.raises(CompressionError):
             compress.inflate_prefix(cut, len(want))

@@ -40,13 +40,41 @@ def test_reference_is_right() -> None:
 
 BUF = random.Random(32).randbytes(4097 + 64)
 # Every alignment 0-63; per alignment the lengths around SIMD widths plus random ones.
-EDGE_LENGTHS = [0, 1, 2, 3, 7, 8, 15, 16, 17, 31, 32, 33, 63, 64, 65, 127, 128, 129,
-                255, 256, 257, 511, 512, 1023, 1024, 4095, 4096, 4097]
+EDGE_LENGTHS = [
+    0,
+    1,
+    2,
+    3,
+    7,
+    8,
+    15,
+    16,
+    17,
+    31,
+    32,
+    33,
+    63,
+    64,
+    65,
+    127,
+    128,
+    129,
+    255,
+    256,
+    257,
+    511,
+    512,
+    1023,
+    1024,
+    4095,
+    4096,
+    4097,
+]
 CASES = []
 _rng = random.Random(4097)
 for _align in range(64):
     for _n in _rng.sample(EDGE_LENGTHS, 6) + [_rng.randint(0, 4097) for _ in range(4)]:
-        CASES.append((_align, _n, reference_crc32(BUF[_align:_align + _n])))
+        CASES.append((_align, _n, reference_crc32(BUF[_align : _align + _n])))
 
 
 @pytest.mark.parametrize("name", INSTALLED)
@@ -54,8 +82,8 @@ def test_crc32_all_alignments(name: str) -> None:
     crc32 = backends.load(name).crc32
     view = memoryview(BUF)
     for align, n, want in CASES:
-        assert crc32(view[align:align + n]) == want, (align, n)
-        assert crc32(BUF[align:align + n]) == want, (align, n)
+        assert crc32(view[align : align + n]) == want, (align, n)
+        assert crc32(BUF[align : align + n]) == want, (align, n)
 
 
 @pytest.mark.parametrize("name", INSTALLED)
@@ -75,8 +103,9 @@ ONE_MIB_CRC = reference_crc32(ONE_MIB)
 @pytest.mark.parametrize("name", INSTALLED)
 def test_crc32_one_mib(name: str) -> None:
     assert backends.load(name).crc32(ONE_MIB) == ONE_MIB_CRC
-    assert backends.load(name).crc32(memoryview(ONE_MIB)[1:], 0) == \
-        backends.load(name).crc32(ONE_MIB[1:])
+    assert backends.load(name).crc32(memoryview(ONE_MIB)[1:], 0) == backends.load(name).crc32(
+        ONE_MIB[1:]
+    )
 
 
 @pytest.mark.parametrize("name", INSTALLED)
@@ -99,7 +128,9 @@ def test_public_crc32_follows_backend(name: str) -> None:
         compress.set_backend(name)
         assert compress.crc32 is backends.load(name).crc32  # rebound: no dispatch layer
         assert compress.crc32(b"123456789") == 0xCBF43926
-        assert compress.crc32_combine(compress.crc32(b"1234"), compress.crc32(b"56789"), 5) \
+        assert (
+            compress.crc32_combine(compress.crc32(b"1234"), compress.crc32(b"56789"), 5)
             == 0xCBF43926
+        )
     finally:
         compress.set_backend(None)

@@ -29,31 +29,44 @@ def _env(**extra: str) -> dict[str, str]:
     return env
 
 
-PROBE = ("from gitodb import compress; "
-         "print(compress.active_backend(), compress.active_backend('inflate'), "
-         "compress.active_backend('crc32'))")
+PROBE = (
+    "from gitodb import compress; "
+    "print(compress.active_backend(), compress.active_backend('inflate'), "
+    "compress.active_backend('crc32'))"
+)
 
 
 @pytest.mark.parametrize("name", INSTALLED)
 def test_environment_selects(name: str) -> None:
-    out = subprocess.run([sys.executable, "-c", PROBE], env=_env(GITODB_ZLIB_BACKEND=name),
-                         capture_output=True, text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE],
+        env=_env(GITODB_ZLIB_BACKEND=name),
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.split()
     assert out == [name, name, name]
 
 
 def test_environment_default_is_auto() -> None:
-    out = subprocess.run([sys.executable, "-c", PROBE], env=_env(), capture_output=True,
-                         text=True, check=True).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", PROBE], env=_env(), capture_output=True, text=True, check=True
+    ).stdout.split()
     assert out[0] == "auto"
     assert out[1] == selection.route("auto").backend("inflate").name
 
 
 def test_environment_unknown_name_is_an_error() -> None:
-    p = subprocess.run([sys.executable, "-m", "gitodb", "version", "--build-options"],
-                       env=_env(GITODB_ZLIB_BACKEND="zstd"), capture_output=True, text=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "gitodb", "version", "--build-options"],
+        env=_env(GITODB_ZLIB_BACKEND="zstd"),
+        capture_output=True,
+        text=True,
+    )
     assert p.returncode == 128
-    assert p.stderr == ("fatal: unknown zlib backend 'zstd' (installed: "
-                        + ", ".join(["auto", *INSTALLED]) + ")\n")
+    assert p.stderr == (
+        "fatal: unknown zlib backend 'zstd' (installed: " + ", ".join(["auto", *INSTALLED]) + ")\n"
+    )
 
 
 @pytest.mark.parametrize("name", INSTALLED)
@@ -62,12 +75,12 @@ def test_cli_option_selects(name: str, capsys: pytest.CaptureFixture[str]) -> No
     lines = capsys.readouterr().out.splitlines()
     assert f"zlib-backend: {name}" in lines
     assert compress.active_backend() == name
-    assert any(line.startswith(f"crc32 and crc32_combine: {name} (selected")
-               for line in lines)
+    assert any(line.startswith(f"crc32 and crc32_combine: {name} (selected") for line in lines)
 
 
-def test_cli_option_beats_environment(monkeypatch: pytest.MonkeyPatch,
-                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_cli_option_beats_environment(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setenv("GITODB_ZLIB_BACKEND", "zlib")
     compress.set_backend(None)
     assert compress.active_backend() == "zlib"

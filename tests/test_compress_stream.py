@@ -42,8 +42,16 @@ def text(n: int, seed: int = 0) -> bytes:
 def pack_like(big: bool = True) -> tuple[bytes, list[tuple[bytes, int]]]:
     """Back-to-back zlib streams with no lengths between them, then junk."""
     parts, streams = [], []
-    sizes = [b"", b"a", text(100, 1), text(1024, 2), random.Random(3).randbytes(3000),
-             text(70000, 4), *([text(200_000, 5)] if big else []), b"z" * 10]
+    sizes = [
+        b"",
+        b"a",
+        text(100, 1),
+        text(1024, 2),
+        random.Random(3).randbytes(3000),
+        text(70000, 4),
+        *([text(200_000, 5)] if big else []),
+        b"z" * 10,
+    ]
     for i, data in enumerate(sizes):
         z = zlib.compress(data, (i * 3) % 10)
         parts.append(z)
@@ -64,7 +72,7 @@ def test_back_to_back_consumed_is_exact(name: str, chunk: int, max_length: int) 
         out = bytearray()
         feed = pos
         while not s.eof:
-            piece = buf[feed:feed + chunk]
+            piece = buf[feed : feed + chunk]
             assert piece, "ran out of input before the end of the stream"
             feed += len(piece)
             got = s.decompress(piece, max_length)
@@ -77,7 +85,7 @@ def test_back_to_back_consumed_is_exact(name: str, chunk: int, max_length: int) 
         assert s.flush() == b""
         assert bytes(out) == data
         assert s.consumed == zlen
-        assert s.unused_data == buf[pos + zlen:feed]
+        assert s.unused_data == buf[pos + zlen : feed]
         pos += zlen
     assert buf[pos:] == JUNK
 
@@ -110,7 +118,7 @@ def test_inflate_head_reads_only_the_start(name: str) -> None:
     assert compress.inflate_head(z, 20) == data[:20]
     # Damage after the first output is not met (Git reads headers this way).
     damaged = bytearray(z)
-    damaged[len(z) // 2:len(z) // 2 + 64] = b"\xff" * 64
+    damaged[len(z) // 2 : len(z) // 2 + 64] = b"\xff" * 64
     assert compress.inflate_head(bytes(damaged), 20) == data[:20]
     with pytest.raises(CompressionError):
         compress.inflate_head(b"\x78\x9c\xff\xff\xff\xff", 20)
@@ -118,16 +126,18 @@ def test_inflate_head_reads_only_the_start(name: str) -> None:
 
 @pytest.mark.parametrize("name", STREAMING)
 @settings(max_examples=40, deadline=None)
-@given(data=st.binary(max_size=3000), level=st.integers(0, 9),
-       cuts=st.lists(st.integers(1, 500), max_size=6))
-def test_matches_stdlib_decompressobj(name: str, data: bytes, level: int,
-                                      cuts: list[int]) -> None:
+@given(
+    data=st.binary(max_size=3000),
+    level=st.integers(0, 9),
+    cuts=st.lists(st.integers(1, 500), max_size=6),
+)
+def test_matches_stdlib_decompressobj(name: str, data: bytes, level: int, cuts: list[int]) -> None:
     compress.set_backend(name)
     z = zlib.compress(data, level) + JUNK
     inf = compress.new_inflater()
     out, pos = bytearray(), 0
     for cut in [*cuts, len(z)]:
-        piece = z[pos:pos + cut]
+        piece = z[pos : pos + cut]
         pos += len(piece)
         out += inf.decompress(piece)
         if inf.eof:

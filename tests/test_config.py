@@ -42,7 +42,9 @@ def test_values_match_git_config(tmp_path: Path) -> None:
         key, _, value = line.decode().partition("\n")
         assert value in cfg.get_all(key), key
     assert cfg.get_all("remote.Origin.fetch") == [
-        "+refs/heads/*:refs/remotes/Origin/*", "+refs/tags/*:refs/tags/*"]
+        "+refs/heads/*:refs/remotes/Origin/*",
+        "+refs/tags/*:refs/tags/*",
+    ]
     assert cfg.get_int("core.bigfilethreshold", 0) == 32 * 1024 * 1024
     assert cfg.get_bool("core.flag") is True and cfg.get_bool("core.bare") is True
     assert cfg.get_int("pack.compression", -1) == 3

@@ -63,19 +63,45 @@ def repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 ROOT = "HEAD~3"
 CASES = [
-    ["HEAD~1"], ["-r", "HEAD~1"], ["-t", "HEAD~2"], ["-r", "-t", "HEAD~2"],
-    ["-r", "HEAD~2"], [ROOT], ["--root", ROOT], ["--root", "-r", ROOT],
-    ["-r", "--name-status", "HEAD~2"], ["--name-only", "HEAD~2"],
-    ["-r", "-z", "HEAD~1"], ["-z", "--name-status", "-r", "HEAD~1"], ["-z", "--name-only",
-                                                                       "HEAD~2"],
-    ["-r", ROOT, "HEAD"], ["-r", "-R", ROOT, "HEAD"], ["-r", f"{ROOT}..HEAD"],
-    ["-r", "HEAD", f"^{ROOT}"], ["HEAD~2", "--", "d/e"], ["-r", "HEAD~2", "--", "d/e"],
-    ["-r", "HEAD~2", "--", "d/*"], ["-r", "HEAD~2", "--", "f/"], ["-r", "HEAD~2", "--", "d", "a"],
-    ["--abbrev", "-r", "HEAD~2"], ["--abbrev=10", "-r", "HEAD~2"], ["--no-commit-id", "HEAD~2"],
-    ["HEAD"], ["-m", "HEAD"], ["-m", "-r", "HEAD"], ["--quiet", "HEAD~2"],
-    ["--exit-code", "HEAD~2"], ["--exit-code", "HEAD", "HEAD"], ["--always", "HEAD", "HEAD"],
-    ["HEAD^{tree}"], ["--bogus", "HEAD"], [], ["nosuch"], ["-r", "HEAD~2", "a"],
-    ["-r", "HEAD~2", "--", "nope"], ["v1", "HEAD"],
+    ["HEAD~1"],
+    ["-r", "HEAD~1"],
+    ["-t", "HEAD~2"],
+    ["-r", "-t", "HEAD~2"],
+    ["-r", "HEAD~2"],
+    [ROOT],
+    ["--root", ROOT],
+    ["--root", "-r", ROOT],
+    ["-r", "--name-status", "HEAD~2"],
+    ["--name-only", "HEAD~2"],
+    ["-r", "-z", "HEAD~1"],
+    ["-z", "--name-status", "-r", "HEAD~1"],
+    ["-z", "--name-only", "HEAD~2"],
+    ["-r", ROOT, "HEAD"],
+    ["-r", "-R", ROOT, "HEAD"],
+    ["-r", f"{ROOT}..HEAD"],
+    ["-r", "HEAD", f"^{ROOT}"],
+    ["HEAD~2", "--", "d/e"],
+    ["-r", "HEAD~2", "--", "d/e"],
+    ["-r", "HEAD~2", "--", "d/*"],
+    ["-r", "HEAD~2", "--", "f/"],
+    ["-r", "HEAD~2", "--", "d", "a"],
+    ["--abbrev", "-r", "HEAD~2"],
+    ["--abbrev=10", "-r", "HEAD~2"],
+    ["--no-commit-id", "HEAD~2"],
+    ["HEAD"],
+    ["-m", "HEAD"],
+    ["-m", "-r", "HEAD"],
+    ["--quiet", "HEAD~2"],
+    ["--exit-code", "HEAD~2"],
+    ["--exit-code", "HEAD", "HEAD"],
+    ["--always", "HEAD", "HEAD"],
+    ["HEAD^{tree}"],
+    ["--bogus", "HEAD"],
+    [],
+    ["nosuch"],
+    ["-r", "HEAD~2", "a"],
+    ["-r", "HEAD~2", "--", "nope"],
+    ["v1", "HEAD"],
 ]
 
 
@@ -88,13 +114,20 @@ def test_like_git(repo: Path, args: list[str]) -> None:
 
 def test_stdin(repo: Path) -> None:
     ids = git("rev-list", "--parents", "HEAD", cwd=repo).decode().split("\n")
-    trees = [git("rev-parse", f"{r}^{{tree}}", cwd=repo).decode().strip()
-             for r in ("HEAD~2", "HEAD")]
+    trees = [
+        git("rev-parse", f"{r}^{{tree}}", cwd=repo).decode().strip() for r in ("HEAD~2", "HEAD")
+    ]
     lines = [ln for ln in ids if ln]
     first_parent = [" ".join(ln.split()[:2]) for ln in lines]
     blob = git("rev-parse", "HEAD:a", cwd=repo).decode().strip()
-    text = "\n".join(lines + first_parent + [" ".join(trees), trees[0], "not an id", blob,
-                                              lines[0].split()[0] + " junk"]) + "\n"
+    text = (
+        "\n".join(
+            lines
+            + first_parent
+            + [" ".join(trees), trees[0], "not an id", blob, lines[0].split()[0] + " junk"]
+        )
+        + "\n"
+    )
     for opts in ([], ["-r"], ["-r", "-m", "--root"], ["-r", "-z", "--name-status"]):
         assert_same(repo, "diff-tree", "--stdin", *opts, input=text.encode())
 

@@ -37,36 +37,42 @@ C = Component
 
 # -- parsing -----------------------------------------------------------------------------
 
-@pytest.mark.parametrize(("value", "expected", "warnings"), [
-    ("", DEFAULT_COMPONENTS, []),
-    ("none", C.NONE, []),
-    ("all", ALL, []),
-    ("loose-object", DEFAULT_COMPONENTS | C.LOOSE_OBJECT, []),
-    ("objects", DEFAULT_COMPONENTS | C.LOOSE_OBJECT, []),
-    ("committed", DEFAULT_COMPONENTS | C.LOOSE_OBJECT | C.REFERENCE, []),
-    ("added", DEFAULT_COMPONENTS | C.LOOSE_OBJECT | C.REFERENCE | C.INDEX, []),
-    ("derived-metadata", DEFAULT_COMPONENTS, []),
-    ("-pack-metadata", C.PACK | C.COMMIT_GRAPH, []),
-    ("reference,-derived-metadata", C.PACK | C.REFERENCE, []),
-    # additions win over removals, wherever they stand (Git: (current & ~neg) | pos)
-    ("all,-loose-object", ALL, []),
-    ("-reference,reference", DEFAULT_COMPONENTS | C.REFERENCE, []),
-    # "none" counts only as the last item (Git compares the rest of the string)
-    ("pack,none", C.PACK | C.PACK_METADATA, []),
-    ("none,index", DEFAULT_COMPONENTS | C.INDEX,
-     ["ignoring unknown core.fsync component 'none'"]),
-    # names match Git's table by prefix
-    ("pack", DEFAULT_COMPONENTS, []),
-    ("-pack", C.COMMIT_GRAPH, []),
-    ("commit", DEFAULT_COMPONENTS | C.LOOSE_OBJECT | C.REFERENCE, []),
-    ("ref, index", DEFAULT_COMPONENTS | C.REFERENCE | C.INDEX, []),
-    ("bogus", DEFAULT_COMPONENTS, ["ignoring unknown core.fsync component 'bogus'"]),
-    ("index ", DEFAULT_COMPONENTS, ["ignoring unknown core.fsync component 'index '"]),
-    # a lone "-" warns and ends the list
-    ("-,reference", DEFAULT_COMPONENTS, ["invalid value for variable core.fsync"]),
-])
-def test_parse_components_like_git(value: str, expected: Component,
-                                   warnings: list[str]) -> None:
+
+@pytest.mark.parametrize(
+    ("value", "expected", "warnings"),
+    [
+        ("", DEFAULT_COMPONENTS, []),
+        ("none", C.NONE, []),
+        ("all", ALL, []),
+        ("loose-object", DEFAULT_COMPONENTS | C.LOOSE_OBJECT, []),
+        ("objects", DEFAULT_COMPONENTS | C.LOOSE_OBJECT, []),
+        ("committed", DEFAULT_COMPONENTS | C.LOOSE_OBJECT | C.REFERENCE, []),
+        ("added", DEFAULT_COMPONENTS | C.LOOSE_OBJECT | C.REFERENCE | C.INDEX, []),
+        ("derived-metadata", DEFAULT_COMPONENTS, []),
+        ("-pack-metadata", C.PACK | C.COMMIT_GRAPH, []),
+        ("reference,-derived-metadata", C.PACK | C.REFERENCE, []),
+        # additions win over removals, wherever they stand (Git: (current & ~neg) | pos)
+        ("all,-loose-object", ALL, []),
+        ("-reference,reference", DEFAULT_COMPONENTS | C.REFERENCE, []),
+        # "none" counts only as the last item (Git compares the rest of the string)
+        ("pack,none", C.PACK | C.PACK_METADATA, []),
+        (
+            "none,index",
+            DEFAULT_COMPONENTS | C.INDEX,
+            ["ignoring unknown core.fsync component 'none'"],
+        ),
+        # names match Git's table by prefix
+        ("pack", DEFAULT_COMPONENTS, []),
+        ("-pack", C.COMMIT_GRAPH, []),
+        ("commit", DEFAULT_COMPONENTS | C.LOOSE_OBJECT | C.REFERENCE, []),
+        ("ref, index", DEFAULT_COMPONENTS | C.REFERENCE | C.INDEX, []),
+        ("bogus", DEFAULT_COMPONENTS, ["ignoring unknown core.fsync component 'bogus'"]),
+        ("index ", DEFAULT_COMPONENTS, ["ignoring unknown core.fsync component 'index '"]),
+        # a lone "-" warns and ends the list
+        ("-,reference", DEFAULT_COMPONENTS, ["invalid value for variable core.fsync"]),
+    ],
+)
+def test_parse_components_like_git(value: str, expected: Component, warnings: list[str]) -> None:
     got: list[str] = []
     assert parse_components(value, got) == expected
     assert got == warnings
@@ -91,7 +97,7 @@ def test_config_values_and_errors() -> None:
     p = _policy("core.fsyncMethod=Batch")
     assert p.method is Method.FSYNC
     assert p.warnings == ("ignoring unknown core.fsyncMethod value 'Batch'",)
-    p = _policy("core.fsync=bogus", "core.fsync=reference")   # the last one counts
+    p = _policy("core.fsync=bogus", "core.fsync=reference")  # the last one counts
     assert p.components == DEFAULT_COMPONENTS | C.REFERENCE
     assert p.warnings == ("ignoring unknown core.fsync component 'bogus'",)
     p = _policy("core.fsyncObjectFiles=true")
@@ -101,37 +107,58 @@ def test_config_values_and_errors() -> None:
         _policy("core.fsync")
     with pytest.raises(ConfigError, match="missing value for 'core.fsyncmethod'"):
         _policy("core.fsyncMethod")
-    with pytest.raises(ConfigError,
-                       match="bad boolean config value 'maybe' for 'core.fsyncobjectfiles'"):
+    with pytest.raises(
+        ConfigError, match="bad boolean config value 'maybe' for 'core.fsyncobjectfiles'"
+    ):
         _policy("core.fsyncObjectFiles=maybe")
 
 
 def _gitodb(*args: str, cwd: Path) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=cwd,
-                          capture_output=True, env=git_env(), check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
 
 
-@pytest.mark.parametrize("config", [
-    "core.fsync=bogus", "core.fsync=pack,bogus,-,reference", "core.fsync=none,index",
-    "core.fsync=-", "core.fsyncMethod=bogus", "core.fsyncObjectFiles=true",
-    "core.fsync=all", "core.fsync=", "core.fsyncObjectFiles=maybe", "core.fsync",
-])
+@pytest.mark.parametrize(
+    "config",
+    [
+        "core.fsync=bogus",
+        "core.fsync=pack,bogus,-,reference",
+        "core.fsync=none,index",
+        "core.fsync=-",
+        "core.fsyncMethod=bogus",
+        "core.fsyncObjectFiles=true",
+        "core.fsync=all",
+        "core.fsync=",
+        "core.fsyncObjectFiles=maybe",
+        "core.fsync",
+    ],
+)
 def test_warnings_and_errors_match_git(tmp_path: Path, config: str) -> None:
     """Same stderr lines (warnings, and the fatal line's gist) and status as the git on PATH."""
     git("init", "-q", tmp_path)
     (tmp_path / "f").write_bytes(b"x\n")
-    theirs = subprocess.run(["git", "-c", config, "hash-object", "-w", "f"], cwd=tmp_path,
-                            capture_output=True, env=git_env(), check=False)
-    if b"fsync" not in theirs.stderr and config != "core.fsync=all" \
-            and config != "core.fsync=":
+    theirs = subprocess.run(
+        ["git", "-c", config, "hash-object", "-w", "f"],
+        cwd=tmp_path,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    if b"fsync" not in theirs.stderr and config != "core.fsync=all" and config != "core.fsync=":
         pytest.skip("the git on PATH predates core.fsync")
     ours = _gitodb("-c", config, "hash-object", "-w", "f", cwd=tmp_path)
     assert ours.returncode == theirs.returncode
     assert ours.stdout == theirs.stdout
     their_lines = theirs.stderr.decode().splitlines()
     our_lines = ours.stderr.decode().splitlines()
-    assert [x for x in our_lines if x.startswith("warning:")] == \
-        [x for x in their_lines if x.startswith("warning:")]
+    assert [x for x in our_lines if x.startswith("warning:")] == [
+        x for x in their_lines if x.startswith("warning:")
+    ]
     if theirs.returncode:
         # Git prints "error: missing value ..." then a fatal line naming the config
         # source; gitodb prints the reason as its one fatal line.
@@ -148,6 +175,7 @@ def test_git_test_fsync_env(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 # -- what gets synced ----------------------------------------------------------------------
+
 
 class Recorder:
     """Stands in for os.fsync and the write-out sync; remembers (kind, path, final name seen)."""
@@ -189,8 +217,10 @@ def _commit(repo: Repository) -> bytes:
     """A commit of the empty tree (branches may only point at commits)."""
     w = ObjectWriter(repo)
     tree = w.write("tree", b"")
-    return w.write("commit", b"tree %s\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nc\n"
-                   % tree.hex().encode())
+    return w.write(
+        "commit",
+        b"tree %s\nauthor A <a@b> 0 +0000\ncommitter A <a@b> 0 +0000\n\nc\n" % tree.hex().encode(),
+    )
 
 
 def _repo(tmp_path: Path, *config: str) -> Repository:
@@ -207,21 +237,29 @@ def _write_objects(repo: Repository) -> None:
 
 
 @needs_proc
-@pytest.mark.parametrize(("config", "expected"), [
-    ((), ["tmp_pack_", "tmp_idx_", "tmp_rev_"]),
-    (("core.fsync=none",), []),
-    (("core.fsync=loose-object",), ["tmp_obj_", "tmp_obj_", "tmp_pack_", "tmp_idx_",
-                                    "tmp_rev_"]),
-    (("core.fsync=-pack-metadata",), ["tmp_pack_"]),
-    (("core.fsync=-pack",), []),
-    (("core.fsync=none", "core.fsyncObjectFiles=true"), ["tmp_obj_", "tmp_obj_"]),
-    (("core.fsync=reference",), ["tmp_pack_", "tmp_idx_", "tmp_rev_"]),
-    # batch outside a batch() block: a full fsync per loose object, as in Git
-    (("core.fsync=objects", "core.fsyncMethod=batch"),
-     ["tmp_obj_", "tmp_obj_", "tmp_pack_", "tmp_idx_", "tmp_rev_"]),
-])
-def test_object_writers_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                             config: tuple[str, ...], expected: list[str]) -> None:
+@pytest.mark.parametrize(
+    ("config", "expected"),
+    [
+        ((), ["tmp_pack_", "tmp_idx_", "tmp_rev_"]),
+        (("core.fsync=none",), []),
+        (
+            ("core.fsync=loose-object",),
+            ["tmp_obj_", "tmp_obj_", "tmp_pack_", "tmp_idx_", "tmp_rev_"],
+        ),
+        (("core.fsync=-pack-metadata",), ["tmp_pack_"]),
+        (("core.fsync=-pack",), []),
+        (("core.fsync=none", "core.fsyncObjectFiles=true"), ["tmp_obj_", "tmp_obj_"]),
+        (("core.fsync=reference",), ["tmp_pack_", "tmp_idx_", "tmp_rev_"]),
+        # batch outside a batch() block: a full fsync per loose object, as in Git
+        (
+            ("core.fsync=objects", "core.fsyncMethod=batch"),
+            ["tmp_obj_", "tmp_obj_", "tmp_pack_", "tmp_idx_", "tmp_rev_"],
+        ),
+    ],
+)
+def test_object_writers_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: tuple[str, ...], expected: list[str]
+) -> None:
     repo = _repo(tmp_path, *config)
     rec = Recorder(monkeypatch)
     _write_objects(repo)
@@ -243,17 +281,15 @@ def test_writeout_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path, "core.fsync=objects", "core.fsyncMethod=writeout-only")
     rec = Recorder(monkeypatch)
     _write_objects(repo)
-    assert rec.names("writeout") == ["tmp_obj_", "tmp_obj_", "tmp_pack_", "tmp_idx_",
-                                     "tmp_rev_"]
+    assert rec.names("writeout") == ["tmp_obj_", "tmp_obj_", "tmp_pack_", "tmp_idx_", "tmp_rev_"]
     assert rec.names() == []
 
 
 @needs_proc
-def test_writeout_only_falls_back_to_fsync(tmp_path: Path,
-                                           monkeypatch: pytest.MonkeyPatch) -> None:
+def test_writeout_only_falls_back_to_fsync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     repo = _repo(tmp_path, "core.fsync=loose-object", "core.fsyncMethod=writeout-only")
     rec = Recorder(monkeypatch)
-    monkeypatch.setattr(durable, "writeout", lambda fd: False)   # unsupported here
+    monkeypatch.setattr(durable, "writeout", lambda fd: False)  # unsupported here
     ObjectWriter(repo).write("blob", b"x\n")
     assert rec.names() == ["tmp_obj_"]
 
@@ -267,7 +303,7 @@ def test_batch_one_fsync_then_names(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     with w.batch():
         a = w.write("blob", b"a\n")
         b = w.write_stream("blob", io.BytesIO(b"b\n"), 2)
-        assert w.write("blob", b"a\n") == a   # pending in the batch: not written twice
+        assert w.write("blob", b"a\n") == a  # pending in the batch: not written twice
         # nothing is visible under a final name before the batch's one fsync
         assert not (objects / a.hex()[:2] / a.hex()[2:]).exists()
         assert not (objects / b.hex()[:2] / b.hex()[2:]).exists()
@@ -288,8 +324,9 @@ def test_batch_aborted_leaves_nothing(tmp_path: Path) -> None:
     with pytest.raises(RuntimeError), w.batch():
         w.write("blob", b"a\n")
         raise RuntimeError("stop")
-    assert sorted(p for p in objects.rglob("*") if p.is_file()) == \
-        sorted(p for p in before if p.is_file())
+    assert sorted(p for p in objects.rglob("*") if p.is_file()) == sorted(
+        p for p in before if p.is_file()
+    )
 
 
 def test_batch_without_batch_method_writes_at_once(tmp_path: Path) -> None:
@@ -318,7 +355,7 @@ def test_index_pack_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
     copy = tmp_path / "copy.pack"
     copy.write_bytes(pack.read_bytes())
     index_pack_file(str(copy), SHA1, opts, fsync=_policy())
-    assert rec.names() == ["tmp_idx_", "tmp_rev_"]   # the given pack is not rewritten
+    assert rec.names() == ["tmp_idx_", "tmp_rev_"]  # the given pack is not rewritten
     rec.calls.clear()
     copy2 = tmp_path / "copy2.pack"
     copy2.write_bytes(pack.read_bytes())
@@ -328,8 +365,9 @@ def test_index_pack_syncs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> No
 
 @needs_proc
 @pytest.mark.parametrize("config", [(), ("core.fsync=reference",), ("core.fsync=committed",)])
-def test_files_refs_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                         config: tuple[str, ...]) -> None:
+def test_files_refs_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: tuple[str, ...]
+) -> None:
     repo = _repo(tmp_path, *config)
     oid = _commit(repo)
     rec = Recorder(monkeypatch)
@@ -349,8 +387,9 @@ def test_files_refs_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 @needs_proc
 @pytest.mark.parametrize("config", [(), ("core.fsync=reference",)])
-def test_reftable_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
-                       config: tuple[str, ...]) -> None:
+def test_reftable_sync(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, config: tuple[str, ...]
+) -> None:
     from gitodb.reftable.records import RefRecord
     from gitodb.reftable.stack import Stack
 
@@ -370,11 +409,12 @@ def test_reftable_sync(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 
 # -- failures ------------------------------------------------------------------------------
 
+
 @needs_proc
 @pytest.mark.parametrize("what", ["loose", "pack", "ref"])
-def test_fsync_failure_is_typed_and_leaves_nothing(tmp_path: Path,
-                                                   monkeypatch: pytest.MonkeyPatch,
-                                                   what: str) -> None:
+def test_fsync_failure_is_typed_and_leaves_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, what: str
+) -> None:
     import errno
 
     repo = _repo(tmp_path, "core.fsync=all")
@@ -383,8 +423,11 @@ def test_fsync_failure_is_typed_and_leaves_nothing(tmp_path: Path,
     before = {p for p in gitdir.rglob("*") if p.is_file()}
     Recorder(monkeypatch, fail=errno.EIO)
     w = ObjectWriter(repo)
-    with pytest.raises(FsyncError, match=r"fsync error on '.*tmp_.*|.*\.lock': "
-                                         "Input/output error"):
+    with pytest.raises(
+        FsyncError,
+        match=r"fsync error on '.*tmp_.*|.*\.lock': "
+        "Input/output error",
+    ):
         if what == "loose":
             w.write("blob", b"new\n")
         elif what == "pack":
@@ -397,8 +440,9 @@ def test_fsync_failure_is_typed_and_leaves_nothing(tmp_path: Path,
 
 
 @needs_proc
-def test_batch_fsync_failure_drops_the_batch(tmp_path: Path,
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_batch_fsync_failure_drops_the_batch(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import errno
 
     repo = _repo(tmp_path, "core.fsync=loose-object", "core.fsyncMethod=batch")
@@ -409,4 +453,4 @@ def test_batch_fsync_failure_drops_the_batch(tmp_path: Path,
     with pytest.raises(FsyncError, match="bulk_fsync_"), w.batch():
         w.write("blob", b"a\n")
         w.write("blob", b"b\n")
-    assert sorted(objects.rglob("*")) == before   # no temp file, no object, no fan-out dir
+    assert sorted(objects.rglob("*")) == before  # no temp file, no object, no fan-out dir

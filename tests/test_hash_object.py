@@ -52,15 +52,55 @@ def work(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 USAGE_CASES = [
-    "-t foo f", "-t commit f", "-t tag f", "-t tree f", "nonexist", "-w nonexist", "d",
-    "-w d", "--no-filters d", "--path=zz d", "--stdin --stdin", "--stdin-paths --stdin",
-    "--stdin-paths f", "--stdin-paths --path=x", "--path=x --no-filters f", "", "--bogus",
-    "-t", "--filters f", "--no-stdin f", "--path f", "-tblob f",
-    "-wt blob f", "--st f", "-- -f", "f -w", "--no-literally f", "--no-w f", "-h",
-    "--stdin=3", "--literally=1 f", "--no-no-filters f", "--t=blob f", "-x f", "--no-",
-    "--no-st", "--no-stdin-p f", "--end-of-options -w", "f -h", "f d f", "-wx f",
-    "--path", "--no-path=3 f", "--pa=f", "-t commit c", "--literally -t commit f",
-    "-t blob crlf", "--path=crlf f", "--help-all",
+    "-t foo f",
+    "-t commit f",
+    "-t tag f",
+    "-t tree f",
+    "nonexist",
+    "-w nonexist",
+    "d",
+    "-w d",
+    "--no-filters d",
+    "--path=zz d",
+    "--stdin --stdin",
+    "--stdin-paths --stdin",
+    "--stdin-paths f",
+    "--stdin-paths --path=x",
+    "--path=x --no-filters f",
+    "",
+    "--bogus",
+    "-t",
+    "--filters f",
+    "--no-stdin f",
+    "--path f",
+    "-tblob f",
+    "-wt blob f",
+    "--st f",
+    "-- -f",
+    "f -w",
+    "--no-literally f",
+    "--no-w f",
+    "-h",
+    "--stdin=3",
+    "--literally=1 f",
+    "--no-no-filters f",
+    "--t=blob f",
+    "-x f",
+    "--no-",
+    "--no-st",
+    "--no-stdin-p f",
+    "--end-of-options -w",
+    "f -h",
+    "f d f",
+    "-wx f",
+    "--path",
+    "--no-path=3 f",
+    "--pa=f",
+    "-t commit c",
+    "--literally -t commit f",
+    "-t blob crlf",
+    "--path=crlf f",
+    "--help-all",
 ]
 
 
@@ -79,8 +119,11 @@ def test_literally_accepts_any_content_of_a_known_type(work: Path) -> None:
 def test_literally_refuses_unknown_types_like_git_255(work: Path, t: str) -> None:
     # Git 2.55 (t1007 '--literally complains about non-standard types'); 2.39 hashed them
     for extra in (["f"], ["-w", "--stdin"]):
-        assert ours(["--literally", "-t", t, *extra], work, b"junk") == \
-            (128, b"", f'fatal: invalid object type "{t}"\n'.encode())
+        assert ours(["--literally", "-t", t, *extra], work, b"junk") == (
+            128,
+            b"",
+            f'fatal: invalid object type "{t}"\n'.encode(),
+        )
 
 
 def test_stdin_and_stdin_paths(work: Path) -> None:
@@ -88,8 +131,8 @@ def test_stdin_and_stdin_paths(work: Path) -> None:
     same_as_git(["--stdin", "f", "crlf"], work, b"")
     same_as_git(["-t", "commit", "--stdin"], work, (work / "c").read_bytes())
     same_as_git(["-t", "commit", "--stdin"], work, b"bad")
-    same_as_git(["--stdin-paths"], work, b"f\ncrlf\r\n\"f\"\n\"sub/\\146\"trail\n")
-    same_as_git(["--stdin-paths"], work, b"f\n\"bad\\q\"\nf\n")
+    same_as_git(["--stdin-paths"], work, b'f\ncrlf\r\n"f"\n"sub/\\146"trail\n')
+    same_as_git(["--stdin-paths"], work, b'f\n"bad\\q"\nf\n')
     same_as_git(["--stdin-paths"], work, b"f\nnonexist\n")
     same_as_git(["--stdin-paths", "--no-filters"], work, b"d\n")
 
@@ -118,8 +161,11 @@ def test_ids_for_every_type_and_size(tmp_path: Path, fmt: str) -> None:
     commit = git("commit-tree", "-m", "m", empty_tree, cwd=tmp_path).strip().decode()
     contents = {
         "blob": [b"", b"a", os.urandom(100), os.urandom(70_001), b"\0" * (1 << 20) + b"x"],
-        "tree": [b"", git("cat-file", "tree", empty_tree, cwd=tmp_path),
-                 b"100644 a\0" + os.urandom(32 if fmt == "sha256" else 20)],
+        "tree": [
+            b"",
+            git("cat-file", "tree", empty_tree, cwd=tmp_path),
+            b"100644 a\0" + os.urandom(32 if fmt == "sha256" else 20),
+        ],
         "commit": [git("cat-file", "commit", commit, cwd=tmp_path)],
         "tag": [f"object {commit}\ntype commit\ntag v\ntagger A <a@b> 1 +0000\n\nm\n".encode()],
     }
@@ -129,8 +175,10 @@ def test_ids_for_every_type_and_size(tmp_path: Path, fmt: str) -> None:
             names.append(f"{type_name}{i}")
             (tmp_path / names[-1]).write_bytes(data)
         # One run hashes all files of a type (and the last one again from stdin).
-        assert same_as_git(["-t", type_name, "--stdin", *names], tmp_path, items[-1])[1].count(
-            b"\n") == len(items) + 1
+        assert (
+            same_as_git(["-t", type_name, "--stdin", *names], tmp_path, items[-1])[1].count(b"\n")
+            == len(items) + 1
+        )
     same_as_git(["--stdin-paths"], tmp_path, b"blob0\nblob3\n")
 
 
@@ -140,17 +188,35 @@ def test_big_file_threshold_ids(work: Path, threshold: str) -> None:
     for extra in (["big"], ["--stdin"], ["--literally", "-t", "commit", "big"]):
         expected = theirs(["big"] if extra == ["--stdin"] else extra, work)
         stdin = (work / "big").read_bytes() if extra == ["--stdin"] else b""
-        got = run([sys.executable, "-m", "gitodb", "-c", f"core.bigFileThreshold={threshold}",
-                   "hash-object", *extra], work, stdin)
+        got = run(
+            [
+                sys.executable,
+                "-m",
+                "gitodb",
+                "-c",
+                f"core.bigFileThreshold={threshold}",
+                "hash-object",
+                *extra,
+            ],
+            work,
+            stdin,
+        )
         assert got == expected
 
 
 def test_bad_config_values_match_git(work: Path) -> None:
-    for setting in ["core.compression=12", "core.looseCompression=-2", "pack.compression=10",
-                    "core.bigFileThreshold=1x", "core.bigFileThreshold=-5"]:
+    for setting in [
+        "core.compression=12",
+        "core.looseCompression=-2",
+        "pack.compression=10",
+        "core.bigFileThreshold=1x",
+        "core.bigFileThreshold=-5",
+    ]:
         expected = run(["git", "-c", setting, "hash-object", "f"], work)
-        assert run([sys.executable, "-m", "gitodb", "-c", setting, "hash-object", "f"],
-                   work) == expected
+        assert (
+            run([sys.executable, "-m", "gitodb", "-c", setting, "hash-object", "f"], work)
+            == expected
+        )
 
 
 def test_help_says_no_filters_are_applied(work: Path) -> None:
@@ -160,25 +226,59 @@ def test_help_says_no_filters_are_applied(work: Path) -> None:
     assert b"no clean filters" in out and b"line-ending conversion" in out
 
 
-OPTION_TOKENS = ["-t", "blob", "commit", "x", "--lit", "--literally", "--no-", "--no-lit",
-                 "--path", "--pa=f", "--no-path", "--no-filters", "--filters", "--filters=1",
-                 "-tx", "-wh", "--", "f", "c", "d", "missing", "-", "--st", "--stdin-p",
-                 "--no-stdin", "-x", "--end-of-options", "--path=c"]
+OPTION_TOKENS = [
+    "-t",
+    "blob",
+    "commit",
+    "x",
+    "--lit",
+    "--literally",
+    "--no-",
+    "--no-lit",
+    "--path",
+    "--pa=f",
+    "--no-path",
+    "--no-filters",
+    "--filters",
+    "--filters=1",
+    "-tx",
+    "-wh",
+    "--",
+    "f",
+    "c",
+    "d",
+    "missing",
+    "-",
+    "--st",
+    "--stdin-p",
+    "--no-stdin",
+    "-x",
+    "--end-of-options",
+    "--path=c",
+]
 
 
-@settings(max_examples=60, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=60, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(st.sampled_from(OPTION_TOKENS), max_size=5))
-def test_option_parsing_differential_fuzz(work: Path, capfdbinary: pytest.CaptureFixture[bytes],
-                                          monkeypatch: pytest.MonkeyPatch,
-                                          tokens: list[str]) -> None:
+def test_option_parsing_differential_fuzz(
+    work: Path,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+    tokens: list[str],
+) -> None:
     """Random option soups (nothing that reads stdin or writes) give Git's bytes and status."""
     if "--stdin-p" in tokens and "--" not in tokens[: tokens.index("--stdin-p")]:
-        return   # would read paths from stdin
+        return  # would read paths from stdin
     if any(t in ("--lit", "--literally") for t in tokens) and (
-            "-tx" in tokens or any(a == "-t" and b not in ("blob", "commit")
-                                   for a, b in zip(tokens, tokens[1:], strict=False))):
-        return   # an unknown type with --literally: Git 2.55 refuses, 2.39 (the oracle) hashes
+        "-tx" in tokens
+        or any(
+            a == "-t" and b not in ("blob", "commit")
+            for a, b in zip(tokens, tokens[1:], strict=False)
+        )
+    ):
+        return  # an unknown type with --literally: Git 2.55 refuses, 2.39 (the oracle) hashes
     from gitodb.cli.main import main
 
     monkeypatch.chdir(work)
@@ -199,22 +299,34 @@ def test_written_objects_pass_fsck_and_cat_file(tmp_path: Path, fmt: str) -> Non
     tree_data = b"100644 b\0" + bytes.fromhex(blob)
     (tmp_path / "t").write_bytes(tree_data)
     tree = ours(["-w", "-t", "tree", "t"], tmp_path)[1].strip().decode()
-    commit_data = (f"tree {tree}\nauthor A U Thor <a@example.com> 1700000000 +0000\n"
-                   f"committer C O Mitter <c@example.com> 1700000000 +0000\n\nmsg\n").encode()
+    commit_data = (
+        f"tree {tree}\nauthor A U Thor <a@example.com> 1700000000 +0000\n"
+        f"committer C O Mitter <c@example.com> 1700000000 +0000\n\nmsg\n"
+    ).encode()
     status, out, err = ours(["-w", "-t", "commit", "--stdin"], tmp_path, commit_data)
     assert status == 0, err
     commit = out.strip().decode()
-    tag_data = (f"object {commit}\ntype commit\ntag v1\n"
-                f"tagger A U Thor <a@example.com> 1700000000 +0000\n\nt\n").encode()
+    tag_data = (
+        f"object {commit}\ntype commit\ntag v1\n"
+        f"tagger A U Thor <a@example.com> 1700000000 +0000\n\nt\n"
+    ).encode()
     (tmp_path / "tag").write_bytes(tag_data)
     tag = ours(["-w", "-t", "tag", "tag"], tmp_path)[1].strip().decode()
-    expected = {blob: (b"blob", b"blob content\n"), tree: (b"tree", tree_data),
-                commit: (b"commit", commit_data), tag: (b"tag", tag_data)}
+    expected = {
+        blob: (b"blob", b"blob content\n"),
+        tree: (b"tree", tree_data),
+        commit: (b"commit", commit_data),
+        tag: (b"tag", tag_data),
+    }
     for oid, (type_name, data) in expected.items():
         assert git("cat-file", "-t", oid, cwd=tmp_path).strip() == type_name
         assert git("cat-file", type_name.decode(), oid, cwd=tmp_path) == data
-        assert git("hash-object", "-t", type_name.decode(), "--stdin", cwd=tmp_path,
-                   input=data).strip().decode() == oid
+        assert (
+            git("hash-object", "-t", type_name.decode(), "--stdin", cwd=tmp_path, input=data)
+            .strip()
+            .decode()
+            == oid
+        )
     git("update-ref", "refs/tags/v1", tag, cwd=tmp_path)
     git("fsck", "--strict", "--full", "--no-dangling", cwd=tmp_path)
     assert not list((tmp_path / ".git" / "objects").rglob("tmp_*"))

@@ -22,18 +22,36 @@ from helpers import DATA, git, git_env
 
 SMALL = DATA / "reftable-small" / "repo"
 SMALL_TABLE = "0x000000000001-0x000000000063-d9db9e39.ref"
-SMALL_LOGS = [b"HEAD", b"refs/heads/feature-a", b"refs/heads/feature-b", b"refs/heads/main",
-              b"refs/heads/release/0.3", b"refs/heads/topic/renamed", b"refs/notes/commits",
-              b"refs/stash"]
+SMALL_LOGS = [
+    b"HEAD",
+    b"refs/heads/feature-a",
+    b"refs/heads/feature-b",
+    b"refs/heads/main",
+    b"refs/heads/release/0.3",
+    b"refs/heads/topic/renamed",
+    b"refs/notes/commits",
+    b"refs/stash",
+]
 
 
-def gitodb(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-           input: bytes | None = None, stdout: int | None = subprocess.PIPE,
-           env: dict[str, str] | None = None) -> subprocess.CompletedProcess[bytes]:
+def gitodb(
+    *args: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    input: bytes | None = None,
+    stdout: int | None = subprocess.PIPE,
+    env: dict[str, str] | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     """Run the CLI in a subprocess (a hang guard timeout only, not a speed bound)."""
-    return subprocess.run([sys.executable, "-m", "gitodb", *map(os.fspath, args)], cwd=cwd,
-                          input=input, stdout=stdout, stderr=subprocess.PIPE,
-                          env=env or git_env(), timeout=300, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *map(os.fspath, args)],
+        cwd=cwd,
+        input=input,
+        stdout=stdout,
+        stderr=subprocess.PIPE,
+        env=env or git_env(),
+        timeout=300,
+        check=False,
+    )
 
 
 def one_line(stderr: bytes, prefix: bytes = b"fatal: ") -> str:
@@ -45,6 +63,7 @@ def one_line(stderr: bytes, prefix: bytes = b"fatal: ") -> str:
 
 
 # -- 1: reftable loops make progress ----------------------------------------------
+
 
 def _flipped_small_table(tmp_path: Path, offset: int, bit: int) -> Path:
     repo = tmp_path / "repo"
@@ -110,6 +129,7 @@ def test_every_flip_in_log_index_terminates(tmp_path, monkeypatch):
 
 # -- 2: empty and header-truncated loose objects ------------------------------------
 
+
 def _loose_repo(tmp_path: Path, content: bytes = b"hello\n") -> tuple[Path, str, Path]:
     repo = tmp_path / "lr"
     git("init", "-q", repo)
@@ -125,15 +145,25 @@ def test_cut_loose_object_is_a_typed_error(tmp_path, keep, mode):
     repo, oid, path = _loose_repo(tmp_path)
     path.write_bytes(path.read_bytes()[:keep])
     # Git refuses it too (exit 128).
-    assert subprocess.run(["git", "cat-file", mode, oid], cwd=repo, env=git_env(),
-                          capture_output=True).returncode == 128
+    assert (
+        subprocess.run(
+            ["git", "cat-file", mode, oid], cwd=repo, env=git_env(), capture_output=True
+        ).returncode
+        == 128
+    )
     p = gitodb("cat-file", mode, oid, cwd=repo)
     assert p.returncode == 128
     # Git 2.55's lines (recorded): the header it cannot find is "too long"
-    error = (f"error: object file {path.relative_to(repo)} is empty" if keep == 0 else
-             f"error: header for {oid} too long, exceeds 32 bytes")
-    fatal = (f"fatal: Not a valid object name {oid}" if mode == "-p" else
-             "fatal: git cat-file: could not get object info")
+    error = (
+        f"error: object file {path.relative_to(repo)} is empty"
+        if keep == 0
+        else f"error: header for {oid} too long, exceeds 32 bytes"
+    )
+    fatal = (
+        f"fatal: Not a valid object name {oid}"
+        if mode == "-p"
+        else "fatal: git cat-file: could not get object info"
+    )
     assert p.stderr.decode() == f"{error}\n{fatal}\n"
 
 
@@ -154,6 +184,7 @@ def test_cut_loose_object_library_errors(tmp_path):
 
 # -- 3 and 4: declared sizes beyond 2**63 and beyond what the data can hold ---------
 
+
 def _bomb(content_len: int, header: bytes = b"") -> bytes:
     """zlib of ``header`` and ``content_len`` zero bytes, built without holding them."""
     from gitodb import compress
@@ -163,7 +194,7 @@ def _bomb(content_len: int, header: bytes = b"") -> bytes:
     chunk = bytes(1 << 20)
     left = content_len
     while left > 0:
-        parts.append(d.compress(chunk[:min(left, len(chunk))]))
+        parts.append(d.compress(chunk[: min(left, len(chunk))]))
         left -= len(chunk)
     parts.append(d.flush())
     return b"".join(parts)
@@ -218,6 +249,7 @@ def test_loose_bomb_is_refused_before_inflating(tmp_path):
         peak = _peak_traced(lambda c=call: c(bytes.fromhex(oid)))
         assert peak < bound, (peak, bound)
     from gitodb.errors import LooseObjectError
+
     with pytest.raises(LooseObjectError, match="more than its"):
         odb.read(bytes.fromhex(oid))
 
@@ -237,13 +269,18 @@ def test_pack_entry_size_beyond_2_63(tmp_path, declared):
     git("init", "-q", tmp_path / "repo")
     pack = _hostile_pack(tmp_path, declared, compress.deflate(b"x"))
     for args in (["verify-pack", pack], ["index-pack", "--stdin"]):
-        p = gitodb(*args, cwd=tmp_path / "repo",
-                   input=pack.read_bytes() if "--stdin" in args else None)
+        p = gitodb(
+            *args, cwd=tmp_path / "repo", input=pack.read_bytes() if "--stdin" in args else None
+        )
         assert "at offset 12" in one_line(p.stderr)
         # Git refuses the pack as well, with the same status (verify-pack: 1).
-        g = subprocess.run(["git", *map(str, args)], cwd=tmp_path / "repo", env=git_env(),
-                           input=pack.read_bytes() if "--stdin" in args else None,
-                           capture_output=True)
+        g = subprocess.run(
+            ["git", *map(str, args)],
+            cwd=tmp_path / "repo",
+            env=git_env(),
+            input=pack.read_bytes() if "--stdin" in args else None,
+            capture_output=True,
+        )
         assert p.returncode == g.returncode != 0, (p.returncode, g.returncode)
 
 
@@ -256,12 +293,16 @@ def test_index_pack_bomb_is_refused_before_inflating(tmp_path):
     pack = _hostile_pack(tmp_path, 1 << 40, z)
     data = pack.read_bytes()
     bound = 64 * len(data) + (1 << 20)
-    peak = _peak_traced(lambda: index_buffer(data, SHA1, IndexPackOptions(threads=1), str(pack),
-                                             "Indexing objects", None, None))
+    peak = _peak_traced(
+        lambda: index_buffer(
+            data, SHA1, IndexPackOptions(threads=1), str(pack), "Indexing objects", None, None
+        )
+    )
     assert peak < bound, (peak, bound)
 
 
 # -- 5: standard output full or closed ---------------------------------------------
+
 
 def _objects_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "objs"
@@ -274,27 +315,34 @@ def _objects_repo(tmp_path: Path) -> Path:
 
 
 @pytest.mark.skipif(not os.path.exists("/dev/full"), reason="needs /dev/full")
-@pytest.mark.parametrize("args", [
-    ["cat-file", "--batch-all-objects", "--batch-check"],
-    ["cat-file", "--batch-all-objects", "--batch"],
-    ["cat-file", "-p", "HEAD"],
-    ["show-ref"],
-    ["for-each-ref"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cat-file", "--batch-all-objects", "--batch-check"],
+        ["cat-file", "--batch-all-objects", "--batch"],
+        ["cat-file", "-p", "HEAD"],
+        ["show-ref"],
+        ["for-each-ref"],
+    ],
+)
 def test_stdout_full_is_one_fatal_line(tmp_path, args):
     repo = _objects_repo(tmp_path)
     with open("/dev/full", "wb") as full:
         p = gitodb(*args, cwd=repo, stdout=full.fileno())
-        g = subprocess.run(["git", *args], cwd=repo, env=git_env(), stdout=full,
-                           stderr=subprocess.PIPE)
+        g = subprocess.run(
+            ["git", *args], cwd=repo, env=git_env(), stdout=full, stderr=subprocess.PIPE
+        )
     assert p.returncode == g.returncode == 128
     assert one_line(p.stderr) == "fatal: write failure on standard output: No space left on device"
 
 
-@pytest.mark.parametrize("args", [
-    ["cat-file", "--batch-all-objects", "--batch"],
-    ["cat-file", "-p", "HEAD:f1"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cat-file", "--batch-all-objects", "--batch"],
+        ["cat-file", "-p", "HEAD:f1"],
+    ],
+)
 def test_stdout_closed_dies_of_sigpipe_like_git(tmp_path, args):
     import signal
 
@@ -305,8 +353,9 @@ def test_stdout_closed_dies_of_sigpipe_like_git(tmp_path, args):
     args = [a.replace("HEAD:f1", "HEAD:big") for a in args]
     statuses = []
     for cmd in ([sys.executable, "-m", "gitodb", *args], ["git", *args]):
-        proc = subprocess.Popen(cmd, cwd=repo, env=git_env(), stdout=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            cmd, cwd=repo, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE
+        )
         assert proc.stdout is not None and proc.stderr is not None
         proc.stdout.read(10)
         proc.stdout.close()
@@ -316,6 +365,7 @@ def test_stdout_closed_dies_of_sigpipe_like_git(tmp_path, args):
 
 
 # -- 6: alternates ------------------------------------------------------------------
+
 
 def _chain(tmp_path: Path, n: int) -> list[Path]:
     repos = []
@@ -330,20 +380,30 @@ def _chain(tmp_path: Path, n: int) -> list[Path]:
 
 def test_alternates_nesting_depth_like_git(tmp_path):
     repos = _chain(tmp_path, 8)
-    ids = [git("hash-object", "-w", "--stdin", cwd=r, input=b"in %d\n" % i).decode().strip()
-           for i, r in enumerate(repos)]
+    ids = [
+        git("hash-object", "-w", "--stdin", cwd=r, input=b"in %d\n" % i).decode().strip()
+        for i, r in enumerate(repos)
+    ]
     for i, oid in enumerate(ids):
         p = gitodb("--git-dir", repos[0], "cat-file", "-p", oid)
-        g = subprocess.run(["git", "--git-dir", repos[0], "cat-file", "-p", oid],
-                           env=git_env(), capture_output=True)
+        g = subprocess.run(
+            ["git", "--git-dir", repos[0], "cat-file", "-p", oid],
+            env=git_env(),
+            capture_output=True,
+        )
         assert (p.returncode, p.stdout) == (g.returncode, g.stdout), i
         lines = p.stderr.decode().splitlines()
-        assert lines[0] == (f"error: {repos[6] / 'objects'}: ignoring alternate object "
-                            "stores, nesting too deep")
+        assert lines[0] == (
+            f"error: {repos[6] / 'objects'}: ignoring alternate object stores, nesting too deep"
+        )
         assert len(lines) == (1 if g.returncode == 0 else 2)
-    assert [p.returncode for p in (gitodb("--git-dir", repos[0], "cat-file", "-e", ids[6]),
-                                   gitodb("--git-dir", repos[0], "cat-file", "-e", ids[7]))] \
-        == [0, 1]
+    assert [
+        p.returncode
+        for p in (
+            gitodb("--git-dir", repos[0], "cat-file", "-e", ids[6]),
+            gitodb("--git-dir", repos[0], "cat-file", "-e", ids[7]),
+        )
+    ] == [0, 1]
 
 
 def test_alternates_file_that_is_a_directory(tmp_path):
@@ -360,27 +420,36 @@ def test_alternates_with_nul_and_missing_entries(tmp_path):
     two = git("hash-object", "-w", "--stdin", cwd=repos[2], input=b"two\n").decode().strip()
     (repos[1] / "objects/info/alternates").unlink()
     (repos[0] / "objects/info/alternates").write_bytes(
-        b"%s\0junk\n%s\n%s\n" % (bytes(repos[1] / "objects"), bytes(repos[2] / "objects"),
-                                 bytes(tmp_path / "nonexistent")))
+        b"%s\0junk\n%s\n%s\n"
+        % (
+            bytes(repos[1] / "objects"),
+            bytes(repos[2] / "objects"),
+            bytes(tmp_path / "nonexistent"),
+        )
+    )
     # Git takes the file's content up to the first NUL: only "one" is reachable.
     for oid, want in ((one, b"one\n"), (two, b"")):
         p = gitodb("--git-dir", repos[0], "cat-file", "-p", oid)
-        g = subprocess.run(["git", "--git-dir", repos[0], "cat-file", "-p", oid],
-                           env=git_env(), capture_output=True)
-        assert (p.returncode, p.stdout) == (g.returncode, g.stdout) == (128 if not want else 0,
-                                                                       want)
+        g = subprocess.run(
+            ["git", "--git-dir", repos[0], "cat-file", "-p", oid],
+            env=git_env(),
+            capture_output=True,
+        )
+        assert (
+            (p.returncode, p.stdout) == (g.returncode, g.stdout) == (128 if not want else 0, want)
+        )
 
 
 def test_missing_alternate_is_git_error_line(tmp_path):
     repo, oid, _ = _loose_repo(tmp_path)
     (repo / ".git/objects/info/alternates").write_text(f"{tmp_path / 'nonexistent'}\n")
     p = gitodb("cat-file", "-p", oid, cwd=repo)
-    g = subprocess.run(["git", "cat-file", "-p", oid], cwd=repo, env=git_env(),
-                       capture_output=True)
+    g = subprocess.run(["git", "cat-file", "-p", oid], cwd=repo, env=git_env(), capture_output=True)
     assert (p.returncode, p.stdout) == (g.returncode, g.stdout) == (0, b"hello\n")
     # Git 2.55's wording (2.39 says "object directory ... does not exist").
     assert one_line(p.stderr, b"error: ") == (
-        f"error: unable to normalize alternate object path: {tmp_path / 'nonexistent'}")
+        f"error: unable to normalize alternate object path: {tmp_path / 'nonexistent'}"
+    )
 
 
 # -- 7: a file that shrinks while hash-object reads it ------------------------------
@@ -400,24 +469,33 @@ raise SystemExit(main(sys.argv[2:] + [sys.argv[1]]))
 """
 
 
-@pytest.mark.parametrize("args", [
-    ["-c", "core.bigFileThreshold=1k", "hash-object", "-w"],
-    ["hash-object", "-w"],
-    ["hash-object"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-c", "core.bigFileThreshold=1k", "hash-object", "-w"],
+        ["hash-object", "-w"],
+        ["hash-object"],
+    ],
+)
 def test_hash_object_file_shrinking_while_read(tmp_path, args):
     repo = tmp_path / "hb"
     git("init", "-q", repo)
     big = repo / "big"
     big.write_bytes(os.urandom(4 << 20))
     before = sorted(p.name for p in (repo / ".git/objects").rglob("*"))
-    p = subprocess.run([sys.executable, "-c", _SHRINK_DRIVER, "big", *args], cwd=repo,
-                       env=git_env(), capture_output=True, timeout=300)
+    p = subprocess.run(
+        [sys.executable, "-c", _SHRINK_DRIVER, "big", *args],
+        cwd=repo,
+        env=git_env(),
+        capture_output=True,
+        timeout=300,
+    )
     assert p.returncode == 128, p
     lines = p.stderr.decode().splitlines()
-    assert lines == [f"error: failed to read {4 << 20} bytes from 'big'",
-                     "fatal: Unable to add big to database" if "-w" in args
-                     else "fatal: Unable to hash big"]
+    assert lines == [
+        f"error: failed to read {4 << 20} bytes from 'big'",
+        "fatal: Unable to add big to database" if "-w" in args else "fatal: Unable to hash big",
+    ]
     # No partial pack, loose object or temporary file is left.
     assert sorted(p.name for p in (repo / ".git/objects").rglob("*")) == before
 
@@ -451,11 +529,17 @@ def test_out_of_memory_is_gits_fatal_line(tmp_path):
     packed = git("rev-parse", "HEAD:f3.txt", cwd=repo).decode().strip()
     size = int(git("cat-file", "-s", packed, cwd=repo))
     for oid, want in ((loose, 5000), (packed, size)):
-        p = subprocess.run([sys.executable, "-c", _OOM_DRIVER, "cat-file", "-p", oid],
-                           cwd=repo, env=git_env(), capture_output=True, timeout=300)
+        p = subprocess.run(
+            [sys.executable, "-c", _OOM_DRIVER, "cat-file", "-p", oid],
+            cwd=repo,
+            env=git_env(),
+            capture_output=True,
+            timeout=300,
+        )
         assert p.returncode == 128
         assert one_line(p.stderr) == (
-            f"fatal: Out of memory, malloc failed (tried to allocate {want} bytes)")
+            f"fatal: Out of memory, malloc failed (tried to allocate {want} bytes)"
+        )
 
 
 def test_memory_error_anywhere_is_one_fatal_line(tmp_path, monkeypatch, capsys):
@@ -471,6 +555,7 @@ def test_memory_error_anywhere_is_one_fatal_line(tmp_path, monkeypatch, capsys):
 
 
 # -- 9: config values Git rejects --------------------------------------------------
+
 
 def _commit_repo(tmp_path: Path) -> Path:
     repo = tmp_path / "cf"
@@ -494,19 +579,27 @@ def _against_255(args: list[str], cwd: Path, want: tuple[int, str]) -> None:
         assert (g.returncode, g.stderr.decode()) == want
 
 
-@pytest.mark.parametrize("setting, want", [
-    ("core.deltaBaseCacheLimit=-1", (128, _NUM.format("-1", "", "invalid unit"))),
-    ("core.deltaBaseCacheLimit=abc", (128, _NUM.format("abc", "", "invalid unit"))),
-    ("core.deltaBaseCacheLimit=", (128, _NUM.format("", "", "invalid unit"))),
-    ("core.deltaBaseCacheLimit", (128, _NUM.format("", "", "invalid unit"))),
-    ("core.deltaBaseCacheLimit=0x10k", (0, "")),
-    ("core.logAllRefUpdates=bogus", (128, _BOOL.format("bogus", "core.logallrefupdates"))),
-    ("core.logAllRefUpdates", (128, _MISSING.format(
-        "unable to parse 'core.logallrefupdates' from command-line config"))),
-    ("core.logAllRefUpdates=always", (0, "")),
-    ("core.logAllRefUpdates=", (0, "")),
-    ("core.bare=yesno", (128, _BOOL.format("yesno", "core.bare"))),
-])
+@pytest.mark.parametrize(
+    "setting, want",
+    [
+        ("core.deltaBaseCacheLimit=-1", (128, _NUM.format("-1", "", "invalid unit"))),
+        ("core.deltaBaseCacheLimit=abc", (128, _NUM.format("abc", "", "invalid unit"))),
+        ("core.deltaBaseCacheLimit=", (128, _NUM.format("", "", "invalid unit"))),
+        ("core.deltaBaseCacheLimit", (128, _NUM.format("", "", "invalid unit"))),
+        ("core.deltaBaseCacheLimit=0x10k", (0, "")),
+        ("core.logAllRefUpdates=bogus", (128, _BOOL.format("bogus", "core.logallrefupdates"))),
+        (
+            "core.logAllRefUpdates",
+            (
+                128,
+                _MISSING.format("unable to parse 'core.logallrefupdates' from command-line config"),
+            ),
+        ),
+        ("core.logAllRefUpdates=always", (0, "")),
+        ("core.logAllRefUpdates=", (0, "")),
+        ("core.bare=yesno", (128, _BOOL.format("yesno", "core.bare"))),
+    ],
+)
 def test_bad_core_config_on_command_line_like_git(tmp_path, setting, want):
     repo = _commit_repo(tmp_path)
     p = gitodb("-c", setting, "cat-file", "-p", "HEAD", cwd=repo)
@@ -514,18 +607,38 @@ def test_bad_core_config_on_command_line_like_git(tmp_path, setting, want):
     _against_255(["-c", setting, "cat-file", "-p", "HEAD"], repo, want)
 
 
-@pytest.mark.parametrize("line, git_dir, want", [
-    ("deltaBaseCacheLimit = 1q", None, _NUM.format("1q", " in file .git/config",
-                                                   "invalid unit")),
-    ("deltaBaseCacheLimit = 1q", ".git", _NUM.format("1q", " in file .git/config",
-                                                     "invalid unit")),
-    ("deltaBaseCacheLimit = 1q", "GITDIR", _NUM.format("1q", " in file GITDIR/config",
-                                                       "invalid unit")),
-    ("deltaBaseCacheLimit = 99999999999999999999g", None,
-     _NUM.format("99999999999999999999g", " in file .git/config", "out of range")),
-    ("logallrefupdates", None, _MISSING.format(
-        "bad config variable 'core.logallrefupdates' in file '.git/config' at line 7")),
-])
+@pytest.mark.parametrize(
+    "line, git_dir, want",
+    [
+        (
+            "deltaBaseCacheLimit = 1q",
+            None,
+            _NUM.format("1q", " in file .git/config", "invalid unit"),
+        ),
+        (
+            "deltaBaseCacheLimit = 1q",
+            ".git",
+            _NUM.format("1q", " in file .git/config", "invalid unit"),
+        ),
+        (
+            "deltaBaseCacheLimit = 1q",
+            "GITDIR",
+            _NUM.format("1q", " in file GITDIR/config", "invalid unit"),
+        ),
+        (
+            "deltaBaseCacheLimit = 99999999999999999999g",
+            None,
+            _NUM.format("99999999999999999999g", " in file .git/config", "out of range"),
+        ),
+        (
+            "logallrefupdates",
+            None,
+            _MISSING.format(
+                "bad config variable 'core.logallrefupdates' in file '.git/config' at line 7"
+            ),
+        ),
+    ],
+)
 def test_bad_core_config_in_file_names_the_file_like_git(tmp_path, line, git_dir, want):
     repo = _commit_repo(tmp_path)
     with open(repo / ".git/config", "a") as f:
@@ -545,20 +658,36 @@ def test_typed_getters_like_git():
     from gitodb.repo.config import Config
 
     c = Config()
-    c.apply_overrides(["core.filesRefLockTimeout=abc", "a.empty=", "a.bare", "a.hex=0x10",
-                       "a.oct=010", "a.big=3g", "a.neg=-1", "a.space= 5", "a.trail=5 ",
-                       "a.num=2", "a.always=always"])
-    with pytest.raises(ConfigError, match="^bad numeric config value 'abc' for "
-                       "'core.filesreflocktimeout': invalid unit$"):
+    c.apply_overrides(
+        [
+            "core.filesRefLockTimeout=abc",
+            "a.empty=",
+            "a.bare",
+            "a.hex=0x10",
+            "a.oct=010",
+            "a.big=3g",
+            "a.neg=-1",
+            "a.space= 5",
+            "a.trail=5 ",
+            "a.num=2",
+            "a.always=always",
+        ]
+    )
+    with pytest.raises(
+        ConfigError,
+        match="^bad numeric config value 'abc' for 'core.filesreflocktimeout': invalid unit$",
+    ):
         c.get_int("core.filesRefLockTimeout", 100)
     assert c.get_bool("a.empty", True) is False  # Git: -c key= is false
     assert c.get_bool("a.bare") is True  # -c key (no =) is true
     assert c.get_bool("a.num") is True
     assert (c.get_int("a.hex", 0), c.get_int("a.oct", 0), c.get_int("a.space", 0)) == (16, 8, 5)
     assert c.get_ulong("a.big", 0) == 3 << 30
-    for key, getter, why in (("a.big", c.get_int, "out of range"),
-                             ("a.neg", c.get_ulong, "invalid unit"),
-                             ("a.trail", c.get_int, "invalid unit")):
+    for key, getter, why in (
+        ("a.big", c.get_int, "out of range"),
+        ("a.neg", c.get_ulong, "invalid unit"),
+        ("a.trail", c.get_int, "invalid unit"),
+    ):
         with pytest.raises(ConfigError, match=why):
             getter(key, 0)
     assert c.get_bool_or_str("a.always", ("always",)) == "always"
@@ -571,37 +700,64 @@ def test_empty_log_all_ref_updates_is_false(tmp_path):
     repo = _commit_repo(tmp_path)
     for cmd in (["git"], [sys.executable, "-m", "gitodb"]):
         name = f"refs/heads/{'g' if cmd == ['git'] else 'o'}"
-        subprocess.run([*cmd, "-c", "core.logAllRefUpdates=", "update-ref", name, "HEAD"],
-                       cwd=repo, env=git_env(), check=True, timeout=300)
+        subprocess.run(
+            [*cmd, "-c", "core.logAllRefUpdates=", "update-ref", name, "HEAD"],
+            cwd=repo,
+            env=git_env(),
+            check=True,
+            timeout=300,
+        )
     assert not (repo / ".git/logs/refs/heads/g").exists()
     assert not (repo / ".git/logs/refs/heads/o").exists()
 
 
 # -- 10: repository format version and extensions ------------------------------------
 
+
 def _with_extensions(tmp_path: Path, version: int, *lines: str) -> Path:
     repo = _commit_repo(tmp_path)
     cfg = repo / ".git/config"
-    text = cfg.read_text().replace("repositoryformatversion = 0",
-                                   f"repositoryformatversion = {version}")
+    text = cfg.read_text().replace(
+        "repositoryformatversion = 0", f"repositoryformatversion = {version}"
+    )
     cfg.write_text(text + "[extensions]\n" + "".join(f"\t{x}\n" for x in lines))
     return repo
 
 
-@pytest.mark.parametrize("version, lines, want", [
-    (1, ["foo = bar"], "fatal: unknown repository extension found:\n\tfoo\n"),
-    (1, ["foo = bar", "baz = 1"], "fatal: unknown repository extensions found:\n\tfoo\n\tbaz\n"),
-    (0, ["foo = bar"], ""),
-    (0, ["noop = true"], ""), (1, ["noop = true"], ""), (1, ["noop-v1"], ""),
-    (0, ["noop-v1 = true"], "fatal: repo version is 0, but v1-only extension found:\n\tnoop-v1\n"),
-    (0, ["preciousObjects = true"], ""), (1, ["partialClone = origin"], ""),
-    (0, ["refStorage = reftable"],
-     "fatal: repo version is 0, but v1-only extension found:\n\trefstorage\n"),
-    (1, ["objectFormat = bogus"],
-     "error: invalid value for 'extensions.objectformat': 'bogus'\n"
-     "fatal: bad config line 7 in file .git/config\n"),
-    (2, [], "fatal: Expected git repo version <= 1, found 2\n"),
-])
+@pytest.mark.parametrize(
+    "version, lines, want",
+    [
+        (1, ["foo = bar"], "fatal: unknown repository extension found:\n\tfoo\n"),
+        (
+            1,
+            ["foo = bar", "baz = 1"],
+            "fatal: unknown repository extensions found:\n\tfoo\n\tbaz\n",
+        ),
+        (0, ["foo = bar"], ""),
+        (0, ["noop = true"], ""),
+        (1, ["noop = true"], ""),
+        (1, ["noop-v1"], ""),
+        (
+            0,
+            ["noop-v1 = true"],
+            "fatal: repo version is 0, but v1-only extension found:\n\tnoop-v1\n",
+        ),
+        (0, ["preciousObjects = true"], ""),
+        (1, ["partialClone = origin"], ""),
+        (
+            0,
+            ["refStorage = reftable"],
+            "fatal: repo version is 0, but v1-only extension found:\n\trefstorage\n",
+        ),
+        (
+            1,
+            ["objectFormat = bogus"],
+            "error: invalid value for 'extensions.objectformat': 'bogus'\n"
+            "fatal: bad config line 7 in file .git/config\n",
+        ),
+        (2, [], "fatal: Expected git repo version <= 1, found 2\n"),
+    ],
+)
 def test_repository_extensions_like_git(tmp_path, version, lines, want):
     repo = _with_extensions(tmp_path, version, *lines)
     for args in (["cat-file", "-p", "HEAD"], ["update-ref", "refs/heads/x", "HEAD"]):
@@ -623,7 +779,9 @@ def test_compat_object_format_is_read_and_written(tmp_path):
     assert p.returncode == 0, p.stderr
     want = hashlib.sha256(b"blob 12\0new content\n").hexdigest()
     assert (repo / ".git/objects/loose-object-idx").read_text().splitlines() == [
-        "# loose-object-idx", f"{p.stdout.decode().strip()} {want}"]
+        "# loose-object-idx",
+        f"{p.stdout.decode().strip()} {want}",
+    ]
 
 
 def test_worktree_config_is_read(tmp_path):
@@ -635,13 +793,17 @@ def test_worktree_config_is_read(tmp_path):
 
 # -- 11: a damaged .rev is ignored, as Git does ---------------------------------------
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda d: d[:-1] + bytes([d[-1] ^ 1]), None),  # checksum: Git does not even look
-    (lambda d: d[:20] + bytes([d[20] ^ 1]) + d[21:], None),  # an entry (checksum fails)
-    (lambda d: bytes([d[0] ^ 1]) + d[1:], "has unknown signature"),
-    (lambda d: d[:-3], "is corrupt"),
-    (lambda d: d[:20], "is too small"),
-])
+
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda d: d[:-1] + bytes([d[-1] ^ 1]), None),  # checksum: Git does not even look
+        (lambda d: d[:20] + bytes([d[20] ^ 1]) + d[21:], None),  # an entry (checksum fails)
+        (lambda d: bytes([d[0] ^ 1]) + d[1:], "has unknown signature"),
+        (lambda d: d[:-3], "is corrupt"),
+        (lambda d: d[:20], "is too small"),
+    ],
+)
 def test_damaged_rev_is_recomputed(tmp_path, damage, message):
     from helpers import make_pack
 
@@ -659,13 +821,15 @@ def test_damaged_rev_is_recomputed(tmp_path, damage, message):
         assert p.stderr == b""
     else:
         assert one_line(p.stderr, b"error: ").startswith(
-            f"error: reverse-index file {rev} {message}")
+            f"error: reverse-index file {rev} {message}"
+        )
     # the pack is readable object by object too
     oid = want.split()[0].decode()
     assert gitodb("cat-file", "-p", oid, cwd=repo).stdout == git("cat-file", "-p", oid, cwd=repo)
 
 
 # -- 12: errors name the damaged entry ------------------------------------------------
+
 
 def test_corrupt_delta_is_reported_at_its_own_offset(tmp_path):
     from gitodb.objects.format import SHA1
@@ -730,7 +894,7 @@ def test_delta_accelerator_agrees_with_reference():
             if op == 0 and d:
                 d[rng.randrange(len(d))] ^= 1 << rng.randrange(8)
             elif op == 1 and d:
-                del d[rng.randrange(len(d)):]
+                del d[rng.randrange(len(d)) :]
             else:
                 d.insert(rng.randrange(len(d) + 1), rng.randrange(256))
         got = []
@@ -744,12 +908,16 @@ def test_delta_accelerator_agrees_with_reference():
 
 # -- a pack that cannot be opened is not fatal (t5313) -------------------------------
 
+
 def test_unopenable_pack_objects_are_missing_not_fatal(tmp_path):
     repo = tmp_path / "bc"
     git("init", "-q", repo)
     oid = git("hash-object", "-w", "--stdin", cwd=repo, input=b"content\n").decode().strip()
-    name = git("pack-objects", ".git/objects/pack/pack", cwd=repo, input=oid.encode()
-               + b"\n").decode().strip()
+    name = (
+        git("pack-objects", ".git/objects/pack/pack", cwd=repo, input=oid.encode() + b"\n")
+        .decode()
+        .strip()
+    )
     (repo / ".git/objects" / oid[:2] / oid[2:]).unlink()
     pack = repo / f".git/objects/pack/pack-{name}.pack"
     idx = pack.with_suffix(".idx")
@@ -775,6 +943,7 @@ def test_unopenable_pack_objects_are_missing_not_fatal(tmp_path):
 
 # -- recovery from a damaged pack entry through another copy (t5303) -----------------
 
+
 def _delta_chain_repo(tmp_path: Path) -> tuple[Path, Path, list[str], list[Path]]:
     repo = tmp_path / "rc"
     git("init", "-q", repo)
@@ -785,8 +954,17 @@ def _delta_chain_repo(tmp_path: Path) -> tuple[Path, Path, list[str], list[Path]
         f.write_bytes(base + extra * (i + 1))
         files.append(f)
         oids.append(git("hash-object", "-w", f, cwd=repo).decode().strip())
-    name = git("pack-objects", "--window=10", ".git/objects/pack/pack", cwd=repo,
-               input="".join(o + "\n" for o in oids).encode()).decode().strip()
+    name = (
+        git(
+            "pack-objects",
+            "--window=10",
+            ".git/objects/pack/pack",
+            cwd=repo,
+            input="".join(o + "\n" for o in oids).encode(),
+        )
+        .decode()
+        .strip()
+    )
     git("prune-packed", cwd=repo)
     pack = repo / f".git/objects/pack/pack-{name}.pack"
     pack.chmod(0o644)
@@ -828,27 +1006,36 @@ def test_batch_reports_unreadable_loose_object_missing_like_git(tmp_path, keep, 
     path.write_bytes(path.read_bytes()[:keep])
     stdin = f"{oid}\n{other}\n".encode()
     p = gitodb("cat-file", mode, cwd=repo, input=stdin)
-    g = subprocess.run(["git", "cat-file", mode], cwd=repo, input=stdin, env=git_env(),
-                       capture_output=True)
+    g = subprocess.run(
+        ["git", "cat-file", mode], cwd=repo, input=stdin, env=git_env(), capture_output=True
+    )
     assert (p.returncode, p.stdout) == (g.returncode, g.stdout) == (0, g.stdout)
     assert g.stdout.startswith(f"{oid} missing\n".encode())
     assert one_line(p.stderr, b"error: ")
 
 
-@pytest.mark.parametrize("header, fatal", [
-    (b"blob 18446744073709551616\0hello\n", True),  # Git: size_t overflow, even in batch
-    (b"bogus 6\0hello\n", True),  # Git: invalid object type, even in batch
-    (b"blo\x00\x01 6\0hello\n", False),  # does not parse: error line, "missing"
-    (b"blob 6x\0hello\n", False),
-])
+@pytest.mark.parametrize(
+    "header, fatal",
+    [
+        (b"blob 18446744073709551616\0hello\n", True),  # Git: size_t overflow, even in batch
+        (b"bogus 6\0hello\n", True),  # Git: invalid object type, even in batch
+        (b"blo\x00\x01 6\0hello\n", False),  # does not parse: error line, "missing"
+        (b"blob 6x\0hello\n", False),
+    ],
+)
 def test_batch_check_on_bad_loose_headers_like_git(tmp_path, header, fatal):
     from gitodb import compress
 
     repo, oid, path = _loose_repo(tmp_path)
     path.write_bytes(compress.deflate(header))
     p = gitodb("cat-file", "--batch-check", cwd=repo, input=f"{oid}\n".encode())
-    g = subprocess.run(["git", "cat-file", "--batch-check"], cwd=repo, env=git_env(),
-                       input=f"{oid}\n".encode(), capture_output=True)
+    g = subprocess.run(
+        ["git", "cat-file", "--batch-check"],
+        cwd=repo,
+        env=git_env(),
+        input=f"{oid}\n".encode(),
+        capture_output=True,
+    )
     assert (p.returncode, p.stdout) == (g.returncode, g.stdout)
     assert p.returncode == (128 if fatal else 0)
 
@@ -861,7 +1048,7 @@ def test_show_ref_prints_a_damaged_name_as_git_does(tmp_path):
     table.chmod(0o644)
     data = bytearray(table.read_bytes())
     at = data.index(b"release/0.3") + 1
-    data[at:at + 3] = b"\0\0\0"
+    data[at : at + 3] = b"\0\0\0"
     table.write_bytes(bytes(data))
     p = gitodb("--git-dir", repo, "show-ref")
     assert p.returncode == 0
@@ -871,17 +1058,29 @@ def test_show_ref_prints_a_damaged_name_as_git_does(tmp_path):
 
 # -- blanks as Git reads them (found by the hostile-input suite at scale 4) --------------
 
+
 def _one_commit(tmp_path: Path) -> tuple[Path, str]:
     repo = tmp_path / "r"
     git("init", "-q", repo)
-    git("-c", "user.name=a", "-c", "user.email=b", "commit", "-q", "--allow-empty", "-m", "c",
-        cwd=repo)
+    git(
+        "-c",
+        "user.name=a",
+        "-c",
+        "user.email=b",
+        "commit",
+        "-q",
+        "--allow-empty",
+        "-m",
+        "c",
+        cwd=repo,
+    )
     return repo, git("rev-parse", "HEAD", cwd=repo).decode().strip()
 
 
 def _both(repo: Path, *args: str) -> tuple[int, int]:
-    ours = subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=repo,
-                          capture_output=True, env=git_env())
+    ours = subprocess.run(
+        [sys.executable, "-m", "gitodb", *args], cwd=repo, capture_output=True, env=git_env()
+    )
     theirs = subprocess.run(["git", *args], cwd=repo, capture_output=True, env=git_env())
     assert b"Traceback" not in ours.stderr
     return ours.returncode, theirs.returncode

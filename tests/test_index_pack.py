@@ -22,8 +22,11 @@ FIXTURES = DATA / "index-pack"
 pytestmark = pytest.mark.e2e
 
 
-def gitodb(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = None,
-           input: bytes | None = None) -> subprocess.CompletedProcess[bytes]:
+def gitodb(
+    *args: str | os.PathLike[str],
+    cwd: str | os.PathLike[str] | None = None,
+    input: bytes | None = None,
+) -> subprocess.CompletedProcess[bytes]:
     """Run the gitodb CLI in a subprocess (as a user would).
 
     Without ``cwd`` it runs outside any repository (the system temp directory):
@@ -32,8 +35,14 @@ def gitodb(*args: str | os.PathLike[str], cwd: str | os.PathLike[str] | None = N
     """
     if cwd is None:
         cwd = tempfile.gettempdir()
-    return subprocess.run([sys.executable, "-m", "gitodb", *map(os.fspath, args)], cwd=cwd,
-                          input=input, capture_output=True, env=git_env(), check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *map(os.fspath, args)],
+        cwd=cwd,
+        input=input,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
 
 
 def make_repo(path: Path, object_format: str = "sha1", commits: int = 25) -> Path:
@@ -41,8 +50,10 @@ def make_repo(path: Path, object_format: str = "sha1", commits: int = 25) -> Pat
     git("init", "-q", f"--object-format={object_format}", path)
     rng = random.Random(7)
     words = "alpha beta gamma delta epsilon zeta eta theta iota kappa".split()
-    files = {f"d{i % 3}/f{i}.txt": [" ".join(rng.choices(words, k=8)) + "\n"
-                                    for _ in range(120)] for i in range(12)}
+    files = {
+        f"d{i % 3}/f{i}.txt": [" ".join(rng.choices(words, k=8)) + "\n" for _ in range(120)]
+        for i in range(12)
+    }
     for c in range(commits):
         for name in rng.sample(sorted(files), 3):
             files[name][rng.randrange(120)] = " ".join(rng.choices(words, k=8)) + "\n"
@@ -80,8 +91,9 @@ def git_index(tmp: Path, pack: bytes, *args: str) -> tuple[bytes, bytes, Path]:
 
 @pytest.mark.parametrize("extra", [(), ("--no-delta-base-offset",)], ids=["ofs", "ref"])
 @pytest.mark.parametrize("threads", [1, 2])
-def test_idx_identical_to_git_sha1(repo_sha1: Path, tmp_path: Path, extra: tuple[str, ...],
-                                   threads: int) -> None:
+def test_idx_identical_to_git_sha1(
+    repo_sha1: Path, tmp_path: Path, extra: tuple[str, ...], threads: int
+) -> None:
     pack = pack_of(repo_sha1, *extra)
     out, expected, _ = git_index(tmp_path, pack, "--rev-index")
     result = PackIndexer(pack, SHA1, threads=threads).run()
@@ -126,16 +138,23 @@ def test_fixture_expected_idx_rev_out(fx: str, pack: Path, tmp_path: Path) -> No
     name = pack.stem
     shutil.copy(pack, tmp_path / pack.name)
     fmt = "sha256" if fx == "packs-sha256" else "sha1"
-    proc = gitodb("index-pack", f"--object-format={fmt}", "--rev-index",
-                  "-o", tmp_path / "x.idx", tmp_path / pack.name)
+    proc = gitodb(
+        "index-pack",
+        f"--object-format={fmt}",
+        "--rev-index",
+        "-o",
+        tmp_path / "x.idx",
+        tmp_path / pack.name,
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == (expected / f"index-pack-{name}.out").read_bytes()
     assert (tmp_path / "x.idx").read_bytes() == (expected / f"index-pack-{name}.idx").read_bytes()
     assert (tmp_path / "x.rev").read_bytes() == (expected / f"index-pack-{name}.rev").read_bytes()
     v1 = expected / f"index-pack-{name}.v1.idx"
     if v1.exists():
-        proc = gitodb("index-pack", "--index-version=1", "-o", tmp_path / "v1.idx",
-                      tmp_path / pack.name)
+        proc = gitodb(
+            "index-pack", "--index-version=1", "-o", tmp_path / "v1.idx", tmp_path / pack.name
+        )
         assert proc.returncode == 0, proc.stderr
         assert (tmp_path / "v1.idx").read_bytes() == v1.read_bytes()
         # and it is what the repository stores
@@ -181,8 +200,14 @@ def test_stdin_without_repository_is_an_error(tmp_path: Path, repo_sha1: Path) -
 def test_fix_thin_completes_pack_like_git(repo_sha1: Path, tmp_path: Path) -> None:
     """A thin pack against a base the receiver has: completed, identical to Git's."""
     base = git("rev-parse", "HEAD~6", cwd=repo_sha1).strip().decode()
-    thin = git("pack-objects", "--thin", "--stdout", "--revs", cwd=repo_sha1,
-               input=f"HEAD\n^{base}\n".encode())
+    thin = git(
+        "pack-objects",
+        "--thin",
+        "--stdout",
+        "--revs",
+        cwd=repo_sha1,
+        input=f"HEAD\n^{base}\n".encode(),
+    )
     receivers = []
     for who in ("git", "ours"):
         r = tmp_path / who
@@ -219,8 +244,14 @@ def test_fix_thin_completes_pack_like_git(repo_sha1: Path, tmp_path: Path) -> No
 
 def test_fix_thin_identical_bytes_with_stdlib_zlib(repo_sha1: Path, tmp_path: Path) -> None:
     base = git("rev-parse", "HEAD~4", cwd=repo_sha1).strip().decode()
-    thin = git("pack-objects", "--thin", "--stdout", "--revs", cwd=repo_sha1,
-               input=f"HEAD\n^{base}\n".encode())
+    thin = git(
+        "pack-objects",
+        "--thin",
+        "--stdout",
+        "--revs",
+        cwd=repo_sha1,
+        input=f"HEAD\n^{base}\n".encode(),
+    )
     outs = []
     for who in ("git", "ours"):
         r = tmp_path / who
@@ -230,8 +261,9 @@ def test_fix_thin_identical_bytes_with_stdlib_zlib(repo_sha1: Path, tmp_path: Pa
         if who == "git":
             outs.append(git("index-pack", "--stdin", "--fix-thin", cwd=r, input=thin))
         else:
-            proc = gitodb("--zlib-backend=zlib", "index-pack", "--stdin", "--fix-thin", cwd=r,
-                          input=thin)
+            proc = gitodb(
+                "--zlib-backend=zlib", "index-pack", "--stdin", "--fix-thin", cwd=r, input=thin
+            )
             assert proc.returncode == 0, proc.stderr
             outs.append(proc.stdout)
     assert outs[0] == outs[1]
@@ -282,7 +314,8 @@ def test_progress_lines_in_git_style(repo_sha1: Path, tmp_path: Path) -> None:
     proc = gitodb("index-pack", "--progress", p)
     err = proc.stderr.decode()
     n = int(git("count-objects", "-v", cwd=repo_sha1).split()[5]) or len(
-        PackIndexer(pack, SHA1).run().oids)
+        PackIndexer(pack, SHA1).run().oids
+    )
     assert f"Indexing objects: 100% ({n}/{n}), done.\n" in err
     assert "Resolving deltas: 100% (" in err and err.endswith(", done.\n")
     proc = gitodb("index-pack", "-v", "--no-progress", p)
@@ -305,8 +338,18 @@ def test_bad_names_and_fix_thin_without_stdin(repo_sha1: Path, tmp_path: Path) -
 
 
 def test_default_threads_follow_git() -> None:
-    assert [default_thread_count(n) for n in (1, 2, 3, 4, 5, 6, 16, 39, 40, 64)] == \
-        [1, 2, 3, 3, 3, 3, 8, 19, 20, 20]
+    assert [default_thread_count(n) for n in (1, 2, 3, 4, 5, 6, 16, 39, 40, 64)] == [
+        1,
+        2,
+        3,
+        3,
+        3,
+        3,
+        8,
+        19,
+        20,
+        20,
+    ]
 
 
 def test_sha256_pack_in_sha256_repo_stdin(repo_sha256: Path, tmp_path: Path) -> None:

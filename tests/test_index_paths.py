@@ -14,8 +14,15 @@ from helpers import git, git_env
 
 
 def ours(args: list[str], cwd: Path, stdin: bytes = b"") -> tuple[int, bytes, bytes]:
-    p = subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=cwd, input=stdin,
-                       capture_output=True, env=git_env(), timeout=300, check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=git_env(),
+        timeout=300,
+        check=False,
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -35,9 +42,9 @@ def repo(tmp_path_factory) -> Path:
     git("checkout", "-q", "main", cwd=r)
     (r / "conflict").write_text("main\n")
     git("commit", "-q", "-am", "main", cwd=r)
-    git("merge", "-q", "side", cwd=r, check=False)   # stages 1, 2, 3 of "conflict"
+    git("merge", "-q", "side", cwd=r, check=False)  # stages 1, 2, 3 of "conflict"
     (r / "new").write_text("new\n")
-    git("add", "-N", "new", cwd=r)                     # intent-to-add: extended flags
+    git("add", "-N", "new", cwd=r)  # intent-to-add: extended flags
     blob = git("rev-parse", ":a", cwd=r).decode().strip()
     # longer than 0xFFF: its length is not in the flags, only the NUL ends it
     git("update-index", "--add", "--cacheinfo", f"100644,{blob},{LONG}", cwd=r)
@@ -47,8 +54,24 @@ def repo(tmp_path_factory) -> Path:
 LONG = "/".join(["c" * 200] * 22)
 
 
-NAMES = ["a", "ab", "abc", "dir/x", "dir/sub/y", "dir/sub/yy", "white space", LONG,
-         "conflict", "1:conflict", "2:conflict", "3:conflict", "new", "nope", "0:a", "1:a"]
+NAMES = [
+    "a",
+    "ab",
+    "abc",
+    "dir/x",
+    "dir/sub/y",
+    "dir/sub/yy",
+    "white space",
+    LONG,
+    "conflict",
+    "1:conflict",
+    "2:conflict",
+    "3:conflict",
+    "new",
+    "nope",
+    "0:a",
+    "1:a",
+]
 
 
 @pytest.mark.parametrize("version", ["2", "3", "4"])
@@ -65,9 +88,13 @@ def test_index_entries_like_git(repo, version):
 
 def test_index_path_errors_like_git(repo):
     assert ours(["cat-file", "-p", ":nope"], repo) == (
-        128, b"", b"fatal: path 'nope' does not exist (neither on disk nor in the index)\n")
+        128,
+        b"",
+        b"fatal: path 'nope' does not exist (neither on disk nor in the index)\n",
+    )
     assert ours(["cat-file", "-p", ":1:a"], repo)[2].startswith(
-        b"fatal: path 'a' is in the index, but not at stage 1\n")
+        b"fatal: path 'a' is in the index, but not at stage 1\n"
+    )
 
 
 @pytest.fixture(scope="module")
@@ -88,9 +115,23 @@ def history(tmp_path_factory) -> Path:
     return r
 
 
-REVS = ["foo@@{0}:f", "foo@@{1}", "main@{2}", "@{1}", "@{-1}", "@{-2}", "HEAD@{3}",
-        "main^{/testing:2}", "main^{/commit 1}:f", "main^{/!-commit}", "@{u}",
-        "main@{upstream}", "main^{/nomatch}", "@{-9}", "HEAD@{1}~1"]
+REVS = [
+    "foo@@{0}:f",
+    "foo@@{1}",
+    "main@{2}",
+    "@{1}",
+    "@{-1}",
+    "@{-2}",
+    "HEAD@{3}",
+    "main^{/testing:2}",
+    "main^{/commit 1}:f",
+    "main^{/!-commit}",
+    "@{u}",
+    "main@{upstream}",
+    "main^{/nomatch}",
+    "@{-9}",
+    "HEAD@{1}~1",
+]
 
 
 def test_reflog_upstream_and_message_search_like_git(history):
@@ -98,5 +139,8 @@ def test_reflog_upstream_and_message_search_like_git(history):
     request = "".join(f"{n}\n" for n in REVS).encode()
     want = git("cat-file", "--batch-check", cwd=history, input=request)
     assert ours(["cat-file", "--batch-check"], history, request) == (0, want, b"")
-    assert ours(["cat-file", "-t", "main@{9}"], history) == \
-        (128, b"", b"fatal: log for 'main' only has 3 entries\n")
+    assert ours(["cat-file", "-t", "main@{9}"], history) == (
+        128,
+        b"",
+        b"fatal: log for 'main' only has 3 entries\n",
+    )

@@ -19,22 +19,35 @@ def zlib_imports(source: str) -> list[tuple[int, str]]:
             names = [a.name for a in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
             names = [node.module]
-        elif (isinstance(node, ast.Call) and node.args
-              and isinstance(node.args[0], ast.Constant) and isinstance(node.args[0].value, str)
-              and ((isinstance(node.func, ast.Name) and node.func.id == "__import__")
-                   or (isinstance(node.func, ast.Attribute)
-                       and node.func.attr == "import_module"))):
+        elif (
+            isinstance(node, ast.Call)
+            and node.args
+            and isinstance(node.args[0], ast.Constant)
+            and isinstance(node.args[0].value, str)
+            and (
+                (isinstance(node.func, ast.Name) and node.func.id == "__import__")
+                or (isinstance(node.func, ast.Attribute) and node.func.attr == "import_module")
+            )
+        ):
             names = [node.args[0].value]
         found += [(node.lineno, n) for n in names if n.split(".")[0] in ZLIB_MODULES]
     return found
 
 
 def test_detector_sees_every_form() -> None:
-    src = ("import zlib\nfrom zlib_ng import zlib_ng\nimport isal.isal_zlib as z\n"
-           "from deflate import zlib_decompress\nimportlib.import_module('zlib')\n"
-           "__import__('isal')\nimport zlibx\nfrom . import zlib\n")
+    src = (
+        "import zlib\nfrom zlib_ng import zlib_ng\nimport isal.isal_zlib as z\n"
+        "from deflate import zlib_decompress\nimportlib.import_module('zlib')\n"
+        "__import__('isal')\nimport zlibx\nfrom . import zlib\n"
+    )
     assert [m for _, m in zlib_imports(src)] == [
-        "zlib", "zlib_ng", "isal.isal_zlib", "deflate", "zlib", "isal"]
+        "zlib",
+        "zlib_ng",
+        "isal.isal_zlib",
+        "deflate",
+        "zlib",
+        "isal",
+    ]
 
 
 def test_only_compress_imports_zlib() -> None:
@@ -46,13 +59,28 @@ def test_only_compress_imports_zlib() -> None:
             continue
         for line, module in zlib_imports(path.read_text(encoding="utf-8")):
             offenders.append(f"{path.relative_to(SRC)}:{line}: imports {module}")
-    assert not offenders, "only gitodb.compress may import zlib libraries:\n" + "\n".join(
-        offenders)
+    assert not offenders, "only gitodb.compress may import zlib libraries:\n" + "\n".join(offenders)
 
 
 #: The layers of docs/architecture.md, top first: each may import only those above it.
-LAYERS = ["types", "errors", "_native", "compress", "durable", "lockfile", "objects", "loose",
-          "pack", "reftable", "refs", "repo", "history", "bulk", "dask", "cli"]
+LAYERS = [
+    "types",
+    "errors",
+    "_native",
+    "compress",
+    "durable",
+    "lockfile",
+    "objects",
+    "loose",
+    "pack",
+    "reftable",
+    "refs",
+    "repo",
+    "history",
+    "bulk",
+    "dask",
+    "cli",
+]
 
 
 def gitodb_imports(source: str) -> list[tuple[int, str]]:
@@ -65,8 +93,11 @@ def gitodb_imports(source: str) -> list[tuple[int, str]]:
             names = [a.name for a in node.names]
         else:
             continue
-        found += [(node.lineno, n.split(".")[1]) for n in names
-                  if n.startswith("gitodb.") and n.count(".") >= 1]
+        found += [
+            (node.lineno, n.split(".")[1])
+            for n in names
+            if n.startswith("gitodb.") and n.count(".") >= 1
+        ]
     return found
 
 

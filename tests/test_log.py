@@ -11,8 +11,9 @@ from helpers import git, git_env
 from oracle import assert_same
 
 
-def _commit(path: Path, message: bytes, date: str, author: str | None = None,
-            encoding: str | None = None) -> None:
+def _commit(
+    path: Path, message: bytes, date: str, author: str | None = None, encoding: str | None = None
+) -> None:
     env = dict(git_env(), GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
     if author:
         name, email = author.split("|")
@@ -20,15 +21,25 @@ def _commit(path: Path, message: bytes, date: str, author: str | None = None,
     import subprocess
 
     args = ["git", "-c", f"i18n.commitEncoding={encoding}"] if encoding else ["git"]
-    subprocess.run([*args, "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F", "-"],
-                   cwd=path, input=message, env=env, check=True, capture_output=True)
+    subprocess.run(
+        [*args, "commit", "-q", "--allow-empty", "--cleanup=verbatim", "-F", "-"],
+        cwd=path,
+        input=message,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
 
 
 def build(path: Path) -> Path:
     git("init", "-q", "-b", "main", path)
     _commit(path, b"root commit\n", "1000000000 +0000")
-    _commit(path, b"subject line one  \nsubject two\n\n\n  body\twith tab\n\n\nmore\n\n",
-            "1234567890 -0530", author="Old Name|old@example.com")
+    _commit(
+        path,
+        b"subject line one  \nsubject two\n\n\n  body\twith tab\n\n\nmore\n\n",
+        "1234567890 -0530",
+        author="Old Name|old@example.com",
+    )
     _commit(path, b"\tindented\ttabs\xc3\xa9\xe4\xb8\xad\tx\n", "1500000000 +0100")
     _commit(path, b"caf\xe9 latin-1\n\nbody \xe9\n", "1600000000 +1245", encoding="ISO-8859-1")
     _commit(path, b"no newline", "1700000000 -1200")
@@ -39,9 +50,11 @@ def build(path: Path) -> Path:
     _commit(path, b"on side\n", "1650000000 +0200")
     git("checkout", "-q", "main", cwd=path)
     git("merge", "-q", "--no-ff", "-m", "merge side", "side", cwd=path)
-    (path / ".mailmap").write_text("New Name <new@example.com> <old@example.com>\n"
-                                   "# comment\n<committer-new@example.com> "
-                                   "<committer@example.com>\n")
+    (path / ".mailmap").write_text(
+        "New Name <new@example.com> <old@example.com>\n"
+        "# comment\n<committer-new@example.com> "
+        "<committer@example.com>\n"
+    )
     git("update-ref", "refs/pull/1/head", "HEAD~1", cwd=path)
     return path
 
@@ -52,24 +65,55 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 CASES = [
-    [], ["--oneline"], ["--pretty=short"], ["--pretty=full"], ["--pretty=fuller"],
-    ["--pretty=raw"], ["--pretty=oneline"], ["--pretty=med"], ["--pretty"],
-    ["--format=%H %an %ae %at %s"], ["--format=[%s]%n[%b]%n[%B]"],
-    ["--pretty=format:%h|%H|%T|%t|%P|%p"], ["--pretty=tformat:%h"], ["--format=%h|%e|%f"],
+    [],
+    ["--oneline"],
+    ["--pretty=short"],
+    ["--pretty=full"],
+    ["--pretty=fuller"],
+    ["--pretty=raw"],
+    ["--pretty=oneline"],
+    ["--pretty=med"],
+    ["--pretty"],
+    ["--format=%H %an %ae %at %s"],
+    ["--format=[%s]%n[%b]%n[%B]"],
+    ["--pretty=format:%h|%H|%T|%t|%P|%p"],
+    ["--pretty=tformat:%h"],
+    ["--format=%h|%e|%f"],
     ["--format=%an|%ae|%al|%at|%ad|%aD|%ai|%as|%cn|%ce|%ct|%cd|%ci|%cs"],
-    ["--format=%aN|%aE|%aL|%cN|%cE"], ["--format=%d|%D"], ["--format=%+s|%-b|% H|%+b|x"],
-    ["--format=%x00%x41%%%n%q%Cred%Creset%C(bold)"], ["--format="],
-    ["--format=%gd|%gs"], ["--date=iso", "--format=%ad|%cd"], ["--date=rfc"],
-    ["--date=short", "--pretty=fuller"], ["--date=raw", "--format=%ad"],
-    ["--date=unix", "--format=%cd"], ["--date=format:%Y/%m/%d %H:%M %z %% %a", "--format=%ad"],
-    ["--decorate", "--oneline"], ["--decorate"], ["--decorate=full", "--oneline", "--all"],
-    ["--no-decorate", "--oneline"], ["-n2", "--reverse", "--oneline"], ["--skip=1", "-3"],
-    ["--all", "--topo-order", "--format=%h %p"], ["--first-parent", "--oneline"],
-    ["--merges", "--oneline"], ["--no-merges", "--format=%s"], ["side..main", "--oneline"],
-    ["--abbrev-commit"], ["--abbrev=10", "--oneline"], ["--no-abbrev-commit", "--oneline"],
-    ["--date=raw-local", "--format=%ad"], ["--date=iso-local", "--format=%ad|%ai"],
-    ["--date=format-local:%Y %H:%M %z %%", "--format=%ad"], ["--date=normal"],
-    ["--date=bogus"], ["--pretty=bogus"], ["nosuch"], ["--since=1400000000", "--oneline"],
+    ["--format=%aN|%aE|%aL|%cN|%cE"],
+    ["--format=%d|%D"],
+    ["--format=%+s|%-b|% H|%+b|x"],
+    ["--format=%x00%x41%%%n%q%Cred%Creset%C(bold)"],
+    ["--format="],
+    ["--format=%gd|%gs"],
+    ["--date=iso", "--format=%ad|%cd"],
+    ["--date=rfc"],
+    ["--date=short", "--pretty=fuller"],
+    ["--date=raw", "--format=%ad"],
+    ["--date=unix", "--format=%cd"],
+    ["--date=format:%Y/%m/%d %H:%M %z %% %a", "--format=%ad"],
+    ["--decorate", "--oneline"],
+    ["--decorate"],
+    ["--decorate=full", "--oneline", "--all"],
+    ["--no-decorate", "--oneline"],
+    ["-n2", "--reverse", "--oneline"],
+    ["--skip=1", "-3"],
+    ["--all", "--topo-order", "--format=%h %p"],
+    ["--first-parent", "--oneline"],
+    ["--merges", "--oneline"],
+    ["--no-merges", "--format=%s"],
+    ["side..main", "--oneline"],
+    ["--abbrev-commit"],
+    ["--abbrev=10", "--oneline"],
+    ["--no-abbrev-commit", "--oneline"],
+    ["--date=raw-local", "--format=%ad"],
+    ["--date=iso-local", "--format=%ad|%ai"],
+    ["--date=format-local:%Y %H:%M %z %%", "--format=%ad"],
+    ["--date=normal"],
+    ["--date=bogus"],
+    ["--pretty=bogus"],
+    ["nosuch"],
+    ["--since=1400000000", "--oneline"],
 ]
 
 

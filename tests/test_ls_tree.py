@@ -10,8 +10,18 @@ import pytest
 from helpers import git
 from oracle import assert_same
 
-NAMES = ["plain", "with space", 'quo"te', "tab\there", "caf\u00e9", "a[a]", "a*", "aa",
-         "a-b", "a.b"]
+NAMES = [
+    "plain",
+    "with space",
+    'quo"te',
+    "tab\there",
+    "caf\u00e9",
+    "a[a]",
+    "a*",
+    "aa",
+    "a-b",
+    "a.b",
+]
 
 
 def build(path: Path, object_format: str) -> Path:
@@ -42,16 +52,53 @@ def repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return build(tmp_path_factory.mktemp(request.param) / "r", request.param)
 
 
-OPTION_SETS = [[], ["-r"], ["-t"], ["-r", "-t"], ["-d"], ["-d", "-r"], ["-l"], ["--long", "-r"],
-               ["-z"], ["-r", "-z"], ["--name-only"], ["--name-status", "-r"],
-               ["--object-only", "-r"], ["--full-name"], ["--full-tree"], ["--abbrev"],
-               ["--abbrev=5", "-r"], ["--abbrev=2"], ["--no-abbrev"],
-               ["-r", "--format=%(objectmode) %(objecttype) %(objectname) %(objectsize) "
-                "%(objectsize:padded)|%(path)%x00%%%n"],
-               ["-r", "-z", "--format=[%(path)]"], ["-rtz", "-l"]]
-PATHS = [[], ["."], ["dir"], ["dir/"], ["dir/sub"], ["dir/sub/"], ["dir/sub/g"], ["a"],
-         ["a[a]"], ["a*"], ["a/b"], ["dir", "dir2/"], ["nope"], ["dir/s"], ["submod"],
-         ["submod/"], ["dir/../dir2"]]
+OPTION_SETS = [
+    [],
+    ["-r"],
+    ["-t"],
+    ["-r", "-t"],
+    ["-d"],
+    ["-d", "-r"],
+    ["-l"],
+    ["--long", "-r"],
+    ["-z"],
+    ["-r", "-z"],
+    ["--name-only"],
+    ["--name-status", "-r"],
+    ["--object-only", "-r"],
+    ["--full-name"],
+    ["--full-tree"],
+    ["--abbrev"],
+    ["--abbrev=5", "-r"],
+    ["--abbrev=2"],
+    ["--no-abbrev"],
+    [
+        "-r",
+        "--format=%(objectmode) %(objecttype) %(objectname) %(objectsize) "
+        "%(objectsize:padded)|%(path)%x00%%%n",
+    ],
+    ["-r", "-z", "--format=[%(path)]"],
+    ["-rtz", "-l"],
+]
+PATHS = [
+    [],
+    ["."],
+    ["dir"],
+    ["dir/"],
+    ["dir/sub"],
+    ["dir/sub/"],
+    ["dir/sub/g"],
+    ["a"],
+    ["a[a]"],
+    ["a*"],
+    ["a/b"],
+    ["dir", "dir2/"],
+    ["nope"],
+    ["dir/s"],
+    ["submod"],
+    ["submod/"],
+    ["dir/../dir2"],
+]
 
 
 @pytest.mark.parametrize("opts", OPTION_SETS, ids=" ".join)
@@ -60,26 +107,66 @@ def test_options_at_top(repo: Path, opts: list[str]) -> None:
         assert_same(repo, "ls-tree", *opts, "HEAD", *paths)
 
 
-SUB_PATHS = [[], ["."], [".."], ["../a"], ["f"], ["sub"], ["sub/"], ["../dir2"], [":/a"],
-             [":(top)dir"], [":(literal)sub"]]
+SUB_PATHS = [
+    [],
+    ["."],
+    [".."],
+    ["../a"],
+    ["f"],
+    ["sub"],
+    ["sub/"],
+    ["../dir2"],
+    [":/a"],
+    [":(top)dir"],
+    [":(literal)sub"],
+]
 
 
-@pytest.mark.parametrize("opts", [[], ["-r"], ["--full-name"], ["--full-tree"], ["-r", "-t"],
-                                  ["--name-only"], ["--format=%(path)"], ["-d"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "opts",
+    [
+        [],
+        ["-r"],
+        ["--full-name"],
+        ["--full-tree"],
+        ["-r", "-t"],
+        ["--name-only"],
+        ["--format=%(path)"],
+        ["-d"],
+    ],
+    ids=" ".join,
+)
 def test_from_a_subdirectory(repo: Path, opts: list[str]) -> None:
     for paths in SUB_PATHS:
         assert_same(repo / "dir", "ls-tree", *opts, "HEAD", *paths)
         assert_same(repo / "dir" / "sub", "ls-tree", *opts, "HEAD", *paths)
 
 
-@pytest.mark.parametrize("args", [
-    ["HEAD^{tree}"], ["v1"], ["HEAD:dir"], ["HEAD:plain"], ["nope"], [], ["HEAD", ""],
-    ["HEAD", "../x"], ["HEAD", ":(icase)a"], ["-l", "--name-only", "HEAD"],
-    ["--name-only", "--object-only", "HEAD"], ["--format=%(path)", "-l", "HEAD"],
-    ["--format=%(bogus)", "HEAD"], ["--format=%q", "HEAD"], ["--format=%(path", "HEAD"],
-    ["--bogus", "HEAD"], ["-q", "HEAD"], ["HEAD", "--", "dir"], ["--full", "HEAD"],
-    ["--full-name", "--no-full-name", "HEAD"],
-])
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["HEAD^{tree}"],
+        ["v1"],
+        ["HEAD:dir"],
+        ["HEAD:plain"],
+        ["nope"],
+        [],
+        ["HEAD", ""],
+        ["HEAD", "../x"],
+        ["HEAD", ":(icase)a"],
+        ["-l", "--name-only", "HEAD"],
+        ["--name-only", "--object-only", "HEAD"],
+        ["--format=%(path)", "-l", "HEAD"],
+        ["--format=%(bogus)", "HEAD"],
+        ["--format=%q", "HEAD"],
+        ["--format=%(path", "HEAD"],
+        ["--bogus", "HEAD"],
+        ["-q", "HEAD"],
+        ["HEAD", "--", "dir"],
+        ["--full", "HEAD"],
+        ["--full-name", "--no-full-name", "HEAD"],
+    ],
+)
 def test_errors_and_names(repo: Path, args: list[str]) -> None:
     assert_same(repo, "ls-tree", *args)
 

@@ -38,7 +38,7 @@ def _chain_pack(pack_dir: Path, size: int, count: int, seed: int = 1) -> tuple[P
     prev = base
     for i in range(count):
         tail = b"%08d" % i
-        new = prev[:size - 8] + tail
+        new = prev[: size - 8] + tail
         delta = make_delta(size, size, [("copy", 0, size - 8), tail])
         oid = hash_object(SHA1, "blob", new)
         off = b.add_ofs_delta(off, delta, oid=oid)
@@ -129,8 +129,9 @@ sys.stderr.write("%d %d\n" % (status, resource.getrusage(resource.RUSAGE_SELF).r
 
 
 def _peak_kib(mode: str, repo: Path, *extra: str) -> int:
-    proc = subprocess.run([sys.executable, "-c", _CHILD, mode, str(repo), *extra],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [sys.executable, "-c", _CHILD, mode, str(repo), *extra], capture_output=True, check=False
+    )
     status, peak = proc.stderr.decode().split()[-2:]
     assert status == "0", proc.stderr.decode()
     return int(peak)
@@ -149,7 +150,8 @@ def big_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]
 
 @pytest.mark.parametrize("mode", ["library", "unordered", "sorted", "verify-pack"])
 def test_peak_memory_of_a_walk_is_bounded_by_the_limit(
-        big_repo: tuple[Path, Path, int], mode: str) -> None:
+    big_repo: tuple[Path, Path, int], mode: str
+) -> None:
     repo, pack, largest = big_repo
     extra = [str(pack.with_suffix(".idx"))] if mode == "verify-pack" else []
     baseline = _peak_kib("baseline", repo)

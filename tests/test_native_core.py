@@ -38,14 +38,10 @@ def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(delta_module, "_c_apply_delta", None)
     monkeypatch.setattr(delta_module, "delta_sizes", delta_module.delta_sizes_python)
     monkeypatch.setattr(reader_module, "delta_sizes", delta_module.delta_sizes_python)
-    monkeypatch.setattr(entry_module, "parse_entry_header",
-                        entry_module.parse_entry_header_python)
-    monkeypatch.setattr(entry_module, "parse_ofs_distance",
-                        entry_module.parse_ofs_distance_python)
-    monkeypatch.setattr(reader_module, "parse_entry_header",
-                        entry_module.parse_entry_header_python)
-    monkeypatch.setattr(reader_module, "parse_ofs_distance",
-                        entry_module.parse_ofs_distance_python)
+    monkeypatch.setattr(entry_module, "parse_entry_header", entry_module.parse_entry_header_python)
+    monkeypatch.setattr(entry_module, "parse_ofs_distance", entry_module.parse_ofs_distance_python)
+    monkeypatch.setattr(reader_module, "parse_entry_header", entry_module.parse_entry_header_python)
+    monkeypatch.setattr(reader_module, "parse_ofs_distance", entry_module.parse_ofs_distance_python)
     monkeypatch.setattr(reader_module, "_scan_headers", None)
     monkeypatch.setattr(reader_module, "_walk_pack", None)
     monkeypatch.setattr(reader_module, "_gather_u64", None)
@@ -69,7 +65,7 @@ def _random_pack(tmp: Path, seed: int, count: int) -> tuple[Path, dict[bytes, by
                     start = rng.randrange(len(base))
                     n = rng.randint(1, min(len(base) - start, 70_000))
                     ops.append(("copy", start, n))
-                    out += base[start:start + n]
+                    out += base[start : start + n]
                 else:
                     lit = rng.randbytes(rng.randint(1, 127))
                     ops.append(lit)
@@ -80,8 +76,13 @@ def _random_pack(tmp: Path, seed: int, count: int) -> tuple[Path, dict[bytes, by
                 continue
             off = b.add_ofs_delta(base_off, make_delta(len(base), len(data), ops), oid=oid)
         else:
-            data = rng.randbytes(rng.randint(0, 100_000)) if rng.random() < 0.3 else \
-                b"".join(b"line %d\n" % rng.randint(0, 50) for _ in range(rng.randint(0, 9000)))
+            data = (
+                rng.randbytes(rng.randint(0, 100_000))
+                if rng.random() < 0.3
+                else b"".join(
+                    b"line %d\n" % rng.randint(0, 50) for _ in range(rng.randint(0, 9000))
+                )
+            )
             oid = hash_object(SHA1, "blob", data)
             if oid in expected:
                 continue
@@ -91,8 +92,9 @@ def _random_pack(tmp: Path, seed: int, count: int) -> tuple[Path, dict[bytes, by
     return b.write(tmp / f"p{seed}"), expected
 
 
-def _read_all(path: Path) -> tuple[list[tuple[bytes, int, bytes]], list[tuple[int, int]],
-                                   list[tuple[int, bytes]]]:
+def _read_all(
+    path: Path,
+) -> tuple[list[tuple[bytes, int, bytes]], list[tuple[int, int]], list[tuple[int, bytes]]]:
     pack = PackFile(path, SHA1)
     walked = [(oid, t, data) for oid, _off, t, data in pack.iter_objects()]
     offsets = [pack.find(oid) for oid, _t, _d in walked]
@@ -105,8 +107,9 @@ def _read_all(path: Path) -> tuple[list[tuple[bytes, int, bytes]], list[tuple[in
     return walked, headers + list(zip(types, sizes, strict=True)), points
 
 
-@settings(max_examples=12, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=12, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(seed=st.integers(0, 2**32 - 1), count=st.integers(1, 40))
 def test_native_and_python_read_the_same(tmp_path: Path, seed: int, count: int) -> None:
     path, expected = _random_pack(tmp_path, seed, count)
@@ -131,7 +134,8 @@ def test_compression_layer_uses_no_ctypes() -> None:
         "    assert compress.inflate_prefix(z + b'junk', 100000)[1] == len(z)\n"
         "    assert compress.inflate_head(z, 20) == b'x' * 20\n"
         "    inf = compress.new_inflater(); inf.decompress(z); inf.reset()\n"
-        "print('ctypes' in sys.modules)\n")
+        "print('ctypes' in sys.modules)\n"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
     assert out.stdout.strip() == b"False"
     for path in (SRC / "compress").rglob("*.py"):
@@ -151,8 +155,11 @@ def test_only_the_waist_knows_a_backend() -> None:
 def test_build_options_say_whether_the_native_core_is_loaded(tmp_path: Path) -> None:
     from helpers import make_pack
 
-    out = subprocess.run([sys.executable, "-m", "gitodb.cli.main", "version", "--build-options"],
-                         capture_output=True, check=True).stdout.decode()
+    out = subprocess.run(
+        [sys.executable, "-m", "gitodb.cli.main", "version", "--build-options"],
+        capture_output=True,
+        check=True,
+    ).stdout.decode()
     assert "native core: loaded (" in out
     # Without the native core: said so, and a pack still reads (the fallback).
     pack = make_pack(tmp_path)
@@ -163,7 +170,8 @@ def test_build_options_say_whether_the_native_core_is_loaded(tmp_path: Path) -> 
         "from gitodb.objects import SHA1\n"
         "from gitodb.pack.reader import PackFile\n"
         f"p = PackFile({str(pack)!r}, SHA1)\n"
-        "print(sum(len(d) for _o, _f, _t, d in p.iter_objects()))\n")
+        "print(sum(len(d) for _o, _f, _t, d in p.iter_objects()))\n"
+    )
     got = subprocess.run([sys.executable, "-c", code], capture_output=True, check=True)
     line, total = got.stdout.decode().splitlines()
     assert line.startswith("not loaded")

@@ -14,7 +14,7 @@ from gitodb.objects import SHA1, SHA256
 from gitodb.objects.check import ObjectChecker, check_object
 from helpers import git, git_env
 
-T1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"      # the empty tree
+T1 = "4b825dc642cb6eb9a060e54bf8d69288fbee4904"  # the empty tree
 C1 = "3b18e512dba79e4c8300dd08aeb37f8e728b8dad"
 NUL20 = b"\0" * 20
 
@@ -26,8 +26,12 @@ def git_verdict(repo: Path, type_name: str, *contents: bytes) -> tuple[int, byte
         p = repo / f"in{i}"
         p.write_bytes(data)
         paths.append(p.name)
-    proc = subprocess.run(["git", "hash-object", "-t", type_name, *paths], cwd=repo,
-                          capture_output=True, env=git_env())
+    proc = subprocess.run(
+        ["git", "hash-object", "-t", type_name, *paths],
+        cwd=repo,
+        capture_output=True,
+        env=git_env(),
+    )
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -53,10 +57,10 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 COMMITS = [
     f"tree {T1}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nmsg\n".encode(),
     f"tree {T1}\nparent {C1}\nx".encode(),
-    f"tree {T1}\nparent {C1}\n".encode(),            # nothing after the parent line
+    f"tree {T1}\nparent {C1}\n".encode(),  # nothing after the parent line
     f"tree {T1}\nparent {C1}\nparent {C1}\nz".encode(),
     f"tree {T1}\nparent {C1[:39]}g\nz".encode(),
-    f"tree {T1}\nparent {T1}\nz".encode(),           # the tree id again as a parent
+    f"tree {T1}\nparent {T1}\nz".encode(),  # the tree id again as a parent
     f"tree {T1}\n".encode(),
     f"tree {T1}\nz".encode(),
     f"tree {T1.upper()}\nz".encode(),
@@ -152,15 +156,20 @@ def test_blobs_and_other_types_are_not_checked() -> None:
     check_object(SHA1, "frob", b"anything")
 
 
-tree_entry = st.tuples(st.sampled_from([b"100644", b"40000", b"1", b"", b"8", b"10 0"]),
-                       st.binary(max_size=4), st.binary(min_size=18, max_size=22))
+tree_entry = st.tuples(
+    st.sampled_from([b"100644", b"40000", b"1", b"", b"8", b"10 0"]),
+    st.binary(max_size=4),
+    st.binary(min_size=18, max_size=22),
+)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
 @given(st.lists(tree_entry, max_size=3))
-def test_tree_check_differential_fuzz(repo: Path,
-                                      entries: list[tuple[bytes, bytes, bytes]]) -> None:
+def test_tree_check_differential_fuzz(
+    repo: Path, entries: list[tuple[bytes, bytes, bytes]]
+) -> None:
     data = b"".join(mode + b" " + name + b"\0" + oid for mode, name, oid in entries)
     status, _out, err = git_verdict(repo, "tree", data)
     names = [name for _m, name, _o in entries]
@@ -171,8 +180,10 @@ def test_tree_check_differential_fuzz(repo: Path,
     assert our_verdict(SHA1, "tree", data) == (status, err)
 
 
-DUPLICATE_ENTRIES = (b"error: object fails fsck: duplicateEntries: contains duplicate file "
-                     b"entries\nfatal: refusing to create malformed object\n")
+DUPLICATE_ENTRIES = (
+    b"error: object fails fsck: duplicateEntries: contains duplicate file "
+    b"entries\nfatal: refusing to create malformed object\n"
+)
 
 
 def test_duplicate_tree_entries_are_refused_like_git_255() -> None:
@@ -180,26 +191,54 @@ def test_duplicate_tree_entries_are_refused_like_git_255() -> None:
     assert our_verdict(SHA1, "tree", entry + entry) == (128, DUPLICATE_ENTRIES)
 
 
-@settings(max_examples=40, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
-@given(st.lists(st.sampled_from([f"tree {T1}", f"parent {C1}", f"parent {T1}", "author x",
-                                 "", "tree 12", f"object {C1}", "type commit", "type blob",
-                                 "tag v", "tagger"]), max_size=5),
-       st.booleans(), st.sampled_from(["commit", "tag"]))
-def test_commit_and_tag_check_differential_fuzz(repo: Path, lines: list[str], final_nl: bool,
-                                                 type_name: str) -> None:
+@settings(
+    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    st.lists(
+        st.sampled_from(
+            [
+                f"tree {T1}",
+                f"parent {C1}",
+                f"parent {T1}",
+                "author x",
+                "",
+                "tree 12",
+                f"object {C1}",
+                "type commit",
+                "type blob",
+                "tag v",
+                "tagger",
+            ]
+        ),
+        max_size=5,
+    ),
+    st.booleans(),
+    st.sampled_from(["commit", "tag"]),
+)
+def test_commit_and_tag_check_differential_fuzz(
+    repo: Path, lines: list[str], final_nl: bool, type_name: str
+) -> None:
     data = "\n".join(lines).encode() + (b"\n" if final_nl else b"")
     status, _out, err = git_verdict(repo, type_name, data)
     assert our_verdict(SHA1, type_name, data) == (status, err)
 
 
 @settings(max_examples=200, deadline=None)
-@given(st.binary(max_size=200), st.sampled_from(["commit", "tree", "tag"]),
-       st.sampled_from([SHA1, SHA256]))
+@given(
+    st.binary(max_size=200),
+    st.sampled_from(["commit", "tree", "tag"]),
+    st.sampled_from([SHA1, SHA256]),
+)
 def test_check_fuzz_raises_only_check_errors(data: bytes, type_name: str, fmt) -> None:  # type: ignore[no-untyped-def]
     try:
         check_object(fmt, type_name, data)
     except ObjectCheckError as e:
-        assert e.message in ("corrupt commit", "corrupt tag", "too-short tree object",
-                             "refusing to create malformed object",
-                             "malformed mode in tree entry", "empty filename in tree entry")
+        assert e.message in (
+            "corrupt commit",
+            "corrupt tag",
+            "too-short tree object",
+            "refusing to create malformed object",
+            "malformed mode in tree entry",
+            "empty filename in tree entry",
+        )

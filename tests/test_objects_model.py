@@ -24,8 +24,11 @@ SIG = b"-----BEGIN PGP SIGNATURE-----\n\niQEzBAABCAAdFiEE\n=abcd\n-----END PGP S
 
 
 def _hash(repo: Path, type_name: str, data: bytes, *extra: str) -> str:
-    return git("hash-object", *extra, "-t", type_name, "-w", "--stdin", cwd=repo,
-               input=data).decode().strip()
+    return (
+        git("hash-object", *extra, "-t", type_name, "-w", "--stdin", cwd=repo, input=data)
+        .decode()
+        .strip()
+    )
 
 
 def build_repo(path: Path, object_format: str) -> Path:
@@ -42,8 +45,14 @@ def build_repo(path: Path, object_format: str) -> Path:
     git("checkout", "-q", "-b", "side", cwd=path)
     (path / "side.txt").write_text("side\n")
     git("add", ".", cwd=path)
-    git("commit", "-q", "-m", "side   with  spaces  \n\n\n  trailing\n", "--cleanup=verbatim",
-        cwd=path)
+    git(
+        "commit",
+        "-q",
+        "-m",
+        "side   with  spaces  \n\n\n  trailing\n",
+        "--cleanup=verbatim",
+        cwd=path,
+    )
     git("checkout", "-q", "-", cwd=path)
     (path / "a.txt").write_text("a2\n")
     git("-c", "i18n.commitEncoding=ISO-8859-1", "commit", "-q", "-a", "-m", "latin", cwd=path)
@@ -56,24 +65,37 @@ def build_repo(path: Path, object_format: str) -> Path:
     tree = git("rev-parse", "HEAD^{tree}", cwd=path).decode().strip()
     assert len(head) == hexsz
     # A signed-looking tag and a tag without tagger.
-    signed_tag = (f"object {head}\ntype commit\ntag signed\n"
-                  "tagger T <t@example.com> 1700000000 +0130\n\nsigned tag\n").encode() + SIG \
+    signed_tag = (
+        (
+            f"object {head}\ntype commit\ntag signed\n"
+            "tagger T <t@example.com> 1700000000 +0130\n\nsigned tag\n"
+        ).encode()
+        + SIG
         + b"\n"
+    )
     st = _hash(path, "tag", signed_tag)
     old_tag = f"object {head}\ntype commit\ntag old\n\nno tagger\n".encode()
     ot = _hash(path, "tag", old_tag)
     # A commit with gpgsig, gpgsig-sha256, a mergetag, unknown and odd headers.
     indented = b"\n ".join(signed_tag.rstrip(b"\n").split(b"\n"))
-    odd = (f"tree {tree}\nparent {head}\n".encode()
-           + b"author  Odd  Name   <odd@example.com>   1700000001   -0700\n"
-           + b"committer C <c@example.com> 1700000002 +0000\n"
-           + b"encoding ISO-8859-1\n"
-           + b"mergetag " + indented + b"\n"
-           + b"x-unknown first\n continued\n \n last\n"
-           + b"nospace\n"
-           + b"gpgsig " + b"\n ".join(SIG.split(b"\n")) + b"\n"
-           + b"gpgsig-sha256 " + b"\n ".join(SIG.split(b"\n")) + b"\n"
-           + b"\nodd commit\r\nwith CR\n\n")
+    odd = (
+        f"tree {tree}\nparent {head}\n".encode()
+        + b"author  Odd  Name   <odd@example.com>   1700000001   -0700\n"
+        + b"committer C <c@example.com> 1700000002 +0000\n"
+        + b"encoding ISO-8859-1\n"
+        + b"mergetag "
+        + indented
+        + b"\n"
+        + b"x-unknown first\n continued\n \n last\n"
+        + b"nospace\n"
+        + b"gpgsig "
+        + b"\n ".join(SIG.split(b"\n"))
+        + b"\n"
+        + b"gpgsig-sha256 "
+        + b"\n ".join(SIG.split(b"\n"))
+        + b"\n"
+        + b"\nodd commit\r\nwith CR\n\n"
+    )
     oc = _hash(path, "commit", odd)
     no_message = f"tree {tree}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n".encode()
     nm = _hash(path, "commit", no_message)
@@ -83,8 +105,14 @@ def build_repo(path: Path, object_format: str) -> Path:
     blob = git("rev-parse", "HEAD:a.txt", cwd=path).decode().strip()
     padded = b"040000 d\0" + bytes.fromhex(tree) + b"100644 z\0" + bytes.fromhex(blob)
     pt = _hash(path, "tree", padded)
-    for name, oid in (("signed", st), ("odd", oc), ("nomsg", nm), ("broken", bi), ("padded", pt),
-                      ("old", ot)):
+    for name, oid in (
+        ("signed", st),
+        ("odd", oc),
+        ("nomsg", nm),
+        ("broken", bi),
+        ("padded", pt),
+        ("old", ot),
+    ):
         git("update-ref", f"refs/odd/{name}", oid, cwd=path)
     return path
 
@@ -95,8 +123,13 @@ def repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
 
 
 def _all_objects(path: Path) -> list[tuple[str, str]]:
-    out = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)",
-              cwd=path).decode().split("\n")
+    out = (
+        git(
+            "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)", cwd=path
+        )
+        .decode()
+        .split("\n")
+    )
     return [tuple(line.split()) for line in out if line]  # type: ignore[misc]
 
 
@@ -118,8 +151,7 @@ def test_every_object_serialises_to_its_bytes(repo: Path) -> None:
 def test_commit_fields_match_git(repo: Path) -> None:
     r = Repository(repo)
     fmt = "%H%x00%T%x00%P%x00%an%x00%ae%x00%at%x00%ad%x00%cn%x00%ce%x00%ct%x00%e%x00%B"
-    out = git("log", "--all", "--date=raw", "--encoding=none", f"--format={fmt}%x01",
-              cwd=repo)
+    out = git("log", "--all", "--date=raw", "--encoding=none", f"--format={fmt}%x01", cwd=repo)
     seen = 0
     for record in out.split(b"\x01\n"):
         if not record:
@@ -132,13 +164,13 @@ def test_commit_fields_match_git(repo: Path) -> None:
         assert c.author is not None and c.committer is not None
         assert (c.author.name, c.author.email) == (an, ae)
         assert (c.committer.name, c.committer.email) == (cn, ce)
-        assert (b"%d" % c.committer.timestamp if c.committer.timestamp is not None
-                else b"") == ct
+        assert (b"%d" % c.committer.timestamp if c.committer.timestamp is not None else b"") == ct
         if at:
             assert c.author.timestamp == int(at)
             tz = int(ad.split()[1])
-            assert c.author.tz_offset == (1 if tz >= 0 else -1) * (abs(tz) // 100 * 60
-                                                                     + abs(tz) % 100)
+            assert c.author.tz_offset == (1 if tz >= 0 else -1) * (
+                abs(tz) // 100 * 60 + abs(tz) % 100
+            )
         else:
             assert c.author.timestamp is None
         assert (c.encoding or b"") == enc
@@ -179,7 +211,7 @@ def test_tags(repo: Path) -> None:
     assert v1.tagger.name == b"C O Mitter"
     outer = r.tag("v1-outer")
     assert outer.type == "tag" and outer.object == v1.id
-    assert r.commit("v1-outer").id == head                 # peeled through both tags
+    assert r.commit("v1-outer").id == head  # peeled through both tags
     signed = r.tag("refs/odd/signed")
     assert signed.signature == SIG + b"\n" and signed.tagger is not None
     assert signed.tagger.tz_offset == 90
@@ -198,7 +230,11 @@ def test_trees(repo: Path) -> None:
         meta, name = line.split("\t")
         mode, kind, oid = meta.split()
         assert (f"{entry.mode:06o}", entry.object_type, entry.id.hex(), entry.name) == (
-            mode, kind, oid, name.encode())
+            mode,
+            kind,
+            oid,
+            name.encode(),
+        )
     assert t["dir"].is_tree and b"link" in t and t.get("nope") is None
     assert t["run.sh"].mode == 0o100755 and t["link"].mode == 0o120000
     with pytest.raises(KeyError):
@@ -231,24 +267,50 @@ def test_create_and_write_match_git(repo: Path, tmp_path: Path) -> None:
     blob = w.write_object(Blob.create(b"new\n", fmt))
     assert git("cat-file", "blob", blob.hex(), cwd=repo) == b"new\n"
     sub = r.tree("HEAD")["dir"].id
-    tree = Tree.create([(0o040000, "dir", sub), (0o100644, b"dir.txt", blob),
-                        (0o100755, "a", blob.hex())], fmt)
-    assert [e.name for e in tree] == [b"a", b"dir.txt", b"dir"]       # Git's order
+    tree = Tree.create(
+        [(0o040000, "dir", sub), (0o100644, b"dir.txt", blob), (0o100755, "a", blob.hex())], fmt
+    )
+    assert [e.name for e in tree] == [b"a", b"dir.txt", b"dir"]  # Git's order
     tid = w.write_object(tree)
     mktree = git("mktree", cwd=repo, input=git("ls-tree", tid.hex(), cwd=repo)).decode().strip()
     assert mktree == tid.hex()
     head = r.resolve("HEAD")
-    commit = Commit.create(tree=tid, parents=[head], author=_sig(tz=-300),
-                           committer=_sig(1700000100, 60), message="made\n", fmt=fmt)
+    commit = Commit.create(
+        tree=tid,
+        parents=[head],
+        author=_sig(tz=-300),
+        committer=_sig(1700000100, 60),
+        message="made\n",
+        fmt=fmt,
+    )
     cid = w.write_object(commit)
-    env_out = git("-c", "user.name=x", "commit-tree", tid.hex(), "-p", head.hex(), "-m", "made",
-                  cwd=repo, check=True)
+    env_out = git(
+        "-c",
+        "user.name=x",
+        "commit-tree",
+        tid.hex(),
+        "-p",
+        head.hex(),
+        "-m",
+        "made",
+        cwd=repo,
+        check=True,
+    )
     assert git("cat-file", "-t", cid.hex(), cwd=repo) == b"commit\n"
-    assert git("show", "-s", "--format=%an %ae %ad", "--date=raw", cid.hex(), cwd=repo) == \
-        b"A U Thor author@example.com 1700000000 -0500\n"
+    assert (
+        git("show", "-s", "--format=%an %ae %ad", "--date=raw", cid.hex(), cwd=repo)
+        == b"A U Thor author@example.com 1700000000 -0500\n"
+    )
     assert env_out.strip()
-    tag = Tag.create(object=cid, type="commit", name="made", tagger=_sig(), message=b"m\n",
-                     signature=SIG + b"\n", fmt=fmt)
+    tag = Tag.create(
+        object=cid,
+        type="commit",
+        name="made",
+        tagger=_sig(),
+        message=b"m\n",
+        signature=SIG + b"\n",
+        fmt=fmt,
+    )
     tag_id = w.write_object(tag)
     assert git("cat-file", "tag", tag_id.hex(), cwd=repo) == tag.serialize()
     fsck = git("fsck", "--strict", "--no-dangling", cwd=repo, check=False)
@@ -267,13 +329,18 @@ def test_write_refuses_bad_objects(repo: Path) -> None:
     with pytest.raises(ObjectTypeError):
         w.write_object(Tree.create([(0o040000, "x", blob)], fmt))
     with pytest.raises(ObjectTypeError):
-        w.write_object(Commit.create(tree=blob, author=_sig(), committer=_sig(),
-                                     message=b"", fmt=fmt))
+        w.write_object(
+            Commit.create(tree=blob, author=_sig(), committer=_sig(), message=b"", fmt=fmt)
+        )
     with pytest.raises(ObjectTypeError):
-        w.write_object(Tag.create(object=blob, type="commit", name="t", message=b"",
-                                  fmt=fmt))
-    for bad in ([(0o100644, "", blob)], [(0o100644, "a/b", blob)], [(0o100600, "a", blob)],
-                [(0o100644, "a", blob), (0o100755, "a", blob)], [(0o100644, "..", blob)]):
+        w.write_object(Tag.create(object=blob, type="commit", name="t", message=b"", fmt=fmt))
+    for bad in (
+        [(0o100644, "", blob)],
+        [(0o100644, "a/b", blob)],
+        [(0o100600, "a", blob)],
+        [(0o100644, "a", blob), (0o100755, "a", blob)],
+        [(0o100644, "..", blob)],
+    ):
         with pytest.raises(ObjectFormatError):
             Tree.create(bad, fmt)
     with pytest.raises(ObjectFormatError):
@@ -288,28 +355,41 @@ def test_write_refuses_bad_objects(repo: Path) -> None:
 def test_tree_parse_errors_are_gits() -> None:
     good = b"100644 a\0" + b"\1" * 20
     assert Tree(good).entries[0].name == b"a"
-    for data, message in ((b"100644 a\0" + b"\1" * 19, "too-short tree object"),
-                          (b"10a644 a\0" + b"\1" * 20, "malformed mode in tree entry"),
-                          (b" 100644 a\0" + b"\1" * 20, "malformed mode in tree entry"),
-                          (b"100644 \0" + b"\1" * 20, "empty filename in tree entry"),
-                          (good + b"1", "too-short tree object")):
+    for data, message in (
+        (b"100644 a\0" + b"\1" * 19, "too-short tree object"),
+        (b"10a644 a\0" + b"\1" * 20, "malformed mode in tree entry"),
+        (b" 100644 a\0" + b"\1" * 20, "malformed mode in tree entry"),
+        (b"100644 \0" + b"\1" * 20, "empty filename in tree entry"),
+        (good + b"1", "too-short tree object"),
+    ):
         with pytest.raises(ObjectParseError) as info:
             _ = Tree(data).entries
         assert info.value.message == message
 
 
 def test_commit_parse_errors() -> None:
-    for data, reason in ((b"tree x\n", "bogus"), (b"tree " + b"g" * 40 + b"\nx", "bad-tree"),
-                         (b"tree " + b"a" * 40 + b"\nparent " + b"z" * 40 + b"\nx",
-                          "bad-parents")):
+    for data, reason in (
+        (b"tree x\n", "bogus"),
+        (b"tree " + b"g" * 40 + b"\nx", "bad-tree"),
+        (b"tree " + b"a" * 40 + b"\nparent " + b"z" * 40 + b"\nx", "bad-parents"),
+    ):
         with pytest.raises(ObjectParseError) as info:
             _ = Commit(data).parents
         assert info.value.reason == reason
 
 
 def test_round_trip_of_odd_layouts() -> None:
-    for data in (b"", b"tree", b"tree x", b"a\n b\n", b" lead\n", b"k v\n\n", b"k v\n\n\n",
-                 b"nospace\n continuation\n", b"k v\n \n \n\nmsg"):
+    for data in (
+        b"",
+        b"tree",
+        b"tree x",
+        b"a\n b\n",
+        b" lead\n",
+        b"k v\n\n",
+        b"k v\n\n\n",
+        b"nospace\n continuation\n",
+        b"k v\n \n \n\nmsg",
+    ):
         c = Commit(data)
         assert c.serialize() == data, data
         assert Tag(data).serialize() == data
@@ -341,15 +421,21 @@ def test_index_pack_strict_checks_parse_with_the_model() -> None:
     good_tree = b"100644 a\0" + b"\1" * 20 + b"40000 d\0" + b"\2" * 20
     check(OBJ_TREE, good_tree, b"\0" * 20, 0)
     assert check.links == [b"\1" * 20, b"\2" * 20]
-    for bad, reason in ((b"100644 a\0" + b"\1" * 19, "badTree"),
-                        (b"100700 a\0" + b"\1" * 20, "badFilemode"),
-                        (b"100644 b\0" + b"\1" * 20 + b"100644 a\0" + b"\1" * 20,
-                         "treeNotSorted")):
+    for bad, reason in (
+        (b"100644 a\0" + b"\1" * 19, "badTree"),
+        (b"100700 a\0" + b"\1" * 20, "badFilemode"),
+        (b"100644 b\0" + b"\1" * 20 + b"100644 a\0" + b"\1" * 20, "treeNotSorted"),
+    ):
         with pytest.raises(PackError) as info:
             check(OBJ_TREE, bad, b"\0" * 20, 7)
         assert reason in info.value.message
-    commit = (b"tree " + b"a" * 40 + b"\nparent " + b"b" * 40
-              + b"\nauthor A <a> 1 +0000\ncommitter A <a> 1 +0000\n\nm\n")
+    commit = (
+        b"tree "
+        + b"a" * 40
+        + b"\nparent "
+        + b"b" * 40
+        + b"\nauthor A <a> 1 +0000\ncommitter A <a> 1 +0000\n\nm\n"
+    )
     check(OBJ_COMMIT, commit, b"\0" * 20, 0)
     assert check.links[-2:] == [b"\xaa" * 20, b"\xbb" * 20]
     with pytest.raises(PackError) as info:

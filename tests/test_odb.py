@@ -22,8 +22,15 @@ def expected_check(fixture: str) -> list[tuple[bytes, str, int, int, bytes | Non
     rows = []
     for line in (DATA / fixture / "expected" / "batch-check.txt").read_text().splitlines():
         oid, t, size, disk, base = line.split()
-        rows.append((bytes.fromhex(oid), t, int(size), int(disk),
-                     None if set(base) == {"0"} else bytes.fromhex(base)))
+        rows.append(
+            (
+                bytes.fromhex(oid),
+                t,
+                int(size),
+                int(disk),
+                None if set(base) == {"0"} else bytes.fromhex(base),
+            )
+        )
     return rows
 
 
@@ -42,8 +49,7 @@ def test_every_object_of_fixture(fixture: str) -> None:
         assert (got_t, len(data)) == (t, size)
         assert hash_object(fmt, t, data) == oid  # the content really is that object
         info = odb.info(oid)
-        assert (info.type_name, info.size, info.disk_size, info.delta_base) == (t, size, disk,
-                                                                                 base)
+        assert (info.type_name, info.size, info.disk_size, info.delta_base) == (t, size, disk, base)
         with odb.open_stream(oid) as s:
             chunks = []
             while True:
@@ -76,7 +82,10 @@ def test_alternates_relative_absolute_chained(tmp_path: Path) -> None:
     (repo / "objects" / "info" / "alternates").write_text("../../../middle-objects\n")
     odb = Repository(repo).odb
     assert [os.path.realpath(d.path) for d in odb.dirs] == [
-        os.path.realpath(repo / "objects"), os.path.realpath(middle), os.path.realpath(far)]
+        os.path.realpath(repo / "objects"),
+        os.path.realpath(middle),
+        os.path.realpath(far),
+    ]
     rows = expected_check("packs-mixed")
     for oid, t, size, _disk, _base in rows:
         assert odb.read_header(oid) == (t, size)
@@ -110,9 +119,12 @@ def test_new_pack_found_on_miss(tmp_path: Path) -> None:
 def test_live_repo_matches_git(tmp_path: Path, object_format: str) -> None:
     work = make_repo(tmp_path / "w", object_format)
     fmt = format_by_name(object_format)
-    out = git(work, "cat-file", "--batch-all-objects",
-              "--batch-check=%(objectname) %(objecttype) %(objectsize) %(objectsize:disk) "
-              "%(deltabase)").stdout.decode()
+    out = git(
+        work,
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectname) %(objecttype) %(objectsize) %(objectsize:disk) %(deltabase)",
+    ).stdout.decode()
     odb = Repository(work).odb
     oids = []
     for line in out.splitlines():

@@ -46,11 +46,13 @@ def git_env(step: int = 0) -> dict[str, str]:
     return env
 
 
-def git(cwd: Path | str, *args: str, input: bytes | None = None, check: bool = True,
-        step: int = 0) -> subprocess.CompletedProcess[bytes]:
+def git(
+    cwd: Path | str, *args: str, input: bytes | None = None, check: bool = True, step: int = 0
+) -> subprocess.CompletedProcess[bytes]:
     """Run git in ``cwd``; return the completed process (stdout/stderr as bytes)."""
-    return subprocess.run(["git", *args], cwd=cwd, input=input, capture_output=True,
-                          check=check, env=git_env(step))
+    return subprocess.run(
+        ["git", *args], cwd=cwd, input=input, capture_output=True, check=check, env=git_env(step)
+    )
 
 
 def make_repo(root: Path, object_format: str = "sha1") -> Path:
@@ -99,8 +101,9 @@ def make_repo(root: Path, object_format: str = "sha1") -> Path:
     git(root, "tag", "-a", "-m", "a blob", "blob-tag", "HEAD:dir/b.txt", step=step)
     git(root, "tag", "light", "HEAD~2")
     # First pack: everything so far, idx v1 and REF_DELTA only.
-    git(root, "-c", "pack.indexVersion=1", "-c", "repack.useDeltaBaseOffset=false", "repack",
-        "-adq")
+    git(
+        root, "-c", "pack.indexVersion=1", "-c", "repack.useDeltaBaseOffset=false", "repack", "-adq"
+    )
     for p in (root / ".git" / "objects" / "pack").glob("*.rev"):
         p.unlink()
     (root / "a.txt").write_text(text.replace("line 11 ", "LINE 11 ") + "more\n")
@@ -163,8 +166,9 @@ def run_gitodb(args: list[str], stdin: bytes = b"") -> tuple[int, bytes, bytes]:
 
 def run_git(git_dir: Path, args: list[str], stdin: bytes = b"") -> tuple[int, bytes, bytes]:
     """Run ``git --git-dir=<git_dir> <args>``; return (exit status, stdout, stderr)."""
-    p = subprocess.run(["git", f"--git-dir={git_dir}", *args], input=stdin,
-                       capture_output=True, env=git_env())
+    p = subprocess.run(
+        ["git", f"--git-dir={git_dir}", *args], input=stdin, capture_output=True, env=git_env()
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -197,8 +201,15 @@ class PackBuilder:
         self.entries.append((oid, compress.crc32(raw), off))
         return off
 
-    def add_object(self, type_num: int, data: bytes, *, oid: bytes | None = None,
-                   declared_size: int | None = None, zdata: bytes | None = None) -> int:
+    def add_object(
+        self,
+        type_num: int,
+        data: bytes,
+        *,
+        oid: bytes | None = None,
+        declared_size: int | None = None,
+        zdata: bytes | None = None,
+    ) -> int:
         """A full object; ``declared_size``/``zdata`` let a test lie about it."""
         if oid is None:
             oid = hashlib.new(self.fmt.name, b"%d" % len(self.entries) + data).digest()
@@ -208,8 +219,11 @@ class PackBuilder:
 
     def add_ofs_delta(self, base_offset: int, delta: bytes, *, oid: bytes) -> int:
         off = self.next_offset
-        raw = (encode_entry_header(6, len(delta)) + encode_ofs_distance(off - base_offset)
-               + compress.deflate(delta))
+        raw = (
+            encode_entry_header(6, len(delta))
+            + encode_ofs_distance(off - base_offset)
+            + compress.deflate(delta)
+        )
         return self._add(oid, raw)
 
     def add_ref_delta(self, base_oid: bytes, delta: bytes, *, oid: bytes) -> int:

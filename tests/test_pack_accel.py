@@ -13,10 +13,13 @@ from gitodb.pack.reader import PackFile
 from helpers import make_pack
 
 
-@pytest.mark.parametrize("object_format, git_options", [
-    ("sha1", ()), ("sha1", ("-c", "repack.useDeltaBaseOffset=false")), ("sha256", ())])
-def test_header_scan_and_orders_match_python(tmp_path: Path, monkeypatch, object_format: str,
-                                             git_options: tuple[str, ...]) -> None:
+@pytest.mark.parametrize(
+    "object_format, git_options",
+    [("sha1", ()), ("sha1", ("-c", "repack.useDeltaBaseOffset=false")), ("sha256", ())],
+)
+def test_header_scan_and_orders_match_python(
+    tmp_path: Path, monkeypatch, object_format: str, git_options: tuple[str, ...]
+) -> None:
     fmt = SHA1 if object_format == "sha1" else SHA256
     pack_path = make_pack(tmp_path, object_format, *git_options)
     fast = PackFile(pack_path, fmt)
@@ -50,11 +53,13 @@ def test_check_lines_match_python_formatting(tmp_path: Path, object_format: str)
     oids = pack.idx.oid_list()
     names = [b"", b"commit", b"tree", b"blob", b"tag"]
     for positions in (array("I", range(len(oids))), pack.rev_order, array("I")):
-        expected = b"".join(b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p])
-                            for p in positions)
+        expected = b"".join(
+            b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p]) for p in positions
+        )
         assert check_lines(oids, types, sizes, positions) == expected
     # ... which is what git prints for the whole pack, in id order.
     assert check_lines(oids, types, sizes, array("I", range(len(oids)))) == git(
-        "cat-file", "--batch-check", "--batch-all-objects", cwd=tmp_path / "repo")
+        "cat-file", "--batch-check", "--batch-all-objects", cwd=tmp_path / "repo"
+    )
     with pytest.raises(ValueError):
         check_lines(oids, types, sizes, array("I", [len(oids)]))

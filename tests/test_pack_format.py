@@ -47,8 +47,10 @@ def _outcome(fn, *args):
 @given(st.binary(max_size=14), st.integers(0, 14))
 def test_varint_parsers_c_equals_python(buf: bytes, offset: int) -> None:
     # The C parsers (used when built) accept, reject and report exactly like Python's.
-    for c_fn, py_fn in [(parse_entry_header, entry_module.parse_entry_header_python),
-                        (parse_ofs_distance, entry_module.parse_ofs_distance_python)]:
+    for c_fn, py_fn in [
+        (parse_entry_header, entry_module.parse_entry_header_python),
+        (parse_ofs_distance, entry_module.parse_ofs_distance_python),
+    ]:
         assert _outcome(c_fn, buf, offset, "p.pack") == _outcome(py_fn, buf, offset, "p.pack")
     assert _outcome(delta_sizes, buf) == _outcome(delta_module.delta_sizes_python, buf)
 
@@ -73,8 +75,10 @@ def _varint(n: int) -> bytes:
 
 
 # Both implementations: the C accelerator (when built) and the Python reference.
-IMPLEMENTATIONS = [pytest.param(apply_delta_python, id="python"),
-                   pytest.param(apply_delta, id="default")]
+IMPLEMENTATIONS = [
+    pytest.param(apply_delta_python, id="python"),
+    pytest.param(apply_delta, id="default"),
+]
 
 
 def test_c_accelerator_is_built() -> None:
@@ -97,20 +101,23 @@ def test_apply_delta_copy_and_insert(apply) -> None:
 def test_apply_delta_copy_size_zero_means_64k(apply) -> None:
     base = bytes(range(256)) * 300
     delta = _varint(len(base)) + _varint(0x10000) + bytes([0x81, 5])
-    assert apply(base, delta) == base[5:5 + 0x10000]
+    assert apply(base, delta) == base[5 : 5 + 0x10000]
 
 
 @pytest.mark.parametrize("apply", IMPLEMENTATIONS)
-@pytest.mark.parametrize("delta, why", [
-    (_varint(4) + _varint(8) + bytes([0x91, 2, 8]), "copy past the end of the base"),
-    (_varint(4) + _varint(3) + b"\x05ab", "insert past the end of the delta"),
-    (_varint(4) + _varint(3) + b"\x00", "reserved opcode"),
-    (_varint(4) + _varint(5) + b"\x02ab", "result shorter than declared"),
-    (_varint(3) + _varint(2) + b"\x02ab", "wrong base size"),
-    (_varint(4) + _varint(2**62) + b"\x01a", "huge declared size"),
-    (b"\x80", "truncated header"),
-    (_varint(4) + _varint(4) + b"\x9f", "truncated copy opcode"),
-])
+@pytest.mark.parametrize(
+    "delta, why",
+    [
+        (_varint(4) + _varint(8) + bytes([0x91, 2, 8]), "copy past the end of the base"),
+        (_varint(4) + _varint(3) + b"\x05ab", "insert past the end of the delta"),
+        (_varint(4) + _varint(3) + b"\x00", "reserved opcode"),
+        (_varint(4) + _varint(5) + b"\x02ab", "result shorter than declared"),
+        (_varint(3) + _varint(2) + b"\x02ab", "wrong base size"),
+        (_varint(4) + _varint(2**62) + b"\x01a", "huge declared size"),
+        (b"\x80", "truncated header"),
+        (_varint(4) + _varint(4) + b"\x9f", "truncated copy opcode"),
+    ],
+)
 def test_apply_delta_rejects_bad_deltas(apply, delta: bytes, why: str) -> None:
     with pytest.raises(DeltaError) as info:
         apply(b"abcd", delta, path="x.pack", offset=12)
@@ -176,14 +183,17 @@ def test_index_lookup_and_prefixes(tmp_path: Path) -> None:
         assert list(idx.find_prefix(oid, 40)) == [i]
 
 
-@pytest.mark.parametrize("damage, message", [
-    (lambda b: b[:-1], "truncated"),
-    (lambda b: b + b"\0" * 4, "wrong size"),
-    (lambda b: b[:100], "too small"),
-    (lambda b: b[:-1] + bytes([b[-1] ^ 1]), "bad checksum"),
-    (lambda b: b[:8] + b"\xff\xff\xff\xff" + b[12:], "fan-out"),
-    (lambda b: b"", "empty"),
-])
+@pytest.mark.parametrize(
+    "damage, message",
+    [
+        (lambda b: b[:-1], "truncated"),
+        (lambda b: b + b"\0" * 4, "wrong size"),
+        (lambda b: b[:100], "too small"),
+        (lambda b: b[:-1] + bytes([b[-1] ^ 1]), "bad checksum"),
+        (lambda b: b[:8] + b"\xff\xff\xff\xff" + b[12:], "fan-out"),
+        (lambda b: b"", "empty"),
+    ],
+)
 def test_damaged_index_is_a_pack_error(tmp_path: Path, damage, message: str) -> None:
     entries = [(bytes([i * 9]) * 20, i, 12 + i) for i in range(20)]
     path = tmp_path / "x.idx"

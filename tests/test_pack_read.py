@@ -76,8 +76,11 @@ def test_cache_is_bounded(tmp_path: Path) -> None:
     prev = BASE
     for _ in range(20):
         new = prev + b"x" * 100
-        prev_off = b.add_ofs_delta(prev_off, make_delta(len(prev), len(new), [
-            ("copy", 0, len(prev)), b"x" * 100]), oid=oid_of(new))
+        prev_off = b.add_ofs_delta(
+            prev_off,
+            make_delta(len(prev), len(new), [("copy", 0, len(prev)), b"x" * 100]),
+            oid=oid_of(new),
+        )
         prev = new
     cache = DeltaBaseCache(limit=3 * len(BASE))
     pack = PackFile(b.write(tmp_path / "p"), SHA1, cache=cache)
@@ -97,10 +100,16 @@ def test_ref_delta_base_in_other_pack_and_loose(tmp_path: Path) -> None:
     new_a = BASE + b"tail a\n"
     new_b = loose_base + b"tail b\n"
     b2 = PackBuilder()
-    b2.add_ref_delta(oid_of(BASE), make_delta(len(BASE), len(new_a), [
-        ("copy", 0, len(BASE)), b"tail a\n"]), oid=oid_of(new_a))
-    b2.add_ref_delta(oid_of(loose_base), make_delta(len(loose_base), len(new_b), [
-        ("copy", 0, len(loose_base)), b"tail b\n"]), oid=oid_of(new_b))
+    b2.add_ref_delta(
+        oid_of(BASE),
+        make_delta(len(BASE), len(new_a), [("copy", 0, len(BASE)), b"tail a\n"]),
+        oid=oid_of(new_a),
+    )
+    b2.add_ref_delta(
+        oid_of(loose_base),
+        make_delta(len(loose_base), len(new_b), [("copy", 0, len(loose_base)), b"tail b\n"]),
+        oid=oid_of(new_b),
+    )
     b2.write(pack_dir(repo), "pack-two")
     odb = Repository(repo).odb
     assert odb.read(oid_of(new_a)) == ("blob", new_a)
@@ -152,12 +161,15 @@ def test_inflated_size_differs_from_header(tmp_path: Path) -> None:
     assert_fatal(repo, b"\1" * 20, str(path))
 
 
-@pytest.mark.parametrize("ops,dst", [
-    ([("copy", len(BASE) - 10, 20)], 20),          # copy past the end of the base
-    ([("copy", 0, 10)], 11),                       # result shorter than declared
-    ([("copy", 0, 10), b"abc"], 12),               # result longer than declared
-    ([b"\x00"], 1),                                # insert fine, but ...
-])
+@pytest.mark.parametrize(
+    "ops,dst",
+    [
+        ([("copy", len(BASE) - 10, 20)], 20),  # copy past the end of the base
+        ([("copy", 0, 10)], 11),  # result shorter than declared
+        ([("copy", 0, 10), b"abc"], 12),  # result longer than declared
+        ([b"\x00"], 1),  # insert fine, but ...
+    ],
+)
 def test_bad_delta(tmp_path: Path, ops: list, dst: int) -> None:
     repo = empty_repo(tmp_path)
     b = PackBuilder()
@@ -271,8 +283,11 @@ def test_bad_idx_checksum_and_fanout(tmp_path: Path) -> None:
         with pytest.raises(ObjectNotFoundError):
             Repository(repo).odb.read(oid_of(BASE))
     rc, err = corrupt_cli(repo, oid_of(BASE))
-    git_rc = subprocess.run(["git", f"--git-dir={repo}", "cat-file", "-p", oid_of(BASE).hex()],
-                            capture_output=True, check=False)
+    git_rc = subprocess.run(
+        ["git", f"--git-dir={repo}", "cat-file", "-p", oid_of(BASE).hex()],
+        capture_output=True,
+        check=False,
+    )
     assert (rc, err) == (git_rc.returncode, git_rc.stderr)
     assert rc == 128 and err.startswith(b"fatal: ") and err.count(b"\n") == 1
     from gitodb.pack.idx import PackIndex
@@ -280,10 +295,9 @@ def test_bad_idx_checksum_and_fanout(tmp_path: Path) -> None:
     with pytest.raises(PackError, match="checksum"):
         PackIndex(idx, SHA1)  # the explicit check (verify-pack's) still sees it
     bad = bytearray(good)
-    bad[8 + 4 * 10:8 + 4 * 11] = (5).to_bytes(4, "big")  # fan-out goes up then down
+    bad[8 + 4 * 10 : 8 + 4 * 11] = (5).to_bytes(4, "big")  # fan-out goes up then down
     idx.write_bytes(bytes(bad))
-    with pytest.warns(GitodbWarning, match="fan-out") as w, \
-            pytest.raises(ObjectNotFoundError):
+    with pytest.warns(GitodbWarning, match="fan-out") as w, pytest.raises(ObjectNotFoundError):
         Repository(repo).odb.read(oid_of(BASE))
     assert str(idx) in str(w[0].message) and "offset" in str(w[0].message)
 

@@ -21,8 +21,7 @@ from gitodb.pack.idx import PackIndex, write_index_v2
 from gitodb.pack.reader import PackFile
 from test_odb_support import PackBuilder, make_delta, varint
 
-FUZZ = settings(max_examples=150, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FUZZ = settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 BASE = b"".join(b"fuzz base %d\n" % i for i in range(40))
 
@@ -53,9 +52,11 @@ def test_apply_delta_random(base: bytes, delta: bytes) -> None:
 
 
 @FUZZ
-@given(st.integers(min_value=0, max_value=len(BASE) + 5),
-       st.integers(min_value=0, max_value=len(BASE) + 5),
-       st.integers(min_value=0, max_value=1 << 62))
+@given(
+    st.integers(min_value=0, max_value=len(BASE) + 5),
+    st.integers(min_value=0, max_value=len(BASE) + 5),
+    st.integers(min_value=0, max_value=1 << 62),
+)
 def test_apply_delta_huge_declared_size(off: int, size: int, declared: int) -> None:
     delta = make_delta(len(BASE), declared, [("copy", off, size or 1)])
     try:
@@ -74,13 +75,18 @@ VALID_IDX = _valid_idx()
 
 
 @FUZZ
-@given(st.one_of(
-    st.binary(max_size=1200),
-    st.tuples(st.integers(min_value=0, max_value=len(VALID_IDX) - 1),
-              st.integers(min_value=1, max_value=255)).map(
-        lambda t: VALID_IDX[:t[0]] + bytes([VALID_IDX[t[0]] ^ t[1]]) + VALID_IDX[t[0] + 1:]),
-    st.integers(min_value=0, max_value=len(VALID_IDX)).map(lambda n: VALID_IDX[:n]),
-))
+@given(
+    st.one_of(
+        st.binary(max_size=1200),
+        st.tuples(
+            st.integers(min_value=0, max_value=len(VALID_IDX) - 1),
+            st.integers(min_value=1, max_value=255),
+        ).map(
+            lambda t: VALID_IDX[: t[0]] + bytes([VALID_IDX[t[0]] ^ t[1]]) + VALID_IDX[t[0] + 1 :]
+        ),
+        st.integers(min_value=0, max_value=len(VALID_IDX)).map(lambda n: VALID_IDX[:n]),
+    )
+)
 def test_idx_parser(data: bytes) -> None:
     with tempfile.TemporaryDirectory() as d:
         path = Path(d) / "x.idx"
@@ -103,8 +109,11 @@ def test_idx_parser(data: bytes) -> None:
 
 
 @FUZZ
-@given(st.binary(max_size=60), st.integers(min_value=0, max_value=7),
-       st.integers(min_value=0, max_value=1 << 62))
+@given(
+    st.binary(max_size=60),
+    st.integers(min_value=0, max_value=7),
+    st.integers(min_value=0, max_value=1 << 62),
+)
 def test_pack_entry_random_body(body: bytes, type_num: int, size: int) -> None:
     """An entry with a random header and body: read/header/info give data or our error."""
     with tempfile.TemporaryDirectory() as d:

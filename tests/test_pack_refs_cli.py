@@ -33,11 +33,10 @@ def test_include_exclude(tmp_path: Path) -> None:
     git("tag", "t2", cwd=root)
     assert run_cli(root, "pack-refs", "--include", "refs/heads/p1") == 0
     assert not _loose(root, "refs/heads/p1") and _loose(root, "refs/heads/p2")
-    assert _loose(root, "refs/tags/t2")            # --include replaces the default tags
+    assert _loose(root, "refs/tags/t2")  # --include replaces the default tags
     assert run_cli(root, "pack-refs", "--include", "refs/heads/p*", "--no-include") == 0
     assert _loose(root, "refs/heads/p2") and not _loose(root, "refs/tags/t2")
-    assert run_cli(root, "pack-refs", "--include", "refs/heads/*",
-                   "--exclude", "refs/heads/*") == 0
+    assert run_cli(root, "pack-refs", "--include", "refs/heads/*", "--exclude", "refs/heads/*") == 0
     assert _loose(root, "refs/heads/p2")
     assert git("for-each-ref", cwd=root).count(b"\n") == 8
 
@@ -47,7 +46,7 @@ def test_auto_threshold(tmp_path: Path) -> None:
     data = "".join(f"create refs/heads/loose-{i} HEAD\n" for i in range(14)).encode()
     git("update-ref", "--stdin", cwd=root, input=data)
     assert run_cli(root, "pack-refs", "--auto", "--all") == 0
-    assert not (root / ".git/packed-refs").exists()      # 15 loose refs: below 16
+    assert not (root / ".git/packed-refs").exists()  # 15 loose refs: below 16
     git("update-ref", "refs/heads/loose-15", "HEAD", cwd=root)
     assert run_cli(root, "pack-refs", "--auto", "--all") == 0
     assert (root / ".git/packed-refs").exists()
@@ -69,18 +68,23 @@ def test_symlinked_packed_refs_stays_a_link(tmp_path: Path) -> None:
 def test_broken_tag_gets_no_peeled_value(tmp_path: Path) -> None:
     root = _repo(tmp_path)
     blob = git("hash-object", "-w", "--stdin", cwd=root, input=b"garbage\n").decode().strip()
-    tag = (f"object {blob}\ntype commit\ntag bad\n"
-           "tagger C O Mitter <c@example.com> 1112354055 +0200\n\nannotated\n").encode()
-    oid = git("hash-object", "-w", "-t", "tag", "--stdin", "--literally", cwd=root,
-              input=tag).decode().strip()
+    tag = (
+        f"object {blob}\ntype commit\ntag bad\n"
+        "tagger C O Mitter <c@example.com> 1112354055 +0200\n\nannotated\n"
+    ).encode()
+    oid = (
+        git("hash-object", "-w", "-t", "tag", "--stdin", "--literally", cwd=root, input=tag)
+        .decode()
+        .strip()
+    )
     git("update-ref", "refs/tags/bad", oid, cwd=root)
     assert run_cli(root, "pack-refs", "--all") == 0
     assert b"\n^" not in (root / ".git/packed-refs").read_bytes()
 
 
-def test_unterminated_packed_refs_named_like_git(tmp_path: Path,
-                                                  capfdbinary: pytest.CaptureFixture[bytes]
-                                                  ) -> None:
+def test_unterminated_packed_refs_named_like_git(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     root = _repo(tmp_path, "a")
     git("pack-refs", "--all", cwd=root)
     head = git("rev-parse", "HEAD", cwd=root).decode().strip()
@@ -88,8 +92,10 @@ def test_unterminated_packed_refs_named_like_git(tmp_path: Path,
         f.write(f"{head} refs/zzzzz")
     capfdbinary.readouterr()
     assert run_cli(root, "for-each-ref") == 128
-    assert capfdbinary.readouterr().err == (
-        f"fatal: unterminated line in .git/packed-refs: {head} refs/zzzzz\n").encode()
+    assert (
+        capfdbinary.readouterr().err
+        == (f"fatal: unterminated line in .git/packed-refs: {head} refs/zzzzz\n").encode()
+    )
 
 
 def test_usage(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:

@@ -50,7 +50,7 @@ def test_pack_with_several_objects_passes_git_checks(tmp_path: Path, fmt_name: s
     assert result is not None and set(result.oids) == set(oids)
     assert Path(result.pack_path).name == f"pack-{result.checksum.hex()}.pack"
     check_pack_with_git(tmp_path, result.pack_path)
-    for oid, data in zip(oids[:len(blobs)], blobs, strict=True):
+    for oid, data in zip(oids[: len(blobs)], blobs, strict=True):
         assert git("cat-file", "blob", oid.hex(), cwd=tmp_path) == data
     assert git("cat-file", "-t", oids[-1].hex(), cwd=tmp_path) == b"tree\n"
     git("fsck", "--strict", "--full", cwd=tmp_path)
@@ -80,14 +80,14 @@ def test_empty_pack_is_not_kept(tmp_path: Path) -> None:
         assert pack.finish() is None
     assert list(pack_dir.iterdir()) == []
     with PackWriter(pack_dir, SHA1):
-        pass   # never finished: nothing kept either
+        pass  # never finished: nothing kept either
     assert list(pack_dir.iterdir()) == []
 
 
 @pytest.mark.parametrize("fail_on", ["pack", "idx", "place-idx"])
-def test_failed_pack_write_leaves_repository_as_it_was(tmp_path: Path,
-                                                       monkeypatch: pytest.MonkeyPatch,
-                                                       fail_on: str) -> None:
+def test_failed_pack_write_leaves_repository_as_it_was(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, fail_on: str
+) -> None:
     git("init", "-q", tmp_path)
     repo = Repository(tmp_path, config_overrides=["core.bigFileThreshold=1k"])
     before = snapshot(tmp_path / ".git")
@@ -104,6 +104,7 @@ def test_failed_pack_write_leaves_repository_as_it_was(tmp_path: Path,
 
         monkeypatch.setattr(pack_writer.os, "write", write)
     elif fail_on == "idx":
+
         def bad_index(*args: object, **kwargs: object) -> bytes:
             raise MemoryError("injected")
 
@@ -132,7 +133,7 @@ def test_big_blobs_go_to_a_pack_small_ones_stay_loose(tmp_path: Path) -> None:
     tree = writer.write_stream("tree", io.BytesIO(tree_data * 10), len(tree_data) * 10)
     objects = tmp_path / ".git/objects"
     assert (objects / small.hex()[:2] / small.hex()[2:]).exists()
-    assert (objects / tree.hex()[:2] / tree.hex()[2:]).exists()   # only blobs are packed
+    assert (objects / tree.hex()[:2] / tree.hex()[2:]).exists()  # only blobs are packed
     assert not (objects / big.hex()[:2]).exists()
     packs = list((objects / "pack").glob("*.pack"))
     assert len(packs) == 1
@@ -152,19 +153,27 @@ def _pack_entry_flevel(pack: Path) -> int:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("settings, level, rev", [
-    ([], -1, True),                                   # pack.compression defaults to -1
-    (["core.compression=1"], 1, True),
-    (["core.compression=1", "pack.compression=9", "pack.writeReverseIndex=false"], 9, False),
-])
-def test_cli_big_file_with_w_writes_a_pack(tmp_path: Path, settings: list[str], level: int,
-                                           rev: bool) -> None:
+@pytest.mark.parametrize(
+    "settings, level, rev",
+    [
+        ([], -1, True),  # pack.compression defaults to -1
+        (["core.compression=1"], 1, True),
+        (["core.compression=1", "pack.compression=9", "pack.writeReverseIndex=false"], 9, False),
+    ],
+)
+def test_cli_big_file_with_w_writes_a_pack(
+    tmp_path: Path, settings: list[str], level: int, rev: bool
+) -> None:
     git("init", "-q", tmp_path)
     big = tmp_path / "big"
     big.write_bytes(b"abc" * 2000 + os.urandom(5000))
     conf = [a for s in ["core.bigFileThreshold=4k", *settings] for a in ("-c", s)]
-    proc = subprocess.run([sys.executable, "-m", "gitodb", *conf, "hash-object", "-w", "big"],
-                          cwd=tmp_path, capture_output=True, env=git_env())
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitodb", *conf, "hash-object", "-w", "big"],
+        cwd=tmp_path,
+        capture_output=True,
+        env=git_env(),
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == git("hash-object", "big", cwd=tmp_path)
     packs = list((tmp_path / ".git/objects/pack").glob("*.pack"))
@@ -195,11 +204,22 @@ def test_two_gib_file_is_streamed_in_bounded_memory(tmp_path: Path, write: bool)
     git("init", "-q", tmp_path)
     big = tmp_path / "sparse"
     with open(big, "wb") as f:
-        f.truncate(2 << 30)   # sparse: no disk used, reads as zeros
-    args = ["-c", "core.bigFileThreshold=32m", "-c", "pack.compression=1", "hash-object",
-            *(["-w"] if write else []), "sparse"]
-    proc = subprocess.run([sys.executable, "-c", MEMORY_PROBE, *args], cwd=tmp_path,
-                          capture_output=True, env=git_env())
+        f.truncate(2 << 30)  # sparse: no disk used, reads as zeros
+    args = [
+        "-c",
+        "core.bigFileThreshold=32m",
+        "-c",
+        "pack.compression=1",
+        "hash-object",
+        *(["-w"] if write else []),
+        "sparse",
+    ]
+    proc = subprocess.run(
+        [sys.executable, "-c", MEMORY_PROBE, *args],
+        cwd=tmp_path,
+        capture_output=True,
+        env=git_env(),
+    )
     status, rss_kib = proc.stderr.decode().split()[-2:]
     assert status == "0", proc.stderr
     assert int(rss_kib) < 100 * 1024, proc.stderr
@@ -218,16 +238,26 @@ def test_settings_from_config() -> None:
     from gitodb.repo.config import Config
 
     c = Config()
-    c.apply_overrides(["core.compression=3", "core.bigFileThreshold=2m", "core.fsync=none",
-                       "core.fsyncObjectFiles=true"])
+    c.apply_overrides(
+        [
+            "core.compression=3",
+            "core.bigFileThreshold=2m",
+            "core.fsync=none",
+            "core.fsyncObjectFiles=true",
+        ]
+    )
     s = WriteSettings.from_config(c)
     assert (s.loose_compression, s.pack_compression, s.big_file_threshold) == (3, 3, 2 << 20)
     assert (s.fsync.object_files, s.fsync.wants(Component.PACK)) == (True, False)
     c = Config()
     c.apply_overrides(["core.fsync=-pack,loose-object"])
     s = WriteSettings.from_config(c)
-    assert (s.fsync.wants(Component.LOOSE_OBJECT), s.fsync.wants(Component.PACK),
-            s.loose_compression, s.pack_compression) == (True, False, 1, -1)
+    assert (
+        s.fsync.wants(Component.LOOSE_OBJECT),
+        s.fsync.wants(Component.PACK),
+        s.loose_compression,
+        s.pack_compression,
+    ) == (True, False, 1, -1)
 
 
 @pytest.mark.e2e
@@ -242,13 +272,28 @@ def test_interrupted_hash_object_leaves_nothing_behind(tmp_path: Path, threshold
     with open(big, "wb") as f:
         f.truncate(2 << 30)
     before = snapshot(tmp_path / ".git")
-    proc = subprocess.Popen([sys.executable, "-m", "gitodb", "-c",
-                             f"core.bigFileThreshold={threshold}", "-c", "pack.compression=9",
-                             "-c", "core.compression=9", "hash-object", "-w", "sparse"],
-                            cwd=tmp_path, env=git_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "gitodb",
+            "-c",
+            f"core.bigFileThreshold={threshold}",
+            "-c",
+            "pack.compression=9",
+            "-c",
+            "core.compression=9",
+            "hash-object",
+            "-w",
+            "sparse",
+        ],
+        cwd=tmp_path,
+        env=git_env(),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+    )
     objects = tmp_path / ".git" / "objects"
-    for _ in range(600):   # wait until the temporary file exists (guard: 60 s)
+    for _ in range(600):  # wait until the temporary file exists (guard: 60 s)
         if any(p.name.startswith("tmp_") for p in objects.rglob("tmp_*")):
             break
         time.sleep(0.1)

@@ -20,6 +20,7 @@ def git(cwd: Path, *args: str, text: bool = True) -> str | bytes:  # type: ignor
     out = _git_run(cwd, *args).stdout
     return out.decode() if text else out
 
+
 pytestmark = pytest.mark.e2e
 
 
@@ -32,7 +33,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     big = bytearray(rng.randbytes(200_000))
     for i in range(12):
         (root / "small.txt").write_text("".join(f"line {j} {i}\n" for j in range(50 + i)))
-        big[i * 1000:i * 1000 + 8] = b"%08d" % i
+        big[i * 1000 : i * 1000 + 8] = b"%08d" % i
         (root / "big.bin").write_bytes(bytes(big))
         git(root, "add", "-A")
         git(root, "commit", "-qm", f"c{i}")
@@ -73,10 +74,15 @@ def test_point_reads_do_no_per_pack_set_up(repo: Path, monkeypatch: pytest.Monke
     assert pack._sorted_offsets is None and pack._rev_order is None
 
 
-def test_disk_size_and_delta_base_by_rev_bisection(repo: Path,
-                                                   monkeypatch: pytest.MonkeyPatch) -> None:
-    out = git(repo, "cat-file", "--batch-all-objects",
-              "--batch-check=%(objectname) %(objectsize:disk) %(deltabase)")
+def test_disk_size_and_delta_base_by_rev_bisection(
+    repo: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    out = git(
+        repo,
+        "cat-file",
+        "--batch-all-objects",
+        "--batch-check=%(objectname) %(objectsize:disk) %(deltabase)",
+    )
     _forbid_bulk(monkeypatch)
     odb = Repository(repo).odb
     pack = odb.packs[0]
@@ -88,8 +94,7 @@ def test_disk_size_and_delta_base_by_rev_bisection(repo: Path,
         assert (got.hex() if got else "0" * 40) == base
 
 
-def test_a_rev_out_of_order_falls_back_to_the_computed_order(repo: Path,
-                                                             tmp_path: Path) -> None:
+def test_a_rev_out_of_order_falls_back_to_the_computed_order(repo: Path, tmp_path: Path) -> None:
     import shutil
 
     copy = tmp_path / "copy"

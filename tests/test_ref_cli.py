@@ -12,8 +12,14 @@ from gitodb.cli.main import main
 from gitodb.reftable.reader import TableReader
 
 DATA = Path(__file__).parent / "data"
-FIXTURES = ["reftable-small", "reftable-stack", "reftable-sha256", "reftable-blocksize",
-            "packs-mixed", "packs-sha256"]
+FIXTURES = [
+    "reftable-small",
+    "reftable-stack",
+    "reftable-sha256",
+    "reftable-blocksize",
+    "packs-mixed",
+    "packs-sha256",
+]
 FER = "--format=%(refname) %(objecttype) %(objectname) %(*objectname) %(symref)"
 
 
@@ -33,11 +39,14 @@ def _cases() -> list[tuple[str, str, tuple[str, ...]]]:
         exp = DATA / fx / "expected"
         if not exp.is_dir():
             continue
-        cases += [(fx, "for-each-ref.txt", ("for-each-ref", FER)),
-                  (fx, "show-ref.txt", ("show-ref", "--head", "-d"))]
+        cases += [
+            (fx, "for-each-ref.txt", ("for-each-ref", FER)),
+            (fx, "show-ref.txt", ("show-ref", "--head", "-d")),
+        ]
         if (exp / "for-each-ref-root.txt").exists():
-            cases.append((fx, "for-each-ref-root.txt",
-                          ("for-each-ref", "--include-root-refs", FER)))
+            cases.append(
+                (fx, "for-each-ref-root.txt", ("for-each-ref", "--include-root-refs", FER))
+            )
         if (exp / "reflog-list.txt").exists():
             cases.append((fx, "reflog-list.txt", ("reflog", "list")))
             for ref in (exp / "reflog-list.txt").read_text().split():
@@ -47,18 +56,21 @@ def _cases() -> list[tuple[str, str, tuple[str, ...]]]:
 
 
 @pytest.mark.e2e
-@pytest.mark.parametrize("fixture,expected,args", _cases(),
-                         ids=lambda v: v if isinstance(v, str) else None)
-def test_output_matches_git(fixture: str, expected: str, args: tuple[str, ...],
-                            capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+@pytest.mark.parametrize(
+    "fixture,expected,args", _cases(), ids=lambda v: v if isinstance(v, str) else None
+)
+def test_output_matches_git(
+    fixture: str, expected: str, args: tuple[str, ...], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     code, out = _out(capfdbinary, DATA / fixture / "repo", *args)
     assert code == 0
     assert out == (DATA / fixture / "expected" / expected).read_bytes()
 
 
 @pytest.mark.e2e
-def test_reftable_write_commands(tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes],
-                                 monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reftable_write_commands(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GIT_COMMITTER_NAME", "C O Mitter")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "committer@example.com")
     monkeypatch.setenv("GIT_COMMITTER_DATE", "1800000000 +0000")
@@ -66,8 +78,9 @@ def test_reftable_write_commands(tmp_path: Path, capfdbinary: pytest.CaptureFixt
     shutil.copytree(DATA / "reftable-stack" / "repo", repo)
     _, main_hex = _out(capfdbinary, repo, "show-ref", "-s", "refs/heads/main")
     main_id = main_hex.decode().split()[0]
-    assert _out(capfdbinary, repo, "update-ref", "-m", "new branch", "refs/heads/nb",
-                main_id)[0] == 0
+    assert (
+        _out(capfdbinary, repo, "update-ref", "-m", "new branch", "refs/heads/nb", main_id)[0] == 0
+    )
     assert _out(capfdbinary, repo, "symbolic-ref", "refs/heads/sym", "refs/heads/nb")[0] == 0
     assert _out(capfdbinary, repo, "symbolic-ref", "refs/heads/sym")[1] == b"refs/heads/nb\n"
     _, log = _out(capfdbinary, repo, "log", "-g", "--format=%H %gd %gs", "nb")
@@ -91,8 +104,9 @@ def test_reftable_write_commands(tmp_path: Path, capfdbinary: pytest.CaptureFixt
     assert _out(capfdbinary, repo, "show-ref", "refs/heads/nb")[0] == 1
 
 
-def test_bad_table_is_one_fatal_line(tmp_path: Path,
-                                     capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_bad_table_is_one_fatal_line(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     repo = tmp_path / "r"
     shutil.copytree(DATA / "reftable-small" / "repo", repo)
     table = next((repo / "reftable").glob("*.ref"))
@@ -115,9 +129,9 @@ def test_usage_errors_exit_129(capfdbinary: pytest.CaptureFixture[bytes]) -> Non
 
 
 @pytest.mark.e2e
-def test_reftable_stdin_prepare_abort_commit(tmp_path: Path,
-                                             capfdbinary: pytest.CaptureFixture[bytes],
-                                             monkeypatch: pytest.MonkeyPatch) -> None:
+def test_reftable_stdin_prepare_abort_commit(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
     import io
     import sys
 
@@ -137,8 +151,10 @@ def test_reftable_stdin_prepare_abort_commit(tmp_path: Path,
     code, out = feed(f"start\nupdate refs/heads/main {dev_id} {dev_id}\ncommit\n")
     assert code == 128 and (repo / "reftable" / "tables.list").read_bytes() == before
     assert not (repo / "reftable" / "tables.list.lock").exists()
-    code, out = feed(f"start\nupdate refs/heads/main {dev_id} {main_id}\n"
-                     f"create refs/tags/new {main_id}\ncommit\n")
+    code, out = feed(
+        f"start\nupdate refs/heads/main {dev_id} {main_id}\n"
+        f"create refs/tags/new {main_id}\ncommit\n"
+    )
     assert code == 0 and out == b"start: ok\ncommit: ok\n"
     _, out = _out(capfdbinary, repo, "show-ref", "-s", "refs/heads/main", "refs/tags/new")
     assert out.decode().split() == [dev_id, main_id]  # sorted: heads before tags

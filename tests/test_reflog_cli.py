@@ -20,10 +20,11 @@ _GIT = ["git"]
 def git(*args: str | os.PathLike[str], cwd: Path | None = None, check: bool = True) -> bytes:
     """The git this test runs: on PATH for files, Git 2.55 (reftable) when set."""
     env = git_env()
-    if _GIT[0] != "git":   # Git 2.55's own sub-commands (fsck runs "git refs verify")
+    if _GIT[0] != "git":  # Git 2.55's own sub-commands (fsck runs "git refs verify")
         env["PATH"] = f"{Path(_GIT[0]).parent}{os.pathsep}{env.get('PATH', '')}"
-    proc = subprocess.run([*_GIT, *map(os.fspath, args)], cwd=cwd, capture_output=True,
-                          env=env, check=False)
+    proc = subprocess.run(
+        [*_GIT, *map(os.fspath, args)], cwd=cwd, capture_output=True, env=env, check=False
+    )
     if check and proc.returncode:
         raise AssertionError(f"git {args}: {proc.stderr.decode(errors='replace')}")
     return proc.stdout
@@ -87,13 +88,15 @@ def test_write(tmp_path: Path, fmt: str, capfdbinary: pytest.CaptureFixture[byte
     assert capfdbinary.readouterr().err == b"fatal: invalid old object ID: '0000'\n"
     assert run_cli(root, "reflog", "write", "refs/heads/side", NULL, "1" * 40, "m") == 128
     assert capfdbinary.readouterr().err == (
-        b"fatal: new object '" + b"1" * 40 + b"' does not exist\n")
+        b"fatal: new object '" + b"1" * 40 + b"' does not exist\n"
+    )
     assert run_cli(root, "reflog", "write", "refs/heads/side", NULL) == 129
 
 
 @pytest.mark.parametrize("fmt", _formats())
-def test_delete_matches_git(tmp_path: Path, fmt: str,
-                            capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_delete_matches_git(
+    tmp_path: Path, fmt: str, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     root = _repo(tmp_path, fmt)
     other = tmp_path / "other"
     shutil.copytree(root, other)
@@ -103,8 +106,9 @@ def test_delete_matches_git(tmp_path: Path, fmt: str,
         assert _log(root, "main") == _log(other, "main")
         assert git("rev-parse", "main", cwd=root) == git("rev-parse", "main", cwd=other)
     if fmt == "files":
-        assert (root / ".git/logs/refs/heads/main").read_bytes() == \
-            (other / ".git/logs/refs/heads/main").read_bytes()
+        assert (root / ".git/logs/refs/heads/main").read_bytes() == (
+            other / ".git/logs/refs/heads/main"
+        ).read_bytes()
     capfdbinary.readouterr()
     assert run_cli(root, "reflog", "delete", "nope@{1}") == 255
     assert capfdbinary.readouterr().err == b"error: no reflog for 'nope@{1}'\n"
@@ -123,8 +127,9 @@ def test_approxidate() -> None:
         approxidate("the day after tomorrow")
 
 
-def test_show_with_paths_after_double_dash(tmp_path: Path,
-                                           capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_show_with_paths_after_double_dash(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     root = tmp_path / "r"
     git("init", "-q", "-b", "main", root)
     (root / "--a-file").write_text("a\n")
@@ -144,8 +149,14 @@ def test_expire_rewrite_updateref_matches_git(tmp_path: Path, fmt: str) -> None:
     root = _repo(tmp_path, fmt)
     other = tmp_path / "other"
     shutil.copytree(root, other)
-    args = ["expire", "--expire=now", "--expire-unreachable=now", "--rewrite", "--updateref",
-            "refs/heads/main"]
+    args = [
+        "expire",
+        "--expire=now",
+        "--expire-unreachable=now",
+        "--rewrite",
+        "--updateref",
+        "refs/heads/main",
+    ]
     assert run_cli(root, "reflog", *args) == 0
     git("reflog", *args, cwd=other)
     assert _log(root, "main") == _log(other, "main")
@@ -162,7 +173,7 @@ def test_reflog_lookups_match_rev_parse(tmp_path: Path) -> None:
     for i in range(n):
         want = git("rev-parse", f"main@{{{i}}}", cwd=root).decode().strip()
         assert value_at_index(refs, "refs/heads/main", i).oid.hex() == want
-    for i in (n, n + 1):   # the oldest entry created the ref: nothing before it
+    for i in (n, n + 1):  # the oldest entry created the ref: nothing before it
         with pytest.raises(Exception, match=f"only has {n} entries"):
             value_at_index(refs, "refs/heads/main", i)
         assert git("rev-parse", f"main@{{{i}}}", cwd=root, check=False) == b""

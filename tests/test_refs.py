@@ -87,8 +87,9 @@ def test_update_ref_matches_git(tmp_path: Path, env: None) -> None:
 
 
 @pytest.mark.e2e
-def test_stdin_transaction_and_old_value_check(tmp_path: Path, env: None,
-                                               capfd: pytest.CaptureFixture[str]) -> None:
+def test_stdin_transaction_and_old_value_check(
+    tmp_path: Path, env: None, capfd: pytest.CaptureFixture[str]
+) -> None:
     a = tmp_path / "a"
     c0, c1, _ = (c.decode() for c in _make_repo(a))
     before = _state(a)
@@ -97,9 +98,11 @@ def test_stdin_transaction_and_old_value_check(tmp_path: Path, env: None,
     assert "but expected" in capfd.readouterr().err
     assert _state(a) == before and not list((a / ".git").rglob("*.lock"))
     outer = git("rev-parse", "v1-outer", cwd=a).decode().strip()
-    good = (f"start\nverify refs/tags/v1-outer {outer}\n"
-            f"create refs/heads/n {c1}\nupdate refs/heads/main {c0}\ndelete refs/tags/v1\n"
-            "prepare\ncommit\n")
+    good = (
+        f"start\nverify refs/tags/v1-outer {outer}\n"
+        f"create refs/heads/n {c1}\nupdate refs/heads/main {c0}\ndelete refs/tags/v1\n"
+        "prepare\ncommit\n"
+    )
     assert _run(a, "update-ref", "-m", "tx", "--stdin", stdin=good.encode()) == 0
     assert capfd.readouterr().out == "start: ok\nprepare: ok\ncommit: ok\n"
     assert git("rev-parse", "refs/heads/n", "main", cwd=a).decode().split() == [c1, c0]
@@ -133,12 +136,13 @@ def test_reflog_expire_and_delete_files(tmp_path: Path, env: None) -> None:
 
 def test_names_and_messages() -> None:
     check_refname("refs/heads/ok")
-    for bad in ["refs/heads/a..b", "refs/heads/x.lock", "refs/heads/", "refs/he ads/x",
-                "onelevel"]:
+    for bad in ["refs/heads/a..b", "refs/heads/x.lock", "refs/heads/", "refs/he ads/x", "onelevel"]:
         with pytest.raises(RefError):
             check_refname(bad)
-    assert normalize_reflog_message("  multi\nline\tmessage  with   spaces \n") == \
-        b"multi line message with spaces"
+    assert (
+        normalize_reflog_message("  multi\nline\tmessage  with   spaces \n")
+        == b"multi line message with spaces"
+    )
 
 
 @pytest.mark.e2e
@@ -153,8 +157,9 @@ def test_files_reflog_read(tmp_path: Path) -> None:
         assert refs.reflog(n) and refs.reflog_exists(n)
 
 
-@pytest.mark.parametrize("first,second", [("refs/heads/d", "refs/heads/d/x"),
-                                          ("refs/heads/d/x", "refs/heads/d")])
+@pytest.mark.parametrize(
+    "first,second", [("refs/heads/d", "refs/heads/d/x"), ("refs/heads/d/x", "refs/heads/d")]
+)
 @pytest.mark.parametrize("fixture", ["packs-mixed", "reftable-small"])
 def test_directory_file_conflict(tmp_path: Path, fixture: str, first: str, second: str) -> None:
     d = tmp_path / "r"
@@ -170,9 +175,9 @@ def test_directory_file_conflict(tmp_path: Path, fixture: str, first: str, secon
 
 @pytest.mark.e2e
 @pytest.mark.parametrize("args", [(), ("refs/tags",), ("refs/heads/*",), ("--count=2",)])
-def test_for_each_ref_and_show_ref_match_git(tmp_path: Path, env: None,
-                                             args: tuple[str, ...],
-                                             capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_for_each_ref_and_show_ref_match_git(
+    tmp_path: Path, env: None, args: tuple[str, ...], capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     d = tmp_path / "r"
     shutil.copytree(DATA / "packs-mixed", d)
     repo = d / "repo"
@@ -183,8 +188,9 @@ def test_for_each_ref_and_show_ref_match_git(tmp_path: Path, env: None,
     assert _run(repo, "reflog", "show", "main") == 0
     assert capfdbinary.readouterr().out == git("reflog", "show", "main", cwd=repo)
     assert _run(repo, "reflog", "show", "--format=%H %gd %gs", "main") == 0
-    assert capfdbinary.readouterr().out == git("reflog", "show", "--format=%H %gd %gs", "main",
-                                               cwd=repo)
+    assert capfdbinary.readouterr().out == git(
+        "reflog", "show", "--format=%H %gd %gs", "main", cwd=repo
+    )
 
 
 @pytest.mark.e2e
@@ -194,15 +200,19 @@ def test_bare_repo_logs_only_when_configured(tmp_path: Path, env: None) -> None:
     a, b = tmp_path / "a.git", tmp_path / "b.git"
     git("clone", "-q", "--bare", src, a)
     shutil.copytree(a, b)
-    for args in [("update-ref", "-m", "x", "refs/heads/x", c0),
-                 ("-c", "core.logAllRefUpdates=always", "update-ref", "-m", "y",
-                  "refs/heads/y", c0)]:
+    for args in [
+        ("update-ref", "-m", "x", "refs/heads/x", c0),
+        ("-c", "core.logAllRefUpdates=always", "update-ref", "-m", "y", "refs/heads/y", c0),
+    ]:
         git(*args, cwd=a)
         assert _run(b, *args) == 0
 
     def logs(d: Path) -> dict[str, bytes]:
-        return {p.relative_to(d).as_posix(): p.read_bytes()
-                for p in sorted((d / "logs").rglob("*")) if p.is_file()}
+        return {
+            p.relative_to(d).as_posix(): p.read_bytes()
+            for p in sorted((d / "logs").rglob("*"))
+            if p.is_file()
+        }
 
     assert logs(b) == logs(a) and "logs/refs/heads/y" in logs(b)
     assert "logs/refs/heads/x" not in logs(b)

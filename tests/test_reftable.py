@@ -41,11 +41,14 @@ def test_records_match_git_dump(table: Path) -> None:
 def test_rewrite_gives_git_structure(table: Path) -> None:
     """Rewriting Git's records gives the same blocks, and the same bytes."""
     r = TableReader(table)
-    opts = WriteOptions(block_size=r.block_size,
-                        restart_interval=4 if "blocksize" in str(table) else 16,
-                        fmt=SHA1 if r.version == 1 else SHA256)
-    data = TableWriter(opts).write(list(r.iter_refs()), list(r.iter_logs()),
-                                   r.min_update_index, r.max_update_index)
+    opts = WriteOptions(
+        block_size=r.block_size,
+        restart_interval=4 if "blocksize" in str(table) else 16,
+        fmt=SHA1 if r.version == 1 else SHA256,
+    )
+    data = TableWriter(opts).write(
+        list(r.iter_refs()), list(r.iter_logs()), r.min_update_index, r.max_update_index
+    )
     r2 = TableReader(data=data)
     assert r2.block_summary() == r.block_summary()
     assert list(r2.iter_refs()) == list(r.iter_refs())
@@ -85,8 +88,21 @@ def test_varint_roundtrip() -> None:
 
 def _small_table() -> bytes:
     refs = [RefRecord(b"refs/heads/a%03d" % i, 1, 1, bytes([i]) * 20) for i in range(50)]
-    logs = [LogRecord(b"refs/heads/a%03d" % i, 1, 1, b"\0" * 20, bytes([i]) * 20, b"N", b"e",
-                      1700000000, 100, b"msg\n") for i in range(50)]
+    logs = [
+        LogRecord(
+            b"refs/heads/a%03d" % i,
+            1,
+            1,
+            b"\0" * 20,
+            bytes([i]) * 20,
+            b"N",
+            b"e",
+            1700000000,
+            100,
+            b"msg\n",
+        )
+        for i in range(50)
+    ]
     return TableWriter(WriteOptions(block_size=256, restart_interval=2)).write(refs, logs, 1, 1)
 
 
@@ -108,7 +124,7 @@ def test_corrupt_log_block() -> None:
     data = bytearray(_small_table())
     r = TableReader(data=bytes(data))
     pos = r.log_pos
-    data[pos + 10:pos + 20] = b"\xff" * 10
+    data[pos + 10 : pos + 20] = b"\xff" * 10
     r = TableReader(data=bytes(data), name="t.ref")
     with pytest.raises(ReftableError, match="log block") as e:
         list(r.iter_logs())
@@ -121,7 +137,7 @@ def test_restart_out_of_range_and_keys_out_of_order() -> None:
     blk = r.block_at(256)
     end = 256 + blk.block_len
     bad = bytearray(data)
-    bad[end - 5:end - 2] = (0xFFFFFF).to_bytes(3, "big")
+    bad[end - 5 : end - 2] = (0xFFFFFF).to_bytes(3, "big")
     # A damaged restart table is reported when asked for, and a seek scans instead
     # (Git lists such a block): the same records either way.
     damaged = TableReader(data=bytes(bad)).block_at(256)
@@ -130,8 +146,7 @@ def test_restart_out_of_range_and_keys_out_of_order() -> None:
     assert damaged.seek_restart(b"refs/heads/a") == damaged.rec_start
     last = list(_ref_records(blk, 20, 1, None))[-1].name
     for target in (None, last):
-        assert list(_ref_records(damaged, 20, 1, target)) == \
-            list(_ref_records(blk, 20, 1, target))
+        assert list(_ref_records(damaged, 20, 1, target)) == list(_ref_records(blk, 20, 1, target))
     # swap two full keys: restart records are stored whole, so flip a byte in the 2nd one
     recs = list(_ref_records(blk, 20, 1, None))
     assert recs
@@ -166,7 +181,7 @@ def test_fuzz_block_decoder(body: bytes, btype: int) -> None:
 def test_fuzz_table_mutation(offset: int, junk: bytes) -> None:
     data = bytearray(_small_table())
     offset %= len(data)
-    data[offset:offset + len(junk)] = junk
+    data[offset : offset + len(junk)] = junk
     try:
         r = TableReader(data=bytes(data), name="t.ref")
         list(r.iter_refs())

@@ -55,8 +55,9 @@ def _repo(path: Path) -> Repository:
 
 
 @pytest.mark.e2e
-def test_update_read_back_and_auto_compaction(tmp_path: Path,
-                                              monkeypatch: pytest.MonkeyPatch) -> None:
+def test_update_read_back_and_auto_compaction(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     monkeypatch.setenv("GIT_COMMITTER_DATE", "1800000000 +0100")
     monkeypatch.setenv("GIT_COMMITTER_NAME", "T")
     monkeypatch.setenv("GIT_COMMITTER_EMAIL", "t@x")
@@ -70,7 +71,8 @@ def test_update_read_back_and_auto_compaction(tmp_path: Path,
         refs.update_ref(f"refs/heads/new{i}", main, None, f"create {i}")
     fresh = _repo(d).refs
     assert [r.name for r in fresh.iter_refs("refs/heads/new")] == sorted(
-        f"refs/heads/new{i}" for i in range(20))
+        f"refs/heads/new{i}" for i in range(20)
+    )
     log = fresh.reflog("refs/heads/new7")
     assert len(log) == 1 and log[0].message == b"create 7" and log[0].tz_offset == 100
     # auto-compaction kept the stack geometric: far fewer tables than writes
@@ -112,8 +114,7 @@ def test_failed_write_leaves_stack_untouched(tmp_path: Path) -> None:
         s.modify(build)
     # a record that cannot fit a block fails inside the writer
     with pytest.raises(ReftableError, match="too large"):
-        s.modify(lambda st, ui: ([RefRecord(b"refs/heads/" + b"x" * 5000, ui, 1,
-                                            b"\1" * 20)], []))
+        s.modify(lambda st, ui: ([RefRecord(b"refs/heads/" + b"x" * 5000, ui, 1, b"\1" * 20)], []))
     assert _snapshot(d) == before
 
 
@@ -193,13 +194,20 @@ def test_reflog_truncation_and_delete(tmp_path: Path, monkeypatch: pytest.Monkey
     assert fresh.fmt == SHA1
 
 
-@pytest.mark.parametrize("shared,umask,want", [
-    (None, 0o022, 0o644), (None, 0o002, 0o664), ("umask", 0o027, 0o640),
-    ("group", 0o022, 0o664), ("group", 0o027, 0o660), ("world", 0o027, 0o664),
-    ("true", 0o077, 0o660), ("0640", 0o002, 0o640),
-])
-def test_shared_repository_modes(tmp_path: Path, shared: str | None, umask: int,
-                                  want: int) -> None:
+@pytest.mark.parametrize(
+    "shared,umask,want",
+    [
+        (None, 0o022, 0o644),
+        (None, 0o002, 0o664),
+        ("umask", 0o027, 0o640),
+        ("group", 0o022, 0o664),
+        ("group", 0o027, 0o660),
+        ("world", 0o027, 0o664),
+        ("true", 0o077, 0o660),
+        ("0640", 0o002, 0o640),
+    ],
+)
+def test_shared_repository_modes(tmp_path: Path, shared: str | None, umask: int, want: int) -> None:
     """Tables and tables.list get Git's calc_shared_perm(0666 & ~umask)."""
     import os
     import stat
@@ -222,8 +230,9 @@ def test_shared_repository_modes(tmp_path: Path, shared: str | None, umask: int,
         assert stat.S_IMODE(p.stat().st_mode) == want, p.name
 
 
-def test_lock_errors_in_git_words(tmp_path: Path,
-                                  capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_lock_errors_in_git_words(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     from helpers import run_cli
 
     d = _copy(tmp_path, "reftable-stack")
@@ -231,14 +240,16 @@ def test_lock_errors_in_git_words(tmp_path: Path,
     capfdbinary.readouterr()
     assert run_cli(d, "update-ref", "refs/heads/b", "refs/heads/main") == 128
     assert capfdbinary.readouterr().err == (
-        b"fatal: update_ref failed for ref 'refs/heads/b': cannot lock references\n")
+        b"fatal: update_ref failed for ref 'refs/heads/b': cannot lock references\n"
+    )
     assert run_cli(d, "pack-refs") == 251
     assert capfdbinary.readouterr().err == b"error: unable to compact stack: data is locked\n"
 
 
 @pytest.mark.parametrize("fixture", ["reftable-stack", None])
-def test_deleting_a_self_referencing_symref(tmp_path: Path, fixture: str | None,
-                                            capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_deleting_a_self_referencing_symref(
+    tmp_path: Path, fixture: str | None, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
     from helpers import git, run_cli
 
     if fixture is None:
@@ -252,7 +263,8 @@ def test_deleting_a_self_referencing_symref(tmp_path: Path, fixture: str | None,
     assert run_cli(d, "update-ref", "-d", "refs/heads/self") == 1
     assert capfdbinary.readouterr().err == (
         b"error: multiple updates for 'refs/heads/self' (including one via symref "
-        b"'refs/heads/self') are not allowed\n")
+        b"'refs/heads/self') are not allowed\n"
+    )
 
 
 def test_pack_refs_in_worktree_compacts_its_own_stack(tmp_path: Path) -> None:
@@ -284,21 +296,47 @@ def test_pack_refs_in_worktree_compacts_its_own_stack(tmp_path: Path) -> None:
     assert (repo / ".git/reftable/tables.list").read_text() == main_list
 
 
-@pytest.mark.parametrize("args,code,err", [
-    (["-c", "reftable.blockSize=50", "pack-refs"], 246,
-     b"error: unable to compact stack: entry too large\n"),
-    (["-c", "reftable.blockSize=16777216", "pack-refs"], 128,
-     b"fatal: reftable block size cannot exceed 16MB\n"),
-    (["-c", "reftable.restartInterval=65536", "pack-refs"], 128,
-     b"fatal: reftable block size cannot exceed 65535\n"),
-    (["-c", "reftable.blockSize=100", "update-ref", "-m", "a" * 500, "refs/heads/logme",
-      "refs/heads/main"], 128,
-     b"fatal: update_ref failed for ref 'refs/heads/logme': reftable: transaction failure: "
-     b"entry too large\n"),
-])
-def test_write_option_errors_in_git_words(tmp_path: Path, args: list[str], code: int,
-                                          err: bytes,
-                                          capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+@pytest.mark.parametrize(
+    "args,code,err",
+    [
+        (
+            ["-c", "reftable.blockSize=50", "pack-refs"],
+            246,
+            b"error: unable to compact stack: entry too large\n",
+        ),
+        (
+            ["-c", "reftable.blockSize=16777216", "pack-refs"],
+            128,
+            b"fatal: reftable block size cannot exceed 16MB\n",
+        ),
+        (
+            ["-c", "reftable.restartInterval=65536", "pack-refs"],
+            128,
+            b"fatal: reftable block size cannot exceed 65535\n",
+        ),
+        (
+            [
+                "-c",
+                "reftable.blockSize=100",
+                "update-ref",
+                "-m",
+                "a" * 500,
+                "refs/heads/logme",
+                "refs/heads/main",
+            ],
+            128,
+            b"fatal: update_ref failed for ref 'refs/heads/logme': reftable: transaction failure: "
+            b"entry too large\n",
+        ),
+    ],
+)
+def test_write_option_errors_in_git_words(
+    tmp_path: Path,
+    args: list[str],
+    code: int,
+    err: bytes,
+    capfdbinary: pytest.CaptureFixture[bytes],
+) -> None:
     from helpers import run_cli
 
     d = _copy(tmp_path, "reftable-stack")

@@ -44,12 +44,14 @@ def test_worktree_common_dir(work: Path, tmp_path: Path) -> None:
     repo = Repository.discover(tmp_path / "wt")
     assert repo.common_dir == (work / ".git").resolve()
     assert repo.resolve("HEAD") == bytes.fromhex(
-        git(tmp_path / "wt", "rev-parse", "HEAD").stdout.decode().strip())
+        git(tmp_path / "wt", "rev-parse", "HEAD").stdout.decode().strip()
+    )
     git(work, "worktree", "remove", "--force", str(tmp_path / "wt"))
 
 
-def test_git_dir_env_and_option(work: Path, monkeypatch: pytest.MonkeyPatch,
-                                tmp_path: Path) -> None:
+def test_git_dir_env_and_option(
+    work: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     monkeypatch.setenv("GIT_DIR", str(work / ".git"))
     assert Repository.discover(tmp_path).git_dir == work / ".git"
     monkeypatch.delenv("GIT_DIR")
@@ -77,7 +79,14 @@ def test_config_override_precedence(work: Path, monkeypatch: pytest.MonkeyPatch)
     assert repo.odb.cache.limit == 2048
     repo = Repository(work, config_overrides=["core.deltaBaseCacheLimit=3k"])
     assert repo.odb.cache.limit == 3072
-    git_says = git(work, "-c", "core.deltaBaseCacheLimit=3k", "config", "--get",
-                   "core.deltaBaseCacheLimit", check=False)
+    git_says = git(
+        work,
+        "-c",
+        "core.deltaBaseCacheLimit=3k",
+        "config",
+        "--get",
+        "core.deltaBaseCacheLimit",
+        check=False,
+    )
     assert git_says.stdout.strip() == b"3k"
     assert os.environ["GIT_CONFIG_COUNT"] == "1"

@@ -44,13 +44,13 @@ def build(path: Path, object_format: str) -> Path:
     git("branch", "side", cwd=path)
     git("branch", "other", cwd=path)
     for i in range(3):
-        _commit(path, t + 100, f"main{i}")          # equal dates on main
+        _commit(path, t + 100, f"main{i}")  # equal dates on main
     git("checkout", "-q", "side", cwd=path)
     for i in range(3):
-        _commit(path, t + 100, f"side{i}")          # ... and the same dates on side
+        _commit(path, t + 100, f"side{i}")  # ... and the same dates on side
     git("checkout", "-q", "other", cwd=path)
     _commit(path, t + 50, "o1")
-    _commit(path, t + 20, "skewed")                  # older than its parent
+    _commit(path, t + 20, "skewed")  # older than its parent
     _commit(path, t + 60, "o2")
     git("checkout", "-q", "main", cwd=path)
     _git_at(path, t + 200, "merge", "-q", "--no-ff", "-m", "merge side", "side")
@@ -77,31 +77,86 @@ def repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactor
     return build(tmp_path_factory.mktemp(request.param) / "r", request.param)
 
 
-REVS = [["HEAD"], ["--all"], ["main"], ["side", "other"], ["other", "side"],
-        ["side..main"], ["^side", "main"], ["main", "--not", "side", "other"],
-        ["side...main"], ["main...other"], ["other...side"], ["main~3..other"],
-        ["v1"], ["v1-outer"], ["..side"], ["side.."], ["main^@"], ["main^!"],
-        ["main~1^2"], ["--branches"], ["--branches=s*"], ["--branches=sid"],
-        ["--tags"], ["--tags=v1*"], ["--remotes"], ["--remotes=origin"],
-        ["--glob=heads/*"], ["--glob=refs/tags"], ["--exclude=s*", "--branches"],
-        ["--exclude=refs/heads/*", "--all"], ["--all", "--not", "--branches=side"],
-        ["--exclude=main", "--branches", "--branches"], ["lonely", "main"]]
-OPTIONS = [[], ["--topo-order"], ["--date-order"], ["--reverse"], ["--parents"],
-           ["--first-parent"], ["--merges"], ["--no-merges"], ["--min-parents=3"],
-           ["--max-parents=0"], ["-n", "3"], ["--max-count=2", "--skip=2"], ["-4"],
-           ["--skip=1", "--reverse", "-n2"], ["--count"], ["--topo-order", "--reverse"],
-           ["--first-parent", "--topo-order", "--parents"],
-           ["--author-date-order"], ["--since=1700000150"], ["--until=@1700000100"],
-           ["--since=2023-11-14T22:15:00Z"], ["--until=2023-11-14 23:14:10 +01:00"],
-           ["--since=yesterday"], ["--until=Nov 14 2023 22:15:10 UTC"],
-           ["--max-age=1700000030", "--topo-order"], ["--min-age=1700000200"],
-           ["--no-min-parents", "--merges", "--no-max-parents"], ["--left-right"],
-           ["--left-right", "--parents", "--topo-order"], ["--left-right", "--count"]]
+REVS = [
+    ["HEAD"],
+    ["--all"],
+    ["main"],
+    ["side", "other"],
+    ["other", "side"],
+    ["side..main"],
+    ["^side", "main"],
+    ["main", "--not", "side", "other"],
+    ["side...main"],
+    ["main...other"],
+    ["other...side"],
+    ["main~3..other"],
+    ["v1"],
+    ["v1-outer"],
+    ["..side"],
+    ["side.."],
+    ["main^@"],
+    ["main^!"],
+    ["main~1^2"],
+    ["--branches"],
+    ["--branches=s*"],
+    ["--branches=sid"],
+    ["--tags"],
+    ["--tags=v1*"],
+    ["--remotes"],
+    ["--remotes=origin"],
+    ["--glob=heads/*"],
+    ["--glob=refs/tags"],
+    ["--exclude=s*", "--branches"],
+    ["--exclude=refs/heads/*", "--all"],
+    ["--all", "--not", "--branches=side"],
+    ["--exclude=main", "--branches", "--branches"],
+    ["lonely", "main"],
+]
+OPTIONS = [
+    [],
+    ["--topo-order"],
+    ["--date-order"],
+    ["--reverse"],
+    ["--parents"],
+    ["--first-parent"],
+    ["--merges"],
+    ["--no-merges"],
+    ["--min-parents=3"],
+    ["--max-parents=0"],
+    ["-n", "3"],
+    ["--max-count=2", "--skip=2"],
+    ["-4"],
+    ["--skip=1", "--reverse", "-n2"],
+    ["--count"],
+    ["--topo-order", "--reverse"],
+    ["--first-parent", "--topo-order", "--parents"],
+    ["--author-date-order"],
+    ["--since=1700000150"],
+    ["--until=@1700000100"],
+    ["--since=2023-11-14T22:15:00Z"],
+    ["--until=2023-11-14 23:14:10 +01:00"],
+    ["--since=yesterday"],
+    ["--until=Nov 14 2023 22:15:10 UTC"],
+    ["--max-age=1700000030", "--topo-order"],
+    ["--min-age=1700000200"],
+    ["--no-min-parents", "--merges", "--no-max-parents"],
+    ["--left-right"],
+    ["--left-right", "--parents", "--topo-order"],
+    ["--left-right", "--count"],
+]
 
 
 # The revisions that exercise the orders and limits most (ties, skew, merges, ranges).
-CORE_REVS = [["--all"], ["side", "other"], ["side..main"], ["main", "--not", "side", "other"],
-             ["side...main"], ["other...side"], ["lonely", "main"], ["v1-outer"]]
+CORE_REVS = [
+    ["--all"],
+    ["side", "other"],
+    ["side..main"],
+    ["main", "--not", "side", "other"],
+    ["side...main"],
+    ["other...side"],
+    ["lonely", "main"],
+    ["v1-outer"],
+]
 
 
 def test_revisions_match_git(repo: Path) -> None:
@@ -116,14 +171,28 @@ def test_walks_match_git(repo: Path, opts: list[str]) -> None:
         assert_same(repo, "rev-list", *opts, *revs)
 
 
-@pytest.mark.parametrize("opts", [["--objects"], ["--objects", "--no-object-names"],
-                                  ["--objects", "--count"], ["--objects", "--topo-order"],
-                                  ["--objects", "--reverse", "-n3"],
-                                  ["--objects", "--object-names", "--first-parent"]],
-                         ids=" ".join)
+@pytest.mark.parametrize(
+    "opts",
+    [
+        ["--objects"],
+        ["--objects", "--no-object-names"],
+        ["--objects", "--count"],
+        ["--objects", "--topo-order"],
+        ["--objects", "--reverse", "-n3"],
+        ["--objects", "--object-names", "--first-parent"],
+    ],
+    ids=" ".join,
+)
 def test_objects_match_git(repo: Path, opts: list[str]) -> None:
-    for revs in CORE_REVS + [["tree-tag"], ["blob-tag"], ["main^{tree}"], ["main:dir"],
-                             ["main", "^main~2^{tree}"], ["v1", "^v1"], ["--tags"]]:
+    for revs in CORE_REVS + [
+        ["tree-tag"],
+        ["blob-tag"],
+        ["main^{tree}"],
+        ["main:dir"],
+        ["main", "^main~2^{tree}"],
+        ["v1", "^v1"],
+        ["--tags"],
+    ]:
         assert_same(repo, "rev-list", *opts, *revs)
 
 
@@ -135,8 +204,9 @@ def test_stdin(repo: Path) -> None:
     assert ours[2] == b"fatal: options not supported in --stdin mode\n"
 
 
-@pytest.mark.parametrize("args", [[], ["nope"], ["nope", "--"], ["main", "--bogus"],
-                                  ["--not"], ["main..nope"]])
+@pytest.mark.parametrize(
+    "args", [[], ["nope"], ["nope", "--"], ["main", "--bogus"], ["--not"], ["main..nope"]]
+)
 def test_errors_match_git(repo: Path, args: list[str]) -> None:
     assert_same(repo, "rev-list", *args)
 
@@ -148,8 +218,12 @@ def test_not_an_integer(repo: Path) -> None:
 
 
 def test_unsupported_options_are_errors(repo: Path) -> None:
-    for args in (["--boundary", "HEAD"], ["HEAD", "--", "m0.t"], ["--since=last christmas", "HEAD"],
-                 ["--cherry-pick", "HEAD"]):
+    for args in (
+        ["--boundary", "HEAD"],
+        ["HEAD", "--", "m0.t"],
+        ["--since=last christmas", "HEAD"],
+        ["--cherry-pick", "HEAD"],
+    ):
         _theirs, ours = both(repo, "rev-list", *args)
         assert ours[0] in (128, 129) and ours[1] == b"", args
 
@@ -163,8 +237,9 @@ def test_library_walk_and_merge_bases(repo: Path) -> None:
     assert got == git("rev-list", "--topo-order", "main", "^side", cwd=repo).decode().split()
     g = CommitGraph(r)
     bases = merge_bases(g, g.node(r.resolve("other")), [g.node(r.resolve("side"))])
-    assert [b.id.hex() for b in bases] == git("merge-base", "--all", "other", "side",
-                                              cwd=repo).decode().split()
+    assert [b.id.hex() for b in bases] == git(
+        "merge-base", "--all", "other", "side", cwd=repo
+    ).decode().split()
 
 
 def test_from_a_subdirectory_and_bare(repo: Path, tmp_path: Path) -> None:
@@ -184,9 +259,16 @@ def test_end_of_options(tmp_path: Path) -> None:
     assert not (repo / "yikes").exists()
 
 
-@pytest.mark.parametrize("opts", [["--left-only"], ["--right-only", "--date-order"],
-                                  ["--left-only", "--objects"], ["--right-only", "--count"]],
-                         ids=" ".join)
+@pytest.mark.parametrize(
+    "opts",
+    [
+        ["--left-only"],
+        ["--right-only", "--date-order"],
+        ["--left-only", "--objects"],
+        ["--right-only", "--count"],
+    ],
+    ids=" ".join,
+)
 def test_one_side_of_symmetric_ranges(repo: Path, opts: list[str]) -> None:
     for revs in (["side...main"], ["other...side"], ["main...other"], ["main~1...side~1"]):
         assert_same(repo, "rev-list", *opts, *revs)
@@ -197,7 +279,7 @@ def test_left_only_of_unrelated_histories(repo: Path) -> None:
     theirs, ours = both(repo, "rev-list", "--left-only", "lonely...main")
     lonely = git("rev-list", "lonely", cwd=repo)
     assert ours == (0, lonely, b"")
-    assert theirs[1] != lonely     # the Git on PATH lists both sides
+    assert theirs[1] != lonely  # the Git on PATH lists both sides
     _t, ours = both(repo, "rev-list", "--right-only", "--count", "lonely...main")
     assert ours[1] == b"%d\n" % len(git("rev-list", "main", cwd=repo).split())
 

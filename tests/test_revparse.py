@@ -13,14 +13,59 @@ from test_odb_support import DATA, add_ambiguous_pair, git, make_repo
 
 pytestmark = pytest.mark.e2e
 
-NAMES = ["HEAD", "@", "main", "heads/main", "refs/heads/main", "side", "v1", "v1-outer",
-         "tags/v1", "tree-tag", "blob-tag", "light", "v1^{}", "v1-outer^{}", "v1^{commit}",
-         "v1^{tree}", "v1-outer^{tag}", "v1^{object}", "HEAD^{tree}", "HEAD^{commit}",
-         "HEAD~2", "HEAD^", "HEAD^0", "HEAD~3^2", "HEAD~3^1", "HEAD~1^1", "HEAD:",
-         "HEAD:dir", "HEAD:dir/", "HEAD:dir/b.txt", "HEAD:dir/sub/c.txt", "HEAD~3:a.txt",
-         "v1:a.txt", "HEAD:link", "side~1", "HEAD^{tree}:dir", "main~0", "both"]
-BAD = ["nope", "HEAD:nope", "HEAD:a.txt/x", "HEAD~99", "HEAD^3", "v1^{blob}", "tree-tag^{commit}",
-       "HEAD^{bogus}", "refs/heads/nope", "", "a..b"]
+NAMES = [
+    "HEAD",
+    "@",
+    "main",
+    "heads/main",
+    "refs/heads/main",
+    "side",
+    "v1",
+    "v1-outer",
+    "tags/v1",
+    "tree-tag",
+    "blob-tag",
+    "light",
+    "v1^{}",
+    "v1-outer^{}",
+    "v1^{commit}",
+    "v1^{tree}",
+    "v1-outer^{tag}",
+    "v1^{object}",
+    "HEAD^{tree}",
+    "HEAD^{commit}",
+    "HEAD~2",
+    "HEAD^",
+    "HEAD^0",
+    "HEAD~3^2",
+    "HEAD~3^1",
+    "HEAD~1^1",
+    "HEAD:",
+    "HEAD:dir",
+    "HEAD:dir/",
+    "HEAD:dir/b.txt",
+    "HEAD:dir/sub/c.txt",
+    "HEAD~3:a.txt",
+    "v1:a.txt",
+    "HEAD:link",
+    "side~1",
+    "HEAD^{tree}:dir",
+    "main~0",
+    "both",
+]
+BAD = [
+    "nope",
+    "HEAD:nope",
+    "HEAD:a.txt/x",
+    "HEAD~99",
+    "HEAD^3",
+    "v1^{blob}",
+    "tree-tag^{commit}",
+    "HEAD^{bogus}",
+    "refs/heads/nope",
+    "",
+    "a..b",
+]
 
 
 @pytest.fixture(scope="module", params=["sha1", "sha256"])

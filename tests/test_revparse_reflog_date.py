@@ -25,25 +25,33 @@ def repo(tmp_path: Path) -> Path:
     return r
 
 
-@pytest.mark.parametrize("rev", ["master@{2005-05-26 23:30}:F", "master@{2005-05-26 23:42}:F",
-                                 "master@{2005-05-26 23:47 -0500}:F", "master@{May 25 2005}:F",
-                                 "@{2005-05-26 23:50}:F", "master@{yesterday}:F",
-                                 "master@{2005-05-27 04:42 UTC}:F"])
-def test_cat_file_at_date_matches_git(repo: Path, rev: str,
-                                      capfdbinary: pytest.CaptureFixture[bytes]) -> None:
-    want = subprocess.run(["git", "cat-file", "blob", rev], cwd=repo, capture_output=True,
-                          env=git_env())
+@pytest.mark.parametrize(
+    "rev",
+    [
+        "master@{2005-05-26 23:30}:F",
+        "master@{2005-05-26 23:42}:F",
+        "master@{2005-05-26 23:47 -0500}:F",
+        "master@{May 25 2005}:F",
+        "@{2005-05-26 23:50}:F",
+        "master@{yesterday}:F",
+        "master@{2005-05-27 04:42 UTC}:F",
+    ],
+)
+def test_cat_file_at_date_matches_git(
+    repo: Path, rev: str, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    want = subprocess.run(
+        ["git", "cat-file", "blob", rev], cwd=repo, capture_output=True, env=git_env()
+    )
     capfdbinary.readouterr()
     code = run_cli(repo, "cat-file", "blob", rev)
     out, err = capfdbinary.readouterr()
     assert (code, out, err) == (want.returncode, want.stdout, want.stderr)
 
 
-def test_date_before_history_warns(repo: Path,
-                                   capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+def test_date_before_history_warns(repo: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
     capfdbinary.readouterr()
     assert run_cli(repo, "cat-file", "blob", "master@{May 25 2005}:F") == 0
     out, err = capfdbinary.readouterr()
     assert out == b"2005-05-26 23:30\n"
-    assert err == (b"warning: log for 'master' only goes back to "
-                   b"Thu, 26 May 2005 23:30:00 -0500\n")
+    assert err == (b"warning: log for 'master' only goes back to Thu, 26 May 2005 23:30:00 -0500\n")

@@ -21,13 +21,16 @@ from helpers import DATA, git, git_env, snapshot
 SHATTERED = [DATA / "sha1dc" / "shattered-1.pdf", DATA / "sha1dc" / "shattered-2.pdf"]
 # The SHA-1 both PDFs share, and what the reference SHA-1DC's "safe hash" makes of each.
 COLLIDING_SHA1 = "38762cf7f55934b34d179ae6a4c80cadccbb7f0a"
-SAFE_HASHES = ["16e96b70000dd1e7c85b8368ee197754400e58ec",
-               "e1761773e6a35916d99f891b77663e6405313587"]
+SAFE_HASHES = [
+    "16e96b70000dd1e7c85b8368ee197754400e58ec",
+    "e1761773e6a35916d99f891b77663e6405313587",
+]
 # The two collision blocks are 192..320; the pure-Python reference only needs a prefix.
 PREFIX = 1024
 
 try:
     from gitodb import _native
+
     NATIVE: Any = _native.sha1dc
 except ImportError:  # pragma: no cover - the native core is optional
     NATIVE = None
@@ -83,7 +86,8 @@ def test_both_pdfs_are_detected_by_the_native_core(index: int) -> None:
         h.digest()
     assert info.value.hexdigest == COLLIDING_SHA1
     assert info.value.git_message == (
-        f"SHA-1 appears to be part of a collision attack: {COLLIDING_SHA1}")
+        f"SHA-1 appears to be part of a collision attack: {COLLIDING_SHA1}"
+    )
     with pytest.raises(ObjectCollisionError):
         h.hexdigest()
     assert NATIVE(data, safe_hash=True).result() == (bytes.fromhex(SAFE_HASHES[index]), True)
@@ -96,8 +100,10 @@ def test_both_pdfs_are_detected_by_the_native_core(index: int) -> None:
 def test_native_and_reference_agree_on_the_attack_blocks(path: Path) -> None:
     data = path.read_bytes()[:PREFIX]
     for safe in (False, True):
-        assert NATIVE(data, safe_hash=safe).result() == \
-            sha1dc_ref.Sha1DCRef(data, safe_hash=safe).result()
+        assert (
+            NATIVE(data, safe_hash=safe).result()
+            == sha1dc_ref.Sha1DCRef(data, safe_hash=safe).result()
+        )
 
 
 def test_reference_safe_hash_matches_published_value() -> None:
@@ -139,8 +145,10 @@ def test_native_equals_reference(data: bytes, safe: bool) -> None:
     # Random data around the attack blocks: splice it after a SHAttered prefix.
     attack = SHATTERED[1].read_bytes()[:384]
     for body in (data, attack + data):
-        assert NATIVE(body, safe_hash=safe).result() == \
-            sha1dc_ref.Sha1DCRef(body, safe_hash=safe).result()
+        assert (
+            NATIVE(body, safe_hash=safe).result()
+            == sha1dc_ref.Sha1DCRef(body, safe_hash=safe).result()
+        )
 
 
 @pytest.mark.parametrize("impl", impls(), ids=lambda i: i.__name__)
@@ -161,8 +169,10 @@ def test_fallback_detects_like_the_reference() -> None:
     for path in SHATTERED:
         data = path.read_bytes()[:PREFIX]
         for safe in (False, True):
-            assert sha1dc._RefHasher(data, safe_hash=safe).result() == \
-                sha1dc_ref.Sha1DCRef(data, safe_hash=safe).result()
+            assert (
+                sha1dc._RefHasher(data, safe_hash=safe).result()
+                == sha1dc_ref.Sha1DCRef(data, safe_hash=safe).result()
+            )
         with pytest.raises(ObjectCollisionError):
             sha1dc._RefHasher(data).digest()
 
@@ -181,8 +191,9 @@ def test_native_hasher_is_safe_across_threads() -> None:
 
     h = NATIVE()
     chunk = os.urandom(1 << 16)
-    threads = [threading.Thread(target=lambda: [h.update(chunk) for _ in range(8)])
-               for _ in range(4)]
+    threads = [
+        threading.Thread(target=lambda: [h.update(chunk) for _ in range(8)]) for _ in range(4)
+    ]
     for t in threads:
         t.start()
     for t in threads:
@@ -214,10 +225,12 @@ def test_choice_of_sha1(monkeypatch: pytest.MonkeyPatch) -> None:
         SHA1.new_hasher(SHATTERED[0].read_bytes()[:PREFIX]).digest()
 
 
-def _gitodb(*args: str, cwd: Path, env: dict[str, str] | None = None
-            ) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run([sys.executable, "-m", "gitodb", *args], cwd=cwd,
-                          capture_output=True, env=env or git_env())
+def _gitodb(
+    *args: str, cwd: Path, env: dict[str, str] | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *args], cwd=cwd, capture_output=True, env=env or git_env()
+    )
 
 
 def test_version_build_options_names_the_sha1(tmp_path: Path) -> None:
@@ -226,14 +239,13 @@ def test_version_build_options_names_the_sha1(tmp_path: Path) -> None:
     expected = "SHA1_DC" if NATIVE is not None else "SHA1_DC (pure Python)"
     assert f"\nSHA-1: {expected}\n".encode() in out.stdout
     assert b"\nSHA-256: " in out.stdout
-    plain = _gitodb("version", "--build-options", cwd=tmp_path,
-                    env={**git_env(), "GITODB_SHA1": "plain"})
+    plain = _gitodb(
+        "version", "--build-options", cwd=tmp_path, env={**git_env(), "GITODB_SHA1": "plain"}
+    )
     assert b"\nSHA-1: SHA1_DC" not in plain.stdout and b"\nSHA-1: " in plain.stdout
-    bad = _gitodb("hash-object", "--stdin", cwd=tmp_path,
-                  env={**git_env(), "GITODB_SHA1": "nope"})
+    bad = _gitodb("hash-object", "--stdin", cwd=tmp_path, env={**git_env(), "GITODB_SHA1": "nope"})
     assert (bad.returncode, bad.stdout) == (128, b"")
-    assert bad.stderr == (b"fatal: bad GITODB_SHA1 value 'nope' "
-                          b"(expected one of: sha1dc, plain)\n")
+    assert bad.stderr == (b"fatal: bad GITODB_SHA1 value 'nope' (expected one of: sha1dc, plain)\n")
 
 
 @needs_native
@@ -245,16 +257,22 @@ def test_hash_object_on_shattered_matches_git(tmp_path: Path, write: bool) -> No
     for r in (ours, theirs):
         git("init", "-q", r)
     args = (["-w"] if write else []) + [str(p) for p in SHATTERED]
-    expected = subprocess.run(["git", "hash-object", *args], cwd=theirs, capture_output=True,
-                              env=git_env())
+    expected = subprocess.run(
+        ["git", "hash-object", *args], cwd=theirs, capture_output=True, env=git_env()
+    )
     got = _gitodb("hash-object", *args, cwd=ours)
     assert (got.returncode, got.stdout, got.stderr) == (
-        expected.returncode, expected.stdout, expected.stderr)
+        expected.returncode,
+        expected.stdout,
+        expected.stderr,
+    )
     assert expected.returncode == 0 and len(expected.stdout.split()) == 2
     if write:
         for line in got.stdout.split():
-            assert git("cat-file", "blob", line.decode(), cwd=ours) == \
-                SHATTERED[got.stdout.split().index(line)].read_bytes()
+            assert (
+                git("cat-file", "blob", line.decode(), cwd=ours)
+                == SHATTERED[got.stdout.split().index(line)].read_bytes()
+            )
 
 
 class _HeaderBlind:
@@ -293,8 +311,9 @@ def header_blind(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(sha1dc, "_name", "test")
 
 
-def _main(argv: list[str], cwd: Path, capfd: pytest.CaptureFixture[str],
-          monkeypatch: pytest.MonkeyPatch) -> tuple[int, str, str]:
+def _main(
+    argv: list[str], cwd: Path, capfd: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> tuple[int, str, str]:
     from gitodb.cli.main import main
 
     monkeypatch.chdir(cwd)
@@ -304,18 +323,25 @@ def _main(argv: list[str], cwd: Path, capfd: pytest.CaptureFixture[str],
     return code, out, err
 
 
-@pytest.mark.parametrize("args", [[], ["-w"], ["-w", "--literally", "-t", "blob"],
-                                  ["-c", "core.bigFileThreshold=1k", "-w"]],
-                         ids=["hash", "write", "literally", "bulk-checkin"])
+@pytest.mark.parametrize(
+    "args",
+    [[], ["-w"], ["-w", "--literally", "-t", "blob"], ["-c", "core.bigFileThreshold=1k", "-w"]],
+    ids=["hash", "write", "literally", "bulk-checkin"],
+)
 def test_collision_in_object_hashing_is_fatal_like_git(
-        tmp_path: Path, header_blind: None, capfd: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch, args: list[str]) -> None:
+    tmp_path: Path,
+    header_blind: None,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+) -> None:
     repo = tmp_path / "r"
     git("init", "-q", repo)
     before = sorted(p for p in (repo / ".git/objects").rglob("*"))
     pre, post = (args[:2], args[2:]) if args[:1] == ["-c"] else ([], args)
-    code, out, err = _main([*pre, "hash-object", *post, str(SHATTERED[0])], repo, capfd,
-                           monkeypatch)
+    code, out, err = _main(
+        [*pre, "hash-object", *post, str(SHATTERED[0])], repo, capfd, monkeypatch
+    )
     assert (code, out) == (128, "")
     assert err == f"fatal: SHA-1 appears to be part of a collision attack: {COLLIDING_SHA1}\n"
     # Nothing stored, no temporary file or pack left behind.
@@ -334,8 +360,11 @@ def test_collision_error_names_the_file(tmp_path: Path, header_blind: None) -> N
 
 
 def test_index_pack_refuses_a_pack_with_a_colliding_object(
-        tmp_path: Path, header_blind: None, capfd: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    header_blind: None,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     from gitodb.objects import SHA1
     from gitodb.pack.index_write import IndexPackOptions, index_pack_file
 
@@ -348,9 +377,13 @@ def test_index_pack_refuses_a_pack_with_a_colliding_object(
     git("repack", "-q", "-a", "-d", cwd=src)
     (pack,) = (src / ".git/objects/pack").glob("*.pack")
     blob = git("rev-parse", "HEAD:shattered.pdf", cwd=src).decode().strip()
-    offset = next(int(line.split()[4]) for line in git(
-        "verify-pack", "-v", str(pack.with_suffix(".idx")), cwd=src).decode().splitlines()
-        if line.startswith(blob))
+    offset = next(
+        int(line.split()[4])
+        for line in git("verify-pack", "-v", str(pack.with_suffix(".idx")), cwd=src)
+        .decode()
+        .splitlines()
+        if line.startswith(blob)
+    )
     work = tmp_path / "work"
     work.mkdir()
     copy = work / "p.pack"
@@ -386,23 +419,37 @@ def _faked_id_collision(tmp_path: Path) -> tuple[Path, Path, str]:
     return corrupt, pack, ids[1]
 
 
-@pytest.mark.parametrize("args", [["-o", "../bad.idx"], ["-c", "core.bigfilethreshold=1"],
-                                  ["--stdin"], ["--stdin", "--threads=4"]],
-                         ids=["file", "bigfile", "stdin", "stdin-threads"])
-def test_index_pack_detects_an_object_id_collision_like_git(tmp_path: Path,
-                                                            args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-o", "../bad.idx"],
+        ["-c", "core.bigfilethreshold=1"],
+        ["--stdin"],
+        ["--stdin", "--threads=4"],
+    ],
+    ids=["file", "bigfile", "stdin", "stdin-threads"],
+)
+def test_index_pack_detects_an_object_id_collision_like_git(
+    tmp_path: Path, args: list[str]
+) -> None:
     corrupt, pack, b_id = _faked_id_collision(tmp_path)
     pre, post = (args[:2], args[2:]) if args[0] == "-c" else ([], args)
     cmd = [*pre, "index-pack", *post] + ([] if "--stdin" in args else [str(pack)])
     stdin = pack.read_bytes() if "--stdin" in args else None
-    expected = subprocess.run(["git", *cmd], cwd=corrupt, input=stdin, capture_output=True,
-                              env=git_env())
+    expected = subprocess.run(
+        ["git", *cmd], cwd=corrupt, input=stdin, capture_output=True, env=git_env()
+    )
     # (Git leaves its tmp_pack_* behind on this error; gitodb must add nothing.)
     before = snapshot(corrupt / ".git")
     assert expected.returncode == 128
     assert expected.stderr == f"fatal: SHA1 COLLISION FOUND WITH {b_id} !\n".encode()
-    got = subprocess.run([sys.executable, "-m", "gitodb", *cmd], cwd=corrupt, input=stdin,
-                         capture_output=True, env=git_env())
+    got = subprocess.run(
+        [sys.executable, "-m", "gitodb", *cmd],
+        cwd=corrupt,
+        input=stdin,
+        capture_output=True,
+        env=git_env(),
+    )
     assert (got.returncode, got.stdout, got.stderr) == (128, b"", expected.stderr)
     assert snapshot(corrupt / ".git") == before
     assert not (tmp_path / "bad.idx").exists()
@@ -413,13 +460,18 @@ def test_index_pack_accepts_objects_the_repository_has_unchanged(tmp_path: Path)
     good = tmp_path / "good"
     git("init", "-q", good)
     git("hash-object", "-w", "../a", "../b", cwd=good)
-    got = subprocess.run([sys.executable, "-m", "gitodb", "index-pack", "-o", "../ok.idx",
-                          str(pack)], cwd=good, capture_output=True, env=git_env())
+    got = subprocess.run(
+        [sys.executable, "-m", "gitodb", "index-pack", "-o", "../ok.idx", str(pack)],
+        cwd=good,
+        capture_output=True,
+        env=git_env(),
+    )
     assert (got.returncode, got.stderr) == (0, b"")
     assert (tmp_path / "ok.idx").read_bytes() == pack.with_suffix(".idx").read_bytes()
 
 
 # -- unavoidable bit conditions (the native core's filter) ---------------------------
+
 
 def test_generated_ubc_table_is_the_derivation() -> None:
     from gitodb.objects import sha1dc_ubc
@@ -428,7 +480,8 @@ def test_generated_ubc_table_is_the_derivation() -> None:
     assert header.read_text() == sha1dc_ubc.c_header(sha1dc_ubc.all_conditions())
     if NATIVE is not None:
         assert _native.SHA1DC_UBC_COUNT == len(
-            sha1dc_ubc.ordered_distinct(sha1dc_ubc.all_conditions()))
+            sha1dc_ubc.ordered_distinct(sha1dc_ubc.all_conditions())
+        )
 
 
 def test_ubcs_hold_on_every_shattered_attack_block() -> None:
@@ -441,7 +494,7 @@ def test_ubcs_hold_on_every_shattered_attack_block() -> None:
     for path in SHATTERED:
         data = path.read_bytes()
         for offset in (192, 256):
-            assert sha1dc_ubc.satisfied(sha1dc_ref.expand(data[offset:offset + 64]), conditions)
+            assert sha1dc_ubc.satisfied(sha1dc_ref.expand(data[offset : offset + 64]), conditions)
 
 
 def test_ubcs_rule_out_almost_every_ordinary_block() -> None:
@@ -466,9 +519,15 @@ def _block_meeting(conditions: list[tuple[int, int, int, int, int]], seed: int) 
     # Each expanded bit as a linear form over the 512 message bits.
     forms = [[1 << (32 * i + b) for b in range(32)] for i in range(16)]
     for i in range(16, 80):
-        forms.append([forms[i - 3][(b - 1) % 32] ^ forms[i - 8][(b - 1) % 32]
-                      ^ forms[i - 14][(b - 1) % 32] ^ forms[i - 16][(b - 1) % 32]
-                      for b in range(32)])
+        forms.append(
+            [
+                forms[i - 3][(b - 1) % 32]
+                ^ forms[i - 8][(b - 1) % 32]
+                ^ forms[i - 14][(b - 1) % 32]
+                ^ forms[i - 16][(b - 1) % 32]
+                for b in range(32)
+            ]
+        )
     rows: list[tuple[int, int]] = []
     for w1, b1, w2, b2, parity in conditions:
         form, value = forms[w1][b1] ^ forms[w2][b2], parity
@@ -509,13 +568,19 @@ def test_blocks_that_pass_the_filter_are_checked_like_the_reference() -> None:
 @pytest.mark.parametrize("index", [0, 1], ids=["shattered-1", "shattered-2"])
 def test_filtered_and_unfiltered_native_agree_on_shattered(index: int) -> None:
     data = SHATTERED[index].read_bytes()
-    assert NATIVE(data).result() == NATIVE(data, detect_all=True).result() == (
-        bytes.fromhex(COLLIDING_SHA1), True)
+    assert (
+        NATIVE(data).result()
+        == NATIVE(data, detect_all=True).result()
+        == (bytes.fromhex(COLLIDING_SHA1), True)
+    )
 
 
 def test_verify_pack_reports_a_colliding_object(
-        tmp_path: Path, header_blind: None, capfd: pytest.CaptureFixture[str],
-        monkeypatch: pytest.MonkeyPatch) -> None:
+    tmp_path: Path,
+    header_blind: None,
+    capfd: pytest.CaptureFixture[str],
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     # The fsck-style check re-hashes every object with SHA-1DC as well.
     src = tmp_path / "src"
     git("init", "-q", src)

@@ -12,14 +12,27 @@ from helpers import git, git_env, make_pack
 
 
 def show(idx: bytes, *args: str, cwd: Path) -> tuple[int, bytes, bytes]:
-    p = subprocess.run([sys.executable, "-m", "gitodb", "show-index", *args], cwd=cwd,
-                       input=idx, capture_output=True, env=git_env(), timeout=300, check=False)
+    p = subprocess.run(
+        [sys.executable, "-m", "gitodb", "show-index", *args],
+        cwd=cwd,
+        input=idx,
+        capture_output=True,
+        env=git_env(),
+        timeout=300,
+        check=False,
+    )
     return p.returncode, p.stdout, p.stderr
 
 
 def theirs(idx: bytes, *args: str, cwd: Path) -> tuple[int, bytes, bytes]:
-    p = subprocess.run(["git", "show-index", *args], cwd=cwd, input=idx, capture_output=True,
-                       env=git_env(), check=False)
+    p = subprocess.run(
+        ["git", "show-index", *args],
+        cwd=cwd,
+        input=idx,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -40,8 +53,12 @@ def test_same_as_git(tmp_path, version):
 def test_sha256_and_errors(tmp_path):
     pack = make_pack(tmp_path, "sha256")
     idx = pack.with_suffix(".idx").read_bytes()
-    assert show(idx, "--object-format=sha256", cwd=tmp_path) == \
-        theirs(idx, "--object-format=sha256", cwd=tmp_path)
+    assert show(idx, "--object-format=sha256", cwd=tmp_path) == theirs(
+        idx, "--object-format=sha256", cwd=tmp_path
+    )
     assert show(b"\377tOc\0\0\0\3", cwd=tmp_path) == (128, b"", b"fatal: unknown index version\n")
-    assert show(b"", "--object-format=md5", cwd=tmp_path) == \
-        (128, b"", b"fatal: Unknown hash algorithm\n")
+    assert show(b"", "--object-format=md5", cwd=tmp_path) == (
+        128,
+        b"",
+        b"fatal: Unknown hash algorithm\n",
+    )

@@ -12,8 +12,9 @@ from helpers import git, git_env, make_pack
 
 
 def run(cmd: list[str], cwd: Path, stdin: bytes) -> tuple[int, bytes, bytes]:
-    p = subprocess.run(cmd, cwd=cwd, input=stdin, capture_output=True, env=git_env(),
-                       timeout=300, check=False)
+    p = subprocess.run(
+        cmd, cwd=cwd, input=stdin, capture_output=True, env=git_env(), timeout=300, check=False
+    )
     return p.returncode, p.stdout, p.stderr
 
 
@@ -56,16 +57,15 @@ def test_ref_delta_pack_and_strict(tmp_path):
         (src / "f").write_text("".join(f"line {j}\n" for j in range(100 + i)))
         git("add", "f", cwd=src)
         git("commit", "-q", "-m", f"c{i}", cwd=src)
-    data = git("pack-objects", "--all", "--stdout", "--no-delta-base-offset", cwd=src,
-               input=b"")
+    data = git("pack-objects", "--all", "--stdout", "--no-delta-base-offset", cwd=src, input=b"")
     dst = _repo(tmp_path, "dst")
     assert ours(["unpack-objects", "--strict"], dst, data)[0] == 0
-    assert loose(dst) == set(git("rev-list", "--objects", "--all", cwd=src).decode()
-                             .split()[::1]) - {"f"}
+    assert loose(dst) == set(
+        git("rev-list", "--objects", "--all", cwd=src).decode().split()[::1]
+    ) - {"f"}
 
 
-@pytest.mark.parametrize("cut, message", [
-    (5, b"fatal: early EOF\n"), (100, b"fatal: early EOF\n")])
+@pytest.mark.parametrize("cut, message", [(5, b"fatal: early EOF\n"), (100, b"fatal: early EOF\n")])
 def test_short_and_bad_input_like_git(tmp_path, pack, cut, message):
     r = _repo(tmp_path, "r")
     got = ours(["unpack-objects"], r, pack[:cut])
@@ -75,10 +75,15 @@ def test_short_and_bad_input_like_git(tmp_path, pack, cut, message):
 def test_checksum_version_and_size_errors_like_git(tmp_path, pack):
     r = _repo(tmp_path, "r")
     bad = pack[:-1] + bytes([pack[-1] ^ 1])
-    for data, args in ((bad, []), (b"PACK\0\0\0\4\0\0\0\0", []), (b"PACX\0\0\0\2\0\0\0\0", []),
-                       (pack, ["--max-input-size=100"])):
-        assert ours(["unpack-objects", "-n", *args], r, data) == \
-            run(["git", "unpack-objects", "-n", *args], r, data)
+    for data, args in (
+        (bad, []),
+        (b"PACK\0\0\0\4\0\0\0\0", []),
+        (b"PACX\0\0\0\2\0\0\0\0", []),
+        (pack, ["--max-input-size=100"]),
+    ):
+        assert ours(["unpack-objects", "-n", *args], r, data) == run(
+            ["git", "unpack-objects", "-n", *args], r, data
+        )
 
 
 def test_index_pack_promisor_and_missing_pack_dir(tmp_path, pack):
@@ -89,12 +94,16 @@ def test_index_pack_promisor_and_missing_pack_dir(tmp_path, pack):
     assert (status, err) == (0, b""), err
     name = out.decode().split("\t")[1].strip()
     assert (r / f".git/objects/pack/pack-{name}.promisor").read_bytes() == b"hello\n"
-    assert ours(["index-pack", "--promisor", "x.pack"], r) == \
-        (128, b"", b"fatal: --promisor cannot be used with a pack name\n")
+    assert ours(["index-pack", "--promisor", "x.pack"], r) == (
+        128,
+        b"",
+        b"fatal: --promisor cannot be used with a pack name\n",
+    )
 
 
-@pytest.mark.parametrize("limit, shown", [("100", "100 bytes"), ("1k", "1 byte"),
-                                          ("1500", "1.46 KiB")])
+@pytest.mark.parametrize(
+    "limit, shown", [("100", "100 bytes"), ("1k", "1 byte"), ("1500", "1.46 KiB")]
+)
 def test_index_pack_max_input_size(tmp_path, pack, limit, shown):
     # Git 2.55 reads the leading digits only, and prints the limit (recorded)
     r = _repo(tmp_path, "r")
@@ -108,8 +117,16 @@ def test_index_pack_max_input_size(tmp_path, pack, limit, shown):
 def test_index_pack_warns_on_missing_tagger_like_git(tmp_path, option):
     r = _repo(tmp_path, "r")
     blob = git("hash-object", "-w", "--stdin", cwd=r, input=b"x\n").strip()
-    tag = git("hash-object", "-t", "tag", "-w", "--stdin", "--literally", cwd=r,
-              input=b"object %s\ntype blob\ntag mytag\n\nThis is an invalid tag.\n" % blob).strip()
+    tag = git(
+        "hash-object",
+        "-t",
+        "tag",
+        "-w",
+        "--stdin",
+        "--literally",
+        cwd=r,
+        input=b"object %s\ntype blob\ntag mytag\n\nThis is an invalid tag.\n" % blob,
+    ).strip()
     name = git("pack-objects", "tt", cwd=r, input=tag + b"\n" + blob + b"\n").strip().decode()
     pack = f"tt-{name}.pack"
     (r / f"tt-{name}.idx").unlink()

@@ -32,8 +32,12 @@ def _symref(repo: Path, ref: str) -> str:
 
 def test_symref_update_creates_and_logs_without_message(tmp_path: Path) -> None:
     repo, a = _repo(tmp_path)
-    assert run_cli(repo, "update-ref", "--stdin",
-                   stdin=b"symref-update refs/heads/symref refs/heads/a\n") == 0
+    assert (
+        run_cli(
+            repo, "update-ref", "--stdin", stdin=b"symref-update refs/heads/symref refs/heads/a\n"
+        )
+        == 0
+    )
     assert _symref(repo, "refs/heads/symref") == "refs/heads/a"
     assert _log(repo, "refs/heads/symref") == [f"{Z} {a}"]
 
@@ -42,8 +46,12 @@ def test_symref_update_through_symref_rewrites_its_referent(tmp_path: Path) -> N
     repo, a = _repo(tmp_path)
     git("update-ref", "refs/heads/symref2", a, cwd=repo)
     git("symbolic-ref", "refs/heads/symref", "refs/heads/symref2", cwd=repo)
-    assert run_cli(repo, "update-ref", "--stdin",
-                   stdin=b"symref-update refs/heads/symref refs/heads/a\n") == 0
+    assert (
+        run_cli(
+            repo, "update-ref", "--stdin", stdin=b"symref-update refs/heads/symref refs/heads/a\n"
+        )
+        == 0
+    )
     assert _symref(repo, "refs/heads/symref") == "refs/heads/symref2"
     assert _symref(repo, "refs/heads/symref2") == "refs/heads/a"
     assert _log(repo, "refs/heads/symref")[-1] == f"{a} {a}"
@@ -59,16 +67,18 @@ def test_symref_update_regular_ref_with_old_oid(tmp_path: Path) -> None:
     assert _log(repo, "refs/heads/regular")[-1] == f"{a} {a}"
 
 
-def test_symref_update_zero_old_oid_through_symref(tmp_path: Path,
-                                                   capfd: pytest.CaptureFixture[str]) -> None:
+def test_symref_update_zero_old_oid_through_symref(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     repo, a = _repo(tmp_path)
     git("update-ref", "refs/heads/target2", a, cwd=repo)
     git("symbolic-ref", "refs/heads/symref", "refs/heads/target2", cwd=repo)
     capfd.readouterr()
     cmd = f"symref-update refs/heads/symref refs/heads/a oid {Z}\n".encode()
     assert run_cli(repo, "update-ref", "--stdin", stdin=cmd) == 128
-    assert capfd.readouterr().err == ("fatal: cannot lock ref 'refs/heads/symref': "
-                                      "reference already exists\n")
+    assert capfd.readouterr().err == (
+        "fatal: cannot lock ref 'refs/heads/symref': reference already exists\n"
+    )
     assert _symref(repo, "refs/heads/symref") == "refs/heads/target2"
     # a dangling symref: its (missing) referent is created as the symref
     git("update-ref", "-d", "refs/heads/target2", cwd=repo)

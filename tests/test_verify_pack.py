@@ -67,8 +67,9 @@ def test_fixture_verify_pack_output(fx: str, expected: Path) -> None:
     pack_arg = last[: -len(": ok")]
     idx_arg = pack_arg[: -len(".pack")] + ".idx"
     fmt = "sha256" if fx == "packs-sha256" else "sha1"
-    proc = gitodb("verify-pack", f"--object-format={fmt}", "-v", idx_arg,
-                  cwd=FIXTURES / fx / "repo")
+    proc = gitodb(
+        "verify-pack", f"--object-format={fmt}", "-v", idx_arg, cwd=FIXTURES / fx / "repo"
+    )
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == expected.read_bytes()
 
@@ -85,9 +86,11 @@ def test_several_packs_and_missing_one(repo: Path, tmp_path: Path) -> None:
 
 # -- damaged packs -------------------------------------------------------------------
 
+
 def git_run(*args: str | os.PathLike[str]) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(["git", *map(os.fspath, args)], capture_output=True, env=git_env(),
-                          check=False)
+    return subprocess.run(
+        ["git", *map(os.fspath, args)], capture_output=True, env=git_env(), check=False
+    )
 
 
 def damage(idx: Path, pack_edit: object = None, idx_edit: object = None) -> None:
@@ -112,15 +115,18 @@ def _flip_entry(data: bytearray, at: int) -> None:
 
 
 def _wrong_crc(data: bytearray) -> None:
-    count = struct.unpack(">I", data[8 + 1020:8 + 1024])[0]
+    count = struct.unpack(">I", data[8 + 1020 : 8 + 1024])[0]
     data[8 + 1024 + 20 * count + 4 * 3] ^= 0x01
 
 
 CASES = {
     "flipped-bit": (lambda d, off: _flip_entry(d, off), None, b"bad object at offset"),
     "truncated": (lambda d, off: d.__delitem__(slice(len(d) // 2, None)), None, b"early EOF"),
-    "wrong-trailer": (lambda d, off: d.__setitem__(-1, d[-1] ^ 0xFF), None,
-                      b"pack is corrupted (SHA1 mismatch)"),
+    "wrong-trailer": (
+        lambda d, off: d.__setitem__(-1, d[-1] ^ 0xFF),
+        None,
+        b"pack is corrupted (SHA1 mismatch)",
+    ),
     "wrong-crc-in-index": (None, _wrong_crc, b"CRC-32 of"),
 }
 
@@ -176,6 +182,7 @@ def _blob_entry(data: bytes) -> bytes:
 
 def _insert_delta(base_size: int, result: bytes) -> bytes:
     """A delta that ignores its base and inserts ``result`` literally."""
+
     def varint(n: int) -> bytes:
         out = bytearray()
         while True:
@@ -184,14 +191,15 @@ def _insert_delta(base_size: int, result: bytes) -> bytes:
             out.append(b | (0x80 if n else 0))
             if not n:
                 return bytes(out)
-    body = b"".join(bytes([len(result[i:i + 127])]) + result[i:i + 127]
-                    for i in range(0, len(result), 127))
+
+    body = b"".join(
+        bytes([len(result[i : i + 127])]) + result[i : i + 127] for i in range(0, len(result), 127)
+    )
     return varint(base_size) + varint(len(result)) + body
 
 
 def _ref_delta_entry(base_oid: bytes, delta: bytes) -> bytes:
-    return (encode_entry_header(OBJ_REF_DELTA, len(delta)) + base_oid
-            + compress.deflate(delta))
+    return encode_entry_header(OBJ_REF_DELTA, len(delta)) + base_oid + compress.deflate(delta)
 
 
 def test_delta_with_missing_base(tmp_path: Path) -> None:
@@ -214,8 +222,12 @@ def test_delta_cycle(tmp_path: Path) -> None:
     """Two REF_DELTAs, each naming the other's result as its base."""
     a, b = b"object a\n", b"object b\n"
     oid_a, oid_b = hash_object(SHA1, "blob", a), hash_object(SHA1, "blob", b)
-    pack = _pack([_ref_delta_entry(oid_b, _insert_delta(len(b), a)),
-                  _ref_delta_entry(oid_a, _insert_delta(len(a), b))])
+    pack = _pack(
+        [
+            _ref_delta_entry(oid_b, _insert_delta(len(b), a)),
+            _ref_delta_entry(oid_a, _insert_delta(len(a), b)),
+        ]
+    )
     p = tmp_path / "c.pack"
     p.write_bytes(pack)
     ours = gitodb("index-pack", p)
@@ -240,22 +252,33 @@ def test_size_bomb_entry_is_rejected() -> None:
 
 # -- fuzz ---------------------------------------------------------------------------
 
+
 def _small_pack() -> bytes:
     base = b"".join(b"line %d of the base object\n" % i for i in range(40))
     oid = hash_object(SHA1, "blob", base)
-    return _pack([_blob_entry(base), _blob_entry(b"x" * 300),
-                  _ref_delta_entry(oid, _insert_delta(len(base), b"new content\n" * 3))])
+    return _pack(
+        [
+            _blob_entry(base),
+            _blob_entry(b"x" * 300),
+            _ref_delta_entry(oid, _insert_delta(len(base), b"new content\n" * 3)),
+        ]
+    )
 
 
 SMALL_PACK = _small_pack()
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(st.lists(st.tuples(st.integers(0, len(SMALL_PACK) - 1), st.integers(1, 255)),
-                min_size=1, max_size=4),
-       st.integers(0, len(SMALL_PACK)), st.booleans())
-def test_fuzz_scanner_on_mutated_packs(flips: list[tuple[int, int]], cut: int,
-                                       fix_trailer: bool) -> None:
+@given(
+    st.lists(
+        st.tuples(st.integers(0, len(SMALL_PACK) - 1), st.integers(1, 255)), min_size=1, max_size=4
+    ),
+    st.integers(0, len(SMALL_PACK)),
+    st.booleans(),
+)
+def test_fuzz_scanner_on_mutated_packs(
+    flips: list[tuple[int, int]], cut: int, fix_trailer: bool
+) -> None:
     data = bytearray(SMALL_PACK)
     for at, mask in flips:
         data[at] ^= mask
@@ -273,8 +296,8 @@ def test_fuzz_scanner_on_mutated_packs(flips: list[tuple[int, int]], cut: int,
 
 # -- forked resolver (--threads > 1 on packs with many delta trees) -------------------
 
-def test_forked_resolver_matches_single_thread(monkeypatch: pytest.MonkeyPatch,
-                                               repo: Path) -> None:
+
+def test_forked_resolver_matches_single_thread(monkeypatch: pytest.MonkeyPatch, repo: Path) -> None:
     import gitodb.pack.index_resolve as indexer
 
     pack = git("pack-objects", "--stdout", "--revs", "--all", cwd=repo, input=b"")
@@ -284,7 +307,11 @@ def test_forked_resolver_matches_single_thread(monkeypatch: pytest.MonkeyPatch,
         got = PackIndexer(pack, SHA1, threads=threads).run()
         assert got.index_bytes() == expected.index_bytes()
         assert (got.depths, got.bases, got.real_types, got.object_sizes) == (
-            expected.depths, expected.bases, expected.real_types, expected.object_sizes)
+            expected.depths,
+            expected.bases,
+            expected.real_types,
+            expected.object_sizes,
+        )
 
 
 def test_forked_resolver_reports_a_childs_error(monkeypatch: pytest.MonkeyPatch) -> None:

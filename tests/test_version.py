@@ -36,8 +36,10 @@ def test_version(capsys: pytest.CaptureFixture[str]) -> None:
 def test_bad_option(capsys: pytest.CaptureFixture[str]) -> None:
     rc, out, err = run(["version", "--bogus"], capsys)
     assert rc == 129 and out == ""
-    assert err == ("error: unknown option `bogus'\nusage: gitodb version [--build-options]\n\n"
-                   "    --build-options       also print build options\n\n")
+    assert err == (
+        "error: unknown option `bogus'\nusage: gitodb version [--build-options]\n\n"
+        "    --build-options       also print build options\n\n"
+    )
     rc, out, err = run(["version", "-h"], capsys)
     assert (rc, err) == (129, "") and out.startswith("usage: gitodb version [--build-options]")
 
@@ -72,14 +74,17 @@ def test_library_versions(capsys: pytest.CaptureFixture[str]) -> None:
     assert backends.load("zlib").library_version == zlib.ZLIB_RUNTIME_VERSION
     if backends.load("zlib-ng") is not None:
         from zlib_ng import zlib_ng
+
         assert backends.load("zlib-ng").library_version == zlib_ng.ZLIBNG_RUNTIME_VERSION
     if backends.load("isal") is not None:
         import isal
+
         assert backends.load("isal").library_version == isal.ISAL_VERSION
 
 
-def test_build_options_not_installed(monkeypatch: pytest.MonkeyPatch,
-                                     capsys: pytest.CaptureFixture[str]) -> None:
+def test_build_options_not_installed(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     monkeypatch.setitem(backends._loaded, "isal", None)
     compress.set_backend("auto")
     out = run(["version", "--build-options"], capsys)[1]
@@ -91,8 +96,12 @@ def test_cpu_features_from_cpuinfo(tmp_path) -> None:
     fake.write_text("model name\t: Test CPU 9000\nflags\t\t: fpu sse4_2 avx2 pclmulqdq\n")
     assert info.cpu_model(str(fake)) == "Test CPU 9000"
     assert info.cpu_features(str(fake)) == {
-        "sse4_2": True, "pclmulqdq": True, "avx2": True, "avx512f": False,
-        "vpclmulqdq": False}
+        "sse4_2": True,
+        "pclmulqdq": True,
+        "avx2": True,
+        "avx512f": False,
+        "vpclmulqdq": False,
+    }
     assert info.cpu_features(str(tmp_path / "missing")) is None
 
 
@@ -101,13 +110,19 @@ def test_python_m_gitodb_reports_environment_backend() -> None:
     """Through the whole CLI; CI reruns it once per GITODB_ZLIB_BACKEND."""
     env = dict(os.environ)
     expected = env.get("GITODB_ZLIB_BACKEND") or "auto"
-    p = subprocess.run([sys.executable, "-m", "gitodb", "version", "--build-options"],
-                       env=env, capture_output=True, text=True, check=True)
+    p = subprocess.run(
+        [sys.executable, "-m", "gitodb", "version", "--build-options"],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
     assert f"\nzlib-backend: {expected}\n" in p.stdout
 
 
-def test_native_core_reported_and_warned_when_missing(monkeypatch: pytest.MonkeyPatch,
-                                                      capsys: pytest.CaptureFixture[str]) -> None:
+def test_native_core_reported_and_warned_when_missing(
+    monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
     from gitodb.errors import NativeCoreMissingWarning
     from gitodb.objects import sha1dc
     from gitodb.pack import delta
@@ -120,8 +135,9 @@ def test_native_core_reported_and_warned_when_missing(monkeypatch: pytest.Monkey
     monkeypatch.setattr(sha1dc, "_factory", None)
     with pytest.warns(NativeCoreMissingWarning, match="native core"):
         assert sha1dc.sha1_hasher(b"abc").hexdigest() == (
-            "a9993e364706816aba3e25717850c26c9cd0d89d")
+            "a9993e364706816aba3e25717850c26c9cd0d89d"
+        )
     monkeypatch.setattr(sha1dc, "_factory", None)
     rc, out, err = run(["version", "--build-options"], capsys)
-    assert rc == 0 and err == ""     # the CLI's stderr stays Git's
+    assert rc == 0 and err == ""  # the CLI's stderr stays Git's
     assert "SHA-1: SHA1_DC (pure Python)" in out

@@ -33,10 +33,31 @@ if TYPE_CHECKING:
     from gitodb.types import Buffer, Progress
 
 __all__ = [
-    "AmbiguousObjectNameError", "BadRevisionError", "Blob", "Buffer", "Commit", "GitObject",
-    "GitodbError", "ObjectDatabase", "ObjectFormat", "ObjectId", "ObjectIdLike", "ObjectInfo",
-    "ObjectNotFoundError", "ObjectTypeError", "Progress", "Repository", "SHA1", "SHA256",
-    "Signature", "Tag", "Tree", "TreeEntry", "__version__", "discover", "open",
+    "AmbiguousObjectNameError",
+    "BadRevisionError",
+    "Blob",
+    "Buffer",
+    "Commit",
+    "GitObject",
+    "GitodbError",
+    "ObjectDatabase",
+    "ObjectFormat",
+    "ObjectId",
+    "ObjectIdLike",
+    "ObjectInfo",
+    "ObjectNotFoundError",
+    "ObjectTypeError",
+    "Progress",
+    "Repository",
+    "SHA1",
+    "SHA256",
+    "Signature",
+    "Tag",
+    "Tree",
+    "TreeEntry",
+    "__version__",
+    "discover",
+    "open",
 ]
 
 # Public name -> module that defines it.

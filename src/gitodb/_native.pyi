@@ -16,9 +16,15 @@ class sha1dc:
     block_size: int
     @property
     def collision(self) -> bool: ...
-    def __init__(self, data: bytes | bytearray | memoryview = ..., *, safe_hash: bool = ...,
-                 detect: bool = ..., detect_all: bool = ...,
-                 usedforsecurity: bool = ...) -> None: ...
+    def __init__(
+        self,
+        data: bytes | bytearray | memoryview = ...,
+        *,
+        safe_hash: bool = ...,
+        detect: bool = ...,
+        detect_all: bool = ...,
+        usedforsecurity: bool = ...,
+    ) -> None: ...
     def update(self, data: bytes | bytearray | memoryview, /) -> None: ...
     def copy(self) -> sha1dc: ...
     def digest(self) -> bytes: ...
@@ -32,22 +38,37 @@ _Buffer = bytes | bytearray | memoryview | mmap | array[Any]
 
 def apply_delta(base: _Buffer, delta: _Buffer, /) -> bytes: ...
 def delta_sizes(delta: _Buffer, /) -> tuple[int, int, int]: ...
-def parse_entry_header(buf: _Buffer, offset: int, path: str | None = ..., /
-                       ) -> tuple[int, int, int]: ...
-def parse_ofs_distance(buf: _Buffer, offset: int, path: str | None = ..., /
-                       ) -> tuple[int, int]: ...
+def parse_entry_header(
+    buf: _Buffer, offset: int, path: str | None = ..., /
+) -> tuple[int, int, int]: ...
+def parse_ofs_distance(buf: _Buffer, offset: int, path: str | None = ..., /) -> tuple[int, int]: ...
 def rev_order(offsets: _Buffer, /) -> bytes: ...
 def gather_u64(values: _Buffer, order: _Buffer, /) -> bytes: ...
-def scan_headers(buf: _Buffer, sorted_offsets: _Buffer, rev: _Buffer, data_end: int,
-                 rawsz: int, path: str | None, /
-                 ) -> tuple[bytearray, bytearray, bytes, bytes, bytes]: ...
-def check_lines(oids: list[bytes], types: _Buffer, sizes: _Buffer,
-                positions: _Buffer | None, /) -> bytes: ...
-def find_oid(table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int,
-             oid: _Buffer, /) -> int: ...
-def walk_pack(buf: _Buffer, sorted_offsets: _Buffer, k: int, data_end: int,
-              inflate: Callable[[memoryview, int], bytes],
-              cache_get: Callable[[int], tuple[int, bytes] | None],
-              cache_put: Callable[[int, int, bytes], None], key_base: int,
-              max_items: int, max_bytes: int, /
-              ) -> tuple[int, list[tuple[int, int, bytes | None]]]: ...
+def scan_headers(
+    buf: _Buffer,
+    sorted_offsets: _Buffer,
+    rev: _Buffer,
+    data_end: int,
+    rawsz: int,
+    path: str | None,
+    /,
+) -> tuple[bytearray, bytearray, bytes, bytes, bytes]: ...
+def check_lines(
+    oids: list[bytes], types: _Buffer, sizes: _Buffer, positions: _Buffer | None, /
+) -> bytes: ...
+def find_oid(
+    table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int, oid: _Buffer, /
+) -> int: ...
+def walk_pack(
+    buf: _Buffer,
+    sorted_offsets: _Buffer,
+    k: int,
+    data_end: int,
+    inflate: Callable[[memoryview, int], bytes],
+    cache_get: Callable[[int], tuple[int, bytes] | None],
+    cache_put: Callable[[int, int, bytes], None],
+    key_base: int,
+    max_items: int,
+    max_bytes: int,
+    /,
+) -> tuple[int, list[tuple[int, int, bytes | None]]]: ...

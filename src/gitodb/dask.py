@@ -74,8 +74,10 @@ class _Partition:
         data, failed = task_table(task, self.options)
         if failed.num_rows and self.errors == "raise":
             row = failed.to_pylist()[0]
-            raise RuntimeError(f"{row['repository']} ({row['table']}, part {row['part']}): "
-                               f"{row['error_class']}: {row['message']}")
+            raise RuntimeError(
+                f"{row['repository']} ({row['table']}, part {row['part']}): "
+                f"{row['error_class']}: {row['message']}"
+            )
         return to_pandas(data)
 
 
@@ -84,8 +86,9 @@ def _tasks(repos: Iterable[str] | str, table: str, options: Options) -> list[Tas
     return plan(discover(sources), table, options)
 
 
-def read_table(repos: Iterable[str] | str, table: str, *, errors: str = "raise",
-               **options: Any) -> dd.DataFrame:
+def read_table(
+    repos: Iterable[str] | str, table: str, *, errors: str = "raise", **options: Any
+) -> dd.DataFrame:
     """``table`` over ``repos`` (paths, list files or directories, as the CLI's
     ``--repos``) as a ``dask.dataframe``, one partition per task.
 
@@ -100,8 +103,13 @@ def read_table(repos: Iterable[str] | str, table: str, *, errors: str = "raise",
     tasks = _tasks(repos, table, opts)
     if not tasks:
         return dd.from_pandas(meta(table), npartitions=1)
-    return dd.from_map(_Partition(opts, errors), tasks, meta=meta(table),
-                       label=f"gitodb-{table}", enforce_metadata=False)
+    return dd.from_map(
+        _Partition(opts, errors),
+        tasks,
+        meta=meta(table),
+        label=f"gitodb-{table}",
+        enforce_metadata=False,
+    )
 
 
 class FsspecStore(LocalStore):
@@ -114,8 +122,9 @@ class FsspecStore(LocalStore):
 
         self.url = url
         self.fs, self.root = fsspec.core.url_to_fs(url)
-        self.local = "file" in (self.fs.protocol if isinstance(self.fs.protocol, tuple)
-                                else (self.fs.protocol,))
+        self.local = "file" in (
+            self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
+        )
 
     def __reduce__(self) -> tuple[Any, ...]:
         return (FsspecStore, (self.url,))
@@ -123,7 +132,7 @@ class FsspecStore(LocalStore):
     def _path(self, path: str) -> str:
         # Paths are made from the URL the user gave; fsspec wants its own form.
         if path.startswith(self.url):
-            path = posixpath.join(self.root, path[len(self.url):].lstrip("/"))
+            path = posixpath.join(self.root, path[len(self.url) :].lstrip("/"))
         return path
 
     def makedirs(self, path: str) -> None:
@@ -152,13 +161,16 @@ class FsspecStore(LocalStore):
         with self.fs.open(self._path(path), "w", encoding="utf-8") as f:
             f.write(text)
 
-    def write_parquet(self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
-                      ) -> tuple[int, int]:
+    def write_parquet(
+        self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
+    ) -> tuple[int, int]:
         if self.local:
             return super().write_parquet(self._path(path), sch, batches)
         rows = 0
-        with self.fs.open(self._path(path), "wb") as f, \
-                pq.ParquetWriter(f, sch, compression="zstd") as writer:
+        with (
+            self.fs.open(self._path(path), "wb") as f,
+            pq.ParquetWriter(f, sch, compression="zstd") as writer,
+        ):
             for batch in batches:
                 writer.write_batch(batch)
                 rows += batch.num_rows
@@ -169,8 +181,15 @@ def _run(task: Task, options: Options, out: str, store: FsspecStore) -> TaskResu
     return run_task_to_file(task, options, out, store)
 
 
-def write_table(repos: Iterable[str] | str, table: str, out: str, *, client: Any = None,
-                progress: bool = False, **options: Any) -> dict[str, Any]:
+def write_table(
+    repos: Iterable[str] | str,
+    table: str,
+    out: str,
+    *,
+    client: Any = None,
+    progress: bool = False,
+    **options: Any,
+) -> dict[str, Any]:
     """Run ``table`` over ``repos`` on Dask, each task writing its Parquet file to
     ``out/<table>/`` (and ``out/errors/<table>/`` when it fails), the same layout,
     manifest and resumability as the local engine; ``out`` is any fsspec URL.
@@ -202,6 +221,11 @@ def write_table(repos: Iterable[str] | str, table: str, out: str, *, client: Any
     finally:
         write_manifest(out, table, planned, store)
     failed = sorted({r.task.repository for r in results if r.error is not None})
-    return {"tasks": len(planned), "skipped": len(planned) - len(todo),
-            "rows": sum(r.rows for r in results), "failed": len(failed),
-            "failed_repositories": failed, "results": results}
+    return {
+        "tasks": len(planned),
+        "skipped": len(planned) - len(todo),
+        "rows": sum(r.rows for r in results),
+        "failed": len(failed),
+        "failed_repositories": failed,
+        "results": results,
+    }

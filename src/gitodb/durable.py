@@ -59,8 +59,14 @@ DERIVED_METADATA = Component.PACK_METADATA | Component.COMMIT_GRAPH
 DEFAULT_COMPONENTS = (OBJECTS | DERIVED_METADATA) & ~Component.LOOSE_OBJECT
 COMMITTED = OBJECTS | Component.REFERENCE
 ADDED = COMMITTED | Component.INDEX
-ALL = (Component.LOOSE_OBJECT | Component.PACK | Component.PACK_METADATA
-       | Component.COMMIT_GRAPH | Component.INDEX | Component.REFERENCE)
+ALL = (
+    Component.LOOSE_OBJECT
+    | Component.PACK
+    | Component.PACK_METADATA
+    | Component.COMMIT_GRAPH
+    | Component.INDEX
+    | Component.REFERENCE
+)
 
 #: Git's ``fsync_component_names`` table, in its order (prefix matching walks all of it).
 COMPONENT_NAMES: tuple[tuple[str, Component], ...] = (
@@ -86,8 +92,9 @@ class Method(enum.Enum):
     BATCH = "batch"
 
 
-def parse_components(value: str, warnings: list[str] | None = None,
-                     var: str = "core.fsync") -> Component:
+def parse_components(
+    value: str, warnings: list[str] | None = None, var: str = "core.fsync"
+) -> Component:
     """Parse a ``core.fsync`` value exactly as Git's ``parse_fsync_components`` does.
 
     Warnings Git prints (without the ``warning: `` prefix) are appended to ``warnings``.
@@ -105,7 +112,7 @@ def parse_components(value: str, warnings: list[str] | None = None,
         end = value.find(",", pos)
         if end < 0:
             end = len(value)
-        if value[pos:] == "none":   # strcmp on the rest of the string, as Git does
+        if value[pos:] == "none":  # strcmp on the rest of the string, as Git does
             current = Component.NONE
             pos = end
             continue
@@ -119,7 +126,7 @@ def parse_components(value: str, warnings: list[str] | None = None,
             break
         found = False
         for name, bits in COMPONENT_NAMES:
-            if name.startswith(item):   # strncmp(name, item, len(item))
+            if name.startswith(item):  # strncmp(name, item, len(item))
                 found = True
                 if negated:
                     negative |= bits
@@ -196,8 +203,9 @@ class FsyncPolicy:
                     method = Method(value)
                 except ValueError:
                     warnings.append(f"ignoring unknown core.fsyncMethod value '{value}'")
-        return cls(components, method, object_files, _env_bool("GIT_TEST_FSYNC", True),
-                   tuple(warnings))
+        return cls(
+            components, method, object_files, _env_bool("GIT_TEST_FSYNC", True), tuple(warnings)
+        )
 
     def wants(self, component: Component) -> bool:
         """Whether files of ``component`` are synced (Git's ``fsync_components & c``)."""

@@ -17,8 +17,14 @@ class GitodbError(Exception):
     ``details`` holds the ``error:`` lines Git prints before its ``fatal:`` line.
     """
 
-    def __init__(self, message: str, *, path: str | os.PathLike[str] | None = None,
-                 offset: int | None = None, details: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+        details: list[str] | None = None,
+    ) -> None:
         self.message = message
         self.details = list(details or [])
         self.path = os.fspath(path) if path is not None else None
@@ -56,8 +62,14 @@ class ObjectParseError(ObjectFormatError):
     ``corrupt`` or ``unknown-type``; for trees the message is Git's own text.
     """
 
-    def __init__(self, message: str, *, reason: str = "",
-                 path: str | os.PathLike[str] | None = None, offset: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        reason: str = "",
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+    ) -> None:
         self.reason = reason
         super().__init__(message, path=path, offset=offset)
 
@@ -124,8 +136,14 @@ class ObjectCheckError(ObjectFormatError):
     ``details`` holds the ``error:`` lines Git prints before its ``fatal:`` line.
     """
 
-    def __init__(self, message: str, *, details: list[str] | None = None,
-                 path: str | os.PathLike[str] | None = None, offset: int | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        *,
+        details: list[str] | None = None,
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+    ) -> None:
         super().__init__(message, path=path, offset=offset, details=details)
 
 
@@ -148,19 +166,26 @@ class ObjectCollisionError(GitodbError):
     line Git prints after ``fatal:``.
     """
 
-    def __init__(self, hexdigest: str, *, path: str | os.PathLike[str] | None = None,
-                 offset: int | None = None) -> None:
+    def __init__(
+        self,
+        hexdigest: str,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+    ) -> None:
         self.hexdigest = hexdigest
-        super().__init__(f"SHA-1 appears to be part of a collision attack: {hexdigest}",
-                         path=path, offset=offset)
+        super().__init__(
+            f"SHA-1 appears to be part of a collision attack: {hexdigest}", path=path, offset=offset
+        )
 
     @property
     def git_message(self) -> str:
         """Git's message, without gitodb's location suffix."""
         return self.message
 
-    def located(self, path: str | os.PathLike[str] | None,
-                offset: int | None = None) -> ObjectCollisionError:
+    def located(
+        self, path: str | os.PathLike[str] | None, offset: int | None = None
+    ) -> ObjectCollisionError:
         """The same error, naming where the colliding data was read from."""
         return ObjectCollisionError(self.hexdigest, path=path, offset=offset)
 
@@ -172,8 +197,9 @@ class ObjectIdCollisionError(PackError):
     <id> !``); ``git_message`` is Git's line.
     """
 
-    def __init__(self, oid_hex: str, *, path: str | os.PathLike[str] | None = None,
-                 offset: int | None = None) -> None:
+    def __init__(
+        self, oid_hex: str, *, path: str | os.PathLike[str] | None = None, offset: int | None = None
+    ) -> None:
         self.oid_hex = oid_hex
         super().__init__(f"SHA1 COLLISION FOUND WITH {oid_hex} !", path=path, offset=offset)
 
@@ -186,8 +212,13 @@ class ObjectIdCollisionError(PackError):
 class OutOfMemoryError(GitodbError, MemoryError):
     """An object (of ``size`` bytes, when known) does not fit in memory."""
 
-    def __init__(self, size: int | None = None, *, path: str | os.PathLike[str] | None = None,
-                 offset: int | None = None) -> None:
+    def __init__(
+        self,
+        size: int | None = None,
+        *,
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+    ) -> None:
         self.size = size
         super().__init__(out_of_memory_message(size), path=path, offset=offset)
 

@@ -44,8 +44,14 @@ def _strerror(e: OSError) -> str:
 class LockFile:
     """An exclusively created ``<path>.lock``; ``commit()`` renames it onto ``path``."""
 
-    def __init__(self, path: str | os.PathLike[str], *, timeout_ms: int = 0,
-                 mode: int = 0o666, final_mode: int | None = 0o644) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        *,
+        timeout_ms: int = 0,
+        mode: int = 0o666,
+        final_mode: int | None = 0o644,
+    ) -> None:
         """Take the lock (waiting up to ``timeout_ms``; -1 waits forever)."""
         self.path = os.fspath(path)
         self.lock_path = self.path + LOCK_SUFFIX
@@ -56,14 +62,17 @@ class LockFile:
 
     def _try_create(self, mode: int) -> bool:
         try:
-            self.fd = os.open(self.lock_path,
-                              os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                              mode)
+            self.fd = os.open(
+                self.lock_path,
+                os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                mode,
+            )
         except FileExistsError:
             return False
         except OSError as e:
-            raise RefWriteError(f"Unable to create '{self.lock_path}': {_strerror(e)}",
-                                path=self.lock_path) from None
+            raise RefWriteError(
+                f"Unable to create '{self.lock_path}': {_strerror(e)}", path=self.lock_path
+            ) from None
         st = os.fstat(self.fd)
         self._ident = (st.st_dev, st.st_ino)
         return True
@@ -74,8 +83,9 @@ class LockFile:
         remaining: float = timeout_ms
         while not self._try_create(mode):
             if timeout_ms == 0 or (timeout_ms > 0 and remaining <= 0):
-                raise LockError(f"Unable to create '{self.lock_path}': File exists.",
-                                path=self.lock_path)
+                raise LockError(
+                    f"Unable to create '{self.lock_path}': File exists.", path=self.lock_path
+                )
             backoff = multiplier * _INITIAL_BACKOFF_MS
             wait_ms = (750 + random.randrange(500)) * backoff / 1000
             time.sleep(wait_ms / 1000)
@@ -103,8 +113,9 @@ class LockFile:
                 self._reopen()
             write_all(self.fd, data)
         except OSError as e:
-            raise RefWriteError(f"couldn't write '{self.lock_path}': {_strerror(e)}",
-                                path=self.lock_path) from None
+            raise RefWriteError(
+                f"couldn't write '{self.lock_path}': {_strerror(e)}", path=self.lock_path
+            ) from None
 
     def _reopen(self) -> None:
         if self._ident is None:
@@ -114,8 +125,9 @@ class LockFile:
         if (st.st_dev, st.st_ino) != self._ident:
             os.close(fd)
             self._ident = None
-            raise LockError(f"lock '{self.lock_path}' was taken over by another process",
-                            path=self.lock_path)
+            raise LockError(
+                f"lock '{self.lock_path}' was taken over by another process", path=self.lock_path
+            )
         self.fd = fd
 
     def close_fd(self) -> None:
@@ -125,8 +137,9 @@ class LockFile:
             try:
                 os.close(fd)
             except OSError as e:
-                raise RefWriteError(f"couldn't close '{self.lock_path}': {_strerror(e)}",
-                                    path=self.lock_path) from None
+                raise RefWriteError(
+                    f"couldn't close '{self.lock_path}': {_strerror(e)}", path=self.lock_path
+                ) from None
 
     def commit(self) -> None:
         """Rename the lock over the target; afterwards the lock is no longer ours."""
@@ -138,8 +151,10 @@ class LockFile:
                 os.chmod(self.lock_path, self.final_mode)
             os.rename(self.lock_path, self.path)
         except OSError as e:
-            raise RefWriteError(f"unable to rename '{self.lock_path}' to '{self.path}': "
-                                f"{_strerror(e)}", path=self.lock_path) from None
+            raise RefWriteError(
+                f"unable to rename '{self.lock_path}' to '{self.path}': {_strerror(e)}",
+                path=self.lock_path,
+            ) from None
         self._ident = None
 
     def rollback(self) -> None:
@@ -196,16 +211,19 @@ def parse_shared_repository(value: str | None, present: bool = True) -> int:
         if not truthy and v.lower() not in ("false", "no", "off", ""):
             from gitodb.errors import ConfigError
 
-            raise ConfigError(f"bad boolean config value '{value}' for "
-                              "'core.sharedrepository'") from None
+            raise ConfigError(
+                f"bad boolean config value '{value}' for 'core.sharedrepository'"
+            ) from None
         return PERM_GROUP if truthy else PERM_UMASK
     if i in (0, 1, 2):
         return (PERM_UMASK, PERM_GROUP, PERM_EVERYBODY)[i]
     if i & 0o600 != 0o600:
         from gitodb.errors import ConfigError
 
-        raise ConfigError(f"problem with core.sharedRepository filemode value (0{i:03o}).\n"
-                          "The owner of files must always have read and write permissions.")
+        raise ConfigError(
+            f"problem with core.sharedRepository filemode value (0{i:03o}).\n"
+            "The owner of files must always have read and write permissions."
+        )
     return -(i & 0o666)
 
 

@@ -33,8 +33,11 @@ def main() -> None:
     for line in requests:
         req = json.loads(line)
         # the command's standard input: the request's file, or nothing
-        sys.stdin = open(req.get("in") or os.devnull, encoding="utf-8",  # noqa: SIM115
-                         errors="surrogateescape")
+        sys.stdin = open(
+            req.get("in") or os.devnull,
+            encoding="utf-8",  # noqa: SIM115
+            errors="surrogateescape",
+        )
         out = os.open(req["out"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         err = os.open(req["err"], os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
         os.dup2(out, 1)

@@ -33,9 +33,23 @@ from helpers import git_env
 STRACE = shutil.which("strace")
 
 #: Syscalls at which a writer is killed or made to fail.
-SYSCALLS = ("write", "pwrite64", "fsync", "fdatasync", "sync_file_range", "ftruncate",
-            "rename", "renameat", "renameat2", "link", "linkat", "unlink", "unlinkat",
-            "openat", "mkdir")
+SYSCALLS = (
+    "write",
+    "pwrite64",
+    "fsync",
+    "fdatasync",
+    "sync_file_range",
+    "ftruncate",
+    "rename",
+    "renameat",
+    "renameat2",
+    "link",
+    "linkat",
+    "unlink",
+    "unlinkat",
+    "openat",
+    "mkdir",
+)
 
 _LINE = re.compile(r"^(\d+)\s+([a-z_0-9]+)\((.*)$")
 
@@ -66,17 +80,23 @@ class Event:
     text: str
 
 
-def trace(cmd: Sequence[str], *, cwd: Path, under: Path, stdin: bytes = b"",
-          log: Path) -> list[Event]:
+def trace(
+    cmd: Sequence[str], *, cwd: Path, under: Path, stdin: bytes = b"", log: Path
+) -> list[Event]:
     """Run ``cmd`` under strace; the events of :data:`SYSCALLS` that touch ``under``.
 
     Only the main process is counted (strace counts per process); ordinals count
     every call of a syscall, touching ``under`` or not, as ``inject`` will.
     """
     assert STRACE is not None
-    subprocess.run([STRACE, "-f", "-qq", "-y", "-o", str(log), "-e",
-                    "trace=" + ",".join(SYSCALLS), *cmd], cwd=cwd, input=stdin,
-                   capture_output=True, env=env(), check=False)
+    subprocess.run(
+        [STRACE, "-f", "-qq", "-y", "-o", str(log), "-e", "trace=" + ",".join(SYSCALLS), *cmd],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=env(),
+        check=False,
+    )
     counts: dict[str, int] = {}
     events: list[Event] = []
     main_pid = None
@@ -103,8 +123,9 @@ def replica(repo: Path, dest: Path) -> Path:
     return dest
 
 
-def inject(cmd: Sequence[str], event: Event, action: str, *, cwd: Path,
-           stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def inject(
+    cmd: Sequence[str], event: Event, action: str, *, cwd: Path, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
     """Run ``cmd`` with ``event``'s call turned into ``action``.
 
     ``action`` is ``"kill"`` (SIGKILL at that syscall: a crash) or an errno name
@@ -112,16 +133,39 @@ def inject(cmd: Sequence[str], event: Event, action: str, *, cwd: Path,
     """
     assert STRACE is not None
     what = "signal=SIGKILL" if action == "kill" else f"error={action}"
-    return subprocess.run([STRACE, "-f", "-qq", "-o", os.devnull, "-e", f"trace={event.name}",
-                           "-e", f"inject={event.name}:{what}:when={event.ordinal}", *cmd],
-                          cwd=cwd, input=stdin, capture_output=True, env=env(), check=False)
+    return subprocess.run(
+        [
+            STRACE,
+            "-f",
+            "-qq",
+            "-o",
+            os.devnull,
+            "-e",
+            f"trace={event.name}",
+            "-e",
+            f"inject={event.name}:{what}:when={event.ordinal}",
+            *cmd,
+        ],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=env(),
+        check=False,
+    )
 
 
-def kill_after(cmd: Sequence[str], delay: float, *, cwd: Path,
-               stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
+def kill_after(
+    cmd: Sequence[str], delay: float, *, cwd: Path, stdin: bytes = b""
+) -> subprocess.CompletedProcess[bytes]:
     """Without strace: SIGKILL ``cmd`` after ``delay`` seconds (if still running)."""
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env())
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env(),
+    )
     try:
         out, err = proc.communicate(stdin, timeout=delay)
     except subprocess.TimeoutExpired:
@@ -132,8 +176,9 @@ def kill_after(cmd: Sequence[str], delay: float, *, cwd: Path,
 
 def git_run(*args: str, cwd: Path, stdin: bytes = b"") -> subprocess.CompletedProcess[bytes]:
     """Run the git on PATH (isolated from user config)."""
-    return subprocess.run(["git", *args], cwd=cwd, input=stdin, capture_output=True,
-                          env=env(), check=False)
+    return subprocess.run(
+        ["git", *args], cwd=cwd, input=stdin, capture_output=True, env=env(), check=False
+    )
 
 
 def check_store(git_dir: Path) -> list[str]:
@@ -154,7 +199,7 @@ def check_store(git_dir: Path) -> list[str]:
         if TEMP_NAMES.match(path.name) or rel.startswith("info/"):
             continue
         if LOOSE_NAME.match(rel):
-            continue   # fsck --full has checked it
+            continue  # fsck --full has checked it
         m = PACK_NAME.match(rel)
         if not m:
             problems.append(f"unexpected file {rel}")
@@ -163,15 +208,21 @@ def check_store(git_dir: Path) -> list[str]:
         pack = path.with_suffix(".pack")
         if ext == "pack":
             data = path.read_bytes()
-            if len(data) < 32 or hashlib.sha1(data[:-20]).hexdigest() != data[-20:].hex() \
-                    or data[-20:].hex() != checksum:
+            if (
+                len(data) < 32
+                or hashlib.sha1(data[:-20]).hexdigest() != data[-20:].hex()
+                or data[-20:].hex() != checksum
+            ):
                 problems.append(f"partial or misnamed pack {rel}")
         elif ext in ("idx", "rev"):
             data = path.read_bytes()
             if not pack.exists():
                 problems.append(f"{rel} without its pack")
-            elif len(data) < 40 or data[-40:-20].hex() != checksum \
-                    or hashlib.sha1(data[:-20]).hexdigest() != data[-20:].hex():
+            elif (
+                len(data) < 40
+                or data[-40:-20].hex() != checksum
+                or hashlib.sha1(data[:-20]).hexdigest() != data[-20:].hex()
+            ):
                 problems.append(f"partial {rel}")
     for lock in git_dir.rglob("*.lock"):
         problems.append(f"lock left behind: {lock.relative_to(git_dir)}")
@@ -226,14 +277,24 @@ class Tally:
         report = os.environ.get("GITODB_STRESS_REPORT")
         if report:
             with open(report, "a", encoding="utf-8") as f:
-                f.write(json.dumps({"test": self.name, "trials": self.trials,
-                                    "failures": len(self.failures), "counts": self.counts,
-                                    "first_failures": self.failures[:5]}) + "\n")
+                f.write(
+                    json.dumps(
+                        {
+                            "test": self.name,
+                            "trials": self.trials,
+                            "failures": len(self.failures),
+                            "counts": self.counts,
+                            "first_failures": self.failures[:5],
+                        }
+                    )
+                    + "\n"
+                )
         assert not self.failures, line + "\n" + "\n".join(self.failures[:10])
 
 
-def random_files(root: Path, rng: random.Random, count: int, *,
-                 sizes: Sequence[int] = (0, 1, 100, 5000, 70000)) -> list[Path]:
+def random_files(
+    root: Path, rng: random.Random, count: int, *, sizes: Sequence[int] = (0, 1, 100, 5000, 70000)
+) -> list[Path]:
     """``count`` new files of random (partly compressible) content under ``root``."""
     root.mkdir(parents=True, exist_ok=True)
     out = []

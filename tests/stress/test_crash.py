@@ -46,9 +46,13 @@ from conftest import stress_scale
 
 pytestmark = pytest.mark.stress
 
-CONFIGS = ([], ["-c", "core.fsync=loose-object"],
-           ["-c", "core.fsync=objects", "-c", "core.fsyncMethod=batch"],
-           ["-c", "core.fsync=none"], ["-c", "core.fsync=all"])
+CONFIGS = (
+    [],
+    ["-c", "core.fsync=loose-object"],
+    ["-c", "core.fsync=objects", "-c", "core.fsyncMethod=batch"],
+    ["-c", "core.fsync=none"],
+    ["-c", "core.fsync=all"],
+)
 
 
 def _init(path: Path) -> Path:
@@ -83,13 +87,13 @@ class Scenario:
             files = random_files(inputs, rng, rng.randint(5, 25))
             self.stdin = b"".join(str(f).encode() + b"\n" for f in files)
             self.args = ["hash-object", "-w", "--stdin-paths"]
-            self.expected = git_run("hash-object", "--stdin-paths", cwd=tmp,
-                                    stdin=self.stdin).stdout
+            self.expected = git_run(
+                "hash-object", "--stdin-paths", cwd=tmp, stdin=self.stdin
+            ).stdout
         elif kind == "bulk":
             files = random_files(inputs, rng, 2, sizes=(100, 3000))
             files += random_files(inputs, rng, 1, sizes=(300_000, 1_500_000))
-            self.args = ["-c", "core.bigFileThreshold=64k", "hash-object", "-w",
-                         *map(str, files)]
+            self.args = ["-c", "core.bigFileThreshold=64k", "hash-object", "-w", *map(str, files)]
             self.expected = git_run("hash-object", *map(str, files), cwd=tmp).stdout
         elif kind == "index-pack-stdin":
             self.stdin = _source_pack(tmp, rng)
@@ -131,12 +135,16 @@ class Scenario:
     def check_rerun(self, repo: Path, problems: list[str]) -> None:
         proc = _run(self, repo)
         if proc.returncode != 0 or proc.stdout != self.expected:
-            problems.append(f"re-run: status {proc.returncode}, stdout {proc.stdout!r} "
-                            f"(git: {self.expected!r}), stderr {proc.stderr[-300:]!r}")
+            problems.append(
+                f"re-run: status {proc.returncode}, stdout {proc.stdout!r} "
+                f"(git: {self.expected!r}), stderr {proc.stderr[-300:]!r}"
+            )
             return
         problems += check_store(repo / ".git")
-        if self.kind == "index-pack-file" and \
-                self.pack.with_suffix(".idx").read_bytes() != self.ref_idx:
+        if (
+            self.kind == "index-pack-file"
+            and self.pack.with_suffix(".idx").read_bytes() != self.ref_idx
+        ):
             problems.append("re-run wrote an .idx that differs from git's")
 
 
@@ -145,8 +153,9 @@ def _run(sc: Scenario, repo: Path):  # type: ignore[no-untyped-def]
 
     from faultkit import env
 
-    return subprocess.run(gitodb_cmd(*sc.args), cwd=repo, input=sc.stdin,
-                          capture_output=True, env=env(), check=False)
+    return subprocess.run(
+        gitodb_cmd(*sc.args), cwd=repo, input=sc.stdin, capture_output=True, env=env(), check=False
+    )
 
 
 @pytest.mark.parametrize("kind", ["loose", "bulk", "index-pack-stdin", "index-pack-file"])
@@ -169,9 +178,13 @@ def test_killed_writer_leaves_sound_store(tmp_path: Path, kind: str) -> None:
                 dry_pack = sc.pack.with_name("dry-" + sc.pack.name)
                 dry_pack.write_bytes(sc.pack.read_bytes())
                 dry_args = [*sc.args[:-1], str(dry_pack)]
-            events = trace(gitodb_cmd(*dry_args), cwd=scratch,
-                           under=sc.watched(scratch), stdin=sc.stdin,
-                           log=trial_dir / "strace.log")
+            events = trace(
+                gitodb_cmd(*dry_args),
+                cwd=scratch,
+                under=sc.watched(scratch),
+                stdin=sc.stdin,
+                log=trial_dir / "strace.log",
+            )
             if kind == "index-pack-file":
                 events = [e for e in events if str(trial_dir / "inputs") in e.text]
             if not events:

@@ -57,15 +57,29 @@ pytestmark = pytest.mark.stress
 
 #: The errno each syscall is made to fail with (one picked per trial).
 FAULTS = {
-    "write": ("ENOSPC", "EIO"), "pwrite64": ("ENOSPC", "EIO"), "ftruncate": ("EIO",),
-    "fsync": ("EIO",), "fdatasync": ("EIO",), "sync_file_range": ("EIO",),
-    "link": ("EIO", "ENOSPC"), "linkat": ("EIO", "ENOSPC"), "rename": ("EIO", "ENOSPC"),
-    "renameat": ("EIO",), "renameat2": ("EIO",), "openat": ("ENOSPC", "EIO"),
-    "mkdir": ("ENOSPC",), "unlink": ("EIO",), "unlinkat": ("EIO",),
+    "write": ("ENOSPC", "EIO"),
+    "pwrite64": ("ENOSPC", "EIO"),
+    "ftruncate": ("EIO",),
+    "fsync": ("EIO",),
+    "fdatasync": ("EIO",),
+    "sync_file_range": ("EIO",),
+    "link": ("EIO", "ENOSPC"),
+    "linkat": ("EIO", "ENOSPC"),
+    "rename": ("EIO", "ENOSPC"),
+    "renameat": ("EIO",),
+    "renameat2": ("EIO",),
+    "openat": ("ENOSPC", "EIO"),
+    "mkdir": ("ENOSPC",),
+    "unlink": ("EIO",),
+    "unlinkat": ("EIO",),
 }
 
-CONFIGS = ([], ["-c", "core.fsync=loose-object"], ["-c", "core.fsync=all"],
-           ["-c", "core.fsync=objects", "-c", "core.fsyncMethod=batch"])
+CONFIGS = (
+    [],
+    ["-c", "core.fsync=loose-object"],
+    ["-c", "core.fsync=all"],
+    ["-c", "core.fsync=objects", "-c", "core.fsyncMethod=batch"],
+)
 
 
 def _init(path: Path) -> Path:
@@ -75,8 +89,11 @@ def _init(path: Path) -> Path:
 
 def _leftovers(git_dir: Path) -> list[str]:
     """Temporary files and locks (gitodb must remove its own when it fails)."""
-    return [p.relative_to(git_dir).as_posix() for p in git_dir.rglob("*")
-            if TEMP_NAMES.match(p.name) or p.name.endswith(".lock")]
+    return [
+        p.relative_to(git_dir).as_posix()
+        for p in git_dir.rglob("*")
+        if TEMP_NAMES.match(p.name) or p.name.endswith(".lock")
+    ]
 
 
 def _command(kind: str, work: Path, rng: random.Random) -> tuple[list[str], bytes, bytes]:
@@ -89,8 +106,11 @@ def _command(kind: str, work: Path, rng: random.Random) -> tuple[list[str], byte
     if kind == "bulk":
         files = random_files(work / "in", rng, 1, sizes=(200_000, 1_200_000))
         expected = git_run("hash-object", *map(str, files), cwd=work).stdout
-        return (["-c", "core.bigFileThreshold=64k", "hash-object", "-w", *map(str, files)],
-                b"", expected)
+        return (
+            ["-c", "core.bigFileThreshold=64k", "hash-object", "-w", *map(str, files)],
+            b"",
+            expected,
+        )
     src = _init(work / "src")
     random_files(src / "d", rng, rng.randint(3, 10))
     git_run("add", "-A", cwd=src)
@@ -103,8 +123,9 @@ def _command(kind: str, work: Path, rng: random.Random) -> tuple[list[str], byte
 
 
 def _run(args: list[str], repo: Path, stdin: bytes) -> subprocess.CompletedProcess[bytes]:
-    return subprocess.run(gitodb_cmd(*args), cwd=repo, input=stdin, capture_output=True,
-                          env=env(), check=False)
+    return subprocess.run(
+        gitodb_cmd(*args), cwd=repo, input=stdin, capture_output=True, env=env(), check=False
+    )
 
 
 @pytest.mark.skipif(STRACE is None, reason="needs strace")
@@ -120,13 +141,21 @@ def test_injected_syscall_fault(tmp_path: Path, kind: str) -> None:
         args, stdin, expected = _command(kind, work, rng)
         args = [*rng.choice(CONFIGS), *args]
         scratch = replica(repo, work / "scratch")
-        events = [e for e in trace(gitodb_cmd(*args), cwd=scratch,
-                                   under=scratch / ".git" / "objects", stdin=stdin,
-                                   log=work / "strace.log")
-                  if e.name in FAULTS and str(scratch / ".git" / "objects") in e.text
-                  # writer faults only: opening files or directories to read them
-                  # is the readers' business
-                  and (e.name != "openat" or "O_CREAT" in e.text)]
+        events = [
+            e
+            for e in trace(
+                gitodb_cmd(*args),
+                cwd=scratch,
+                under=scratch / ".git" / "objects",
+                stdin=stdin,
+                log=work / "strace.log",
+            )
+            if e.name in FAULTS
+            and str(scratch / ".git" / "objects") in e.text
+            # writer faults only: opening files or directories to read them
+            # is the readers' business
+            and (e.name != "openat" or "O_CREAT" in e.text)
+        ]
         event = rng.choice(events)
         action = rng.choice(FAULTS[event.name])
         litter = set(_leftovers(repo / ".git"))
@@ -157,8 +186,7 @@ def test_injected_syscall_fault(tmp_path: Path, kind: str) -> None:
 class _Faulty:
     """Replacements for os.write/os.fsync/os.link that fail from the n-th call on."""
 
-    def __init__(self, monkeypatch: pytest.MonkeyPatch, which: str, after: int,
-                 err: int) -> None:
+    def __init__(self, monkeypatch: pytest.MonkeyPatch, which: str, after: int, err: int) -> None:
         self.left = after
         self.err = err
         real = {"write": os.write, "fsync": os.fsync, "link": os.link}[which]
@@ -181,8 +209,14 @@ def test_in_process_faults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     tally = Tally("faults/in-process")
     repo_dir = _init(tmp_path / "repo")
     for trial in range(20 * scale):
-        config = rng.choice([[], ["core.fsync=all"], ["core.fsync=loose-object"],
-                             ["core.fsync=loose-object", "core.fsyncMethod=batch"]])
+        config = rng.choice(
+            [
+                [],
+                ["core.fsync=all"],
+                ["core.fsync=loose-object"],
+                ["core.fsync=loose-object", "core.fsyncMethod=batch"],
+            ]
+        )
         repo = Repository(repo_dir, config_overrides=config)
         writer = ObjectWriter(repo)
         how = rng.choice(["bytes", "stream", "pack", "batch"])
@@ -190,10 +224,11 @@ def test_in_process_faults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
         which = rng.choice(["write", "fsync", "link"])
         err = rng.choice([errno.ENOSPC, errno.EIO])
         before = snapshot(repo_dir / ".git")
-        with tally.trial(f"trial {trial} {how} {which} {errno.errorcode[err]} {config}") \
-                as problems:
+        with tally.trial(
+            f"trial {trial} {how} {which} {errno.errorcode[err]} {config}"
+        ) as problems:
             with monkeypatch.context() as m:
-                m.setattr(os, "fsync", lambda fd: None)   # no disk flushes in this loop
+                m.setattr(os, "fsync", lambda fd: None)  # no disk flushes in this loop
                 _Faulty(m, which, rng.randint(0, 3), err)
                 try:
                     if how == "bytes":
@@ -214,7 +249,7 @@ def test_in_process_faults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
                     raised = e
             if raised is None:
                 tally.count("tolerated")
-                problems += check_store(repo_dir / ".git")   # the fault came too late
+                problems += check_store(repo_dir / ".git")  # the fault came too late
                 continue
             tally.count("failed")
             after = snapshot(repo_dir / ".git")
@@ -225,13 +260,13 @@ def test_in_process_faults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
                 # them complete); nothing else may have changed.
                 for blob in (data, data + b"!"):
                     hexid = compute_object_id(repo.object_format, "blob", blob).hex()
-                    for key in (f"objects/{hexid[:2]}",
-                                f"objects/{hexid[:2]}/{hexid[2:]}"):
+                    for key in (f"objects/{hexid[:2]}", f"objects/{hexid[:2]}/{hexid[2:]}"):
                         if key not in before:
                             after.pop(key, None)
             if after != before:
                 changed = sorted(set(after) ^ set(before)) or sorted(
-                    k for k in after if after[k] != before.get(k))
+                    k for k in after if after[k] != before.get(k)
+                )
                 problems.append(f"store changed: {changed[:5]}")
             problems += check_store(repo_dir / ".git")
     tally.done()
@@ -239,8 +274,11 @@ def test_in_process_faults(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 
 def _mount_tmpfs(path: Path, size: str) -> bool:
     path.mkdir()
-    proc = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(path)],
+        capture_output=True,
+        check=False,
+    )
     return proc.returncode == 0
 
 
@@ -264,8 +302,10 @@ def test_full_file_system(tmp_path: Path, kind: str) -> None:
             elif kind == "bulk":
                 big = work / "big"
                 big.write_bytes(rng.randbytes(rng.randint(300_000, 600_000)))
-                args, stdin = ["-c", "core.bigFileThreshold=64k", "hash-object", "-w",
-                               str(big)], b""
+                args, stdin = (
+                    ["-c", "core.bigFileThreshold=64k", "hash-object", "-w", str(big)],
+                    b"",
+                )
             else:
                 src = _init(work / "src")
                 (src / "f").write_bytes(rng.randbytes(rng.randint(300_000, 600_000)))

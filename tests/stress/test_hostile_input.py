@@ -74,6 +74,7 @@ def memory_bound(input_size: int) -> int:
 
 # -- the worker --------------------------------------------------------------------
 
+
 class Worker:
     """A long-lived ``gitodb`` process; restarted after a hang or a crash."""
 
@@ -84,8 +85,13 @@ class Worker:
     def _start(self) -> subprocess.Popen[str]:
         if self.proc is None or self.proc.poll() is not None:
             self.proc = subprocess.Popen(
-                [sys.executable, str(WORKER), str(4 << 30)], stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE, text=True, env=git_env(), bufsize=1)
+                [sys.executable, str(WORKER), str(4 << 30)],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                env=git_env(),
+                bufsize=1,
+            )
         return self.proc
 
     def run(self, argv: list[str], stdin: bytes | None = None) -> tuple[int, bytes, bytes, int]:
@@ -95,8 +101,17 @@ class Worker:
         out, err, inp = self.tmp / "out", self.tmp / "err", self.tmp / "in"
         if stdin is not None:
             inp.write_bytes(stdin)
-        proc.stdin.write(json.dumps({"argv": argv, "out": str(out), "err": str(err),
-                                     "in": str(inp) if stdin is not None else None}) + "\n")
+        proc.stdin.write(
+            json.dumps(
+                {
+                    "argv": argv,
+                    "out": str(out),
+                    "err": str(err),
+                    "in": str(inp) if stdin is not None else None,
+                }
+            )
+            + "\n"
+        )
         proc.stdin.flush()
         ready, _, _ = select.select([proc.stdout], [], [], CASE_TIMEOUT)
         if not ready:
@@ -119,6 +134,7 @@ class Worker:
 
 
 # -- fixtures: one repository of each kind, damaged in place and restored -------------
+
 
 @dataclass
 class Fixture:
@@ -184,8 +200,16 @@ def world() -> Iterator[dict[str, object]]:
         if p.is_file():
             p.chmod(0o644)
     worker = Worker(root)
-    yield {"root": root, "repo": repo, "pack": pack, "v1": v1, "v1_pack": v1_pack,
-           "alt": alt, "reftable": reftable, "worker": worker}
+    yield {
+        "root": root,
+        "repo": repo,
+        "pack": pack,
+        "v1": v1,
+        "v1_pack": v1_pack,
+        "alt": alt,
+        "reftable": reftable,
+        "worker": worker,
+    }
     worker.close()
     shutil.rmtree(root, ignore_errors=True)
 
@@ -207,7 +231,7 @@ def _edit_loose_size(data: bytes, pick: int, value: int) -> bytes:
     sp = raw.find(b" ")
     if nul < 0 or sp < 0:
         return data
-    return compress.deflate(raw[:sp + 1] + b"%d" % value + raw[nul:])
+    return compress.deflate(raw[: sp + 1] + b"%d" % value + raw[nul:])
 
 
 def _edit_pack_size(data: bytes, pick: int, value: int) -> bytes:
@@ -217,32 +241,46 @@ def _edit_pack_size(data: bytes, pick: int, value: int) -> bytes:
         return data
     off = offsets[pick % len(offsets)]
     t, _size, hlen = parse_entry_header(data, off)
-    return data[:off] + encode_entry_header(t, value) + data[off + hlen:]
+    return data[:off] + encode_entry_header(t, value) + data[off + hlen :]
 
 
 def _edit_idx_field(data: bytes, pick: int, value: int) -> bytes:
     # a fan-out entry (v2: after the 8-byte header) or an offset field
     base = 8 if data[:4] == b"\xfftOc" else 0
     at = base + 4 * (pick % 256) if pick % 2 else len(data) - 40 - 4 * (1 + pick % 8)
-    return data[:at] + (value & 0xFFFFFFFF).to_bytes(4, "big") + data[at + 4:]
+    return data[:at] + (value & 0xFFFFFFFF).to_bytes(4, "big") + data[at + 4 :]
 
 
 def _edit_reftable_field(data: bytes, pick: int, value: int) -> bytes:
     # a block length (3 bytes after a block type) or one of the footer positions
     if pick % 2 and len(data) > 100:
         at = len(data) - 68 + 24 + 8 * (pick % 5)
-        return data[:at] + (value & (2**64 - 1)).to_bytes(8, "big") + data[at + 8:]
+        return data[:at] + (value & (2**64 - 1)).to_bytes(8, "big") + data[at + 8 :]
     starts = [i for i in range(24, len(data) - 72) if data[i] in b"rgoi"]
     if not starts:
         return data
     at = starts[pick % len(starts)] + 1
-    return data[:at] + (value & 0xFFFFFF).to_bytes(3, "big") + data[at + 3:]
+    return data[:at] + (value & 0xFFFFFF).to_bytes(3, "big") + data[at + 3 :]
 
 
 _PACK_OFFSETS: dict[int, list[int]] = {}
 
-INTERESTING = [0, 1, 2, 31, 255, 4096, 2**31 - 1, 2**31, 2**32, 2**40, 2**63 - 1, 2**63,
-               2**64 - 1, 2**64]
+INTERESTING = [
+    0,
+    1,
+    2,
+    31,
+    255,
+    4096,
+    2**31 - 1,
+    2**31,
+    2**32,
+    2**40,
+    2**63 - 1,
+    2**63,
+    2**64 - 1,
+    2**64,
+]
 
 
 def _fixture(world: dict[str, object], kind: str) -> Fixture:
@@ -252,60 +290,101 @@ def _fixture(world: dict[str, object], kind: str) -> Fixture:
     if kind.startswith("loose") and kind[5:].isdigit():
         target = loose[int(kind[5:]) % len(loose)]
         oid = _oid_of(target)
-        return Fixture(repo, target, [["cat-file", "-p", oid], ["cat-file", "-s", oid],
-                                      ["cat-file", "-t", oid]],
-                       compare=[["cat-file", "-t", oid]], size_edit=_edit_loose_size,
-                       stdin=f"{oid}\n".encode(),
-                       stdin_commands=[["cat-file", "--batch-check"]])
+        return Fixture(
+            repo,
+            target,
+            [["cat-file", "-p", oid], ["cat-file", "-s", oid], ["cat-file", "-t", oid]],
+            compare=[["cat-file", "-t", oid]],
+            size_edit=_edit_loose_size,
+            stdin=f"{oid}\n".encode(),
+            stdin_commands=[["cat-file", "--batch-check"]],
+        )
     if kind in ("pack", "idx", "rev", "idx1"):
         pack = world["v1_pack" if kind == "idx1" else "pack"]
         assert isinstance(pack, Path)
         r = pack.parents[2]
-        target = pack if kind == "pack" else pack.with_suffix(
-            ".rev" if kind == "rev" else ".idx")
+        target = pack if kind == "pack" else pack.with_suffix(".rev" if kind == "rev" else ".idx")
         if kind == "pack" and not _PACK_OFFSETS:
             out = git("verify-pack", "-v", pack.with_suffix(".idx")).decode().splitlines()
-            offs = sorted(int(x.split()[4]) for x in out if len(x.split()) >= 5
-                          and x.split()[1] in ("blob", "tree", "commit", "tag"))
+            offs = sorted(
+                int(x.split()[4])
+                for x in out
+                if len(x.split()) >= 5 and x.split()[1] in ("blob", "tree", "commit", "tag")
+            )
             _PACK_OFFSETS[pack.stat().st_size] = offs
-        edit = {"pack": _edit_pack_size, "idx": _edit_idx_field, "idx1": _edit_idx_field,
-                "rev": None}[kind]
+        edit = {
+            "pack": _edit_pack_size,
+            "idx": _edit_idx_field,
+            "idx1": _edit_idx_field,
+            "rev": None,
+        }[kind]
         check = ["cat-file", "--batch-all-objects", "--batch-check"]
-        return Fixture(r, target, [["verify-pack", str(pack.with_suffix(".idx"))],
-                                   check, ["cat-file", "--batch-all-objects", "--batch"]],
-                       compare=[["verify-pack", str(pack.with_suffix(".idx"))]]
-                       if kind != "rev" else [check], size_edit=edit)
+        return Fixture(
+            r,
+            target,
+            [
+                ["verify-pack", str(pack.with_suffix(".idx"))],
+                check,
+                ["cat-file", "--batch-all-objects", "--batch"],
+            ],
+            compare=[["verify-pack", str(pack.with_suffix(".idx"))]] if kind != "rev" else [check],
+            size_edit=edit,
+        )
     if kind == "packed-refs":
-        return Fixture(repo, repo / "packed-refs", [["show-ref"], ["for-each-ref"]],
-                       compare=[["show-ref"]], known_divergence=PACKED_ORDER)
+        return Fixture(
+            repo,
+            repo / "packed-refs",
+            [["show-ref"], ["for-each-ref"]],
+            compare=[["show-ref"]],
+            known_divergence=PACKED_ORDER,
+        )
     if kind == "loose-ref":
-        return Fixture(repo, repo / "refs/heads/main", [["show-ref"], ["cat-file", "-t", "main"]],
-                       compare=[["show-ref"]])
+        return Fixture(
+            repo,
+            repo / "refs/heads/main",
+            [["show-ref"], ["cat-file", "-t", "main"]],
+            compare=[["show-ref"]],
+        )
     if kind == "config":
         # Git 2.55 where present: the config rules gitodb follows (2.39 takes a bare
         # core.logAllRefUpdates as true, 2.55 refuses it)
-        return Fixture(repo, repo / "config", [["cat-file", "-t", "HEAD"], ["show-ref"]],
-                       compare=[["cat-file", "-t", "HEAD"]],
-                       git=str(GIT_255) if GIT_255.exists() else "git")
+        return Fixture(
+            repo,
+            repo / "config",
+            [["cat-file", "-t", "HEAD"], ["show-ref"]],
+            compare=[["cat-file", "-t", "HEAD"]],
+            git=str(GIT_255) if GIT_255.exists() else "git",
+        )
     if kind == "alternates":
         alt = world["alt"]
         assert isinstance(alt, Path)
         oid = _oid_of(loose[0])
-        return Fixture(alt, alt / "objects/info/alternates",
-                       [["cat-file", "-p", oid], ["cat-file", "--batch-all-objects",
-                                                  "--batch-check"]],
-                       compare=[["cat-file", "-p", oid]])
+        return Fixture(
+            alt,
+            alt / "objects/info/alternates",
+            [["cat-file", "-p", oid], ["cat-file", "--batch-all-objects", "--batch-check"]],
+            compare=[["cat-file", "-p", oid]],
+        )
     rt = world["reftable"]
     assert isinstance(rt, Path)
     if kind == "reftable":
         (table,) = (rt / "reftable").glob("*.ref")
-        return Fixture(rt, table, [["show-ref"], ["reflog", "list"], ["for-each-ref"],
-                                   ["reflog", "show", "main"]],
-                       compare=[["show-ref"], ["reflog", "list"]], git=str(GIT_255),
-                       size_edit=_edit_reftable_field)
+        return Fixture(
+            rt,
+            table,
+            [["show-ref"], ["reflog", "list"], ["for-each-ref"], ["reflog", "show", "main"]],
+            compare=[["show-ref"], ["reflog", "list"]],
+            git=str(GIT_255),
+            size_edit=_edit_reftable_field,
+        )
     if kind == "tables.list":
-        return Fixture(rt, rt / "reftable/tables.list", [["show-ref"], ["reflog", "list"]],
-                       compare=[["show-ref"]], git=str(GIT_255))
+        return Fixture(
+            rt,
+            rt / "reftable/tables.list",
+            [["show-ref"], ["reflog", "list"]],
+            compare=[["show-ref"]],
+            git=str(GIT_255),
+        )
     raise AssertionError(kind)
 
 
@@ -314,8 +393,7 @@ def _fixture(world: dict[str, object], kind: str) -> Fixture:
 damage = st.one_of(
     st.tuples(st.just("flip"), st.integers(min_value=0), st.integers(min_value=0, max_value=7)),
     st.tuples(st.just("truncate"), st.integers(min_value=0), st.just(0)),
-    st.tuples(st.just("insert"), st.integers(min_value=0),
-              st.binary(min_size=1, max_size=16)),
+    st.tuples(st.just("insert"), st.integers(min_value=0), st.binary(min_size=1, max_size=16)),
     st.tuples(st.just("size"), st.integers(min_value=0), st.sampled_from(INTERESTING)),
 )
 
@@ -327,9 +405,9 @@ def apply_damage(data: bytes, how: tuple[str, int, object], fx: Fixture) -> byte
         if not n:
             return b"\x01"
         i = where % n
-        return data[:i] + bytes([data[i] ^ (1 << int(arg))]) + data[i + 1:]  # type: ignore[call-overload]
+        return data[:i] + bytes([data[i] ^ (1 << int(arg))]) + data[i + 1 :]  # type: ignore[call-overload]
     if kind == "truncate":
-        return data[:where % (n + 1)] if n else data
+        return data[: where % (n + 1)] if n else data
     if kind == "insert":
         i = where % (n + 1)
         return data[:i] + bytes(arg) + data[i:]  # type: ignore[call-overload]
@@ -348,12 +426,16 @@ def _diagnostics_like_git(err: bytes) -> None:
     assert len(fatal) <= 1, err
     if fatal:
         # a fatal message may span lines (Git's "found:\n\tname" lists)
-        assert all(line.startswith(("error: ", "warning: ", "hint: ")) for line in
-                   lines[:fatal[0]]), err
-        assert all(line.startswith("\t") for line in lines[fatal[0] + 1:]), err
+        assert all(
+            line.startswith(("error: ", "warning: ", "hint: ")) for line in lines[: fatal[0]]
+        ), err
+        assert all(line.startswith("\t") for line in lines[fatal[0] + 1 :]), err
     else:
-        assert all(line.startswith(("error: ", "warning: ", "usage: ", "   or: ", "\t"))
-                   or not line.strip() for line in lines), err
+        assert all(
+            line.startswith(("error: ", "warning: ", "usage: ", "   or: ", "\t"))
+            or not line.strip()
+            for line in lines
+        ), err
 
 
 def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) -> None:
@@ -365,10 +447,15 @@ def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) 
     worker = world["worker"]
     assert isinstance(worker, Worker)
     # Git's output on the undamaged repository, to tell a silent loss from a real answer.
-    baseline = {tuple(a): subprocess.run([fx.git, "--git-dir", str(fx.repo), *a],
-                                         capture_output=True, env=git_env(),
-                                         timeout=CASE_TIMEOUT).stdout
-                for a in fx.compare}
+    baseline = {
+        tuple(a): subprocess.run(
+            [fx.git, "--git-dir", str(fx.repo), *a],
+            capture_output=True,
+            env=git_env(),
+            timeout=CASE_TIMEOUT,
+        ).stdout
+        for a in fx.compare
+    }
     try:
         fx.target.write_bytes(damaged)
         # all of the repository's files count: a damaged index can point anywhere in a pack
@@ -382,11 +469,20 @@ def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) 
             _diagnostics_like_git(err)
             assert peak <= memory_bound(size), (argv, peak, memory_bound(size))
             if args in fx.compare or stdin is not None:
-                g = subprocess.run([fx.git, "--git-dir", str(fx.repo), *args], input=stdin,
-                                   capture_output=True, env=git_env(), timeout=CASE_TIMEOUT)
+                g = subprocess.run(
+                    [fx.git, "--git-dir", str(fx.repo), *args],
+                    input=stdin,
+                    capture_output=True,
+                    env=git_env(),
+                    timeout=CASE_TIMEOUT,
+                )
                 agree = (rc == 0) == (g.returncode == 0) and (rc != 0 or out == g.stdout)
-                if not agree and rc != 0 and g.returncode == 0 \
-                        and _lost_lines(g.stdout, baseline.get(tuple(args))):
+                if (
+                    not agree
+                    and rc != 0
+                    and g.returncode == 0
+                    and _lost_lines(g.stdout, baseline.get(tuple(args)))
+                ):
                     # Git stopped at the damage and exited 0 with part of its listing
                     # (reftable: a corrupt record ends the iteration); gitodb refuses
                     # with an error naming the offset: stricter, never a lost answer.
@@ -396,7 +492,13 @@ def run_case(world: dict[str, object], kind: str, how: tuple[str, int, object]) 
                     DIVERGED[kind] += 1
                     continue
                 assert (rc == 0) == (g.returncode == 0), (
-                    argv, how, rc, err, g.returncode, g.stderr)
+                    argv,
+                    how,
+                    rc,
+                    err,
+                    g.returncode,
+                    g.stderr,
+                )
                 if rc == 0:
                     assert out == g.stdout, (argv, how)
     finally:
@@ -412,14 +514,30 @@ def _lost_lines(damaged: bytes, undamaged: bytes | None) -> bool:
 
 
 def _settings() -> settings:
-    return settings(max_examples=max(1, 25 * stress_scale()), deadline=None, database=None,
-                    derandomize=stress_scale() <= 1,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture,
-                                           HealthCheck.too_slow])
+    return settings(
+        max_examples=max(1, 25 * stress_scale()),
+        deadline=None,
+        database=None,
+        derandomize=stress_scale() <= 1,
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
 
 
-KINDS = ["loose0", "loose1", "loose2", "pack", "idx", "idx1", "rev", "packed-refs",
-         "loose-ref", "reftable", "tables.list", "config", "alternates"]
+KINDS = [
+    "loose0",
+    "loose1",
+    "loose2",
+    "pack",
+    "idx",
+    "idx1",
+    "rev",
+    "packed-refs",
+    "loose-ref",
+    "reftable",
+    "tables.list",
+    "config",
+    "alternates",
+]
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -430,13 +548,17 @@ def test_damaged_input(world: dict[str, object], kind: str) -> None:
         run_case(world, kind, how)
 
     case()
-    print(f"\nhostile input: {kind}: {CASES[kind]} command runs"
-          + (f", {DIVERGED[kind]} known divergences from Git" if DIVERGED[kind] else "")
-          + (f", {GIT_SILENT[kind]} where Git silently listed less" if GIT_SILENT[kind] else ""))
+    print(
+        f"\nhostile input: {kind}: {CASES[kind]} command runs"
+        + (f", {DIVERGED[kind]} known divergences from Git" if DIVERGED[kind] else "")
+        + (f", {GIT_SILENT[kind]} where Git silently listed less" if GIT_SILENT[kind] else "")
+    )
 
 
 def test_case_counts_recorded() -> None:
     """Runs last in this file: the total, for the README."""
-    print(f"\nhostile input: {sum(CASES.values())} command runs: {dict(CASES)}; "
-          f"known divergences: {dict(DIVERGED)}; Git silently listed less: {dict(GIT_SILENT)}")
+    print(
+        f"\nhostile input: {sum(CASES.values())} command runs: {dict(CASES)}; "
+        f"known divergences: {dict(DIVERGED)}; Git silently listed less: {dict(GIT_SILENT)}"
+    )
     assert not CASES or all(CASES[k] for k in CASES)

@@ -45,11 +45,11 @@ def _env() -> dict[str, str]:
     return env
 
 
-def _git(path: Path, *args: str, backend: str = "files",
-         input: bytes | None = None) -> bytes:
+def _git(path: Path, *args: str, backend: str = "files", input: bytes | None = None) -> bytes:
     exe = str(GIT255) if backend == "reftable" else "git"
-    proc = subprocess.run([exe, *args], cwd=path, env=_env(), input=input,
-                          capture_output=True, check=False)
+    proc = subprocess.run(
+        [exe, *args], cwd=path, env=_env(), input=input, capture_output=True, check=False
+    )
     assert proc.returncode == 0, (args, proc.stderr.decode(errors="replace"))
     return proc.stdout
 
@@ -63,9 +63,12 @@ def _make_repo(path: Path, backend: str, commits: int) -> list[str]:
     _git(path, "config", "maintenance.auto", "false", backend=backend)
     stream = []
     for i in range(commits):
-        stream.append(f"commit refs/heads/main\nmark :{i + 1}\n"
-                      f"committer C <c@x> {1700000000 + i} +0000\ndata 3\nc{i % 10}\n"
-                      + (f"from :{i}\n" if i else "") + "\n")
+        stream.append(
+            f"commit refs/heads/main\nmark :{i + 1}\n"
+            f"committer C <c@x> {1700000000 + i} +0000\ndata 3\nc{i % 10}\n"
+            + (f"from :{i}\n" if i else "")
+            + "\n"
+        )
     _git(path, "fast-import", "--quiet", input="".join(stream).encode(), backend=backend)
     out = _git(path, "rev-list", "--reverse", "main", backend=backend).decode().split()
     assert len(out) == commits
@@ -83,6 +86,7 @@ def _check_repo(path: Path, backend: str) -> None:
 
 
 # -- compare-and-swap on one ref --------------------------------------------------
+
 
 def _cas_worker(args: tuple[str, list[str], int, str]) -> tuple[int, int, list[str]]:
     """(successes, typed failures, unexpected errors) of ``attempts`` CAS steps."""
@@ -117,9 +121,9 @@ def _cas_worker(args: tuple[str, list[str], int, str]) -> tuple[int, int, list[s
     return ok, typed, bad
 
 
-def _assert_cas_result(path: Path, chain: list[str], results: list[tuple[int, int,
-                                                                         list[str]]],
-                       backend: str) -> None:
+def _assert_cas_result(
+    path: Path, chain: list[str], results: list[tuple[int, int, list[str]]], backend: str
+) -> None:
     problems = [b for _, _, bad in results for b in bad]
     assert not problems, problems[:5]
     successes = sum(ok for ok, _, _ in results)
@@ -140,8 +144,7 @@ def test_cas_processes_one_ref(tmp_path: Path, backend: str) -> None:
     chain = _make_repo(repo, backend, workers * attempts + 2)
     _git(repo, "update-ref", "refs/heads/main", chain[0], backend=backend)
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        results = pool.map(_cas_worker, [(str(repo), chain, attempts, "refs/heads/main")]
-                           * workers)
+        results = pool.map(_cas_worker, [(str(repo), chain, attempts, "refs/heads/main")] * workers)
     _assert_cas_result(repo, chain, results, backend)
 
 
@@ -199,8 +202,9 @@ def test_distinct_refs_processes_none_fail(tmp_path: Path, backend: str) -> None
     repo = tmp_path / "r"
     chain = _make_repo(repo, backend, 2)
     with multiprocessing.get_context("fork").Pool(workers) as pool:
-        results = pool.map(_distinct_worker, [(str(repo), chain[1], w, count)
-                                              for w in range(workers)])
+        results = pool.map(
+            _distinct_worker, [(str(repo), chain[1], w, count) for w in range(workers)]
+        )
     problems = [b for bad in results for b in bad]
     assert not problems, problems[:5]
     refs = Repository(repo).refs
@@ -219,10 +223,15 @@ def test_distinct_refs_cli_processes_none_fail(tmp_path: Path, backend: str) -> 
     repo = tmp_path / "r"
     chain = _make_repo(repo, backend, 2)
     wait = [x for c in LONG_WAIT for x in ("-c", c)]
-    procs = [subprocess.Popen([sys.executable, "-m", "gitodb", *wait, "update-ref",
-                               f"refs/heads/p{i:04d}", chain[1]], cwd=repo, env=_env(),
-                              stderr=subprocess.PIPE)
-             for i in range(n)]
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "gitodb", *wait, "update-ref", f"refs/heads/p{i:04d}", chain[1]],
+            cwd=repo,
+            env=_env(),
+            stderr=subprocess.PIPE,
+        )
+        for i in range(n)
+    ]
     errors = []
     for p in procs:
         _, err = p.communicate()
@@ -235,6 +244,7 @@ def test_distinct_refs_cli_processes_none_fail(tmp_path: Path, backend: str) -> 
 
 # -- SIGKILL during a big transaction --------------------------------------------
 
+
 @pytest.mark.stress
 @pytest.mark.parametrize("backend", BACKENDS)
 def test_killed_transaction(tmp_path: Path, backend: str) -> None:
@@ -244,14 +254,19 @@ def test_killed_transaction(tmp_path: Path, backend: str) -> None:
     nrefs = 300
     create = "".join(f"create refs/heads/k{i:03d} {chain[1]}\n" for i in range(nrefs))
     _git(repo, "update-ref", "--stdin", input=create.encode(), backend=backend)
-    update = "".join(f"update refs/heads/k{i:03d} {chain[2]} {chain[1]}\n"
-                     for i in range(nrefs)).encode()
+    update = "".join(
+        f"update refs/heads/k{i:03d} {chain[2]} {chain[1]}\n" for i in range(nrefs)
+    ).encode()
     rng = random.Random(1234)
     outcomes = set()
     for _trial in range(3 * scale):
-        proc = subprocess.Popen([sys.executable, "-m", "gitodb", "update-ref", "--stdin"],
-                                cwd=repo, env=_env(), stdin=subprocess.PIPE,
-                                stderr=subprocess.PIPE)
+        proc = subprocess.Popen(
+            [sys.executable, "-m", "gitodb", "update-ref", "--stdin"],
+            cwd=repo,
+            env=_env(),
+            stdin=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
         assert proc.stdin is not None
         proc.stdin.write(update)
         proc.stdin.close()
@@ -264,17 +279,22 @@ def test_killed_transaction(tmp_path: Path, backend: str) -> None:
         values = {r.name: r.oid for r in refs.iter_refs("refs/heads/k")}
         assert len(values) == nrefs, "a ref vanished"
         changed = sum(v == bytes.fromhex(chain[2]) for v in values.values())
-        assert all(v in (bytes.fromhex(chain[1]), bytes.fromhex(chain[2]))
-                   for v in values.values()), "a ref has a value never written"
+        assert all(
+            v in (bytes.fromhex(chain[1]), bytes.fromhex(chain[2])) for v in values.values()
+        ), "a ref has a value never written"
         if backend == "reftable":
             assert changed in (0, nrefs), f"reftable transaction half applied: {changed}"
         outcomes.add(changed == nrefs)
         _check_repo(repo, backend)
         # the next command works, and puts everything back for the next trial
         back = "".join(f"update refs/heads/k{i:03d} {chain[1]}\n" for i in range(nrefs))
-        proc2 = subprocess.run([sys.executable, "-m", "gitodb", "update-ref", "--stdin"],
-                               cwd=repo, env=_env(), input=back.encode(),
-                               capture_output=True)
+        proc2 = subprocess.run(
+            [sys.executable, "-m", "gitodb", "update-ref", "--stdin"],
+            cwd=repo,
+            env=_env(),
+            input=back.encode(),
+            capture_output=True,
+        )
         assert proc2.returncode == 0, proc2.stderr
         for p in (repo / ".git").rglob("*"):
             if p.is_file() and "refs" in p.parts and not p.name.endswith(".lock"):

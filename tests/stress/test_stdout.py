@@ -35,18 +35,37 @@ def _run(cmd: list[str], mode: str, cwd: Path, stdin: bytes) -> tuple[int, bytes
     """(exit status, stderr) of ``cmd`` with stdout in ``mode``."""
     if mode == "full":
         with open("/dev/full", "wb") as full:
-            p = subprocess.run(cmd, cwd=cwd, input=stdin, stdout=full, stderr=subprocess.PIPE,
-                               env=env(), check=False)
+            p = subprocess.run(
+                cmd,
+                cwd=cwd,
+                input=stdin,
+                stdout=full,
+                stderr=subprocess.PIPE,
+                env=env(),
+                check=False,
+            )
         return p.returncode, p.stderr
     if mode == "closed":
-        p = subprocess.run(["sh", "-c", 'exec "$@" >&-', "sh", *cmd], cwd=cwd, input=stdin,
-                           stderr=subprocess.PIPE, env=env(), check=False)
+        p = subprocess.run(
+            ["sh", "-c", 'exec "$@" >&-', "sh", *cmd],
+            cwd=cwd,
+            input=stdin,
+            stderr=subprocess.PIPE,
+            env=env(),
+            check=False,
+        )
         return p.returncode, p.stderr
-    proc = subprocess.Popen(cmd, cwd=cwd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                            stderr=subprocess.PIPE, env=env())
+    proc = subprocess.Popen(
+        cmd,
+        cwd=cwd,
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        env=env(),
+    )
     assert proc.stdin is not None and proc.stdout is not None and proc.stderr is not None
 
-    def feed() -> None:   # in a thread: the command may block on stdout meanwhile
+    def feed() -> None:  # in a thread: the command may block on stdout meanwhile
         assert proc.stdin is not None
         try:
             proc.stdin.write(stdin)
@@ -78,8 +97,9 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
         p.write_bytes(b"%d %s\n" % (i, rng.randbytes(8).hex().encode()))
         paths.append(str(p))
     (root / "paths").write_text("\n".join(paths) + "\n")
-    ids = git_run("hash-object", "-w", "--stdin-paths", cwd=repo,
-                  stdin=(root / "paths").read_bytes()).stdout
+    ids = git_run(
+        "hash-object", "-w", "--stdin-paths", cwd=repo, stdin=(root / "paths").read_bytes()
+    ).stdout
     git_run("pack-objects", "-q", ".git/objects/pack/pack", cwd=repo, stdin=ids)
     for size in (100, 300_000, 2_000_000):
         (root / f"blob{size}").write_bytes(rng.randbytes(size // 2) * 2)
@@ -87,8 +107,7 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return repo
 
 
-def _command(what: str, repo: Path, rng: random.Random,
-             mode: str) -> tuple[list[str], bytes]:
+def _command(what: str, repo: Path, rng: random.Random, mode: str) -> tuple[list[str], bytes]:
     root = repo.parent
     big = mode == "pipe" or rng.random() < 0.5
     if what == "cat-file-p":
@@ -106,8 +125,7 @@ def _command(what: str, repo: Path, rng: random.Random,
     return ["verify-pack", "-v", str(idx)], b""
 
 
-@pytest.mark.parametrize("what", ["cat-file-p", "cat-file-batch", "hash-object",
-                                  "verify-pack"])
+@pytest.mark.parametrize("what", ["cat-file-p", "cat-file-batch", "hash-object", "verify-pack"])
 def test_broken_stdout_like_git(repo: Path, what: str) -> None:
     scale = stress_scale()
     rng = random.Random(f"{what}-{time.time_ns()}")
@@ -123,12 +141,14 @@ def test_broken_stdout_like_git(repo: Path, what: str) -> None:
             text = our_err.decode(errors="replace")
             if "Traceback" in text:
                 problems.append("traceback: " + text[-300:])
-            git_fatal = any(x.startswith("fatal: ")
-                            for x in git_err.decode(errors="replace").splitlines())
+            git_fatal = any(
+                x.startswith("fatal: ") for x in git_err.decode(errors="replace").splitlines()
+            )
             fatals = [x for x in text.splitlines() if x.startswith("fatal: ")]
             if git_fatal and (len(fatals) != 1 or not text.splitlines()[-1:] == fatals):
-                problems.append(f"want one final fatal: line like git's {git_err!r}, "
-                                f"got {our_err[-300:]!r}")
+                problems.append(
+                    f"want one final fatal: line like git's {git_err!r}, got {our_err[-300:]!r}"
+                )
             if not git_err and our_err:
                 problems.append(f"git is silent, gitodb says {our_err[-300:]!r}")
     tally.done()

@@ -24,6 +24,20 @@ from gitodb.bulk.schema import ERRORS_SCHEMA, SCHEMAS, TABLE_NAMES, schema
 from gitodb.bulk.tables import WHOLE, BulkUsageError, Options, parts, table_batches
 from gitodb.bulk.tasks import Task, plan, task_table
 
-__all__ = ["discover", "RunSummary", "run_local", "ERRORS_SCHEMA", "SCHEMAS", "TABLE_NAMES",
-           "schema", "WHOLE", "BulkUsageError", "Options", "parts", "table_batches", "Task",
-           "plan", "task_table"]
+__all__ = [
+    "discover",
+    "RunSummary",
+    "run_local",
+    "ERRORS_SCHEMA",
+    "SCHEMAS",
+    "TABLE_NAMES",
+    "schema",
+    "WHOLE",
+    "BulkUsageError",
+    "Options",
+    "parts",
+    "table_batches",
+    "Task",
+    "plan",
+    "task_table",
+]

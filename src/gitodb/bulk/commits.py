@@ -163,8 +163,9 @@ def _sig(sig: Signature | None) -> tuple[str | None, str | None, int | None, str
     return _text(sig.name), _text(sig.email), sig.timestamp, _text(tz)
 
 
-def commit_rows(repo: Repository, repository: str, rev: str | None = None,
-                message: bool = False) -> Iterator[tuple[Any, ...]]:
+def commit_rows(
+    repo: Repository, repository: str, rev: str | None = None, message: bool = False
+) -> Iterator[tuple[Any, ...]]:
     """Rows of the ``commits`` table."""
     walk, ref_names, masks = _walk(repo, rev)
     names = _Names(ref_names)
@@ -178,28 +179,44 @@ def commit_rows(repo: Repository, repository: str, rev: str | None = None,
             masks[p] = masks.get(p, 0) | mask
         commit = Commit(graph.take(oid), fmt, oid)
         msg = commit.message
-        yield (repository, oid.hex(), commit.tree.hex(), [p.hex() for p in commit.parents],
-               *_sig(commit.author), *_sig(commit.committer), subject(msg),
-               msg.decode("utf-8", "replace") if message else None, names(mask))
+        yield (
+            repository,
+            oid.hex(),
+            commit.tree.hex(),
+            [p.hex() for p in commit.parents],
+            *_sig(commit.author),
+            *_sig(commit.committer),
+            subject(msg),
+            msg.decode("utf-8", "replace") if message else None,
+            names(mask),
+        )
 
 
 def _mode(mode: int | None) -> str | None:
     return f"{mode:06o}" if mode is not None else None
 
 
-def change_rows(repo: Repository, repository: str, rev: str | None = None
-                ) -> Iterator[tuple[Any, ...]]:
+def change_rows(
+    repo: Repository, repository: str, rev: str | None = None
+) -> Iterator[tuple[Any, ...]]:
     """Rows of the ``changes`` table: each commit against its first parent."""
     walk, _names_unused, _tips = _walk(repo, rev)
     graph = walk.graph
     assert isinstance(graph, _KeepingGraph)
-    graph.room = 0   # the changes need the trees, not the commits' content
+    graph.room = 0  # the changes need the trees, not the commits' content
     for node in walk.commits():
         parent = node.parent_ids[0] if node.parent_ids else None
         old_tree = graph.node(parent).tree if parent is not None else None
         c, p = node.id.hex(), parent.hex() if parent is not None else None
         for ch in diff_trees(repo, old_tree, node.tree):
-            yield (repository, c, p, ch.status, ch.path.decode("utf-8", "replace"),
-                   _mode(ch.old_mode), _mode(ch.new_mode),
-                   ch.old_id.hex() if ch.old_id is not None else None,
-                   ch.new_id.hex() if ch.new_id is not None else None)
+            yield (
+                repository,
+                c,
+                p,
+                ch.status,
+                ch.path.decode("utf-8", "replace"),
+                _mode(ch.old_mode),
+                _mode(ch.new_mode),
+                ch.old_id.hex() if ch.old_id is not None else None,
+                ch.new_id.hex() if ch.new_id is not None else None,
+            )

@@ -20,9 +20,11 @@ def is_repository_dir(path: str) -> bool:
     """True for a work tree with ``.git`` or a bare repository layout (no parsing)."""
     if os.path.lexists(os.path.join(path, ".git")):
         return True
-    return (os.path.isfile(os.path.join(path, "HEAD"))
-            and os.path.isdir(os.path.join(path, "objects"))
-            and os.path.isdir(os.path.join(path, "refs")))
+    return (
+        os.path.isfile(os.path.join(path, "HEAD"))
+        and os.path.isdir(os.path.join(path, "objects"))
+        and os.path.isdir(os.path.join(path, "refs"))
+    )
 
 
 def _search(top: str) -> list[str]:
@@ -69,5 +71,5 @@ def discover(sources: Iterable[str]) -> list[str]:
             for p in _read_list(src):
                 add(p)
         else:
-            add(src)   # missing or unreadable: its task says why
+            add(src)  # missing or unreadable: its task says why
     return out

@@ -25,14 +25,15 @@ def _head(repo: Repository, oid: bytes, limit: int) -> bytes:
         stream.close()
 
 
-def file_rows(repo: Repository, repository: str, rev: str | None = None,
-              content_limit: int | None = None) -> Iterator[tuple[Any, ...]]:
+def file_rows(
+    repo: Repository, repository: str, rev: str | None = None, content_limit: int | None = None
+) -> Iterator[tuple[Any, ...]]:
     """Rows of the ``files`` table for ``rev`` (default ``HEAD``)."""
     revision = rev if rev is not None else "HEAD"
     oid = repo.resolve(revision)
     try:
         commit_hex: str | None = peel_to(repo, oid, "commit", revision).hex()
-    except BadRevisionError:   # a tree (or a tag of one): there is no commit
+    except BadRevisionError:  # a tree (or a tag of one): there is no commit
         commit_hex = None
     tree = repo.odb.tree(peel_to(repo, oid, "tree", revision))
     read_header = repo.odb.read_header
@@ -46,5 +47,15 @@ def file_rows(repo: Repository, repository: str, rev: str | None = None,
             if content_limit is not None:
                 content = _head(repo, entry.id, content_limit)
                 cut = size > len(content)
-        yield (repository, revision, commit_hex, path.decode("utf-8", "replace"),
-               f"{canonical_mode(entry.mode):06o}", kind, entry.id.hex(), size, content, cut)
+        yield (
+            repository,
+            revision,
+            commit_hex,
+            path.decode("utf-8", "replace"),
+            f"{canonical_mode(entry.mode):06o}",
+            kind,
+            entry.id.hex(),
+            size,
+            content,
+            cut,
+        )

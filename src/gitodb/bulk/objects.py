@@ -51,8 +51,9 @@ def own_pack(repo: Repository, name: str) -> PackFile:
     return PackFile(own, repo.object_format, cache=odb.cache)
 
 
-def object_rows(repo: Repository, repository: str, part: str, max_rows: int = 16384,
-                max_bytes: int = 8 << 20) -> Iterator[tuple[Any, ...] | pa.RecordBatch]:
+def object_rows(
+    repo: Repository, repository: str, part: str, max_rows: int = 16384, max_bytes: int = 8 << 20
+) -> Iterator[tuple[Any, ...] | pa.RecordBatch]:
     """Rows of the ``objects`` table for one part (a pack file name or ``loose``);
     a pack's come as record batches of at most ``max_rows`` rows / ``max_bytes``."""
     if part == LOOSE_PART:
@@ -75,8 +76,9 @@ def _loose_rows(repo: Repository, repository: str) -> Iterator[tuple[Any, ...]]:
 _ROW_BYTES = 200
 
 
-def _pack_rows(pack: PackFile, repository: str, name: str, max_rows: int, max_bytes: int
-               ) -> Iterator[pa.RecordBatch]:
+def _pack_rows(
+    pack: PackFile, repository: str, name: str, max_rows: int, max_bytes: int
+) -> Iterator[pa.RecordBatch]:
     """The pack's entries in pack order, as batches built column by column."""
     types, sizes = pack.headers_by_position()
     so = pack.sorted_offsets
@@ -107,8 +109,9 @@ def _pack_rows(pack: PackFile, repository: str, name: str, max_rows: int, max_by
                 base_off = off - parse_ofs_distance(buf, off + hlen, path)[0]
                 kb = bisect_left(so, base_off)
                 if kb >= k or so[kb] != base_off:
-                    raise PackError("OFS_DELTA base is not an entry of the pack", path=path,
-                                    offset=off)
+                    raise PackError(
+                        "OFS_DELTA base is not an entry of the pack", path=path, offset=off
+                    )
                 base_hex = oids[rev[kb]].hex()
                 depth = depth_by_k[kb] + 1
             elif t == OBJ_REF_DELTA:
@@ -124,12 +127,20 @@ def _pack_rows(pack: PackFile, repository: str, name: str, max_rows: int, max_by
             bases.append(base_hex)
             depths.append(depth)
         count = stop - start
-        yield pa.RecordBatch.from_arrays([
-            pa.array([repository] * count, pa.string()), pa.array(ids, pa.string()),
-            pa.array(kinds, pa.string()), pa.array(sz, pa.int64()),
-            pa.array(disk, pa.int64()), pa.array([name] * count, pa.string()),
-            pa.array(offs, pa.int64()), pa.array(bases, pa.string()),
-            pa.array(depths, pa.int32())], schema=sch)
+        yield pa.RecordBatch.from_arrays(
+            [
+                pa.array([repository] * count, pa.string()),
+                pa.array(ids, pa.string()),
+                pa.array(kinds, pa.string()),
+                pa.array(sz, pa.int64()),
+                pa.array(disk, pa.int64()),
+                pa.array([name] * count, pa.string()),
+                pa.array(offs, pa.int64()),
+                pa.array(bases, pa.string()),
+                pa.array(depths, pa.int32()),
+            ],
+            schema=sch,
+        )
 
 
 class _Chains:
@@ -157,7 +168,7 @@ class _Chains:
             base_off = off - parse_ofs_distance(pack.buf, off + hlen, pack.path)[0]
             link = (pack.oid_at_offset(base_off), base_off)
         elif t == OBJ_REF_DELTA:
-            base = bytes(pack.buf[off + hlen:off + hlen + pack.fmt.rawsz])
+            base = bytes(pack.buf[off + hlen : off + hlen + pack.fmt.rawsz])
             found = pack.find(base)
             link = (base, found if found >= 0 else None)
         self.link[off] = link
@@ -174,7 +185,7 @@ class _Chains:
             return link[0], known
         walked = [off]
         cur = link[1]
-        extra = 1   # a base outside the pack ends the chain at depth 1 from there
+        extra = 1  # a base outside the pack ends the chain at depth 1 from there
         while cur is not None:
             d = self.depth.get(cur)
             if d is not None:

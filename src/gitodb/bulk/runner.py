@@ -77,14 +77,15 @@ class RunSummary:
         """The final summary line."""
         repos = len({r.task.repository for r in self.results})
         rate = self.rows / self.seconds if self.seconds > 0 else 0.0
-        return (f"bulk {self.table}: {repos} repositories, {self.tasks} tasks "
-                f"({self.skipped} already complete), {self.rows} rows, "
-                f"{self.bytes_written / 1e6:.1f} MB written in {self.seconds:.1f}s "
-                f"({rate:.0f} rows/s), {len(self.failed_repositories)} repositories failed")
+        return (
+            f"bulk {self.table}: {repos} repositories, {self.tasks} tasks "
+            f"({self.skipped} already complete), {self.rows} rows, "
+            f"{self.bytes_written / 1e6:.1f} MB written in {self.seconds:.1f}s "
+            f"({rate:.0f} rows/s), {len(self.failed_repositories)} repositories failed"
+        )
 
 
-def check_options_file(out: str, table: str, options: Options,
-                       store: LocalStore = LOCAL) -> None:
+def check_options_file(out: str, table: str, options: Options, store: LocalStore = LOCAL) -> None:
     """Record the table options beside the output, or refuse a rerun that differs."""
     path = posixpath.join(out, table, "_options.json")
     wanted = options.table_options()
@@ -95,8 +96,10 @@ def check_options_file(out: str, table: str, options: Options,
         return
     stored = json.loads(text)
     if stored != wanted:
-        raise BulkUsageError(f"'{posixpath.join(out, table)}' was made with other options "
-                             f"({stored}); use another --out directory")
+        raise BulkUsageError(
+            f"'{posixpath.join(out, table)}' was made with other options "
+            f"({stored}); use another --out directory"
+        )
 
 
 def _remove_stale_temporaries(out: str, table: str) -> None:
@@ -119,29 +122,43 @@ def write_manifest(out: str, table: str, tasks: list[Task], store: LocalStore = 
     entries = []
     for t in tasks:
         data, err = data_path(out, t), errors_path(out, t)
-        entry: dict[str, Any] = {"repository": t.repository, "part": t.part,
-                                 "file": posixpath.relpath(data, out) if "://" not in out
-                                 else data[len(out):].lstrip("/")}
+        entry: dict[str, Any] = {
+            "repository": t.repository,
+            "part": t.part,
+            "file": posixpath.relpath(data, out)
+            if "://" not in out
+            else data[len(out) :].lstrip("/"),
+        }
         if store.exists(data):
             entry["rows"] = store.num_rows(data)
             entry["status"] = "complete"
         elif store.exists(err):
             entry["status"] = "failed"
-            entry["errors_file"] = err[len(out):].lstrip("/")
+            entry["errors_file"] = err[len(out) :].lstrip("/")
         else:
             entry["status"] = "missing"
         entries.append(entry)
     path = posixpath.join(out, table, "_manifest.json")
-    store.write_text(path, json.dumps({"table": table, "tasks": entries}, indent=1,
-                                      sort_keys=True) + "\n")
+    store.write_text(
+        path, json.dumps({"table": table, "tasks": entries}, indent=1, sort_keys=True) + "\n"
+    )
     return path
 
 
 #: modules every task needs
-PRELOAD = ["gitodb.bulk.tasks", "gitodb.repo", "gitodb.repo.odb", "gitodb.repo.revparse",
-           "gitodb.history.revwalk", "gitodb.history.treediff", "gitodb.pack.verify",
-           "gitodb.refs.files", "gitodb.refs.reftable_store", "gitodb.compress",
-           "pyarrow.parquet"]
+PRELOAD = [
+    "gitodb.bulk.tasks",
+    "gitodb.repo",
+    "gitodb.repo.odb",
+    "gitodb.repo.revparse",
+    "gitodb.history.revwalk",
+    "gitodb.history.treediff",
+    "gitodb.pack.verify",
+    "gitodb.refs.files",
+    "gitodb.refs.reftable_store",
+    "gitodb.compress",
+    "pyarrow.parquet",
+]
 
 
 def _pool(jobs: int) -> ProcessPoolExecutor:
@@ -154,9 +171,15 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
-def run_local(repositories: Iterable[str], table: str, out: str, *, jobs: int | None = None,
-              options: Options = DEFAULT_OPTIONS,
-              on_result: Callable[[TaskResult], None] | None = None) -> RunSummary:
+def run_local(
+    repositories: Iterable[str],
+    table: str,
+    out: str,
+    *,
+    jobs: int | None = None,
+    options: Options = DEFAULT_OPTIONS,
+    on_result: Callable[[TaskResult], None] | None = None,
+) -> RunSummary:
     """Run ``table`` over ``repositories`` into ``out`` on ``jobs`` processes."""
     options.check(table)
     out = os.path.abspath(out)
@@ -185,8 +208,8 @@ def run_local(repositories: Iterable[str], table: str, out: str, *, jobs: int | 
         else:
             with _pool(min(jobs, len(todo))) as pool:
                 pending: set[Future[TaskResult]] = {
-                    pool.submit(run_task_to_file, t, options, out)
-                    for t in largest_first(todo)}
+                    pool.submit(run_task_to_file, t, options, out) for t in largest_first(todo)
+                }
                 try:
                     while pending:
                         finished, pending = wait(pending, return_when=FIRST_COMPLETED)
@@ -205,8 +228,9 @@ def run_local(repositories: Iterable[str], table: str, out: str, *, jobs: int | 
     return summary
 
 
-def progress_printer(total: int, stream: Any = None) -> tuple[Callable[[TaskResult], None],
-                                                              Callable[[], None]]:
+def progress_printer(
+    total: int, stream: Any = None
+) -> tuple[Callable[[TaskResult], None], Callable[[], None]]:
     """A progress bar callback (on a terminal only) and its closer."""
     stream = stream if stream is not None else sys.stderr
     if not (hasattr(stream, "isatty") and stream.isatty()):
@@ -221,8 +245,9 @@ def progress_printer(total: int, stream: Any = None) -> tuple[Callable[[TaskResu
         state["rows"] += r.rows
         state["bytes"] += r.bytes_written
         elapsed = max(1e-9, time.perf_counter() - state["start"])
-        bar.set_postfix_str(f"{state['rows']} rows, {state['bytes'] / 1e6 / elapsed:.1f} MB/s",
-                            refresh=False)
+        bar.set_postfix_str(
+            f"{state['rows']} rows, {state['bytes'] / 1e6 / elapsed:.1f} MB/s", refresh=False
+        )
         bar.update(1)
 
     return update, bar.close

@@ -25,93 +25,107 @@ _ids = pa.list_(pa.string())
 SCHEMAS: dict[str, pa.Schema] = {
     # One row per stored copy of an object in the repository's own object directory
     # (a pack entry or a loose file); alternates are not listed.
-    "objects": pa.schema([
-        ("repository", pa.string()),
-        ("id", pa.string()),
-        ("type", pa.string()),            # commit, tree, blob, tag (a delta's result type)
-        ("size", pa.int64()),             # the object's size (cat-file %(objectsize))
-        ("size_on_disk", pa.int64()),     # pack entry bytes or loose file bytes
-        ("pack", pa.string()),            # pack file name (pack-<id>.pack), null if loose
-        ("offset", pa.int64()),           # entry offset in the pack, null if loose
-        ("delta_base", pa.string()),      # id of the direct delta base, null if not a delta
-        ("depth", pa.int32()),            # delta chain length, 0 if not a delta
-    ]),
+    "objects": pa.schema(
+        [
+            ("repository", pa.string()),
+            ("id", pa.string()),
+            ("type", pa.string()),  # commit, tree, blob, tag (a delta's result type)
+            ("size", pa.int64()),  # the object's size (cat-file %(objectsize))
+            ("size_on_disk", pa.int64()),  # pack entry bytes or loose file bytes
+            ("pack", pa.string()),  # pack file name (pack-<id>.pack), null if loose
+            ("offset", pa.int64()),  # entry offset in the pack, null if loose
+            ("delta_base", pa.string()),  # id of the direct delta base, null if not a delta
+            ("depth", pa.int32()),  # delta chain length, 0 if not a delta
+        ]
+    ),
     # HEAD and the root refs first, then refs/ sorted by name (for-each-ref order).
-    "refs": pa.schema([
-        ("repository", pa.string()),
-        ("name", pa.string()),
-        ("target", pa.string()),          # the id the ref resolves to (null: unborn)
-        ("peeled", pa.string()),          # the non-tag object an annotated tag peels to
-        ("symref_target", pa.string()),   # the ref a symbolic ref names, else null
-        ("backend", pa.string()),         # files or reftable
-    ]),
+    "refs": pa.schema(
+        [
+            ("repository", pa.string()),
+            ("name", pa.string()),
+            ("target", pa.string()),  # the id the ref resolves to (null: unborn)
+            ("peeled", pa.string()),  # the non-tag object an annotated tag peels to
+            ("symref_target", pa.string()),  # the ref a symbolic ref names, else null
+            ("backend", pa.string()),  # files or reftable
+        ]
+    ),
     # Every commit reachable from the refs and HEAD (or from --rev), children first.
-    "commits": pa.schema([
-        ("repository", pa.string()),
-        ("id", pa.string()),
-        ("tree", pa.string()),
-        ("parents", _ids),
-        ("author_name", pa.string()),
-        ("author_email", pa.string()),
-        ("author_time", pa.int64()),
-        ("author_tz", pa.string()),
-        ("committer_name", pa.string()),
-        ("committer_email", pa.string()),
-        ("committer_time", pa.int64()),
-        ("committer_tz", pa.string()),
-        ("subject", pa.string()),         # the first paragraph joined into one line
-        ("message", pa.string()),         # the whole message, null unless asked for
-        ("reachable_from", _ids),         # HEAD, branches, tags, remote-tracking refs
-                                          # whose history holds it
-    ]),
+    "commits": pa.schema(
+        [
+            ("repository", pa.string()),
+            ("id", pa.string()),
+            ("tree", pa.string()),
+            ("parents", _ids),
+            ("author_name", pa.string()),
+            ("author_email", pa.string()),
+            ("author_time", pa.int64()),
+            ("author_tz", pa.string()),
+            ("committer_name", pa.string()),
+            ("committer_email", pa.string()),
+            ("committer_time", pa.int64()),
+            ("committer_tz", pa.string()),
+            ("subject", pa.string()),  # the first paragraph joined into one line
+            ("message", pa.string()),  # the whole message, null unless asked for
+            ("reachable_from", _ids),  # HEAD, branches, tags, remote-tracking refs
+            # whose history holds it
+        ]
+    ),
     # The tree of one revision, flattened (ls-tree -r -l): blobs and submodules.
-    "files": pa.schema([
-        ("repository", pa.string()),
-        ("revision", pa.string()),        # the revision as given (default HEAD)
-        ("commit", pa.string()),          # the commit it names (null for a tree)
-        ("path", pa.string()),
-        ("mode", pa.string()),            # octal as ls-tree prints it (100644, 120000...)
-        ("type", pa.string()),            # blob or commit (a submodule)
-        ("id", pa.string()),
-        ("size", pa.int64()),             # null for submodules
-        ("content", pa.binary()),         # the first content-limit bytes, if asked for
-        ("content_cut", pa.bool_()),      # true when the content was cut at the limit
-    ]),
+    "files": pa.schema(
+        [
+            ("repository", pa.string()),
+            ("revision", pa.string()),  # the revision as given (default HEAD)
+            ("commit", pa.string()),  # the commit it names (null for a tree)
+            ("path", pa.string()),
+            ("mode", pa.string()),  # octal as ls-tree prints it (100644, 120000...)
+            ("type", pa.string()),  # blob or commit (a submodule)
+            ("id", pa.string()),
+            ("size", pa.int64()),  # null for submodules
+            ("content", pa.binary()),  # the first content-limit bytes, if asked for
+            ("content_cut", pa.bool_()),  # true when the content was cut at the limit
+        ]
+    ),
     # Per commit (as in the commits table), what changed against its first parent.
-    "changes": pa.schema([
-        ("repository", pa.string()),
-        ("commit", pa.string()),
-        ("parent", pa.string()),          # the first parent, null for a root commit
-        ("status", pa.string()),          # A, D, M or T (diff-tree --no-renames)
-        ("path", pa.string()),
-        ("old_mode", pa.string()),
-        ("new_mode", pa.string()),
-        ("old_id", pa.string()),
-        ("new_id", pa.string()),
-    ]),
+    "changes": pa.schema(
+        [
+            ("repository", pa.string()),
+            ("commit", pa.string()),
+            ("parent", pa.string()),  # the first parent, null for a root commit
+            ("status", pa.string()),  # A, D, M or T (diff-tree --no-renames)
+            ("path", pa.string()),
+            ("old_mode", pa.string()),
+            ("new_mode", pa.string()),
+            ("old_id", pa.string()),
+            ("new_id", pa.string()),
+        ]
+    ),
     # What verify-pack (per pack) and an id check of every loose object found.
-    "verify": pa.schema([
-        ("repository", pa.string()),
-        ("kind", pa.string()),            # pack or loose
-        ("file", pa.string()),            # the .pack, the loose directory or object file
-        ("objects", pa.int64()),          # objects checked
-        ("ok", pa.bool_()),
-        ("error_class", pa.string()),
-        ("message", pa.string()),
-        ("offset", pa.int64()),
-    ]),
+    "verify": pa.schema(
+        [
+            ("repository", pa.string()),
+            ("kind", pa.string()),  # pack or loose
+            ("file", pa.string()),  # the .pack, the loose directory or object file
+            ("objects", pa.int64()),  # objects checked
+            ("ok", pa.bool_()),
+            ("error_class", pa.string()),
+            ("message", pa.string()),
+            ("offset", pa.int64()),
+        ]
+    ),
 }
 
 #: A task (one repository, one table, one part) that failed: the run goes on.
-ERRORS_SCHEMA = pa.schema([
-    ("repository", pa.string()),
-    ("table", pa.string()),
-    ("part", pa.string()),
-    ("error_class", pa.string()),
-    ("message", pa.string()),
-    ("file", pa.string()),
-    ("offset", pa.int64()),
-])
+ERRORS_SCHEMA = pa.schema(
+    [
+        ("repository", pa.string()),
+        ("table", pa.string()),
+        ("part", pa.string()),
+        ("error_class", pa.string()),
+        ("message", pa.string()),
+        ("file", pa.string()),
+        ("offset", pa.int64()),
+    ]
+)
 
 TABLE_NAMES = tuple(SCHEMAS)
 
@@ -138,8 +152,12 @@ class BatchBuilder:
     few times that).  Table code that builds columns itself hands whole batches
     to ``rows`` (they pass through, after the rows buffered before them)."""
 
-    def __init__(self, sch: pa.Schema, max_rows: int = DEFAULT_BATCH_ROWS,
-                 max_bytes: int = DEFAULT_BATCH_BYTES) -> None:
+    def __init__(
+        self,
+        sch: pa.Schema,
+        max_rows: int = DEFAULT_BATCH_ROWS,
+        max_bytes: int = DEFAULT_BATCH_BYTES,
+    ) -> None:
         self.schema = sch
         self.max_rows = max(1, max_rows)
         self.max_bytes = max(1, max_bytes)
@@ -164,7 +182,7 @@ class BatchBuilder:
         for i in self._lists:
             v = row[i]
             if v is not None:
-                weight += 24 * len(v)   # an estimate: ids and ref names are short
+                weight += 24 * len(v)  # an estimate: ids and ref names are short
         self._rows += 1
         self._bytes += weight
         if self._rows >= self.max_rows or self._bytes >= self.max_bytes:
@@ -175,8 +193,9 @@ class BatchBuilder:
         """The rows buffered as one batch (None when there are none)."""
         if not self._rows:
             return None
-        arrays = [pa.array(col, type=f.type) for col, f in zip(self._columns, self.schema,
-                                                                strict=True)]
+        arrays = [
+            pa.array(col, type=f.type) for col, f in zip(self._columns, self.schema, strict=True)
+        ]
         for col in self._columns:
             col.clear()
         self._rows = 0

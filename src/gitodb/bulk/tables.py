@@ -61,8 +61,11 @@ class Options:
         """Raise ``BulkUsageError`` for an unknown table or an option it does not take."""
         if table not in TABLE_NAMES:
             raise BulkUsageError(f"unknown table '{table}' (tables: {', '.join(TABLE_NAMES)})")
-        given = {"rev": self.rev is not None, "content_limit": self.content_limit is not None,
-                 "message": self.message}
+        given = {
+            "rev": self.rev is not None,
+            "content_limit": self.content_limit is not None,
+            "message": self.message,
+        }
         for name, used in given.items():
             if used and table not in OPTION_TABLES[name]:
                 flag = "--" + name.replace("_", "-")
@@ -111,8 +114,9 @@ def parts(repository: str, table: str, options: Options = DEFAULT_OPTIONS) -> li
 Rows = Iterator[tuple[Any, ...] | pa.RecordBatch]
 
 
-def _split_rows(rows: Callable[[Repository, str, str, Options], Rows]
-                ) -> Callable[[Repository, str, str, Options], Rows]:
+def _split_rows(
+    rows: Callable[[Repository, str, str, Options], Rows],
+) -> Callable[[Repository, str, str, Options], Rows]:
     def whole(repo: Repository, repository: str, part: str, o: Options) -> Rows:
         if part != WHOLE:
             yield from rows(repo, repository, part, o)
@@ -120,12 +124,14 @@ def _split_rows(rows: Callable[[Repository, str, str, Options], Rows]
         for name in own_pack_names(repo.odb.objects_dir):
             yield from rows(repo, repository, name, o)
         yield from rows(repo, repository, LOOSE_PART, o)
+
     return whole
 
 
 _ROWS: dict[str, Callable[[Repository, str, str, Options], Rows]] = {
-    "objects": _split_rows(lambda repo, path, part, o: object_rows(
-        repo, path, part, o.batch_rows, o.batch_bytes)),
+    "objects": _split_rows(
+        lambda repo, path, part, o: object_rows(repo, path, part, o.batch_rows, o.batch_bytes)
+    ),
     "verify": _split_rows(lambda repo, path, part, _o: verify_rows(repo, path, part)),
     "refs": lambda repo, path, _p, _o: ref_rows(repo, path),
     "commits": lambda repo, path, _p, o: commit_rows(repo, path, o.rev, o.message),
@@ -138,12 +144,16 @@ def _close(repo: Repository) -> None:
     close = getattr(repo, "close", None)
     if callable(close):
         close()
-    elif "odb" in repo.__dict__:   # before Repository.close(): release the pack maps
+    elif "odb" in repo.__dict__:  # before Repository.close(): release the pack maps
         repo.odb.close()
 
 
-def table_batches(repository: str | os.PathLike[str], table: str, part: str = WHOLE,
-                  options: Options = DEFAULT_OPTIONS) -> Iterator[pa.RecordBatch]:
+def table_batches(
+    repository: str | os.PathLike[str],
+    table: str,
+    part: str = WHOLE,
+    options: Options = DEFAULT_OPTIONS,
+) -> Iterator[pa.RecordBatch]:
     """The record batches of ``table`` for one repository (and part).
 
     Errors reading the repository propagate (``GitodbError``, ``OSError``); the

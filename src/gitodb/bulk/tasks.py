@@ -91,13 +91,18 @@ def largest_first(tasks: list[Task]) -> list[Task]:
 
 def error_row(task: Task, e: BaseException) -> dict[str, Any]:
     """The ``errors`` row of a failed task."""
-    file = getattr(e, "path", None) if isinstance(e, GitodbError) else getattr(
-        e, "filename", None)
+    file = getattr(e, "path", None) if isinstance(e, GitodbError) else getattr(e, "filename", None)
     offset = e.offset if isinstance(e, GitodbError) else None
     message = e.message if isinstance(e, GitodbError) else str(e)
-    return {"repository": task.repository, "table": task.table, "part": task.part,
-            "error_class": type(e).__name__, "message": message,
-            "file": os.fsdecode(file) if file is not None else None, "offset": offset}
+    return {
+        "repository": task.repository,
+        "table": task.table,
+        "part": task.part,
+        "error_class": type(e).__name__,
+        "message": message,
+        "file": os.fsdecode(file) if file is not None else None,
+        "offset": offset,
+    }
 
 
 def error_table(rows: list[dict[str, Any]]) -> pa.Table:
@@ -121,8 +126,7 @@ def task_table(task: Task, options: Options) -> tuple[pa.Table, pa.Table]:
             batches = list(table_batches(task.repository, task.table, task.part, options))
     except Exception as e:  # any failure is this repository's: the run goes on
         return schema(task.table).empty_table(), error_table([error_row(task, e)])
-    return (pa.Table.from_batches(batches, schema=schema(task.table)),
-            error_table([]))
+    return (pa.Table.from_batches(batches, schema=schema(task.table)), error_table([]))
 
 
 @dataclass
@@ -194,8 +198,9 @@ class LocalStore:
         except FileNotFoundError:
             return None
 
-    def write_parquet(self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
-                      ) -> tuple[int, int]:
+    def write_parquet(
+        self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
+    ) -> tuple[int, int]:
         """Write ``batches`` to ``path`` through a temporary file; ``(rows, bytes)``."""
         tmp = temp_path(path)
         rows = 0
@@ -226,8 +231,9 @@ def _max_rss() -> int:
     return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
 
 
-def run_task_to_file(task: Task, options: Options, out: str,
-                     store: LocalStore = LOCAL) -> TaskResult:
+def run_task_to_file(
+    task: Task, options: Options, out: str, store: LocalStore = LOCAL
+) -> TaskResult:
     """Run ``task`` into its Parquet file under ``out`` (or its ``errors`` file)."""
     start = time.perf_counter()
     cpu = _cpu()
@@ -238,15 +244,16 @@ def run_task_to_file(task: Task, options: Options, out: str,
     try:
         with _quiet():
             result.rows, result.bytes_written = store.write_parquet(
-                dest, schema(task.table),
-                table_batches(task.repository, task.table, task.part, options))
+                dest,
+                schema(task.table),
+                table_batches(task.repository, task.table, task.part, options),
+            )
     except Exception as e:  # the repository's failure: recorded, the run goes on
         result.error = error_row(task, e)
         store.makedirs(posixpath.dirname(err_dest))
-        store.write_parquet(err_dest, ERRORS_SCHEMA,
-                            iter(error_table([result.error]).to_batches()))
+        store.write_parquet(err_dest, ERRORS_SCHEMA, iter(error_table([result.error]).to_batches()))
     else:
-        store.remove(err_dest)   # failed in an earlier run, complete now
+        store.remove(err_dest)  # failed in an earlier run, complete now
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = _cpu() - cpu
     result.max_rss = _max_rss()

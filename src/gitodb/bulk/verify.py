@@ -36,8 +36,14 @@ def verify_rows(repo: Repository, repository: str, part: str) -> Iterator[tuple[
             yield (repository, "pack", path, None, False, *_failure(e))
             return
         bad = result.index_error
-        yield (repository, "pack", path, len(result.offsets), bad is None,
-               *(_failure(bad) if bad is not None else (None, None, None)))
+        yield (
+            repository,
+            "pack",
+            path,
+            len(result.offsets),
+            bad is None,
+            *(_failure(bad) if bad is not None else (None, None, None)),
+        )
         return
     store = repo.odb.dirs[0].loose
     fmt = repo.object_format
@@ -49,14 +55,30 @@ def verify_rows(repo: Repository, repository: str, part: str) -> Iterator[tuple[
         try:
             got = store.read(oid)
             if got is None:
-                checked -= 1   # pruned since it was listed
+                checked -= 1  # pruned since it was listed
                 continue
             if hash_object(fmt, got[0], got[1]) != oid:
-                damaged.append((repository, "loose", file, 1, False, "ObjectFormatError",
-                                f"hash mismatch for {file}", None))
+                damaged.append(
+                    (
+                        repository,
+                        "loose",
+                        file,
+                        1,
+                        False,
+                        "ObjectFormatError",
+                        f"hash mismatch for {file}",
+                        None,
+                    )
+                )
         except GitodbError as e:
             damaged.append((repository, "loose", file, 1, False, *_failure(e)))
     first = damaged[0] if damaged else None
-    yield (repository, "loose", objects_dir, checked, first is None,
-           *(first[5:] if first is not None else (None, None, None)))
+    yield (
+        repository,
+        "loose",
+        objects_dir,
+        checked,
+        first is None,
+        *(first[5:] if first is not None else (None, None, None)),
+    )
     yield from damaged

@@ -18,9 +18,11 @@ import os
 import sys
 from typing import Any
 
-USAGE = ("usage: gitodb bulk <table> --repos <file|dir>... --out <dir> [-j <n>]\n"
-         "                   [--engine local|dask] [--scheduler <addr>] [--rev <rev>]\n"
-         "                   [--content-limit <bytes>] [--message]")
+USAGE = (
+    "usage: gitodb bulk <table> --repos <file|dir>... --out <dir> [-j <n>]\n"
+    "                   [--engine local|dask] [--scheduler <addr>] [--rev <rev>]\n"
+    "                   [--content-limit <bytes>] [--message]"
+)
 TABLES = ("objects", "refs", "commits", "files", "changes", "verify")
 MAX_STATUS = 125
 
@@ -78,8 +80,9 @@ def run(argv: list[str], ctx: Any) -> int:
     try:
         from gitodb.bulk import BulkUsageError, Options, discover
     except ImportError as e:
-        sys.stderr.write(f"fatal: gitodb bulk needs pyarrow and tqdm "
-                         f"(pip install 'gitodb[bulk]'): {e}\n")
+        sys.stderr.write(
+            f"fatal: gitodb bulk needs pyarrow and tqdm (pip install 'gitodb[bulk]'): {e}\n"
+        )
         return 128
     if args.engine == "dask":
         try:
@@ -87,8 +90,10 @@ def run(argv: list[str], ctx: Any) -> int:
 
             import gitodb.dask  # noqa: F401
         except ImportError as e:
-            sys.stderr.write(f"fatal: --engine dask needs dask and distributed "
-                             f"(pip install 'gitodb[bulk,dask]'): {e}\n")
+            sys.stderr.write(
+                f"fatal: --engine dask needs dask and distributed "
+                f"(pip install 'gitodb[bulk,dask]'): {e}\n"
+            )
             return 128
     options = Options(rev=args.rev, content_limit=args.content_limit, message=args.message)
     try:
@@ -104,7 +109,7 @@ def run(argv: list[str], ctx: Any) -> int:
     except BulkUsageError as e:
         sys.stderr.write(f"fatal: {e}\n")
         return 128
-    except OSError as e:   # the output cannot be written
+    except OSError as e:  # the output cannot be written
         sys.stderr.write(f"fatal: {e}\n")
         return 128
     return min(failed, MAX_STATUS)
@@ -117,14 +122,16 @@ def _run_local(args: Any, repos: list[str], options: Any) -> int:
     total = len(plan(repos, args.table, options)) if sys.stderr.isatty() else 0
     update, close = progress_printer(total)
     try:
-        summary = run_local(repos, args.table, args.out, jobs=args.jobs or None,
-                            options=options, on_result=update)
+        summary = run_local(
+            repos, args.table, args.out, jobs=args.jobs or None, options=options, on_result=update
+        )
     finally:
         close()
     for r in summary.results:
         if r.error is not None:
-            sys.stderr.write(f"error: {r.task.repository}: {r.error['error_class']}: "
-                             f"{r.error['message']}\n")
+            sys.stderr.write(
+                f"error: {r.task.repository}: {r.error['error_class']}: {r.error['message']}\n"
+            )
     sys.stderr.write(summary.line() + "\n")
     return len(summary.failed_repositories)
 
@@ -134,18 +141,22 @@ def _run_dask(args: Any, repos: list[str], options: Any) -> int:
 
     import gitodb.dask as gdask
 
-    kwargs = {k: v for k, v in vars(options).items() if k in ("rev", "content_limit",
-                                                              "message")}
+    kwargs = {k: v for k, v in vars(options).items() if k in ("rev", "content_limit", "message")}
     cluster = None
     if args.scheduler:
         client = Client(args.scheduler)
     else:
-        cluster = LocalCluster(n_workers=args.jobs or os.cpu_count() or 1,
-                               threads_per_worker=1, processes=True, dashboard_address=None)
+        cluster = LocalCluster(
+            n_workers=args.jobs or os.cpu_count() or 1,
+            threads_per_worker=1,
+            processes=True,
+            dashboard_address=None,
+        )
         client = Client(cluster)
     try:
-        result = gdask.write_table(repos, args.table, args.out, client=client,
-                                   progress=sys.stderr.isatty(), **kwargs)
+        result = gdask.write_table(
+            repos, args.table, args.out, client=client, progress=sys.stderr.isatty(), **kwargs
+        )
     finally:
         client.close()
         if cluster is not None:
@@ -153,9 +164,12 @@ def _run_dask(args: Any, repos: list[str], options: Any) -> int:
     failed = result["failed"]
     for r in result["results"]:
         if r.error is not None:
-            sys.stderr.write(f"error: {r.task.repository}: {r.error['error_class']}: "
-                             f"{r.error['message']}\n")
-    sys.stderr.write(f"bulk {args.table} (dask): {len(repos)} repositories, "
-                     f"{result['tasks']} tasks ({result['skipped']} already complete), "
-                     f"{result['rows']} rows, {failed} repositories failed\n")
+            sys.stderr.write(
+                f"error: {r.task.repository}: {r.error['error_class']}: {r.error['message']}\n"
+            )
+    sys.stderr.write(
+        f"bulk {args.table} (dask): {len(repos)} repositories, "
+        f"{result['tasks']} tasks ({result['skipped']} already complete), "
+        f"{result['rows']} rows, {failed} repositories failed\n"
+    )
     return int(failed)

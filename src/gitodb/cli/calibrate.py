@@ -67,17 +67,21 @@ def run(argv: list[str], ctx: object) -> int:
     if show:
         record = calibrate.load()
         if record is None:
-            sys.stdout.write(f"no usable calibration at {path}; auto uses the built-in "
-                             "ranking\n")
+            sys.stdout.write(f"no usable calibration at {path}; auto uses the built-in ranking\n")
             return 0
     else:
         record = calibrate.measure(budget)
         calibrate.save(record, path)
         compress.reload_calibration()
-    out = [f"calibration: {path}\n", f"machine: {record['machine']}\n",
-           f"measured: {record['measured']}\n"]
+    out = [
+        f"calibration: {path}\n",
+        f"machine: {record['machine']}\n",
+        f"measured: {record['measured']}\n",
+    ]
     for op in selection.OPERATIONS:
-        out.append(f"{selection.OPERATION_TITLES[op]}: {' > '.join(record['ranking'][op])}"
-                   f" [{calibrate.summary(record, op)}]\n")
+        out.append(
+            f"{selection.OPERATION_TITLES[op]}: {' > '.join(record['ranking'][op])}"
+            f" [{calibrate.summary(record, op)}]\n"
+        )
     sys.stdout.write("".join(out))
     return 0

@@ -92,8 +92,15 @@ Emit object (blob or tree) with conversion or filter (stand-alone, or with batch
 """
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype) %(objectsize)"
-KNOWN_ATOMS = ("objectname", "objecttype", "objectsize", "objectsize:disk", "deltabase",
-               "rest", "objectmode")
+KNOWN_ATOMS = (
+    "objectname",
+    "objecttype",
+    "objectsize",
+    "objectsize:disk",
+    "deltabase",
+    "rest",
+    "objectmode",
+)
 # Flush the output buffer once it holds this much (one large write per chunk).
 OUTPUT_CHUNK = 1 << 20
 # Objects per write of --batch-check --batch-all-objects output.
@@ -115,31 +122,47 @@ class UsageError(Exception):
 
 # --------------------------------------------------------------------------- options
 #: command modes: letter -> how Git names the option in a conflict message
-_CMDMODES = {"e": "-e", "p": "-p", "t": "-t", "s": "-s", "c": "--textconv",
-             "w": "--filters", "b": "--batch-all-objects"}
+_CMDMODES = {
+    "e": "-e",
+    "p": "-p",
+    "t": "-t",
+    "s": "-s",
+    "c": "--textconv",
+    "w": "--filters",
+    "b": "--batch-all-objects",
+}
 #: long options: name -> kind ("cmdmode:<letter>", "batch", "bool", "string")
-_LONG = {"batch": "batch", "batch-check": "batch", "batch-command": "batch",
-         "batch-all-objects": "cmdmode:b", "textconv": "cmdmode:c", "filters": "cmdmode:w",
-         "use-mailmap": "bool", "mailmap": "bool", "buffer": "bool",
-         "follow-symlinks": "bool", "unordered": "bool", "path": "string",
-         "filter": "string"}
-_NEGATABLE = ("use-mailmap", "mailmap", "buffer", "follow-symlinks", "unordered", "path",
-              "filter")
+_LONG = {
+    "batch": "batch",
+    "batch-check": "batch",
+    "batch-command": "batch",
+    "batch-all-objects": "cmdmode:b",
+    "textconv": "cmdmode:c",
+    "filters": "cmdmode:w",
+    "use-mailmap": "bool",
+    "mailmap": "bool",
+    "buffer": "bool",
+    "follow-symlinks": "bool",
+    "unordered": "bool",
+    "path": "string",
+    "filter": "string",
+}
+_NEGATABLE = ("use-mailmap", "mailmap", "buffer", "follow-symlinks", "unordered", "path", "filter")
 
 
 class Options:
     """Parsed ``cat-file`` arguments."""
 
     def __init__(self) -> None:
-        self.mode: str | None = None        # "t", "s", "e", "p", "c", "w", "b"
-        self.batch: str | None = None       # "batch", "batch-check", "batch-command"
+        self.mode: str | None = None  # "t", "s", "e", "p", "c", "w", "b"
+        self.batch: str | None = None  # "batch", "batch-check", "batch-command"
         self.format: str | None = None
         self.all_objects = False
         self.unordered = False
         self.buffer = False
         self.buffer_given = False
-        self.nul_input = False              # -z
-        self.nul_output = False             # -Z (input and output)
+        self.nul_input = False  # -z
+        self.nul_output = False  # -Z (input and output)
         self.follow_symlinks = False
         self.mailmap = False
         self.path: str | None = None
@@ -158,10 +181,16 @@ def _long_name(word: str) -> tuple[str, bool]:
         if len({n.removeprefix("no-") for n in found}) != 1 or not found:
             if not found:
                 raise UsageError(f"error: unknown option `{word}'")
-            raise UsageError(f"error: ambiguous option: {word} (could be --{found[0]} or "
-                             f"--{found[1]})", with_usage=False)
+            raise UsageError(
+                f"error: ambiguous option: {word} (could be --{found[0]} or --{found[1]})",
+                with_usage=False,
+            )
         if os.environ.get("GIT_TEST_DISALLOW_ABBREVIATED_OPTIONS", "").lower() in (
-                "1", "true", "yes", "on"):
+            "1",
+            "true",
+            "yes",
+            "on",
+        ):
             raise GitodbError(f"disallowed abbreviated or ambiguous option '{word}'")
         exact = found[0]
     if exact.startswith("no-") and exact not in _LONG:
@@ -171,8 +200,10 @@ def _long_name(word: str) -> tuple[str, bool]:
 
 def _set_mode(o: Options, m: str) -> None:
     if o.mode is not None and o.mode != m:
-        raise UsageError(f"error: options '{_CMDMODES[m]}' and '{_CMDMODES[o.mode]}' cannot "
-                         "be used together", with_usage=False)
+        raise UsageError(
+            f"error: options '{_CMDMODES[m]}' and '{_CMDMODES[o.mode]}' cannot be used together",
+            with_usage=False,
+        )
     o.mode = m
 
 
@@ -194,8 +225,9 @@ def parse_args(argv: list[str]) -> Options:
             kind = _LONG[name]
             if kind == "batch":
                 if o.batch is not None:
-                    raise UsageError("error: only one batch option may be specified",
-                                     with_usage=False)
+                    raise UsageError(
+                        "error: only one batch option may be specified", with_usage=False
+                    )
                 o.batch = name
                 o.format = value if eq else None
                 continue
@@ -221,8 +253,9 @@ def parse_args(argv: list[str]) -> Options:
                 elif not eq:
                     value = next(it, None)  # type: ignore[assignment]
                     if value is None:
-                        raise UsageError(f"error: option `{name}' requires a value",
-                                         with_usage=False)
+                        raise UsageError(
+                            f"error: option `{name}' requires a value", with_usage=False
+                        )
                 if name == "path":
                     o.path = value
                 else:
@@ -244,20 +277,23 @@ def check_args(o: Options) -> None:
     """Git's checks of the option combination, in Git's order (``UsageError``)."""
     transform = o.mode in ("c", "w")
     if o.filter is not None and o.filter.kind not in ("blob:none", "blob:limit", "object:type"):
-        raise UsageError(f"usage: objects filter not supported: '{o.filter.kind}'",
-                         with_usage=False)
+        raise UsageError(
+            f"usage: objects filter not supported: '{o.filter.kind}'", with_usage=False
+        )
     if o.path is not None and not transform:
         raise UsageError("fatal: '--path=<path|tree-ish>' needs '--filters' or '--textconv'")
     if o.batch is None:
-        for flag, on in (("--follow-symlinks", o.follow_symlinks),
-                         ("--buffer", o.buffer_given),
-                         ("--batch-all-objects", o.all_objects), ("-z", o.nul_input),
-                         ("-Z", o.nul_output)):
+        for flag, on in (
+            ("--follow-symlinks", o.follow_symlinks),
+            ("--buffer", o.buffer_given),
+            ("--batch-all-objects", o.all_objects),
+            ("-z", o.nul_input),
+            ("-Z", o.nul_output),
+        ):
             if on:
                 raise UsageError(f"fatal: '{flag}' requires a batch mode")
         if o.filter is not None:
-            raise UsageError("usage: objects filter only supported in batch mode",
-                             with_usage=False)
+            raise UsageError("usage: objects filter only supported in batch mode", with_usage=False)
     else:
         if o.mode is not None and not transform and o.mode != "b":
             raise UsageError(f"fatal: '-{o.mode}' is incompatible with batch mode")
@@ -274,8 +310,9 @@ def check_args(o: Options) -> None:
     elif not o.args:
         raise UsageError("")
     elif len(o.args) != 2:
-        raise UsageError("fatal: only two arguments allowed in <type> <object> "
-                         f"mode, not {len(o.args)}")
+        raise UsageError(
+            f"fatal: only two arguments allowed in <type> <object> mode, not {len(o.args)}"
+        )
 
 
 def run(argv: list[str], ctx: Context) -> int:
@@ -332,8 +369,9 @@ def _run_single(repo: Repository, o: Options) -> int:
         if o.mode == "p":
             raise GitodbError(f"Not a valid object name {name}") from None
         oid_hex = _loose_hex(e.path or "")
-        raise GitodbError(f"loose object {oid_hex} (stored in {_shown_path(e.path or '')}) "
-                          "is corrupt") from None
+        raise GitodbError(
+            f"loose object {oid_hex} (stored in {_shown_path(e.path or '')}) is corrupt"
+        ) from None
 
 
 def _shown_path(path: str) -> str:
@@ -355,7 +393,7 @@ def _unpack_error_lines(e: LooseObjectError) -> list[str] | None:
         return [f"object file {_shown_path(e.path or '')} is empty"]
     if not e.message.startswith("unable to unpack header: "):
         return None
-    detail = e.message[len("unable to unpack header: "):]
+    detail = e.message[len("unable to unpack header: ") :]
     if detail in ("no NUL in the first bytes", "loose object is truncated"):
         # Git 2.55 reads what there is and finds no end of header in it
         return [f"header for {oid_hex} too long, exceeds 32 bytes"]
@@ -468,16 +506,16 @@ class BatchFormat:
                 parts += raw[i:].replace(b"%", b"%%")
                 break
             parts += raw[i:pct]
-            if raw[pct + 1:pct + 2] == b"%":
+            if raw[pct + 1 : pct + 2] == b"%":
                 parts += b"%%"
                 i = pct + 2
                 continue
-            if raw[pct + 1:pct + 2] == b"(":
+            if raw[pct + 1 : pct + 2] == b"(":
                 close = raw.find(b")", pct + 2)
                 if close < 0:
-                    element = raw[pct + 1:].decode("utf-8", "surrogateescape")
+                    element = raw[pct + 1 :].decode("utf-8", "surrogateescape")
                     raise GitodbError(f"format element '{element}' does not end in ')'")
-                atom = raw[pct + 2:close].decode("utf-8", "surrogateescape")
+                atom = raw[pct + 2 : close].decode("utf-8", "surrogateescape")
                 if atom not in KNOWN_ATOMS:
                     raise GitodbError(f"unknown format element: {atom}")
                 atoms.append(atom)
@@ -489,8 +527,17 @@ class BatchFormat:
         parts += b"\n"
         return bytes(parts), atoms
 
-    def render(self, oid: bytes, type_num: int, size: int, disk: int, deltabase: bytes | None,
-               rest: bytes | None, rawsz: int, mode: int | None = None) -> bytes:
+    def render(
+        self,
+        oid: bytes,
+        type_num: int,
+        size: int,
+        disk: int,
+        deltabase: bytes | None,
+        rest: bytes | None,
+        rawsz: int,
+        mode: int | None = None,
+    ) -> bytes:
         """One output line for an object (``mode``: of the tree entry it was named by)."""
         values = []
         for atom in self.atoms:
@@ -546,13 +593,13 @@ class _Output:
         self.stream.flush()
         writev = output.writev
         for start in range(0, len(parts), _IOV_MAX):
-            batch = parts[start:start + _IOV_MAX]
+            batch = parts[start : start + _IOV_MAX]
             want = sum(map(len, batch))
             done = writev(fd, batch)
             if done < want:  # a pipe took part of it: write the rest plainly
                 rest = memoryview(b"".join(batch))[done:]
                 while rest:
-                    rest = rest[output.write(fd, rest):]
+                    rest = rest[output.write(fd, rest) :]
 
     def end_request(self) -> None:
         if not self.buffered:
@@ -562,9 +609,16 @@ class _Output:
 class BatchRunner:
     """Answers batch requests against one repository."""
 
-    def __init__(self, repo: Repository, fmt: BatchFormat, contents: bool,
-                 out: _Output, *, follow_symlinks: bool = False,
-                 object_filter: ObjectFilter | None = None) -> None:
+    def __init__(
+        self,
+        repo: Repository,
+        fmt: BatchFormat,
+        contents: bool,
+        out: _Output,
+        *,
+        follow_symlinks: bool = False,
+        object_filter: ObjectFilter | None = None,
+    ) -> None:
         self.repo = repo
         self.delim = fmt.delim
         self.follow_symlinks = follow_symlinks
@@ -650,12 +704,18 @@ class BatchRunner:
         if got.status == "missing":
             self.out.write(name + b" missing" + d)
             return
-        shown = got.path.encode("utf-8", "surrogateescape") if got.status == "symlink" \
-            else name
+        shown = got.path.encode("utf-8", "surrogateescape") if got.status == "symlink" else name
         self.out.write(b"%s %d%s%s%s" % (got.status.encode(), len(shown), d, shown, d))
 
-    def emit(self, oid: bytes, pack, where, rest: bytes | None,  # type: ignore[no-untyped-def]
-             contents: bool, read_oid: bytes | None = None) -> None:
+    def emit(
+        self,
+        oid: bytes,
+        pack,
+        where,
+        rest: bytes | None,  # type: ignore[no-untyped-def]
+        contents: bool,
+        read_oid: bytes | None = None,
+    ) -> None:
         """Print one located object: the format line, then its content if ``contents``.
 
         ``read_oid`` is the object actually read when ``oid`` is replaced.
@@ -700,8 +760,14 @@ class BatchRunner:
             write(data)
             write(self.delim)
 
-    def emit_compat(self, compat_oid: bytes, oid: bytes, where,  # type: ignore[no-untyped-def]
-                    rest: bytes | None, contents: bool) -> None:
+    def emit_compat(
+        self,
+        compat_oid: bytes,
+        oid: bytes,
+        where,  # type: ignore[no-untyped-def]
+        rest: bytes | None,
+        contents: bool,
+    ) -> None:
         """Print an object named by its compatibility id: that id, and the content
         (and so the size) as it is in the compatibility format."""
         compat = self.repo.compat
@@ -717,8 +783,18 @@ class BatchRunner:
         else:
             disk = (where.disk_size(oid) or 0) if self.fmt.needs_disk else 0
             base = None
-        self.out.write(self.fmt.render(compat_oid, TYPE_NUMBERS[type_name], len(data), disk,
-                                       base, rest, compat.compat.rawsz, self.mode))
+        self.out.write(
+            self.fmt.render(
+                compat_oid,
+                TYPE_NUMBERS[type_name],
+                len(data),
+                disk,
+                base,
+                rest,
+                compat.compat.rawsz,
+                self.mode,
+            )
+        )
         if contents:
             self.out.write(data)
             self.out.write(self.delim)
@@ -774,9 +850,10 @@ class BatchRunner:
                 else:
                     rank = {id(p): i for i, p in enumerate(self.odb.packs)}
                     loose_key = len(rank) << 44
-                    keys = [loose_key + i if pack is None
-                            else (rank[id(pack)] << 44) + where  # type: ignore[operator]
-                            for i, (_oid, pack, where) in enumerate(located)]
+                    keys = [
+                        loose_key + i if pack is None else (rank[id(pack)] << 44) + where  # type: ignore[operator]
+                        for i, (_oid, pack, where) in enumerate(located)
+                    ]
                     for i in sorted(range(len(located)), key=keys.__getitem__):
                         oid, pack, where = located[i]
                         starts[i] = written
@@ -790,8 +867,13 @@ class BatchRunner:
                 return
             self._copy_in_order(spill_file.fileno(), starts, ends)
 
-    def _spill_default(self, located: list, spill: _Output,  # type: ignore[type-arg]
-                       starts: array, ends: array) -> int:
+    def _spill_default(
+        self,
+        located: list,
+        spill: _Output,  # type: ignore[type-arg]
+        starts: array,
+        ends: array,
+    ) -> int:
         """Write every object's default ``--batch`` record to ``spill`` in pack order.
 
         ``starts``/``ends`` get each record's span, indexed like ``located``.
@@ -879,8 +961,11 @@ class BatchRunner:
         """
         odb = self.odb
         odb.rescan_packs()
-        if len(odb.packs) != 1 or odb.unusable or any(
-                True for d in odb.dirs for _ in d.loose.iter_oids()):
+        if (
+            len(odb.packs) != 1
+            or odb.unusable
+            or any(True for d in odb.dirs for _ in d.loose.iter_oids())
+        ):
             return False
         pack = odb.packs[0]
         types, sizes = pack.headers_by_position()
@@ -889,13 +974,18 @@ class BatchRunner:
         positions = pack.rev_order if unordered else range(len(oids))
         stream_write = self.out.stream.write
         for start in range(0, len(oids), _CHECK_LINES_CHUNK):
-            chunk = positions[start:start + _CHECK_LINES_CHUNK]
+            chunk = positions[start : start + _CHECK_LINES_CHUNK]
             if _check_lines is not None:  # the same lines, formatted in C
                 stream_write(_check_lines(oids, types, sizes, array("I", chunk)))
             else:
-                stream_write(b"".join([b"%s %s %d\n" % (oids[p].hex().encode(),
-                                                           names[types[p]], sizes[p])
-                                       for p in chunk]))
+                stream_write(
+                    b"".join(
+                        [
+                            b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p])
+                            for p in chunk
+                        ]
+                    )
+                )
         return True
 
     def _all_default_check(self, located: Iterator) -> None:  # type: ignore[type-arg]
@@ -942,8 +1032,9 @@ def run_batch(repo: Repository, o: Options, stdin: BinaryIO, stdout: BinaryIO) -
     contents = o.batch == "batch"
     buffered = o.buffer or (o.all_objects and not o.buffer_given)
     out = _Output(stdout, buffered)
-    runner = BatchRunner(repo, fmt, contents, out, follow_symlinks=o.follow_symlinks,
-                         object_filter=o.filter)
+    runner = BatchRunner(
+        repo, fmt, contents, out, follow_symlinks=o.follow_symlinks, object_filter=o.filter
+    )
     nul_input = o.nul_input or o.nul_output
     flush_at_exit = True
     try:
@@ -979,8 +1070,9 @@ def _split_rest(line: bytes) -> tuple[bytes, bytes | None]:
 _COMMANDS = (("contents", True), ("info", True), ("flush", False))
 
 
-def _run_commands(runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output,
-                  nul_input: bool) -> bool:
+def _run_commands(
+    runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output, nul_input: bool
+) -> bool:
     """``--batch-command``: ``contents <obj>``, ``info <obj>``, ``flush`` (with --buffer).
 
     Returns whether output still pending at the end is to be written: with
@@ -1006,7 +1098,7 @@ def _run_commands(runner: BatchRunner, o: Options, stdin: BinaryIO, out: _Output
         for name, takes_args in _COMMANDS:
             if not line.startswith(name.encode()):
                 continue
-            tail = line[len(name):]
+            tail = line[len(name) :]
             if takes_args:
                 if tail[:1] != b" ":
                     raise GitodbError(f"{name} requires arguments")

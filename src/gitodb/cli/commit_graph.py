@@ -100,8 +100,7 @@ def _write(argv: list[str], ctx: Any) -> int:
 
     if argv == ["-h"]:
         return _usage(WRITE_USAGE, to_stdout=True)
-    flags = {"reachable": False, "stdin-packs": False, "stdin-commits": False,
-             "append": False}
+    flags = {"reachable": False, "stdin-packs": False, "stdin-commits": False, "append": False}
     changed: bool | None = None
     show_progress = sys.stderr.isatty()
     split: str | None = None
@@ -135,8 +134,11 @@ def _write(argv: list[str], ctx: Any) -> int:
         elif arg.split("=", 1)[0] in _UNSUPPORTED:
             raise GitodbError(f"gitodb commit-graph write does not support {arg.split('=')[0]}")
         else:
-            what = f"unknown option `{arg[2:]}'" if arg.startswith("--") else (
-                f"unknown switch `{arg[1:2]}'" if arg.startswith("-") else None)
+            what = (
+                f"unknown option `{arg[2:]}'"
+                if arg.startswith("--")
+                else (f"unknown switch `{arg[1:2]}'" if arg.startswith("-") else None)
+            )
             return _usage(WRITE_USAGE, what)
     if sum(flags[k] for k in ("reachable", "stdin-packs", "stdin-commits")) > 1:
         raise GitodbError("use at most one of --reachable, --stdin-commits, or --stdin-packs")
@@ -144,9 +146,13 @@ def _write(argv: list[str], ctx: Any) -> int:
     _check_object_dir(repo, object_dir)
     commits = packs = None
     if show_progress:
-        title = ("Collecting referenced commits" if flags["reachable"] else
-                 "Collecting commits from input" if flags["stdin-commits"] else
-                 "Finding commits for commit graph among packed objects")
+        title = (
+            "Collecting referenced commits"
+            if flags["reachable"]
+            else "Collecting commits from input"
+            if flags["stdin-commits"]
+            else "Finding commits for commit graph among packed objects"
+        )
     if flags["stdin-commits"]:
         hexsz = repo.object_format.hexsz
         commits = []
@@ -163,18 +169,28 @@ def _write(argv: list[str], ctx: Any) -> int:
                 sys.stderr.write(f"error: unexpected non-hex object ID: {text}\n")
                 return 1
     elif flags["stdin-packs"]:
-        packs = [ln.decode("utf-8", "surrogateescape").strip()
-                 for ln in sys.stdin.buffer.read().split(b"\n") if ln.strip()]
+        packs = [
+            ln.decode("utf-8", "surrogateescape").strip()
+            for ln in sys.stdin.buffer.read().split(b"\n")
+            if ln.strip()
+        ]
     from gitodb.history.commitgraph_write import CommitGraphInputError
 
     if show_progress:
         n = len(commits) if commits is not None else len(packs) if packs is not None else 0
         _progress(title, n)
     try:
-        write_commit_graph(repo, reachable=flags["reachable"], commits=commits, packs=packs,
-                           changed_paths=changed, split=split is not None,
-                           replace=split == "replace", append=flags["append"],
-                           progress=_progress if show_progress else None)
+        write_commit_graph(
+            repo,
+            reachable=flags["reachable"],
+            commits=commits,
+            packs=packs,
+            changed_paths=changed,
+            split=split is not None,
+            replace=split == "replace",
+            append=flags["append"],
+            progress=_progress if show_progress else None,
+        )
     except CommitGraphInputError as e:
         sys.stderr.write(f"error: {e.message}\n")
         return 1
@@ -214,8 +230,11 @@ def _verify(argv: list[str], ctx: Any) -> int:
         elif arg.startswith("--object-dir="):
             object_dir = arg[13:]
         else:
-            what = f"unknown option `{arg[2:]}'" if arg.startswith("--") else (
-                f"unknown switch `{arg[1:2]}'" if arg.startswith("-") else None)
+            what = (
+                f"unknown option `{arg[2:]}'"
+                if arg.startswith("--")
+                else (f"unknown switch `{arg[1:2]}'" if arg.startswith("-") else None)
+            )
             return _usage(VERIFY_USAGE, what)
     repo = ctx.open_repository()
     _check_object_dir(repo, object_dir)

@@ -61,10 +61,21 @@ common diff options:
 
 """
 
-_FLAGS = {"-r": "recursive", "-t": "show_trees", "--root": "root", "-z": "nul",
-          "-R": "reverse", "--no-commit-id": "no_commit_id", "-m": "merges",
-          "--always": "always", "--quiet": "quiet", "--exit-code": "exit_code",
-          "--stdin": "stdin", "--full-index": "full_index", "--raw": "raw"}
+_FLAGS = {
+    "-r": "recursive",
+    "-t": "show_trees",
+    "--root": "root",
+    "-z": "nul",
+    "-R": "reverse",
+    "--no-commit-id": "no_commit_id",
+    "-m": "merges",
+    "--always": "always",
+    "--quiet": "quiet",
+    "--exit-code": "exit_code",
+    "--stdin": "stdin",
+    "--full-index": "full_index",
+    "--raw": "raw",
+}
 
 
 class _Usage(Exception):
@@ -88,7 +99,7 @@ class Options:
         self.stdin = False
         self.full_index = False
         self.raw = False
-        self.output = "raw"          # raw, name-only, name-status
+        self.output = "raw"  # raw, name-only, name-status
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
         self.args: list[str] = []
         self.paths: list[str] = []
@@ -122,7 +133,7 @@ def parse_args(argv: list[str]) -> Options:
         else:
             raise _Usage(arg)
     if o.show_trees:
-        o.recursive = True   # -t implies -r
+        o.recursive = True  # -t implies -r
     return o
 
 
@@ -175,9 +186,19 @@ class _Printer:
             elif o.output == "name-status":
                 out.append(ch.status.encode() + (b"\0" if nul else b"\t") + path + term)
             else:
-                out.append(b":%06o %06o %s %s %s%s%s%s" % (
-                    ch.old_mode or 0, ch.new_mode or 0, self._id(ch.old_id), self._id(ch.new_id),
-                    ch.status.encode(), b"\0" if nul else b"\t", path, term))
+                out.append(
+                    b":%06o %06o %s %s %s%s%s%s"
+                    % (
+                        ch.old_mode or 0,
+                        ch.new_mode or 0,
+                        self._id(ch.old_id),
+                        self._id(ch.new_id),
+                        ch.status.encode(),
+                        b"\0" if nul else b"\t",
+                        path,
+                        term,
+                    )
+                )
         return b"".join(out)
 
 
@@ -197,8 +218,14 @@ class _DiffTree:
     def trees(self, old: bytes | None, new: bytes | None) -> list[Change]:
         from gitodb.history.treediff import diff_trees
 
-        return diff_trees(self.repo, old, new, self.paths, recursive=self.o.recursive,
-                          show_trees=self.o.show_trees)
+        return diff_trees(
+            self.repo,
+            old,
+            new,
+            self.paths,
+            recursive=self.o.recursive,
+            show_trees=self.o.show_trees,
+        )
 
     def commit(self, oid: bytes, parents: list[bytes] | None = None) -> None:
         """Git's ``log_tree_commit`` for diff-tree: against each parent (merges only
@@ -239,19 +266,19 @@ class _DiffTree:
             parents: list[bytes] | None = None
             # Git grafts the ids that follow (each after one blank) as the parents.
             while rest[:1].isspace():
-                p = _hex(rest[1:1 + hexsz], hexsz)
+                p = _hex(rest[1 : 1 + hexsz], hexsz)
                 if p is None:
                     break
                 parents = parents if parents is not None else []
                 if self._is_commit(p):
                     parents.append(p)
-                rest = rest[1 + hexsz:]
+                rest = rest[1 + hexsz :]
             if parents is not None:
                 self.grafts[oid] = parents
             self.commit(oid, self.grafts.get(oid))
             return
         if type_name == "tree":
-            other = _hex(rest[1:1 + hexsz], hexsz)
+            other = _hex(rest[1 : 1 + hexsz], hexsz)
             if not rest[:1].isspace() or other is None or len(rest) != 1 + hexsz:
                 sys.stdout.flush()
                 sys.stderr.write("error: Need exactly two trees, separated by a space\n")
@@ -288,7 +315,8 @@ def _revisions(repo: Any, o: Options) -> list[tuple[bytes, bool]]:
                 raise GitodbError(
                     f"ambiguous argument '{a}': unknown revision or path not in the working "
                     "tree.\nUse '--' to separate paths from revisions, like this:\n"
-                    "'git <command> [<revision>...] -- [<file>...]'")
+                    "'git <command> [<revision>...] -- [<file>...]'"
+                )
         o.paths = o.args[n:] + o.paths
         break
     return revs
@@ -296,6 +324,7 @@ def _revisions(repo: Any, o: Options) -> list[tuple[bytes, bool]]:
 
 def _resolve_arg(repo: Any, arg: str) -> list[tuple[bytes, bool]] | None:
     """The objects one revision argument names (a range names two), or None."""
+
     def one(name: str) -> bytes | None:
         try:
             return repo.resolve(name or "HEAD")  # type: ignore[no-any-return]
@@ -303,8 +332,8 @@ def _resolve_arg(repo: Any, arg: str) -> list[tuple[bytes, bool]] | None:
             return None
 
     dots = arg.find("..")
-    if dots >= 0 and arg[dots:dots + 3] != "...":
-        a, b = one(arg[:dots]), one(arg[dots + 2:])
+    if dots >= 0 and arg[dots : dots + 3] != "...":
+        a, b = one(arg[:dots]), one(arg[dots + 2 :])
         if a is not None and b is not None:
             return [(a, True), (b, False)]
     if arg.startswith("^"):
@@ -331,16 +360,16 @@ def run(argv: list[str], ctx: Context) -> int:
     revs = _revisions(repo, o)
     if not revs and not o.stdin:
         return _print_usage()
-    paths = [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape")
-             for p in o.paths]
+    paths = [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape") for p in o.paths]
     d = _DiffTree(repo, o, paths)
     if len(revs) == 1:
         oid = revs[0][0]
         try:
             commit = peel_to(repo, oid, "commit", oid.hex())
         except BadRevisionError:
-            sys.stderr.write(f"error: object {oid.hex()} is a "
-                             f"{repo.odb.read_header(oid)[0]}, not a commit\n")
+            sys.stderr.write(
+                f"error: object {oid.hex()} is a {repo.odb.read_header(oid)[0]}, not a commit\n"
+            )
         else:
             d.commit(commit)
     elif len(revs) == 2:

@@ -50,12 +50,24 @@ usage: git for-each-ref [--count=<count>] [--shell|--perl|--python|--tcl]
 
 #: long option -> (takes a value: "no", "yes", "optional", "lastarg"), negatable
 _LONG = {
-    "shell": ("no", True), "perl": ("no", True), "python": ("no", True), "tcl": ("no", True),
-    "omit-empty": ("no", True), "count": ("yes", True), "format": ("yes", True),
-    "start-after": ("yes", True), "color": ("optional", True), "exclude": ("yes", True),
-    "sort": ("yes", True), "points-at": ("yes", True), "merged": ("lastarg", False),
-    "no-merged": ("lastarg", False), "contains": ("lastarg", False),
-    "no-contains": ("lastarg", False), "ignore-case": ("no", True), "stdin": ("no", True),
+    "shell": ("no", True),
+    "perl": ("no", True),
+    "python": ("no", True),
+    "tcl": ("no", True),
+    "omit-empty": ("no", True),
+    "count": ("yes", True),
+    "format": ("yes", True),
+    "start-after": ("yes", True),
+    "color": ("optional", True),
+    "exclude": ("yes", True),
+    "sort": ("yes", True),
+    "points-at": ("yes", True),
+    "merged": ("lastarg", False),
+    "no-merged": ("lastarg", False),
+    "contains": ("lastarg", False),
+    "no-contains": ("lastarg", False),
+    "ignore-case": ("no", True),
+    "stdin": ("no", True),
     "include-root-refs": ("no", True),
 }
 _SHORT = {"s": "shell", "p": "perl"}
@@ -80,8 +92,11 @@ def _commit_arg(repo: Any, value: str, what: str) -> bytes:
         raise _Usage(f"malformed object name {value}") from None
     commit = commit_of(repo.odb, oid, repo.object_format.hexsz)
     if commit is None:
-        raise _Usage(f"option `{what}' must point to a commit" if "merged" in what
-                     else f"no such commit {value}")
+        raise _Usage(
+            f"option `{what}' must point to a commit"
+            if "merged" in what
+            else f"no such commit {value}"
+        )
     return commit
 
 
@@ -92,7 +107,7 @@ def _want_color(when: str | None) -> bool:
         return False
     if when == "auto":
         return os.isatty(1) and os.environ.get("TERM", "") != "dumb"
-    raise _Usage("option `color' expects \"always\", \"auto\", or \"never\"")
+    raise _Usage('option `color\' expects "always", "auto", or "never"')
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -193,9 +208,16 @@ def run(argv: list[str], ctx: Any) -> int:
     except _Usage as e:
         return _usage(e.message)
     try:
-        lines = iter_lines(repo, fmt, filt, sort=sort if sort_given else None,
-                           quote_style=quote_style, color=color, count=count,
-                           omit_empty=omit_empty)
+        lines = iter_lines(
+            repo,
+            fmt,
+            filt,
+            sort=sort if sort_given else None,
+            quote_style=quote_style,
+            color=color,
+            count=count,
+            omit_empty=omit_empty,
+        )
     except MalformedFormatError as e:
         return _usage(str(e))
     out = sys.stdout.buffer

@@ -30,24 +30,34 @@ before hashing.  Blobs larger than core.bigFileThreshold (default 512m) are stre
 with -w into a new pack with its .idx and .rev, without -w only hashed.
 """
 
-PARSER = OptionParser("hash-object", [
-    "[-t <type>] [-w] [--path=<file> | --no-filters]\n[--stdin [--literally]] [--] <file>...",
-    "[-t <type>] [-w] --stdin-paths [--no-filters]",
-], [
-    Option("t", None, "string", "object type", argh="type", dest="type", initial="blob"),
-    Option("w", None, "bool", "write the object into the object database", dest="write"),
-    Option(None, "stdin", "count", "read the object from stdin"),
-    Option(None, "stdin-paths", "bool", "read file names from stdin"),
-    Option(None, "no-filters", "bool", "store file as is without filters"),
-    Option(None, "literally", "bool",
-           "just hash any random garbage to create corrupt objects for debugging Git"),
-    Option(None, "path", "string", "process file as it were from this path", argh="file"),
-], notes=NOTES)
+PARSER = OptionParser(
+    "hash-object",
+    [
+        "[-t <type>] [-w] [--path=<file> | --no-filters]\n[--stdin [--literally]] [--] <file>...",
+        "[-t <type>] [-w] --stdin-paths [--no-filters]",
+    ],
+    [
+        Option("t", None, "string", "object type", argh="type", dest="type", initial="blob"),
+        Option("w", None, "bool", "write the object into the object database", dest="write"),
+        Option(None, "stdin", "count", "read the object from stdin"),
+        Option(None, "stdin-paths", "bool", "read file names from stdin"),
+        Option(None, "no-filters", "bool", "store file as is without filters"),
+        Option(
+            None,
+            "literally",
+            "bool",
+            "just hash any random garbage to create corrupt objects for debugging Git",
+        ),
+        Option(None, "path", "string", "process file as it were from this path", argh="file"),
+    ],
+    notes=NOTES,
+)
 
 
 def _out(data: bytes) -> None:
     sys.stdout.buffer.write(data) if hasattr(sys.stdout, "buffer") else sys.stdout.write(
-        data.decode("utf-8", "surrogateescape"))
+        data.decode("utf-8", "surrogateescape")
+    )
 
 
 def _err(text: str) -> None:
@@ -113,8 +123,11 @@ class HashObject:
         self.settings = WriteSettings.from_config(config)
         self.checker = ObjectChecker(self.fmt)
         self._writer: Any = None
-        self._flush_each = not stat.S_ISREG(os.fstat(sys.stdout.fileno()).st_mode) \
-            if _has_fileno(sys.stdout) else True
+        self._flush_each = (
+            not stat.S_ISREG(os.fstat(sys.stdout.fileno()).st_mode)
+            if _has_fileno(sys.stdout)
+            else True
+        )
 
     @property
     def writer(self) -> Any:
@@ -174,21 +187,27 @@ class HashObject:
             # Any content; never checked, never packed.
             if not regular:
                 data = reader.read_all()
-                return self.writer.write(type_name, data) if write else \
-                    compute_object_id(self.fmt, type_name, data)
+                return (
+                    self.writer.write(type_name, data)
+                    if write
+                    else compute_object_id(self.fmt, type_name, data)
+                )
             if write:
-                return self.writer.write_stream(type_name, reader, st.st_size, source=vpath,
-                                                allow_pack=False)
-            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size,
-                                     source=vpath)
+                return self.writer.write_stream(
+                    type_name, reader, st.st_size, source=vpath, allow_pack=False
+                )
+            return compute_object_id(
+                self.fmt, type_name, stream=reader, size=st.st_size, source=vpath
+            )
         if type_name not in TYPE_NUMBERS:
             raise GitodbError(f'invalid object type "{type_name}"')
         if regular and type_name == "blob":
             # A blob needs no check: stream it (hash only, loose or into a pack).
             if write:
                 return self.writer.write_stream(type_name, reader, st.st_size, source=vpath)
-            return compute_object_id(self.fmt, type_name, stream=reader, size=st.st_size,
-                                     source=vpath)
+            return compute_object_id(
+                self.fmt, type_name, stream=reader, size=st.st_size, source=vpath
+            )
         if regular:
             from gitodb.loose.write import read_exactly
 
@@ -196,8 +215,11 @@ class HashObject:
         else:
             data = reader.read_all()
         self.checker.check(type_name, data)
-        return self.writer.write(type_name, data) if write else \
-            compute_object_id(self.fmt, type_name, data)
+        return (
+            self.writer.write(type_name, data)
+            if write
+            else compute_object_id(self.fmt, type_name, data)
+        )
 
 
 def _has_fileno(f: Any) -> bool:
@@ -213,8 +235,17 @@ def _unquote_c_style(line: bytes) -> bytes | None:
     out = bytearray()
     i = 1
     n = len(line)
-    escapes = {ord("a"): 7, ord("b"): 8, ord("f"): 12, ord("n"): 10, ord("r"): 13,
-               ord("t"): 9, ord("v"): 11, ord("\\"): 92, ord('"'): 34}
+    escapes = {
+        ord("a"): 7,
+        ord("b"): 8,
+        ord("f"): 12,
+        ord("n"): 10,
+        ord("r"): 13,
+        ord("t"): 9,
+        ord("v"): 11,
+        ord("\\"): 92,
+        ord('"'): 34,
+    }
     while i < n:
         c = line[i]
         i += 1
@@ -230,7 +261,7 @@ def _unquote_c_style(line: bytes) -> bytes | None:
         if c in escapes:
             out.append(escapes[c])
         elif 0x30 <= c <= 0x33:
-            digits = line[i - 1:i + 2]
+            digits = line[i - 1 : i + 2]
             if len(digits) != 3 or any(not 0x30 <= d <= 0x37 for d in digits):
                 return None
             out.append(int(digits, 8))
@@ -278,7 +309,7 @@ def run(argv: list[str], ctx: Context) -> int:
     if vpath is not None:
         vpath = shown_path(vpath)
 
-    job = HashObject(opts, repo, config)   # reads the settings: config errors come here
+    job = HashObject(opts, repo, config)  # reads the settings: config errors come here
 
     error = None
     if opts["stdin_paths"]:
@@ -301,8 +332,11 @@ def run(argv: list[str], ctx: Context) -> int:
             job.hash_fd(0, vpath)
         for arg in files:
             shown = shown_path(arg)
-            job.hash_path(open_path(shown), shown,
-                          None if opts["no_filters"] else (vpath if vpath is not None else shown))
+            job.hash_path(
+                open_path(shown),
+                shown,
+                None if opts["no_filters"] else (vpath if vpath is not None else shown),
+            )
         if opts["stdin_paths"]:
             _hash_stdin_paths(job, opts, open_path)
     except ObjectCheckError as e:

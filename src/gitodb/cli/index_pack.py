@@ -32,9 +32,11 @@ from gitodb.pack.index_write import (
 from gitodb.pack.verify import format_stats, index_pack_verify
 from gitodb.repo.extensions import check_object_writes
 
-USAGE = ("usage: git index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] "
-         "[--[no-]rev-index] [--verify] [--strict] "
-         "(<pack-file> | --stdin [--fix-thin] [<pack-file>])")
+USAGE = (
+    "usage: git index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] "
+    "[--[no-]rev-index] [--verify] [--strict] "
+    "(<pack-file> | --stdin [--fix-thin] [<pack-file>])"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -122,9 +124,14 @@ def _open_repo(ctx: Any) -> Any:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Run ``index-pack`` with ``argv``; return the exit status."""
-    argv = [("--keep-msg=" + a[len("--keep="):]) if a.startswith("--keep=") else
-            ("--promisor-msg=" + a[len("--promisor="):]) if a.startswith("--promisor=") else a
-            for a in argv]
+    argv = [
+        ("--keep-msg=" + a[len("--keep=") :])
+        if a.startswith("--keep=")
+        else ("--promisor-msg=" + a[len("--promisor=") :])
+        if a.startswith("--promisor=")
+        else a
+        for a in argv
+    ]
     args = _parser().parse_args(argv)
     if args.help:
         sys.stdout.write(USAGE + "\n")
@@ -145,8 +152,7 @@ def run(argv: list[str], ctx: Any) -> int:
         raise PackError("--verify with no packfile name given")
     if verify and args.stdin:
         # Git would read the pack from stdin into <pack-file> and then verify it.
-        raise PackError("--verify reads the pack from <pack-file>; it cannot be used "
-                        "with --stdin")
+        raise PackError("--verify reads the pack from <pack-file>; it cannot be used with --stdin")
 
     repo = _open_repo(ctx)
     config = repo.config if repo is not None else None
@@ -182,8 +188,11 @@ def run(argv: list[str], ctx: Any) -> int:
     if config is not None:
         level = config.get_int("core.compression", level)
         level = config.get_int("core.loosecompression", level)
-    cache_limit = DEFAULT_DELTA_BASE_CACHE_LIMIT if config is None else config.get_ulong(
-        "core.deltabasecachelimit", DEFAULT_DELTA_BASE_CACHE_LIMIT)
+    cache_limit = (
+        DEFAULT_DELTA_BASE_CACHE_LIMIT
+        if config is None
+        else config.get_ulong("core.deltabasecachelimit", DEFAULT_DELTA_BASE_CACHE_LIMIT)
+    )
 
     show_progress = args.progress
     if show_progress is None:
@@ -193,12 +202,21 @@ def run(argv: list[str], ctx: Any) -> int:
     if verify:  # --keep is ignored here, as in Git: nothing is stored
         return _run_verify(args, fmt, threads, rev_index, cache_limit)
 
-    opts = IndexPackOptions(index_version=version, offset32_limit=off32, rev_index=rev_index,
-                            keep_msg=args.keep, threads=threads, fix_thin=args.fix_thin,
-                            strict=args.strict or args.fsck_objects,
-                            strict_links=args.strict, promisor_msg=args.promisor,
-                            progress=meter, progress_title=args.progress_title,
-                            compression_level=level, delta_base_cache_limit=cache_limit)
+    opts = IndexPackOptions(
+        index_version=version,
+        offset32_limit=off32,
+        rev_index=rev_index,
+        keep_msg=args.keep,
+        threads=threads,
+        fix_thin=args.fix_thin,
+        strict=args.strict or args.fsck_objects,
+        strict_links=args.strict,
+        promisor_msg=args.promisor,
+        progress=meter,
+        progress_title=args.progress_title,
+        compression_level=level,
+        delta_base_cache_limit=cache_limit,
+    )
     fsync = repo.fsync_policy if repo is not None else DEFAULT_POLICY
     try:
         if args.stdin:
@@ -214,21 +232,31 @@ def run(argv: list[str], ctx: Any) -> int:
             if max_input:
                 source = _Bounded(source, max_input)
             outcome = index_pack_stream(
-                source, fmt, opts,
+                source,
+                fmt,
+                opts,
                 pack_dir=os.path.join(repo.common_dir, "objects", "pack") if repo else None,
-                pack_path=args.pack_file, index_path=args.index_file,
+                pack_path=args.pack_file,
+                index_path=args.index_file,
                 base_lookup=_lookup(odb) if odb is not None else None,
-                contains=odb.contains if odb is not None else None, existing=odb,
-                fsync=fsync)
+                contains=odb.contains if odb is not None else None,
+                existing=odb,
+                fsync=fsync,
+            )
             report = "keep" if outcome.keep_created else "pack"
             sys.stdout.write(f"{report}\t{outcome.pack_hash}\n")
         else:
             if max_input and os.path.getsize(args.pack_file) > max_input:
                 raise _too_big(max_input)
             # In a repository, Git compares objects it already has (collision check).
-            outcome = index_pack_file(args.pack_file, fmt, opts, index_path=args.index_file,
-                                      existing=repo.odb if repo is not None else None,
-                                      fsync=fsync)
+            outcome = index_pack_file(
+                args.pack_file,
+                fmt,
+                opts,
+                index_path=args.index_file,
+                existing=repo.odb if repo is not None else None,
+                fsync=fsync,
+            )
             sys.stdout.write(f"{outcome.pack_hash}\n")
     finally:
         if meter is not None:
@@ -275,7 +303,7 @@ class _Bounded:
 
     def readinto(self, buf: Any) -> int:
         data = self.read(len(buf))
-        buf[:len(data)] = data
+        buf[: len(data)] = data
         return len(data)
 
     def __getattr__(self, name: str) -> Any:
@@ -284,20 +312,29 @@ class _Bounded:
 
 def _lookup(odb: Any) -> Any:
     """``oid -> (type_name, data) | None`` over the repository (for --fix-thin)."""
+
     def lookup(oid: bytes) -> tuple[str, bytes] | None:
         try:
             return odb.read(oid)  # type: ignore[no-any-return]
         except ObjectNotFoundError:
             return None
+
     return lookup
 
 
-def _run_verify(args: argparse.Namespace, fmt: Any, threads: int, rev_index: bool,
-                cache_limit: int) -> int:
+def _run_verify(
+    args: argparse.Namespace, fmt: Any, threads: int, rev_index: bool, cache_limit: int
+) -> int:
     """``--verify``/``--verify-stat``/``--verify-stat-only``: check the stored index."""
-    result = index_pack_verify(args.pack_file, fmt, index_path=args.index_file,
-                               threads=threads, rev_index=rev_index, report=True,
-                               delta_base_cache_limit=cache_limit)
+    result = index_pack_verify(
+        args.pack_file,
+        fmt,
+        index_path=args.index_file,
+        threads=threads,
+        rev_index=rev_index,
+        report=True,
+        delta_base_cache_limit=cache_limit,
+    )
     if args.verify_stat or args.verify_stat_only:
         sys.stdout.write(format_stats(result, stat_only=args.verify_stat_only))
         sys.stdout.flush()

@@ -30,8 +30,14 @@ _NOT_FOR_LOG = ("--count", "--objects", "--no-object-names", "--object-names", "
 
 def dwim_ref(refs: RefStore, name: str) -> str | None:
     """Expand a short ref name like Git: as given, refs/, refs/tags/, refs/heads/, ..."""
-    for cand in (name, f"refs/{name}", f"refs/tags/{name}", f"refs/heads/{name}",
-                 f"refs/remotes/{name}", f"refs/remotes/{name}/HEAD"):
+    for cand in (
+        name,
+        f"refs/{name}",
+        f"refs/tags/{name}",
+        f"refs/heads/{name}",
+        f"refs/remotes/{name}",
+        f"refs/remotes/{name}/HEAD",
+    ):
         if refs.read(cand) is not None or refs.reflog_exists(cand):
             return cand
     return None
@@ -47,8 +53,13 @@ def user_format(text: str) -> tuple[bytes, bool]:
     return text.encode("utf-8", "surrogateescape"), True
 
 
-def walk_reflog(repo: Any, spec: str, fmt: bytes, paths: list[str] | None = None,
-                formatter: Formatter | None = None) -> bytes:
+def walk_reflog(
+    repo: Any,
+    spec: str,
+    fmt: bytes,
+    paths: list[str] | None = None,
+    formatter: Formatter | None = None,
+) -> bytes:
     """The ``log -g --format=fmt`` output for ``spec`` (a ref name, maybe short).
 
     Entries whose new id is not a commit are skipped, but ``@{N}`` counts them.  With
@@ -61,7 +72,8 @@ def walk_reflog(repo: Any, spec: str, fmt: bytes, paths: list[str] | None = None
     full = dwim_ref(refs, spec)
     if full is None:
         raise BadRevisionError(
-            f"ambiguous argument '{spec}': unknown revision or path not in the working tree.")
+            f"ambiguous argument '{spec}': unknown revision or path not in the working tree."
+        )
     short = shorten_ref(full).encode("utf-8", "surrogateescape")
     full_b = full.encode("utf-8", "surrogateescape")
     if formatter is None:
@@ -112,12 +124,12 @@ def _touches(repo: Any, commit: bytes, paths: list[str]) -> bool:
 
 class _LogOptions:
     def __init__(self) -> None:
-        self.kind = "medium"              # a built-in format, or "user"
+        self.kind = "medium"  # a built-in format, or "user"
         self.user: bytes = b""
         self.terminator = True
         self.date_mode = DateMode()
         self.abbrev_commit = False
-        self.abbrev: int | None = None    # None: the default length
+        self.abbrev: int | None = None  # None: the default length
         self.walk_reflogs = False
         self.decorate: str | None = None  # None, "short" or "full"
         self.format_given = False
@@ -159,7 +171,7 @@ def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
         arg = argv[i]
         i += 1
         if arg == "--" or arg == "--end-of-options":
-            rest += argv[i - 1:]
+            rest += argv[i - 1 :]
             break
         if arg.startswith("--format="):
             o.format_given = True
@@ -194,7 +206,7 @@ def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
         elif arg in ("--no-decorate", "--decorate=no"):
             o.decorate = None
         elif arg in ("--quiet", "-s", "--no-patch"):
-            pass   # no diff is ever shown
+            pass  # no diff is ever shown
         elif arg in _NOT_FOR_LOG:
             raise GitodbError(f"gitodb log does not support {arg}")
         else:
@@ -241,13 +253,13 @@ def run(argv: list[str], ctx: Any) -> int:
         head = repo.refs.read("HEAD")
         if repo.refs.resolve("HEAD") is None:
             target = getattr(head, "target", None) or "HEAD"
-            raise GitodbError(f"your current branch '{shorten_ref(target)}' does not have any "
-                              "commits yet")
+            raise GitodbError(
+                f"your current branch '{shorten_ref(target)}' does not have any commits yet"
+            )
         settings.revs.append(("rev", "HEAD"))
     from gitodb.history.graph import CommitGraph
 
-    walk = RevWalk(repo, graph=CommitGraph(repo, keep_raw=True),
-                   **settings.walk_kwargs)  # type: ignore[arg-type]
+    walk = RevWalk(repo, graph=CommitGraph(repo, keep_raw=True), **settings.walk_kwargs)  # type: ignore[arg-type]
     status = add_revisions(repo, walk, settings, "--" in argv)
     if status:
         return status
@@ -264,15 +276,13 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
     abbrev = Abbreviator(repo, length)
     decorations = Decorations(repo, full=o.decorate == "full") if o.decorate else None
     # log.mailmap (default true since Git 2.29) maps the built-in formats' identities.
-    mailmap = log_mailmap(repo) if repo.config.get_bool("log.mailmap", True) \
-        else None
+    mailmap = log_mailmap(repo) if repo.config.get_bool("log.mailmap", True) else None
     odb = repo.odb
     write = sys.stdout.buffer.write
     out: list[bytes] = []
     first = True
     if o.kind == "user":
-        f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length,
-                      decorations=decorations)
+        f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length, decorations=decorations)
         if f.empty:
             for _node in walk.commits():
                 pass
@@ -297,14 +307,22 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
             if names:
                 decor = b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
         if o.kind == "oneline":
-            out.append(shown + decor + b" " + pretty_commit("oneline", repo, node.id, raw)
-                       + b"\n")
+            out.append(shown + decor + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n")
         else:
             if not first:
                 out.append(b"\n")
             out.append(b"commit " + shown + decor + b"\n")
-            out.append(pretty_commit(o.kind, repo, node.id, raw, date_mode=o.date_mode,
-                                     abbrev=abbrev, mailmap=mailmap))
+            out.append(
+                pretty_commit(
+                    o.kind,
+                    repo,
+                    node.id,
+                    raw,
+                    date_mode=o.date_mode,
+                    abbrev=abbrev,
+                    mailmap=mailmap,
+                )
+            )
         first = False
         if len(out) > 512:
             write(b"".join(out))
@@ -333,8 +351,7 @@ def _reflog_walk(repo: Any, o: _LogOptions, rest: list[str]) -> int:
     if any(s.startswith("-") for s in specs):
         bad = next(s for s in specs if s.startswith("-"))
         raise GitodbError(f"gitodb log -g does not support {bad}")
-    f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=o.abbrev,
-                  extra_codes=_REFLOG_CODES)
+    f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=o.abbrev, extra_codes=_REFLOG_CODES)
     data = b"".join(walk_reflog(repo, s, o.user, formatter=f) for s in specs or ["HEAD"])
     sys.stdout.buffer.write(data)
     return 0

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 MINIMUM_ABBREV = 4  # Git's shortest abbreviation
 _ATOM = re.compile(rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)")
 
+
 def _abbrev(values: Any, value: str | None, unset: bool) -> None:
     """Git's ``OPT__ABBREV``: no value is the default length, a small one is raised to 4."""
     if unset:
@@ -31,28 +32,54 @@ def _abbrev(values: Any, value: str | None, unset: bool) -> None:
         values.abbrev = MINIMUM_ABBREV if 0 < n < MINIMUM_ABBREV else n
 
 
-PARSER = OptionParser("ls-tree", ["[<options>] <tree-ish> [<path>...]"], [
-    Option("d", None, "bool", "only show trees", dest="only_trees"),
-    Option("r", None, "bool", "recurse into subtrees", dest="recursive"),
-    Option("t", None, "bool", "show trees when recursing", dest="show_trees"),
-    Option("z", None, "bool", "terminate entries with NUL byte", dest="nul"),
-    # --long, --name-only/--name-status and --object-only exclude each other (cmdmode).
-    Option("l", "long", "cmdmode", "include object size", dest="cmdmode", const="long"),
-    Option(None, "name-only", "cmdmode", "list only filenames", dest="cmdmode",
-           const="name-only"),
-    Option(None, "name-status", "cmdmode", "list only filenames", dest="cmdmode",
-           const="name-status"),
-    Option(None, "object-only", "cmdmode", "list only objects", dest="cmdmode",
-           const="object-only"),
-    # --no-full-name shows names relative to the cwd again (Git 2.40+).
-    Option(None, "full-name", "bool", "use full path names"),
-    Option(None, "full-tree", "bool",
-           "list entire tree; not just current directory (implies --full-name)"),
-    Option(None, "format", "string", "format to use for the output", argh="format",
-           negatable=False),
-    Option(None, "abbrev", "callback", "use <n> digits to display object names", argh="n",
-           takes_value=True, optional_value=True, callback=_abbrev, initial=0),
-])
+PARSER = OptionParser(
+    "ls-tree",
+    ["[<options>] <tree-ish> [<path>...]"],
+    [
+        Option("d", None, "bool", "only show trees", dest="only_trees"),
+        Option("r", None, "bool", "recurse into subtrees", dest="recursive"),
+        Option("t", None, "bool", "show trees when recursing", dest="show_trees"),
+        Option("z", None, "bool", "terminate entries with NUL byte", dest="nul"),
+        # --long, --name-only/--name-status and --object-only exclude each other (cmdmode).
+        Option("l", "long", "cmdmode", "include object size", dest="cmdmode", const="long"),
+        Option(
+            None, "name-only", "cmdmode", "list only filenames", dest="cmdmode", const="name-only"
+        ),
+        Option(
+            None,
+            "name-status",
+            "cmdmode",
+            "list only filenames",
+            dest="cmdmode",
+            const="name-status",
+        ),
+        Option(
+            None, "object-only", "cmdmode", "list only objects", dest="cmdmode", const="object-only"
+        ),
+        # --no-full-name shows names relative to the cwd again (Git 2.40+).
+        Option(None, "full-name", "bool", "use full path names"),
+        Option(
+            None,
+            "full-tree",
+            "bool",
+            "list entire tree; not just current directory (implies --full-name)",
+        ),
+        Option(
+            None, "format", "string", "format to use for the output", argh="format", negatable=False
+        ),
+        Option(
+            None,
+            "abbrev",
+            "callback",
+            "use <n> digits to display object names",
+            argh="n",
+            takes_value=True,
+            optional_value=True,
+            callback=_abbrev,
+            initial=0,
+        ),
+    ],
+)
 
 
 class Options:
@@ -76,10 +103,9 @@ def parse_args(argv: list[str]) -> Options:
     values, args = PARSER.parse(argv)
     o = Options(values, args)
     if o.only_trees and o.recursive:
-        o.show_trees = True   # -d -r implies -t
+        o.show_trees = True  # -d -r implies -t
     if o.format is not None and o.cmdmode is not None:
-        raise PARSER.usage_fatal("--format can't be combined with other format-altering "
-                                 "options")
+        raise PARSER.usage_fatal("--format can't be combined with other format-altering options")
     if not o.args:
         raise PARSER.usage_error()
     return o
@@ -89,8 +115,9 @@ def _work_tree_prefix(repo: Any, ctx: Context) -> tuple[str, str]:
     """``(prefix, work tree top)``: where the cwd is inside the work tree ("" at the top)."""
     from gitodb.repo import find_work_tree_top
 
-    top = find_work_tree_top(repo, explicit_git_dir=ctx.git_dir is not None
-                             or "GIT_DIR" in os.environ)
+    top = find_work_tree_top(
+        repo, explicit_git_dir=ctx.git_dir is not None or "GIT_DIR" in os.environ
+    )
     if top is None:
         return "", os.getcwd()
     rel = os.path.relpath(os.getcwd(), top)
@@ -118,10 +145,15 @@ def run(argv: list[str], ctx: Context) -> int:
     if o.full_tree:
         prefix = ""
     specs = o.args[1:] or ([prefix] if prefix else [])
-    items = [normalize_pathspec(s, prefix if o.args[1:] else "", top).encode(
-        "utf-8", "surrogateescape") for s in specs]
-    chomp = None if (o.full_name or o.full_tree or not prefix) else prefix.encode(
-        "utf-8", "surrogateescape")
+    items = [
+        normalize_pathspec(s, prefix if o.args[1:] else "", top).encode("utf-8", "surrogateescape")
+        for s in specs
+    ]
+    chomp = (
+        None
+        if (o.full_name or o.full_tree or not prefix)
+        else prefix.encode("utf-8", "surrogateescape")
+    )
     abbrev = Abbreviator(repo, default_abbrev(repo) if o.abbrev is None else o.abbrev)
     quote_fully = repo.config.get_bool("core.quotepath", True)
     term = b"\0" if o.nul else b"\n"
@@ -143,8 +175,9 @@ def run(argv: list[str], ctx: Context) -> int:
             return b"BAD"
 
     fmt = o.format.encode("utf-8", "surrogateescape") if o.format is not None else None
-    for entry, path in list_tree(repo, tree, items, recursive=o.recursive,
-                                 show_trees=o.show_trees, trees_only=o.only_trees):
+    for entry, path in list_tree(
+        repo, tree, items, recursive=o.recursive, show_trees=o.show_trees, trees_only=o.only_trees
+    ):
         if fmt is not None:
             out.append(_expand(fmt, entry, path, chomp, abbrev, size_of, quote_fully) + term)
             continue
@@ -154,18 +187,41 @@ def run(argv: list[str], ctx: Context) -> int:
         elif mode == "object-only":
             out.append(abbrev(entry.id).encode() + term)
         elif mode == "long":
-            out.append(b"%06o %s %s %7s\t%s%s" % (entry.mode, entry.object_type.encode(),
-                                                 abbrev(entry.id).encode(), size_of(entry),
-                                                 name(path), term))
+            out.append(
+                b"%06o %s %s %7s\t%s%s"
+                % (
+                    entry.mode,
+                    entry.object_type.encode(),
+                    abbrev(entry.id).encode(),
+                    size_of(entry),
+                    name(path),
+                    term,
+                )
+            )
         else:
-            out.append(b"%06o %s %s\t%s%s" % (entry.mode, entry.object_type.encode(),
-                                             abbrev(entry.id).encode(), name(path), term))
+            out.append(
+                b"%06o %s %s\t%s%s"
+                % (
+                    entry.mode,
+                    entry.object_type.encode(),
+                    abbrev(entry.id).encode(),
+                    name(path),
+                    term,
+                )
+            )
     sys.stdout.buffer.write(b"".join(out))
     return 0
 
 
-def _expand(fmt: bytes, entry: Any, path: bytes, chomp: bytes | None, abbrev: Any,
-            size_of: Any, quote_fully: bool) -> bytes:
+def _expand(
+    fmt: bytes,
+    entry: Any,
+    path: bytes,
+    chomp: bytes | None,
+    abbrev: Any,
+    size_of: Any,
+    quote_fully: bool,
+) -> bytes:
     """Expand ``--format``: %(objectmode) %(objecttype) %(objectname) %(objectsize)
     %(objectsize:padded) %(path), and %%, %n, %xNN."""
     from gitodb.history.paths import relative_path
@@ -181,7 +237,7 @@ def _expand(fmt: bytes, entry: Any, path: bytes, chomp: bytes | None, abbrev: An
             return bytes([int(whole[1:], 16)])
         atom = m.group(2)
         if atom is None:
-            rest = fmt[m.start() + 1:].decode("utf-8", "surrogateescape")
+            rest = fmt[m.start() + 1 :].decode("utf-8", "surrogateescape")
             if rest.startswith("("):
                 raise GitodbError(f"bad ls-tree format: element '{rest}' does not end in ')'")
             raise GitodbError(f"bad ls-tree format: element '{rest}' does not start with '('")

@@ -52,20 +52,49 @@ COMMANDS = {
     "unpack-objects": "unpack_objects",
 }
 
-PARSER = OptionParser("", [
-    "[-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]\n"
-    "<command> [<args>]",
-], [
-    Option("C", None, "string", "run as if gitodb was started in <path>", argh="path",
-           missing="no directory given for '-C' option"),
-    Option(None, "git-dir", "string", "set the path to the repository", argh="path",
-           missing="no directory given for '--git-dir' option"),
-    Option("c", None, "string", "pass a configuration parameter to the command",
-           argh="name>=<value", missing="-c expects a configuration string"),
-    Option(None, "zlib-backend", "string", "zlib backend: auto, zlib, zlib-ng, isal, libdeflate",
-           argh="name", missing="no backend given for '--zlib-backend' option"),
-    Option(None, "version", "bool", "print the gitodb version"),
-], notes="commands: " + ", ".join(sorted(COMMANDS)))
+PARSER = OptionParser(
+    "",
+    [
+        "[-C <path>] [--git-dir=<path>] [-c <name>=<value>] [--zlib-backend=<name>]\n"
+        "<command> [<args>]",
+    ],
+    [
+        Option(
+            "C",
+            None,
+            "string",
+            "run as if gitodb was started in <path>",
+            argh="path",
+            missing="no directory given for '-C' option",
+        ),
+        Option(
+            None,
+            "git-dir",
+            "string",
+            "set the path to the repository",
+            argh="path",
+            missing="no directory given for '--git-dir' option",
+        ),
+        Option(
+            "c",
+            None,
+            "string",
+            "pass a configuration parameter to the command",
+            argh="name>=<value",
+            missing="-c expects a configuration string",
+        ),
+        Option(
+            None,
+            "zlib-backend",
+            "string",
+            "zlib backend: auto, zlib, zlib-ng, isal, libdeflate",
+            argh="name",
+            missing="no backend given for '--zlib-backend' option",
+        ),
+        Option(None, "version", "bool", "print the gitodb version"),
+    ],
+    notes="commands: " + ", ".join(sorted(COMMANDS)),
+)
 
 USAGE = PARSER.usage_text(notes=True)
 

@@ -16,23 +16,51 @@ if TYPE_CHECKING:
     from gitodb.cli.main import Context
     from gitodb.history.graph import CommitGraph, Node
 
-PARSER = OptionParser("merge-base", [
-    "[-a | --all] <commit> <commit>...",
-    "[-a | --all] --octopus <commit>...",
-    "--is-ancestor <commit> <commit>",
-    "--independent <commit>...",
-    "--fork-point <ref> [<commit>]",
-], [
-    Option("a", "all", "bool", "output all common ancestors", dest="show_all"),
-    Option(None, "octopus", "cmdmode", "find ancestors for a single n-way merge",
-           dest="mode", const="octopus"),
-    Option(None, "independent", "cmdmode", "list revs not reachable from others",
-           dest="mode", const="independent"),
-    Option(None, "is-ancestor", "cmdmode", "is the first one ancestor of the other?",
-           dest="mode", const="is-ancestor"),
-    Option(None, "fork-point", "cmdmode", "find where <commit> forked from reflog of <ref>",
-           dest="mode", const="fork-point"),
-])
+PARSER = OptionParser(
+    "merge-base",
+    [
+        "[-a | --all] <commit> <commit>...",
+        "[-a | --all] --octopus <commit>...",
+        "--is-ancestor <commit> <commit>",
+        "--independent <commit>...",
+        "--fork-point <ref> [<commit>]",
+    ],
+    [
+        Option("a", "all", "bool", "output all common ancestors", dest="show_all"),
+        Option(
+            None,
+            "octopus",
+            "cmdmode",
+            "find ancestors for a single n-way merge",
+            dest="mode",
+            const="octopus",
+        ),
+        Option(
+            None,
+            "independent",
+            "cmdmode",
+            "list revs not reachable from others",
+            dest="mode",
+            const="independent",
+        ),
+        Option(
+            None,
+            "is-ancestor",
+            "cmdmode",
+            "is the first one ancestor of the other?",
+            dest="mode",
+            const="is-ancestor",
+        ),
+        Option(
+            None,
+            "fork-point",
+            "cmdmode",
+            "find where <commit> forked from reflog of <ref>",
+            dest="mode",
+            const="fork-point",
+        ),
+    ],
+)
 
 
 def parse_args(argv: list[str]) -> tuple[bool, str | None, list[str]]:
@@ -127,7 +155,7 @@ def _fork_point(repo: object, graph: CommitGraph, names: list[str]) -> int:
         except GitodbError:
             continue
         if got is not None and got[1] is not None:
-            found.append(full)   # the name matched, not where a symref leads
+            found.append(full)  # the name matched, not where a symref leads
     if not found:
         raise GitodbError(f"No such ref: '{ref}'")
     if len(found) > 1:

@@ -58,8 +58,17 @@ def sanitize_std_fds() -> None:
             os.dup2(null, fd)
             os.close(null)
         if getattr(sys, name) is None:
-            setattr(sys, name, open(fd, mode, closefd=False,  # noqa: SIM115 - lives on
-                                    encoding="utf-8", errors="surrogateescape"))
+            setattr(
+                sys,
+                name,
+                open(
+                    fd,
+                    mode,
+                    closefd=False,  # noqa: SIM115 - lives on
+                    encoding="utf-8",
+                    errors="surrogateescape",
+                ),
+            )
 
 
 def stdout_failed(e: OSError) -> int:
@@ -94,9 +103,14 @@ def install() -> None:
     old.flush()
     raw = _StdoutRaw(fd, "w", closefd=False)
     buffered = io.BufferedWriter(raw)
-    sys.stdout = io.TextIOWrapper(buffered, encoding=old.encoding, errors=old.errors,
-                                  newline=None, line_buffering=bool(old.line_buffering),
-                                  write_through=False)
+    sys.stdout = io.TextIOWrapper(
+        buffered,
+        encoding=old.encoding,
+        errors=old.errors,
+        newline=None,
+        line_buffering=bool(old.line_buffering),
+        write_through=False,
+    )
 
 
 def writev(fd: int, parts: Sequence[bytes | memoryview]) -> int:

@@ -21,8 +21,13 @@ usage: git pack-refs [--all] [--no-prune] [--auto] [--include <pattern>] [--excl
                           references to exclude
 
 """
-_LONG = {"all": ("no", True), "prune": ("no", True), "auto": ("no", True),
-         "include": ("yes", True), "exclude": ("yes", True)}
+_LONG = {
+    "all": ("no", True),
+    "prune": ("no", True),
+    "auto": ("no", True),
+    "include": ("yes", True),
+    "exclude": ("yes", True),
+}
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -57,8 +62,9 @@ def run(argv: list[str], ctx: Any) -> int:
     refs = repo.refs
     refs.peeler = make_peeler(repo.odb, repo.object_format.hexsz)
     try:
-        refs.pack_refs(all_refs=all_refs, prune=prune, includes=includes, excludes=excludes,
-                       auto=auto)
+        refs.pack_refs(
+            all_refs=all_refs, prune=prune, includes=includes, excludes=excludes, auto=auto
+        )
     except LockError as e:
         status = getattr(e, "exit_status", None)
         if status is None:

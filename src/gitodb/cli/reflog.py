@@ -13,16 +13,18 @@ from gitodb.refs.base import ReflogEntry
 from gitodb.refs.expire import ExpiryPolicy, expiry_filter, parse_expiry
 from gitodb.repo.reach import Completeness, ancestors, commit_of
 
-USAGE = ("usage: git reflog [show] [<log-options>] [<ref>]\n"
-         "   or: git reflog list\n   or: git reflog exists <ref>\n"
-         "   or: git reflog write <ref> <old-oid> <new-oid> <message>\n"
-         "   or: git reflog delete [--rewrite] [--updateref]\n"
-         "                         [--dry-run | -n] [--verbose] <ref>@{<specifier>}...\n"
-         "   or: git reflog drop [--all [--single-worktree] | <refs>...]\n"
-         "   or: git reflog expire [--expire=<time>] [--expire-unreachable=<time>]\n"
-         "                         [--rewrite] [--updateref] [--stale-fix]\n"
-         "                         [--dry-run | -n] [--verbose] [--all [--single-worktree] | "
-         "<refs>...]")
+USAGE = (
+    "usage: git reflog [show] [<log-options>] [<ref>]\n"
+    "   or: git reflog list\n   or: git reflog exists <ref>\n"
+    "   or: git reflog write <ref> <old-oid> <new-oid> <message>\n"
+    "   or: git reflog delete [--rewrite] [--updateref]\n"
+    "                         [--dry-run | -n] [--verbose] <ref>@{<specifier>}...\n"
+    "   or: git reflog drop [--all [--single-worktree] | <refs>...]\n"
+    "   or: git reflog expire [--expire=<time>] [--expire-unreachable=<time>]\n"
+    "                         [--rewrite] [--updateref] [--stale-fix]\n"
+    "                         [--dry-run | -n] [--verbose] [--all [--single-worktree] | "
+    "<refs>...]"
+)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -33,8 +35,13 @@ class _Parser(argparse.ArgumentParser):
 
 def run(argv: list[str], ctx: Any) -> int:
     """Dispatch the reflog subcommands."""
-    sub = argv[0] if argv and not argv[0].startswith("-") and argv[0] in (
-        "show", "list", "exists", "delete", "expire", "drop", "write") else "show"
+    sub = (
+        argv[0]
+        if argv
+        and not argv[0].startswith("-")
+        and argv[0] in ("show", "list", "exists", "delete", "expire", "drop", "write")
+        else "show"
+    )
     rest = argv[1:] if argv and argv[0] == sub else argv
     if rest[:1] in (["-h"], ["--help"]):
         sys.stdout.write(_SUB_USAGE.get(sub, USAGE) + "\n")
@@ -47,8 +54,9 @@ def run(argv: list[str], ctx: Any) -> int:
         if rest:
             sys.stderr.write(f"error: list does not accept arguments: '{rest[0]}'\n")
             return 129
-        sys.stdout.buffer.write("".join(n + "\n" for n in refs.reflog_names()).encode(
-            "utf-8", "surrogateescape"))
+        sys.stdout.buffer.write(
+            "".join(n + "\n" for n in refs.reflog_names()).encode("utf-8", "surrogateescape")
+        )
         return 0
     if sub == "exists":
         if len(rest) != 1:
@@ -58,16 +66,20 @@ def run(argv: list[str], ctx: Any) -> int:
         paths: list[str] = []
         if "--" in rest:
             cut = rest.index("--")
-            rest, paths = rest[:cut], rest[cut + 1:]
+            rest, paths = rest[:cut], rest[cut + 1 :]
         p = _Parser(prog="git reflog show", add_help=False)
         p.add_argument("--format", "--pretty", dest="format", default="%h %gd: %gs")
         p.add_argument("refs", nargs="*")
         args = p.parse_args(rest)
-        fmt = args.format.split(":", 1)[1] if args.format.startswith(
-            ("format:", "tformat:")) else args.format
+        fmt = (
+            args.format.split(":", 1)[1]
+            if args.format.startswith(("format:", "tformat:"))
+            else args.format
+        )
         for spec in args.refs or ["HEAD"]:
-            sys.stdout.buffer.write(walk_reflog(
-                repo, spec, fmt.encode("utf-8", "surrogateescape"), paths))
+            sys.stdout.buffer.write(
+                walk_reflog(repo, spec, fmt.encode("utf-8", "surrogateescape"), paths)
+            )
         return 0
     p = _Parser(prog="git reflog expire", add_help=False)
     p.add_argument("--expire", default=None)
@@ -118,8 +130,13 @@ def _expire(repo: Any, args: argparse.Namespace) -> int:
         if unreach > total:
             if name == "HEAD" or unreach == 0:
                 if all_tips is None:
-                    tips = [c for r in refs.iter_refs() if r.oid is not None
-                            for c in [commit_of(repo.odb, r.oid, hexsz)] if c is not None]
+                    tips = [
+                        c
+                        for r in refs.iter_refs()
+                        if r.oid is not None
+                        for c in [commit_of(repo.odb, r.oid, hexsz)]
+                        if c is not None
+                    ]
                     head = refs.resolve("HEAD")
                     head_c = commit_of(repo.odb, head, hexsz) if head else None
                     all_tips = ancestors(repo.odb, tips + ([head_c] if head_c else []), hexsz)
@@ -161,8 +178,14 @@ def _sub_usage(sub: str, message: str | None = None) -> int:
 
 def _log_name(refs: Any, spec: str) -> str | None:
     """Git's ``dwim_log``: the full name of an existing ref with a reflog, or None."""
-    for cand in (spec, f"refs/{spec}", f"refs/tags/{spec}", f"refs/heads/{spec}",
-                 f"refs/remotes/{spec}", f"refs/remotes/{spec}/HEAD"):
+    for cand in (
+        spec,
+        f"refs/{spec}",
+        f"refs/tags/{spec}",
+        f"refs/heads/{spec}",
+        f"refs/remotes/{spec}",
+        f"refs/remotes/{spec}/HEAD",
+    ):
         try:
             if refs.read(cand) is not None and refs.reflog_exists(cand):
                 return cand
@@ -176,8 +199,9 @@ def _drop(rest: list[str], ctx: Any) -> int:
     from gitodb.cli.refopts import Usage, parse_options
 
     try:
-        opts, names = parse_options(rest, {"all": ("no", True),
-                                           "single-worktree": ("no", True)}, {})
+        opts, names = parse_options(
+            rest, {"all": ("no", True), "single-worktree": ("no", True)}, {}
+        )
     except Usage as e:
         return _sub_usage("drop", e.message)
     flags = {o: not neg for o, _v, neg in opts}
@@ -233,8 +257,9 @@ def _write(rest: list[str], ctx: Any) -> int:
             raise GitodbError(f"{which} object '{text}' does not exist")
         ids.append(oid)
     who, email, ts, tz = committer_identity(repo.config)
-    repo.refs.append_reflog(name, ReflogEntry(ids[0], ids[1], who, email, ts, tz,
-                                              normalize_reflog_message(message)))
+    repo.refs.append_reflog(
+        name, ReflogEntry(ids[0], ids[1], who, email, ts, tz, normalize_reflog_message(message))
+    )
     return 0
 
 
@@ -242,8 +267,13 @@ def _update_to_last(refs: Any, name: str) -> None:
     """``--updateref``: the ref takes the new id of its newest remaining entry (no log)."""
     left = refs.reflog(name)
     ref = refs.read(name)
-    if left and any(left[-1].new) and ref is not None and ref.target is None \
-            and ref.oid != left[-1].new:
+    if (
+        left
+        and any(left[-1].new)
+        and ref is not None
+        and ref.target is None
+        and ref.oid != left[-1].new
+    ):
         tx = refs.transaction()
         tx.update(name, left[-1].new, log=False, no_deref=True)
         tx.commit()
@@ -255,9 +285,16 @@ def _delete(rest: list[str], ctx: Any) -> int:
     from gitodb.objects.approxidate import approxidate
 
     try:
-        opts, specs = parse_options(rest, {"dry-run": ("no", True), "rewrite": ("no", True),
-                                           "updateref": ("no", True),
-                                           "verbose": ("no", True)}, {"n": "dry-run"})
+        opts, specs = parse_options(
+            rest,
+            {
+                "dry-run": ("no", True),
+                "rewrite": ("no", True),
+                "updateref": ("no", True),
+                "verbose": ("no", True),
+            },
+            {"n": "dry-run"},
+        )
     except Usage as e:
         return _sub_usage("delete", e.message)
     flags = {o: not neg for o, _v, neg in opts}
@@ -279,7 +316,7 @@ def _delete(rest: list[str], ctx: Any) -> int:
             sys.stderr.write(f"error: no reflog for '{spec}'\n")
             status = 255
             continue
-        selector = spec[at + 2:-1]
+        selector = spec[at + 2 : -1]
         entries = refs.reflog(full)
         if selector.isdigit():
             idx = len(entries) - 1 - int(selector)
@@ -312,13 +349,13 @@ _SUB_USAGE = {
     "list": "usage: git reflog list",
     "exists": "usage: git reflog exists <ref>",
     "delete": "usage: git reflog delete [--rewrite] [--updateref]\n"
-              "                         [--dry-run | -n] [--verbose] <ref>@{<specifier>}...",
+    "                         [--dry-run | -n] [--verbose] <ref>@{<specifier>}...",
     "drop": "usage: git reflog drop [--all [--single-worktree] | <refs>...]",
     "write": "usage: git reflog write <ref> <old-oid> <new-oid> <message>",
     "expire": "usage: git reflog expire [--expire=<time>] [--expire-unreachable=<time>]\n"
-              "                         [--rewrite] [--updateref] [--stale-fix]\n"
-              "                         [--dry-run | -n] [--verbose] [--all [--single-worktree]"
-              " | <refs>...]",
+    "                         [--rewrite] [--updateref] [--stale-fix]\n"
+    "                         [--dry-run | -n] [--verbose] [--all [--single-worktree]"
+    " | <refs>...]",
 }
 
 

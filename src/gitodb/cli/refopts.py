@@ -38,8 +38,9 @@ def _find_long(name: str, spec: Spec) -> tuple[str, bool]:
     raise Usage(f"unknown option `{name}'")
 
 
-def parse_options(argv: list[str], spec: Spec, short: dict[str, str]
-                  ) -> tuple[list[tuple[str, str | None, bool]], list[str]]:
+def parse_options(
+    argv: list[str], spec: Spec, short: dict[str, str]
+) -> tuple[list[tuple[str, str | None, bool]], list[str]]:
     """``([(option, value, negated)], arguments)`` from ``argv``; errors raise ``Usage``."""
     opts: list[tuple[str, str | None, bool]] = []
     args: list[str] = []

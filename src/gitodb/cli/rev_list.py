@@ -61,13 +61,47 @@ usage: git rev-list [<options>] <commit>... [--] [<path>...]
 """
 
 # Options gitodb takes, by how they read a value.
-_FLAGS = {"--all", "--branches", "--tags", "--remotes", "--not", "--stdin", "--count",
-          "--parents", "--first-parent", "--merges", "--no-merges", "--no-min-parents",
-          "--no-max-parents", "--topo-order", "--date-order", "--author-date-order",
-          "--reverse", "--objects", "--no-object-names", "--object-names", "--quiet",
-          "--left-right", "--left-only", "--right-only", "--ignore-missing"}
-_VALUED = {"--max-count", "--skip", "--min-parents", "--max-parents", "--since", "--after",
-           "--until", "--before", "--max-age", "--min-age", "--glob", "--exclude"}
+_FLAGS = {
+    "--all",
+    "--branches",
+    "--tags",
+    "--remotes",
+    "--not",
+    "--stdin",
+    "--count",
+    "--parents",
+    "--first-parent",
+    "--merges",
+    "--no-merges",
+    "--no-min-parents",
+    "--no-max-parents",
+    "--topo-order",
+    "--date-order",
+    "--author-date-order",
+    "--reverse",
+    "--objects",
+    "--no-object-names",
+    "--object-names",
+    "--quiet",
+    "--left-right",
+    "--left-only",
+    "--right-only",
+    "--ignore-missing",
+}
+_VALUED = {
+    "--max-count",
+    "--skip",
+    "--min-parents",
+    "--max-parents",
+    "--since",
+    "--after",
+    "--until",
+    "--before",
+    "--max-age",
+    "--min-age",
+    "--glob",
+    "--exclude",
+}
 _OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
 
 
@@ -100,7 +134,7 @@ class _Settings:
         self.quiet = False
         self.left_right = False
         self.ignore_missing = False
-        self.revs: list[tuple[str, str | None]] = []   # (what, value) in order
+        self.revs: list[tuple[str, str | None]] = []  # (what, value) in order
 
 
 def _split(arg: str, argv: list[str], i: int) -> tuple[str, str | None, int]:
@@ -134,7 +168,7 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             if "--" in rest:
                 cut = rest.index("--")
                 settings.revs += [("rev", a) for a in rest[:cut]]
-                return rest[cut + 1:]
+                return rest[cut + 1 :]
             settings.revs += [("rev", a) for a in rest]
             return []
         if not arg.startswith("-") or arg == "-":
@@ -153,8 +187,16 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             w["max_count"] = _int(arg[1:])
             continue
         name, value, i = _split(arg, argv, i)
-        if name in ("--all", "--not", "--stdin", "--glob", "--exclude", "--branches",
-                    "--tags", "--remotes"):
+        if name in (
+            "--all",
+            "--not",
+            "--stdin",
+            "--glob",
+            "--exclude",
+            "--branches",
+            "--tags",
+            "--remotes",
+        ):
             settings.revs.append((name, value))
         elif name == "--max-count":
             w["max_count"] = _int(value or "")
@@ -208,17 +250,20 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
         elif name in ("--left-only", "--right-only"):
             side = name[2:-5]
             if w.get("side") not in (None, side):
-                raise GitodbError("options '--left-only' and '--right-only' cannot be used "
-                                  "together")
+                raise GitodbError(
+                    "options '--left-only' and '--right-only' cannot be used together"
+                )
             w["side"] = side
     return []
 
 
 def _unknown_revision(name: str) -> int:
     sys.stdout.flush()
-    sys.stderr.write(f"fatal: ambiguous argument '{name}': unknown revision or path not in "
-                     "the working tree.\nUse '--' to separate paths from revisions, like "
-                     "this:\n'git <command> [<revision>...] -- [<file>...]'\n")
+    sys.stderr.write(
+        f"fatal: ambiguous argument '{name}': unknown revision or path not in "
+        "the working tree.\nUse '--' to separate paths from revisions, like "
+        "this:\n'git <command> [<revision>...] -- [<file>...]'\n"
+    )
     return 128
 
 
@@ -235,7 +280,8 @@ def run(argv: list[str], ctx: Context) -> int:
     # Git's rule: nothing to start from and no ref option or --stdin is a usage error,
     # unless objects are listed.
     if not settings.walk_kwargs.get("objects") and not any(
-            what != "--not" and what != "--exclude" for what, _v in settings.revs):
+        what != "--not" and what != "--exclude" for what, _v in settings.revs
+    ):
         sys.stderr.write(USAGE)
         return 129
     from gitodb.history.revwalk import RevWalk
@@ -332,8 +378,11 @@ def _output(walk: object, settings: _Settings) -> int:
             continue
         mark = (b"<" if is_left else b">") if settings.left_right else b""
         if settings.parents:
-            out.append(mark + b" ".join([node.id.hex().encode()] + [
-                p.hex().encode() for p in node.parent_ids]) + b"\n")
+            out.append(
+                mark
+                + b" ".join([node.id.hex().encode()] + [p.hex().encode() for p in node.parent_ids])
+                + b"\n"
+            )
         else:
             out.append(mark + node.id.hex().encode() + b"\n")
     if walk.want_objects:
@@ -348,7 +397,6 @@ def _output(walk: object, settings: _Settings) -> int:
             else:
                 out.append(oid.hex().encode() + b"\n")
     if settings.count:
-        out.append(b"%d\t%d\n" % (left, count) if settings.left_right
-                   else b"%d\n" % (left + count))
+        out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
     sys.stdout.buffer.write(b"".join(out))
     return 0

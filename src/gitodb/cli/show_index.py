@@ -46,8 +46,9 @@ def run(argv: list[str], ctx: Any) -> int:
             else:
                 hash_name = next(it, None)
                 if hash_name is None:
-                    return _usage_error("error: option `object-format' requires a value",
-                                        with_usage=False)
+                    return _usage_error(
+                        "error: option `object-format' requires a value", with_usage=False
+                    )
         elif arg.startswith("--"):
             return _usage_error(f"error: unknown option `{arg[2:]}'")
         elif arg.startswith("-") and arg != "-":

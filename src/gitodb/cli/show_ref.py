@@ -35,10 +35,19 @@ usage: git show-ref [--head] [-d | --dereference]
 
 """
 
-_LONG = {"tags": ("no", True), "branches": ("no", True), "heads": ("no", True),
-         "exists": ("no", True), "verify": ("no", True), "head": ("no", True),
-         "dereference": ("no", True), "hash": ("optional", True), "abbrev": ("optional", True),
-         "quiet": ("no", True), "exclude-existing": ("optional", False)}
+_LONG = {
+    "tags": ("no", True),
+    "branches": ("no", True),
+    "heads": ("no", True),
+    "exists": ("no", True),
+    "verify": ("no", True),
+    "head": ("no", True),
+    "dereference": ("no", True),
+    "hash": ("optional", True),
+    "abbrev": ("optional", True),
+    "quiet": ("no", True),
+    "exclude-existing": ("optional", False),
+}
 _SHORT = {"d": "dereference", "s": "hash", "q": "quiet"}
 
 
@@ -63,8 +72,9 @@ def _abbrev_value(opt: str, value: str, hexsz: int) -> int:
 class _Shower:
     """Prints refs as ``show_one`` does: id (abbreviated), name, peeled line with ``-d``."""
 
-    def __init__(self, repo: Any, *, quiet: bool, hash_only: bool, deref: bool,
-                 abbrev: int) -> None:
+    def __init__(
+        self, repo: Any, *, quiet: bool, hash_only: bool, deref: bool, abbrev: int
+    ) -> None:
         from gitodb.repo.abbrev import Abbreviator
 
         self.repo = repo
@@ -96,8 +106,9 @@ class _Shower:
         if p is None and self.repo.odb.read_header(oid)[0] == "tag":
             p = peel_fully(self.repo.odb, oid, self.repo.object_format.hexsz)
         if p is not None:
-            self.lines.append(f"{self.abbrev(p)} {name}^{{}}".encode(
-                "utf-8", "surrogateescape") + b"\n")
+            self.lines.append(
+                f"{self.abbrev(p)} {name}^{{}}".encode("utf-8", "surrogateescape") + b"\n"
+            )
 
 
 def _tail_match(name: str, patterns: list[str]) -> bool:
@@ -158,9 +169,15 @@ def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, 
             exclude = (True, value)
         else:
             flags["branches" if opt == "heads" else opt] = not neg
-    modes = [m for m, on in (("--verify", flags.get("verify")),
-                             ("--exclude-existing", exclude[0]),
-                             ("--exists", flags.get("exists"))) if on]
+    modes = [
+        m
+        for m, on in (
+            ("--verify", flags.get("verify")),
+            ("--exclude-existing", exclude[0]),
+            ("--exists", flags.get("exists")),
+        )
+        if on
+    ]
     if len(modes) > 1:
         raise GitodbError(f"options '{modes[0]}' and '{modes[1]}' cannot be used together")
     repo = ctx.open_repository()
@@ -170,8 +187,11 @@ def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, 
         if abbrev_set:
             from gitodb.repo.abbrev import default_abbrev
 
-            abbrev = default_abbrev(repo) if abbrev_value is None else _abbrev_value(
-                "abbrev", abbrev_value, hexsz)
+            abbrev = (
+                default_abbrev(repo)
+                if abbrev_value is None
+                else _abbrev_value("abbrev", abbrev_value, hexsz)
+            )
         if hash_value is not None:
             abbrev = _abbrev_value("hash", hash_value, hexsz)
     except Usage as e:
@@ -193,8 +213,13 @@ def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, 
             sys.stderr.write("error: reference does not exist\n")
             return 2
         return 0
-    shower = _Shower(repo, quiet=flags.get("quiet", False), hash_only=flags.get("hash", False),
-                     deref=flags.get("dereference", False), abbrev=abbrev)
+    shower = _Shower(
+        repo,
+        quiet=flags.get("quiet", False),
+        hash_only=flags.get("hash", False),
+        deref=flags.get("dereference", False),
+        abbrev=abbrev,
+    )
     if flags.get("verify"):
         if not args:
             raise GitodbError("--verify requires a reference")
@@ -220,8 +245,11 @@ def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, 
         if head is not None:
             shower.show("HEAD", head)
             found += 1
-    prefixes = [p for p, on in (("refs/heads/", flags.get("branches")),
-                                ("refs/tags/", flags.get("tags"))) if on] or [""]
+    prefixes = [
+        p
+        for p, on in (("refs/heads/", flags.get("branches")), ("refs/tags/", flags.get("tags")))
+        if on
+    ] or [""]
     for prefix in prefixes:
         for ref in refs.iter_refs(prefix):
             if args and not _tail_match(ref.name, args):

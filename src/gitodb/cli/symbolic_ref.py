@@ -10,9 +10,11 @@ from gitodb.errors import GitodbError, RefError
 from gitodb.refs.base import refname_format_ok
 from gitodb.refs.peel import shorten_ref
 
-USAGE = ("usage: git symbolic-ref [-m <reason>] <name> <ref>\n"
-         "   or: git symbolic-ref [-q] [--short] [--no-recurse] <name>\n"
-         "   or: git symbolic-ref --delete [-q] <name>")
+USAGE = (
+    "usage: git symbolic-ref [-m <reason>] <name> <ref>\n"
+    "   or: git symbolic-ref [-q] [--short] [--no-recurse] <name>\n"
+    "   or: git symbolic-ref --delete [-q] <name>"
+)
 
 
 def run(argv: list[str], ctx: Any) -> int:

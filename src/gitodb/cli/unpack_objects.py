@@ -16,6 +16,8 @@ from gitodb.cli.index_pack import _parse_size
 from gitodb.repo.unpack import UnpackAbort, unpack_objects
 
 USAGE = "usage: git unpack-objects [-n] [-q] [-r] [--strict]\n"
+
+
 def run(argv: list[str], ctx: Any) -> int:
     """Entry point for ``gitodb unpack-objects``."""
     dry_run = quiet = recover = strict = False
@@ -50,9 +52,16 @@ def run(argv: list[str], ctx: Any) -> int:
 
     data = sys.stdin.buffer.read()
     try:
-        result = unpack_objects(repo, data, dry_run=dry_run, recover=recover, strict=strict,
-                                max_input_size=max_input, report=report,
-                                progress=progress if show else None)
+        result = unpack_objects(
+            repo,
+            data,
+            dry_run=dry_run,
+            recover=recover,
+            strict=strict,
+            max_input_size=max_input,
+            report=report,
+            progress=progress if show else None,
+        )
     except UnpackAbort:
         return 1
     sys.stdout.buffer.write(result.trailing)

@@ -12,9 +12,11 @@ from gitodb.refs.base import RefTransaction
 from gitodb.refs.peel import make_peeler
 from gitodb.repo import revparse
 
-USAGE = ("usage: git update-ref [<options>] -d <refname> [<old-val>]\n"
-         "   or: git update-ref [<options>]    <refname> <new-val> [<old-val>]\n"
-         "   or: git update-ref [<options>] --stdin [-z] [--batch-updates]")
+USAGE = (
+    "usage: git update-ref [<options>] -d <refname> [<old-val>]\n"
+    "   or: git update-ref [<options>]    <refname> <new-val> [<old-val>]\n"
+    "   or: git update-ref [<options>] --stdin [-z] [--batch-updates]"
+)
 
 
 def _usage() -> int:
@@ -32,8 +34,15 @@ def _oid(repo: Any, value: str, allow_empty: bool = False) -> bytes:
         raise GitodbError(f"{value}: not a valid SHA1") from None
 
 
-def _update(tx: RefTransaction, name: str, new: bytes, old: bytes | None, msg: str | None,
-            no_deref: bool, create_reflog: bool) -> None:
+def _update(
+    tx: RefTransaction,
+    name: str,
+    new: bytes,
+    old: bytes | None,
+    msg: str | None,
+    no_deref: bool,
+    create_reflog: bool,
+) -> None:
     """``update`` with an all-zero new id deletes the ref, like Git."""
     if not any(new):
         tx.delete(name, old, msg, no_deref=no_deref)
@@ -46,8 +55,10 @@ def report_rejected(tx: RefTransaction, null: bytes) -> None:
     ``rejected <ref> <new-oid> <old-oid> <reason>`` on stdout (absent ids as zeros)."""
     for r in tx.rejected:
         sys.stderr.write(f"error: {r.detail}\n")
-        sys.stdout.write(f"rejected {r.refname} {(r.update.new or null).hex()} "
-                         f"{(r.update.old or null).hex()} {r.reason}\n")
+        sys.stdout.write(
+            f"rejected {r.refname} {(r.update.new or null).hex()} "
+            f"{(r.update.old or null).hex()} {r.reason}\n"
+        )
 
 
 # Git's transaction states; "commit"/"abort" close, only "start" reopens.
@@ -55,8 +66,9 @@ _OPEN, _STARTED, _PREPARED, _CLOSED = 0, 1, 2, 3
 _STATE = {"start": _STARTED, "prepare": _PREPARED, "commit": _CLOSED, "abort": _CLOSED}
 
 
-def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bool,
-           create_reflog: bool) -> int:
+def _stdin(
+    repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bool, create_reflog: bool
+) -> int:
     """Git's ``--stdin`` protocol, one command at a time as input arrives; on any error,
     or end of input inside ``start``, the transaction is aborted, so no exit path
     leaves a lock or a partial change."""
@@ -106,8 +118,15 @@ def _stdin(repo: Any, tx: RefTransaction, msg: str | None, no_deref: bool, z: bo
     return 0
 
 
-def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
-                    msg: str | None, create_reflog: bool, no_deref: bool) -> None:
+def _symref_command(
+    tx: RefTransaction,
+    verb: str,
+    ref: str,
+    p: CommandParser,
+    msg: str | None,
+    create_reflog: bool,
+    no_deref: bool,
+) -> None:
     """``symref-verify|delete|create|update``: symref changes with old-target checks."""
     if verb == "symref-verify":
         old_target = p.target()
@@ -143,12 +162,26 @@ def _symref_command(tx: RefTransaction, verb: str, ref: str, p: CommandParser,
         elif kind is not None:
             raise GitodbError(f"{verb} {ref}: invalid arg '{kind}' for old value")
         p.extra(f"{verb} {ref}")
-        tx.set_symref(ref, new, msg, old=old_oid, old_target=old_target,
-                      create_reflog=create_reflog, no_deref=no_deref)
+        tx.set_symref(
+            ref,
+            new,
+            msg,
+            old=old_oid,
+            old_target=old_target,
+            create_reflog=create_reflog,
+            no_deref=no_deref,
+        )
 
 
-def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | None,
-                   no_deref: bool, create_reflog: bool, null: bytes) -> None:
+def _stdin_command(
+    tx: RefTransaction,
+    verb: str,
+    p: CommandParser,
+    msg: str | None,
+    no_deref: bool,
+    create_reflog: bool,
+    null: bytes,
+) -> None:
     """One parsed command, with Git's checks and messages."""
     if verb in ("start", "prepare", "commit", "abort"):
         p.extra(verb)
@@ -163,8 +196,12 @@ def _stdin_command(tx: RefTransaction, verb: str, p: CommandParser, msg: str | N
             tx.abort()
         sys.stdout.write(f"{verb}: ok\n")
         return
-    if verb.startswith("symref-") and verb != "symref-update" and not no_deref \
-            and verb != "symref-create":
+    if (
+        verb.startswith("symref-")
+        and verb != "symref-update"
+        and not no_deref
+        and verb != "symref-create"
+    ):
         raise GitodbError(f"{verb}: cannot operate with deref mode")
     ref = p.refname()
     if ref is None:

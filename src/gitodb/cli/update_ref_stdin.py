@@ -17,11 +17,32 @@ from gitodb.refs.base import refname_format_ok
 
 #: command -> number of arguments (Git's table; with -z, the first one is in the
 #: command token and the rest are separate NUL-terminated tokens)
-ARGS = {"update": 3, "create": 2, "delete": 2, "verify": 2, "symref-update": 4,
-        "symref-create": 2, "symref-delete": 2, "symref-verify": 2, "option": 1, "start": 0,
-        "prepare": 0, "abort": 0, "commit": 0}
-_ESC = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v",
-        "\\": "\\", '"': '"'}
+ARGS = {
+    "update": 3,
+    "create": 2,
+    "delete": 2,
+    "verify": 2,
+    "symref-update": 4,
+    "symref-create": 2,
+    "symref-delete": 2,
+    "symref-verify": 2,
+    "option": 1,
+    "start": 0,
+    "prepare": 0,
+    "abort": 0,
+    "commit": 0,
+}
+_ESC = {
+    "a": "\a",
+    "b": "\b",
+    "f": "\f",
+    "n": "\n",
+    "r": "\r",
+    "t": "\t",
+    "v": "\v",
+    "\\": "\\",
+    '"': '"',
+}
 
 
 def read_commands(stream: BinaryIO, z: bool) -> Iterator[tuple[str, str]]:
@@ -37,8 +58,9 @@ def read_commands(stream: BinaryIO, z: bool) -> Iterator[tuple[str, str]]:
             raise GitodbError(f"whitespace before command: {first}")
         cmd = None
         for name, nargs in ARGS.items():
-            if first.startswith(name) and first[len(name):len(name) + 1] == (
-                    " " if nargs else term):
+            if first.startswith(name) and first[len(name) : len(name) + 1] == (
+                " " if nargs else term
+            ):
                 cmd = name
                 break
         if cmd is None:
@@ -49,7 +71,7 @@ def read_commands(stream: BinaryIO, z: bool) -> Iterator[tuple[str, str]]:
             if more is None:
                 break  # the command reports the missing argument
             buf += more
-        yield cmd, buf[len(cmd) + (1 if ARGS[cmd] else 0):]
+        yield cmd, buf[len(cmd) + (1 if ARGS[cmd] else 0) :]
 
 
 def _read_token(stream: BinaryIO, z: bool) -> str | None:
@@ -86,9 +108,12 @@ def _unquote(text: str) -> tuple[str, int] | None:
             e = text[i]
             if e in _ESC:
                 out.append(_ESC[e])
-            elif "0" <= e <= "3" and i + 2 < len(text) and all(
-                    "0" <= d <= "7" for d in text[i + 1:i + 3]):
-                out.append(chr(int(text[i:i + 3], 8)))
+            elif (
+                "0" <= e <= "3"
+                and i + 2 < len(text)
+                and all("0" <= d <= "7" for d in text[i + 1 : i + 3])
+            ):
+                out.append(chr(int(text[i : i + 3], 8)))
                 i += 2
             else:
                 return None
@@ -103,8 +128,9 @@ def _unquote(text: str) -> tuple[str, int] | None:
 class CommandParser:
     """Git's argument readers over one command's buffer."""
 
-    def __init__(self, buf: str, z: bool, resolve: Callable[[str], bytes | None],
-                 null: bytes) -> None:
+    def __init__(
+        self, buf: str, z: bool, resolve: Callable[[str], bytes | None], null: bytes
+    ) -> None:
         self.buf = buf
         self.pos = 0
         self.term = "\0" if z else "\n"
@@ -113,7 +139,7 @@ class CommandParser:
         self.null = null
 
     def _rest(self) -> str:
-        return self.buf[self.pos:]
+        return self.buf[self.pos :]
 
     def at_end(self) -> bool:
         """Whether only the terminator (or nothing) is left, as Git requires."""
@@ -131,7 +157,7 @@ class CommandParser:
             if got is None:
                 raise GitodbError(f"badly quoted argument: {rest}")
             value, used = got
-            after = rest[used:used + 1]
+            after = rest[used : used + 1]
             if after not in ("", " ", self.term):
                 raise GitodbError(f"unexpected character after quoted argument: {rest}")
             self.pos += used
@@ -139,7 +165,7 @@ class CommandParser:
         end = self.pos
         while end < len(self.buf) and not self.buf[end].isspace() and self.buf[end] != "\0":
             end += 1
-        value = self.buf[self.pos:end]
+        value = self.buf[self.pos : end]
         self.pos = end
         return value
 
@@ -148,7 +174,7 @@ class CommandParser:
         if self.z:
             end = self.buf.find("\0", self.pos)
             end = len(self.buf) if end < 0 else end
-            name = self.buf[self.pos:end]
+            name = self.buf[self.pos : end]
             self.pos = end
         else:
             name = self._arg()
@@ -168,7 +194,7 @@ class CommandParser:
             self.pos += 1
             end = self.buf.find("\0", self.pos)
             end = len(self.buf) if end < 0 else end
-            arg = self.buf[self.pos:end]
+            arg = self.buf[self.pos : end]
             self.pos = end
         else:
             if self.buf[self.pos] != " ":
@@ -184,8 +210,7 @@ class CommandParser:
             raise GitodbError(f"invalid ref format: {arg}")
         return arg
 
-    def oid(self, command: str, ref: str, *, old: bool,
-            allow_empty: bool = False) -> bytes | None:
+    def oid(self, command: str, ref: str, *, old: bool, allow_empty: bool = False) -> bytes | None:
         """Git's ``parse_next_oid``: the next id, the null id for an empty value,
         or None when the argument is absent."""
         which = "<old-oid>" if old else "<new-oid>"
@@ -205,16 +230,16 @@ class CommandParser:
                 raise GitodbError(f"{command} {ref}: expected NUL but got: {self._rest()}")
             self.pos += 1
             if self.pos >= len(self.buf):
-                raise GitodbError(
-                    f"{command} {ref}: unexpected end of input when reading {which}")
+                raise GitodbError(f"{command} {ref}: unexpected end of input when reading {which}")
             end = self.buf.find("\0", self.pos)
             end = len(self.buf) if end < 0 else end
-            arg = self.buf[self.pos:end]
+            arg = self.buf[self.pos : end]
             self.pos = end
             if not arg:
                 if allow_empty:
-                    sys.stderr.write(f"warning: {command} {ref}: missing <new-oid>, "
-                                     "treating as zero\n")
+                    sys.stderr.write(
+                        f"warning: {command} {ref}: missing <new-oid>, treating as zero\n"
+                    )
                     return self.null
                 return None
         got = self.resolve(arg)

@@ -19,11 +19,15 @@ from gitodb.objects import SHA1, format_by_name
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.verify import format_stats, pack_name_for, verify_pack
 
-PARSER = OptionParser("verify-pack", ["[-v | --verbose] [-s | --stat-only] [--] <pack>.idx..."], [
-    Option("v", "verbose", "bool", "verbose"),
-    Option("s", "stat-only", "bool", "show statistics only"),
-    Option(None, "object-format", "string", "specify the hash algorithm to use", argh="hash"),
-])
+PARSER = OptionParser(
+    "verify-pack",
+    ["[-v | --verbose] [-s | --stat-only] [--] <pack>.idx..."],
+    [
+        Option("v", "verbose", "bool", "verbose"),
+        Option("s", "stat-only", "bool", "show statistics only"),
+        Option(None, "object-format", "string", "specify the hash algorithm to use", argh="hash"),
+    ],
+)
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -56,8 +60,7 @@ def run(argv: list[str], ctx: Any) -> int:
         return 1
 
 
-def _verify_all(packs: list[str], fmt: Any, verbose: bool, stat_only: bool,
-                limit: int) -> int:
+def _verify_all(packs: list[str], fmt: Any, verbose: bool, stat_only: bool, limit: int) -> int:
     """Verify each pack, printing Git's listing; 1 if any pack is bad."""
     status = 0
     out = sys.stdout

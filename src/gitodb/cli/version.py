@@ -8,9 +8,13 @@ import sys
 import gitodb
 from gitodb.cli.options import Option, OptionParser
 
-PARSER = OptionParser("version", ["[--build-options]"], [
-    Option(None, "build-options", "bool", "also print build options"),
-])
+PARSER = OptionParser(
+    "version",
+    ["[--build-options]"],
+    [
+        Option(None, "build-options", "bool", "also print build options"),
+    ],
+)
 
 
 def run(argv: list[str], ctx: object) -> int:
@@ -20,8 +24,7 @@ def run(argv: list[str], ctx: object) -> int:
     if args.build_options:
         from gitodb.compress import info
 
-        out.append(f"python: {platform.python_version()} "
-                   f"({platform.python_implementation()})\n")
+        out.append(f"python: {platform.python_version()} ({platform.python_implementation()})\n")
         from gitodb.objects import sha1dc
 
         out.extend(f"{key}: {value}\n" for key, value in info.build_options())
@@ -29,4 +32,3 @@ def run(argv: list[str], ctx: object) -> int:
         out.extend(f"{key}: {value}\n" for key, value in sha1dc.build_options())
     sys.stdout.write("".join(out))
     return 0
-

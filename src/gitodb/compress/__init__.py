@@ -62,10 +62,21 @@ from .backends.base import GIT_LEVELS, Backend, PrefixContext
 from .backends.ops import corrupt, make_head
 
 __all__ = [
-    "BACKEND_NAMES", "Buffer", "Deflater", "Inflater", "active_backend",
-    "available_backends", "crc32", "crc32_combine", "deflate", "inflate", "inflate_head",
+    "BACKEND_NAMES",
+    "Buffer",
+    "Deflater",
+    "Inflater",
+    "active_backend",
+    "available_backends",
+    "crc32",
+    "crc32_combine",
+    "deflate",
+    "inflate",
+    "inflate_head",
     "inflate_prefix",
-    "new_inflater", "routing", "set_backend",
+    "new_inflater",
+    "routing",
+    "set_backend",
 ]
 
 #: every name ``set_backend`` accepts
@@ -83,6 +94,7 @@ _MAX_LENGTH = sys.maxsize
 def max_inflated_size(compressed_len: int) -> int:
     """The largest output a zlib stream of ``compressed_len`` bytes can inflate to."""
     return compressed_len * MAX_INFLATE_RATIO + 64
+
 
 # Rebound by set_backend(); these initial values are replaced at import time.
 inflate: Callable[[Buffer, int], bytes]
@@ -104,11 +116,13 @@ def _make_deflate(primary: Backend, fallback: Backend | None) -> Callable[..., b
     compress = primary.deflate
     assert compress is not None
     if fallback is None:
+
         def deflate(data: Buffer, level: int = -1) -> bytes:
             """Compress ``data`` as one zlib stream at Git's ``level`` (-1, 0-9)."""
             if level not in GIT_LEVELS:
                 raise _bad_level(level)
             return compress(data, level)
+
         return deflate
 
     levels, other = primary.deflate_levels, fallback.deflate
@@ -121,6 +135,7 @@ def _make_deflate(primary: Backend, fallback: Backend | None) -> Callable[..., b
         if level not in GIT_LEVELS:
             raise _bad_level(level)
         return other(data, level)
+
     return deflate_split
 
 

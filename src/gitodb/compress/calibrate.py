@@ -44,8 +44,10 @@ def cache_path() -> Path:
 
 def _text(n: int, seed: int) -> bytes:
     rng = random.Random(seed)
-    words = [bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz_()", k=rng.randint(1, 9)))
-             for _ in range(300)]
+    words = [
+        bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz_()", k=rng.randint(1, 9)))
+        for _ in range(300)
+    ]
     out = bytearray()
     while len(out) < n:
         out += rng.choice(words) + rng.choice([b" ", b"\n", b"    "])
@@ -84,7 +86,8 @@ def _workloads(b: Any, op: str, data: bytes, z: bytes) -> Callable[[], object] |
         def stream() -> None:
             d = b.decompressobj()
             for i in range(0, len(z), step):
-                d.decompress(z[i:i + step])
+                d.decompress(z[i : i + step])
+
         return stream
     if op == "inflate-head":
         return lambda: b.decompressobj().decompress(z, 20)
@@ -99,8 +102,9 @@ def _workloads(b: Any, op: str, data: bytes, z: bytes) -> Callable[[], object] |
         def deflate_stream() -> None:
             c = b.compressobj(1)
             for i in range(0, n, 1 << 16):
-                c.compress(data[i:i + (1 << 16)])
+                c.compress(data[i : i + (1 << 16)])
             c.flush()
+
         return deflate_stream
     if op == "crc32":
         return lambda: b.crc32(data)
@@ -140,7 +144,7 @@ def measure(budget: float = DEFAULT_BUDGET) -> dict[str, Any]:
     return {
         "format": FORMAT_VERSION,
         "machine": f"{platform.node()}: {platform.machine()} ({cpu_model()}), "
-                   f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
+        f"{os.cpu_count()} CPUs, Python {platform.python_version()}",
         "measured": time.strftime("%Y-%m-%d %H:%M:%S UTC", time.gmtime()),
         "backends": {n: b.library_version for n, b in loaded.items() if b is not None},
         "figures": figures,
@@ -171,13 +175,15 @@ def load(path: Path | None = None) -> dict[str, Any] | None:
         return None
     if not isinstance(record, dict) or record.get("format") != FORMAT_VERSION:
         return None
-    current = {n: b.library_version for n in selection.installed()
-               if (b := backends.load(n)) is not None}
+    current = {
+        n: b.library_version for n in selection.installed() if (b := backends.load(n)) is not None
+    }
     if record.get("backends") != current:
         return None
     ranking = record.get("ranking")
     if not isinstance(ranking, dict) or any(
-            not isinstance(ranking.get(op), list) for op in selection.OPERATIONS):
+        not isinstance(ranking.get(op), list) for op in selection.OPERATIONS
+    ):
         return None
     return record
 
@@ -187,8 +193,9 @@ def summary(record: dict[str, Any], op: str) -> str:
     parts = []
     for label, row in record["figures"].get(op, {}).items():
         if row:
-            timed = ", ".join(f"{n} {t * 1e6:.1f}" for n, t in sorted(row.items(),
-                                                                     key=lambda kv: kv[1]))
+            timed = ", ".join(
+                f"{n} {t * 1e6:.1f}" for n, t in sorted(row.items(), key=lambda kv: kv[1])
+            )
             parts.append(f"{label}: {timed}")
     return "; ".join(parts) + " (µs)"
 

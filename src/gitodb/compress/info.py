@@ -41,8 +41,14 @@ def cpu_features(cpuinfo: str = "/proc/cpuinfo") -> dict[str, bool] | None:
 
 
 #: what the native core does when it is loaded (the pure-Python code is the reference)
-NATIVE_PARTS = ("SHA-1DC", "delta application", "entry headers", "header walk",
-                "index lookups", "cat-file record formatting")
+NATIVE_PARTS = (
+    "SHA-1DC",
+    "delta application",
+    "entry headers",
+    "header walk",
+    "index lookups",
+    "cat-file record formatting",
+)
 
 
 def native_core() -> str:
@@ -51,8 +57,18 @@ def native_core() -> str:
         from gitodb import _native
     except ImportError as e:
         return f"not loaded ({e}): everything runs on the pure-Python reference"
-    missing = [n for n in ("sha1dc", "apply_delta", "parse_entry_header", "scan_headers",
-                           "find_oid", "check_lines") if not hasattr(_native, n)]
+    missing = [
+        n
+        for n in (
+            "sha1dc",
+            "apply_delta",
+            "parse_entry_header",
+            "scan_headers",
+            "find_oid",
+            "check_lines",
+        )
+        if not hasattr(_native, n)
+    ]
     if missing:
         return f"incomplete ({_native.__file__} lacks {', '.join(missing)}): rebuild it"
     return f"loaded ({', '.join(NATIVE_PARTS)}) from {_native.__file__}"
@@ -77,8 +93,9 @@ def build_options() -> list[tuple[str, str]]:
         if b is None:
             lines.append((f"backend {name}", f"not installed ({backends.install_hint(name)})"))
             continue
-        lines.append((f"backend {name}",
-                      f"available, library {b.library_version}, binding {b.binding}"))
+        lines.append(
+            (f"backend {name}", f"available, library {b.library_version}, binding {b.binding}")
+        )
         lines.append((f"backend {name} inflate_prefix reuse", b.reuse_note))
         if b.deflate_levels != selection.GIT_LEVELS:
             lines.append((f"backend {name} levels", b.deflate_levels_note))
@@ -89,12 +106,18 @@ def build_options() -> list[tuple[str, str]]:
     from . import _calibration, calibrate
 
     record = _calibration()
-    lines.append(("auto ranking", "built-in (measured on the project's development VM, see "
-                  "selection.AUTO_RANKING)" if record is None else
-                  f"calibrated {record['measured']} on {record['machine']} "
-                  f"({calibrate.cache_path()})"))
+    lines.append(
+        (
+            "auto ranking",
+            "built-in (measured on the project's development VM, see selection.AUTO_RANKING)"
+            if record is None
+            else f"calibrated {record['measured']} on {record['machine']} "
+            f"({calibrate.cache_path()})",
+        )
+    )
     for op in selection.OPERATIONS:
         route = r.routes[op]
-        lines.append((f"{selection.OPERATION_TITLES[op]}",
-                      f"{route.backend.name} ({route.reason})"))
+        lines.append(
+            (f"{selection.OPERATION_TITLES[op]}", f"{route.backend.name} ({route.reason})")
+        )
     return lines

@@ -21,8 +21,16 @@ from . import backends
 from .backends.base import GIT_LEVELS, Backend
 
 #: The operations a backend is chosen for, in ``version --build-options`` order.
-OPERATIONS = ("inflate", "inflate-prefix", "inflate-reuse", "inflate-stream", "inflate-head",
-              "deflate", "deflate-stream", "crc32")
+OPERATIONS = (
+    "inflate",
+    "inflate-prefix",
+    "inflate-reuse",
+    "inflate-stream",
+    "inflate-head",
+    "deflate",
+    "deflate-stream",
+    "crc32",
+)
 
 OPERATION_TITLES = {
     "inflate": "one-shot inflate",
@@ -139,18 +147,22 @@ def _check_name(name: str) -> Backend | None:
         return None
     names = ", ".join(["auto", *installed()])
     if name not in backends.BACKENDS:
-        raise BackendUnavailableError(
-            f"unknown zlib backend '{name}' (installed: {names})")
+        raise BackendUnavailableError(f"unknown zlib backend '{name}' (installed: {names})")
     backend = backends.load(name)
     if backend is None:
         raise BackendUnavailableError(
             f"zlib backend '{name}' is not installed ({backends.install_hint(name)};"
-            f" installed: {names})")
+            f" installed: {names})"
+        )
     return backend
 
 
-def _best(op: str, exclude: str | None = None, all_levels: bool = False,
-          ranking: dict[str, list[str]] | None = None) -> Backend:
+def _best(
+    op: str,
+    exclude: str | None = None,
+    all_levels: bool = False,
+    ranking: dict[str, list[str]] | None = None,
+) -> Backend:
     """The first installed backend in ``op``'s ranking that can do it."""
     order = ranking[op] if ranking is not None else AUTO_RANKING[op][0]
     # A calibrated ranking lists only what it measured: the built-in order follows.
@@ -158,14 +170,20 @@ def _best(op: str, exclude: str | None = None, all_levels: bool = False,
         if name == exclude:
             continue
         b = backends.load(name)
-        if b is not None and can_do(b, op) is None and (
-                not all_levels or b.deflate_levels == GIT_LEVELS):
+        if (
+            b is not None
+            and can_do(b, op) is None
+            and (not all_levels or b.deflate_levels == GIT_LEVELS)
+        ):
             return b
     raise AssertionError("the standard library backend does everything")  # pragma: no cover
 
 
-def route(name: str, calibrated: dict[str, Any] | None = None,
-          describe: Callable[[dict[str, Any], str], str] | None = None) -> Routing:
+def route(
+    name: str,
+    calibrated: dict[str, Any] | None = None,
+    describe: Callable[[dict[str, Any], str], str] | None = None,
+) -> Routing:
     """Compute the routing for backend ``name`` (a backend name or ``auto``).
 
     ``calibrated``: a record of ``gitodb calibrate`` whose ranking ``auto`` then
@@ -178,8 +196,9 @@ def route(name: str, calibrated: dict[str, Any] | None = None,
         if chosen is None and calibrated is not None:
             b = _best(op, ranking=ranking)
             figures = describe(calibrated, op) if describe is not None else ""
-            reason = (f"auto, calibrated {calibrated['measured']} on "
-                      f"{calibrated['machine']}: {figures}")
+            reason = (
+                f"auto, calibrated {calibrated['measured']} on {calibrated['machine']}: {figures}"
+            )
         elif chosen is None:
             b = _best(op)
             reason = f"auto: {AUTO_RANKING[op][1]}"
@@ -192,7 +211,10 @@ def route(name: str, calibrated: dict[str, Any] | None = None,
         if op.startswith("deflate") and b.deflate_levels != GIT_LEVELS:
             fallback = _best(op, exclude=b.name, all_levels=True)
             others = ", ".join(str(n) for n in sorted(GIT_LEVELS - b.deflate_levels))
-            reason += f"; Git levels {others} on {fallback.name} (ISA-L levels 0-3 only)" \
-                if b.name == "isal" else f"; Git levels {others} on {fallback.name}"
+            reason += (
+                f"; Git levels {others} on {fallback.name} (ISA-L levels 0-3 only)"
+                if b.name == "isal"
+                else f"; Git levels {others} on {fallback.name}"
+            )
         routes[op] = Route(b, reason, fallback)
     return Routing(name, routes)

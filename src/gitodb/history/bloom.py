@@ -38,14 +38,15 @@ def murmur3(seed: int, data: bytes, version: int = 2) -> int:
     h = seed & _M32
     n4 = len(data) // 4
     for i in range(n4):
-        k = int.from_bytes(data[4 * i:4 * i + 4], "little")
+        k = int.from_bytes(data[4 * i : 4 * i + 4], "little")
         k = (k * c1) & _M32
         k = _rotl(k, 15)
         k = (k * c2) & _M32
         h ^= k
         h = (_rotl(h, 13) * 5 + 0xE6546B64) & _M32
-    tail = data[4 * n4:]
+    tail = data[4 * n4 :]
     if tail:
+
         def byte(b: int) -> int:
             # v1 widens a C char: bytes >= 0x80 sign-extend into the upper bits.
             return (b | 0xFFFFFF00) if version == 1 and b & 0x80 else b
@@ -88,8 +89,9 @@ def filter_contains(data: bytes, key: list[int]) -> bool:
     return True
 
 
-def changed_paths(repo: Repository, old_tree: bytes | None, new_tree: bytes,
-                  limit: int) -> set[bytes] | None:
+def changed_paths(
+    repo: Repository, old_tree: bytes | None, new_tree: bytes, limit: int
+) -> set[bytes] | None:
     """The paths (and their leading directories) a diff touches; None past ``limit``."""
     changes = diff_trees(repo, old_tree, new_tree)
     if len(changes) > limit:

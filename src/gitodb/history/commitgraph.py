@@ -51,8 +51,13 @@ class BloomSettings:
 
     __slots__ = ("hash_version", "num_hashes", "bits_per_entry", "max_changed_paths")
 
-    def __init__(self, hash_version: int = 1, num_hashes: int = 7, bits_per_entry: int = 10,
-                 max_changed_paths: int = 512) -> None:
+    def __init__(
+        self,
+        hash_version: int = 1,
+        num_hashes: int = 7,
+        bits_per_entry: int = 10,
+        max_changed_paths: int = 512,
+    ) -> None:
         self.hash_version = hash_version
         self.num_hashes = num_hashes
         self.bits_per_entry = bits_per_entry
@@ -62,14 +67,20 @@ class BloomSettings:
 class CommitGraphFile:
     """One parsed commit-graph file (one layer of a chain)."""
 
-    def __init__(self, path: str, data: bytes | mmap.mmap, fmt: ObjectFormat,
-                 base: CommitGraphFile | None = None) -> None:
+    def __init__(
+        self,
+        path: str,
+        data: bytes | mmap.mmap,
+        fmt: ObjectFormat,
+        base: CommitGraphFile | None = None,
+    ) -> None:
         self.path = path
         self.data = data
         self.fmt = fmt
         self.base = base
-        self.num_commits_in_base: int = (base.num_commits_in_base + base.num_commits
-                                    if base is not None else 0)
+        self.num_commits_in_base: int = (
+            base.num_commits_in_base + base.num_commits if base is not None else 0
+        )
         self._index: dict[bytes, int] | None = None
         self._oid_list: list[bytes] | None = None
         self._records: list[tuple[bytes, int, int, int, int]] | None = None
@@ -78,8 +89,9 @@ class CommitGraphFile:
     # -- parsing ---------------------------------------------------------------
     def _fail(self, message: str, first: str | None = None) -> CommitGraphError:
         """Git's error; ``first`` is the chunk reader's own line printed before it."""
-        return CommitGraphError(message, path=self.path,
-                                details=[first] if first is not None else None)
+        return CommitGraphError(
+            message, path=self.path, details=[first] if first is not None else None
+        )
 
     def _parse(self) -> None:
         d = self.data
@@ -89,14 +101,17 @@ class CommitGraphFile:
             raise self._fail("commit-graph file is too small")
         sig = bytes(d[:4])
         if sig != SIGNATURE:
-            raise self._fail(f"commit-graph signature {_BE32.unpack(sig)[0]:X} does not "
-                             f"match signature {_BE32.unpack(SIGNATURE)[0]:X}")
+            raise self._fail(
+                f"commit-graph signature {_BE32.unpack(sig)[0]:X} does not "
+                f"match signature {_BE32.unpack(SIGNATURE)[0]:X}"
+            )
         if d[4] != 1:
             raise self._fail(f"commit-graph version {d[4]:X} does not match version 1")
         want_hash = 1 if rawsz == 20 else 2
         if d[5] != want_hash:
-            raise self._fail(f"commit-graph hash version {d[5]:X} does not match version "
-                             f"{want_hash:X}")
+            raise self._fail(
+                f"commit-graph hash version {d[5]:X} does not match version {want_hash:X}"
+            )
         nchunks = d[6]
         self.num_bases = d[7]
         if size < HEADER_SIZE + (nchunks + 1) * CHUNK_WIDTH + rawsz:
@@ -105,7 +120,7 @@ class CommitGraphFile:
         end_of_data = size - rawsz
         pos = HEADER_SIZE
         for i in range(nchunks + 1):
-            cid = bytes(d[pos:pos + 4])
+            cid = bytes(d[pos : pos + 4])
             off = struct.unpack_from(">Q", d, pos + 4)[0]
             nxt = struct.unpack_from(">Q", d, pos + 16)[0] if i < nchunks else None
             pos += CHUNK_WIDTH
@@ -175,9 +190,11 @@ class CommitGraphFile:
         if self.num_bases:
             if base is None or base[1] != self.num_bases * rawsz:
                 raise self._fail("commit-graph base graphs chunk is too small")
-            self.base_hashes = [bytes(d[base[0] + i * rawsz:base[0] + (i + 1) * rawsz])
-                                for i in range(self.num_bases)]
-        self.checksum = bytes(d[size - rawsz:])
+            self.base_hashes = [
+                bytes(d[base[0] + i * rawsz : base[0] + (i + 1) * rawsz])
+                for i in range(self.num_bases)
+            ]
+        self.checksum = bytes(d[size - rawsz :])
 
     # -- lookups ---------------------------------------------------------------
     @property
@@ -196,8 +213,8 @@ class CommitGraphFile:
         """This layer's ids, decoded once (a walk touches most of them)."""
         if self._oid_list is None:
             rawsz = self.fmt.rawsz
-            data = bytes(self.data[self._oidl:self._oidl + self.num_commits * rawsz])
-            self._oid_list = [data[i:i + rawsz] for i in range(0, len(data), rawsz)]
+            data = bytes(self.data[self._oidl : self._oidl + self.num_commits * rawsz])
+            self._oid_list = [data[i : i + rawsz] for i in range(0, len(data), rawsz)]
         return self._oid_list
 
     def oid_at(self, pos: int) -> bytes:
@@ -227,7 +244,7 @@ class CommitGraphFile:
         g = self._layer(pos)
         if g._records is None:
             rawsz = g.fmt.rawsz
-            chunk = bytes(g.data[g._cdat:g._cdat + g.num_commits * (rawsz + 16)])
+            chunk = bytes(g.data[g._cdat : g._cdat + g.num_commits * (rawsz + 16)])
             g._records = list(struct.iter_unpack(f">{rawsz}sIIII", chunk))
         tree, p1, p2, gen_hi, date_lo = g._records[pos - g.num_commits_in_base]
         parents: list[int] = []
@@ -287,7 +304,7 @@ class CommitGraphFile:
         if end > limit or start > limit or end < start:
             return None
         base = g._bdat[0] + BLOOM_HEADER_SIZE
-        return bytes(g.data[base + start:base + end])
+        return bytes(g.data[base + start : base + end])
 
     def layers(self) -> list[CommitGraphFile]:
         """This layer and those below it, base first."""
@@ -320,8 +337,9 @@ def chain_dir(objects_dir: str) -> str:
     return os.path.join(objects_dir, "info", "commit-graphs")
 
 
-def read_graph_file(path: str, fmt: ObjectFormat, base: CommitGraphFile | None = None
-                    ) -> CommitGraphFile | None:
+def read_graph_file(
+    path: str, fmt: ObjectFormat, base: CommitGraphFile | None = None
+) -> CommitGraphFile | None:
     """Parse one file; None when it is absent; ``CommitGraphError`` when it is bad."""
     data = _map(path)
     if data is None:
@@ -345,8 +363,10 @@ def read_chain(objects_dir: str, fmt: ObjectFormat) -> CommitGraphFile | None:
     below: list[bytes] = []
     for name in names:
         if len(name) != hexsz or any(c not in b"0123456789abcdef" for c in name):
-            report("warning", "invalid commit-graph chain: line '"
-                   f"{name.decode('utf-8', 'replace')}' not a hash")
+            report(
+                "warning",
+                f"invalid commit-graph chain: line '{name.decode('utf-8', 'replace')}' not a hash",
+            )
             break
         path = os.path.join(chain_dir(objects_dir), f"graph-{name.decode()}.graph")
         try:

@@ -91,9 +91,13 @@ def _pack_commits(repo: Repository, packs: Iterable[PackFile]) -> list[bytes]:
     return out
 
 
-def collect_commits(repo: Repository, *, reachable: bool = False,
-                    commits: Iterable[bytes] | None = None,
-                    packs: Iterable[str] | None = None) -> list[bytes]:
+def collect_commits(
+    repo: Repository,
+    *,
+    reachable: bool = False,
+    commits: Iterable[bytes] | None = None,
+    packs: Iterable[str] | None = None,
+) -> list[bytes]:
     """The starting commits of a write (before closing under parents)."""
     if reachable:
         out = []
@@ -112,7 +116,7 @@ def collect_commits(repo: Repository, *, reachable: bool = False,
                 raise CommitGraphInputError(f"invalid object: {oid.hex()}")
             c = _peel_commit(repo, oid)
             if c is not None:
-                out.append(c)   # other objects are skipped, as Git skips them
+                out.append(c)  # other objects are skipped, as Git skips them
         return out
     all_packs = repo.odb.packs
     if packs is not None:
@@ -127,8 +131,9 @@ def collect_commits(repo: Repository, *, reachable: bool = False,
     return _pack_commits(repo, all_packs)
 
 
-def _load(repo: Repository, starts: list[bytes], known: CommitGraphFile | None
-          ) -> dict[bytes, _Commit]:
+def _load(
+    repo: Repository, starts: list[bytes], known: CommitGraphFile | None
+) -> dict[bytes, _Commit]:
     """Every commit reachable from ``starts`` that ``known`` does not hold."""
     odb = repo.odb
     fmt = repo.object_format
@@ -155,6 +160,7 @@ def _load(repo: Repository, starts: list[bytes], known: CommitGraphFile | None
 
 def _generations(commits: dict[bytes, _Commit], base: CommitGraphFile | None) -> None:
     """Git's topological levels and corrected commit dates, without recursion."""
+
     def known(oid: bytes) -> tuple[int, int]:
         c = commits.get(oid)
         if c is not None:
@@ -189,8 +195,13 @@ def _generations(commits: dict[bytes, _Commit], base: CommitGraphFile | None) ->
             c.gen = max_gen + 1
 
 
-def _build(repo: Repository, order: list[_Commit], base: CommitGraphFile | None,
-           bloom: BloomSettings | None, generation_data: bool) -> bytes:
+def _build(
+    repo: Repository,
+    order: list[_Commit],
+    base: CommitGraphFile | None,
+    bloom: BloomSettings | None,
+    generation_data: bool,
+) -> bytes:
     fmt = repo.object_format
     rawsz = fmt.rawsz
     n = len(order)
@@ -231,10 +242,14 @@ def _build(repo: Repository, order: list[_Commit], base: CommitGraphFile | None,
                 edges += struct.pack(">I", v)
                 n_edges += 1
         date = c.date
-        cdat += c.tree + struct.pack(">IIII", p1, p2, (c.level << 2) | ((date >> 32) & 3),
-                                     date & 0xFFFFFFFF)
-    chunks: list[tuple[bytes, bytes]] = [(b"OIDF", bytes(fanout)), (b"OIDL", oidl),
-                                         (b"CDAT", bytes(cdat))]
+        cdat += c.tree + struct.pack(
+            ">IIII", p1, p2, (c.level << 2) | ((date >> 32) & 3), date & 0xFFFFFFFF
+        )
+    chunks: list[tuple[bytes, bytes]] = [
+        (b"OIDF", bytes(fanout)),
+        (b"OIDL", oidl),
+        (b"CDAT", bytes(cdat)),
+    ]
     if generation_data:
         gda2 = bytearray()
         gdo2 = bytearray()
@@ -254,15 +269,17 @@ def _build(repo: Repository, order: list[_Commit], base: CommitGraphFile | None,
         chunks.append((b"EDGE", bytes(edges)))
     if bloom is not None:
         bidx = bytearray()
-        bdat = bytearray(struct.pack(">III", bloom.hash_version, bloom.num_hashes,
-                                     bloom.bits_per_entry))
+        bdat = bytearray(
+            struct.pack(">III", bloom.hash_version, bloom.num_hashes, bloom.bits_per_entry)
+        )
         end = 0
         for c in order:
             parent_tree = None
             if c.parents:
                 parent_tree = repo.odb.commit(c.parents[0]).tree
-            f = make_filter(changed_paths(repo, parent_tree, c.tree, bloom.max_changed_paths),
-                            bloom)
+            f = make_filter(
+                changed_paths(repo, parent_tree, c.tree, bloom.max_changed_paths), bloom
+            )
             end += len(f)
             bidx += struct.pack(">I", end)
             bdat += f
@@ -287,8 +304,11 @@ def _bloom_settings(repo: Repository, existing: CommitGraphFile | None) -> Bloom
     """``commitGraph.changedPathsVersion`` (-1/1: version 1 unless the graph has 2)."""
     version = int(repo.config.get("commitgraph.changedpathsversion") or -1)
     if version == -1:
-        version = existing.bloom.hash_version if existing is not None and \
-            existing.bloom is not None else 1
+        version = (
+            existing.bloom.hash_version
+            if existing is not None and existing.bloom is not None
+            else 1
+        )
     if version not in (1, 2):
         version = 1
     return BloomSettings(hash_version=version)
@@ -302,19 +322,28 @@ def graph_compatible(repo: Repository, *, writing: bool = False) -> bool:
         return False
     if os.path.exists(os.path.join(repo.common_dir, "shallow")):
         return False
-    if not writing and not os.environ.get("GIT_NO_REPLACE_OBJECTS") and repo.config.get_bool(
-            "core.usereplacerefs", True):
+    if (
+        not writing
+        and not os.environ.get("GIT_NO_REPLACE_OBJECTS")
+        and repo.config.get_bool("core.usereplacerefs", True)
+    ):
         if any(True for _r in repo.refs.iter_refs("refs/replace/")):
             return False
     return True
 
 
-def write_commit_graph(repo: Repository, *, reachable: bool = False,
-                       commits: Iterable[bytes] | None = None,
-                       packs: Iterable[str] | None = None,
-                       changed_paths: bool | None = None, split: bool = False,
-                       replace: bool = False, append: bool = False,
-                       progress: Callable[[str, int], None] | None = None) -> str | None:
+def write_commit_graph(
+    repo: Repository,
+    *,
+    reachable: bool = False,
+    commits: Iterable[bytes] | None = None,
+    packs: Iterable[str] | None = None,
+    changed_paths: bool | None = None,
+    split: bool = False,
+    replace: bool = False,
+    append: bool = False,
+    progress: Callable[[str, int], None] | None = None,
+) -> str | None:
     """Write a commit-graph (see the module docstring); return its path, or None
     when nothing was written (no commits, or a repository whose history grafts,
     replace refs or a shallow file change: Git writes no graph for those).
@@ -322,8 +351,10 @@ def write_commit_graph(repo: Repository, *, reachable: bool = False,
     ``progress(title, count)`` is called as each of Git's phases completes.
     """
     if progress is None:
+
         def progress(title: str, count: int) -> None:
             del title, count
+
     objects_dir = repo.odb.objects_dir
     if not graph_compatible(repo, writing=True):
         return None
@@ -335,8 +366,7 @@ def write_commit_graph(repo: Repository, *, reachable: bool = False,
         changed_paths = True
     if changed_paths is None:
         # Git keeps computing filters when the graph it replaces has them.
-        changed_paths = existing is not None and any(
-            g.bloom is not None for g in existing.layers())
+        changed_paths = existing is not None and any(g.bloom is not None for g in existing.layers())
     starts = collect_commits(repo, reachable=reachable, commits=commits, packs=packs)
     if append and existing is not None and not split:
         starts += [oid for g in existing.layers() for oid in g.oids()]
@@ -347,7 +377,7 @@ def write_commit_graph(repo: Repository, *, reachable: bool = False,
     found = _load(repo, starts, base)
     progress("Expanding reachable commits in commit graph", len(found))
     if not found:
-        return None   # Git writes no file without commits
+        return None  # Git writes no file without commits
     _generations(found, base)
     progress("Computing commit graph topological levels", len(found))
     progress("Computing commit graph generation numbers", len(found))
@@ -393,7 +423,7 @@ def write_commit_graph(repo: Repository, *, reachable: bool = False,
         lock.write("".join(h + "\n" for h in hashes).encode())
         lock.commit()
     if os.path.exists(single):
-        os.unlink(single)   # the chain replaces the single file
+        os.unlink(single)  # the chain replaces the single file
     # Layers the new chain does not list are expired (Git's default expiry: now).
     keep = {f"graph-{h}.graph" for h in hashes}
     for entry in os.listdir(cdir):
@@ -406,8 +436,9 @@ VERIFY_ERROR = 1
 VERIFY_HASH_ERROR = 2
 
 
-def verify_commit_graph(repo: Repository, *, shallow: bool = False,
-                        emit: Callable[[str], None] | None = None) -> tuple[list[str], int]:
+def verify_commit_graph(
+    repo: Repository, *, shallow: bool = False, emit: Callable[[str], None] | None = None
+) -> tuple[list[str], int]:
     """Git's ``commit-graph verify``: ``(report lines, status)``; the status has bit 1
     for damaged content and bit 2 for a bad checksum (Git's exit code); ``([], 0)``
     when there is no graph or it is sound.  The top layer is checked first, then
@@ -454,8 +485,9 @@ class _Lines(list[str]):
             self.emit(line)
 
 
-def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
-                  lines: list[str]) -> int:
+def _verify_layer(
+    repo: Repository, top: CommitGraphFile, g: CommitGraphFile, lines: list[str]
+) -> int:
     fmt = repo.object_format
     rawsz = fmt.rawsz
     data = g.data
@@ -466,7 +498,7 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
         status |= VERIFY_ERROR
         lines.append(message)
 
-    digest = hashlib.new(fmt.name, bytes(data[:len(data) - rawsz])).digest()
+    digest = hashlib.new(fmt.name, bytes(data[: len(data) - rawsz])).digest()
     if digest != g.checksum:
         lines.append("the commit-graph file has incorrect checksum and is likely corrupt")
         status |= VERIFY_HASH_ERROR
@@ -475,19 +507,21 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
     fan_pos = 0
     for i, oid in enumerate(oids):
         if i and oids[i - 1] >= oid:
-            report(f"commit-graph has incorrect OID order: {oids[i - 1].hex()} then "
-                   f"{oid.hex()}")
+            report(f"commit-graph has incorrect OID order: {oids[i - 1].hex()} then {oid.hex()}")
         while oid[0] > fan_pos:
             have = struct.unpack_from(">I", data, g._fanout_off + 4 * fan_pos)[0]
             if have != i:
-                report(f"commit-graph has incorrect fanout value: fanout[{fan_pos}] = {have} "
-                       f"!= {i}")
+                report(
+                    f"commit-graph has incorrect fanout value: fanout[{fan_pos}] = {have} != {i}"
+                )
             fan_pos += 1
     while fan_pos < 256:
         have = struct.unpack_from(">I", data, g._fanout_off + 4 * fan_pos)[0]
         if have != g.num_commits:
-            report(f"commit-graph has incorrect fanout value: fanout[{fan_pos}] = {have} "
-                   f"!= {g.num_commits}")
+            report(
+                f"commit-graph has incorrect fanout value: fanout[{fan_pos}] = {have} "
+                f"!= {g.num_commits}"
+            )
         fan_pos += 1
     for i in range(g.num_commits):
         # Git parses every commit from the graph first; a parent outside it is fatal.
@@ -508,22 +542,24 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
                 raise ObjectNotFoundError(oid.hex())
             real_tree, real_parents, dpos = parse_commit_links(raw, fmt)
         except GitodbError:
-            report(f"failed to parse commit {oid.hex()} from object database for "
-                   "commit-graph")
+            report(f"failed to parse commit {oid.hex()} from object database for commit-graph")
             continue
         tree, parents, date, _level = g.commit_at(pos)
         graph_parents = [top.oid_at(p) for p in parents]
         if tree != real_tree:
-            report(f"root tree OID for commit {oid.hex()} in commit-graph is {tree.hex()} != "
-                   f"{real_tree.hex()}")
+            report(
+                f"root tree OID for commit {oid.hex()} in commit-graph is {tree.hex()} != "
+                f"{real_tree.hex()}"
+            )
         max_gen = 0
         for j, gp in enumerate(graph_parents):
             if j >= len(real_parents):
                 report(f"commit-graph parent list for commit {oid.hex()} is too long")
                 break
             if gp != real_parents[j]:
-                report(f"commit-graph parent for {oid.hex()} is {gp.hex()} != "
-                       f"{real_parents[j].hex()}")
+                report(
+                    f"commit-graph parent for {oid.hex()} is {gp.hex()} != {real_parents[j].hex()}"
+                )
             max_gen = max(max_gen, top.generation(parents[j]))
         if len(real_parents) > len(graph_parents):
             report(f"commit-graph parent list for commit {oid.hex()} terminates early")
@@ -540,9 +576,10 @@ def _verify_layer(repo: Repository, top: CommitGraphFile, g: CommitGraphFile,
             report(f"commit-graph generation for commit {oid.hex()} is {gen} < {max_gen + 1}")
         real_date = parse_commit_date(raw, dpos)
         if date != real_date:
-            report(f"commit date for commit {oid.hex()} in commit-graph is {date} != "
-                   f"{real_date}")
+            report(f"commit date for commit {oid.hex()} in commit-graph is {date} != {real_date}")
     if seen_zero and seen_nonzero:
-        report("commit-graph has both zero and non-zero generations (e.g., commits "
-               f"'{seen_zero.hex()}' and '{seen_nonzero.hex()}')")
+        report(
+            "commit-graph has both zero and non-zero generations (e.g., commits "
+            f"'{seen_zero.hex()}' and '{seen_nonzero.hex()}')"
+        )
     return status

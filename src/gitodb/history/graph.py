@@ -32,8 +32,9 @@ class Node:
 
     __slots__ = ("id", "parent_ids", "date", "tree", "flags", "_parents", "graph", "raw")
 
-    def __init__(self, graph: CommitGraph, oid: bytes, parent_ids: list[bytes], date: int,
-                 tree: bytes) -> None:
+    def __init__(
+        self, graph: CommitGraph, oid: bytes, parent_ids: list[bytes], date: int, tree: bytes
+    ) -> None:
         self.graph = graph
         self.id = oid
         self.parent_ids = parent_ids
@@ -41,7 +42,7 @@ class Node:
         self.tree = tree
         self.flags = graph.early_flags.pop(oid, 0) if graph.early_flags else 0
         self._parents: list[Node] | None = None
-        self.raw: bytes | None = None   # the commit's content, when the graph keeps it
+        self.raw: bytes | None = None  # the commit's content, when the graph keeps it
 
     @property
     def parents(self) -> list[Node]:
@@ -63,8 +64,9 @@ class CommitGraph:
     the objects keeps the commit's content in ``node.raw`` for its consumer.
     """
 
-    def __init__(self, repo: Repository, *, use_commit_graph: bool = True,
-                 keep_raw: bool = False) -> None:
+    def __init__(
+        self, repo: Repository, *, use_commit_graph: bool = True, keep_raw: bool = False
+    ) -> None:
         from gitodb.history.commitgraph import load_commit_graph
 
         self.repo = repo
@@ -82,7 +84,11 @@ class CommitGraph:
                 self.file = load_commit_graph(self.odb.objects_dir, self.fmt)
         # GIT_COMMIT_GRAPH_PARANOIA: a commit the graph holds must also exist.
         self.paranoid = os.environ.get("GIT_COMMIT_GRAPH_PARANOIA", "").lower() in (
-            "1", "true", "yes", "on")
+            "1",
+            "true",
+            "yes",
+            "on",
+        )
         # Flags set on commits not loaded yet (Git flags the object before parsing it).
         self.early_flags: dict[bytes, int] = {}
 
@@ -147,7 +153,7 @@ class DateQueue:
     def __init__(self, key: Callable[[Node], int] | None = None) -> None:
         self._heap: list[tuple[int, int, Node]] = []
         self._count = 0
-        self._key = key   # another date than the committer date (author date)
+        self._key = key  # another date than the committer date (author date)
 
     def put(self, node: Node) -> None:
         """Add ``node``."""
@@ -180,8 +186,9 @@ STALE = 4
 RESULT = 8
 
 
-def _paint_down_to_common(graph: CommitGraph, one: Node, twos: list[Node],
-                          paint: dict[bytes, int]) -> list[Node]:
+def _paint_down_to_common(
+    graph: CommitGraph, one: Node, twos: list[Node], paint: dict[bytes, int]
+) -> list[Node]:
     """Git's ``paint_down_to_common``: commits reachable from ``one`` and a ``two``,
     newest first; ``paint`` receives the flags (PARENT1/PARENT2/STALE)."""
     paint[one.id] = paint.get(one.id, 0) | PARENT1

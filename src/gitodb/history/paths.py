@@ -38,8 +38,10 @@ def _normalize(path: str) -> str | None:
 def normalize_pathspec(arg: str, prefix: str, work_tree: str) -> str:
     """The path from the top that ``arg`` (given in ``prefix``) names; Git's errors."""
     if arg == "":
-        raise GitodbError("empty string is not a valid pathspec. please use . instead if you "
-                          "meant to match all paths")
+        raise GitodbError(
+            "empty string is not a valid pathspec. please use . instead if you "
+            "meant to match all paths"
+        )
     elt = arg
     use_prefix = prefix
     if arg.startswith(":"):
@@ -53,15 +55,15 @@ def normalize_pathspec(arg: str, prefix: str, work_tree: str) -> str:
                 if name not in _MAGIC_WORDS:
                     raise GitodbError(f"Invalid pathspec magic '{w}' in '{elt}'")
                 if name not in SUPPORTED_MAGIC:
-                    raise GitodbError(f"{elt}: pathspec magic not supported by this command: "
-                                      f"'{name}'")
+                    raise GitodbError(
+                        f"{elt}: pathspec magic not supported by this command: '{name}'"
+                    )
             if "top" in words:
                 use_prefix = ""
-            arg = arg[close + 1:]
+            arg = arg[close + 1 :]
         else:
             # ":" followed by other short magic; only "/" is supported here.
-            raise GitodbError(f"{elt}: pathspec magic not supported by this command: "
-                              f"'{arg[1:2]}'")
+            raise GitodbError(f"{elt}: pathspec magic not supported by this command: '{arg[1:2]}'")
     out = _normalize(use_prefix + arg)
     if out is None:
         raise GitodbError(f"{elt}: '{elt}' is outside repository at '{work_tree}'")

@@ -43,14 +43,42 @@ if TYPE_CHECKING:
 _TOKEN = re.compile(
     rb"%([+\- ]?)(n|%|x[0-9a-fA-F]{2}|C\([^)]*\)|Cred|Cgreen|Cblue|Creset|[ac][nNeElLdDrtiIsh]"
     rb"|g[dDnNeElLs]|G[GSKFPTU?]|[HhTtPpsfbBeNdDmSw]|[<>]\(|><\(|>>\(|\(trailers|\(describe"
-    rb"|\(decorate)")
-_UNSUPPORTED = {b"ah", b"ch", b"N", b"m", b"S",
-                b"w", b"<(", b">(", b"><(", b">>(", b"(trailers", b"(describe", b"(decorate",
-                b"gE", b"gL", b"GG", b"GS", b"GK", b"GF", b"GP", b"GT", b"GU", b"G?"}
+    rb"|\(decorate)"
+)
+_UNSUPPORTED = {
+    b"ah",
+    b"ch",
+    b"N",
+    b"m",
+    b"S",
+    b"w",
+    b"<(",
+    b">(",
+    b"><(",
+    b">>(",
+    b"(trailers",
+    b"(describe",
+    b"(decorate",
+    b"gE",
+    b"gL",
+    b"GG",
+    b"GS",
+    b"GK",
+    b"GF",
+    b"GP",
+    b"GT",
+    b"GU",
+    b"G?",
+}
 _WS = b" \t\n\r\x0b\x0c"
 # The fixed date formats of %aD %ar %ai %aI %as (and the committer's).
-_PLACEHOLDER_DATES = {b"D": DateMode("rfc"), b"r": DateMode("relative"), b"i": DateMode("iso"),
-                      b"I": DateMode("iso-strict"), b"s": DateMode("short")}
+_PLACEHOLDER_DATES = {
+    b"D": DateMode("rfc"),
+    b"r": DateMode("relative"),
+    b"i": DateMode("iso"),
+    b"I": DateMode("iso-strict"),
+    b"s": DateMode("short"),
+}
 _MESSAGE = re.compile(rb"\n\n")
 
 
@@ -62,8 +90,7 @@ def _date_mode(mode: DateMode | str) -> DateMode:
 class CommitText:
     """The parts of a commit's content a format reads, found on first use."""
 
-    __slots__ = ("oid", "raw", "fmt", "_head_end", "_msg", "_idents", "_links",
-                 "message_recoded")
+    __slots__ = ("oid", "raw", "fmt", "_head_end", "_msg", "_idents", "_links", "message_recoded")
 
     def __init__(self, oid: bytes, raw: bytes, fmt: object) -> None:
         self.oid = oid
@@ -94,7 +121,7 @@ class CommitText:
                 return found
             if at == 0 or raw[at - 1] == 0x0A:
                 eol = raw.find(b"\n", at, end)
-                found = raw[at + len(needle):eol if eol >= 0 else end]
+                found = raw[at + len(needle) : eol if eol >= 0 else end]
                 pos = at + len(needle)
             else:
                 pos = at + 1
@@ -109,7 +136,7 @@ class CommitText:
     def message(self) -> bytes:
         """The message, re-encoded to UTF-8 when its ``encoding`` header names another."""
         if self._msg is None:
-            msg = self.raw[self._head_end + 1:] if self._head_end < len(self.raw) else b""
+            msg = self.raw[self._head_end + 1 :] if self._head_end < len(self.raw) else b""
             enc = self.header(b"encoding")
             if enc is not None:
                 if enc.lower() in (b"utf-8", b"utf8"):
@@ -208,7 +235,7 @@ class Decorations:
             elif name == "refs/stash":
                 kind, shown = "ref", name
             else:
-                continue   # Git's default decoration filter: other namespaces are hidden
+                continue  # Git's default decoration filter: other namespaces are hidden
             if full:
                 shown = name
             add(oid, kind, shown)
@@ -241,8 +268,12 @@ class Decorations:
         head_here = any(k == "head" for k, _n in names)
         for kind, name in names:
             if kind == "head":
-                out.append(f"HEAD -> {self.head_branch}" if self.head_branch and any(
-                    k == "branch" and n == self.head_branch for k, n in names) else "HEAD")
+                out.append(
+                    f"HEAD -> {self.head_branch}"
+                    if self.head_branch
+                    and any(k == "branch" and n == self.head_branch for k, n in names)
+                    else "HEAD"
+                )
             elif kind == "branch" and head_here and name == self.head_branch:
                 continue
             elif kind == "tag":
@@ -266,9 +297,16 @@ def log_mailmap(repo: Repository) -> Mailmap:
 class Formatter:
     """A compiled ``--format`` (see the module docstring)."""
 
-    def __init__(self, repo: Repository, fmt: bytes | str, *, date_mode: DateMode | str = "default",
-                 abbrev: int | None = None, decorations: Decorations | None = None,
-                 extra_codes: frozenset[bytes] = frozenset()) -> None:
+    def __init__(
+        self,
+        repo: Repository,
+        fmt: bytes | str,
+        *,
+        date_mode: DateMode | str = "default",
+        abbrev: int | None = None,
+        decorations: Decorations | None = None,
+        extra_codes: frozenset[bytes] = frozenset(),
+    ) -> None:
         from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
         self.repo = repo
@@ -285,10 +323,12 @@ class Formatter:
                 continue
             code = m.group(2)
             if code in _UNSUPPORTED and (code[:1] != b"g" or extra_codes):
-                raise GitodbError(f"gitodb does not support the format placeholder "
-                                  f"'%{code.decode('utf-8', 'replace')}'")
+                raise GitodbError(
+                    f"gitodb does not support the format placeholder "
+                    f"'%{code.decode('utf-8', 'replace')}'"
+                )
             if m.start() > pos:
-                self.parts.append(raw[pos:m.start()])
+                self.parts.append(raw[pos : m.start()])
             self.parts.append((m.group(1), code))
             pos = m.end()
         if pos < len(raw):
@@ -325,7 +365,7 @@ class Formatter:
             elif mod == b" ":
                 if value:
                     out.append(b" " + value)
-            else:   # "-": an empty expansion also removes the line breaks before it
+            else:  # "-": an empty expansion also removes the line breaks before it
                 if value:
                     out.append(value)
                 else:
@@ -345,7 +385,7 @@ class Formatter:
         if first == b"x":
             return bytes([int(code[1:], 16)])
         if first == b"C":
-            return b""   # colours are off: output is not a terminal and --color is not given
+            return b""  # colours are off: output is not a terminal and --color is not given
         if first == b"g":
             got = extra(code) if extra is not None else None
             return got if got is not None else b""
@@ -366,7 +406,7 @@ class Formatter:
         if code == b"s":
             return b" ".join(split_message(c.message)[0])
         if code == b"f":
-            subject = split_message(c.message)[0]   # Git sanitises the first line only
+            subject = split_message(c.message)[0]  # Git sanitises the first line only
             return sanitized_subject(subject[0]) if subject else b""
         if code == b"b":
             return split_message(c.message)[1]
@@ -438,10 +478,16 @@ def _char_width(ch: str) -> int:
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
 
 
-def pretty_commit(kind: str, repo: Repository, oid: bytes, raw: bytes, *,
-                  date_mode: DateMode | str = "default",
-                  abbrev: Callable[[bytes], str] | None = None,
-                  mailmap: Mailmap | None = None) -> bytes:
+def pretty_commit(
+    kind: str,
+    repo: Repository,
+    oid: bytes,
+    raw: bytes,
+    *,
+    date_mode: DateMode | str = "default",
+    abbrev: Callable[[bytes], str] | None = None,
+    mailmap: Mailmap | None = None,
+) -> bytes:
     """The body of a built-in format (``oneline``: the title line without LF; the
     others: headers, a blank line, the indented message, one LF at the end)."""
     mode = _date_mode(date_mode)
@@ -452,11 +498,12 @@ def pretty_commit(kind: str, repo: Repository, oid: bytes, raw: bytes, *,
     out: list[bytes] = []
     _tree, parents, _pos = c.links()
     if kind == "raw":
-        head = raw[:c._head_end]
+        head = raw[: c._head_end]
         if c.header(b"encoding") is not None and c.message_recoded:
             # Git drops the header of a message it has re-encoded to UTF-8.
-            head = b"".join(ln for ln in head.splitlines(keepends=True)
-                            if not ln.startswith(b"encoding "))
+            head = b"".join(
+                ln for ln in head.splitlines(keepends=True) if not ln.startswith(b"encoding ")
+            )
         out.append(head)
     else:
         if len(parents) > 1:
@@ -469,15 +516,20 @@ def pretty_commit(kind: str, repo: Repository, oid: bytes, raw: bytes, *,
             sig = c.ident(who)
             if sig is None:
                 continue
-            name, email = (sig.name, sig.email) if mailmap is None else mailmap.map(
-                sig.name, sig.email)
+            name, email = (
+                (sig.name, sig.email) if mailmap is None else mailmap.map(sig.name, sig.email)
+            )
             out.append(b"%s: %s%s <%s>\n" % (label, pad, name, email))
             if kind == "medium" and sig.timestamp is not None:
-                out.append(b"Date:   %s\n" % show_date(
-                    sig.timestamp, tz_hhmm(sig.tz_offset or 0), mode).encode())
+                out.append(
+                    b"Date:   %s\n"
+                    % show_date(sig.timestamp, tz_hhmm(sig.tz_offset or 0), mode).encode()
+                )
             elif kind == "fuller" and sig.timestamp is not None:
-                out.append(b"%sDate: %s\n" % (label, show_date(
-                    sig.timestamp, tz_hhmm(sig.tz_offset or 0), mode).encode()))
+                out.append(
+                    b"%sDate: %s\n"
+                    % (label, show_date(sig.timestamp, tz_hhmm(sig.tz_offset or 0), mode).encode())
+                )
     out.append(b"\n")
     lines = _lines(msg)
     i = 0

@@ -71,7 +71,7 @@ class RevisionArgs:
         """``--branches``/``--tags``/``--remotes`` (``prefix`` refs/heads/ ...), maybe a glob."""
         if pattern is None:
             for name, oid in self._refs(prefix):
-                self._add_ref(name[len(prefix):], name, oid)
+                self._add_ref(name[len(prefix) :], name, oid)
         else:
             self._glob(pattern, prefix)
         self.excludes = []
@@ -91,7 +91,7 @@ class RevisionArgs:
         for name, oid in self._refs("refs/"):
             if not _wildmatch(full, name):
                 continue
-            shown = name[len(prefix):] if prefix and name.startswith(prefix) else name
+            shown = name[len(prefix) :] if prefix and name.startswith(prefix) else name
             self._add_ref(shown, name, oid)
 
     def exclude(self, pattern: str) -> None:
@@ -99,10 +99,10 @@ class RevisionArgs:
         self.excludes.append(pattern)
 
     # -- revisions -------------------------------------------------------------
-    def _add_object(self, oid: bytes, name: str, path: str | None,
-                    negative: bool = False, left: bool = False) -> None:
-        self.walk.add(oid, uninteresting=negative != self.negate, name=name, path=path,
-                      left=left)
+    def _add_object(
+        self, oid: bytes, name: str, path: str | None, negative: bool = False, left: bool = False
+    ) -> None:
+        self.walk.add(oid, uninteresting=negative != self.negate, name=name, path=path, left=left)
 
     def _resolve(self, name: str) -> tuple[bytes, str | None]:
         try:
@@ -126,14 +126,14 @@ class RevisionArgs:
         """Add one revision argument (``UnknownRevisionError`` if it names nothing)."""
         dots = arg.find("..")
         if dots >= 0:
-            symmetric = arg[dots:dots + 3] == "..."
+            symmetric = arg[dots : dots + 3] == "..."
             left = arg[:dots] or "HEAD"
-            right = arg[dots + (3 if symmetric else 2):] or "HEAD"
+            right = arg[dots + (3 if symmetric else 2) :] or "HEAD"
             try:
                 self._add_range(arg, left, right, symmetric)
                 return
             except UnknownRevisionError:
-                pass   # not a range after all: Git tries it as one name
+                pass  # not a range after all: Git tries it as one name
         if arg.endswith("^@") and len(arg) > 2:
             oid = self._commit_of(self._resolve(arg[:-2])[0], arg)
             for parent in self.walk.graph.node(oid).parent_ids:
@@ -163,4 +163,3 @@ class RevisionArgs:
         else:
             self._add_object(a, left, None, negative=True)
         self._add_object(b, right, None)
-

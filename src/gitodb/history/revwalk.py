@@ -62,8 +62,9 @@ class Pending:
 
     __slots__ = ("oid", "name", "path", "uninteresting", "left")
 
-    def __init__(self, oid: bytes, name: str, path: str | None, uninteresting: bool,
-                 left: bool = False) -> None:
+    def __init__(
+        self, oid: bytes, name: str, path: str | None, uninteresting: bool, left: bool = False
+    ) -> None:
         self.oid = oid
         self.name = name
         self.path = path
@@ -74,11 +75,23 @@ class Pending:
 class RevWalk:
     """One revision walk (see the module docstring); iterate ``commits()`` once."""
 
-    def __init__(self, repo: Repository, *, order: str = "default", first_parent: bool = False,
-                 reverse: bool = False, max_count: int = -1, skip: int = 0,
-                 max_age: int | None = None, min_age: int | None = None,
-                 min_parents: int = 0, max_parents: int = -1, objects: bool = False,
-                 side: str | None = None, graph: CommitGraph | None = None) -> None:
+    def __init__(
+        self,
+        repo: Repository,
+        *,
+        order: str = "default",
+        first_parent: bool = False,
+        reverse: bool = False,
+        max_count: int = -1,
+        skip: int = 0,
+        max_age: int | None = None,
+        min_age: int | None = None,
+        min_parents: int = 0,
+        max_parents: int = -1,
+        objects: bool = False,
+        side: str | None = None,
+        graph: CommitGraph | None = None,
+    ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
         if side not in (None, "left", "right"):
@@ -90,12 +103,12 @@ class RevWalk:
         self.reverse = reverse
         self.max_count = max_count
         self.skip = skip
-        self.max_age = max_age      # --since: commits older than this end the walk
-        self.min_age = min_age      # --until: commits newer than this are not shown
+        self.max_age = max_age  # --since: commits older than this end the walk
+        self.min_age = min_age  # --until: commits newer than this are not shown
         self.min_parents = min_parents
         self.max_parents = max_parents
         self.want_objects = objects
-        self.side = side            # --left-only / --right-only of a symmetric range
+        self.side = side  # --left-only / --right-only of a symmetric range
         self.pending: list[Pending] = []
         self._object_pending: list[tuple[bytes, str, bytes]] = []  # (id, type, name)
         self._uninteresting_trees: list[bytes] = []
@@ -103,8 +116,15 @@ class RevWalk:
         self._walked = False
 
     # -- setup -------------------------------------------------------------------
-    def add(self, oid: bytes, *, uninteresting: bool = False, name: str = "",
-            path: str | None = None, left: bool = False) -> None:
+    def add(
+        self,
+        oid: bytes,
+        *,
+        uninteresting: bool = False,
+        name: str = "",
+        path: str | None = None,
+        left: bool = False,
+    ) -> None:
         """Add a starting point (any object type); ``uninteresting`` excludes it;
         ``left`` marks the left side of a symmetric range (``A`` of ``A...B``)."""
         self.pending.append(Pending(oid, name, path, uninteresting, left))
@@ -126,7 +146,7 @@ class RevWalk:
             cg = self.graph.file
             known = self.graph.nodes.get(oid)
             if known is not None or (cg is not None and cg.position(oid) is not None):
-                type_name, data = "commit", b""   # a known commit: no read
+                type_name, data = "commit", b""  # a known commit: no read
             else:
                 type_name, data = self._read(oid, p.name)
             while type_name == "tag":
@@ -179,7 +199,7 @@ class RevWalk:
             oid = stack.pop()
             n = nodes.get(oid)
             if n is None:
-                graph.flag(oid, UNINTERESTING)   # not parsed: its parents are unknown
+                graph.flag(oid, UNINTERESTING)  # not parsed: its parents are unknown
                 continue
             if n.flags & UNINTERESTING:
                 continue
@@ -267,7 +287,7 @@ class RevWalk:
     def _candidates(self) -> Iterator[Node]:
         """Git's ``get_revision_1``: commits in walk order, before output limits."""
         starts = self._handle_pending()
-        starts.sort(key=lambda n: -n.date)   # stable, as commit_list_sort_by_date
+        starts.sort(key=lambda n: -n.date)  # stable, as commit_list_sort_by_date
         if self.limited:
             listed = self._limit(starts)
             if self.order != "default":
@@ -301,7 +321,7 @@ class RevWalk:
         tips = [n for n in listed if indegree[n.id] == 1]
         out: list[Node] = []
         queue = DateQueue()
-        stack = list(reversed(tips))   # graph order: a LIFO stack, first tip on top
+        stack = list(reversed(tips))  # graph order: a LIFO stack, first tip on top
         by_date = self.order in ("date", "author-date")
         if self.order == "author-date":
             queue = DateQueue(key=self.graph.author_date)
@@ -404,8 +424,9 @@ class RevWalk:
                 elif e.object_type == "blob":
                     seen.add(e.id)
 
-    def _tree_objects(self, root: bytes, name: bytes, seen: set[bytes]
-                      ) -> Iterator[tuple[bytes, str, bytes]]:
+    def _tree_objects(
+        self, root: bytes, name: bytes, seen: set[bytes]
+    ) -> Iterator[tuple[bytes, str, bytes]]:
         """Git's ``process_tree``: the tree, then its entries depth first."""
         read = self.repo.odb.read
         rawsz = self.repo.object_format.rawsz
@@ -414,21 +435,31 @@ class RevWalk:
         # Each frame: the entries of one tree, an iterator over them, and the base path.
         # Entries already seen are dropped when a tree is opened (most are, as trees
         # share content); the loop checks again, for what an earlier sibling added.
-        stack = [(iter([e for e in parse_entries(read(root)[1], rawsz) if e[2] not in seen]),
-                  name + b"/" if name else b"")]
+        stack = [
+            (
+                iter([e for e in parse_entries(read(root)[1], rawsz) if e[2] not in seen]),
+                name + b"/" if name else b"",
+            )
+        ]
         while stack:
             entries, base = stack[-1]
             for mode, entry_name, oid in entries:
                 if oid in seen:
                     continue
                 if mode == b"160000":
-                    continue   # submodules are not followed
+                    continue  # submodules are not followed
                 path = base + entry_name
                 seen.add(oid)
                 if mode == b"40000" or mode == b"040000":
                     yield oid, "tree", path
-                    stack.append((iter([e for e in parse_entries(read(oid)[1], rawsz)
-                                        if e[2] not in seen]), path + b"/"))
+                    stack.append(
+                        (
+                            iter(
+                                [e for e in parse_entries(read(oid)[1], rawsz) if e[2] not in seen]
+                            ),
+                            path + b"/",
+                        )
+                    )
                     break
                 yield oid, "blob", path
             else:

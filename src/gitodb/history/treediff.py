@@ -33,7 +33,7 @@ from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, parse_entries
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 
-_MODES: dict[bytes, int] = {}   # mode text -> canonical mode
+_MODES: dict[bytes, int] = {}  # mode text -> canonical mode
 
 
 class TreeChange(NamedTuple):
@@ -50,11 +50,10 @@ class TreeChange(NamedTuple):
     def reversed(self) -> TreeChange:
         """The same change seen from the other side (``-R``)."""
         status = {"A": "D", "D": "A"}.get(self.status, self.status)
-        return TreeChange(status, self.path, self.new_mode, self.old_mode, self.new_id,
-                          self.old_id)
+        return TreeChange(status, self.path, self.new_mode, self.old_mode, self.new_id, self.old_id)
 
 
-Change = TreeChange   # the name diff-tree's code uses
+Change = TreeChange  # the name diff-tree's code uses
 
 
 class _Enter(NamedTuple):
@@ -72,7 +71,7 @@ def _mode(text: bytes) -> int:
     return m
 
 
-_Side = tuple[int, bytes, bytes]   # (canonical mode, name, id)
+_Side = tuple[int, bytes, bytes]  # (canonical mode, name, id)
 
 
 class _Differ:
@@ -83,8 +82,9 @@ class _Differ:
     exhaust the interpreter's stack.
     """
 
-    def __init__(self, repo: Repository, recursive: bool, show_trees: bool,
-                 paths: Sequence[bytes]) -> None:
+    def __init__(
+        self, repo: Repository, recursive: bool, show_trees: bool, paths: Sequence[bytes]
+    ) -> None:
         self.read = repo.odb.read
         self.rawsz = repo.object_format.rawsz
         self.recursive = recursive or show_trees
@@ -112,8 +112,7 @@ class _Differ:
             else:
                 out.append(item)
 
-    def level(self, old: bytes | None, new: bytes | None, base: bytes
-              ) -> list[TreeChange | _Enter]:
+    def level(self, old: bytes | None, new: bytes | None, base: bytes) -> list[TreeChange | _Enter]:
         if old == new:
             return []
         a = self.entries(old)
@@ -142,14 +141,15 @@ class _Differ:
             self.pair(one, two, base, items)
         return items
 
-    def pair(self, one: _Side | None, two: _Side | None, base: bytes,
-             items: list[TreeChange | _Enter]) -> None:
+    def pair(
+        self, one: _Side | None, two: _Side | None, base: bytes, items: list[TreeChange | _Enter]
+    ) -> None:
         recursive = self.recursive
         if one is not None and two is not None:
             m1, name, id1 = one
             m2, _n, id2 = two
             if m1 == m2 and id1 == id2:
-                return   # only the mode's spelling differed (zero-padded)
+                return  # only the mode's spelling differed (zero-padded)
             path = base + name
             if m1 == S_IFDIR and m2 == S_IFDIR:
                 if not recursive or self.show_trees:
@@ -177,9 +177,15 @@ class _Differ:
             items.append(_Enter(path + b"/", None, oid))
 
 
-def diff_trees(repo: Repository, old: bytes | None, new: bytes | None,
-               paths: Sequence[bytes] = (), *, recursive: bool = True,
-               show_trees: bool = False) -> list[TreeChange]:
+def diff_trees(
+    repo: Repository,
+    old: bytes | None,
+    new: bytes | None,
+    paths: Sequence[bytes] = (),
+    *,
+    recursive: bool = True,
+    show_trees: bool = False,
+) -> list[TreeChange]:
     """The changes from tree ``old`` to tree ``new`` (binary ids, None: empty tree).
 
     ``paths`` are paths from the top (see the module docstring).  Raises
@@ -190,9 +196,15 @@ def diff_trees(repo: Repository, old: bytes | None, new: bytes | None,
     return d.out
 
 
-def commit_changes(repo: Repository, commit: bytes, parent: int = 0,
-                   paths: Sequence[bytes] = (), *, recursive: bool = True,
-                   show_trees: bool = False) -> list[TreeChange]:
+def commit_changes(
+    repo: Repository,
+    commit: bytes,
+    parent: int = 0,
+    paths: Sequence[bytes] = (),
+    *,
+    recursive: bool = True,
+    show_trees: bool = False,
+) -> list[TreeChange]:
     """The changes commit ``commit`` made over its parent number ``parent`` (0: the
     first); a root commit is compared with the empty tree.
 

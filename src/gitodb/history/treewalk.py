@@ -57,16 +57,23 @@ def _show_recursive(base: bytes, name: bytes, items: Sequence[bytes]) -> bool:
     return False
 
 
-def list_tree(repo: Repository, tree: Tree, pathspec: Sequence[bytes] = (), *,
-              recursive: bool = False, show_trees: bool = False,
-              trees_only: bool = False) -> Iterator[tuple[TreeEntry, bytes]]:
+def list_tree(
+    repo: Repository,
+    tree: Tree,
+    pathspec: Sequence[bytes] = (),
+    *,
+    recursive: bool = False,
+    show_trees: bool = False,
+    trees_only: bool = False,
+) -> Iterator[tuple[TreeEntry, bytes]]:
     """Yield ``(entry, path from the top of tree)`` in ``git ls-tree`` order."""
     items = list(pathspec)
     yield from _walk(repo, tree, b"", items, recursive, show_trees, trees_only)
 
 
-def entry_interesting(base: bytes, name: bytes, mode: int, items: Sequence[bytes],
-                      wildcards: bool = False) -> int:
+def entry_interesting(
+    base: bytes, name: bytes, mode: int, items: Sequence[bytes], wildcards: bool = False
+) -> int:
     """Does the entry ``name`` (``mode``) of the tree at ``base`` match a pathspec item?
 
     2: it and all later entries of the tree match (the tree is inside an item);
@@ -82,8 +89,9 @@ def entry_interesting(base: bytes, name: bytes, mode: int, items: Sequence[bytes
             continue
         mlen = len(match)
         if blen >= mlen:
-            if match == base[:mlen] and (not mlen or base[mlen:mlen + 1] == b"/"
-                                         or match[-1:] == b"/"):
+            if match == base[:mlen] and (
+                not mlen or base[mlen : mlen + 1] == b"/" or match[-1:] == b"/"
+            ):
                 return 2
             continue
         if match[:blen] == base and _match_entry(mode, name, match[blen:]):
@@ -93,7 +101,7 @@ def entry_interesting(base: bytes, name: bytes, mode: int, items: Sequence[bytes
 
 def _glob_interesting(path: bytes, mode: int, pattern: bytes) -> bool:
     """A glob item against one entry: the literal part leads there, or it matches."""
-    literal = pattern[:_GLOB.search(pattern).start()]  # type: ignore[union-attr]
+    literal = pattern[: _GLOB.search(pattern).start()]  # type: ignore[union-attr]
     if mode & S_IFMT == S_IFDIR:
         # A directory may hold a match when the item's literal part and its path agree.
         return (path + b"/").startswith(literal) or literal.startswith(path + b"/")
@@ -102,8 +110,15 @@ def _glob_interesting(path: bytes, mode: int, pattern: bytes) -> bool:
     return fnmatch.fnmatchcase(path.decode("latin-1"), pattern.decode("latin-1"))
 
 
-def _walk(repo: Repository, tree: Tree, base: bytes, items: list[bytes], recursive: bool,
-          show_trees: bool, trees_only: bool) -> Iterator[tuple[TreeEntry, bytes]]:
+def _walk(
+    repo: Repository,
+    tree: Tree,
+    base: bytes,
+    items: list[bytes],
+    recursive: bool,
+    show_trees: bool,
+    trees_only: bool,
+) -> Iterator[tuple[TreeEntry, bytes]]:
     every = not items
     for entry in tree:
         if not every:
@@ -116,12 +131,18 @@ def _walk(repo: Repository, tree: Tree, base: bytes, items: list[bytes], recursi
         show = True
         if kind == "blob":
             show = not trees_only
-        elif kind == "tree" and (recursive or (items and _show_recursive(base, entry.name,
-                                                                         items))):
+        elif kind == "tree" and (recursive or (items and _show_recursive(base, entry.name, items))):
             descend = True
             show = show_trees
         if show:
             yield entry, base + entry.name
         if descend:
-            yield from _walk(repo, repo.odb.tree(entry.id), base + entry.name + b"/", items,
-                             recursive, show_trees, trees_only)
+            yield from _walk(
+                repo,
+                repo.odb.tree(entry.id),
+                base + entry.name + b"/",
+                items,
+                recursive,
+                show_trees,
+                trees_only,
+            )

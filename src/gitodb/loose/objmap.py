@@ -32,15 +32,19 @@ LOCK_TIMEOUT_MS = 10_000
 
 def _well_known(fmt: ObjectFormat) -> list[bytes]:
     """The empty tree, the empty blob and the null id of ``fmt`` (always mapped)."""
-    return [fmt.new_hasher(b"tree 0\0").digest(), fmt.new_hasher(b"blob 0\0").digest(),
-            fmt.null_oid]
+    return [
+        fmt.new_hasher(b"tree 0\0").digest(),
+        fmt.new_hasher(b"blob 0\0").digest(),
+        fmt.null_oid,
+    ]
 
 
 class LooseObjectMap:
     """The id mapping of one objects directory (see the module docstring)."""
 
-    def __init__(self, objects_dir: str | os.PathLike[str], main: ObjectFormat,
-                 compat: ObjectFormat) -> None:
+    def __init__(
+        self, objects_dir: str | os.PathLike[str], main: ObjectFormat, compat: ObjectFormat
+    ) -> None:
         self.objects_dir = os.fspath(objects_dir)
         self.path = os.path.join(self.objects_dir, MAP_NAME)
         self.main = main
@@ -81,7 +85,7 @@ class LooseObjectMap:
         if not data.startswith(HEADER):
             return
         want = self.main.hexsz + 1 + self.compat.hexsz
-        for line in data[len(HEADER):].split(b"\n")[:-1]:   # an unterminated tail is partial
+        for line in data[len(HEADER) :].split(b"\n")[:-1]:  # an unterminated tail is partial
             pair = _parse_line(line, want, self.main.hexsz)
             if pair is None:
                 return
@@ -120,27 +124,31 @@ class LooseObjectMap:
         line = b"%s %s\n" % (main_oid.hex().encode(), compat_oid.hex().encode())
         lock = LockFile(self.path, timeout_ms=LOCK_TIMEOUT_MS)
         try:
-            fd = os.open(self.path, os.O_WRONLY | os.O_CREAT | os.O_APPEND
-                         | getattr(os, "O_CLOEXEC", 0), 0o666)
+            fd = os.open(
+                self.path,
+                os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_CLOEXEC", 0),
+                0o666,
+            )
             try:
                 if os.fstat(fd).st_size == 0:
                     line = HEADER + line
                 view = memoryview(line)
                 while view:
-                    view = view[os.write(fd, view):]
+                    view = view[os.write(fd, view) :]
             finally:
                 os.close(fd)
         except OSError as e:
-            raise ObjectWriteError(f"failed to write loose object index {self.path}: "
-                                   f"{e.strerror or e}") from None
+            raise ObjectWriteError(
+                f"failed to write loose object index {self.path}: {e.strerror or e}"
+            ) from None
         finally:
             lock.rollback()
 
 
 def _parse_line(line: bytes, want: int, main_hexsz: int) -> tuple[bytes, bytes] | None:
-    if len(line) != want or line[main_hexsz:main_hexsz + 1] != b" ":
+    if len(line) != want or line[main_hexsz : main_hexsz + 1] != b" ":
         return None
-    a, b = line[:main_hexsz], line[main_hexsz + 1:]
+    a, b = line[:main_hexsz], line[main_hexsz + 1 :]
     if not (_is_hex(a) and _is_hex(b)):
         return None
     return bytes.fromhex(a.decode("ascii")), bytes.fromhex(b.decode("ascii"))

@@ -123,16 +123,20 @@ class LooseObjectStore:
         except (FileNotFoundError, NotADirectoryError):
             return []
         hexsz = self.fmt.hexsz
-        return [bytes.fromhex(hex_prefix[:2] + n) for n in names
-                if len(n) == hexsz - 2 and n.startswith(rest) and _HEX.issuperset(n)]
+        return [
+            bytes.fromhex(hex_prefix[:2] + n)
+            for n in names
+            if len(n) == hexsz - 2 and n.startswith(rest) and _HEX.issuperset(n)
+        ]
 
 
 class _NeedMore(Exception):
     """Internal: ``raw`` is a prefix of the file too short to hold the header."""
 
 
-def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
-                         ) -> tuple[str, int, int, bytes, compress.Inflater]:
+def _parse_header_prefix(
+    raw: bytes, path: str, *, complete: bool = True
+) -> tuple[str, int, int, bytes, compress.Inflater]:
     """Inflate just enough of ``raw`` to parse the header.
 
     ``complete`` says ``raw`` is the whole file: then a header cut short is a
@@ -147,27 +151,32 @@ def _parse_header_prefix(raw: bytes, path: str, *, complete: bool = True
     try:
         head = inf.decompress(raw, _HEADER_PEEK)
     except CompressionError as e:
-        raise LooseObjectError(f"unable to unpack header: {e.message}", path=path,
-                               offset=0) from None
+        raise LooseObjectError(
+            f"unable to unpack header: {e.message}", path=path, offset=0
+        ) from None
     if b"\0" not in head:
         if not inf.eof and len(head) < _HEADER_PEEK and not inf.unconsumed_tail:
             if complete:
-                raise LooseObjectError("unable to unpack header: loose object is truncated",
-                                       path=path, offset=len(raw))
+                raise LooseObjectError(
+                    "unable to unpack header: loose object is truncated", path=path, offset=len(raw)
+                )
             raise _NeedMore
-        raise LooseObjectError("unable to unpack header: no NUL in the first bytes",
-                               path=path, offset=0)
+        raise LooseObjectError(
+            "unable to unpack header: no NUL in the first bytes", path=path, offset=0
+        )
     try:
         type_name, size, hlen = parse_object_header(head, path=path)
     except ObjectFormatError as e:
         if e.message.startswith(INVALID_TYPE):
             # Git's words; it dies on this one even in batch mode (see cat-file)
             raise LooseObjectError(INVALID_TYPE, path=path, offset=0) from None
-        raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
-                               offset=0) from None
+        raise LooseObjectError(
+            f"unable to parse header: {e.message}", path=path, offset=0
+        ) from None
     except GitodbError as e:
-        raise LooseObjectError(f"unable to parse header: {e.message}", path=path,
-                               offset=0) from None
+        raise LooseObjectError(
+            f"unable to parse header: {e.message}", path=path, offset=0
+        ) from None
     return type_name, size, hlen, head, inf
 
 
@@ -178,8 +187,11 @@ def _check_plausible(size: int, file_size: int, path: str) -> None:
     out (gigabytes for a zlib bomb) before the size mismatch was noticed.
     """
     if size > compress.max_inflated_size(file_size):
-        raise LooseObjectError(f"object declares {size} bytes, more than its {file_size} "
-                               "bytes of zlib data can hold", path=path, offset=0)
+        raise LooseObjectError(
+            f"object declares {size} bytes, more than its {file_size} bytes of zlib data can hold",
+            path=path,
+            offset=0,
+        )
 
 
 def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
@@ -188,26 +200,35 @@ def inflate_loose(raw: bytes, path: str) -> tuple[str, bytes]:
     _check_plausible(size, len(raw), path)
     have = len(head) - hlen
     if have > size:
-        raise LooseObjectError(f"object inflates to more than its declared size {size}",
-                               path=path, offset=0)
+        raise LooseObjectError(
+            f"object inflates to more than its declared size {size}", path=path, offset=0
+        )
     try:
         # Ask for one byte more than declared, so an overlong object is noticed.
-        rest = inf.decompress(inf.unconsumed_tail, size - have + 1) if have < size or \
-            not inf.eof else b""
+        rest = (
+            inf.decompress(inf.unconsumed_tail, size - have + 1)
+            if have < size or not inf.eof
+            else b""
+        )
         if not inf.eof and len(rest) <= size - have:
             rest += inf.flush()
     except MemoryError:
         raise OutOfMemoryError(size, path=path) from None
     except CompressionError as e:
-        raise LooseObjectError(f"corrupt loose object: {e.message}", path=path,
-                               offset=inf.consumed) from None
+        raise LooseObjectError(
+            f"corrupt loose object: {e.message}", path=path, offset=inf.consumed
+        ) from None
     got = have + len(rest)
     if got != size:
-        raise LooseObjectError(f"object inflates to {got} bytes but its header says {size}",
-                               path=path, offset=inf.consumed)
+        raise LooseObjectError(
+            f"object inflates to {got} bytes but its header says {size}",
+            path=path,
+            offset=inf.consumed,
+        )
     if not inf.eof:
-        raise LooseObjectError("corrupt loose object: zlib stream does not end",
-                               path=path, offset=inf.consumed)
+        raise LooseObjectError(
+            "corrupt loose object: zlib stream does not end", path=path, offset=inf.consumed
+        )
     data = head[hlen:] + rest if have else rest
     return type_name, data
 
@@ -221,7 +242,8 @@ class LooseObjectStream(ObjectStream):
         raw = f.read(4096)
         try:
             self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(
-                raw, path, complete=len(raw) < 4096)
+                raw, path, complete=len(raw) < 4096
+            )
         except _NeedMore:
             raw += f.read()
             self.type_name, self.size, hlen, head, self._inf = _parse_header_prefix(raw, path)
@@ -230,8 +252,9 @@ class LooseObjectStream(ObjectStream):
         self._remaining = self.size - len(self._pending)
         self._tail = self._inf.unconsumed_tail
         if self._remaining < 0:
-            raise LooseObjectError("object inflates to more than its declared size",
-                                   path=path, offset=0)
+            raise LooseObjectError(
+                "object inflates to more than its declared size", path=path, offset=0
+            )
 
     def _next_chunk(self) -> bytes:
         inf = self._inf
@@ -245,19 +268,26 @@ class LooseObjectStream(ObjectStream):
                 if out:
                     self._remaining -= len(out)
                     if self._remaining < 0:
-                        raise LooseObjectError("object inflates to more than its declared size",
-                                               path=self.path, offset=inf.consumed)
+                        raise LooseObjectError(
+                            "object inflates to more than its declared size",
+                            path=self.path,
+                            offset=inf.consumed,
+                        )
                     return out
                 if not data:
-                    raise LooseObjectError("loose object is truncated", path=self.path,
-                                           offset=inf.consumed)
+                    raise LooseObjectError(
+                        "loose object is truncated", path=self.path, offset=inf.consumed
+                    )
                 if inf.eof:
                     raise LooseObjectError(
                         f"object inflates to fewer bytes than its declared size {self.size}",
-                        path=self.path, offset=inf.consumed)
+                        path=self.path,
+                        offset=inf.consumed,
+                    )
         except CompressionError as e:
-            raise LooseObjectError(f"corrupt loose object: {e.message}", path=self.path,
-                                   offset=inf.consumed) from None
+            raise LooseObjectError(
+                f"corrupt loose object: {e.message}", path=self.path, offset=inf.consumed
+            ) from None
 
     def close(self) -> None:
         """Close the underlying file."""

@@ -54,8 +54,11 @@ def create_temp_file(directory: str, prefix: str) -> tuple[int, str]:
     for _ in range(100):
         path = os.path.join(directory, prefix + os.urandom(4).hex()[:6])
         try:
-            fd = os.open(path, os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
-                         OBJECT_FILE_MODE)
+            fd = os.open(
+                path,
+                os.O_RDWR | os.O_CREAT | os.O_EXCL | getattr(os, "O_CLOEXEC", 0),
+                OBJECT_FILE_MODE,
+            )
         except FileExistsError:
             continue
         return fd, path
@@ -75,8 +78,7 @@ def link_into_place(temp_path: str, final_path: str) -> bool:
     except FileExistsError:
         created = False
     except OSError as e:
-        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK,
-                           errno.ENOSYS):
+        if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS):
             raise
         # A file system without hard links: rename is atomic too, and replacing an
         # object file with identical content is harmless.
@@ -112,13 +114,19 @@ class Staging:
         try:
             fd, path = create_temp_file(directory, prefix)
         except OSError as e:
-            raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
-                                   path=directory) from e
+            raise ObjectWriteError(
+                f"unable to create temporary file: {e.strerror}", path=directory
+            ) from e
         self.temps.append(path)
         return fd, path
 
-    def write(self, directory: str, prefix: str, data: Buffer,
-              component: Component = Component.PACK_METADATA) -> str:
+    def write(
+        self,
+        directory: str,
+        prefix: str,
+        data: Buffer,
+        component: Component = Component.PACK_METADATA,
+    ) -> str:
         """A new temporary file holding ``data``, synced per ``component``; its path."""
         fd, path = self.temp(directory, prefix)
         try:
@@ -164,14 +172,15 @@ def write_all(fd: int, data: Buffer) -> None:
     """``os.write`` until all of ``data`` is written (a short write is not an error)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        view = view[os.write(fd, view) :]
 
 
 class _LooseFile:
     """One temporary object file being filled; removed again unless committed."""
 
-    def __init__(self, directory: str, prefix: str, level: int, fsync: FsyncPolicy,
-                 in_batch: bool = False) -> None:
+    def __init__(
+        self, directory: str, prefix: str, level: int, fsync: FsyncPolicy, in_batch: bool = False
+    ) -> None:
         # Imported here, not at the top: hashing without writing never needs zlib,
         # and hash-object's start-up time counts.
         from gitodb import compress
@@ -227,13 +236,14 @@ class LooseBatch:
     Use as a context manager; leaving it by an exception removes the pending files.
     """
 
-    def __init__(self, objects_dir: str | os.PathLike[str],
-                 fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+    def __init__(
+        self, objects_dir: str | os.PathLike[str], fsync: FsyncPolicy = DEFAULT_POLICY
+    ) -> None:
         self.objects_dir = os.fspath(objects_dir)
         self.fsync = fsync
         self.active = fsync.batch_enabled(Component.LOOSE_OBJECT)
-        self._pending: dict[bytes, tuple[str, str]] = {}   # oid -> (temp path, final path)
-        self._made_dirs: list[str] = []   # fan-out directories this batch created
+        self._pending: dict[bytes, tuple[str, str]] = {}  # oid -> (temp path, final path)
+        self._made_dirs: list[str] = []  # fan-out directories this batch created
 
     def __contains__(self, oid: bytes) -> bool:
         return oid in self._pending
@@ -262,8 +272,9 @@ class LooseBatch:
         except BaseException as e:
             self.abort()
             if isinstance(e, OSError):
-                raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
-                                       path=self.objects_dir) from e
+                raise ObjectWriteError(
+                    f"unable to write loose object file: {e.strerror}", path=self.objects_dir
+                ) from e
             raise
         self._pending.clear()
         self._made_dirs.clear()
@@ -273,7 +284,7 @@ class LooseBatch:
         for temp_path, _final in self._pending.values():
             _remove_quietly(temp_path)
         for directory in self._made_dirs:
-            _remove_quietly(directory, directory=True)   # only if empty
+            _remove_quietly(directory, directory=True)  # only if empty
         self._pending.clear()
         self._made_dirs.clear()
 
@@ -287,8 +298,9 @@ class LooseBatch:
             self.abort()
 
 
-def _publish(out: _LooseFile, oid: bytes, final: str, batch: LooseBatch | None,
-             made_dir: bool) -> None:
+def _publish(
+    out: _LooseFile, oid: bytes, final: str, batch: LooseBatch | None, made_dir: bool
+) -> None:
     """Give a closed object file its final name, or leave that to ``batch``."""
     if batch is not None and batch.active:
         batch._add(oid, out.path, final, made_dir)
@@ -296,11 +308,18 @@ def _publish(out: _LooseFile, oid: bytes, final: str, batch: LooseBatch | None,
         link_into_place(out.path, final)
 
 
-def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, type_name: str,
-                       data: Buffer, *, level: int = 1,
-                       fsync: FsyncPolicy = DEFAULT_POLICY,
-                       exists: Callable[[bytes], bool] | None = None,
-                       oid: bytes | None = None, batch: LooseBatch | None = None) -> bytes:
+def write_loose_object(
+    objects_dir: str | os.PathLike[str],
+    fmt: ObjectFormat,
+    type_name: str,
+    data: Buffer,
+    *,
+    level: int = 1,
+    fsync: FsyncPolicy = DEFAULT_POLICY,
+    exists: Callable[[bytes], bool] | None = None,
+    oid: bytes | None = None,
+    batch: LooseBatch | None = None,
+) -> bytes:
     """Store ``data`` as a loose object of ``type_name``; return its binary id.
 
     ``level`` is the zlib level (Git's ``core.looseCompression``), ``fsync`` the
@@ -315,15 +334,19 @@ def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
         h.update(data)
         oid = h.digest()
     final = loose_object_path(objects_dir, oid)
-    if (batch is not None and oid in batch) or _freshen(final) \
-            or (exists is not None and exists(oid)):
+    if (
+        (batch is not None and oid in batch)
+        or _freshen(final)
+        or (exists is not None and exists(oid))
+    ):
         return oid
     fanout = os.path.dirname(final)
     made_dir = _ensure_dir(fanout)
     out: _LooseFile | None = None
     try:
-        out = _LooseFile(fanout, "tmp_obj_", level, fsync,
-                         in_batch=batch is not None and batch.active)
+        out = _LooseFile(
+            fanout, "tmp_obj_", level, fsync, in_batch=batch is not None and batch.active
+        )
         out.feed(header)
         out.feed(data)
         out.close()
@@ -334,17 +357,26 @@ def write_loose_object(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
         if made_dir:
             _remove_quietly(fanout, directory=True)
         if isinstance(e, OSError):
-            raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
-                                   path=final) from e
+            raise ObjectWriteError(
+                f"unable to write loose object file: {e.strerror}", path=final
+            ) from e
         raise
     return oid
 
 
-def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, type_name: str,
-                       stream: BinaryIO, size: int, *, level: int = 1,
-                       fsync: FsyncPolicy = DEFAULT_POLICY,
-                       exists: Callable[[bytes], bool] | None = None,
-                       source: str | None = None, batch: LooseBatch | None = None) -> bytes:
+def write_loose_stream(
+    objects_dir: str | os.PathLike[str],
+    fmt: ObjectFormat,
+    type_name: str,
+    stream: BinaryIO,
+    size: int,
+    *,
+    level: int = 1,
+    fsync: FsyncPolicy = DEFAULT_POLICY,
+    exists: Callable[[bytes], bool] | None = None,
+    source: str | None = None,
+    batch: LooseBatch | None = None,
+) -> bytes:
     """Store ``size`` bytes read from ``stream`` as a loose object; return its binary id.
 
     The data is read, hashed and compressed in chunks, so memory stays bounded.
@@ -359,8 +391,9 @@ def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
     try:
         out = _LooseFile(objects_dir, "tmp_obj_", level, fsync, in_batch=in_batch)
     except OSError as e:
-        raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
-                               path=objects_dir) from e
+        raise ObjectWriteError(
+            f"unable to create temporary file: {e.strerror}", path=objects_dir
+        ) from e
     made_dir = False
     fanout = ""
     try:
@@ -371,8 +404,11 @@ def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
         out.close()
         oid = hasher.digest()
         final = loose_object_path(objects_dir, oid)
-        if (batch is not None and oid in batch) or _freshen(final) \
-                or (exists is not None and exists(oid)):
+        if (
+            (batch is not None and oid in batch)
+            or _freshen(final)
+            or (exists is not None and exists(oid))
+        ):
             out.discard()
             return oid
         fanout = os.path.dirname(final)
@@ -383,14 +419,16 @@ def write_loose_stream(objects_dir: str | os.PathLike[str], fmt: ObjectFormat, t
         if made_dir:
             _remove_quietly(fanout, directory=True)
         if isinstance(e, OSError):
-            raise ObjectWriteError(f"unable to write loose object file: {e.strerror}",
-                                   path=objects_dir) from e
+            raise ObjectWriteError(
+                f"unable to write loose object file: {e.strerror}", path=objects_dir
+            ) from e
         raise
     return oid
 
 
-def read_exactly(stream: BinaryIO, size: int, source: str | None = None,
-                 chunk_size: int = CHUNK_SIZE) -> Iterator[memoryview]:
+def read_exactly(
+    stream: BinaryIO, size: int, source: str | None = None, chunk_size: int = CHUNK_SIZE
+) -> Iterator[memoryview]:
     """Yield memoryviews over exactly the next ``size`` bytes of ``stream``.
 
     Each view is valid only until the next one is requested.  A regular file is
@@ -437,8 +475,9 @@ def _regular_file_fd(stream: object) -> int | None:
     return int(fd)
 
 
-def iter_file_chunks(fd: int, start: int, size: int, source: str | None = None,
-                     chunk_size: int = CHUNK_SIZE) -> Iterator[memoryview]:
+def iter_file_chunks(
+    fd: int, start: int, size: int, source: str | None = None, chunk_size: int = CHUNK_SIZE
+) -> Iterator[memoryview]:
     """Yield ``size`` bytes of regular file ``fd`` from offset ``start`` as memoryviews.
 
     Read with ``pread`` into one reused buffer, so resident memory stays bounded

@@ -23,8 +23,10 @@ _MONTHS = ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
 _AGO = re.compile(r"(\d+)[ ._]+(second|minute|hour|day|week|month|year)s?[ ._]+ago")
 _DATE = re.compile(r"(\d{1,4})([-/.])(\d{1,2})\2(\d{1,4})")
 _TIME = re.compile(r"(\d{1,2}):(\d{2})(?::(\d{2}))?")
-_ISO = re.compile(r"(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{1,2}):(\d{2})(?::(\d{2}))?)?"
-                  r"\s*(z|[+-]\d{2}:?\d{2})?")
+_ISO = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})(?:[t ](\d{1,2}):(\d{2})(?::(\d{2}))?)?"
+    r"\s*(z|[+-]\d{2}:?\d{2})?"
+)
 _ZONE = re.compile(r"(?:^|(?<=[ .,]))([+-])(\d{2}):?(\d{2})(?=$|[ .,])")
 
 
@@ -44,7 +46,7 @@ def _iso8601(t: str) -> int | None:
     y, mo, d, hh, mi, ss, zone = m.groups()
     parts = (int(y), int(mo), int(d), int(hh or 0), int(mi or 0), int(ss or 0))
     if not (1 <= parts[1] <= 12 and 1 <= parts[2] <= 31):
-        return None   # not a date: the general reader reports it
+        return None  # not a date: the general reader reports it
     if zone is None:
         return int(time.mktime((*parts, 0, 0, -1)))
     stamp = calendar.timegm((*parts, 0, 0, 0))
@@ -98,7 +100,7 @@ def approxidate(text: str, now: int | None = None) -> int:
     zm = _ZONE.search(t)
     if zm:
         zone = (int(zm.group(2)) * 60 + int(zm.group(3))) * (-1 if zm.group(1) == "-" else 1)
-        t = t[:zm.start()] + " " + t[zm.end():]
+        t = t[: zm.start()] + " " + t[zm.end() :]
     for word in ("utc", "gmt", "z"):
         if re.search(rf"(?:^|[ .,]){word}(?:$|[ .,])", t):
             zone = 0
@@ -107,15 +109,16 @@ def approxidate(text: str, now: int | None = None) -> int:
     tm_ = _TIME.search(t)
     if tm_:
         hh, mi, ss = int(tm_.group(1)), int(tm_.group(2)), int(tm_.group(3) or 0)
-        t = t[:tm_.start()] + " " + t[tm_.end():]
+        t = t[: tm_.start()] + " " + t[tm_.end() :]
     dm = _DATE.search(t)
     if dm:
         y, mo, d = _ymd(int(dm.group(1)), dm.group(2), int(dm.group(3)), int(dm.group(4)))
-        rest = t[:dm.start()] + t[dm.end():]
+        rest = t[: dm.start()] + t[dm.end() :]
     else:
         words = [w for w in re.split(r"[ .,]+", t) if w]
-        month = next((i + 1 for w in words for i, name in enumerate(_MONTHS)
-                      if w.startswith(name)), None)
+        month = next(
+            (i + 1 for w in words for i, name in enumerate(_MONTHS) if w.startswith(name)), None
+        )
         nums = [int(w) for w in words if w.isdigit()]
         if month is None or len(nums) != 2:
             raise GitodbError(f"unsupported date format '{text}'")
@@ -123,8 +126,10 @@ def approxidate(text: str, now: int | None = None) -> int:
         mo = month
         rest = ""
     if re.sub(r"[ .,]+", "", rest) and not all(
-            any(w.startswith(n) for n in ("mon", "tue", "wed", "thu", "fri", "sat", "sun"))
-            for w in re.split(r"[ .,]+", rest) if w):
+        any(w.startswith(n) for n in ("mon", "tue", "wed", "thu", "fri", "sat", "sun"))
+        for w in re.split(r"[ .,]+", rest)
+        if w
+    ):
         raise GitodbError(f"unsupported date format '{text}'")
     parts = (y, mo, d, hh, mi, ss)
     if zone is None:

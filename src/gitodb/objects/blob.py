@@ -41,13 +41,18 @@ class Blob(StoredObject):
 
 GitObject = Commit | Tree | Tag | Blob
 _CLASSES: dict[str, type[Commit] | type[Tree] | type[Tag] | type[Blob]] = {
-    "commit": Commit, "tree": Tree, "tag": Tag, "blob": Blob}
+    "commit": Commit,
+    "tree": Tree,
+    "tag": Tag,
+    "blob": Blob,
+}
 
 
-def parse_object(type_name: str, data: bytes, fmt: ObjectFormat = SHA1,
-                 oid: bytes | None = None) -> GitObject:
+def parse_object(
+    type_name: str, data: bytes, fmt: ObjectFormat = SHA1, oid: bytes | None = None
+) -> GitObject:
     """The typed object for ``data`` of ``type_name`` (parsed lazily)."""
     cls = _CLASSES.get(type_name)
     if cls is None:
-        raise ObjectFormatError(f"invalid object type \"{type_name}\"")
+        raise ObjectFormatError(f'invalid object type "{type_name}"')
     return cls(data, fmt, oid)

@@ -66,9 +66,10 @@ class ObjectChecker:
         try:
             tree, parents, _pos = parse_commit_links(bytes(data), self.fmt)
         except ObjectParseError as e:
-            text = {"bogus": f"bogus commit object {null}",
-                    "bad-tree": f"bad tree pointer in commit {null}"}.get(
-                        e.reason, f"bad parents in commit {null}")
+            text = {
+                "bogus": f"bogus commit object {null}",
+                "bad-tree": f"bad tree pointer in commit {null}",
+            }.get(e.reason, f"bad parents in commit {null}")
             raise ObjectCheckError("corrupt commit", details=[text]) from None
         if not self._lookup(tree, "tree", errors):
             errors.append(f"bad tree pointer {tree.hex()} in commit {null}")
@@ -88,8 +89,10 @@ class ObjectChecker:
         # is an error by default (the others are warnings or ignored there)
         names = [name for _mode, name, _oid in entries]
         if len(set(names)) != len(names):
-            raise ObjectCheckError("refusing to create malformed object", details=[
-                "object fails fsck: duplicateEntries: contains duplicate file entries"])
+            raise ObjectCheckError(
+                "refusing to create malformed object",
+                details=["object fails fsck: duplicateEntries: contains duplicate file entries"],
+            )
 
     def check_tag(self, data: Buffer) -> None:
         """Check a tag as Git 2.39's ``parse_tag_buffer`` does."""
@@ -130,8 +133,9 @@ class PackObjectChecker:
         self.links: list[bytes] = []
 
     def _fail(self, oid: bytes, offset: int, reason: str) -> PackError:
-        return PackError(f"fsck error in packed object {oid.hex()}: {reason}",
-                         path=self.path, offset=offset)
+        return PackError(
+            f"fsck error in packed object {oid.hex()}: {reason}", path=self.path, offset=offset
+        )
 
     def _hex_id(self, text: bytes, oid: bytes, offset: int, what: str) -> bytes:
         hexsz = self.fmt.hexsz
@@ -166,10 +170,10 @@ class PackObjectChecker:
             i += 1
         if i >= len(headers) or headers[i][0] != b"author" or headers[i][1] is None:
             raise self._fail(oid, offset, "missingAuthor: invalid format - expected 'author' line")
-        if i + 1 >= len(headers) or headers[i + 1][0] != b"committer" \
-                or headers[i + 1][1] is None:
-            raise self._fail(oid, offset,
-                             "missingCommitter: invalid format - expected 'committer' line")
+        if i + 1 >= len(headers) or headers[i + 1][0] != b"committer" or headers[i + 1][1] is None:
+            raise self._fail(
+                oid, offset, "missingCommitter: invalid format - expected 'committer' line"
+            )
 
     def _check_tag(self, data: bytes, oid: bytes, offset: int) -> None:
         headers = self._headers(data, oid, offset)
@@ -177,13 +181,16 @@ class PackObjectChecker:
             raise self._fail(oid, offset, "missingObject: invalid format - expected 'object' line")
         self.links.append(self._hex_id(headers[0][1], oid, offset, "object"))
         if headers[1][0] != b"type" or (headers[1][1] or b"").decode(errors="replace") not in (
-                TYPE_NAMES.values()):
+            TYPE_NAMES.values()
+        ):
             raise self._fail(oid, offset, "badType: invalid 'type' value")
         if headers[2][0] != b"tag" or not headers[2][1]:
             raise self._fail(oid, offset, "missingTagEntry: invalid format - expected 'tag' line")
         if len(headers) < 4 or headers[3][0] != b"tagger":  # a warning in Git's fsck
-            report("warning", f"object {oid.hex()}: missingTaggerEntry: invalid format - "
-                              "expected 'tagger' line")
+            report(
+                "warning",
+                f"object {oid.hex()}: missingTaggerEntry: invalid format - expected 'tagger' line",
+            )
 
     def _check_tree(self, data: bytes, oid: bytes, offset: int) -> None:
         try:
@@ -193,8 +200,9 @@ class PackObjectChecker:
         prev: bytes | None = None
         for mode, name, entry_id in entries:
             if mode not in _TREE_MODES:
-                raise self._fail(oid, offset,
-                                 f"badFilemode: bad mode {mode.decode(errors='replace')}")
+                raise self._fail(
+                    oid, offset, f"badFilemode: bad mode {mode.decode(errors='replace')}"
+                )
             if b"/" in name or name in (b".", b"..", b".git"):
                 raise self._fail(oid, offset, f"badTreeName: bad entry name {name!r}")
             key = name + b"/" if mode == b"40000" else name
@@ -204,8 +212,7 @@ class PackObjectChecker:
             if mode != b"160000":
                 self.links.append(entry_id)
 
-    def finish(self, pack_oids: Sequence[bytes],
-               contains: Callable[[bytes], bool] | None) -> None:
+    def finish(self, pack_oids: Sequence[bytes], contains: Callable[[bytes], bool] | None) -> None:
         """Every linked object must be in the pack or (via ``contains``) the repository."""
         have = set(pack_oids)
         for link in self.links:

@@ -40,7 +40,7 @@ _KNOWN = (b"author", b"committer", b"encoding", b"gpgsig", b"gpgsig-sha256", b"m
 
 def parse_hex(buf: bytes, pos: int, hexsz: int) -> bytes | None:
     """Git's ``get_oid_hex``: exactly ``hexsz`` hex digits (either case) at ``pos``."""
-    text = buf[pos:pos + hexsz]
+    text = buf[pos : pos + hexsz]
     if len(text) != hexsz or not _HEX.issuperset(text):
         return None
     return bytes.fromhex(text.decode("ascii"))
@@ -53,9 +53,11 @@ def _links_re(hexsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
     pats = _LINKS.get(hexsz)
     if pats is None:
         pats = _LINKS[hexsz] = (
-            re.compile(rb"tree ([0-9a-fA-F]{%d})\n((?:parent [0-9a-fA-F]{%d}\n)*)"
-                       % (hexsz, hexsz)),
-            re.compile(rb"parent ([0-9a-fA-F]{%d})\n" % hexsz))
+            re.compile(
+                rb"tree ([0-9a-fA-F]{%d})\n((?:parent [0-9a-fA-F]{%d}\n)*)" % (hexsz, hexsz)
+            ),
+            re.compile(rb"parent ([0-9a-fA-F]{%d})\n" % hexsz),
+        )
     return pats
 
 
@@ -71,11 +73,13 @@ def parse_commit_links(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, list[bytes
     m = links.match(buf)
     if m is not None and m.end() < len(buf) and not buf.startswith(b"parent ", m.end()):
         plines = m.group(2)
-        return (bytes.fromhex(m.group(1).decode("ascii")),
-                [bytes.fromhex(h.decode("ascii")) for h in parent_re.findall(plines)]
-                if plines else [], m.end())
-    tree_len = hexsz + 5      # "tree " + hex
-    parent_len = hexsz + 7    # "parent " + hex
+        return (
+            bytes.fromhex(m.group(1).decode("ascii")),
+            [bytes.fromhex(h.decode("ascii")) for h in parent_re.findall(plines)] if plines else [],
+            m.end(),
+        )
+    tree_len = hexsz + 5  # "tree " + hex
+    parent_len = hexsz + 7  # "parent " + hex
     end = len(buf)
     if end <= tree_len + 1 or buf[:5] != b"tree " or buf[tree_len] != 0x0A:
         raise ObjectParseError("bogus commit object", reason="bogus", offset=0)
@@ -201,7 +205,7 @@ class Commit(HeaderObject):
         out: list[Header] = []
         seen: set[bytes] = set()
         _tree, parents, _pos = self._get_links()
-        skip = 1 + len(parents)   # the tree and parent lines read by the link rules
+        skip = 1 + len(parents)  # the tree and parent lines read by the link rules
         for i, (key, value) in enumerate(self.block.headers):
             if i < skip:
                 continue
@@ -225,11 +229,21 @@ class Commit(HeaderObject):
         return f"Commit({self.id.hex()})"
 
     @classmethod
-    def create(cls, *, tree: str | bytes, author: Signature, committer: Signature,
-               message: bytes | str, parents: Sequence[str | bytes] = (),
-               encoding: bytes | str | None = None, mergetags: Iterable[bytes] = (),
-               extra_headers: Iterable[Header] = (), gpgsig: bytes | None = None,
-               gpgsig_sha256: bytes | None = None, fmt: ObjectFormat = SHA1) -> Commit:
+    def create(
+        cls,
+        *,
+        tree: str | bytes,
+        author: Signature,
+        committer: Signature,
+        message: bytes | str,
+        parents: Sequence[str | bytes] = (),
+        encoding: bytes | str | None = None,
+        mergetags: Iterable[bytes] = (),
+        extra_headers: Iterable[Header] = (),
+        gpgsig: bytes | None = None,
+        gpgsig_sha256: bytes | None = None,
+        fmt: ObjectFormat = SHA1,
+    ) -> Commit:
         """A new commit, headers in Git's order: tree, parents, author, committer,
         encoding, mergetags, extra headers, signatures.
 
@@ -241,8 +255,9 @@ class Commit(HeaderObject):
         headers.append((b"author", author.raw))
         headers.append((b"committer", committer.raw))
         if encoding is not None:
-            headers.append((b"encoding", encoding.encode() if isinstance(encoding, str)
-                            else encoding))
+            headers.append(
+                (b"encoding", encoding.encode() if isinstance(encoding, str) else encoding)
+            )
         headers += [(b"mergetag", t[:-1] if t.endswith(b"\n") else t) for t in mergetags]
         headers += list(extra_headers)
         if gpgsig is not None:
@@ -251,6 +266,5 @@ class Commit(HeaderObject):
             headers.append((b"gpgsig-sha256", gpgsig_sha256.rstrip(b"\n")))
         for key, value in headers:
             check_header(key, value or b"")
-        body = message.encode("utf-8", "surrogateescape") if isinstance(message, str) \
-            else message
+        body = message.encode("utf-8", "surrogateescape") if isinstance(message, str) else message
         return cls(serialize_headers(headers, body), fmt)

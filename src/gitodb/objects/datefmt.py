@@ -23,10 +23,21 @@ from gitodb.errors import GitodbError
 _DAYS = ("Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat")
 _MONTHS = ("Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec")
 # Git's parse_date_type order: the first prefix that matches wins.
-_TYPES = (("relative", "relative"), ("iso8601-strict", "iso-strict"),
-          ("iso-strict", "iso-strict"), ("iso8601", "iso"), ("iso", "iso"),
-          ("rfc2822", "rfc"), ("rfc", "rfc"), ("short", "short"), ("default", "normal"),
-          ("human", "human"), ("raw", "raw"), ("unix", "unix"), ("format", "strftime"))
+_TYPES = (
+    ("relative", "relative"),
+    ("iso8601-strict", "iso-strict"),
+    ("iso-strict", "iso-strict"),
+    ("iso8601", "iso"),
+    ("iso", "iso"),
+    ("rfc2822", "rfc"),
+    ("rfc", "rfc"),
+    ("short", "short"),
+    ("default", "normal"),
+    ("human", "human"),
+    ("raw", "raw"),
+    ("unix", "unix"),
+    ("format", "strftime"),
+)
 
 
 @dataclass(frozen=True)
@@ -50,7 +61,7 @@ def parse_date_mode(text: str) -> DateMode:
     if found is None:
         raise GitodbError(f"unknown date format {text}")
     kind = found[1]
-    rest = fmt[len(found[0]):]
+    rest = fmt[len(found[0]) :]
     if kind == "human":
         raise GitodbError("date format 'human' is not supported by gitodb")
     local = rest.startswith("-local")

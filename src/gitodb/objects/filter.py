@@ -43,8 +43,8 @@ class ObjectFilter:
 
     kind: str
     spec: str
-    limit: int = 0               # blob:limit bytes, tree depth
-    value: str = ""              # sparse:oid's object name, object:type's type
+    limit: int = 0  # blob:limit bytes, tree depth
+    value: str = ""  # sparse:oid's object name, object:type's type
     parts: tuple[ObjectFilter, ...] = field(default=())
 
     @classmethod
@@ -61,27 +61,26 @@ class ObjectFilter:
         if spec == "blob:none":
             return cls("blob:none", spec)
         if spec.startswith("blob:limit="):
-            n = _parse_ulong(spec[len("blob:limit="):])
+            n = _parse_ulong(spec[len("blob:limit=") :])
             if n is None:
                 raise FilterSpecError(f"invalid filter-spec '{spec}'")
             return cls("blob:limit", spec, limit=n)
         if spec.startswith("tree:"):
-            n = _parse_ulong(spec[len("tree:"):])
+            n = _parse_ulong(spec[len("tree:") :])
             if n is None:
                 raise FilterSpecError("expected 'tree:<depth>'")
             return cls("tree", spec, limit=n)
         if spec.startswith("sparse:oid="):
-            return cls("sparse:oid", spec, value=spec[len("sparse:oid="):])
+            return cls("sparse:oid", spec, value=spec[len("sparse:oid=") :])
         if spec.startswith("sparse:path="):
             raise FilterSpecError("sparse:path filters support has been dropped")
         if spec.startswith("object:type="):
-            t = spec[len("object:type="):]
+            t = spec[len("object:type=") :]
             if t not in _TYPES:
-                raise FilterSpecError(f"'{t}' for 'object:type=<type>' is not a valid "
-                                      "object type")
+                raise FilterSpecError(f"'{t}' for 'object:type=<type>' is not a valid object type")
             return cls("object:type", spec, value=t)
         if spec.startswith("combine:"):
-            subs = spec[len("combine:"):].split("+")
+            subs = spec[len("combine:") :].split("+")
             if not all(subs):
                 raise FilterSpecError("expected something after combine:")
             parts = tuple(cls._parse_one(unquote(s)) for s in subs)

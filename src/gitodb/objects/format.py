@@ -15,12 +15,13 @@ class ObjectFormat:
 
     __slots__ = ("name", "rawsz", "hexsz", "reftable_id", "pack_hash_id")
 
-    def __init__(self, name: str, rawsz: int, hexsz: int, reftable_id: bytes,
-                 pack_hash_id: int) -> None:
-        self.name = name                  # "sha1" or "sha256", as Git spells it
-        self.rawsz = rawsz                # bytes in a binary id
-        self.hexsz = hexsz                # characters in a hex id
-        self.reftable_id = reftable_id    # hash id in a reftable v2 header
+    def __init__(
+        self, name: str, rawsz: int, hexsz: int, reftable_id: bytes, pack_hash_id: int
+    ) -> None:
+        self.name = name  # "sha1" or "sha256", as Git spells it
+        self.rawsz = rawsz  # bytes in a binary id
+        self.hexsz = hexsz  # characters in a hex id
+        self.reftable_id = reftable_id  # hash id in a reftable v2 header
         self.pack_hash_id = pack_hash_id  # id in .rev and midx headers: 1 sha1, 2 sha256
 
     def __repr__(self) -> str:

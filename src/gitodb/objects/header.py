@@ -35,8 +35,12 @@ def hash_object(fmt: ObjectFormat, type_name: str, data: bytes | bytearray | mem
     return digest
 
 
-def parse_object_header(buf: bytes | bytearray | memoryview, *, path: str | None = None,
-                        allow_unknown_type: bool = False) -> tuple[str, int, int]:
+def parse_object_header(
+    buf: bytes | bytearray | memoryview,
+    *,
+    path: str | None = None,
+    allow_unknown_type: bool = False,
+) -> tuple[str, int, int]:
     """Parse ``<type> <size>\\0`` at the start of ``buf``.
 
     Returns ``(type_name, size, header_length)``; raises ``ObjectFormatError``.
@@ -51,13 +55,12 @@ def parse_object_header(buf: bytes | bytearray | memoryview, *, path: str | None
     type_name = head[:sp].decode("ascii", "replace")
     # The syntax first, the type name after, as Git (a header that does not parse is
     # "unable to parse"; one that parses with an unknown type is "invalid object type").
-    size_text = head[sp + 1: nul]
+    size_text = head[sp + 1 : nul]
     if not size_text.isdigit() or (len(size_text) > 1 and size_text[:1] == b"0"):
         raise ObjectFormatError("object header has a bad size", path=path, offset=sp + 1)
     size = int(size_text)
     if size > MAX_OBJECT_SIZE:  # Git's size_t overflows
-        raise ObjectFormatError(f"object header size {size} is too large", path=path,
-                                offset=sp + 1)
+        raise ObjectFormatError(f"object header size {size} is too large", path=path, offset=sp + 1)
     if not allow_unknown_type and type_name not in TYPE_NUMBERS:
-        raise ObjectFormatError(f"invalid object type \"{type_name}\"", path=path, offset=0)
+        raise ObjectFormatError(f'invalid object type "{type_name}"', path=path, offset=0)
     return type_name, size, nul + 1

@@ -20,8 +20,9 @@ class HeaderBlock:
 
     __slots__ = ("headers", "message", "terminated")
 
-    def __init__(self, headers: list[Header], message: bytes | None,
-                 terminated: bool = True) -> None:
+    def __init__(
+        self, headers: list[Header], message: bytes | None, terminated: bool = True
+    ) -> None:
         self.headers = headers
         self.message = message
         self.terminated = terminated
@@ -66,8 +67,9 @@ def _add_line(headers: list[Header], line: bytes) -> None:
     headers.append((key, value if sep else None))
 
 
-def serialize_headers(headers: Iterable[Header], message: bytes | None,
-                      terminated: bool = True) -> bytes:
+def serialize_headers(
+    headers: Iterable[Header], message: bytes | None, terminated: bool = True
+) -> bytes:
     """The bytes ``parse_headers`` read ``headers`` and ``message`` from."""
     out = bytearray()
     for key, value in headers:

@@ -27,8 +27,9 @@ from gitodb.errors import GitodbError
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
-def _name_and_email(buf: bytes, allow_empty_email: bool
-                    ) -> tuple[bytes | None, bytes, bytes] | None:
+def _name_and_email(
+    buf: bytes, allow_empty_email: bool
+) -> tuple[bytes | None, bytes, bytes] | None:
     """``(name or None, email, rest after '>')`` of the first ``name <email>``, or None."""
     left = buf.find(b"<")
     if left < 0:
@@ -39,7 +40,7 @@ def _name_and_email(buf: bytes, allow_empty_email: bool
     if not allow_empty_email and right == left + 1:
         return None
     name = buf[:left].strip(_SPACE)
-    return (name or None), buf[left + 1:right], buf[right + 1:]
+    return (name or None), buf[left + 1 : right], buf[right + 1 :]
 
 
 class _Entry:
@@ -86,8 +87,13 @@ class Mailmap:
             return
         self.read(data)
 
-    def _add(self, new_name: bytes | None, new_email: bytes | None,
-             old_name: bytes | None, old_email: bytes | None) -> None:
+    def _add(
+        self,
+        new_name: bytes | None,
+        new_email: bytes | None,
+        old_name: bytes | None,
+        old_email: bytes | None,
+    ) -> None:
         if old_email is None:
             old_email, new_email = new_email, None
         assert old_email is not None
@@ -112,8 +118,10 @@ class Mailmap:
             new_name, new_email = entry.name, entry.email
         else:
             return name, email
-        return (new_name if new_name is not None else name,
-                new_email if new_email is not None else email)
+        return (
+            new_name if new_name is not None else name,
+            new_email if new_email is not None else email,
+        )
 
 
 class _Config(Protocol):
@@ -141,7 +149,7 @@ def repository_mailmap(repo: _Repository, top: str | None) -> Mailmap:
         try:
             kind, data = repo.read_object(blob)
         except GitodbError:
-            kind, data = "", b""   # Git ignores a missing mailmap blob
+            kind, data = "", b""  # Git ignores a missing mailmap blob
         if kind == "blob":
             m.read(data)
     path = repo.config.get("mailmap.file")

@@ -7,16 +7,27 @@ import re
 from gitodb.objects.tree import Tree, canonical_mode
 
 # Bytes that make a path need C-style quoting, and the escape letter Git uses.
-_C_ESCAPES = {7: b"a", 8: b"b", 9: b"t", 10: b"n", 11: b"v", 12: b"f", 13: b"r",
-              0x22: b'"', 0x5C: b"\\"}
+_C_ESCAPES = {
+    7: b"a",
+    8: b"b",
+    9: b"t",
+    10: b"n",
+    11: b"v",
+    12: b"f",
+    13: b"r",
+    0x22: b'"',
+    0x5C: b"\\",
+}
 
 
 def _must_quote(c: int, quote_fully: bool) -> bool:
     return c < 0x20 or c == 0x22 or c == 0x5C or c == 0x7F or (quote_fully and c >= 0x80)
 
 
-_NEEDS_QUOTE = {True: re.compile(rb'[\x00-\x1f"\\\x7f-\xff]'),
-                False: re.compile(rb'[\x00-\x1f"\\\x7f]')}
+_NEEDS_QUOTE = {
+    True: re.compile(rb'[\x00-\x1f"\\\x7f-\xff]'),
+    False: re.compile(rb'[\x00-\x1f"\\\x7f]'),
+}
 
 
 def quote_path(name: bytes, quote_fully: bool = True) -> bytes:
@@ -42,6 +53,8 @@ def format_tree(tree: Tree, *, quote_fully: bool = True) -> bytes:
     lines = []
     for e in tree:
         mode = canonical_mode(e.mode)
-        lines.append(b"%06o %s %s\t%s\n" % (mode, e.object_type.encode(), e.oid.hex().encode(),
-                                            quote_path(e.name, quote_fully)))
+        lines.append(
+            b"%06o %s %s\t%s\n"
+            % (mode, e.object_type.encode(), e.oid.hex().encode(), quote_path(e.name, quote_fully))
+        )
     return b"".join(lines)

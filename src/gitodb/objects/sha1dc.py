@@ -49,8 +49,14 @@ else:
 class _RefHasher(Sha1DCRef):
     """The pure-Python SHA-1DC with Git's behaviour: a collision makes digest() raise."""
 
-    def __init__(self, data: bytes | bytearray | memoryview = b"", *,
-                 safe_hash: bool = False, detect: bool = True, ubc: bool = True) -> None:
+    def __init__(
+        self,
+        data: bytes | bytearray | memoryview = b"",
+        *,
+        safe_hash: bool = False,
+        detect: bool = True,
+        ubc: bool = True,
+    ) -> None:
         super().__init__(data, safe_hash=safe_hash, detect=detect, ubc=ubc)
 
     def copy(self) -> _RefHasher:
@@ -78,8 +84,7 @@ def native_available() -> bool:
 def _choose() -> tuple[Callable[..., Any], str]:
     choice = os.environ.get(ENV_VAR, "sha1dc") or "sha1dc"
     if choice not in CHOICES:
-        raise ConfigError(f"bad {ENV_VAR} value '{choice}' (expected one of: "
-                          f"{', '.join(CHOICES)})")
+        raise ConfigError(f"bad {ENV_VAR} value '{choice}' (expected one of: {', '.join(CHOICES)})")
     if choice == "plain":
         return hashlib.sha1, _hashlib_name("sha1")
     if _native_sha1dc is not None:
@@ -88,10 +93,14 @@ def _choose() -> tuple[Callable[..., Any], str]:
 
     from gitodb.errors import NativeCoreMissingWarning
 
-    warnings.warn(NativeCoreMissingWarning(
-        "gitodb's native core (gitodb._native) is not built: SHA-1 with collision "
-        "detection runs in pure Python, many times slower; install a binary wheel or "
-        "build gitodb with a C compiler"), stacklevel=3)
+    warnings.warn(
+        NativeCoreMissingWarning(
+            "gitodb's native core (gitodb._native) is not built: SHA-1 with collision "
+            "detection runs in pure Python, many times slower; install a binary wheel or "
+            "build gitodb with a C compiler"
+        ),
+        stacklevel=3,
+    )
     return _RefHasher, "SHA1_DC (pure Python)"
 
 

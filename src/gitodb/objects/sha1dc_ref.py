@@ -79,8 +79,10 @@ def message_difference(dv: dict[int, int]) -> list[int]:
     A disturbance in ``W[i]`` bit j is corrected by bit j+5 of ``W[i+1]``,
     bit j of ``W[i+2]`` and bit j-2 of ``W[i+3]``, ``W[i+4]``, ``W[i+5]``.
     """
-    return [dv[i] ^ _rol(dv[i - 1], 5) ^ dv[i - 2]
-            ^ _rol(dv[i - 3] ^ dv[i - 4] ^ dv[i - 5], 30) for i in range(80)]
+    return [
+        dv[i] ^ _rol(dv[i - 1], 5) ^ dv[i - 2] ^ _rol(dv[i - 3] ^ dv[i - 4] ^ dv[i - 5], 30)
+        for i in range(80)
+    ]
 
 
 def test_step(dv: dict[int, int]) -> int:
@@ -128,9 +130,13 @@ def expand(block: bytes) -> list[int]:
     return w
 
 
-def _forward(state: tuple[int, int, int, int, int], w: list[int], start: int,
-             stop: int, record: list[tuple[int, int, int, int, int]] | None = None
-             ) -> tuple[int, int, int, int, int]:
+def _forward(
+    state: tuple[int, int, int, int, int],
+    w: list[int],
+    start: int,
+    stop: int,
+    record: list[tuple[int, int, int, int, int]] | None = None,
+) -> tuple[int, int, int, int, int]:
     a, b, c, d, e = state
     for i in range(start, stop):
         if record is not None:
@@ -140,8 +146,9 @@ def _forward(state: tuple[int, int, int, int, int], w: list[int], start: int,
     return a, b, c, d, e
 
 
-def _backward(state: tuple[int, int, int, int, int], w: list[int], start: int
-              ) -> tuple[int, int, int, int, int]:
+def _backward(
+    state: tuple[int, int, int, int, int], w: list[int], start: int
+) -> tuple[int, int, int, int, int]:
     """Undo steps ``start-1`` down to 0: the state before step 0 (the input IHV)."""
     a, b, c, d, e = state
     for i in range(start - 1, -1, -1):
@@ -153,9 +160,12 @@ def _backward(state: tuple[int, int, int, int, int], w: list[int], start: int
     return a, b, c, d, e
 
 
-def compress(ihv: tuple[int, ...], block: bytes, detect: bool = True,
-             ubc: list[list[tuple[int, int, int, int, int]]] | None = None
-             ) -> tuple[tuple[int, ...], bool]:
+def compress(
+    ihv: tuple[int, ...],
+    block: bytes,
+    detect: bool = True,
+    ubc: list[list[tuple[int, int, int, int, int]]] | None = None,
+) -> tuple[tuple[int, ...], bool]:
     """One compression; returns the new chaining value and whether a collision was found.
 
     With ``ubc`` (conditions per DV, ``sha1dc_ubc.all_conditions()``) a DV whose
@@ -169,8 +179,9 @@ def compress(ihv: tuple[int, ...], block: bytes, detect: bool = True,
     if not detect:
         return out, False
     for n, (t, dw) in enumerate(DV_TABLES):
-        if ubc is not None and not all((w[w1] >> b1 ^ w[w2] >> b2) & 1 == parity
-                                       for w1, b1, w2, b2, parity in ubc[n]):
+        if ubc is not None and not all(
+            (w[w1] >> b1 ^ w[w2] >> b2) & 1 == parity for w1, b1, w2, b2, parity in ubc[n]
+        ):
             continue
         w2 = [x ^ y for x, y in zip(w, dw, strict=True)]
         ihv2 = _backward(states[t], w2, t)
@@ -206,8 +217,14 @@ class Sha1DCRef:
     digest_size = 20
     block_size = 64
 
-    def __init__(self, data: bytes | bytearray | memoryview = b"", *,
-                 safe_hash: bool = False, detect: bool = True, ubc: bool = False) -> None:
+    def __init__(
+        self,
+        data: bytes | bytearray | memoryview = b"",
+        *,
+        safe_hash: bool = False,
+        detect: bool = True,
+        ubc: bool = False,
+    ) -> None:
         self._ihv: tuple[int, ...] = _IV
         self._buf = b""
         self._length = 0
@@ -236,7 +253,7 @@ class Sha1DCRef:
         buf = self._buf + data
         n = len(buf) - len(buf) % 64
         for i in range(0, n, 64):
-            self._block(buf[i:i + 64])
+            self._block(buf[i : i + 64])
         self._buf = buf[n:]
 
     def copy(self) -> Sha1DCRef:
@@ -251,7 +268,7 @@ class Sha1DCRef:
         h = self.copy()
         tail = h._buf + _pad(h._length)
         for i in range(0, len(tail), 64):
-            h._block(tail[i:i + 64])
+            h._block(tail[i : i + 64])
         return struct.pack(">5I", *h._ihv), h.collision
 
     def digest(self) -> bytes:

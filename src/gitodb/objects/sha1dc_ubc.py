@@ -47,8 +47,8 @@ from gitodb.objects.sha1dc_ref import DVS, disturbance_vector, message_differenc
 
 FIRST_STEP = 24
 LAST_STEP = 72
-WINDOW = 6           # consecutive step equations solved together
-MAX_BINARY = 16      # equations with more binary unknowns are skipped (sound)
+WINDOW = 6  # consecutive step equations solved together
+MAX_BINARY = 16  # equations with more binary unknowns are skipped (sound)
 MASK = 0xFFFFFFFF
 
 # A condition: (word1, bit1, word2, bit2, parity): W[word1] bit1 ^ W[word2] bit2 == parity.
@@ -59,8 +59,9 @@ def _bits(x: int) -> list[int]:
     return [p for p in range(32) if x >> p & 1]
 
 
-def _step_equation(dv: dict[int, int], dw: list[int], k: int
-                   ) -> tuple[list[tuple[str, int, int, int]], set[int]] | None:
+def _step_equation(
+    dv: dict[int, int], dw: list[int], k: int
+) -> tuple[list[tuple[str, int, int, int]], set[int]] | None:
     """Step ``k``'s equation as signed terms and the set of f-output values.
 
     Terms are ``(kind, word, bit, weight_exponent)`` with coefficient +1 on
@@ -69,13 +70,13 @@ def _step_equation(dv: dict[int, int], dw: list[int], k: int
     message's flip direction of W[word] bit.  Returns None if too large.
     """
     terms: list[tuple[str, int, int, int]] = []
-    for p in _bits(dv[k]):                       # A[k+1] (left side, moved right)
+    for p in _bits(dv[k]):  # A[k+1] (left side, moved right)
         terms.append(("s-", k + 1, p, p))
-    for p in _bits(dv[k - 1]):                   # rol5(A[k])
+    for p in _bits(dv[k - 1]):  # rol5(A[k])
         terms.append(("s", k, p, (p + 5) % 32))
-    for p in _bits(dv[k - 5]):                   # e = rol30(A[k-4])
+    for p in _bits(dv[k - 5]):  # e = rol30(A[k-4])
         terms.append(("s", k - 4, p, (p + 30) % 32))
-    for p in _bits(dw[k]):                       # W[k]
+    for p in _bits(dw[k]):  # W[k]
         terms.append(("m", k, p, p))
     # f inputs at step k: b = A[k-1], c = rol30(A[k-2]), d = rol30(A[k-3]).
     flips: dict[int, int] = {}
@@ -100,8 +101,9 @@ def _step_equation(dv: dict[int, int], dw: list[int], k: int
     return terms, fvals
 
 
-def _equation_relation(terms: list[tuple[str, int, int, int]], fvals: set[int]
-                       ) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
+def _equation_relation(
+    terms: list[tuple[str, int, int, int]], fvals: set[int]
+) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
     """All sign assignments (+1/-1 per variable) that satisfy one step equation."""
     variables: list[tuple[str, int, int]] = []
     coeffs: list[list[tuple[int, int]]] = []
@@ -125,8 +127,9 @@ def _equation_relation(terms: list[tuple[str, int, int, int]], fvals: set[int]
     return tuple(variables), solutions
 
 
-def _drop_free(rel: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]
-               ) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
+def _drop_free(
+    rel: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]],
+) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
     """Project out message variables that are free in their (only) equation.
 
     ``mu[k]`` occurs in step k's equation alone; if flipping it maps solutions
@@ -135,15 +138,16 @@ def _drop_free(rel: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]
     variables, rows = rel
     keep = []
     for i, v in enumerate(variables):
-        if v[0] == "m" and all(r[:i] + (-r[i],) + r[i + 1:] in rows for r in rows):
+        if v[0] == "m" and all(r[:i] + (-r[i],) + r[i + 1 :] in rows for r in rows):
             continue
         keep.append(v)
     return _project(rel, keep)
 
 
-def _join(a: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]],
-          b: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]
-          ) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
+def _join(
+    a: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]],
+    b: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]],
+) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
     va, sa = a
     vb, sb = b
     shared = [v for v in vb if v in va]
@@ -161,9 +165,10 @@ def _join(a: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]],
     return va + tuple(extra), out
 
 
-def _project(rel: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]],
-             keep: Iterable[tuple[str, int, int]]
-             ) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
+def _project(
+    rel: tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]],
+    keep: Iterable[tuple[str, int, int]],
+) -> tuple[tuple[tuple[str, int, int], ...], set[tuple[int, ...]]]:
     variables, rows = rel
     wanted = set(keep)
     kept = tuple(v for v in variables if v in wanted)
@@ -196,7 +201,7 @@ def derive(dv_type: int, k: int, b: int) -> list[Condition]:
             rel = _join(rel, other)
             # Keep the relation small: attacker variables no later equation in
             # the window mentions are projected out now.
-            later = {v for w in window[window.index(other) + 1:] for v in w[0]}
+            later = {v for w in window[window.index(other) + 1 :] for v in w[0]}
             rel = _project(rel, [v for v in rel[0] if v[0] == "m" or v in later])
         rel = _project(rel, [v for v in rel[0] if v[0] == "m"])
         variables, rows = rel
@@ -206,9 +211,9 @@ def derive(dv_type: int, k: int, b: int) -> list[Condition]:
     return _independent(found)
 
 
-def _constant_products(variables: tuple[tuple[str, int, int], ...],
-                       rows: set[tuple[int, ...]]
-                       ) -> list[tuple[tuple[int, int], tuple[int, int], int]]:
+def _constant_products(
+    variables: tuple[tuple[str, int, int], ...], rows: set[tuple[int, ...]]
+) -> list[tuple[tuple[int, int], tuple[int, int], int]]:
     """Pairs of variables whose product is the same in every row, with that product.
 
     Two equal columns always agree (product +1), opposite ones always

@@ -39,8 +39,9 @@ class Signature:
         self._split: tuple[bytes, bytes, int | None, bytes | None] | None = None
 
     @classmethod
-    def create(cls, name: str | bytes, email: str | bytes, timestamp: int,
-               tz_offset: int = 0) -> Signature:
+    def create(
+        cls, name: str | bytes, email: str | bytes, timestamp: int, tz_offset: int = 0
+    ) -> Signature:
         """A signature from its parts; ``tz_offset`` in minutes east of UTC.
 
         Raises ``ObjectFormatError`` for parts Git could not read back (``<``, ``>``
@@ -107,9 +108,9 @@ def _split_ident(line: bytes) -> tuple[bytes, bytes, int | None, bytes | None]:
     lt = line.find(b"<")
     gt = line.find(b">", lt + 1) if lt >= 0 else -1
     if gt < 0:
-        return b"", b"", None, None   # Git cannot split it: nothing is known
+        return b"", b"", None, None  # Git cannot split it: nothing is known
     name = line[:lt].rstrip(_SPACE)
-    email = line[lt + 1:gt]
+    email = line[lt + 1 : gt]
     # The date follows the last '>' (helps with a stray '>' inside the email).
     last = line.rfind(b">")
     pos = _span(line, last + 1, _SPACE)

@@ -27,7 +27,7 @@ class ObjectStream(ABC):
         while want > 0:
             if self._pending:
                 piece = self._pending[:want]
-                self._pending = self._pending[len(piece):]
+                self._pending = self._pending[len(piece) :]
                 parts.append(piece)
                 want -= len(piece)
                 continue

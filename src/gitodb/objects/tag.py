@@ -27,8 +27,12 @@ from gitodb.objects.signature import Signature
 from gitodb.objects.stored import HeaderObject
 
 TAG_TARGET_TYPES = ("blob", "tree", "commit", "tag")
-_SIGNATURE_STARTS = (b"-----BEGIN PGP SIGNATURE-----", b"-----BEGIN PGP MESSAGE-----",
-                     b"-----BEGIN SIGNED MESSAGE-----", b"-----BEGIN SSH SIGNATURE-----")
+_SIGNATURE_STARTS = (
+    b"-----BEGIN PGP SIGNATURE-----",
+    b"-----BEGIN PGP MESSAGE-----",
+    b"-----BEGIN SIGNED MESSAGE-----",
+    b"-----BEGIN SSH SIGNATURE-----",
+)
 
 
 def parse_tag_fields(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, bytes, bytes]:
@@ -59,14 +63,16 @@ def parse_tag_fields(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, bytes, bytes
     if type_name.decode("latin-1") not in TAG_TARGET_TYPES:
         raise ObjectParseError(
             f"unknown tag type '{type_name.decode('utf-8', 'surrogateescape')}'",
-            reason="unknown-type", offset=pos)
+            reason="unknown-type",
+            offset=pos,
+        )
     pos = nl + 1
     if not (pos + 4 < end and buf.startswith(b"tag ", pos)):
         raise corrupt(pos)
     nl = buf.find(b"\n", pos + 4)
     if nl < 0:
         raise corrupt(pos)
-    return target, type_name, buf[pos + 4:nl]
+    return target, type_name, buf[pos + 4 : nl]
 
 
 def signature_start(body: bytes) -> int:
@@ -144,7 +150,7 @@ class Tag(HeaderObject):
     def message(self) -> bytes:
         """The message, without the signature block."""
         body = self.body
-        return body[:signature_start(body)]
+        return body[: signature_start(body)]
 
     @property
     def signature(self) -> bytes | None:
@@ -162,25 +168,35 @@ class Tag(HeaderObject):
         return f"Tag({self.id.hex()})"
 
     @classmethod
-    def create(cls, *, object: str | bytes, type: str, name: bytes | str,
-               message: bytes | str, tagger: Signature | None = None,
-               signature: bytes | None = None, extra_headers: Iterable[Header] = (),
-               fmt: ObjectFormat = SHA1) -> Tag:
+    def create(
+        cls,
+        *,
+        object: str | bytes,
+        type: str,
+        name: bytes | str,
+        message: bytes | str,
+        tagger: Signature | None = None,
+        signature: bytes | None = None,
+        extra_headers: Iterable[Header] = (),
+        fmt: ObjectFormat = SHA1,
+    ) -> Tag:
         """A new tag: object, type, tag, tagger, extra headers; message then signature."""
         if type not in TAG_TARGET_TYPES:
             raise ObjectFormatError(f"invalid tag target type '{type}'")
         bname = name.encode("utf-8", "surrogateescape") if isinstance(name, str) else name
         if not bname or b"\n" in bname:
             raise ObjectFormatError(f"invalid tag name {bname!r}")
-        headers: list[Header] = [(b"object", as_oid(fmt, object).hex().encode()),
-                                 (b"type", type.encode()), (b"tag", bname)]
+        headers: list[Header] = [
+            (b"object", as_oid(fmt, object).hex().encode()),
+            (b"type", type.encode()),
+            (b"tag", bname),
+        ]
         if tagger is not None:
             headers.append((b"tagger", tagger.raw))
         headers += list(extra_headers)
         for key, value in headers:
             check_header(key, value or b"")
-        body = message.encode("utf-8", "surrogateescape") if isinstance(message, str) \
-            else message
+        body = message.encode("utf-8", "surrogateescape") if isinstance(message, str) else message
         if signature is not None:
             body += signature
         return cls(serialize_headers(headers, body), fmt)

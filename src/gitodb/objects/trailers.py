@@ -36,9 +36,15 @@ class TrailerOptions:
 
     def plain(self) -> bool:
         """True when the block is printed as it is in the message."""
-        return not (self.only or self.unfold or self.keys or self.separator is not None
-                    or self.key_only or self.value_only
-                    or self.key_value_separator is not None)
+        return not (
+            self.only
+            or self.unfold
+            or self.keys
+            or self.separator is not None
+            or self.key_only
+            or self.value_only
+            or self.key_value_separator is not None
+        )
 
 
 def _is_blank(line: bytes) -> bool:
@@ -160,7 +166,7 @@ def parse_trailers(buf: bytes) -> list[TrailerItem]:
             continue
         sep = find_separator(raw)
         if sep >= 1:
-            out.append(TrailerItem(raw, raw[:sep].strip(_SPACE), raw[sep + 1:].strip(_SPACE)))
+            out.append(TrailerItem(raw, raw[:sep].strip(_SPACE), raw[sep + 1 :].strip(_SPACE)))
         else:
             out.append(TrailerItem(raw, None, raw))
     return out
@@ -200,8 +206,7 @@ def format_trailers(buf: bytes, opts: TrailerOptions) -> bytes:
             if not opts.value_only:
                 out += tok
             if not opts.key_only and not opts.value_only:
-                out += opts.key_value_separator if opts.key_value_separator is not None \
-                    else b": "
+                out += opts.key_value_separator if opts.key_value_separator is not None else b": "
             if not opts.key_only:
                 out += val
             if opts.separator is None:

@@ -87,8 +87,9 @@ def _entry_re(rawsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
     return pats
 
 
-def parse_entries(data: bytes, rawsz: int, *, path: str | None = None
-                  ) -> list[tuple[bytes, bytes, bytes]]:
+def parse_entries(
+    data: bytes, rawsz: int, *, path: str | None = None
+) -> list[tuple[bytes, bytes, bytes]]:
     """``[(mode text, name, id)]`` of a tree's content; ``ObjectParseError`` like Git."""
     entry, whole = _entry_re(rawsz)
     if whole.fullmatch(data) is not None:
@@ -143,7 +144,7 @@ class Tree(StoredObject):
     def __init__(self, data: bytes, fmt: ObjectFormat = SHA1, oid: bytes | None = None) -> None:
         super().__init__(data, fmt, oid)
         self._entries: list[TreeEntry] | None = None
-        self._modes: dict[int, bytes] = {}   # entries whose mode text is not "%o" % mode
+        self._modes: dict[int, bytes] = {}  # entries whose mode text is not "%o" % mode
         self._by_name: dict[bytes, TreeEntry] | None = None
 
     @property
@@ -154,7 +155,7 @@ class Tree(StoredObject):
             make = TreeEntry._make
             entries = [make((int(m, 8), n, i)) for m, n, i in parsed]
             for i, (mode_text, _n, _i) in enumerate(parsed):
-                if mode_text[:1] == b"0":   # zero-padded mode (old Git): keep the text
+                if mode_text[:1] == b"0":  # zero-padded mode (old Git): keep the text
                     self._modes[i] = mode_text
             self._entries = entries
         return self._entries
@@ -194,8 +195,9 @@ class Tree(StoredObject):
         return f"Tree({self.id.hex()})"
 
     @classmethod
-    def create(cls, entries: Iterable[tuple[int, bytes | str, str | bytes]],
-               fmt: ObjectFormat = SHA1) -> Tree:
+    def create(
+        cls, entries: Iterable[tuple[int, bytes | str, str | bytes]], fmt: ObjectFormat = SHA1
+    ) -> Tree:
         """A tree of ``(mode, name, id)`` entries, sorted into Git's order.
 
         Refuses (``ObjectFormatError``) what Git's fsck calls a bad tree: an empty
@@ -213,8 +215,11 @@ class Tree(StoredObject):
         items.sort(key=lambda item: item[0])
         names = {e.name for _k, e in items}
         if len(names) != len(items):
-            dup = next(e.name for i, (_k, e) in enumerate(items)
-                       if any(e.name == o.name for _k2, o in items[:i]))
+            dup = next(
+                e.name
+                for i, (_k, e) in enumerate(items)
+                if any(e.name == o.name for _k2, o in items[:i])
+            )
             raise ObjectFormatError(f"duplicate tree entry {dup!r}")
         data = b"".join(b"%o %s\0%s" % (e.mode, e.name, e.id) for _k, e in items)
         return cls(data, fmt)

@@ -24,7 +24,6 @@ except ImportError:  # built without a C compiler: the pure-Python code below ru
     _c_apply_delta = _c_delta_sizes = None  # type: ignore[assignment]
 
 
-
 def _varint(delta: Buffer, pos: int, end: int) -> tuple[int, int]:
     value = shift = 0
     while True:
@@ -51,8 +50,9 @@ def delta_sizes_python(delta: Buffer) -> tuple[int, int, int]:
 delta_sizes = delta_sizes_python if _c_delta_sizes is None else _c_delta_sizes
 
 
-def apply_delta(base: Buffer, delta: Buffer, *, path: str | None = None,
-                offset: int | None = None) -> bytes:
+def apply_delta(
+    base: Buffer, delta: Buffer, *, path: str | None = None, offset: int | None = None
+) -> bytes:
     """Apply ``delta`` to ``base`` and return the result (see ``apply_delta_python``)."""
     if _c_apply_delta is None:
         return apply_delta_python(base, delta, path=path, offset=offset)
@@ -62,8 +62,9 @@ def apply_delta(base: Buffer, delta: Buffer, *, path: str | None = None,
         raise DeltaError(str(e), path=path, offset=offset) from None
 
 
-def apply_delta_python(base: Buffer, delta: Buffer, *, path: str | None = None,
-                       offset: int | None = None) -> bytes:
+def apply_delta_python(
+    base: Buffer, delta: Buffer, *, path: str | None = None, offset: int | None = None
+) -> bytes:
     """Apply ``delta`` to ``base`` and return the result.
 
     ``path``/``offset`` name the pack entry in errors.  Raises ``DeltaError`` when
@@ -76,8 +77,11 @@ def apply_delta_python(base: Buffer, delta: Buffer, *, path: str | None = None,
         raise DeltaError(e.message, path=path, offset=offset) from None
     base_len = len(base)
     if src_size != base_len:
-        raise DeltaError(f"delta base size mismatch: delta says {src_size}, base has {base_len}",
-                         path=path, offset=offset)
+        raise DeltaError(
+            f"delta base size mismatch: delta says {src_size}, base has {base_len}",
+            path=path,
+            offset=offset,
+        )
     base_mv = base if isinstance(base, memoryview) else memoryview(base)
     delta_mv = delta if isinstance(delta, memoryview) else memoryview(delta)
     out = bytearray()
@@ -88,13 +92,20 @@ def apply_delta_python(base: Buffer, delta: Buffer, *, path: str | None = None,
     except DeltaError as e:
         raise DeltaError(e.message, path=path, offset=offset) from None
     if produced != dst_size:
-        raise DeltaError(f"delta result has {produced} bytes, expected {dst_size}",
-                         path=path, offset=offset)
+        raise DeltaError(
+            f"delta result has {produced} bytes, expected {dst_size}", path=path, offset=offset
+        )
     return bytes(out)
 
 
-def _run_opcodes(base_mv: memoryview, delta: Buffer, delta_mv: memoryview, pos: int,
-                 dst_size: int, out: bytearray) -> int:
+def _run_opcodes(
+    base_mv: memoryview,
+    delta: Buffer,
+    delta_mv: memoryview,
+    pos: int,
+    dst_size: int,
+    out: bytearray,
+) -> int:
     """Append the result of the opcodes from ``pos`` to ``out``; return bytes produced."""
     base_len = len(base_mv)
     end = len(delta)
@@ -133,7 +144,8 @@ def _run_opcodes(base_mv: memoryview, delta: Buffer, delta_mv: memoryview, pos: 
             if stop > base_len or produced + cp_size > dst_size:
                 raise DeltaError(
                     f"delta copy out of bounds (offset {cp_off}, size {cp_size}, "
-                    f"base {base_len}, result {dst_size})")
+                    f"base {base_len}, result {dst_size})"
+                )
             out += base_mv[cp_off:stop]
             produced += cp_size
         elif op:

@@ -15,8 +15,9 @@ from gitodb.errors import PackError
 _MAX_HEADER_BYTES = 10
 
 
-def parse_entry_header_python(buf: bytes | bytearray | memoryview, offset: int,
-                       path: str | None = None) -> tuple[int, int, int]:
+def parse_entry_header_python(
+    buf: bytes | bytearray | memoryview, offset: int, path: str | None = None
+) -> tuple[int, int, int]:
     """Parse the entry header at ``offset``; return ``(type_number, size, header_length)``."""
     try:
         c = buf[offset]
@@ -26,12 +27,14 @@ def parse_entry_header_python(buf: bytes | bytearray | memoryview, offset: int,
         pos = offset + 1
         while c & 0x80:
             if pos - offset >= _MAX_HEADER_BYTES:
-                raise PackError("bad pack entry header: size varint too long", path=path,
-                                offset=offset)
+                raise PackError(
+                    "bad pack entry header: size varint too long", path=path, offset=offset
+                )
             c = buf[pos]
             if shift == 60 and c & 0x70:  # more than 64 bits, as Git refuses
-                raise PackError("bad pack entry header: size varint too long", path=path,
-                                offset=offset)
+                raise PackError(
+                    "bad pack entry header: size varint too long", path=path, offset=offset
+                )
             size |= (c & 0x7F) << shift
             shift += 7
             pos += 1
@@ -40,8 +43,9 @@ def parse_entry_header_python(buf: bytes | bytearray | memoryview, offset: int,
     return type_num, size, pos - offset
 
 
-def parse_ofs_distance_python(buf: bytes | bytearray | memoryview, offset: int,
-                       path: str | None = None) -> tuple[int, int]:
+def parse_ofs_distance_python(
+    buf: bytes | bytearray | memoryview, offset: int, path: str | None = None
+) -> tuple[int, int]:
     """Parse an OFS_DELTA base distance at ``offset``; return ``(distance, length)``."""
     try:
         c = buf[offset]
@@ -49,8 +53,9 @@ def parse_ofs_distance_python(buf: bytes | bytearray | memoryview, offset: int,
         pos = offset + 1
         while c & 0x80:
             if (dist + 1) >> 57:  # the next shift would overflow 64 bits, as Git refuses
-                raise PackError("bad OFS_DELTA base offset: varint too long", path=path,
-                                offset=offset)
+                raise PackError(
+                    "bad OFS_DELTA base offset: varint too long", path=path, offset=offset
+                )
             c = buf[pos]
             dist = ((dist + 1) << 7) | (c & 0x7F)
             pos += 1

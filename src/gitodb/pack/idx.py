@@ -53,8 +53,9 @@ def _be_uint64_array(buf: bytes | memoryview) -> array:
 class PackIndex:
     """A read-only ``.idx`` file, mmapped; ids are looked up by binary search."""
 
-    def __init__(self, path: str | os.PathLike[str], fmt: ObjectFormat, *,
-                 verify_checksum: bool = True) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str], fmt: ObjectFormat, *, verify_checksum: bool = True
+    ) -> None:
         self.path = os.fspath(path)
         self.fmt = fmt
         try:
@@ -82,8 +83,9 @@ class PackIndex:
                 raise PackError("index file too small", path=self.path, offset=0)
             (version,) = struct.unpack_from(">I", buf, 4)
             if version != 2:
-                raise PackError(f"index file has unsupported version {version}",
-                                path=self.path, offset=4)
+                raise PackError(
+                    f"index file has unsupported version {version}", path=self.path, offset=4
+                )
             self.version = 2
             fan_at = 8
         else:
@@ -91,12 +93,15 @@ class PackIndex:
             fan_at = 0
         if size < fan_at + _FANOUT_BYTES + 2 * rawsz:
             raise PackError("index file too small", path=self.path, offset=0)
-        fanout = _be_uint32_array(buf[fan_at:fan_at + _FANOUT_BYTES])
+        fanout = _be_uint32_array(buf[fan_at : fan_at + _FANOUT_BYTES])
         prev = 0
         for i, n in enumerate(fanout):
             if n < prev:
-                raise PackError("index file has a non-monotonic fan-out table",
-                                path=self.path, offset=fan_at + 4 * i)
+                raise PackError(
+                    "index file has a non-monotonic fan-out table",
+                    path=self.path,
+                    offset=fan_at + 4 * i,
+                )
             prev = n
         self.fanout = fanout
         self.count = n = fanout[255]
@@ -116,16 +121,22 @@ class PackIndex:
             self._off64_at = self._off32_at + 4 * n
             expected = self._off64_at + 2 * rawsz
         if size < expected:
-            raise PackError(f"index file truncated: {size} bytes, expected at least {expected}",
-                            path=self.path, offset=size)
+            raise PackError(
+                f"index file truncated: {size} bytes, expected at least {expected}",
+                path=self.path,
+                offset=size,
+            )
         n64 = (size - expected) // 8
-        if self.version == 1 and size != expected or (
-                self.version == 2 and size != expected + 8 * n64):
+        if (
+            self.version == 1
+            and size != expected
+            or (self.version == 2 and size != expected + 8 * n64)
+        ):
             raise PackError(f"index file has wrong size {size}", path=self.path, offset=size)
         self._large_count = n64 if self.version == 2 else 0
         trailer = size - 2 * rawsz
-        self.pack_checksum = bytes(buf[trailer:trailer + rawsz])
-        self.checksum = bytes(buf[trailer + rawsz:size])
+        self.pack_checksum = bytes(buf[trailer : trailer + rawsz])
+        self.checksum = bytes(buf[trailer + rawsz : size])
         self._size = size
 
     def verify_checksum(self) -> None:
@@ -138,13 +149,13 @@ class PackIndex:
     def oid_at(self, i: int) -> bytes:
         """The binary id of the ``i``-th entry in sorted order."""
         at = self._oid_at + i * self._oid_stride
-        return bytes(self._buf[at:at + self.fmt.rawsz])
+        return bytes(self._buf[at : at + self.fmt.rawsz])
 
     def crc_at(self, i: int) -> int:
         """The CRC-32 stored for the ``i``-th entry (index v2 only)."""
         if self._crc_at < 0:
             raise PackError("index v1 has no CRC-32 values", path=self.path)
-        return int.from_bytes(self._buf[self._crc_at + 4 * i:self._crc_at + 4 * i + 4], "big")
+        return int.from_bytes(self._buf[self._crc_at + 4 * i : self._crc_at + 4 * i + 4], "big")
 
     def offset_at(self, i: int) -> int:
         """The pack offset of the ``i``-th entry, read from the mapping (no table built)."""
@@ -153,17 +164,16 @@ class PackIndex:
         buf = self._buf
         if self.version == 1:
             at = self._off32_at + i * self._oid_stride
-            return int.from_bytes(buf[at:at + 4], "big")
+            return int.from_bytes(buf[at : at + 4], "big")
         at = self._off32_at + 4 * i
-        v = int.from_bytes(buf[at:at + 4], "big")
+        v = int.from_bytes(buf[at : at + 4], "big")
         if not v & 0x80000000:
             return v
         j = v & 0x7FFFFFFF
         if j >= self._large_count:
-            raise PackError("index has a bad 64-bit offset reference", path=self.path,
-                            offset=at)
+            raise PackError("index has a bad 64-bit offset reference", path=self.path, offset=at)
         at = self._off64_at + 8 * j
-        return int.from_bytes(buf[at:at + 8], "big")
+        return int.from_bytes(buf[at : at + 8], "big")
 
     @property
     def offsets(self) -> array:
@@ -178,18 +188,26 @@ class PackIndex:
         if self.version == 1:
             stride = self._oid_stride
             start = self._off32_at
-            return array("Q", (int.from_bytes(buf[at:at + 4], "big")
-                               for at in range(start, start + n * stride, stride)))
-        small = _be_uint32_array(buf[self._off32_at:self._off32_at + 4 * n])
+            return array(
+                "Q",
+                (
+                    int.from_bytes(buf[at : at + 4], "big")
+                    for at in range(start, start + n * stride, stride)
+                ),
+            )
+        small = _be_uint32_array(buf[self._off32_at : self._off32_at + 4 * n])
         out = array("Q", small)
         if n and max(small) & 0x80000000:
-            large = _be_uint64_array(buf[self._off64_at:self._off64_at + 8 * self._large_count])
+            large = _be_uint64_array(buf[self._off64_at : self._off64_at + 8 * self._large_count])
             for i, v in enumerate(small):
                 if v & 0x80000000:
                     j = v & 0x7FFFFFFF
                     if j >= len(large):
-                        raise PackError("index has a bad 64-bit offset reference",
-                                        path=self.path, offset=self._off32_at + 4 * i)
+                        raise PackError(
+                            "index has a bad 64-bit offset reference",
+                            path=self.path,
+                            offset=self._off32_at + 4 * i,
+                        )
                     out[i] = large[j]
         return out
 
@@ -200,8 +218,7 @@ class PackIndex:
         hi = self.fanout[first]
         if _find_oid is not None and len(oid) == self.fmt.rawsz:
             # Straight in the mapping: O(log n) a lookup, no per-index set-up.
-            return _find_oid(self._buf, self._oid_at, self._oid_stride, self.fmt.rawsz,
-                             lo, hi, oid)
+            return _find_oid(self._buf, self._oid_at, self._oid_stride, self.fmt.rawsz, lo, hi, oid)
         oids = self._oid_list
         if oids is not None:
             i = bisect_left(oids, oid, lo, hi)
@@ -219,7 +236,7 @@ class PackIndex:
         while lo < hi:
             mid = (lo + hi) >> 1
             at = base + mid * stride
-            cand = buf[at:at + rawsz]
+            cand = buf[at : at + rawsz]
             if cand == oid:
                 return mid
             if bytes(cand) < oid:
@@ -260,8 +277,8 @@ class PackIndex:
         if self._oid_list is None:
             rawsz = self.fmt.rawsz
             stride = self._oid_stride
-            table = bytes(self._buf[self._oid_at:self._oid_at + self.count * stride])
-            self._oid_list = [table[i:i + rawsz] for i in range(0, len(table), stride)]
+            table = bytes(self._buf[self._oid_at : self._oid_at + self.count * stride])
+            self._oid_list = [table[i : i + rawsz] for i in range(0, len(table), stride)]
         return self._oid_list
 
     def iter_oids(self) -> Iterator[bytes]:
@@ -278,8 +295,13 @@ class PackIndex:
             pass
 
 
-def write_index_v2(entries: Iterable[tuple[bytes, int, int]], pack_checksum: bytes,
-                   fmt: ObjectFormat, *, offset32_limit: int = OFFSET32_LIMIT) -> bytes:
+def write_index_v2(
+    entries: Iterable[tuple[bytes, int, int]],
+    pack_checksum: bytes,
+    fmt: ObjectFormat,
+    *,
+    offset32_limit: int = OFFSET32_LIMIT,
+) -> bytes:
     """Return the bytes of a v2 ``.idx`` for ``entries`` of ``(oid, crc32, offset)``.
 
     The bytes equal what ``git index-pack`` writes for the same pack.
@@ -300,13 +322,24 @@ def write_index_v2(entries: Iterable[tuple[bytes, int, int]], pack_checksum: byt
         crcs.byteswap()
         off32.byteswap()
         off64.byteswap()
-    body = b"".join([IDX_V2_MAGIC, struct.pack(">I", 2), fanout, oids, crcs.tobytes(),
-                     off32.tobytes(), off64.tobytes(), pack_checksum])
+    body = b"".join(
+        [
+            IDX_V2_MAGIC,
+            struct.pack(">I", 2),
+            fanout,
+            oids,
+            crcs.tobytes(),
+            off32.tobytes(),
+            off64.tobytes(),
+            pack_checksum,
+        ]
+    )
     return body + fmt.new_hasher(body).digest()
 
 
-def write_index_v1(entries: Iterable[tuple[bytes, int, int]], pack_checksum: bytes,
-                   fmt: ObjectFormat) -> bytes:
+def write_index_v1(
+    entries: Iterable[tuple[bytes, int, int]], pack_checksum: bytes, fmt: ObjectFormat
+) -> bytes:
     """Return the bytes of a v1 ``.idx`` for ``entries`` of ``(oid, crc32, offset)``."""
     ents = sorted(entries)
     for _oid, _crc, off in ents:

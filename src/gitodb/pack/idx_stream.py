@@ -30,8 +30,9 @@ def _read(stream: BinaryIO, n: int, what: str) -> bytes:
     return data
 
 
-def iter_index_entries(stream: BinaryIO, fmt: ObjectFormat
-                       ) -> Iterator[tuple[int, bytes, int | None]]:
+def iter_index_entries(
+    stream: BinaryIO, fmt: ObjectFormat
+) -> Iterator[tuple[int, bytes, int | None]]:
     """Yield ``(offset, oid, crc32)`` for each entry (``crc32`` None in version 1)."""
     head = _read(stream, 4, "unable to read header")
     if head == IDX_MAGIC:
@@ -59,15 +60,15 @@ def iter_index_entries(stream: BinaryIO, fmt: ObjectFormat
         crcs.append(struct.unpack(">I", _read(stream, 4, f"unable to read crc {i}/{nr}"))[0])
     small: list[int] = []
     for i in range(nr):
-        small.append(struct.unpack(">I", _read(stream, 4,
-                                               f"unable to read 32b offset {i}/{nr}"))[0])
+        small.append(
+            struct.unpack(">I", _read(stream, 4, f"unable to read 32b offset {i}/{nr}"))[0]
+        )
     next_big = 0
     for i in range(nr):
         off = small[i]
         if off & 0x80000000:
             if off & 0x7FFFFFFF != next_big:
                 raise PackError("inconsistent 64b offset index")
-            off = struct.unpack(">Q", _read(stream, 8,
-                                            f"unable to read 64b offset {next_big}"))[0]
+            off = struct.unpack(">Q", _read(stream, 8, f"unable to read 64b offset {next_big}"))[0]
             next_big += 1
         yield off, oids[i], crcs[i]

@@ -41,9 +41,14 @@ FORK_MIN_ROOTS = 64
 class DeltaResolver:
     """Pass 2: walk delta trees from their roots, in one or more threads."""
 
-    def __init__(self, st: ScanState, fmt: ObjectFormat, path: str | None,
-                 progress: Progress | None,
-                 object_check: Callable[[int, bytes, bytes, int], None] | None = None) -> None:
+    def __init__(
+        self,
+        st: ScanState,
+        fmt: ObjectFormat,
+        path: str | None,
+        progress: Progress | None,
+        object_check: Callable[[int, bytes, bytes, int], None] | None = None,
+    ) -> None:
         self.st = st
         self.object_check = object_check
         self.fmt = fmt
@@ -74,19 +79,25 @@ class DeltaResolver:
             return hit[1]
         start = st.data_starts[i]
         try:
-            return compress.inflate(st.buf[start:st.ends[i]], st.sizes[i])
+            return compress.inflate(st.buf[start : st.ends[i]], st.sizes[i])
         except CompressionError as e:
-            raise PackError(f"pack has bad object at offset {st.offsets[i]}: {e.message}",
-                            path=self.path, offset=st.offsets[i]) from None
+            raise PackError(
+                f"pack has bad object at offset {st.offsets[i]}: {e.message}",
+                path=self.path,
+                offset=st.offsets[i],
+            ) from None
 
     def resolve_roots(self, roots: Sequence[int], threads: int) -> None:
         """Resolve the delta trees under ``roots``, spreading roots over ``threads``."""
         if threads <= 1 or len(roots) < 2:
             self._walk_many(roots)
             return
-        if (len(roots) >= FORK_MIN_ROOTS
-                and (self.object_check is None or getattr(self.object_check, "fork_safe", False))
-                and hasattr(os, "fork") and threading.active_count() == 1):
+        if (
+            len(roots) >= FORK_MIN_ROOTS
+            and (self.object_check is None or getattr(self.object_check, "fork_safe", False))
+            and hasattr(os, "fork")
+            and threading.active_count() == 1
+        ):
             self._resolve_forked(roots, threads)
             return
         # Interleave roots so every thread gets a similar mix of big and small trees.
@@ -157,8 +168,9 @@ class DeltaResolver:
                     error = kind(hexdigest, path=self.path, offset=int(where))
                 elif error is None:
                     # The child's message already names the file and offset.
-                    error = PackError(payload[1:].decode("utf-8", "replace") or
-                                      "delta resolver process failed")
+                    error = PackError(
+                        payload[1:].decode("utf-8", "replace") or "delta resolver process failed"
+                    )
         if error is not None:
             raise error
 
@@ -169,33 +181,38 @@ class DeltaResolver:
         before = [i for i, o in enumerate(oids) if o is None]
         self._walk_many(roots)
         done = [i for i in before if oids[i] is not None]
-        return b"".join([
-            b"R", struct.pack("<Q", len(done)),
-            array("q", done).tobytes(),
-            b"".join(oids[i] for i in done),  # type: ignore[misc]
-            array("b", [self.real_types[i] for i in done]).tobytes(),
-            array("q", [self.result_sizes[i] for i in done]).tobytes(),
-            array("i", [self.depths[i] for i in done]).tobytes(),
-            array("q", [self.bases[i] for i in done]).tobytes(),
-        ])
+        return b"".join(
+            [
+                b"R",
+                struct.pack("<Q", len(done)),
+                array("q", done).tobytes(),
+                b"".join(oids[i] for i in done),  # type: ignore[misc]
+                array("b", [self.real_types[i] for i in done]).tobytes(),
+                array("q", [self.result_sizes[i] for i in done]).tobytes(),
+                array("i", [self.depths[i] for i in done]).tobytes(),
+                array("q", [self.bases[i] for i in done]).tobytes(),
+            ]
+        )
 
     def _merge(self, payload: bytes) -> None:
         """Take over the entries a child resolved (see :meth:`_walk_share_packed`)."""
         (n,) = struct.unpack_from("<Q", payload, 1)
         rawsz = self.fmt.rawsz
         pos = 9
+
         def take(code: str, width: int) -> array:
             nonlocal pos
-            arr = array(code, payload[pos:pos + n * width])
+            arr = array(code, payload[pos : pos + n * width])
             pos += n * width
             return arr
+
         idx = take("q", 8)
-        oid_blob = payload[pos:pos + n * rawsz]
+        oid_blob = payload[pos : pos + n * rawsz]
         pos += n * rawsz
         types, sizes, depths, bases = take("b", 1), take("q", 8), take("i", 4), take("q", 8)
         oids = self.st.oids
         for k, i in enumerate(idx):
-            oids[i] = oid_blob[k * rawsz:(k + 1) * rawsz]
+            oids[i] = oid_blob[k * rawsz : (k + 1) * rawsz]
             self.real_types[i] = types[k]
             self.result_sizes[i] = sizes[k]
             self.depths[i] = depths[k]
@@ -218,7 +235,11 @@ class DeltaResolver:
         offsets, oids = st.offsets, st.oids
         ofs_children, ref_children = st.ofs_children, st.ref_children
         real_types, result_sizes, depths, bases = (
-            self.real_types, self.result_sizes, self.depths, self.bases)
+            self.real_types,
+            self.result_sizes,
+            self.depths,
+            self.bases,
+        )
         new_hash = hasher_for(self.fmt)
         path = self.path
         data_of = self._data
@@ -307,11 +328,18 @@ class DeltaResolver:
         off = st.offsets[first]
         base = st.ref_base.get(first)
         if base is not None:
-            why = (f"base {base.hex()} of the REF_DELTA at offset {off} is missing "
-                   "(not in the pack, or the deltas form a cycle)")
+            why = (
+                f"base {base.hex()} of the REF_DELTA at offset {off} is missing "
+                "(not in the pack, or the deltas form a cycle)"
+            )
         else:
             base_off = next((b for b, kids in st.ofs_children.items() if first in kids), -1)
-            why = (f"base offset {base_off} of the OFS_DELTA at offset {off} is not "
-                   "the start of an object in the pack")
-        return DeltaError(f"pack has {n} unresolved delta{'s' if n != 1 else ''}: {why}",
-                          path=self.path, offset=off)
+            why = (
+                f"base offset {base_off} of the OFS_DELTA at offset {off} is not "
+                "the start of an object in the pack"
+            )
+        return DeltaError(
+            f"pack has {n} unresolved delta{'s' if n != 1 else ''}: {why}",
+            path=self.path,
+            offset=off,
+        )

@@ -92,14 +92,21 @@ class PackScanner:
     appended bases (Git's ``core.looseCompression``/``core.compression``, 1 if unset).
     """
 
-    def __init__(self, buf: bytes | bytearray | memoryview | mmap.mmap, fmt: ObjectFormat, *,
-                 path: str | None = None, threads: int = 1,
-                 progress: Progress | None = None, progress_title: str = "Indexing objects",
-                 fix_thin: bool = False,
-                 base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
-                 compression_level: int = 1,
-                 object_check: Callable[[int, bytes, bytes, int], None] | None = None,
-                 cache_budget: int = DEFAULT_CACHE_BUDGET) -> None:
+    def __init__(
+        self,
+        buf: bytes | bytearray | memoryview | mmap.mmap,
+        fmt: ObjectFormat,
+        *,
+        path: str | None = None,
+        threads: int = 1,
+        progress: Progress | None = None,
+        progress_title: str = "Indexing objects",
+        fix_thin: bool = False,
+        base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
+        compression_level: int = 1,
+        object_check: Callable[[int, bytes, bytes, int], None] | None = None,
+        cache_budget: int = DEFAULT_CACHE_BUDGET,
+    ) -> None:
         self.buf = memoryview(buf)  # type: ignore[arg-type]
         self.fmt = fmt
         self.path = path
@@ -115,18 +122,22 @@ class PackScanner:
 
     # -- errors --------------------------------------------------------------
     def _bad_object(self, offset: int, reason: str) -> PackError:
-        return PackError(f"pack has bad object at offset {offset}: {reason}",
-                         path=self.path, offset=offset)
+        return PackError(
+            f"pack has bad object at offset {offset}: {reason}", path=self.path, offset=offset
+        )
 
     # -- pass 1 --------------------------------------------------------------
     def _read_header(self) -> int:
         buf = self.buf
         rawsz = self.fmt.rawsz
         if len(buf) < PACK_HEADER_SIZE + rawsz:
-            if bytes(buf[:4]) != PACK_SIGNATURE[:len(buf[:4])]:
+            if bytes(buf[:4]) != PACK_SIGNATURE[: len(buf[:4])]:
                 raise PackError("pack signature mismatch", path=self.path, offset=0)
-            raise PackError("early EOF: pack is shorter than its header and trailer",
-                            path=self.path, offset=len(buf))
+            raise PackError(
+                "early EOF: pack is shorter than its header and trailer",
+                path=self.path,
+                offset=len(buf),
+            )
         if bytes(buf[:4]) != PACK_SIGNATURE:
             raise PackError("pack signature mismatch", path=self.path, offset=0)
         version, count = struct.unpack_from(">II", buf, 4)
@@ -134,12 +145,14 @@ class PackScanner:
             raise PackError(f"pack version {version} unsupported", path=self.path, offset=4)
         # Every entry takes at least 2 bytes (header + a zlib stream is more).
         if count > (len(buf) - PACK_HEADER_SIZE) // 2:
-            raise PackError(f"early EOF: pack claims {count} objects but is only "
-                            f"{len(buf)} bytes", path=self.path, offset=8)
+            raise PackError(
+                f"early EOF: pack claims {count} objects but is only {len(buf)} bytes",
+                path=self.path,
+                offset=8,
+            )
         return int(count)
 
-    def _inflate_streaming(self, pos: int, size: int, limit: int,
-                           offset: int) -> tuple[bytes, int]:
+    def _inflate_streaming(self, pos: int, size: int, limit: int, offset: int) -> tuple[bytes, int]:
         """Inflate the entry data at ``pos`` (not past ``limit``) chunk by chunk.
 
         Returns ``(data, end)``; raises ``PackError`` naming the entry's offset
@@ -148,8 +161,10 @@ class PackScanner:
         buf = self.buf
         if size > compress.max_inflated_size(limit - pos):
             # Checked first: the chunks below would otherwise pile up to ``size``.
-            raise self._bad_object(offset, f"declares {size} bytes, more than its "
-                                   f"{limit - pos} bytes of zlib data can hold")
+            raise self._bad_object(
+                offset,
+                f"declares {size} bytes, more than its {limit - pos} bytes of zlib data can hold",
+            )
         inf = compress.new_inflater()
         parts: list[bytes] = []
         got = 0
@@ -158,9 +173,10 @@ class PackScanner:
         try:
             while not inf.eof:
                 if at >= limit:
-                    raise PackError("early EOF: pack ends inside an entry",
-                                    path=self.path, offset=offset)
-                chunk = buf[at:min(at + step, limit)]
+                    raise PackError(
+                        "early EOF: pack ends inside an entry", path=self.path, offset=offset
+                    )
+                chunk = buf[at : min(at + step, limit)]
                 out = inf.decompress(chunk, size + 1 - got)
                 tail = len(inf.unconsumed_tail)
                 at += len(chunk) - tail - len(inf.unused_data)
@@ -203,19 +219,24 @@ class PackScanner:
         trailer_result: list[bytes | ObjectCollisionError] = []
         hasher_thread = None
         if self.threads > 1:
+
             def hash_trailer() -> None:
                 try:
                     trailer_result.append(new_hash(buf[:end_of_entries]).digest())
                 except ObjectCollisionError as e:
                     trailer_result.append(e)
+
             hasher_thread = threading.Thread(target=hash_trailer)
             hasher_thread.start()
         try:
             for i in range(count):
                 offset = pos
                 if pos >= end_of_entries:
-                    raise PackError(f"early EOF: pack ends before object {i} of {count}",
-                                    path=self.path, offset=pos)
+                    raise PackError(
+                        f"early EOF: pack ends before object {i} of {count}",
+                        path=self.path,
+                        offset=pos,
+                    )
                 type_num, size, hlen = parse_entry_header(buf, pos, self.path)
                 pos += hlen
                 if type_num == OBJ_OFS_DELTA:
@@ -225,15 +246,16 @@ class PackScanner:
                         raise self._bad_object(offset, "delta base offset is out of bound")
                     ofs_children.setdefault(offset - dist, []).append(i)
                 elif type_num == OBJ_REF_DELTA:
-                    base = bytes(buf[pos:pos + rawsz])
+                    base = bytes(buf[pos : pos + rawsz])
                     pos += rawsz
                     ref_children.setdefault(base, []).append(i)
                     ref_base[i] = base
                 elif type_num not in prefixes:
                     raise self._bad_object(offset, f"unknown object type {type_num}")
                 if pos > end_of_entries:
-                    raise PackError("early EOF: pack ends inside an entry header",
-                                    path=self.path, offset=offset)
+                    raise PackError(
+                        "early EOF: pack ends inside an entry header", path=self.path, offset=offset
+                    )
                 # A deflate stream of n bytes takes at most n + 5 bytes per 16 KiB
                 # block + 11, so this window holds any sensible stream and one call
                 # does it; corrupt, oddly padded or truncated streams go the slow way,
@@ -275,20 +297,29 @@ class PackScanner:
         if pos != end_of_entries:
             raise PackError("pack has junk at the end", path=self.path, offset=pos)
         try:
-            outcome = (trailer_result[0] if trailer_result
-                       else new_hash(buf[:end_of_entries]).digest())
+            outcome = (
+                trailer_result[0] if trailer_result else new_hash(buf[:end_of_entries]).digest()
+            )
         except ObjectCollisionError as e:
             outcome = e
         if isinstance(outcome, ObjectCollisionError):
             raise outcome.located(self.path, 0) from None
         digest = outcome
         if digest != bytes(buf[end_of_entries:]):
-            raise PackError(f"pack is corrupted ({fmt.name.upper()} mismatch): trailing "
-                            "checksum does not match the content", path=self.path,
-                            offset=end_of_entries)
+            raise PackError(
+                f"pack is corrupted ({fmt.name.upper()} mismatch): trailing "
+                "checksum does not match the content",
+                path=self.path,
+                offset=end_of_entries,
+            )
         # Keep cached data only for deltas and for objects that are delta bases.
-        st.cache.discard_if(lambda i: oids[i] is not None and offsets[i] not in ofs_children
-                            and oids[i] not in ref_children)
+        st.cache.discard_if(
+            lambda i: (
+                oids[i] is not None
+                and offsets[i] not in ofs_children
+                and oids[i] not in ref_children
+            )
+        )
         if progress is not None:
             progress(title, count, count, True)
         return st

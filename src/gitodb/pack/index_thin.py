@@ -22,8 +22,9 @@ if TYPE_CHECKING:
     from gitodb.pack.indexer import PackIndexer
 
 
-def complete_thin_pack(self: PackIndexer, st: ScanState,
-                   resolver: DeltaResolver) -> tuple[int, bytes]:
+def complete_thin_pack(
+    self: PackIndexer, st: ScanState, resolver: DeltaResolver
+) -> tuple[int, bytes]:
     """Append missing REF_DELTA bases from the repository, like Git's --fix-thin.
 
     Unresolved REF_DELTAs are visited in pack order; for each one still
@@ -52,7 +53,8 @@ def complete_thin_pack(self: PackIndexer, st: ScanState,
         if h.digest() != base_oid:
             raise PackError(f"local object {base_oid.hex()} is corrupt")
         entry = encode_entry_header(type_num, len(data)) + compress.deflate(
-            data, self.compression_level)
+            data, self.compression_level
+        )
         offset = start + len(tail)
         tail += entry
         idx = len(st.offsets)

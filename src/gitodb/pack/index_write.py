@@ -28,6 +28,7 @@ from gitodb.pack.indexer import PackIndexer, PackIndexResult
 
 # -- objects the repository already has ---------------------------------------
 
+
 class ObjectLookup(Protocol):
     """What the collision check needs from the repository (an ``ObjectDatabase`` fits)."""
 
@@ -57,15 +58,17 @@ class CollisionCheck:
         try:
             has_type, has_data = self.existing.read(oid)
         except GitodbError:
-            raise PackError(f"cannot read existing object {oid.hex()}", path=self.path,
-                            offset=offset) from None
+            raise PackError(
+                f"cannot read existing object {oid.hex()}", path=self.path, offset=offset
+            ) from None
         if has_type != TYPE_NAMES[type_num] or has_data != data:
             raise ObjectIdCollisionError(oid.hex(), path=self.path, offset=offset)
 
 
-def _both(first: Callable[[int, bytes, bytes, int], None] | None,
-          second: Callable[[int, bytes, bytes, int], None] | None
-          ) -> Callable[[int, bytes, bytes, int], None] | None:
+def _both(
+    first: Callable[[int, bytes, bytes, int], None] | None,
+    second: Callable[[int, bytes, bytes, int], None] | None,
+) -> Callable[[int, bytes, bytes, int], None] | None:
     """One per-object check that runs ``first`` then ``second`` (either may be None)."""
     if first is None or second is None:
         return first or second
@@ -73,6 +76,7 @@ def _both(first: Callable[[int, bytes, bytes, int], None] | None,
     def both(type_num: int, data: bytes, oid: bytes, offset: int) -> None:
         first(type_num, data, oid, offset)
         second(type_num, data, oid, offset)
+
     return both
 
 
@@ -83,15 +87,15 @@ class IndexPackOptions:
     index_version: int = 2
     offset32_limit: int = OFFSET32_LIMIT
     rev_index: bool = False
-    keep_msg: str | None = None      # None: no .keep; "" an empty one
+    keep_msg: str | None = None  # None: no .keep; "" an empty one
     promisor_msg: str | None = None  # None: no .promisor; "" an empty one
-    threads: int = 0                 # 0: Git's default
+    threads: int = 0  # 0: Git's default
     fix_thin: bool = False
     strict: bool = False
-    strict_links: bool = True        # with strict: linked objects must exist (not --fsck-objects)
+    strict_links: bool = True  # with strict: linked objects must exist (not --fsck-objects)
     progress: Progress | None = None
     progress_title: str | None = None
-    compression_level: int = 1       # for bases appended by fix_thin
+    compression_level: int = 1  # for bases appended by fix_thin
     #: core.deltaBaseCacheLimit: bounds the inflated entries kept between the passes
     delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT
 
@@ -119,11 +123,16 @@ def derive_name(path: str, old_ext: str, new_ext: str, what: str = "packfile") -
     return path[: -len(old_ext)] + new_ext
 
 
-def index_buffer(buf: bytes | mmap.mmap, fmt: ObjectFormat, opts: IndexPackOptions,
-                 path: str, title: str,
-                 lookup: Callable[[bytes], tuple[str, bytes] | None] | None,
-                 contains: Callable[[bytes], bool] | None,
-                 existing: ObjectLookup | None = None) -> PackIndexResult:
+def index_buffer(
+    buf: bytes | mmap.mmap,
+    fmt: ObjectFormat,
+    opts: IndexPackOptions,
+    path: str,
+    title: str,
+    lookup: Callable[[bytes], tuple[str, bytes] | None] | None,
+    contains: Callable[[bytes], bool] | None,
+    existing: ObjectLookup | None = None,
+) -> PackIndexResult:
     """Index the pack in ``buf`` with ``opts`` (and --strict's checks); return the result.
 
     With ``existing`` (the repository's objects) every object the repository
@@ -131,12 +140,19 @@ def index_buffer(buf: bytes | mmap.mmap, fmt: ObjectFormat, opts: IndexPackOptio
     """
     checker = PackObjectChecker(fmt, path) if opts.strict else None
     collision = CollisionCheck(existing, path) if existing is not None else None
-    indexer = PackIndexer(buf, fmt, path=path, threads=opts.threads, progress=opts.progress,
-                          progress_title=opts.progress_title or title,
-                          fix_thin=opts.fix_thin, base_lookup=lookup,
-                          compression_level=opts.compression_level,
-                          object_check=_both(checker, collision),
-                          cache_budget=opts.delta_base_cache_limit)
+    indexer = PackIndexer(
+        buf,
+        fmt,
+        path=path,
+        threads=opts.threads,
+        progress=opts.progress,
+        progress_title=opts.progress_title or title,
+        fix_thin=opts.fix_thin,
+        base_lookup=lookup,
+        compression_level=opts.compression_level,
+        object_check=_both(checker, collision),
+        cache_budget=opts.delta_base_cache_limit,
+    )
     result = indexer.run()
     if checker is not None and opts.strict_links:
         checker.finish(result.oids, contains)
@@ -175,13 +191,19 @@ class _Staging:
         try:
             fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory or ".")
         except OSError as e:
-            raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
-                                   path=directory or ".") from e
+            raise ObjectWriteError(
+                f"unable to create temporary file: {e.strerror}", path=directory or "."
+            ) from e
         self.temps.append(tmp)
         return fd, tmp
 
-    def write(self, directory: str, prefix: str, data: bytes,
-              component: Component = Component.PACK_METADATA) -> str:
+    def write(
+        self,
+        directory: str,
+        prefix: str,
+        data: bytes,
+        component: Component = Component.PACK_METADATA,
+    ) -> str:
         """Write ``data`` to a new temporary file, synced per ``component``; return its path."""
         fd, tmp = self.temp(directory, prefix)
         try:
@@ -198,8 +220,9 @@ class _Staging:
             os.chmod(tmp, mode)
             os.replace(tmp, final)
         except OSError as e:
-            raise ObjectWriteError(f"unable to rename temporary file to '{final}': "
-                                   f"{e.strerror}", path=tmp) from e
+            raise ObjectWriteError(
+                f"unable to rename temporary file to '{final}': {e.strerror}", path=tmp
+            ) from e
         self.temps.remove(tmp)
 
     def cleanup(self) -> None:
@@ -237,12 +260,18 @@ def _create_keep(keep_path: str, msg: str) -> bool:
     return True
 
 
-def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOptions,
-                   index_path: str, keep_path: str | None) -> tuple[str | None, bool]:
+def _write_outputs(
+    staging: _Staging,
+    result: PackIndexResult,
+    opts: IndexPackOptions,
+    index_path: str,
+    keep_path: str | None,
+) -> tuple[str | None, bool]:
     """Write .idx (and .rev, .keep) for ``result``: temp files first, then renames."""
     idx_dir = os.path.dirname(index_path)
-    idx_tmp = staging.write(idx_dir, "tmp_idx_",
-                            result.index_bytes(opts.index_version, opts.offset32_limit))
+    idx_tmp = staging.write(
+        idx_dir, "tmp_idx_", result.index_bytes(opts.index_version, opts.offset32_limit)
+    )
     rev_path = rev_tmp = None
     if opts.rev_index:
         rev_path = derive_name(index_path, "idx", "rev")
@@ -250,7 +279,7 @@ def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOp
     keep_created = False
     if keep_path is not None and opts.keep_msg is not None:
         keep_created = _create_keep(keep_path, opts.keep_msg)
-    if opts.promisor_msg is not None:   # written like .keep (Git's write_special_file)
+    if opts.promisor_msg is not None:  # written like .keep (Git's write_special_file)
         _create_keep(derive_name(index_path, "idx", "promisor"), opts.promisor_msg)
     if rev_tmp is not None and rev_path is not None:
         staging.commit(rev_tmp, rev_path)
@@ -258,10 +287,15 @@ def _write_outputs(staging: _Staging, result: PackIndexResult, opts: IndexPackOp
     return rev_path, keep_created
 
 
-def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | None = None,
-                    *, index_path: str | None = None,
-                    existing: ObjectLookup | None = None,
-                    fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
+def index_pack_file(
+    pack_path: str,
+    fmt: ObjectFormat,
+    opts: IndexPackOptions | None = None,
+    *,
+    index_path: str | None = None,
+    existing: ObjectLookup | None = None,
+    fsync: FsyncPolicy = DEFAULT_POLICY,
+) -> IndexPackOutcome:
     """Index the pack at ``pack_path`` and write its ``.idx`` (and ``.rev``/``.keep``).
 
     The index goes to ``index_path`` (default: the pack's name with ``.idx``).
@@ -281,8 +315,16 @@ def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | 
     staging = _Staging(fsync)
     try:
         # --strict's links may point at objects the repository has (Git looks there)
-        result = index_buffer(m, fmt, opts, pack_path, "Indexing objects", None,
-                              getattr(existing, "contains", None), existing)
+        result = index_buffer(
+            m,
+            fmt,
+            opts,
+            pack_path,
+            "Indexing objects",
+            None,
+            getattr(existing, "contains", None),
+            existing,
+        )
         rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
     finally:
         staging.cleanup()
@@ -290,13 +332,19 @@ def index_pack_file(pack_path: str, fmt: ObjectFormat, opts: IndexPackOptions | 
     return IndexPackOutcome(result, pack_path, index_path, rev_path, keep_created)
 
 
-def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions | None = None,
-                      *, pack_dir: str | None = None, pack_path: str | None = None,
-                      index_path: str | None = None,
-                      base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
-                      contains: Callable[[bytes], bool] | None = None,
-                      existing: ObjectLookup | None = None,
-                      fsync: FsyncPolicy = DEFAULT_POLICY) -> IndexPackOutcome:
+def index_pack_stream(
+    stream: object,
+    fmt: ObjectFormat,
+    opts: IndexPackOptions | None = None,
+    *,
+    pack_dir: str | None = None,
+    pack_path: str | None = None,
+    index_path: str | None = None,
+    base_lookup: Callable[[bytes], tuple[str, bytes] | None] | None = None,
+    contains: Callable[[bytes], bool] | None = None,
+    existing: ObjectLookup | None = None,
+    fsync: FsyncPolicy = DEFAULT_POLICY,
+) -> IndexPackOutcome:
     """Read a pack from ``stream`` (a binary file object), store and index it.
 
     The pack goes to ``pack_path``, or to ``pack_dir/pack-<hash>.pack``.  With
@@ -327,8 +375,16 @@ def index_pack_stream(stream: object, fmt: ObjectFormat, opts: IndexPackOptions 
         except OSError as e:
             raise ObjectWriteError(f"write error: {e.strerror}", path=pack_tmp) from e
         m, _size = map_file(pack_tmp)
-        result = index_buffer(m, fmt, opts, pack_path or "<stdin>", "Receiving objects",
-                               base_lookup, contains, existing)
+        result = index_buffer(
+            m,
+            fmt,
+            opts,
+            pack_path or "<stdin>",
+            "Receiving objects",
+            base_lookup,
+            contains,
+            existing,
+        )
         if result.pack_bytes is not None:
             close_map(m)
             m = b""

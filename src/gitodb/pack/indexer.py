@@ -37,8 +37,15 @@ from gitodb.pack.index_scan import (
 from gitodb.pack.index_thin import complete_thin_pack
 from gitodb.pack.rev import write_rev
 
-__all__ = ["DEFAULT_CACHE_BUDGET", "PACK_HEADER_SIZE", "PACK_SIGNATURE", "PackIndexResult",
-           "PackIndexer", "Progress", "default_thread_count"]
+__all__ = [
+    "DEFAULT_CACHE_BUDGET",
+    "PACK_HEADER_SIZE",
+    "PACK_SIGNATURE",
+    "PackIndexResult",
+    "PackIndexer",
+    "Progress",
+    "default_thread_count",
+]
 
 
 @dataclass
@@ -48,16 +55,16 @@ class PackIndexResult:
     fmt: ObjectFormat
     pack_checksum: bytes
     offsets: list[int]
-    ends: list[int]                 # offset just past each entry
+    ends: list[int]  # offset just past each entry
     crcs: list[int]
     oids: list[bytes]
-    types: list[int]                # stored type (OFS_DELTA/REF_DELTA for deltas)
-    real_types: list[int]           # the object's type after resolving
-    sizes: list[int]                # size in the entry header (the delta's size for deltas)
-    object_sizes: list[int]         # the object's size after resolving
-    depths: list[int]               # delta chain length, 0 for non-deltas
-    bases: list[int]                # index of the direct base entry, -1 for non-deltas
-    appended: int = 0               # objects appended by --fix-thin
+    types: list[int]  # stored type (OFS_DELTA/REF_DELTA for deltas)
+    real_types: list[int]  # the object's type after resolving
+    sizes: list[int]  # size in the entry header (the delta's size for deltas)
+    object_sizes: list[int]  # the object's size after resolving
+    depths: list[int]  # delta chain length, 0 for non-deltas
+    bases: list[int]  # index of the direct base entry, -1 for non-deltas
+    appended: int = 0  # objects appended by --fix-thin
     pack_bytes: bytes | None = None  # the completed pack when objects were appended
     index_error: PackError | None = None  # verify: how the stored index differs (if it does)
 
@@ -70,8 +77,9 @@ class PackIndexResult:
         if version == 1:
             return write_index_v1(self.idx_entries(), self.pack_checksum, self.fmt)
         if version == 2:
-            return write_index_v2(self.idx_entries(), self.pack_checksum, self.fmt,
-                                  offset32_limit=offset32_limit)
+            return write_index_v2(
+                self.idx_entries(), self.pack_checksum, self.fmt, offset32_limit=offset32_limit
+            )
         raise PackError(f"unknown index version {version}")
 
     def rev_bytes(self) -> bytes:
@@ -91,8 +99,12 @@ class PackIndexer(PackScanner):
         resolver = DeltaResolver(st, self.fmt, self.path, self.progress, self.object_check)
         ndeltas = sum(1 for t in st.types if t == OBJ_OFS_DELTA or t == OBJ_REF_DELTA)
         resolver.total = ndeltas
-        roots = [i for i in range(count) if st.oids[i] is not None
-                 and (st.offsets[i] in st.ofs_children or st.oids[i] in st.ref_children)]
+        roots = [
+            i
+            for i in range(count)
+            if st.oids[i] is not None
+            and (st.offsets[i] in st.ofs_children or st.oids[i] in st.ref_children)
+        ]
         resolver.resolve_roots(roots, self.threads)
         appended = 0
         pack_bytes = None
@@ -103,13 +115,22 @@ class PackIndexer(PackScanner):
         if self.progress is not None and ndeltas:
             self.progress("Resolving deltas", resolver.resolved, ndeltas, True)
         if pack_bytes is not None:
-            checksum = pack_bytes[-self.fmt.rawsz:]
+            checksum = pack_bytes[-self.fmt.rawsz :]
         else:
-            checksum = bytes(self.buf[-self.fmt.rawsz:])
+            checksum = bytes(self.buf[-self.fmt.rawsz :])
         return PackIndexResult(
-            fmt=self.fmt, pack_checksum=checksum, offsets=st.offsets, ends=st.ends,
-            crcs=st.crcs, oids=st.oids,  # type: ignore[arg-type]
-            types=st.types, real_types=resolver.real_types, sizes=st.sizes,
+            fmt=self.fmt,
+            pack_checksum=checksum,
+            offsets=st.offsets,
+            ends=st.ends,
+            crcs=st.crcs,
+            oids=st.oids,  # type: ignore[arg-type]
+            types=st.types,
+            real_types=resolver.real_types,
+            sizes=st.sizes,
             object_sizes=resolver.result_sizes,
-            depths=resolver.depths, bases=resolver.bases, appended=appended,
-            pack_bytes=pack_bytes)
+            depths=resolver.depths,
+            bases=resolver.bases,
+            appended=appended,
+            pack_bytes=pack_bytes,
+        )

@@ -73,12 +73,17 @@ ExternalTypeReader = Callable[[bytes], int]
 class PackFile:
     """One ``.pack`` with its ``.idx``: find entries and read objects (deltas resolved)."""
 
-    def __init__(self, pack_path: str | os.PathLike[str], fmt: ObjectFormat, *,
-                 idx_path: str | os.PathLike[str] | None = None,
-                 cache: DeltaBaseCache | None = None,
-                 external_reader: ExternalReader | None = None,
-                 external_type: ExternalTypeReader | None = None,
-                 verify_index_checksum: bool = True) -> None:
+    def __init__(
+        self,
+        pack_path: str | os.PathLike[str],
+        fmt: ObjectFormat,
+        *,
+        idx_path: str | os.PathLike[str] | None = None,
+        cache: DeltaBaseCache | None = None,
+        external_reader: ExternalReader | None = None,
+        external_type: ExternalTypeReader | None = None,
+        verify_index_checksum: bool = True,
+    ) -> None:
         self.path = os.fspath(pack_path)
         self.fmt = fmt
         base = self.path[:-5] if self.path.endswith(".pack") else self.path
@@ -114,17 +119,24 @@ class PackFile:
             raise PackError("file is not a packfile (bad signature)", path=path, offset=0)
         version = int.from_bytes(buf[4:8], "big")
         if version not in (2, 3):
-            raise PackError(f"packfile is version {version}, only 2 and 3 are supported",
-                            path=path, offset=4)
+            raise PackError(
+                f"packfile is version {version}, only 2 and 3 are supported", path=path, offset=4
+            )
         count = int.from_bytes(buf[8:12], "big")
         if count != self.idx.count:
-            raise PackError(f"packfile claims {count} objects while its index has "
-                            f"{self.idx.count}", path=path, offset=8)
+            raise PackError(
+                f"packfile claims {count} objects while its index has {self.idx.count}",
+                path=path,
+                offset=8,
+            )
         self.data_end = size - self.fmt.rawsz
-        trailer = bytes(buf[self.data_end:])
+        trailer = bytes(buf[self.data_end :])
         if trailer != self.idx.pack_checksum:
-            raise PackError("packfile does not match its index (truncated or replaced?)",
-                            path=path, offset=self.data_end)
+            raise PackError(
+                "packfile does not match its index (truncated or replaced?)",
+                path=path,
+                offset=self.data_end,
+            )
         self.size = size
 
     # -- layout --------------------------------------------------------------
@@ -142,8 +154,11 @@ class PackFile:
     def rev_order(self) -> array:
         """Index positions in pack-offset order (the ``.rev`` if present, else computed)."""
         if self._rev_order is None:
-            order = load_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum) \
-                if os.path.exists(self.rev_path) else None
+            order = (
+                load_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum)
+                if os.path.exists(self.rev_path)
+                else None
+            )
             self._rev_from_file = order is not None
             self._rev_order = order if order is not None else compute_rev_order(self.offsets)
         return self._rev_order
@@ -167,8 +182,11 @@ class PackFile:
                 return self.sorted_offsets
             if self._sorted_offsets and self._sorted_offsets[-1] >= self.data_end:
                 bad = self._sorted_offsets[-1]
-                raise PackError(f"index points past the end of the pack (offset {bad})",
-                                path=self.idx_path, offset=bad)
+                raise PackError(
+                    f"index points past the end of the pack (offset {bad})",
+                    path=self.idx_path,
+                    offset=bad,
+                )
         return self._sorted_offsets
 
     def entry_end(self, offset: int) -> int:
@@ -212,7 +230,7 @@ class PackFile:
     def _rev_offset(self, k: int) -> int:
         m = self._rev_map
         assert isinstance(m, memoryview)
-        pos = int.from_bytes(m[12 + 4 * k:16 + 4 * k], "big")
+        pos = int.from_bytes(m[12 + 4 * k : 16 + 4 * k], "big")
         if pos >= self.idx.count:
             raise _RevUnusable
         return self.idx.offset_at(pos)
@@ -233,7 +251,8 @@ class PackFile:
                 if at == offset:
                     # A sorted order is what makes the bisection right: check the step.
                     if (mid + 1 < self.idx.count and self._rev_offset(mid + 1) <= at) or (
-                            mid and self._rev_offset(mid - 1) >= at):
+                        mid and self._rev_offset(mid - 1) >= at
+                    ):
                         raise _RevUnusable
                     return mid
                 if at < offset:
@@ -256,12 +275,11 @@ class PackFile:
             if k is not None:
                 m = self._rev_map
                 assert isinstance(m, memoryview)
-                return self.idx.oid_at(int.from_bytes(m[12 + 4 * k:16 + 4 * k], "big"))
+                return self.idx.oid_at(int.from_bytes(m[12 + 4 * k : 16 + 4 * k], "big"))
         so = self.sorted_offsets
         j = bisect_left(so, offset)
         if j >= len(so) or so[j] != offset:
-            raise PackError("no pack entry starts at this offset", path=self.path,
-                            offset=offset)
+            raise PackError("no pack entry starts at this offset", path=self.path, offset=offset)
         return self.idx.oid_at(self.rev_order[j])
 
     def iter_pack_order(self) -> Iterator[tuple[bytes, int]]:
@@ -295,8 +313,18 @@ class PackFile:
         n = len(so)
         k = 0
         while k < n:
-            k, items = walk(self.buf, so, k, self.data_end, compress.inflate, cache.get,
-                            cache.put, self.key_base, _WALK_ITEMS, _WALK_BYTES)
+            k, items = walk(
+                self.buf,
+                so,
+                k,
+                self.data_end,
+                compress.inflate,
+                cache.get,
+                cache.put,
+                self.key_base,
+                _WALK_ITEMS,
+                _WALK_BYTES,
+            )
             for j, t, got in items:
                 off = so[j]
                 if got is None:
@@ -336,16 +364,18 @@ class PackFile:
                 try:
                     delta = inflate(buf[start:end], size)
                 except CompressionError as e:
-                    raise PackError(f"corrupt pack entry: {e.message}", path=path,
-                                    offset=off) from None
+                    raise PackError(
+                        f"corrupt pack entry: {e.message}", path=path, offset=off
+                    ) from None
                 t = hit[0]
                 data = apply_delta(hit[1], delta, path=path, offset=off)
             elif 0 < t < 5 and size <= (end - pos) * ratio:
                 try:
                     data = inflate(buf[pos:end], size)
                 except CompressionError as e:
-                    raise PackError(f"corrupt pack entry: {e.message}", path=path,
-                                    offset=off) from None
+                    raise PackError(
+                        f"corrupt pack entry: {e.message}", path=path, offset=off
+                    ) from None
                 if t != 2 and t != 3:  # commits and tags are rarely delta bases
                     yield oids[rev[k]], off, t, data
                     continue
@@ -369,8 +399,8 @@ class PackFile:
             return self._headers_by_position_python()
         # The header walk runs in C; Python only inflates the head of each delta.
         kinds, types, sizes_raw, starts_raw, ends_raw = _scan_headers(
-            self.buf, self.sorted_offsets, self.rev_order, self.data_end, self.fmt.rawsz,
-            self.path)
+            self.buf, self.sorted_offsets, self.rev_order, self.data_end, self.fmt.rawsz, self.path
+        )
         sizes, starts, ends = array("Q"), array("Q"), array("Q")
         sizes.frombytes(sizes_raw)
         starts.frombytes(starts_raw)
@@ -383,14 +413,14 @@ class PackFile:
                 types[p] = self.type_at(offsets[p])
             start, end = starts[p], ends[p]
             try:
-                head = inflate_head(buf[start:min(end, start + _HEAD_WINDOW)],
-                                    _DELTA_HEADER_MAX)
+                head = inflate_head(buf[start : min(end, start + _HEAD_WINDOW)], _DELTA_HEADER_MAX)
                 if len(head) < _DELTA_HEADER_MAX and end > start + _HEAD_WINDOW:
                     head = inflate_head(buf[start:end], _DELTA_HEADER_MAX)
                 sizes[p] = delta_sizes(head)[1]
             except CompressionError as e:
-                raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
-                                offset=offsets[p]) from None
+                raise PackError(
+                    f"corrupt pack entry: {e.message}", path=self.path, offset=offsets[p]
+                ) from None
             except DeltaError as e:
                 raise DeltaError(e.message, path=self.path, offset=offsets[p]) from None
         return types, sizes
@@ -437,7 +467,7 @@ class PackFile:
                 base_type = self.type_at(off)
             known[off] = base_type
             types[p] = base_type
-            sizes[p] = size_of_delta(buf[pos:so[k + 1] if k + 1 < n else data_end], off)
+            sizes[p] = size_of_delta(buf[pos : so[k + 1] if k + 1 < n else data_end], off)
         return types, sizes
 
     def iter_sorted(self) -> Iterator[tuple[bytes, int]]:
@@ -447,8 +477,11 @@ class PackFile:
     # -- reading -------------------------------------------------------------
     def _check_offset(self, offset: int) -> None:
         if offset < _PACK_HEADER_LEN or offset >= self.data_end:
-            raise PackError(f"pack entry offset {offset} is outside the pack data",
-                            path=self.path, offset=offset)
+            raise PackError(
+                f"pack entry offset {offset} is outside the pack data",
+                path=self.path,
+                offset=offset,
+            )
 
     def read_at(self, offset: int) -> tuple[int, bytes]:
         """Return ``(type_number, data)`` of the object whose entry starts at ``offset``."""
@@ -505,11 +538,12 @@ class PackFile:
                     dist, n = parse_ofs_distance(buf, pos, path)
                     chain.append((off, pos + n, size))
                     if dist == 0 or dist > off - _PACK_HEADER_LEN:
-                        raise PackError(f"OFS_DELTA base distance {dist} is out of range",
-                                        path=path, offset=off)
+                        raise PackError(
+                            f"OFS_DELTA base distance {dist} is out of range", path=path, offset=off
+                        )
                     off -= dist
                 elif type_num == OBJ_REF_DELTA:
-                    base_oid = bytes(buf[pos:pos + self.fmt.rawsz])
+                    base_oid = bytes(buf[pos : pos + self.fmt.rawsz])
                     chain.append((off, pos + self.fmt.rawsz, size))
                     base_pos = self.idx.find(base_oid)
                     if base_pos < 0:
@@ -519,12 +553,14 @@ class PackFile:
                         seen = {c[0] for c in chain}
                     off = self.idx.offset_at(base_pos)
                     if off in seen:
-                        raise DeltaError("REF_DELTA chain forms a cycle", path=path,
-                                         offset=chain[-1][0])
+                        raise DeltaError(
+                            "REF_DELTA chain forms a cycle", path=path, offset=chain[-1][0]
+                        )
                     seen.add(off)
                 else:
-                    raise PackError(f"pack entry has invalid type {type_num}", path=path,
-                                    offset=off)
+                    raise PackError(
+                        f"pack entry has invalid type {type_num}", path=path, offset=off
+                    )
             # Apply the deltas from the base towards the wanted object.
             for i in range(len(chain) - 1, -1, -1):
                 doff, dstart, dsize = chain[i]
@@ -540,8 +576,9 @@ class PackFile:
             raise PackError(f"corrupt pack entry: {e.message}", path=path, offset=at) from None
         except MemoryError:
             # Name what was being built: an inflated entry, or a delta's result.
-            raise OutOfMemoryError(delta_sizes(delta)[1] if size == -1 else size or None,
-                                   path=path, offset=offset) from None
+            raise OutOfMemoryError(
+                delta_sizes(delta)[1] if size == -1 else size or None, path=path, offset=offset
+            ) from None
         return type_num, data
 
     def apply_own_delta(self, offset: int, base_type: int, base: bytes) -> tuple[int, bytes]:
@@ -564,25 +601,33 @@ class PackFile:
         try:
             delta = compress.inflate(self.buf[pos:end], size)
         except CompressionError as e:
-            raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
-                            offset=offset) from None
+            raise PackError(
+                f"corrupt pack entry: {e.message}", path=self.path, offset=offset
+            ) from None
         return base_type, apply_delta(base, delta, path=self.path, offset=offset)
 
     def _impossible_size(self, offset: int, size: int, span: int) -> None:
         # Checked before inflating: one-shot backends allocate the declared size.
-        raise PackError(f"pack entry declares {size} bytes, more than its {span} bytes of "
-                        "zlib data can hold", path=self.path, offset=offset)
+        raise PackError(
+            f"pack entry declares {size} bytes, more than its {span} bytes of zlib data can hold",
+            path=self.path,
+            offset=offset,
+        )
 
     def _external_base(self, base_oid: bytes, offset: int) -> tuple[int, bytes]:
         if self._external is None:
-            raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
-                             path=self.path, offset=offset)
+            raise DeltaError(
+                f"REF_DELTA base {base_oid.hex()} is not in this pack",
+                path=self.path,
+                offset=offset,
+            )
         try:
             return self._external(base_oid)
         except ObjectNotFoundError:
             # The damage is here: the delta at ``offset`` names a base nobody has.
-            raise DeltaError(f"delta base {base_oid.hex()} is missing", path=self.path,
-                             offset=offset) from None
+            raise DeltaError(
+                f"delta base {base_oid.hex()} is missing", path=self.path, offset=offset
+            ) from None
 
     def type_at(self, offset: int) -> int:
         """The object type number at ``offset``, following delta chains through headers."""
@@ -609,21 +654,26 @@ class PackFile:
             if t == OBJ_OFS_DELTA:
                 dist, _n = parse_ofs_distance(buf, pos, path)
                 if dist == 0 or dist > off - _PACK_HEADER_LEN:
-                    raise PackError(f"OFS_DELTA base distance {dist} is out of range",
-                                    path=path, offset=off)
+                    raise PackError(
+                        f"OFS_DELTA base distance {dist} is out of range", path=path, offset=off
+                    )
                 off -= dist
             elif t == OBJ_REF_DELTA:
-                base_oid = bytes(buf[pos:pos + self.fmt.rawsz])
+                base_oid = bytes(buf[pos : pos + self.fmt.rawsz])
                 base_pos = self.idx.find(base_oid)
                 if base_pos < 0:
                     if self._external_type is None:
-                        raise DeltaError(f"REF_DELTA base {base_oid.hex()} is not in this pack",
-                                         path=path, offset=off)
+                        raise DeltaError(
+                            f"REF_DELTA base {base_oid.hex()} is not in this pack",
+                            path=path,
+                            offset=off,
+                        )
                     try:
                         t = self._external_type(base_oid)
                     except ObjectNotFoundError:
-                        raise DeltaError(f"delta base {base_oid.hex()} is missing", path=path,
-                                         offset=off) from None
+                        raise DeltaError(
+                            f"delta base {base_oid.hex()} is missing", path=path, offset=off
+                        ) from None
                     break
                 off = self.idx.offset_at(base_pos)
             else:
@@ -666,7 +716,7 @@ class PackFile:
             except GitodbError:
                 if end == self.data_end:
                     raise
-        return base_type, self._delta_result_size(buf[pos:self.entry_end(offset)], offset)
+        return base_type, self._delta_result_size(buf[pos : self.entry_end(offset)], offset)
 
     def _delta_result_size(self, zdata: memoryview, offset: int) -> int:
         """The result size a delta declares, inflating only its first bytes."""
@@ -675,8 +725,9 @@ class PackFile:
             if len(head) < _DELTA_HEADER_MAX and len(zdata) > _HEAD_WINDOW:
                 head = compress.inflate_head(zdata, _DELTA_HEADER_MAX)
         except CompressionError as e:
-            raise PackError(f"corrupt pack entry: {e.message}", path=self.path,
-                            offset=offset) from None
+            raise PackError(
+                f"corrupt pack entry: {e.message}", path=self.path, offset=offset
+            ) from None
         try:
             return delta_sizes(head)[1]
         except DeltaError as e:
@@ -690,7 +741,7 @@ class PackFile:
             dist, _n = parse_ofs_distance(self.buf, pos, self.path)
             return self.oid_at_offset(offset - dist)
         if t == OBJ_REF_DELTA:
-            return bytes(self.buf[pos:pos + self.fmt.rawsz])
+            return bytes(self.buf[pos : pos + self.fmt.rawsz])
         return None
 
     def disk_size_at(self, offset: int) -> int:
@@ -702,8 +753,9 @@ class PackFile:
         t, size, hlen = parse_entry_header(self.buf, offset, self.path)
         if not 0 < t < 5:
             return None
-        return PackEntryStream(self, TYPE_NAMES[t], size,
-                               offset + hlen, self.entry_end(offset), offset)
+        return PackEntryStream(
+            self, TYPE_NAMES[t], size, offset + hlen, self.entry_end(offset), offset
+        )
 
     def close(self) -> None:
         """Release the mappings (objects already returned stay valid).
@@ -740,8 +792,9 @@ def _increasing(values: array) -> bool:
 class PackEntryStream(ObjectStream):
     """File-like reader over one non-delta pack entry, inflating incrementally."""
 
-    def __init__(self, pack: PackFile, type_name: str, size: int, start: int, end: int,
-                 offset: int) -> None:
+    def __init__(
+        self, pack: PackFile, type_name: str, size: int, start: int, end: int, offset: int
+    ) -> None:
         self.type_name = type_name
         self.size = size
         self._pack = pack
@@ -761,29 +814,36 @@ class PackEntryStream(ObjectStream):
                 if not data:
                     # Feed an empty chunk at the end too: zlib may still hold output.
                     stop = min(self._pos + self.CHUNK, self._end)
-                    data = self._pack.buf[self._pos:stop]
+                    data = self._pack.buf[self._pos : stop]
                     self._pos = stop
                 out = inf.decompress(data, min(self.CHUNK, self._remaining + 1))
                 self._tail = inf.unconsumed_tail
                 if not out and not data:
-                    raise PackError("pack entry is truncated", path=self._pack.path,
-                                    offset=self._offset)
+                    raise PackError(
+                        "pack entry is truncated", path=self._pack.path, offset=self._offset
+                    )
                 if out:
                     self._remaining -= len(out)
                     if self._remaining < 0:
-                        raise PackError("pack entry inflates to more than its declared size",
-                                        path=self._pack.path, offset=self._offset)
+                        raise PackError(
+                            "pack entry inflates to more than its declared size",
+                            path=self._pack.path,
+                            offset=self._offset,
+                        )
                     return out
                 if inf.eof:
-                    raise PackError("pack entry inflates to less than its declared size",
-                                    path=self._pack.path, offset=self._offset)
+                    raise PackError(
+                        "pack entry inflates to less than its declared size",
+                        path=self._pack.path,
+                        offset=self._offset,
+                    )
         except CompressionError as e:
-            raise PackError(f"corrupt pack entry: {e.message}", path=self._pack.path,
-                            offset=self._offset) from None
+            raise PackError(
+                f"corrupt pack entry: {e.message}", path=self._pack.path, offset=self._offset
+            ) from None
 
     def close(self) -> None:
         """Nothing to release: the pack stays open."""
-
 
 
 __all__ = ["PackFile", "DeltaBaseCache", "PackEntryStream", "DEFAULT_DELTA_BASE_CACHE_LIMIT"]

@@ -40,13 +40,15 @@ def write_rev(offsets: Sequence[int], pack_checksum: bytes, fmt: ObjectFormat) -
     order = compute_rev_order(offsets)
     if sys.byteorder == "little":
         order.byteswap()
-    body = b"".join([RIDX_MAGIC, struct.pack(">II", 1, fmt.pack_hash_id), order.tobytes(),
-                     pack_checksum])
+    body = b"".join(
+        [RIDX_MAGIC, struct.pack(">II", 1, fmt.pack_hash_id), order.tobytes(), pack_checksum]
+    )
     return body + fmt.new_hasher(body).digest()
 
 
-def read_rev(path: str | os.PathLike[str], count: int, fmt: ObjectFormat,
-             pack_checksum: bytes | None = None) -> array:
+def read_rev(
+    path: str | os.PathLike[str], count: int, fmt: ObjectFormat, pack_checksum: bytes | None = None
+) -> array:
     """Read a ``.rev`` for an index of ``count`` objects; return the position order."""
     p = os.fspath(path)
     with open(p, "rb") as f:
@@ -57,30 +59,33 @@ def read_rev(path: str | os.PathLike[str], count: int, fmt: ObjectFormat,
     if len(data) < 12 + 2 * rawsz:
         raise PackError("reverse-index file is too small", path=p, offset=len(data))
     if len(data) != expected:
-        raise PackError(f"reverse-index file is corrupt (size {len(data)}, expected {expected})",
-                        path=p, offset=min(len(data), expected))
+        raise PackError(
+            f"reverse-index file is corrupt (size {len(data)}, expected {expected})",
+            path=p,
+            offset=min(len(data), expected),
+        )
     if data[:4] != RIDX_MAGIC:
         raise PackError("reverse-index file has unknown signature", path=p, offset=0)
     version, hash_id = struct.unpack_from(">II", data, 4)
     if version != 1:
-        raise PackError(f"reverse-index file has unsupported version {version}", path=p,
-                        offset=4)
+        raise PackError(f"reverse-index file has unsupported version {version}", path=p, offset=4)
     if hash_id != fmt.pack_hash_id:
-        raise PackError(f"reverse-index file has unsupported hash id {hash_id}", path=p,
-                        offset=8)
+        raise PackError(f"reverse-index file has unsupported hash id {hash_id}", path=p, offset=8)
     end = len(data) - rawsz
     if fmt.new_hasher(memoryview(data)[:end]).digest() != data[end:]:
         raise RevIndexChecksumError("reverse-index file has a bad checksum", path=p, offset=end)
-    if pack_checksum is not None and data[end - rawsz:end] != pack_checksum:
-        raise PackError("reverse-index file is corrupt (does not match its pack)", path=p,
-                        offset=end - rawsz)
-    order = array("I", data[12:12 + 4 * count])
+    if pack_checksum is not None and data[end - rawsz : end] != pack_checksum:
+        raise PackError(
+            "reverse-index file is corrupt (does not match its pack)", path=p, offset=end - rawsz
+        )
+    order = array("I", data[12 : 12 + 4 * count])
     if sys.byteorder == "little":
         order.byteswap()
     for i, pos in enumerate(order):
         if pos >= count:
-            raise PackError("reverse-index file is corrupt (entry out of range)", path=p,
-                            offset=12 + 4 * i)
+            raise PackError(
+                "reverse-index file is corrupt (entry out of range)", path=p, offset=12 + 4 * i
+            )
     return order
 
 
@@ -103,8 +108,11 @@ def map_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> m
     view = memoryview(m)
     rawsz = fmt.rawsz
     end = size - rawsz
-    if (view[:4] != RIDX_MAGIC or struct.unpack_from(">II", view, 4) != (1, fmt.pack_hash_id)
-            or view[end - rawsz:end] != pack_checksum):
+    if (
+        view[:4] != RIDX_MAGIC
+        or struct.unpack_from(">II", view, 4) != (1, fmt.pack_hash_id)
+        or view[end - rawsz : end] != pack_checksum
+    ):
         view.release()
         m.close()
         return None

@@ -30,11 +30,17 @@ def pack_name_for(arg: str) -> str:
     return arg
 
 
-def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | None = None,
-                      threads: int = 0, rev_index: bool = False,
-                      report: bool = False, progress: Progress | None = None,
-                      delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT,
-                      ) -> PackIndexResult:
+def index_pack_verify(
+    pack_path: str,
+    fmt: ObjectFormat,
+    *,
+    index_path: str | None = None,
+    threads: int = 0,
+    rev_index: bool = False,
+    report: bool = False,
+    progress: Progress | None = None,
+    delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT,
+) -> PackIndexResult:
     """Index ``pack_path`` and check its stored ``.idx`` (and ``.rev``) against the result.
 
     Raises ``PackError`` naming the file and what differs.  With ``report``, the
@@ -52,23 +58,33 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
         with open(index_path, "rb") as f:
             stored = f.read()
     except OSError:
-        raise PackError(f"Cannot open existing pack idx file for '{index_path}'",
-                        path=index_path) from None
+        raise PackError(
+            f"Cannot open existing pack idx file for '{index_path}'", path=index_path
+        ) from None
     version = 2 if stored[:4] == IDX_V2_MAGIC else 1
     m, _size = map_file(pack_path)
     try:
-        result = index_buffer(m, fmt, IndexPackOptions(
-            threads=threads, progress=progress,
-            delta_base_cache_limit=delta_base_cache_limit), pack_path,
-                               "Indexing objects", None, None)
+        result = index_buffer(
+            m,
+            fmt,
+            IndexPackOptions(
+                threads=threads, progress=progress, delta_base_cache_limit=delta_base_cache_limit
+            ),
+            pack_path,
+            "Indexing objects",
+            None,
+            None,
+        )
     finally:
         close_map(m)
     error = None
     fresh = result.index_bytes(version, _stored_offset32_limit(stored, fmt, version))
     if fresh != stored:
-        error = PackError(f"sha1 file '{index_path}' validation error: "
-                          f"{_describe_index_difference(result, index_path, fmt, version)}",
-                          path=index_path)
+        error = PackError(
+            f"sha1 file '{index_path}' validation error: "
+            f"{_describe_index_difference(result, index_path, fmt, version)}",
+            path=index_path,
+        )
     elif rev_index:
         rev_path = index_path[:-4] + ".rev"
         try:
@@ -77,8 +93,10 @@ def index_pack_verify(pack_path: str, fmt: ObjectFormat, *, index_path: str | No
         except OSError:
             stored_rev = None
         if stored_rev != result.rev_bytes():
-            error = PackError(f"sha1 file '{rev_path}' validation error: reverse index "
-                              "differs from the pack's", path=rev_path)
+            error = PackError(
+                f"sha1 file '{rev_path}' validation error: reverse index differs from the pack's",
+                path=rev_path,
+            )
     if error is not None:
         if not report:
             raise error
@@ -96,28 +114,29 @@ def _stored_offset32_limit(stored: bytes, fmt: ObjectFormat, version: int) -> in
     """
     if version != 2 or len(stored) < 8 + 1024:
         return OFFSET32_LIMIT
-    nr = int.from_bytes(stored[8 + 1020:8 + 1024], "big")
+    nr = int.from_bytes(stored[8 + 1020 : 8 + 1024], "big")
     small_at = 8 + 1024 + nr * (fmt.rawsz + 4)
     big_at = small_at + 4 * nr
     if len(stored) < big_at:
         return OFFSET32_LIMIT
     lowest = None
     for i in range(nr):
-        v = int.from_bytes(stored[small_at + 4 * i:small_at + 4 * i + 4], "big")
+        v = int.from_bytes(stored[small_at + 4 * i : small_at + 4 * i + 4], "big")
         if not v & 0x80000000:
             continue
         at = big_at + 8 * (v & 0x7FFFFFFF)
         if at + 8 > len(stored):
             return OFFSET32_LIMIT
-        off = int.from_bytes(stored[at:at + 8], "big")
+        off = int.from_bytes(stored[at : at + 8], "big")
         lowest = off if lowest is None else min(lowest, off)
     if lowest is None or lowest > OFFSET32_LIMIT:
         return OFFSET32_LIMIT
     return max(lowest - 1, 0)
 
 
-def _describe_index_difference(result: PackIndexResult, index_path: str, fmt: ObjectFormat,
-                               version: int) -> str:
+def _describe_index_difference(
+    result: PackIndexResult, index_path: str, fmt: ObjectFormat, version: int
+) -> str:
     """Say which check failed: the first id/CRC-32/offset that differs, or the layout."""
     try:
         idx = PackIndex(index_path, fmt, verify_checksum=False)
@@ -135,13 +154,14 @@ def _describe_index_difference(result: PackIndexResult, index_path: str, fmt: Ob
             except (IndexError, PackError):
                 return f"index has fewer objects than the pack's {len(entries)}"
             if got_oid != oid:
-                return (f"object {i} in the index is {got_oid.hex()}, the pack has "
-                        f"{oid.hex()}")
+                return f"object {i} in the index is {got_oid.hex()}, the pack has {oid.hex()}"
             if got_off != off:
-                return (f"offset of {oid.hex()} is {got_off} in the index, {off} in the pack")
+                return f"offset of {oid.hex()} is {got_off} in the index, {off} in the pack"
             if got_crc != crc:
-                return (f"CRC-32 of {oid.hex()} at offset {off} is {got_crc:08x} in the "
-                        f"index, {crc:08x} over the pack data")
+                return (
+                    f"CRC-32 of {oid.hex()} at offset {off} is {got_crc:08x} in the "
+                    f"index, {crc:08x} over the pack data"
+                )
         if idx.pack_checksum != result.pack_checksum:
             return "index names a different pack checksum"
         return "index checksum or layout differs"
@@ -165,8 +185,10 @@ def format_stats(result: PackIndexResult, stat_only: bool = False) -> str:
         if stat_only:
             continue
         type_name = TYPE_NAMES[result.real_types[i]]
-        line = (f"{result.oids[i].hex()} {type_name:<6} {result.sizes[i]} "
-                f"{result.ends[i] - result.offsets[i]} {result.offsets[i]}")
+        line = (
+            f"{result.oids[i].hex()} {type_name:<6} {result.sizes[i]} "
+            f"{result.ends[i] - result.offsets[i]} {result.offsets[i]}"
+        )
         if is_delta:
             line += f" {result.depths[i]} {result.oids[result.bases[i]].hex()}"
         lines.append(line)
@@ -178,9 +200,14 @@ def format_stats(result: PackIndexResult, stat_only: bool = False) -> str:
     return "".join(line + "\n" for line in lines)
 
 
-def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0,
-                progress: Progress | None = None,
-                delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> PackIndexResult:
+def verify_pack(
+    arg: str,
+    fmt: ObjectFormat,
+    *,
+    threads: int = 0,
+    progress: Progress | None = None,
+    delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT,
+) -> PackIndexResult:
     """Verify the pack named by ``arg`` (``x.idx``, ``x.pack`` or ``x``); raise on damage.
 
     ``progress`` (``gitodb.types.Progress``) is told how far the check has got.
@@ -189,6 +216,12 @@ def verify_pack(arg: str, fmt: ObjectFormat, *, threads: int = 0,
     index_path = pack_path[:-5] + ".idx"
     if not os.path.exists(pack_path):
         raise PackError(f"Cannot open existing pack file '{index_path}'")
-    return index_pack_verify(pack_path, fmt, index_path=index_path, threads=threads,
-                             report=True, progress=progress,
-                             delta_base_cache_limit=delta_base_cache_limit)
+    return index_pack_verify(
+        pack_path,
+        fmt,
+        index_path=index_path,
+        threads=threads,
+        report=True,
+        progress=progress,
+        delta_base_cache_limit=delta_base_cache_limit,
+    )

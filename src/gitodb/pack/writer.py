@@ -64,23 +64,31 @@ class PackWriter:
     count is fixed up (re-reading the pack once) when the pack is finished.
     """
 
-    def __init__(self, pack_dir: str | os.PathLike[str], fmt: ObjectFormat, *, level: int = -1,
-                 fsync: FsyncPolicy = DEFAULT_POLICY, write_rev: bool = True,
-                 expected_count: int = 1) -> None:
+    def __init__(
+        self,
+        pack_dir: str | os.PathLike[str],
+        fmt: ObjectFormat,
+        *,
+        level: int = -1,
+        fsync: FsyncPolicy = DEFAULT_POLICY,
+        write_rev: bool = True,
+        expected_count: int = 1,
+    ) -> None:
         self.pack_dir = os.fspath(pack_dir)
         self.fmt = fmt
         self.level = level
         self.fsync = fsync
         self.write_rev = write_rev
         self._header_count = expected_count
-        self._entries: list[tuple[bytes, int, int]] = []   # (oid, crc32, offset)
+        self._entries: list[tuple[bytes, int, int]] = []  # (oid, crc32, offset)
         self._oids: set[bytes] = set()
         self._staging = Staging(fsync)
         try:
             os.makedirs(self.pack_dir, exist_ok=True)
         except OSError as e:
-            raise ObjectWriteError(f"unable to create temporary file: {e.strerror}",
-                                   path=self.pack_dir) from e
+            raise ObjectWriteError(
+                f"unable to create temporary file: {e.strerror}", path=self.pack_dir
+            ) from e
         self._fd, self._pack_tmp = self._staging.temp(self.pack_dir, "tmp_pack_")
         self._hasher: Any = fmt.new_hasher()
         self._offset = 0
@@ -117,8 +125,15 @@ class PackWriter:
         """Add an object from bytes; return its id (see ``add_stream``)."""
         return self._add(type_name, len(data), (memoryview(data),), exists)
 
-    def add_stream(self, type_name: str, stream: BinaryIO, size: int, *, exists: Any = None,
-                   source: str | None = None) -> bytes:
+    def add_stream(
+        self,
+        type_name: str,
+        stream: BinaryIO,
+        size: int,
+        *,
+        exists: Any = None,
+        source: str | None = None,
+    ) -> bytes:
         """Add ``size`` bytes read from ``stream`` as one object; return its binary id.
 
         The data is read, hashed and compressed in chunks.  If ``exists(oid)`` is
@@ -138,16 +153,18 @@ class PackWriter:
         except BaseException as e:
             self.abort()
             if isinstance(e, OSError):
-                raise ObjectWriteError(f"unable to write pack: {e.strerror}",
-                                       path=self._pack_tmp) from e
+                raise ObjectWriteError(
+                    f"unable to write pack: {e.strerror}", path=self._pack_tmp
+                ) from e
             raise
         if oid in self._oids or (exists is not None and exists(oid)):
             try:
                 self._truncate(start, hasher_before)
             except OSError as e:
                 self.abort()
-                raise ObjectWriteError(f"unable to write pack: {e.strerror}",
-                                       path=self._pack_tmp) from e
+                raise ObjectWriteError(
+                    f"unable to write pack: {e.strerror}", path=self._pack_tmp
+                ) from e
         else:
             self._oids.add(oid)
         return oid
@@ -212,8 +229,9 @@ class PackWriter:
             rev_tmp = None
             if self.write_rev:
                 offsets = [off for _oid, _crc, off in sorted(self._entries)]
-                rev_tmp = staging.write(self.pack_dir, "tmp_rev_",
-                                        write_rev(offsets, checksum, self.fmt))
+                rev_tmp = staging.write(
+                    self.pack_dir, "tmp_rev_", write_rev(offsets, checksum, self.fmt)
+                )
             base = os.path.join(self.pack_dir, f"pack-{checksum.hex()}")
             staging.place(self._pack_tmp, base + ".pack")  # the pack before its .idx
             rev_path = None
@@ -224,11 +242,17 @@ class PackWriter:
         except BaseException as e:
             self.abort()
             if isinstance(e, OSError):
-                raise ObjectWriteError(f"unable to write pack: {e.strerror}",
-                                       path=self._pack_tmp) from e
+                raise ObjectWriteError(
+                    f"unable to write pack: {e.strerror}", path=self._pack_tmp
+                ) from e
             raise
-        return WrittenPack(checksum, base + ".pack", base + ".idx", rev_path,
-                           tuple(oid for oid, _crc, _off in self._entries))
+        return WrittenPack(
+            checksum,
+            base + ".pack",
+            base + ".idx",
+            rev_path,
+            tuple(oid for oid, _crc, _off in self._entries),
+        )
 
     def _fix_header(self) -> None:
         """Write the real object count into the header and re-checksum the pack."""
@@ -238,8 +262,7 @@ class PackWriter:
         while pos < self._offset:
             data = os.pread(self._fd, min(CHUNK_SIZE, self._offset - pos), pos)
             if not data:
-                raise PackError("pack shrank while being written", path=self._pack_tmp,
-                                offset=pos)
+                raise PackError("pack shrank while being written", path=self._pack_tmp, offset=pos)
             hasher.update(data)
             pos += len(data)
         self._hasher = hasher

@@ -12,9 +12,14 @@ from gitodb.refs.files import FilesRefStore
 __all__ = ["Ref", "ReflogEntry", "RefStore", "RefTransaction", "FilesRefStore", "open_refs"]
 
 
-def open_refs(git_dir: str | os.PathLike[str], fmt: ObjectFormat, ref_storage: str = "files",
-              config: object | None = None, *,
-              worktree_dir: str | os.PathLike[str] | None = None) -> RefStore:
+def open_refs(
+    git_dir: str | os.PathLike[str],
+    fmt: ObjectFormat,
+    ref_storage: str = "files",
+    config: object | None = None,
+    *,
+    worktree_dir: str | os.PathLike[str] | None = None,
+) -> RefStore:
     """Open the ref store of the repository whose (common) git directory is ``git_dir``.
 
     ``worktree_dir`` is a linked worktree's own git directory (``.git/worktrees/<id>``):

@@ -30,9 +30,16 @@ class RefRejection(RefError):
     with ``allow_failures`` the transaction drops that update and goes on.  ``reason`` is
     Git's text for the kind of failure; ``refname`` the ref it is reported against."""
 
-    def __init__(self, message: str, reason: str = "", refname: str = "", *,
-                 path: str | os.PathLike[str] | None = None, offset: int | None = None,
-                 details: list[str] | None = None) -> None:
+    def __init__(
+        self,
+        message: str,
+        reason: str = "",
+        refname: str = "",
+        *,
+        path: str | os.PathLike[str] | None = None,
+        offset: int | None = None,
+        details: list[str] | None = None,
+    ) -> None:
         super().__init__(message, path=path, offset=offset, details=details)
         self.reason = reason
         self.refname = refname
@@ -89,8 +96,11 @@ def rewrite_old_ids(entries: list[ReflogEntry], null: bytes) -> list[ReflogEntry
     out = []
     last = null
     for e in entries:
-        out.append(e if e.old == last else ReflogEntry(last, e.new, e.name, e.email,
-                                                       e.time, e.tz_offset, e.message))
+        out.append(
+            e
+            if e.old == last
+            else ReflogEntry(last, e.new, e.name, e.email, e.time, e.tz_offset, e.message)
+        )
         last = e.new
     return out
 
@@ -126,7 +136,7 @@ def refname_is_safe(name: str) -> bool:
     ``logs/HEAD``, ``shallow`` or ``hooks`` are not refs and are refused.
     """
     if name.startswith("refs/"):
-        rest = name[len("refs/"):]
+        rest = name[len("refs/") :]
         if not rest or rest.startswith("/") or rest.endswith("/"):
             return False
         return all(c not in ("", ".", "..") for c in rest.split("/"))
@@ -147,11 +157,16 @@ def check_update_name(name: str, *, writes_value: bool) -> None:
 def is_root_ref(name: str) -> bool:
     """HEAD and pseudo refs like ORIG_HEAD: all caps/underscores, ending in HEAD."""
     return bool(re.fullmatch(r"[A-Z_]*HEAD", name)) or name in (
-        "AUTO_MERGE", "BISECT_EXPECTED_REV", "NOTES_MERGE_PARTIAL", "NOTES_MERGE_REF",
-        "MERGE_AUTOSTASH")
+        "AUTO_MERGE",
+        "BISECT_EXPECTED_REV",
+        "NOTES_MERGE_PARTIAL",
+        "NOTES_MERGE_REF",
+        "MERGE_AUTOSTASH",
+    )
 
 
 # -- reflog helpers ----------------------------------------------------------
+
 
 def normalize_reflog_message(msg: str | bytes | None) -> bytes:
     """Git's ``copy_reflog_msg``: drop leading space, squeeze whitespace runs, rtrim."""
@@ -181,6 +196,7 @@ def _parse_date(value: str) -> tuple[int, int]:
     except (ValueError, IndexError):
         pass
     from datetime import datetime
+
     try:
         dt = datetime.fromisoformat(v)
     except ValueError:
@@ -212,12 +228,14 @@ def committer_identity(config: object | None) -> tuple[str, str, int, int]:
     email = os.environ.get("GIT_COMMITTER_EMAIL") or (get("user.email") if get else None)
     if not name:
         import getpass
+
         try:
             name = getpass.getuser()
         except (KeyError, OSError):
             name = "unknown"
     if not email:
         import socket
+
         email = f"{name}@{socket.gethostname()}"
     name, email = strip_crud(name), strip_crud(email)
     date = os.environ.get("GIT_COMMITTER_DATE")
@@ -237,6 +255,7 @@ def format_tz(tz: int) -> str:
 
 
 # -- transactions ------------------------------------------------------------
+
 
 @dataclass
 class RefUpdate:
@@ -296,7 +315,8 @@ class RefTransaction:
         if not self.allow_failures:
             raise e
         (self._queue_rejected if queued else self._plan_rejected).append(
-            Rejected(upd, e.refname, e.reason, e.message))
+            Rejected(upd, e.refname, e.reason, e.message)
+        )
 
     def _add(self, upd: RefUpdate) -> None:
         if self.state != "open":
@@ -313,45 +333,98 @@ class RefTransaction:
         self._names.add(upd.name)
         self.updates.append(upd)
 
-    def update(self, name: str, new: bytes, old: bytes | None = None,
-               message: str | bytes | None = None, *, no_deref: bool = False,
-               create_reflog: bool = False, log: bool = True) -> None:
+    def update(
+        self,
+        name: str,
+        new: bytes,
+        old: bytes | None = None,
+        message: str | bytes | None = None,
+        *,
+        no_deref: bool = False,
+        create_reflog: bool = False,
+        log: bool = True,
+    ) -> None:
         """Set ``name`` to ``new`` if it currently is ``old`` (None: any value).
 
         ``create_reflog`` logs the update even where ``core.logAllRefUpdates`` would not;
         ``log=False`` writes no reflog entry at all.
         """
-        self._add(RefUpdate(name, new=new, old=old, message=message, no_deref=no_deref,
-                            create_reflog=create_reflog, skip_log=not log))
+        self._add(
+            RefUpdate(
+                name,
+                new=new,
+                old=old,
+                message=message,
+                no_deref=no_deref,
+                create_reflog=create_reflog,
+                skip_log=not log,
+            )
+        )
 
-    def create(self, name: str, new: bytes, message: str | bytes | None = None, *,
-               create_reflog: bool = False, no_deref: bool = False) -> None:
+    def create(
+        self,
+        name: str,
+        new: bytes,
+        message: str | bytes | None = None,
+        *,
+        create_reflog: bool = False,
+        no_deref: bool = False,
+    ) -> None:
         """Create ``name``; fails if it exists (with ``no_deref``: also a dangling symref)."""
-        self.update(name, new, self.store.fmt.null_oid, message, create_reflog=create_reflog,
-                    no_deref=no_deref)
+        self.update(
+            name,
+            new,
+            self.store.fmt.null_oid,
+            message,
+            create_reflog=create_reflog,
+            no_deref=no_deref,
+        )
 
-    def delete(self, name: str, old: bytes | None = None,
-               message: str | bytes | None = None, *, no_deref: bool = False) -> None:
+    def delete(
+        self,
+        name: str,
+        old: bytes | None = None,
+        message: str | bytes | None = None,
+        *,
+        no_deref: bool = False,
+    ) -> None:
         """Delete ``name`` (if it is ``old``, when given)."""
         self._add(RefUpdate(name, old=old, message=message, delete=True, no_deref=no_deref))
 
     def verify(self, name: str, old: bytes | None) -> None:
         """Check that ``name`` is ``old`` (null id: does not exist) when committing."""
-        self._add(RefUpdate(name, old=old if old is not None else self.store.fmt.null_oid,
-                            verify=True))
+        self._add(
+            RefUpdate(name, old=old if old is not None else self.store.fmt.null_oid, verify=True)
+        )
 
-    def set_symref(self, name: str, target: str, message: str | bytes | None = None, *,
-                   old: bytes | None = None, old_target: str | None = None,
-                   create_reflog: bool = False, no_deref: bool = True) -> None:
+    def set_symref(
+        self,
+        name: str,
+        target: str,
+        message: str | bytes | None = None,
+        *,
+        old: bytes | None = None,
+        old_target: str | None = None,
+        create_reflog: bool = False,
+        no_deref: bool = True,
+    ) -> None:
         """Make ``name`` a symref to ``target`` (if it is ``old`` / points at
         ``old_target``, when given; a null ``old``: it must not exist).  With
         ``no_deref=False`` (``update-ref --stdin``'s ``symref-update`` without
         ``--no-deref``) the ref ``name`` resolves to is the one rewritten, as in Git."""
         check_refname(target, allow_onelevel=True)
         # an old-target check is about ``name`` itself, so it never dereferences
-        self._add(RefUpdate(name, target=target, message=message,
-                            no_deref=no_deref or old_target is not None, old=old,
-                            old_target=old_target, create_reflog=create_reflog))
+        self._add(
+            RefUpdate(
+                name,
+                target=target,
+                message=message,
+                no_deref=no_deref or old_target is not None,
+                old=old,
+                old_target=old_target,
+                create_reflog=create_reflog,
+            )
+        )
 
     def verify_symref(self, name: str, old_target: str | None) -> None:
         """Check that ``name`` is a symref to ``old_target`` (None: does not exist)."""
@@ -360,11 +433,13 @@ class RefTransaction:
         else:
             self._add(RefUpdate(name, verify=True, no_deref=True, old_target=old_target))
 
-    def delete_symref(self, name: str, old_target: str | None,
-                      message: str | bytes | None = None) -> None:
+    def delete_symref(
+        self, name: str, old_target: str | None, message: str | bytes | None = None
+    ) -> None:
         """Delete ``name`` (no deref), checking it points at ``old_target`` if given."""
-        self._add(RefUpdate(name, delete=True, no_deref=True, old_target=old_target,
-                            message=message))
+        self._add(
+            RefUpdate(name, delete=True, no_deref=True, old_target=old_target, message=message)
+        )
 
     def prepare(self) -> None:
         """Lock everything and check old values; errors leave nothing locked."""
@@ -448,15 +523,28 @@ class RefStore(ABC):
         """A new transaction on this store."""
         return RefTransaction(self)
 
-    def update_ref(self, name: str, new: bytes, old: bytes | None = None,
-                   message: str | bytes | None = None, *, no_deref: bool = False) -> None:
+    def update_ref(
+        self,
+        name: str,
+        new: bytes,
+        old: bytes | None = None,
+        message: str | bytes | None = None,
+        *,
+        no_deref: bool = False,
+    ) -> None:
         """One-update transaction: set ``name`` (following symrefs unless ``no_deref``)."""
         tx = self.transaction()
         tx.update(name, new, old, message, no_deref=no_deref)
         tx.commit()
 
-    def delete_ref(self, name: str, old: bytes | None = None,
-                   message: str | bytes | None = None, *, no_deref: bool = False) -> None:
+    def delete_ref(
+        self,
+        name: str,
+        old: bytes | None = None,
+        message: str | bytes | None = None,
+        *,
+        no_deref: bool = False,
+    ) -> None:
         """One-update transaction: delete ``name``."""
         tx = self.transaction()
         tx.delete(name, old, message, no_deref=no_deref)
@@ -491,8 +579,9 @@ class RefStore(ABC):
         """Names of all refs with a reflog, sorted."""
 
     @abstractmethod
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
-                       rewrite: bool = False) -> int:
+    def rewrite_reflog(
+        self, name: str, keep: Callable[[int, ReflogEntry], bool], *, rewrite: bool = False
+    ) -> int:
         """Drop the entries (index from oldest, entry) for which ``keep`` is False.
 
         With ``rewrite`` each kept entry's old id becomes the new id of the kept entry
@@ -528,14 +617,13 @@ class RefStore(ABC):
             mode = config.get_bool_or_str("core.logallrefupdates", ("always",), default)
         else:  # a plain mapping-like config without Git's typed getters
             get = getattr(config, "get", None)
-            value = (get("core.logallrefupdates") if get else None)
+            value = get("core.logallrefupdates") if get else None
             mode = value.lower() if value is not None else True
             mode = mode if mode == "always" else mode in (True, "true", "yes", "on", "1")
         if mode == "always":
             return True
         if mode is True:
-            if name == "HEAD" or name.startswith(("refs/heads/", "refs/remotes/",
-                                                  "refs/notes/")):
+            if name == "HEAD" or name.startswith(("refs/heads/", "refs/remotes/", "refs/notes/")):
                 return True
         return self.reflog_exists(name)
 
@@ -553,8 +641,7 @@ class RefStore(ABC):
 
     @staticmethod
     def _df_error(name: str, existing: str) -> RefError:
-        return RefRejection(f"'{existing}' exists; cannot create '{name}'", NAME_CONFLICT,
-                            name)
+        return RefRejection(f"'{existing}' exists; cannot create '{name}'", NAME_CONFLICT, name)
 
     def _resolve_for_log(self, name: str) -> bytes:
         """The id for a reflog entry; a missing or broken ref logs as the null id."""
@@ -570,11 +657,17 @@ class RefStore(ABC):
             return
         kind = self.object_type(oid)
         if kind is None:
-            raise RefRejection(f"trying to write ref '{name}' with nonexistent object "
-                               f"{oid.hex()}", INVALID_NEW_VALUE, name)
+            raise RefRejection(
+                f"trying to write ref '{name}' with nonexistent object {oid.hex()}",
+                INVALID_NEW_VALUE,
+                name,
+            )
         if kind != "commit" and (name == "HEAD" or name.startswith("refs/heads/")):
-            raise RefRejection(f"trying to write non-commit object {oid.hex()} to branch "
-                               f"'{name}'", INVALID_NEW_VALUE, name)
+            raise RefRejection(
+                f"trying to write non-commit object {oid.hex()} to branch '{name}'",
+                INVALID_NEW_VALUE,
+                name,
+            )
 
     def plan(self, tx: RefTransaction) -> list[PlannedWrite]:
         """Check old values and work out every write and reflog entry of ``tx``.
@@ -602,8 +695,10 @@ class RefStore(ABC):
                             if cur.target in chain:
                                 # Git splits the update at each symref and then finds two
                                 # updates for one ref
-                                raise RefError(f"multiple updates for '{cur.target}' (including "
-                                               f"one via symref '{chain[-1]}') are not allowed")
+                                raise RefError(
+                                    f"multiple updates for '{cur.target}' (including "
+                                    f"one via symref '{chain[-1]}') are not allowed"
+                                )
                             if depth > SYMREF_MAX_DEPTH:
                                 raise RefError(f"cannot lock ref '{u.name}': symref loop")
                             chain.append(cur.target)
@@ -611,56 +706,96 @@ class RefStore(ABC):
                 except RefError as e:
                     if e.message.startswith(("cannot lock ref", "multiple updates")):
                         raise
-                    raise RefError(f"cannot lock ref '{u.name}': {e.message}",
-                                   path=e.path) from None
+                    raise RefError(
+                        f"cannot lock ref '{u.name}': {e.message}", path=e.path
+                    ) from None
                 final = chain[-1]
                 if not u.verify:
                     first = finals.setdefault(final, u.name)
                     if first != u.name:
                         via = u.name if u.name != final else first
-                        raise RefError(f"multiple updates for '{final}' (including one via symref "
-                                       f"'{via}') are not allowed")
+                        raise RefError(
+                            f"multiple updates for '{final}' (including one via symref "
+                            f"'{via}') are not allowed"
+                        )
                 cur_oid = cur.oid if cur is not None and cur.target is None else None
-                if u.no_deref and cur is not None and cur.target is not None and u.old is not None \
-                        and u.old != null:
+                if (
+                    u.no_deref
+                    and cur is not None
+                    and cur.target is not None
+                    and u.old is not None
+                    and u.old != null
+                ):
                     # Git checks the old value of a symref updated with no-deref against
                     # the id it resolves to
                     resolved = self._resolve_for_log(u.name)
                     cur_oid = resolved if resolved != null else None
-                if (head_target is not None and final == head_target and "HEAD" not in chain
-                        and "HEAD" in touched and not u.verify):
-                    raise RefError(f"multiple updates for 'HEAD' (including one via its referent "
-                                   f"'{final}') are not allowed")
+                if (
+                    head_target is not None
+                    and final == head_target
+                    and "HEAD" not in chain
+                    and "HEAD" in touched
+                    and not u.verify
+                ):
+                    raise RefError(
+                        f"multiple updates for 'HEAD' (including one via its referent "
+                        f"'{final}') are not allowed"
+                    )
                 if u.old_target is not None:
                     if cur is None:
-                        raise RefRejection(f"cannot lock ref '{u.name}': unable to resolve "
-                                           f"reference '{u.name}'", NONEXISTENT_REF, u.name)
+                        raise RefRejection(
+                            f"cannot lock ref '{u.name}': unable to resolve reference '{u.name}'",
+                            NONEXISTENT_REF,
+                            u.name,
+                        )
                     if cur.target is None:
-                        raise RefRejection(f"cannot lock ref '{u.name}': expected symref with "
-                                           f"target '{u.old_target}': but is a regular ref",
-                                           EXPECTED_SYMREF, u.name)
+                        raise RefRejection(
+                            f"cannot lock ref '{u.name}': expected symref with "
+                            f"target '{u.old_target}': but is a regular ref",
+                            EXPECTED_SYMREF,
+                            u.name,
+                        )
                     if cur.target != u.old_target:
-                        raise RefRejection(f"verifying symref target: '{u.name}': is at "
-                                           f"{cur.target} but expected {u.old_target}",
-                                           INCORRECT_OLD_VALUE, u.name)
+                        raise RefRejection(
+                            f"verifying symref target: '{u.name}': is at "
+                            f"{cur.target} but expected {u.old_target}",
+                            INCORRECT_OLD_VALUE,
+                            u.name,
+                        )
                 if u.old is not None:
                     if u.old == null:
                         if cur is not None and (cur_oid is not None or u.no_deref):
-                            what = ("dangling symref" if cur.target is not None and cur_oid is None
-                                    else "reference")
-                            raise RefRejection(f"cannot lock ref '{u.name}': {what} already "
-                                               "exists", CREATE_EXISTS, final)
+                            what = (
+                                "dangling symref"
+                                if cur.target is not None and cur_oid is None
+                                else "reference"
+                            )
+                            raise RefRejection(
+                                f"cannot lock ref '{u.name}': {what} already exists",
+                                CREATE_EXISTS,
+                                final,
+                            )
                     elif cur_oid is None and u.no_deref and cur is not None:
                         # a dangling symref updated in place
-                        raise RefRejection(f"cannot lock ref '{u.name}': reference is missing "
-                                           f"but expected {u.old.hex()}", NONEXISTENT_REF, final)
+                        raise RefRejection(
+                            f"cannot lock ref '{u.name}': reference is missing "
+                            f"but expected {u.old.hex()}",
+                            NONEXISTENT_REF,
+                            final,
+                        )
                     elif cur_oid is None:
-                        raise RefRejection(f"cannot lock ref '{u.name}': unable to resolve "
-                                           f"reference '{final}'", NONEXISTENT_REF, final)
+                        raise RefRejection(
+                            f"cannot lock ref '{u.name}': unable to resolve reference '{final}'",
+                            NONEXISTENT_REF,
+                            final,
+                        )
                     elif cur_oid != u.old:
-                        raise RefRejection(f"cannot lock ref '{u.name}': is at {cur_oid.hex()} "
-                                           f"but expected {u.old.hex()}", INCORRECT_OLD_VALUE,
-                                           final)
+                        raise RefRejection(
+                            f"cannot lock ref '{u.name}': is at {cur_oid.hex()} "
+                            f"but expected {u.old.hex()}",
+                            INCORRECT_OLD_VALUE,
+                            final,
+                        )
                 if u.verify:
                     continue
                 msg = normalize_reflog_message(u.message)
@@ -688,8 +823,13 @@ class RefStore(ABC):
                     for name in chain[:-1]:
                         if self.should_log(name):
                             pw.logs.append((name, cur_oid or null, null))
-                    if (cur_oid is not None and head_target == final and "HEAD" not in chain
-                            and "HEAD" not in touched and self.should_log("HEAD")):
+                    if (
+                        cur_oid is not None
+                        and head_target == final
+                        and "HEAD" not in chain
+                        and "HEAD" not in touched
+                        and self.should_log("HEAD")
+                    ):
                         pw.logs.append(("HEAD", cur_oid, null))
                     writes.append(pw)
                     continue
@@ -697,16 +837,22 @@ class RefStore(ABC):
                 if cur is None:
                     self._check_df_conflict(final, deleting)
                 peeled = self.peeler(u.new) if self.peeler is not None else None
-                pw = PlannedWrite(final, Ref(final, oid=u.new, peeled=peeled), message=msg,
-                                  old_ref=cur)
+                pw = PlannedWrite(
+                    final, Ref(final, oid=u.new, peeled=peeled), message=msg, old_ref=cur
+                )
                 old_oid = cur_oid or null
                 for name in chain:
                     if u.skip_log:
                         break
                     if (u.create_reflog and name == final) or self.should_log(name):
                         pw.logs.append((name, old_oid, u.new))
-                if (not u.skip_log and head_target == final and "HEAD" not in chain
-                        and "HEAD" not in touched and self.should_log("HEAD")):
+                if (
+                    not u.skip_log
+                    and head_target == final
+                    and "HEAD" not in chain
+                    and "HEAD" not in touched
+                    and self.should_log("HEAD")
+                ):
                     pw.logs.append(("HEAD", old_oid, u.new))
                 writes.append(pw)
             except RefRejection as e:

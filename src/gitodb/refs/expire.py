@@ -22,8 +22,15 @@ from gitodb.refs.base import ReflogEntry
 
 NEVER = 0
 ALL = 1 << 62
-_UNITS = {"second": 1, "minute": 60, "hour": 3600, "day": 86400, "week": 604800,
-          "month": 30 * 86400, "year": 365 * 86400}
+_UNITS = {
+    "second": 1,
+    "minute": 60,
+    "hour": 3600,
+    "day": 86400,
+    "week": 604800,
+    "month": 30 * 86400,
+    "year": 365 * 86400,
+}
 _RELATIVE = re.compile(r"(\d+)[.\s]*(second|minute|hour|day|week|month|year)s?(?:[.\s]*ago)?")
 
 
@@ -61,15 +68,20 @@ class ExpiryPolicy:
             raw = get(key) if get else None
             return parse_expiry(raw if raw is not None else default, base)
 
-        policy = cls(value("gc.reflogexpire", "90.days.ago"),
-                     value("gc.reflogexpireunreachable", "30.days.ago"))
+        policy = cls(
+            value("gc.reflogexpire", "90.days.ago"),
+            value("gc.reflogexpireunreachable", "30.days.ago"),
+        )
         by_pattern: dict[str, list[int]] = {}
         names = getattr(config, "names", None)
-        for key in (names() if names else []):
+        for key in names() if names else []:
             section, _, rest = key.partition(".")
             pattern, _, var = rest.rpartition(".")
-            if section != "gc" or not pattern or var not in ("reflogexpire",
-                                                            "reflogexpireunreachable"):
+            if (
+                section != "gc"
+                or not pattern
+                or var not in ("reflogexpire", "reflogexpireunreachable")
+            ):
                 continue
             # an entry starts with both limits at 0 ("never") like Git's
             ent = by_pattern.setdefault(pattern, [NEVER, NEVER])
@@ -78,22 +90,27 @@ class ExpiryPolicy:
         policy.patterns = [(p, t, u) for p, (t, u) in by_pattern.items()]
         return policy
 
-    def limits(self, refname: str, total: int | None = None,
-               unreachable: int | None = None) -> tuple[int, int]:
+    def limits(
+        self, refname: str, total: int | None = None, unreachable: int | None = None
+    ) -> tuple[int, int]:
         """(total, unreachable) limits for ``refname``; explicit values win."""
         for pattern, t, u in self.patterns:
             if fnmatch.fnmatchcase(refname, pattern):
                 return (t if total is None else total, u if unreachable is None else unreachable)
         if refname == "refs/stash":
-            return (NEVER if total is None else total,
-                    NEVER if unreachable is None else unreachable)
-        return (self.default_total if total is None else total,
-                self.default_unreachable if unreachable is None else unreachable)
+            return (
+                NEVER if total is None else total,
+                NEVER if unreachable is None else unreachable,
+            )
+        return (
+            self.default_total if total is None else total,
+            self.default_unreachable if unreachable is None else unreachable,
+        )
 
 
-def expiry_filter(total: int, unreachable: int, null_oid: bytes,
-                  is_reachable: Callable[[bytes], bool] | None) -> Callable[[int, ReflogEntry],
-                                                                          bool]:
+def expiry_filter(
+    total: int, unreachable: int, null_oid: bytes, is_reachable: Callable[[bytes], bool] | None
+) -> Callable[[int, ReflogEntry], bool]:
     """A ``rewrite_reflog`` keep-function for these limits.
 
     ``is_reachable`` (None: the tip is no commit, treat all as unreachable) says whether

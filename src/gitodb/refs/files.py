@@ -57,9 +57,8 @@ def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> R
     # with the junk ignored.
     h = fmt.hexsz
     hex_id = text[:h]
-    if len(hex_id) < h or not _HEX.fullmatch(hex_id) or text[h:h + 1] not in _ID_END:
-        raise RefError(f"unable to resolve reference '{name}': reference broken",
-                       path=path)
+    if len(hex_id) < h or not _HEX.fullmatch(hex_id) or text[h : h + 1] not in _ID_END:
+        raise RefError(f"unable to resolve reference '{name}': reference broken", path=path)
     return Ref(name, oid=bytes.fromhex(hex_id.decode("ascii")))
 
 
@@ -71,22 +70,22 @@ _ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r")
 def parse_reflog_line(line: bytes, fmt: ObjectFormat) -> ReflogEntry | None:
     """One ``logs/`` line (without newline), or None if it is malformed (Git skips it)."""
     h = fmt.hexsz
-    if len(line) < 2 * h + 2 or line[h:h + 1] != b" " or line[2 * h + 1:2 * h + 2] != b" ":
+    if len(line) < 2 * h + 2 or line[h : h + 1] != b" " or line[2 * h + 1 : 2 * h + 2] != b" ":
         return None
     try:
         old = bytes.fromhex(line[:h].decode("ascii"))
-        new = bytes.fromhex(line[h + 1:2 * h + 1].decode("ascii"))
+        new = bytes.fromhex(line[h + 1 : 2 * h + 1].decode("ascii"))
     except ValueError:
         return None
-    rest = line[2 * h + 2:]
+    rest = line[2 * h + 2 :]
     ident, tab, msg = rest.partition(b"\t")
     lt = ident.find(b"<")
     gt = ident.find(b">", lt)
     if lt < 0 or gt < 0:
         return None
     name = ident[:lt].rstrip(b" ").decode("utf-8", "surrogateescape")
-    email = ident[lt + 1:gt].decode("utf-8", "surrogateescape")
-    parts = ident[gt + 1:].split()
+    email = ident[lt + 1 : gt].decode("utf-8", "surrogateescape")
+    parts = ident[gt + 1 :].split()
     try:
         ts = int(parts[0])
         tz = int(parts[1]) if len(parts) > 1 else 0
@@ -97,8 +96,9 @@ def parse_reflog_line(line: bytes, fmt: ObjectFormat) -> ReflogEntry | None:
 
 def format_reflog_line(e: ReflogEntry) -> bytes:
     """Inverse of ``parse_reflog_line``, newline included."""
-    line = (f"{e.old.hex()} {e.new.hex()} {e.name} <{e.email}> {e.time} "
-            f"{format_tz(e.tz_offset)}").encode("utf-8", "surrogateescape")
+    line = (
+        f"{e.old.hex()} {e.new.hex()} {e.name} <{e.email}> {e.time} {format_tz(e.tz_offset)}"
+    ).encode("utf-8", "surrogateescape")
     if e.message:
         line += b"\t" + e.message
     return line + b"\n"
@@ -153,15 +153,21 @@ class FilesRefStore(RefStore):
     ``gitodb.refs.worktree``); everything else in ``git_dir`` (the common dir).
     """
 
-    def __init__(self, git_dir: str | os.PathLike[str], fmt: ObjectFormat,
-                 config: object | None = None, *,
-                 worktree_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        git_dir: str | os.PathLike[str],
+        fmt: ObjectFormat,
+        config: object | None = None,
+        *,
+        worktree_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.git_dir = Path(git_dir)
         self.worktree_dir = Path(worktree_dir) if worktree_dir is not None else None
         self.fmt = fmt
         self.config = config
-        self.fsync: FsyncPolicy = FsyncPolicy.from_config(config) \
-            if config is not None else DEFAULT_POLICY
+        self.fsync: FsyncPolicy = (
+            FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
+        )
         self._packed_cache: tuple[tuple[int, int, int], dict[str, Ref], list[str]] | None = None
 
     def _lock_complete(self, lock: LockFile) -> None:
@@ -223,8 +229,9 @@ class FilesRefStore(RefStore):
         rel = path.relative_to(self.git_dir).as_posix()
         if env and Path(env).absolute() == self.git_dir.absolute():
             return os.path.join(env, rel)
-        if self.git_dir.name == ".git" and (here == self.git_dir.parent
-                                             or self.git_dir.parent in here.parents):
+        if self.git_dir.name == ".git" and (
+            here == self.git_dir.parent or self.git_dir.parent in here.parents
+        ):
             return f".git/{rel}"
         if self.git_dir.absolute() == here:
             return rel
@@ -240,7 +247,7 @@ class FilesRefStore(RefStore):
         shown = self._display(path)
 
         def located(err: RefError, at: int) -> RefError:
-            err.path, err.offset = str(path), at   # after rendering: Git's exact message
+            err.path, err.offset = str(path), at  # after rendering: Git's exact message
             return err
 
         def unexpected(line: bytes, at: int) -> RefError:
@@ -260,23 +267,29 @@ class FilesRefStore(RefStore):
                 if not line.startswith(b"# pack-refs with: "):
                     raise unexpected(line, offset)
             elif line.startswith(b"^"):
-                hex_id = line[1:1 + h]
-                if (last_name is None or len(line) != h + 2 or not _HEX.fullmatch(hex_id)):
+                hex_id = line[1 : 1 + h]
+                if last_name is None or len(line) != h + 2 or not _HEX.fullmatch(hex_id):
                     raise unexpected(line, offset)
                 prev = refs[last_name]
-                refs[last_name] = Ref(prev.name, oid=prev.oid,
-                                      peeled=bytes.fromhex(hex_id.decode("ascii")))
+                refs[last_name] = Ref(
+                    prev.name, oid=prev.oid, peeled=bytes.fromhex(hex_id.decode("ascii"))
+                )
                 last_name = None  # one peeled line per ref
             else:
                 hex_id = line[:h]
-                if (len(line) < h + 2 or not _HEX.fullmatch(hex_id)
-                        or line[h:h + 1] not in _ID_END[2:]):
+                if (
+                    len(line) < h + 2
+                    or not _HEX.fullmatch(hex_id)
+                    or line[h : h + 1] not in _ID_END[2:]
+                ):
                     raise unexpected(line, offset)
-                last_name = line[h + 1:-1].decode("utf-8", "surrogateescape")
-                if not refname_format_ok(last_name, allow_onelevel=True) \
-                        and not refname_is_safe(last_name):
-                    raise RefError(f"packed refname is dangerous: {last_name}", path=path,
-                                   offset=offset)
+                last_name = line[h + 1 : -1].decode("utf-8", "surrogateescape")
+                if not refname_format_ok(last_name, allow_onelevel=True) and not refname_is_safe(
+                    last_name
+                ):
+                    raise RefError(
+                        f"packed refname is dangerous: {last_name}", path=path, offset=offset
+                    )
                 refs[last_name] = Ref(last_name, oid=bytes.fromhex(hex_id.decode("ascii")))
             offset += len(line)
         return refs
@@ -311,8 +324,9 @@ class FilesRefStore(RefStore):
         ref = self._read_loose(name)
         if ref is not None:
             return ref
-        if name.startswith("refs/") and not (self.worktree_dir is not None
-                                             and locate(name)[0] == CURRENT):
+        if name.startswith("refs/") and not (
+            self.worktree_dir is not None and locate(name)[0] == CURRENT
+        ):
             return self._packed().get(name)
         return None
 
@@ -358,8 +372,7 @@ class FilesRefStore(RefStore):
     def iter_root_refs(self) -> Iterator[Ref]:
         """HEAD and pseudo refs stored as files in the (worktree's) git directory."""
         base = self.worktree_dir or self.git_dir
-        names = sorted(n for n in os.listdir(base)
-                       if is_root_ref(n) and _isfile(base / n))
+        names = sorted(n for n in os.listdir(base) if is_root_ref(n) and _isfile(base / n))
         for n in names:
             ref = self._read_loose(n)
             if ref is not None:
@@ -396,8 +409,11 @@ class FilesRefStore(RefStore):
 
     @staticmethod
     def _df_error(name: str, existing: str) -> RefError:
-        return RefRejection(f"cannot lock ref '{name}': '{existing}' exists; cannot create "
-                            f"'{name}'", NAME_CONFLICT, name)
+        return RefRejection(
+            f"cannot lock ref '{name}': '{existing}' exists; cannot create '{name}'",
+            NAME_CONFLICT,
+            name,
+        )
 
     # -- transactions ------------------------------------------------------
     def _lock(self, name: str, timeout_ms: int) -> LockFile:
@@ -410,8 +426,10 @@ class FilesRefStore(RefStore):
                 for dirpath, _dirs, _files in os.walk(path, topdown=False):
                     os.rmdir(dirpath)
         except OSError as e:
-            raise RefWriteError(f"cannot lock ref '{name}': unable to create directory for "
-                                f"'{path}': {e.strerror}", path=path) from None
+            raise RefWriteError(
+                f"cannot lock ref '{name}': unable to create directory for '{path}': {e.strerror}",
+                path=path,
+            ) from None
         try:
             return LockFile(path, timeout_ms=timeout_ms)
         except RefError as e:
@@ -431,17 +449,19 @@ class FilesRefStore(RefStore):
                 prep.locks[name].close_fd()  # reopened to write: no descriptor per ref
             deletes = {w.name for w in prep.plan if w.ref is None}
             if deletes:
-                prep.packed_lock = LockFile(self._packed_path(), timeout_ms=self._timeout(
-                    "core.packedrefstimeout", 1000))
+                prep.packed_lock = LockFile(
+                    self._packed_path(), timeout_ms=self._timeout("core.packedrefstimeout", 1000)
+                )
             # re-check under the locks: another writer may have won meanwhile
             prep.plan = self.plan(tx)
             for w in prep.plan:
                 if w.name not in prep.locks:
-                    raise LockError(f"cannot lock ref '{w.name}': reference changed while "
-                                    "it was being locked")
+                    raise LockError(
+                        f"cannot lock ref '{w.name}': reference changed while it was being locked"
+                    )
                 if w.ref is not None:
                     prep.locks[w.name].write(_ref_content(w.ref))
-                    if w.ref.target is None:   # Git syncs id locks only, not symrefs
+                    if w.ref.target is None:  # Git syncs id locks only, not symrefs
                         self._lock_complete(prep.locks[w.name])
                     prep.locks[w.name].close_fd()
             if prep.packed_lock is not None:
@@ -478,19 +498,29 @@ class FilesRefStore(RefStore):
                 if w.ref is None:
                     continue
                 for logname, old, new in w.logs:
-                    self._append_log(logname, ReflogEntry(old, new, ident[0], ident[1],
-                                                          ident[2], ident[3], w.message))
+                    self._append_log(
+                        logname,
+                        ReflogEntry(old, new, ident[0], ident[1], ident[2], ident[3], w.message),
+                    )
                 old_ref = w.old_ref
-                if (w.ref.target is None and old_ref is not None and old_ref.target is None
-                        and old_ref.oid == w.ref.oid):
-                    continue   # Git writes nothing when the value does not change
+                if (
+                    w.ref.target is None
+                    and old_ref is not None
+                    and old_ref.target is None
+                    and old_ref.oid == w.ref.oid
+                ):
+                    continue  # Git writes nothing when the value does not change
                 prep.locks[w.name].commit()
             deletes = [w.name for w in prep.plan if w.ref is None]
             for w in prep.plan:
                 if w.ref is None:
                     for logname, old, new in w.logs:
-                        self._append_log(logname, ReflogEntry(old, new, ident[0], ident[1],
-                                                              ident[2], ident[3], w.message))
+                        self._append_log(
+                            logname,
+                            ReflogEntry(
+                                old, new, ident[0], ident[1], ident[2], ident[3], w.message
+                            ),
+                        )
             for name in deletes:
                 self._remove(self._log_path(name))
             if prep.packed_lock is not None and prep.packed_changed:
@@ -533,8 +563,7 @@ class FilesRefStore(RefStore):
             finally:
                 os.close(fd)
         except OSError as e:
-            raise RefWriteError(f"unable to append to '{path}': {e.strerror}",
-                                path=path) from None
+            raise RefWriteError(f"unable to append to '{path}': {e.strerror}", path=path) from None
 
     # -- reflogs -----------------------------------------------------------
     def reflog(self, name: str) -> list[ReflogEntry]:
@@ -586,8 +615,9 @@ class FilesRefStore(RefStore):
                         out.append(prefix + name)
         return sorted(out)
 
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
-                       rewrite: bool = False) -> int:
+    def rewrite_reflog(
+        self, name: str, keep: Callable[[int, ReflogEntry], bool], *, rewrite: bool = False
+    ) -> int:
         path = self._log_path(name)
         if not _isfile(path):
             return 0
@@ -616,8 +646,9 @@ class FilesRefStore(RefStore):
         return True
 
     def append_reflog(self, name: str, entry: ReflogEntry) -> None:
-        lock = LockFile(self._log_path(name),
-                        timeout_ms=self._timeout("core.filesreflocktimeout", 100))
+        lock = LockFile(
+            self._log_path(name), timeout_ms=self._timeout("core.filesreflocktimeout", 100)
+        )
         try:
             self._append_log(name, entry)
         finally:
@@ -637,9 +668,15 @@ class FilesRefStore(RefStore):
             return False
         return wanted(ref.name)
 
-    def pack_refs(self, all_refs: bool = True, prune: bool = True, *,
-                  includes: list[str] | None = None, excludes: list[str] | None = None,
-                  auto: bool = False) -> bool:
+    def pack_refs(
+        self,
+        all_refs: bool = True,
+        prune: bool = True,
+        *,
+        includes: list[str] | None = None,
+        excludes: list[str] | None = None,
+        auto: bool = False,
+    ) -> bool:
         """Move loose refs into packed-refs (Git's ``pack-refs``); True if it packed.
 
         Selected are refs matching ``includes`` (globs; ``*`` with ``all_refs``; by
@@ -655,7 +692,8 @@ class FilesRefStore(RefStore):
 
         def wanted(name: str) -> bool:
             return not any(wildmatch(p, name) for p in excl) and any(
-                wildmatch(p, name) for p in pats)
+                wildmatch(p, name) for p in pats
+            )
 
         loose_refs = [r for r in self.iter_refs() if _isfile(self._path(r.name))]
         if auto:
@@ -666,8 +704,9 @@ class FilesRefStore(RefStore):
             limit = max(16, max((size // 100).bit_length() - 1, 0) * 5)
             if sum(1 for r in loose_refs if self._packable(r, wanted)) < limit:
                 return False
-        lock = LockFile(self._packed_path(),
-                        timeout_ms=self._timeout("core.packedrefstimeout", 1000))
+        lock = LockFile(
+            self._packed_path(), timeout_ms=self._timeout("core.packedrefstimeout", 1000)
+        )
         packed_loose: list[str] = []
         try:
             merged: dict[str, Ref] = dict(self._packed())

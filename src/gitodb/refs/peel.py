@@ -57,14 +57,20 @@ def make_peeler(odb: Any, hexsz: int):  # type: ignore[no-untyped-def]
 
 
 #: Git's ref_rev_parse_rules: how a short name is looked up, in order.
-REV_PARSE_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}",
-                   "refs/remotes/{}/HEAD")
+REV_PARSE_RULES = (
+    "{}",
+    "refs/{}",
+    "refs/tags/{}",
+    "refs/heads/{}",
+    "refs/remotes/{}",
+    "refs/remotes/{}/HEAD",
+)
 
 
 def _match_rule(name: str, rule: str) -> str | None:
     head, _, tail = rule.partition("{}")
     if len(name) > len(head) + len(tail) and name.startswith(head) and name.endswith(tail):
-        return name[len(head):len(name) - len(tail)]
+        return name[len(head) : len(name) - len(tail)]
     return None
 
 

@@ -37,8 +37,7 @@ def value_at_index(store: RefStore, name: str, n: int) -> ReflogValue:
     raise RefError(f"log for '{name}' only has {len(entries)} entries")
 
 
-def value_at_time(store: RefStore, name: str, when: int, shown: str | None = None
-                  ) -> ReflogValue:
+def value_at_time(store: RefStore, name: str, when: int, shown: str | None = None) -> ReflogValue:
     """``name@{<date>}`` for the Unix time ``when``; ``shown`` is the ref as the user
     wrote it, which Git's warning names (default: ``name``)."""
     entries = store.reflog(name)

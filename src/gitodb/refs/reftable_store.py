@@ -91,9 +91,14 @@ class ReftableRefStore(RefStore):
     reach another worktree's stack.
     """
 
-    def __init__(self, git_dir: str | os.PathLike[str], fmt: ObjectFormat,
-                 config: object | None = None, *,
-                 worktree_dir: str | os.PathLike[str] | None = None) -> None:
+    def __init__(
+        self,
+        git_dir: str | os.PathLike[str],
+        fmt: ObjectFormat,
+        config: object | None = None,
+        *,
+        worktree_dir: str | os.PathLike[str] | None = None,
+    ) -> None:
         self.git_dir = Path(git_dir)
         self.fmt = fmt
         self.config = config
@@ -108,8 +113,9 @@ class ReftableRefStore(RefStore):
             raise RefError("reftable block size cannot exceed 65535")
         self.lock_timeout = get_int("reftable.locktimeout", 100) if get_int else 100
         self.options = WriteOptions(block_size=block_size, restart_interval=interval, fmt=fmt)
-        self.auto_compact = os.environ.get("GIT_TEST_REFTABLE_AUTOCOMPACTION", "true").lower() \
-            not in ("false", "0", "no", "off")
+        self.auto_compact = os.environ.get(
+            "GIT_TEST_REFTABLE_AUTOCOMPACTION", "true"
+        ).lower() not in ("false", "0", "no", "off")
         get_bool = getattr(config, "get_bool", None)
         if get_bool is not None and not get_bool("reftable.autocompaction", True):
             self.auto_compact = False
@@ -117,11 +123,13 @@ class ReftableRefStore(RefStore):
         raw_all = getattr(config, "get_raw_all", None)
         shared = raw_all("core.sharedrepository") if raw_all is not None else []
         # Git: every reftable file gets calc_shared_perm(0666 & ~umask)
-        self.file_mode = shared_file_mode(parse_shared_repository(
-            shared[-1] if shared else None, present=bool(shared)))
+        self.file_mode = shared_file_mode(
+            parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
+        )
         self.stack = self._open_stack(self.git_dir / "reftable")
-        self.worktree_stack = (self._open_stack(Path(worktree_dir) / "reftable")
-                               if worktree_dir is not None else None)
+        self.worktree_stack = (
+            self._open_stack(Path(worktree_dir) / "reftable") if worktree_dir is not None else None
+        )
         self._other: dict[str, Stack] = {}
 
     def close(self) -> None:
@@ -131,9 +139,14 @@ class ReftableRefStore(RefStore):
                 st.close()
 
     def _open_stack(self, directory: Path) -> Stack:
-        return Stack(directory, self.options, auto_compact=self.auto_compact,
-                     lock_timeout_ms=self.lock_timeout, fsync=self.fsync,
-                     file_mode=self.file_mode)
+        return Stack(
+            directory,
+            self.options,
+            auto_compact=self.auto_compact,
+            lock_timeout_ms=self.lock_timeout,
+            fsync=self.fsync,
+            file_mode=self.file_mode,
+        )
 
     def _route(self, name: str) -> tuple[Stack, bytes]:
         """The stack that stores ``name`` and the name it has there."""
@@ -167,10 +180,16 @@ class ReftableRefStore(RefStore):
                 if rec.name.startswith(p):
                     yield _to_ref(rec)
             return
-        merged = [_to_ref(r) for r in self.stack.iter_refs(scan)
-                  if r.name.startswith(p) and locate(_name(r.name))[0] != CURRENT]
-        merged += [_to_ref(r) for r in wt.iter_refs(scan)
-                   if r.name.startswith(p) and locate(_name(r.name))[0] == CURRENT]
+        merged = [
+            _to_ref(r)
+            for r in self.stack.iter_refs(scan)
+            if r.name.startswith(p) and locate(_name(r.name))[0] != CURRENT
+        ]
+        merged += [
+            _to_ref(r)
+            for r in wt.iter_refs(scan)
+            if r.name.startswith(p) and locate(_name(r.name))[0] == CURRENT
+        ]
         yield from sorted(merged, key=lambda r: _bytes(r.name))
 
     def iter_root_refs(self) -> Iterator[Ref]:
@@ -251,8 +270,9 @@ class ReftableRefStore(RefStore):
         finally:
             prep.release()
 
-    def _records(self, plan: list[PlannedWrite], ui: int,
-                 stack: Stack) -> tuple[list[RefRecord], list[LogRecord]]:
+    def _records(
+        self, plan: list[PlannedWrite], ui: int, stack: Stack
+    ) -> tuple[list[RefRecord], list[LogRecord]]:
         """The records of ``plan`` that ``stack`` stores, at update index ``ui``."""
         name, email, ts, tz = committer_identity(self.config)
         limit = self.options.block_size // 2
@@ -276,8 +296,9 @@ class ReftableRefStore(RefStore):
             for logname, old, new in w.logs:
                 lst, key = self._route(logname)
                 if lst is stack:
-                    logs[(key, ui)] = LogRecord(key, ui, 1, old, new, _bytes(name),
-                                                _bytes(email), ts, tz, msg)
+                    logs[(key, ui)] = LogRecord(
+                        key, ui, 1, old, new, _bytes(name), _bytes(email), ts, tz, msg
+                    )
         return refs, list(logs.values())
 
     # -- reflogs ----------------------------------------------------------
@@ -289,8 +310,9 @@ class ReftableRefStore(RefStore):
         out = []
         for g in reversed(self._entries(name)):
             msg = g.message[:-1] if g.message.endswith(b"\n") else g.message
-            out.append(ReflogEntry(g.old, g.new, _name(g.name), _name(g.email), g.time,
-                                   g.tz_offset, msg))
+            out.append(
+                ReflogEntry(g.old, g.new, _name(g.name), _name(g.email), g.time, g.tz_offset, msg)
+            )
         return out
 
     def reflog_exists(self, name: str) -> bool:
@@ -302,28 +324,29 @@ class ReftableRefStore(RefStore):
         if self.worktree_stack is None:
             return names
         names = [n for n in names if locate(n)[0] != CURRENT]
-        names += [n for n in map(_name, self.worktree_stack.log_refnames())
-                  if locate(n)[0] == CURRENT]
+        names += [
+            n for n in map(_name, self.worktree_stack.log_refnames()) if locate(n)[0] == CURRENT
+        ]
         return sorted(names, key=_bytes)
 
     def other_worktree_reflog_names(self) -> list[str]:
         out: list[str] = []
         wts = self.git_dir / "worktrees"
-        here = (self.worktree_stack.dir.parent.resolve()
-                if self.worktree_stack is not None else None)
+        here = self.worktree_stack.dir.parent.resolve() if self.worktree_stack is not None else None
         places = [] if here is None else [(self.stack, "main-worktree/")]
         if wts.is_dir():
             for wt_id in sorted(os.listdir(wts)):
                 if (wts / wt_id).resolve() != here and (wts / wt_id / "reftable").is_dir():
-                    places.append((self._route(f"worktrees/{wt_id}/HEAD")[0],
-                                   f"worktrees/{wt_id}/"))
+                    places.append(
+                        (self._route(f"worktrees/{wt_id}/HEAD")[0], f"worktrees/{wt_id}/")
+                    )
         for stack, prefix in places:
-            out += [prefix + n for n in map(_name, stack.log_refnames())
-                    if locate(n)[0] == CURRENT]
+            out += [prefix + n for n in map(_name, stack.log_refnames()) if locate(n)[0] == CURRENT]
         return sorted(out)
 
-    def rewrite_reflog(self, name: str, keep: Callable[[int, ReflogEntry], bool], *,
-                       rewrite: bool = False) -> int:
+    def rewrite_reflog(
+        self, name: str, keep: Callable[[int, ReflogEntry], bool], *, rewrite: bool = False
+    ) -> int:
         target, bname = self._route(name)
         dropped = 0
 
@@ -339,7 +362,7 @@ class ReftableRefStore(RefStore):
                     tomb.append(LogRecord(bname, g.update_index, 0))
                     continue
                 if rewrite and g.old != last_kept:
-                    tomb.append(g._replace(old=last_kept))   # same key: shadows the entry
+                    tomb.append(g._replace(old=last_kept))  # same key: shadows the entry
                 last_kept = g.new
             dropped = sum(1 for t in tomb if t.value_type == 0)
             if dropped and dropped == len(recs):
@@ -368,15 +391,32 @@ class ReftableRefStore(RefStore):
         limit = self.options.block_size // 2
 
         def build(stack: Stack, ui: int) -> tuple[list[RefRecord], list[LogRecord]]:
-            return [], [LogRecord(bname, ui, 1, entry.old, entry.new, _bytes(entry.name),
-                                  _bytes(entry.email), entry.time, entry.tz_offset,
-                                  entry.message[:limit] + b"\n")]
+            return [], [
+                LogRecord(
+                    bname,
+                    ui,
+                    1,
+                    entry.old,
+                    entry.new,
+                    _bytes(entry.name),
+                    _bytes(entry.email),
+                    entry.time,
+                    entry.tz_offset,
+                    entry.message[:limit] + b"\n",
+                )
+            ]
 
         target.modify(build)
 
-    def pack_refs(self, all_refs: bool = True, prune: bool = True, *,
-                  includes: list[str] | None = None, excludes: list[str] | None = None,
-                  auto: bool = False) -> bool:
+    def pack_refs(
+        self,
+        all_refs: bool = True,
+        prune: bool = True,
+        *,
+        includes: list[str] | None = None,
+        excludes: list[str] | None = None,
+        auto: bool = False,
+    ) -> bool:
         """Compact the stack (``git pack-refs`` on reftable): all tables into one, or
         with ``auto`` only as much as the geometric sequence asks.  Ref selection
         (``includes``/``excludes``) does not apply to reftable, as in Git."""
@@ -390,5 +430,5 @@ class ReftableRefStore(RefStore):
             raise err from None
         except EntryTooLargeError:
             too_big = CompactionLockError("unable to compact stack: entry too large")
-            too_big.exit_status = 246   # REFTABLE_ENTRY_TOO_BIG_ERROR
+            too_big.exit_status = 246  # REFTABLE_ENTRY_TOO_BIG_ERROR
             raise too_big from None

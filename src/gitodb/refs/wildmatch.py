@@ -15,10 +15,20 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-_CLASSES = {"alnum": r"a-zA-Z0-9", "alpha": r"a-zA-Z", "blank": r" \t", "cntrl": r"\x00-\x1f\x7f",
-            "digit": r"0-9", "graph": r"!-~", "lower": r"a-z", "print": r" -~",
-            "punct": r"!-/:-@\[-`{-~", "space": r" \t\n\r\x0b\x0c", "upper": r"A-Z",
-            "xdigit": r"0-9a-fA-F"}
+_CLASSES = {
+    "alnum": r"a-zA-Z0-9",
+    "alpha": r"a-zA-Z",
+    "blank": r" \t",
+    "cntrl": r"\x00-\x1f\x7f",
+    "digit": r"0-9",
+    "graph": r"!-~",
+    "lower": r"a-z",
+    "print": r" -~",
+    "punct": r"!-/:-@\[-`{-~",
+    "space": r" \t\n\r\x0b\x0c",
+    "upper": r"A-Z",
+    "xdigit": r"0-9a-fA-F",
+}
 
 
 def _bracket(pat: str, i: int, pathname: bool) -> tuple[str, int] | None:
@@ -39,8 +49,8 @@ def _bracket(pat: str, i: int, pathname: bool) -> tuple[str, int] | None:
         first = False
         if c == "[" and pat.startswith("[:", j):
             end = pat.find(":]", j + 2)
-            if end >= 0 and pat[j + 2:end] in _CLASSES:
-                parts.append(_CLASSES[pat[j + 2:end]])
+            if end >= 0 and pat[j + 2 : end] in _CLASSES:
+                parts.append(_CLASSES[pat[j + 2 : end]])
                 j = end + 2
                 continue
         if c == "\\" and j + 1 < len(pat):
@@ -58,7 +68,7 @@ def _bracket(pat: str, i: int, pathname: bool) -> tuple[str, int] | None:
             continue
         parts.append(re.escape(c))
         j += 1
-    return None   # an unclosed bracket matches nothing, as in Git
+    return None  # an unclosed bracket matches nothing, as in Git
 
 
 @lru_cache(maxsize=256)
@@ -80,12 +90,16 @@ def _compile(pattern: str, pathname: bool, casefold: bool) -> re.Pattern[str] | 
             while j < n and pattern[j] == "*":
                 j += 1
             stars = j - i
-            if pathname and stars >= 2 and (i == 0 or pattern[i - 1] == "/") and (
-                    j == n or pattern[j] == "/"):
+            if (
+                pathname
+                and stars >= 2
+                and (i == 0 or pattern[i - 1] == "/")
+                and (j == n or pattern[j] == "/")
+            ):
                 if j == n:
-                    out.append(".*")          # "/**" at the end: everything below
+                    out.append(".*")  # "/**" at the end: everything below
                 else:
-                    out.append("(?:.*/)?")    # "**/": zero or more directories
+                    out.append("(?:.*/)?")  # "**/": zero or more directories
                     j += 1
             else:
                 out.append("[^/]*" if pathname else ".*")
@@ -102,8 +116,7 @@ def _compile(pattern: str, pathname: bool, casefold: bool) -> re.Pattern[str] | 
     return re.compile("".join(out), re.DOTALL | (re.IGNORECASE if casefold else 0))
 
 
-def wildmatch(pattern: str, name: str, *, pathname: bool = False,
-              casefold: bool = False) -> bool:
+def wildmatch(pattern: str, name: str, *, pathname: bool = False, casefold: bool = False) -> bool:
     """True if ``name`` matches the glob ``pattern`` (see the module docstring)."""
     rx = _compile(pattern, pathname, casefold)
     return rx is not None and rx.fullmatch(name) is not None

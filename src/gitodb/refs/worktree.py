@@ -31,12 +31,12 @@ def locate(name: str) -> tuple[str, str]:
     Prefixed names of refs that are not per-worktree are plain shared names, like Git.
     """
     if name.startswith("main-worktree/"):
-        rest = name[len("main-worktree/"):]
+        rest = name[len("main-worktree/") :]
         if is_per_worktree(rest):
             return MAIN, rest
         return SHARED, name
     if name.startswith("worktrees/"):
-        wt_id, slash, rest = name[len("worktrees/"):].partition("/")
+        wt_id, slash, rest = name[len("worktrees/") :].partition("/")
         if wt_id and slash and is_per_worktree(rest):
             return OTHER, f"{wt_id}/{rest}"
         return SHARED, name

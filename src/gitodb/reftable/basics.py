@@ -63,7 +63,7 @@ def put_varint(val: int) -> bytes:
 
 def be(buf: Buffer, pos: int, n: int) -> int:
     """Read an ``n``-byte big-endian unsigned integer at ``pos``."""
-    return int.from_bytes(buf[pos:pos + n], "big")
+    return int.from_bytes(buf[pos : pos + n], "big")
 
 
 def error(message: str, path: str | None, offset: int | None) -> ReftableError:

@@ -24,11 +24,30 @@ class Block:
     ``buf[rec_start:rec_end]``; ``restarts`` holds buffer positions of restart records.
     """
 
-    __slots__ = ("buf", "base", "block_type", "block_len", "rec_start", "rec_end",
-                 "_restarts", "restart_count", "path", "file_pos", "full_size")
+    __slots__ = (
+        "buf",
+        "base",
+        "block_type",
+        "block_len",
+        "rec_start",
+        "rec_end",
+        "_restarts",
+        "restart_count",
+        "path",
+        "file_pos",
+        "full_size",
+    )
 
-    def __init__(self, buf: Buffer, base: int, header_off: int, block_type: int,
-                 block_len: int, path: str | None, file_pos: int) -> None:
+    def __init__(
+        self,
+        buf: Buffer,
+        base: int,
+        header_off: int,
+        block_type: int,
+        block_len: int,
+        path: str | None,
+        file_pos: int,
+    ) -> None:
         self.buf = buf
         self.base = base
         self.block_type = block_type
@@ -38,9 +57,10 @@ class Block:
         self.full_size = block_len
         end = base + block_len
         if block_len < header_off + 6 or end > len(buf):
-            raise ReftableError(f"block length {block_len} out of range", path=path,
-                                offset=file_pos)
-        n = int.from_bytes(buf[end - 2:end], "big")
+            raise ReftableError(
+                f"block length {block_len} out of range", path=path, offset=file_pos
+            )
+        n = int.from_bytes(buf[end - 2 : end], "big")
         rec_end = end - 2 - 3 * n
         rec_start = base + header_off + 4
         if n == 0 or rec_end < rec_start:
@@ -59,14 +79,17 @@ class Block:
         """
         if self._restarts is None:
             end = self.base + self.block_len
-            table = bytes(self.buf[self.rec_end:end - 2])
+            table = bytes(self.buf[self.rec_end : end - 2])
             restarts = []
             prev = -1
             for i in range(0, 3 * self.restart_count, 3):
-                r = self.base + int.from_bytes(table[i:i + 3], "big")
+                r = self.base + int.from_bytes(table[i : i + 3], "big")
                 if r < self.rec_start or r >= self.rec_end or r <= prev:
-                    raise ReftableError(f"restart offset {r - self.base} out of range",
-                                        path=self.path, offset=self.file_pos)
+                    raise ReftableError(
+                        f"restart offset {r - self.base} out of range",
+                        path=self.path,
+                        offset=self.file_pos,
+                    )
                 restarts.append(r)
                 prev = r
             self._restarts = restarts
@@ -74,8 +97,11 @@ class Block:
 
     def error(self, message: str, pos: int) -> ReftableError:
         """An error at buffer position ``pos`` of this block (reported as a file offset)."""
-        return ReftableError(message, path=self.path, offset=self.file_pos + pos - self.base
-                             if pos >= self.base else self.file_pos)
+        return ReftableError(
+            message,
+            path=self.path,
+            offset=self.file_pos + pos - self.base if pos >= self.base else self.file_pos,
+        )
 
     def decode_key(self, pos: int, last_key: bytes) -> tuple[bytes, int, int]:
         """Decode the key of the record at ``pos``: (key, value type, position of value)."""
@@ -119,22 +145,24 @@ class Block:
         return restarts[lo - 1] if lo > 0 else restarts[0]
 
 
-def parse_block_header(buf: Buffer, pos: int, path: str | None,
-                       expect: int | None = None) -> tuple[int, int]:
+def parse_block_header(
+    buf: Buffer, pos: int, path: str | None, expect: int | None = None
+) -> tuple[int, int]:
     """(block type, block_len) of the block header at ``pos``; checks the type."""
     if pos + 4 > len(buf):
         raise ReftableError("truncated block header", path=path, offset=pos)
     btype = buf[pos]
     if btype not in BLOCK_TYPES or (expect is not None and btype != expect):
         raise ReftableError(f"unexpected block type 0x{btype:02x}", path=path, offset=pos)
-    return btype, int.from_bytes(buf[pos + 1:pos + 4], "big")
+    return btype, int.from_bytes(buf[pos + 1 : pos + 4], "big")
 
 
 class BlockWriter:
     """Accumulates records for one block; ``add`` says whether the record fitted."""
 
-    def __init__(self, block_type: int, block_size: int, header_off: int,
-                 restart_interval: int) -> None:
+    def __init__(
+        self, block_type: int, block_size: int, header_off: int, restart_interval: int
+    ) -> None:
         self.block_type = block_type
         self.block_size = block_size
         self.header_off = header_off
@@ -163,8 +191,14 @@ class BlockWriter:
             restart = prefix == 0
         if restart and len(self.restarts) >= 0xFFFF:
             return False
-        rec = b"".join((put_varint(prefix), put_varint(((len(key) - prefix) << 3) | value_type),
-                        key[prefix:], value))
+        rec = b"".join(
+            (
+                put_varint(prefix),
+                put_varint(((len(key) - prefix) << 3) | value_type),
+                key[prefix:],
+                value,
+            )
+        )
         nrestarts = len(self.restarts) + (1 if restart else 0)
         if self.next_offset + len(rec) + 3 * nrestarts + 2 > self.block_size:
             return False
@@ -179,5 +213,12 @@ class BlockWriter:
         """The block from its type byte on (uncompressed), restart table included."""
         tail = b"".join(r.to_bytes(3, "big") for r in self.restarts)
         block_len = self.next_offset + len(tail) + 2
-        return b"".join((bytes((self.block_type,)), block_len.to_bytes(3, "big"),
-                         self.records, tail, len(self.restarts).to_bytes(2, "big")))
+        return b"".join(
+            (
+                bytes((self.block_type,)),
+                block_len.to_bytes(3, "big"),
+                self.records,
+                tail,
+                len(self.restarts).to_bytes(2, "big"),
+            )
+        )

@@ -18,8 +18,10 @@ def format_ref(rec: RefRecord) -> bytes:
     elif rec.value_type == 3:
         body = b"=> " + (rec.target or b"")
     elif rec.value_type == 2:
-        body = b"val 2 %s(T %s)" % ((rec.oid or b"").hex().encode(),
-                                    (rec.peeled or b"").hex().encode())
+        body = b"val 2 %s(T %s)" % (
+            (rec.oid or b"").hex().encode(),
+            (rec.peeled or b"").hex().encode(),
+        )
     else:
         body = b"val 1 " + (rec.oid or b"").hex().encode()
     return head + body + b"}\n"
@@ -30,8 +32,16 @@ def format_log(rec: LogRecord) -> bytes:
     if rec.value_type == 0:
         return b"log{%s(%d) delete\n" % (rec.refname, rec.update_index)
     return b"log{%s(%d) %s <%s> %d %04d\n%s => %s\n\n%s\n}\n" % (
-        rec.refname, rec.update_index, rec.name, rec.email, rec.time, rec.tz_offset,
-        rec.old.hex().encode(), rec.new.hex().encode(), rec.message)
+        rec.refname,
+        rec.update_index,
+        rec.name,
+        rec.email,
+        rec.time,
+        rec.tz_offset,
+        rec.old.hex().encode(),
+        rec.new.hex().encode(),
+        rec.message,
+    )
 
 
 def format_records(refs: Iterable[RefRecord], logs: Iterable[LogRecord]) -> bytes:

@@ -60,8 +60,15 @@ def _time_high(word: int) -> int | None:
     if word & 0x80808080 != 0x80808080:
         return None
     # Git's varint: each continuation adds one before shifting (_VARINT5)
-    value = ((((word >> 3) & 0xFE00000) | ((word >> 2) & 0x1FC000) | ((word >> 1) & 0x3F80)
-              | (word & 0x7F)) << 7) + _VARINT5
+    value = (
+        (
+            ((word >> 3) & 0xFE00000)
+            | ((word >> 2) & 0x1FC000)
+            | ((word >> 1) & 0x3F80)
+            | (word & 0x7F)
+        )
+        << 7
+    ) + _VARINT5
     if len(_TIME_HIGH) >= 4096:
         _TIME_HIGH.clear()
     _TIME_HIGH[word] = value
@@ -75,8 +82,14 @@ class TableReader:
     measuring what the reuse saves).
     """
 
-    def __init__(self, path: str | os.PathLike[str] | None = None, *, data: bytes | None = None,
-                 name: str | None = None, reuse_inflater: bool = True) -> None:
+    def __init__(
+        self,
+        path: str | os.PathLike[str] | None = None,
+        *,
+        data: bytes | None = None,
+        name: str | None = None,
+        reuse_inflater: bool = True,
+    ) -> None:
         self.path = os.fspath(path) if path is not None else (name or "<table>")
         self.reuse_inflater = reuse_inflater
         self._inflater: compress.Inflater | None = None
@@ -102,9 +115,13 @@ class TableReader:
     def _parse_header_footer(self) -> None:
         buf, path = self.buf, self.path
         if self.size < 24 or buf[0:4] != MAGIC:
-            raise ReftableError("bad magic (not a reftable)" if self.size >= 4 and
-                                buf[0:4] != MAGIC else "truncated table header",
-                                path=path, offset=0)
+            raise ReftableError(
+                "bad magic (not a reftable)"
+                if self.size >= 4 and buf[0:4] != MAGIC
+                else "truncated table header",
+                path=path,
+                offset=0,
+            )
         version = buf[4]
         if version not in HEADER_SIZE:
             raise ReftableError(f"unsupported reftable version {version}", path=path, offset=4)
@@ -123,12 +140,13 @@ class TableReader:
         fpos = self.footer_pos = self.size - fsize
         footer = bytes(buf[fpos:])
         if footer[:hsize] != bytes(buf[:hsize]):
-            raise ReftableError("footer does not repeat the header (truncated table?)",
-                                path=path, offset=fpos)
+            raise ReftableError(
+                "footer does not repeat the header (truncated table?)", path=path, offset=fpos
+            )
         crc = int.from_bytes(footer[-4:], "big")
         if compress.crc32(footer[:-4]) != crc:
             raise ReftableError("footer CRC-32 mismatch", path=path, offset=self.size - 4)
-        f = [int.from_bytes(footer[hsize + 8 * i:hsize + 8 * i + 8], "big") for i in range(5)]
+        f = [int.from_bytes(footer[hsize + 8 * i : hsize + 8 * i + 8], "big") for i in range(5)]
         self.ref_index_pos = f[0]
         self.obj_pos = f[1] >> 5
         self.obj_id_len = f[1] & 0x1F
@@ -137,13 +155,13 @@ class TableReader:
         self.log_index_pos = f[4]
         for i, p in enumerate((f[0], self.obj_pos, f[2], f[3], f[4])):
             if p >= fpos or (p and p < hsize):
-                raise ReftableError(f"footer position {p} out of range", path=path,
-                                    offset=fpos + hsize + 8 * i)
+                raise ReftableError(
+                    f"footer position {p} out of range", path=path, offset=fpos + hsize + 8 * i
+                )
         first = buf[hsize] if fpos > hsize else None
         if first is not None and first not in (BLOCK_REF, BLOCK_LOG, BLOCK_OBJ, BLOCK_INDEX):
             # Something is there but it is no block: the table is damaged, not empty.
-            raise ReftableError(f"unexpected block type 0x{first:02x}", path=path,
-                                offset=hsize)
+            raise ReftableError(f"unexpected block type 0x{first:02x}", path=path, offset=hsize)
         self.has_refs = first == BLOCK_REF
         self.logs_first = first == BLOCK_LOG
         self.has_logs = self.logs_first or self.log_pos > 0
@@ -162,8 +180,17 @@ class TableReader:
 
     # -- blocks -----------------------------------------------------------
     def _section_end(self, start: int) -> int:
-        ends = [p for p in (self.ref_index_pos, self.obj_pos, self.obj_index_pos,
-                            self.log_pos, self.log_index_pos) if p > start]
+        ends = [
+            p
+            for p in (
+                self.ref_index_pos,
+                self.obj_pos,
+                self.obj_index_pos,
+                self.log_pos,
+                self.log_index_pos,
+            )
+            if p > start
+        ]
         return min(ends, default=self.footer_pos)
 
     def block_at(self, pos: int, expect: int | None = None) -> Block:
@@ -175,8 +202,9 @@ class TableReader:
         if btype == BLOCK_LOG:
             inflated = block_len - hdr - 4
             if inflated < 6:
-                raise ReftableError(f"log block length {block_len} out of range",
-                                    path=self.path, offset=pos)
+                raise ReftableError(
+                    f"log block length {block_len} out of range", path=self.path, offset=pos
+                )
             # A deflate stream is never much longer than its output (stored blocks cost
             # 5 bytes per 64 KiB), so hand the inflater a bounded slice: giving it the
             # rest of a 35 MB file would make zlib copy the unconsumed tail every block.
@@ -193,8 +221,9 @@ class TableReader:
                 else:
                     out, consumed = compress.new_inflater().inflate_prefix(data, inflated)
             except CompressionError as e:
-                failure = ReftableError(f"corrupt log block: {e.message}", path=self.path,
-                                        offset=pos + hdr + 4)
+                failure = ReftableError(
+                    f"corrupt log block: {e.message}", path=self.path, offset=pos + hdr + 4
+                )
             # Released only once the backend's exception (whose traceback may hold
             # slices of ``data``) is gone; a slice still alive just delays the release.
             try:
@@ -207,8 +236,9 @@ class TableReader:
             blk.full_size = hdr + 4 + consumed
             return blk
         if pos + block_len > self.footer_pos:
-            raise ReftableError(f"block length {block_len} out of range", path=self.path,
-                                offset=pos)
+            raise ReftableError(
+                f"block length {block_len} out of range", path=self.path, offset=pos
+            )
         blk = Block(self.buf, pos, hdr, btype, block_len, self.path, pos)
         bs = self.block_size
         end = pos + block_len
@@ -236,24 +266,33 @@ class TableReader:
         """
         hdr = self.header_size if pos == 0 else 0
         if self.buf[pos + hdr] != btype:
-            raise ReftableError(f"unexpected block type 0x{self.buf[pos + hdr]:02x} where the "
-                                f"footer places a 0x{btype:02x} block", path=self.path,
-                                offset=pos)
+            raise ReftableError(
+                f"unexpected block type 0x{self.buf[pos + hdr]:02x} where the "
+                f"footer places a 0x{btype:02x} block",
+                path=self.path,
+                offset=pos,
+            )
         return pos
 
     def _first_pos(self, btype: int) -> int | None:
         if btype == BLOCK_REF:
             return 0 if self.has_refs else None
         if btype == BLOCK_LOG:
-            return 0 if self.logs_first else (
-                self._section(self.log_pos, BLOCK_LOG) if self.log_pos else None)
+            return (
+                0
+                if self.logs_first
+                else (self._section(self.log_pos, BLOCK_LOG) if self.log_pos else None)
+            )
         if btype == BLOCK_OBJ:
             return self._section(self.obj_pos, BLOCK_OBJ) if self.obj_pos else None
         return None
 
     def _index_pos(self, btype: int) -> int:
-        pos = {BLOCK_REF: self.ref_index_pos, BLOCK_LOG: self.log_index_pos,
-               BLOCK_OBJ: self.obj_index_pos}[btype]
+        pos = {
+            BLOCK_REF: self.ref_index_pos,
+            BLOCK_LOG: self.log_index_pos,
+            BLOCK_OBJ: self.obj_index_pos,
+        }[btype]
         return self._section(pos, BLOCK_INDEX) if pos else 0
 
     # -- seeking ----------------------------------------------------------
@@ -273,19 +312,18 @@ class TableReader:
                 while True:
                     hdr = self.header_size if pos == 0 else 0
                     if pos + hdr >= self.footer_pos:
-                        raise ReftableError("index points past the end", path=self.path,
-                                            offset=pos)
+                        raise ReftableError("index points past the end", path=self.path, offset=pos)
                     if self.buf[pos + hdr] != BLOCK_INDEX:
                         return pos
                     depth += 1
                     if depth > 64:
-                        raise ReftableError("index too deep (cycle?)", path=self.path,
-                                            offset=pos)
+                        raise ReftableError("index too deep (cycle?)", path=self.path, offset=pos)
                     sub = self.block_at(pos, BLOCK_INDEX)
                     found = next(_index_records(sub, key), None)
                     if found is None:
-                        raise ReftableError("index record without a matching child",
-                                            path=self.path, offset=pos)
+                        raise ReftableError(
+                            "index record without a matching child", path=self.path, offset=pos
+                        )
                     pos = found[1]
         return None
 
@@ -398,7 +436,7 @@ class TableReader:
                 if rec.oid == oid or rec.peeled == oid:
                     yield rec
             return
-        key = oid[:self.obj_id_len]
+        key = oid[: self.obj_id_len]
         leaf = self._leaf_for(BLOCK_OBJ, key)
         if leaf is None:
             return
@@ -425,8 +463,7 @@ class TableReader:
             if start is None:
                 return
             for blk in self.blocks(start, btype):
-                out.append((name, blk.block_len - 2 - 3 * blk.restart_count,
-                            blk.restart_count))
+                out.append((name, blk.block_len - 2 - 3 * blk.restart_count, blk.restart_count))
 
         add("ref", self._first_pos(BLOCK_REF), BLOCK_REF)
         ref_blocks = sum(1 for o in out if o[0] == "ref")
@@ -458,8 +495,10 @@ class TableReader:
 
 # -- record decoders (hot loops; one per block type) ---------------------
 
-def _ref_records(blk: Block, hash_size: int, min_ui: int,
-                 target: bytes | None) -> Iterator[RefRecord]:
+
+def _ref_records(
+    blk: Block, hash_size: int, min_ui: int, target: bytes | None
+) -> Iterator[RefRecord]:
     buf = blk.buf
     end = blk.rec_end
     pos = blk.seek_restart(target) if target else blk.rec_start
@@ -488,8 +527,17 @@ def _ref_records(blk: Block, hash_size: int, min_ui: int,
                 rec = _new_tuple(RefRecord, (key, min_ui + ui, 1, bytes(buf[pos:e]), None, None))
             elif vt == 2:
                 e = pos + 2 * hash_size
-                rec = _new_tuple(RefRecord, (key, min_ui + ui, 2, bytes(buf[pos:pos + hash_size]),
-                                             bytes(buf[pos + hash_size:e]), None))
+                rec = _new_tuple(
+                    RefRecord,
+                    (
+                        key,
+                        min_ui + ui,
+                        2,
+                        bytes(buf[pos : pos + hash_size]),
+                        bytes(buf[pos + hash_size : e]),
+                        None,
+                    ),
+                )
             elif vt == 3:
                 n, pos = get_varint(buf, pos, end)
                 e = pos + n
@@ -521,25 +569,28 @@ def _log_records(blk: Block, hash_size: int, target: bytes | None) -> Iterator[L
 
 
 @lru_cache(maxsize=256)
-def _common_log_record(hash_size: int, name_len: int, email_len: int,
-                       msg_len: int) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int]:
+def _common_log_record(
+    hash_size: int, name_len: int, email_len: int, msg_len: int
+) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int]:
     """``(unpack_from, size)`` for the usual shape of a log record (see below)."""
     s = Struct(f">BBB{hash_size}s{hash_size}sB{name_len}sB{email_len}sIBhB{msg_len}s")
     return s.unpack_from, s.size
 
 
 @lru_cache(maxsize=256)
-def _restart_log_record(hash_size: int, refkey_len: int, name_len: int, email_len: int,
-                        msg_len: int) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int,
-                                               bytes]:
+def _restart_log_record(
+    hash_size: int, refkey_len: int, name_len: int, email_len: int, msg_len: int
+) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int, bytes]:
     """``(unpack_from, size, suffix_type)`` for the usual restart record of a ref.
 
     Restart records store their whole key: ``refname NUL`` (``refkey_len`` bytes)
     and the reversed update index (unpacked as a 64-bit number).
     """
     suffix_type = put_varint(((refkey_len + 8) << 3) | 1)
-    s = Struct(f">B{len(suffix_type)}s{refkey_len}sQ{hash_size}s{hash_size}sB{name_len}s"
-               f"B{email_len}sIBhB{msg_len}s")
+    s = Struct(
+        f">B{len(suffix_type)}s{refkey_len}sQ{hash_size}s{hash_size}sB{name_len}s"
+        f"B{email_len}sIBhB{msg_len}s"
+    )
     return s.unpack_from, s.size, suffix_type
 
 
@@ -548,8 +599,9 @@ def decode_log_block(blk: Block, hash_size: int, pos: int) -> list[LogRecord]:
     return next(decode_log_blocks(((blk, pos),), hash_size))
 
 
-def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
-                      hash_size: int) -> Iterator[list[LogRecord]]:
+def decode_log_blocks(
+    blocks: Iterable[tuple[Block, int]], hash_size: int
+) -> Iterator[list[LogRecord]]:
     """The log records of each ``(block, start position)``, one list per block.
 
     One generator decodes all the blocks of a scan: its frame (large: many locals)
@@ -604,15 +656,21 @@ def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
             while pos < end:
                 # (the fast paths report errors at ``pos``; ``start`` is the general path's)
                 try:
-                    (prefix, st, kb, old, newid, nl, name, el, email,
-                     tw, tb, tz, ml, msg) = guess(buf, pos)
+                    (prefix, st, kb, old, newid, nl, name, el, email, tw, tb, tz, ml, msg) = guess(
+                        buf, pos
+                    )
                 except StructError:  # the guess runs past the block: general path
                     prefix = -1
                 # st == 9: 1-byte key suffix, value type 1; tw/tb: a 5-byte time varint
-                if (prefix == kprev and st == 9 and nl == gnl and el == gel and tb < 0x80
-                        and (ml == gml or ml < 0x80)
-                        and ((th := time_high(tw)) is not None
-                             or (th := _time_high(tw)) is not None)):
+                if (
+                    prefix == kprev
+                    and st == 9
+                    and nl == gnl
+                    and el == gel
+                    and tb < 0x80
+                    and (ml == gml or ml < 0x80)
+                    and ((th := time_high(tw)) is not None or (th := _time_high(tw)) is not None)
+                ):
                     # The key's last byte is the low byte of ~update_index: newer first.
                     u = (ui | 0xFF) - kb
                     if u >= ui:
@@ -632,14 +690,37 @@ def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
                 if prefix == 0 and keep > 0:  # maybe a restart record of the same ref
                     rguess, rsize, rst = common_restart(hash_size, keep, gnl, gel, gml)
                     try:
-                        (prefix, stb, rk, rev, old, newid, nl, name, el, email,
-                         tw, tb, tz, ml, msg) = rguess(buf, pos)
+                        (
+                            prefix,
+                            stb,
+                            rk,
+                            rev,
+                            old,
+                            newid,
+                            nl,
+                            name,
+                            el,
+                            email,
+                            tw,
+                            tb,
+                            tz,
+                            ml,
+                            msg,
+                        ) = rguess(buf, pos)
                     except StructError:
                         prefix = -1
-                    if (prefix == 0 and stb == rst and rk == refkey and nl == gnl and el == gel
-                            and tb < 0x80 and (ml == gml or ml < 0x80)
-                            and ((th := time_high(tw)) is not None
-                                 or (th := _time_high(tw)) is not None)):
+                    if (
+                        prefix == 0
+                        and stb == rst
+                        and rk == refkey
+                        and nl == gnl
+                        and el == gel
+                        and tb < 0x80
+                        and (ml == gml or ml < 0x80)
+                        and (
+                            (th := time_high(tw)) is not None or (th := _time_high(tw)) is not None
+                        )
+                    ):
                         u = maxui - rev
                         if u >= ui:
                             raise blk.error("keys out of order", pos)
@@ -652,10 +733,8 @@ def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
                             pos = p + ml
                             msg = buf[p:pos]
                         if pos > end:
-                            raise blk.error("log record past end of block",
-                                            pos - rsize + gml - ml)
-                        append(new(cls, (refname, u, 1, old, newid, name, email, th + tb, tz,
-                                         msg)))
+                            raise blk.error("log record past end of block", pos - rsize + gml - ml)
+                        append(new(cls, (refname, u, 1, old, newid, name, email, th + tb, tz, msg)))
                         continue
 
                 start = pos
@@ -705,7 +784,7 @@ def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
                     if n >= 0x80:
                         n, pos = get_varint(buf, pos - 1, end)
                     nl = n
-                    name = buf[pos:pos + n]
+                    name = buf[pos : pos + n]
                     pos += n
                     n = buf[pos]
                     if n < 0x80:
@@ -713,7 +792,7 @@ def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
                     else:
                         n, pos = get_varint(buf, pos, end)
                     el = n
-                    email = buf[pos:pos + n]
+                    email = buf[pos : pos + n]
                     pos += n
                     b = buf[pos]
                     pos += 1
@@ -727,13 +806,17 @@ def decode_log_blocks(blocks: Iterable[tuple[Block, int]],
                         pos += 3
                     else:
                         ml, pos = get_varint(buf, pos + 2, end)
-                    msg = buf[pos:pos + ml]
+                    msg = buf[pos : pos + ml]
                     pos += ml
                     if pos > end:
                         raise blk.error("log record past end of block", start)
                     append(new(cls, (refname, ui, 1, old, newid, name, email, t, tz, msg)))
-                    if (nl != gnl or el != gel or ml != gml) and nl < 0x80 and el < 0x80 \
-                            and ml < 0x80:
+                    if (
+                        (nl != gnl or el != gel or ml != gml)
+                        and nl < 0x80
+                        and el < 0x80
+                        and ml < 0x80
+                    ):
                         guess, gsize = common(hash_size, nl, el, ml)
                         gnl = nl
                         gel = el

@@ -102,14 +102,20 @@ def encode_log_value(rec: LogRecord) -> bytes:
     """The bytes after a log record's key (nothing for a tombstone)."""
     if rec.value_type != LOG_UPDATE:
         return b""
-    return b"".join((
-        rec.old, rec.new,
-        put_varint(len(rec.name)), rec.name,
-        put_varint(len(rec.email)), rec.email,
-        put_varint(rec.time),
-        (rec.tz_offset & 0xFFFF).to_bytes(2, "big"),
-        put_varint(len(rec.message)), rec.message,
-    ))
+    return b"".join(
+        (
+            rec.old,
+            rec.new,
+            put_varint(len(rec.name)),
+            rec.name,
+            put_varint(len(rec.email)),
+            rec.email,
+            put_varint(rec.time),
+            (rec.tz_offset & 0xFFFF).to_bytes(2, "big"),
+            put_varint(len(rec.message)),
+            rec.message,
+        )
+    )
 
 
 def encode_obj_value(positions: tuple[int, ...]) -> tuple[int, bytes]:

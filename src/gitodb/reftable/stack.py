@@ -75,9 +75,16 @@ def compaction_segment(sizes: list[int], factor: int = GEOMETRIC_FACTOR) -> tupl
 class Stack:
     """The tables of one ``reftable/`` directory and their merged view."""
 
-    def __init__(self, directory: str | os.PathLike[str], options: WriteOptions | None = None,
-                 *, auto_compact: bool = True, lock_timeout_ms: int = 100,
-                 fsync: FsyncPolicy = DEFAULT_POLICY, file_mode: int = 0o644) -> None:
+    def __init__(
+        self,
+        directory: str | os.PathLike[str],
+        options: WriteOptions | None = None,
+        *,
+        auto_compact: bool = True,
+        lock_timeout_ms: int = 100,
+        fsync: FsyncPolicy = DEFAULT_POLICY,
+        file_mode: int = 0o644,
+    ) -> None:
         """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
         ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever) and
         flush tables and the list to disk as the ``core.fsync`` policy ``fsync`` says."""
@@ -101,8 +108,9 @@ class Stack:
         except FileNotFoundError:
             return []
         except OSError as e:
-            raise ReftableError(f"unable to read tables.list: {e.strerror}",
-                                path=self.list_path) from None
+            raise ReftableError(
+                f"unable to read tables.list: {e.strerror}", path=self.list_path
+            ) from None
         return [line for line in text.split("\n") if line]
 
     def close(self) -> None:
@@ -120,19 +128,24 @@ class Stack:
             try:
                 for name in names:
                     if "/" in name or name.startswith("."):
-                        raise ReftableError(f"bad table name '{name}' in tables.list",
-                                            path=self.list_path)
+                        raise ReftableError(
+                            f"bad table name '{name}' in tables.list", path=self.list_path
+                        )
                     r = old.pop(name, None)
                     if r is None:
                         path = self.dir / name
                         if not path.exists():
-                            raise ReftableError(f"tables.list names missing table {name}",
-                                                path=self.list_path, offset=0)
+                            raise ReftableError(
+                                f"tables.list names missing table {name}",
+                                path=self.list_path,
+                                offset=0,
+                            )
                         try:
                             r = TableReader(path)
                         except OSError as e:
-                            raise ReftableError(f"unable to open table {name}: {e.strerror}",
-                                                path=path) from None
+                            raise ReftableError(
+                                f"unable to open table {name}: {e.strerror}", path=path
+                            ) from None
                     readers.append(r)
             except ReftableError:
                 # A concurrent compaction may have replaced the list meanwhile: retry.
@@ -154,8 +167,13 @@ class Stack:
                 return None if rec.value_type == 0 else rec
         return None
 
-    def iter_refs(self, prefix: bytes = b"", *, keep_deletions: bool = False,
-                  readers: list[TableReader] | None = None) -> Iterator[RefRecord]:
+    def iter_refs(
+        self,
+        prefix: bytes = b"",
+        *,
+        keep_deletions: bool = False,
+        readers: list[TableReader] | None = None,
+    ) -> Iterator[RefRecord]:
         """Merged refs starting with ``prefix``, sorted; newest table wins."""
         rs = self.readers if readers is None else readers
         if len(rs) == 1:
@@ -171,8 +189,13 @@ class Stack:
             if rec.value_type != 0 or keep_deletions:
                 yield rec
 
-    def iter_logs(self, refname: bytes | None = None, *, keep_deletions: bool = False,
-                  readers: list[TableReader] | None = None) -> Iterator[LogRecord]:
+    def iter_logs(
+        self,
+        refname: bytes | None = None,
+        *,
+        keep_deletions: bool = False,
+        readers: list[TableReader] | None = None,
+    ) -> Iterator[LogRecord]:
         """Merged log records (one ref's, or all), by name then newest first."""
         rs = self.readers if readers is None else readers
         if len(rs) == 1:
@@ -195,11 +218,13 @@ class Stack:
 
     def _write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
         try:
-            fd, tmp = tempfile.mkstemp(prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-",
-                                       suffix=".tmp", dir=self.dir)
+            fd, tmp = tempfile.mkstemp(
+                prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-", suffix=".tmp", dir=self.dir
+            )
         except OSError as e:
-            raise ReftableError(f"unable to create new table: {e.strerror}",
-                                path=self.dir) from None
+            raise ReftableError(
+                f"unable to create new table: {e.strerror}", path=self.dir
+            ) from None
         try:
             try:
                 write_all(fd, data)
@@ -231,8 +256,9 @@ class Stack:
         try:
             self._flush(lock.fd, lock.lock_path)
         except OSError as e:
-            raise ReftableError(f"unable to write '{lock.lock_path}': {e.strerror}",
-                                path=lock.lock_path) from None
+            raise ReftableError(
+                f"unable to write '{lock.lock_path}': {e.strerror}", path=lock.lock_path
+            ) from None
         lock.commit()
 
     def lock(self) -> LockFile:
@@ -240,16 +266,18 @@ class Stack:
         try:
             self.dir.mkdir(parents=True, exist_ok=True)
         except OSError as e:
-            raise ReftableError(f"unable to create '{self.dir}': {e.strerror}",
-                                path=self.dir) from None
+            raise ReftableError(
+                f"unable to create '{self.dir}': {e.strerror}", path=self.dir
+            ) from None
         return self._lock()
 
     def unlock(self, lock: LockFile) -> None:
         """Give up a lock from ``lock()`` without changing anything."""
         lock.rollback()
 
-    def commit_locked(self, lock: LockFile, refs: list[RefRecord], logs: list[LogRecord],
-                      update_index: int) -> None:
+    def commit_locked(
+        self, lock: LockFile, refs: list[RefRecord], logs: list[LogRecord], update_index: int
+    ) -> None:
         """Write one table with these records and release the lock (always)."""
         self.modify(lambda _s, _ui: (refs, logs), locked=lock, update_index=update_index)
 
@@ -260,8 +288,9 @@ class Stack:
             names.update(r.log_refnames())
         return [n for n in sorted(names) if next(self.iter_logs(n), None) is not None]
 
-    def encode(self, refs: list[RefRecord], logs: list[LogRecord],
-               update_index: int) -> tuple[bytes, int] | None:
+    def encode(
+        self, refs: list[RefRecord], logs: list[LogRecord], update_index: int
+    ) -> tuple[bytes, int] | None:
         """The table bytes for these records and its max update index (None: nothing).
 
         Log records may carry older update indexes (tombstones, rewritten reflogs);
@@ -269,8 +298,11 @@ class Stack:
         """
         if not refs and not logs:
             return None
-        max_ui = max([update_index] + [r.update_index for r in refs]
-                     + [g.update_index for g in logs if g.update_index > update_index])
+        max_ui = max(
+            [update_index]
+            + [r.update_index for r in refs]
+            + [g.update_index for g in logs if g.update_index > update_index]
+        )
         return TableWriter(self.options).write(refs, logs, update_index, max_ui), max_ui
 
     def write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
@@ -311,8 +343,13 @@ class Stack:
             raise
         self.add_table(lock, name)
 
-    def modify(self, build: Callable[[Stack, int], Changes], *, locked: LockFile | None = None,
-               update_index: int | None = None) -> None:
+    def modify(
+        self,
+        build: Callable[[Stack, int], Changes],
+        *,
+        locked: LockFile | None = None,
+        update_index: int | None = None,
+    ) -> None:
         """Add one table holding ``build(stack, update_index)``'s records, atomically.
 
         ``build`` runs under the lock on a freshly reloaded stack, so it can check old
@@ -354,19 +391,21 @@ class Stack:
                 self.reload()
                 n = len(self.readers)
                 if auto:
-                    sizes = [max(r.size - (HEADER_SIZE[r.version] + FOOTER_SIZE[r.version] - 1),
-                                 1) for r in self.readers]
+                    sizes = [
+                        max(r.size - (HEADER_SIZE[r.version] + FOOTER_SIZE[r.version] - 1), 1)
+                        for r in self.readers
+                    ]
                     start, end = compaction_segment(sizes)
                 else:
                     start, end = 0, n
-                if end - start < (2 if auto else 1) or (not auto and n == 1 and end == 1
-                                                        and self._is_compact()):
+                if end - start < (2 if auto else 1) or (
+                    not auto and n == 1 and end == 1 and self._is_compact()
+                ):
                     return False
                 old = self.names[start:end]
                 try:
                     for name in old:
-                        table_locks.append(LockFile(self.dir / name, timeout_ms=0,
-                                                    final_mode=None))
+                        table_locks.append(LockFile(self.dir / name, timeout_ms=0, final_mode=None))
                 except LockError:
                     if auto:
                         return False  # another compaction has some of these tables
@@ -383,10 +422,11 @@ class Stack:
             lock = self._lock()
             self.reload()
             at = self.names.index(old[0]) if old[0] in self.names else -1
-            if at < 0 or self.names[at:at + len(old)] != old:
-                raise ReftableError("tables to compact changed while they were locked",
-                                    path=self.list_path)
-            self._commit_list(lock, self.names[:at] + [new_name] + self.names[at + len(old):])
+            if at < 0 or self.names[at : at + len(old)] != old:
+                raise ReftableError(
+                    "tables to compact changed while they were locked", path=self.list_path
+                )
+            self._commit_list(lock, self.names[:at] + [new_name] + self.names[at + len(old) :])
         except BaseException:
             if new_name is not None and new_name not in self._read_list():
                 _unlink(self.dir / new_name)
@@ -408,7 +448,8 @@ class Stack:
         """A single table with no tombstones needs no full compaction."""
         r = self.readers[0]
         return not any(x.value_type == 0 for x in r.iter_refs()) and not any(
-            g.value_type == 0 for g in r.iter_logs())
+            g.value_type == 0 for g in r.iter_logs()
+        )
 
 
 def _tagged_refs(it: Iterator[RefRecord], rank: int) -> Iterator[tuple[bytes, int, RefRecord]]:
@@ -416,8 +457,7 @@ def _tagged_refs(it: Iterator[RefRecord], rank: int) -> Iterator[tuple[bytes, in
         yield rec.name, rank, rec
 
 
-def _tagged_logs(it: Iterator[LogRecord],
-                 rank: int) -> Iterator[tuple[bytes, int, int, LogRecord]]:
+def _tagged_logs(it: Iterator[LogRecord], rank: int) -> Iterator[tuple[bytes, int, int, LogRecord]]:
     for g in it:
         yield g.refname, -g.update_index, rank, g
 

@@ -98,9 +98,9 @@ class TableWriter:
             data = data[:4] + compress.deflate(data[4:], LOG_COMPRESSION)
         return self._emit(bw.block_type, data, bw.header_off)
 
-    def _section(self, btype: int,
-                 records: Iterable[tuple[bytes, int, bytes]]) -> tuple[list[tuple[bytes, int]],
-                                                                        int]:
+    def _section(
+        self, btype: int, records: Iterable[tuple[bytes, int, bytes]]
+    ) -> tuple[list[tuple[bytes, int]], int]:
         """Write ``(key, value_type, value)`` records; return (index entries, section start)."""
         index: list[tuple[bytes, int]] = []
         bw: BlockWriter | None = None
@@ -127,13 +127,17 @@ class TableWriter:
         """Write index levels while more than ``INDEX_THRESHOLD`` entries; return root pos."""
         root = 0
         while len(index) > INDEX_THRESHOLD:
-            level, root = self._section(
-                BLOCK_INDEX, ((k, 0, put_varint(p)) for k, p in index))
+            level, root = self._section(BLOCK_INDEX, ((k, 0, put_varint(p)) for k, p in index))
             index = level
         return root
 
-    def write(self, refs: Iterable[RefRecord], logs: Iterable[LogRecord],
-              min_update_index: int, max_update_index: int) -> bytes:
+    def write(
+        self,
+        refs: Iterable[RefRecord],
+        logs: Iterable[LogRecord],
+        min_update_index: int,
+        max_update_index: int,
+    ) -> bytes:
         """The complete table for ``refs`` (sorted by name) and ``logs`` (any order)."""
         hs = self.opts.fmt.rawsz
         self._out = bytearray(self._header(min_update_index, max_update_index))
@@ -183,19 +187,32 @@ class TableWriter:
         log_pos = log_index_pos = 0
         if log_list:
             log_index, log_pos = self._section(
-                BLOCK_LOG, ((log_key(g.refname, g.update_index), g.value_type,
-                             encode_log_value(g)) for g in log_list))
+                BLOCK_LOG,
+                (
+                    (log_key(g.refname, g.update_index), g.value_type, encode_log_value(g))
+                    for g in log_list
+                ),
+            )
             log_index_pos = self._index(log_index)
 
         header = self._header(min_update_index, max_update_index)
-        footer = header + b"".join(p.to_bytes(8, "big") for p in (
-            ref_index_pos, (obj_pos << 5) | obj_id_len, obj_index_pos, log_pos, log_index_pos))
+        footer = header + b"".join(
+            p.to_bytes(8, "big")
+            for p in (
+                ref_index_pos,
+                (obj_pos << 5) | obj_id_len,
+                obj_index_pos,
+                log_pos,
+                log_index_pos,
+            )
+        )
         footer += compress.crc32(footer).to_bytes(4, "big")
         self._out += footer
         return bytes(self._out)
 
-    def _section_tracking(self, refs: list[RefRecord], min_ui: int,
-                          block_of: list[int]) -> tuple[list[tuple[bytes, int]], int]:
+    def _section_tracking(
+        self, refs: list[RefRecord], min_ui: int, block_of: list[int]
+    ) -> tuple[list[tuple[bytes, int]], int]:
         """The ref section, also recording each ref's block position in ``block_of``."""
         index: list[tuple[bytes, int]] = []
         bw: BlockWriter | None = None

@@ -50,15 +50,16 @@ def _read_gitfile(path: Path) -> Path:
     text = path.read_text(errors="replace").strip()
     if not text.startswith("gitdir:"):
         raise RepositoryError(f"invalid gitfile format: {path}")
-    target = Path(text[len("gitdir:"):].strip())
+    target = Path(text[len("gitdir:") :].strip())
     return (path.parent / target).resolve() if not target.is_absolute() else target
 
 
 class Repository:
     """A Git repository: ``git_dir``, ``common_dir``, ``config``, ``refs`` and ``odb``."""
 
-    def __init__(self, path: str | os.PathLike[str] = ".", *,
-                 config_overrides: list[str] | None = None) -> None:
+    def __init__(
+        self, path: str | os.PathLike[str] = ".", *, config_overrides: list[str] | None = None
+    ) -> None:
         """Open the repository at ``path``: a work tree, a ``.git`` dir/file, or a bare repo."""
         self._config_overrides = list(config_overrides or [])  # kept for pickling
         p = Path(path)
@@ -75,12 +76,14 @@ class Repository:
         self.git_dir = git_dir.absolute()
         self.common_dir = _common_dir(self.git_dir)
         self.config = Config()
-        self.config.read_file(self.common_dir / "config", _config_display(path, git_dir,
-                                                                           self.common_dir))
+        self.config.read_file(
+            self.common_dir / "config", _config_display(path, git_dir, self.common_dir)
+        )
         if self.config.get_bool("extensions.worktreeconfig"):
             # Git reads the worktree's own config after the common one (before -c).
-            self.config.read_file(self.git_dir / "config.worktree",
-                                  str(self.git_dir / "config.worktree"))
+            self.config.read_file(
+                self.git_dir / "config.worktree", str(self.git_dir / "config.worktree")
+            )
         # Git applies GIT_CONFIG_COUNT/KEY/VALUE first, then ``-c`` (which wins).
         env_pairs = _env_config_pairs()
         if env_pairs:
@@ -91,13 +94,18 @@ class Repository:
         version = check_repository_format(self.config)
         _check_core_config(self.config)
         self.object_format: ObjectFormat = format_by_name(
-            (self.config.get("extensions.objectformat") or "sha1") if version == 1 else "sha1")
+            (self.config.get("extensions.objectformat") or "sha1") if version == 1 else "sha1"
+        )
         self.ref_storage = (self.config.get("extensions.refstorage") or "files").lower()
 
     @classmethod
-    def discover(cls, start: str | os.PathLike[str] | None = None, *,
-                 git_dir: str | os.PathLike[str] | None = None,
-                 config_overrides: list[str] | None = None) -> Repository:
+    def discover(
+        cls,
+        start: str | os.PathLike[str] | None = None,
+        *,
+        git_dir: str | os.PathLike[str] | None = None,
+        config_overrides: list[str] | None = None,
+    ) -> Repository:
         """Find the repository like Git: ``git_dir``/``GIT_DIR``, else walk up from ``start``."""
         explicit = git_dir if git_dir is not None else os.environ.get("GIT_DIR")
         if explicit:
@@ -111,12 +119,11 @@ class Repository:
         ceilings = _ceiling_dirs()
         for d in (here, *here.parents):
             if d != here and d in ceilings:
-                break   # Git does not go up into a GIT_CEILING_DIRECTORIES entry
+                break  # Git does not go up into a GIT_CEILING_DIRECTORIES entry
             dotgit = d / ".git"
             if dotgit.is_file() or _is_git_dir(dotgit) or _is_git_dir(d):
                 return cls(d, config_overrides=config_overrides)
-        raise RepositoryError(
-            "not a git repository (or any of the parent directories): .git")
+        raise RepositoryError("not a git repository (or any of the parent directories): .git")
 
     def __repr__(self) -> str:
         return f"<Repository {os.fspath(self.git_dir)!r}>"
@@ -156,8 +163,13 @@ class Repository:
         must point at an existing object, a branch at a commit.
         """
         linked = self.git_dir.resolve() != self.common_dir.resolve()
-        store = open_refs(self.common_dir, self.object_format, self.ref_storage, self.config,
-                          worktree_dir=self.git_dir if linked else None)
+        store = open_refs(
+            self.common_dir,
+            self.object_format,
+            self.ref_storage,
+            self.config,
+            worktree_dir=self.git_dir if linked else None,
+        )
         store.object_type = self._object_type
         return store
 
@@ -263,12 +275,26 @@ def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Pat
 
 
 #: settings Git parses at the start of every command (git_default_config), and dies on
-_CORE_BOOLS = ("core.bare", "core.filemode", "core.ignorecase", "core.symlinks",
-               "core.quotepath", "core.trustctime", "core.precomposeunicode",
-               "core.warnambiguousrefs", "core.prefersymlinkrefs", "core.protecthfs",
-               "core.protectntfs", "core.sparsecheckout", "core.multipackindex")
-_CORE_BOOL_OR = (("core.logallrefupdates", ("always",)), ("core.autocrlf", ("input",)),
-                 ("core.safecrlf", ("warn",)))
+_CORE_BOOLS = (
+    "core.bare",
+    "core.filemode",
+    "core.ignorecase",
+    "core.symlinks",
+    "core.quotepath",
+    "core.trustctime",
+    "core.precomposeunicode",
+    "core.warnambiguousrefs",
+    "core.prefersymlinkrefs",
+    "core.protecthfs",
+    "core.protectntfs",
+    "core.sparsecheckout",
+    "core.multipackindex",
+)
+_CORE_BOOL_OR = (
+    ("core.logallrefupdates", ("always",)),
+    ("core.autocrlf", ("input",)),
+    ("core.safecrlf", ("warn",)),
+)
 _CORE_INTS = ("core.compression", "core.loosecompression", "pack.compression")
 _CORE_ULONGS = ("core.packedgitwindowsize", "core.packedgitlimit", "core.deltabasecachelimit")
 
@@ -298,7 +324,7 @@ def find_work_tree_top(repo: Repository, explicit_git_dir: bool) -> str | None:
         if os.path.exists(os.path.join(d, ".git")):
             return d
         if os.path.isfile(os.path.join(d, "HEAD")) and os.path.isdir(os.path.join(d, "objects")):
-            return None   # inside the git directory itself
+            return None  # inside the git directory itself
         parent = os.path.dirname(d)
         if parent == d:
             return None

@@ -21,7 +21,7 @@ FALLBACK_DEFAULT_ABBREV = 7
 def auto_abbrev(repo: Repository) -> int:
     """Git's automatic length: half the bits of the packed-object count, rounded up."""
     count: int = sum(p.idx.count for p in repo.odb.packs)
-    bits = count.bit_length()   # msb(count) + 1
+    bits = count.bit_length()  # msb(count) + 1
     return max(FALLBACK_DEFAULT_ABBREV, (bits + 1) // 2)
 
 
@@ -36,8 +36,9 @@ def default_abbrev(repo: Repository) -> int:
     try:
         n = int(value)
     except ValueError:
-        raise ConfigError(f"bad numeric config value '{value}' for 'core.abbrev': "
-                          "invalid unit") from None
+        raise ConfigError(
+            f"bad numeric config value '{value}' for 'core.abbrev': invalid unit"
+        ) from None
     if n < MINIMUM_ABBREV or n > hexsz:
         raise ConfigError(f"abbrev length out of range: {n}")
     return n

@@ -75,8 +75,9 @@ class CompatObjects:
 
     def find_prefix(self, hex_prefix: str) -> list[bytes]:
         """Compatibility ids starting with ``hex_prefix`` (lower-case hex)."""
-        found = {oid for m in self.maps for oid in m.compat_ids()
-                 if oid.hex().startswith(hex_prefix)}
+        found = {
+            oid for m in self.maps for oid in m.compat_ids() if oid.hex().startswith(hex_prefix)
+        }
         return sorted(found)
 
     def convert_to_compat(self, type_name: str, data: bytes) -> bytes:

@@ -13,8 +13,11 @@ from collections.abc import Iterable
 
 from gitodb.errors import ConfigError
 
-_SECTION = re.compile(r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
-                      r'[ \t]*\][ \t]*(.*)$', re.DOTALL)
+_SECTION = re.compile(
+    r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
+    r"[ \t]*\][ \t]*(.*)$",
+    re.DOTALL,
+)
 #: Git's isspace() (its own ctype table): not \v, \f or Unicode spaces
 _BLANKS = " \t\r\n"
 _VAR = re.compile(r"[a-z][a-z0-9-]*")
@@ -101,8 +104,9 @@ class Config:
             if text.startswith("["):
                 m = _SECTION.match(text)
                 if not m:
-                    raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}",
-                                      path=path)
+                    raise ConfigError(
+                        f"bad config line {lineno} in file {os.fspath(path)}", path=path
+                    )
                 name, sub, rest = m.groups()
                 if sub is None and "." in name:
                     name, _, sub = name.partition(".")
@@ -120,13 +124,15 @@ class Config:
             var, eq, raw = text.partition("=")
             var = var.strip(_BLANKS).lower()
             if not _VAR.fullmatch(var):  # Git: a letter, then letters, digits and '-'
-                raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}",
-                                  path=path)
+                raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}", path=path)
             value = _unquote_value(raw, os.fspath(path), lineno) if eq else None
             if value is not None:
                 value = value.partition("\0")[0]  # Git uses values as C strings
-            self.add(f"{section}.{var}", value,
-                     origin=(display if display is not None else os.fspath(path), lineno))
+            self.add(
+                f"{section}.{var}",
+                value,
+                origin=(display if display is not None else os.fspath(path), lineno),
+            )
 
     def add(self, key: str, value: str | None, *, origin: tuple[str, int] | None = None) -> None:
         """Append a value for ``key``; ``None`` is a bare key (boolean true).
@@ -183,8 +189,9 @@ class Config:
             raise ConfigError(f"bad boolean config value '{v}' for '{k}'")
         return b
 
-    def get_bool_or_str(self, key: str, words: Iterable[str], default: bool | str = False
-                        ) -> bool | str:
+    def get_bool_or_str(
+        self, key: str, words: Iterable[str], default: bool | str = False
+    ) -> bool | str:
         """A boolean, or one of ``words`` (lower-cased), like ``core.logAllRefUpdates``.
 
         As Git, a bare key is an error here ("missing value").
@@ -194,11 +201,13 @@ class Config:
             return default
         k, v, origin = last
         if v is None:
-            where = "from command-line config" if origin is None else \
-                f"in file '{origin[0]}' at line {origin[1]}"
+            where = (
+                "from command-line config"
+                if origin is None
+                else f"in file '{origin[0]}' at line {origin[1]}"
+            )
             what = "unable to parse" if origin is None else "bad config variable"
-            raise ConfigError(f"{what} '{k}' {where}",
-                              details=[f"missing value for '{k}'"])
+            raise ConfigError(f"{what} '{k}' {where}", details=[f"missing value for '{k}'"])
         if v.lower() in words:
             return v.lower()
         b = parse_bool(v)
@@ -260,12 +269,12 @@ def parse_bool(value: str | None) -> bool | None:
 
 
 # strtoimax(base 0): optional blanks and sign, then decimal, 0x hex or 0 octal
-_NUMBER = re.compile(r"[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)",
-                     re.DOTALL)
+_NUMBER = re.compile(r"[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)", re.DOTALL)
 
 
-def parse_int(text: str, key: str = "", *, where: str = "", lo: int = -(1 << 63),
-              hi: int = (1 << 63) - 1) -> int:
+def parse_int(
+    text: str, key: str = "", *, where: str = "", lo: int = -(1 << 63), hi: int = (1 << 63) - 1
+) -> int:
     """Parse a Git config integer with an optional k, m or g unit suffix.
 
     As Git: C's base-0 number syntax, a unit (any case) and nothing after it;

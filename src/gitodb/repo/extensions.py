@@ -22,8 +22,14 @@ from gitodb.repo.config import Config
 #: ``worktreeConfig`` makes ``config.worktree`` be read)
 V0_EXTENSIONS = ("noop", "preciousobjects", "partialclone", "worktreeconfig")
 #: known to Git 2.55 only from version 1 on
-V1_EXTENSIONS = ("noop-v1", "objectformat", "compatobjectformat", "refstorage",
-                 "relativeworktrees", "submodulepathconfig")
+V1_EXTENSIONS = (
+    "noop-v1",
+    "objectformat",
+    "compatobjectformat",
+    "refstorage",
+    "relativeworktrees",
+    "submodulepathconfig",
+)
 #: of ``V1_EXTENSIONS``, those under which gitodb must not store received packs
 NO_OBJECT_WRITES = frozenset({"compatobjectformat"})
 
@@ -43,14 +49,15 @@ def check_repository_format(config: Config) -> int:
     unknown: list[str] = []
     v1_only: list[str] = []
     for key in config.keys("extensions."):
-        name = key[len("extensions."):]
+        name = key[len("extensions.") :]
         value = config.get(key)
         if name in _VALUES and value is not None and value.lower() not in _VALUES[name]:
             origin = config.origin(key)
             where = "" if origin is None else f" line {origin[1]} in file {origin[0]}"
-            raise ConfigError(f"bad config{where}" if origin else
-                              "unable to parse command-line config",
-                              details=[f"invalid value for '{key}': '{value}'"])
+            raise ConfigError(
+                f"bad config{where}" if origin else "unable to parse command-line config",
+                details=[f"invalid value for '{key}': '{value}'"],
+            )
         if name in V0_EXTENSIONS:
             continue
         if name in V1_EXTENSIONS:
@@ -62,8 +69,7 @@ def check_repository_format(config: Config) -> int:
     if unknown:
         raise RepositoryError(_list("unknown repository extension{s} found:", unknown))
     if v1_only:
-        raise RepositoryError(_list("repo version is 0, but v1-only extension{s} found:",
-                                    v1_only))
+        raise RepositoryError(_list("repo version is 0, but v1-only extension{s} found:", v1_only))
     return version
 
 
@@ -71,5 +77,7 @@ def check_object_writes(config: Config) -> None:
     """Refuse to store a pack where its objects would have only one of their ids."""
     for name in sorted(NO_OBJECT_WRITES):
         if config.get(f"extensions.{name}") is not None:
-            raise RepositoryError(f"cannot store a pack: extensions.{name} needs the "
-                                  f"second id of each object, which a pack does not carry")
+            raise RepositoryError(
+                f"cannot store a pack: extensions.{name} needs the "
+                f"second id of each object, which a pack does not carry"
+            )

@@ -80,24 +80,28 @@ def parse_index(data: bytes, fmt: ObjectFormat, path: str = "index") -> list[Ind
         start = pos
         if pos + fixed > len(data):
             raise RepositoryError("index entry is truncated", path=path, offset=start)
-        mode = int.from_bytes(data[pos + 24:pos + 28], "big")
-        oid = data[pos + _STAT_BYTES:pos + _STAT_BYTES + rawsz]
-        flags = int.from_bytes(data[pos + fixed - 2:pos + fixed], "big")
+        mode = int.from_bytes(data[pos + 24 : pos + 28], "big")
+        oid = data[pos + _STAT_BYTES : pos + _STAT_BYTES + rawsz]
+        flags = int.from_bytes(data[pos + fixed - 2 : pos + fixed], "big")
         pos += fixed
         if flags & _EXTENDED:
             if version < 3:
-                raise RepositoryError("extended flags in a version 2 index", path=path,
-                                      offset=start)
+                raise RepositoryError(
+                    "extended flags in a version 2 index", path=path, offset=start
+                )
             pos += 2
         if version == 4:
             drop, pos = _varint(data, pos, path, start)
             if drop > len(prev):
-                raise RepositoryError("index entry drops more of the previous path than "
-                                      "it has", path=path, offset=start)
+                raise RepositoryError(
+                    "index entry drops more of the previous path than it has",
+                    path=path,
+                    offset=start,
+                )
             nul = data.find(b"\0", pos)
             if nul < 0:
                 raise RepositoryError("index entry is truncated", path=path, offset=start)
-            name = prev[:len(prev) - drop] + data[pos:nul]
+            name = prev[: len(prev) - drop] + data[pos:nul]
             pos = nul + 1
         else:
             nul = data.find(b"\0", pos)

@@ -90,7 +90,7 @@ class _BytesStream(ObjectStream):
         # By position: the base class's slicing of what is pending would copy the
         # rest of a large object at every read.
         end = self.size if n < 0 else min(self.size, self._pos + n)
-        out = self._data[self._pos:end]
+        out = self._data[self._pos : end]
         self._pos = end
         return out
 
@@ -192,9 +192,14 @@ class ObjectDatabase:
     object raises ``ObjectNotFoundError``.
     """
 
-    def __init__(self, objects_dir: str | os.PathLike[str], fmt: ObjectFormat, *,
-                 alternates: list[str] | None = None,
-                 delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
+    def __init__(
+        self,
+        objects_dir: str | os.PathLike[str],
+        fmt: ObjectFormat,
+        *,
+        alternates: list[str] | None = None,
+        delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT,
+    ) -> None:
         self.objects_dir = os.path.abspath(os.fspath(objects_dir))
         self.fmt = fmt
         self._alternates = list(alternates or [])  # kept for pickling
@@ -216,13 +221,13 @@ class ObjectDatabase:
         """The object database of ``repo`` (``GIT_OBJECT_DIRECTORY`` and
         ``GIT_ALTERNATE_OBJECT_DIRECTORIES`` honoured, ``core.deltaBaseCacheLimit`` used)."""
         objects_dir = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(
-            repo.common_dir, "objects")
-        extra = [p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(
-            os.pathsep) if p]
-        limit = repo.config.get_ulong("core.deltabasecachelimit",
-                                    DEFAULT_DELTA_BASE_CACHE_LIMIT)
-        return cls(objects_dir, repo.object_format, alternates=extra,
-                   delta_base_cache_limit=limit)
+            repo.common_dir, "objects"
+        )
+        extra = [
+            p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p
+        ]
+        limit = repo.config.get_ulong("core.deltabasecachelimit", DEFAULT_DELTA_BASE_CACHE_LIMIT)
+        return cls(objects_dir, repo.object_format, alternates=extra, delta_base_cache_limit=limit)
 
     # -- layout ----------------------------------------------------------------
     def _collect_dirs(self, extra: list[str]) -> list[ObjectDirectory]:
@@ -274,10 +279,14 @@ class ObjectDatabase:
                 try:
                     # As Git: opening a pack checks the index's layout, not its checksum
                     # (hashing the whole .idx is O(n) per pack; fsck/verify-pack do it).
-                    pack = PackFile(pack_path, self.fmt, cache=self.cache,
-                                    verify_index_checksum=False,
-                                    external_reader=self._read_external_base,
-                                    external_type=self._external_base_type)
+                    pack = PackFile(
+                        pack_path,
+                        self.fmt,
+                        cache=self.cache,
+                        verify_index_checksum=False,
+                        external_reader=self._read_external_base,
+                        external_type=self._external_base_type,
+                    )
                 except PackError as e:
                     self._pack_unusable(pack_path, e)
                     continue
@@ -430,8 +439,9 @@ class ObjectDatabase:
             return self._read_after_race(oid)
         return got
 
-    def _recover(self, oid: bytes, pack: PackFile, offset: int,
-                 error: PackError) -> tuple[str, bytes]:
+    def _recover(
+        self, oid: bytes, pack: PackFile, offset: int, error: PackError
+    ) -> tuple[str, bytes]:
         """Git's recovery from a damaged pack entry (t5303).
 
         The entry is marked bad and another copy of ``oid`` is read (loose, another
@@ -498,9 +508,16 @@ class ObjectDatabase:
             pack, off = where
             t, size = pack.header_at(off)
             base = pack.delta_base_at(off)
-            return ObjectInfo(oid, TYPE_NAMES[t], size, pack.disk_size_at(off),
-                              None if base is None else ObjectId(base), pack.path, pack.path,
-                              off)
+            return ObjectInfo(
+                oid,
+                TYPE_NAMES[t],
+                size,
+                pack.disk_size_at(off),
+                None if base is None else ObjectId(base),
+                pack.path,
+                pack.path,
+                off,
+            )
         header = where.read_header(oid)
         disk = where.disk_size(oid)
         if header is None or disk is None:
@@ -593,8 +610,9 @@ class ObjectDatabase:
             self._resolving.discard(oid)
 
     # -- enumeration -----------------------------------------------------------
-    def iter_located(self, order: str = "sorted") -> Iterator[
-            tuple[bytes, PackFile | None, int | LooseObjectStore]]:
+    def iter_located(
+        self, order: str = "sorted"
+    ) -> Iterator[tuple[bytes, PackFile | None, int | LooseObjectStore]]:
         """Every object once as ``(oid, pack, offset)`` or ``(oid, None, loose_store)``.
 
         ``order="sorted"``: by id (an object in several places is reported from the
@@ -615,8 +633,9 @@ class ObjectDatabase:
         for rank, pack in enumerate(self.packs):
             oids = pack.idx.oid_list()
             holder: list[PackFile | None] = [pack]
-            items.extend(zip(oids, [rank] * len(oids), holder * len(oids), pack.offsets,
-                             strict=True))
+            items.extend(
+                zip(oids, [rank] * len(oids), holder * len(oids), pack.offsets, strict=True)
+            )
         nranks = len(self.packs)
         for d in self.dirs:
             items.extend((oid, nranks, None, d.loose) for oid in d.loose.iter_oids())
@@ -630,8 +649,7 @@ class ObjectDatabase:
                 last = oid
                 yield oid, chosen, where
 
-    def _iter_pack_order(self) -> Iterator[
-            tuple[bytes, PackFile | None, int | LooseObjectStore]]:
+    def _iter_pack_order(self) -> Iterator[tuple[bytes, PackFile | None, int | LooseObjectStore]]:
         seen: set[bytes] = set()
         for d in self.dirs:
             for oid in d.loose.iter_oids():
@@ -652,8 +670,9 @@ class ObjectDatabase:
                     seen.add(oid)
                     yield oid, None, u  # type: ignore[misc]
 
-    def iter_objects(self, order: str = "pack", *,
-                     types: Iterable[str] | None = None) -> Iterator[tuple[bytes, str, bytes]]:
+    def iter_objects(
+        self, order: str = "pack", *, types: Iterable[str] | None = None
+    ) -> Iterator[tuple[bytes, str, bytes]]:
         """Every object once as ``(oid, type_name, data)``.
 
         ``order="pack"`` (the default) walks each pack in offset order, so a delta's
@@ -702,8 +721,9 @@ class ObjectDatabase:
                     seen.add(oid)
                     yield oid, names[t], data
 
-    def _iter_objects_of_types(self, order: str,
-                               wanted: frozenset[int]) -> Iterator[tuple[bytes, str, bytes]]:
+    def _iter_objects_of_types(
+        self, order: str, wanted: frozenset[int]
+    ) -> Iterator[tuple[bytes, str, bytes]]:
         names = TYPE_NAMES
         wanted_names = frozenset(names[t] for t in wanted)
         for oid, pack, where in self.iter_located(order):
@@ -760,8 +780,13 @@ def _sort_key(item: tuple[bytes, int, object, object]) -> tuple[bytes, int]:
     return item[0], item[1]
 
 
-def _reopen(objects_dir: str, fmt_name: str, alternates: list[str],
-            delta_base_cache_limit: int) -> ObjectDatabase:
+def _reopen(
+    objects_dir: str, fmt_name: str, alternates: list[str], delta_base_cache_limit: int
+) -> ObjectDatabase:
     """Unpickle an ``ObjectDatabase``: open the same directories again."""
-    return ObjectDatabase(objects_dir, format_by_name(fmt_name), alternates=alternates,
-                          delta_base_cache_limit=delta_base_cache_limit)
+    return ObjectDatabase(
+        objects_dir,
+        format_by_name(fmt_name),
+        alternates=alternates,
+        delta_base_cache_limit=delta_base_cache_limit,
+    )

@@ -37,7 +37,7 @@ def replace_map(repo: Repository) -> dict[bytes, bytes]:
     hexsz = repo.object_format.hexsz
     found: dict[bytes, bytes] = {}
     for ref in repo.refs.iter_refs(base):
-        name = ref.name[len(base):]
+        name = ref.name[len(base) :]
         if len(name) != hexsz or ref.oid is None:
             continue
         try:

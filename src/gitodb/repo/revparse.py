@@ -34,8 +34,14 @@ MINIMUM_ABBREV = 4
 _HEX_RE = re.compile(r"[0-9a-fA-F]+")
 # Refs Git accepts as a bare top-level name besides HEAD (pseudorefs: all caps and _).
 _PSEUDOREF_RE = re.compile(r"[A-Z][A-Z_]*HEAD|[A-Z][A-Z_]*")
-REF_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}",
-             "refs/remotes/{}/HEAD")
+REF_RULES = (
+    "{}",
+    "refs/{}",
+    "refs/tags/{}",
+    "refs/heads/{}",
+    "refs/remotes/{}",
+    "refs/remotes/{}/HEAD",
+)
 
 
 class MissingPathError(BadRevisionError):
@@ -78,7 +84,7 @@ def resolve_full(repo: Repository, name: str) -> Resolved:
     if colon == 0:
         return _resolve_index_path(repo, name)
     if colon > 0:
-        rev, path = name[:colon], name[colon + 1:]
+        rev, path = name[:colon], name[colon + 1 :]
         oid, compat = _resolve_rev(repo, rev)
         tree = peel_to(repo, oid, "tree", name)
         return _in_compat(repo, _lookup_path(repo, tree, path, rev), compat, name)
@@ -135,7 +141,7 @@ def _resolve_rev(repo: Repository, name: str) -> tuple[bytes, bool]:
         if not m or m.start() == 0:
             break
         suffixes.append(m.group(1))
-        base = base[:m.start()]
+        base = base[: m.start()]
     oid, compat = _resolve_base(repo, base)
     for suffix in reversed(suffixes):
         oid = _apply_suffix(repo, oid, suffix, name)
@@ -241,8 +247,9 @@ def _resolve_base(repo: Repository, name: str) -> tuple[bytes, bool]:
         # a full id in the compatibility format names an object only through the map
         oid = compat.to_main(bytes.fromhex(name))
         if oid is None:
-            raise BadRevisionError(f"ambiguous argument '{name}': unknown revision or path "
-                                   "not in the working tree.")
+            raise BadRevisionError(
+                f"ambiguous argument '{name}': unknown revision or path not in the working tree."
+            )
         return oid, True
     if name == "@":
         name = "HEAD"
@@ -255,14 +262,16 @@ def _resolve_base(repo: Repository, name: str) -> tuple[bytes, bool]:
     longest = max(fmt.hexsz, compat.compat.hexsz if compat is not None else 0)
     if is_hex and MINIMUM_ABBREV <= len(name) < longest:
         return _resolve_abbrev_any(repo, name.lower())
-    raise BadRevisionError(f"ambiguous argument '{name}': unknown revision or path not in the "
-                           "working tree.")
+    raise BadRevisionError(
+        f"ambiguous argument '{name}': unknown revision or path not in the working tree."
+    )
 
 
 def _resolve_at(repo: Repository, ref: str, spec: str, name: str) -> bytes:
     """``<ref>@{<n>}``, ``@{-<n>}``, ``<branch>@{upstream}`` (``@{u}``)."""
-    unknown = BadRevisionError(f"ambiguous argument '{name}': unknown revision or path not "
-                               "in the working tree.")
+    unknown = BadRevisionError(
+        f"ambiguous argument '{name}': unknown revision or path not in the working tree."
+    )
     if spec.startswith("-") and spec[1:].isdigit() and not ref:
         branch = _previous_branch(repo, int(spec[1:]))
         if branch is None:
@@ -303,7 +312,7 @@ def _resolve_at(repo: Repository, ref: str, spec: str, name: str) -> bytes:
     if n < len(entries):
         return entries[-1 - n].new
     if n == len(entries) and entries and entries[0].old.strip(b"\0"):
-        return entries[0].old   # the value before the oldest entry, when there was one
+        return entries[0].old  # the value before the oldest entry, when there was one
     # fatal in Git even in batch mode: not a BadRevisionError ("missing")
     raise GitodbError(f"log for '{ref or full}' only has {len(entries)} entries")
 
@@ -349,7 +358,7 @@ def _upstream(repo: Repository, full: str) -> str | None:
         full = head.target
     if not full.startswith("refs/heads/"):
         return None
-    branch = full[len("refs/heads/"):]
+    branch = full[len("refs/heads/") :]
     remote = repo.config.get(f"branch.{branch}.remote")
     merge = repo.config.get(f"branch.{branch}.merge")
     if not remote or not merge:
@@ -357,7 +366,7 @@ def _upstream(repo: Repository, full: str) -> str | None:
     if remote == ".":
         return merge
     if merge.startswith("refs/heads/"):
-        return f"refs/remotes/{remote}/{merge[len('refs/heads/'):]}"
+        return f"refs/remotes/{remote}/{merge[len('refs/heads/') :]}"
     return None
 
 
@@ -396,8 +405,9 @@ def _search_message(repo: Repository, start: bytes, pattern: str, name: str) -> 
             if parent not in seen:
                 seen.add(parent)
                 push(parent)
-    raise BadRevisionError(f"ambiguous argument '{name}': unknown revision or path not in "
-                           "the working tree.")
+    raise BadRevisionError(
+        f"ambiguous argument '{name}': unknown revision or path not in the working tree."
+    )
 
 
 def dwim_ref(repo: Repository, name: str) -> bytes | None:
@@ -421,8 +431,12 @@ def dwim_ref(repo: Repository, name: str) -> bytes | None:
 def _plausible_refname(name: str) -> bool:
     # Names Git's check_refname_format would reject never match a ref.
     bad = ("..", "@{", "//", "\\", " ", "~", "^", ":", "?", "*", "[")
-    return not (any(b in name for b in bad) or name.endswith((".", "/", ".lock"))
-                or name.startswith(("/", ".")) or any(ord(c) < 0x20 for c in name))
+    return not (
+        any(b in name for b in bad)
+        or name.endswith((".", "/", ".lock"))
+        or name.startswith(("/", "."))
+        or any(ord(c) < 0x20 for c in name)
+    )
 
 
 def _resolve_abbrev_any(repo: Repository, hex_prefix: str) -> tuple[bytes, bool]:
@@ -430,8 +444,7 @@ def _resolve_abbrev_any(repo: Repository, hex_prefix: str) -> tuple[bytes, bool]
     compat = repo.compat
     if compat is None:
         return resolve_abbrev(repo, hex_prefix), False
-    main = repo.odb.find_prefix(hex_prefix) if len(hex_prefix) < repo.object_format.hexsz \
-        else []
+    main = repo.odb.find_prefix(hex_prefix) if len(hex_prefix) < repo.object_format.hexsz else []
     other = compat.find_prefix(hex_prefix) if len(hex_prefix) < compat.compat.hexsz else []
     if len(main) + len(other) > 1:
         err = AmbiguousObjectNameError(f"short object ID {hex_prefix} is ambiguous")
@@ -443,16 +456,18 @@ def _resolve_abbrev_any(repo: Repository, hex_prefix: str) -> tuple[bytes, bool]
         got = compat.to_main(other[0])
         if got is not None:
             return got, True
-    raise BadRevisionError(f"ambiguous argument '{hex_prefix}': unknown revision or path "
-                           "not in the working tree.")
+    raise BadRevisionError(
+        f"ambiguous argument '{hex_prefix}': unknown revision or path not in the working tree."
+    )
 
 
 def resolve_abbrev(repo: Repository, hex_prefix: str) -> bytes:
     """The one object whose id starts with ``hex_prefix``; Git's errors otherwise."""
     matches = repo.odb.find_prefix(hex_prefix)
     if not matches:
-        raise BadRevisionError(f"ambiguous argument '{hex_prefix}': unknown revision or path "
-                               "not in the working tree.")
+        raise BadRevisionError(
+            f"ambiguous argument '{hex_prefix}': unknown revision or path not in the working tree."
+        )
     if len(matches) > 1:
         err = AmbiguousObjectNameError(f"short object ID {hex_prefix} is ambiguous")
         err.candidates = matches  # type: ignore[attr-defined]
@@ -488,7 +503,7 @@ def resolve_follow_symlinks(repo: Repository, name: str) -> Resolved | SymlinkOu
     colon = _path_colon(name)
     if colon <= 0:
         return resolve_full(repo, name)
-    rev, path = name[:colon], name[colon + 1:]
+    rev, path = name[:colon], name[colon + 1 :]
     oid, compat = _resolve_rev(repo, rev)
     fmt = repo.object_format
     stack = [peel_to(repo, oid, "tree", name)]

@@ -53,16 +53,23 @@ class UnpackAbort(GitodbError):
 class UnpackResult:
     """What ``unpack_objects`` did."""
 
-    objects: int = 0                 #: entries in the pack
+    objects: int = 0  #: entries in the pack
     written: list[bytes] = field(default_factory=list)  #: ids of objects stored (or seen)
-    trailing: bytes = b""            #: input after the pack's checksum
-    had_errors: bool = False         #: an entry was skipped (``recover``)
+    trailing: bytes = b""  #: input after the pack's checksum
+    had_errors: bool = False  #: an entry was skipped (``recover``)
 
 
-def unpack_objects(repo: Repository, data: bytes, *, dry_run: bool = False,
-                   recover: bool = False, strict: bool = False, max_input_size: int = 0,
-                   report: Callable[[str], None] | None = None,
-                   progress: Callable[[int, int], None] | None = None) -> UnpackResult:
+def unpack_objects(
+    repo: Repository,
+    data: bytes,
+    *,
+    dry_run: bool = False,
+    recover: bool = False,
+    strict: bool = False,
+    max_input_size: int = 0,
+    report: Callable[[str], None] | None = None,
+    progress: Callable[[int, int], None] | None = None,
+) -> UnpackResult:
     """Store every object of the pack ``data`` loose in ``repo`` (see the module docstring).
 
     ``dry_run`` checks and resolves without writing; ``strict`` checks each
@@ -84,7 +91,7 @@ def unpack_objects(repo: Repository, data: bytes, *, dry_run: bool = False,
     result = UnpackResult(objects=nr)
     by_offset: dict[int, tuple[str, bytes]] = {}
     by_oid: dict[bytes, tuple[str, bytes]] = {}
-    waiting: dict[bytes, list[tuple[int, bytes]]] = {}   # base id -> (offset, delta)
+    waiting: dict[bytes, list[tuple[int, bytes]]] = {}  # base id -> (offset, delta)
     links: list[bytes] = []
 
     def store(offset: int, type_name: str, content: bytes) -> None:
@@ -122,7 +129,7 @@ def unpack_objects(repo: Repository, data: bytes, *, dry_run: bool = False,
         elif type_num == OBJ_REF_DELTA:
             if pos + fmt.rawsz > len(data):
                 raise UnpackError("early EOF")
-            base_oid = bytes(view[pos:pos + fmt.rawsz])
+            base_oid = bytes(view[pos : pos + fmt.rawsz])
             pos += fmt.rawsz
         elif type_num not in TYPE_NAMES:
             say(f"bad object type {type_num}")
@@ -191,7 +198,7 @@ def _inflate_at(view: memoryview, pos: int, size: int) -> tuple[bytes, int]:
     out = inf.decompress(view[pos:], size + 1)
     if not inf.eof or len(out) != size:
         if not inf.eof and len(out) <= size and not inf.unconsumed_tail:
-            raise UnpackError("early EOF")   # the input ends inside the stream
+            raise UnpackError("early EOF")  # the input ends inside the stream
         raise CompressionError(f"inflated size of the entry is not {size}")
     return out, inf.consumed
 

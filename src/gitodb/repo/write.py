@@ -49,8 +49,9 @@ if TYPE_CHECKING:
 
 DEFAULT_BIG_FILE_THRESHOLD = 512 * 1024 * 1024
 # Git's defaults when neither the specific key nor core.compression is set.
-DEFAULT_LOOSE_COMPRESSION = 1    # Z_BEST_SPEED
-DEFAULT_PACK_COMPRESSION = -1    # Z_DEFAULT_COMPRESSION
+DEFAULT_LOOSE_COMPRESSION = 1  # Z_BEST_SPEED
+DEFAULT_PACK_COMPRESSION = -1  # Z_DEFAULT_COMPRESSION
+
 
 @dataclass(frozen=True)
 class WriteSettings:
@@ -69,8 +70,11 @@ class WriteSettings:
         core = config.get_int("core.compression", -2) if "core.compression" in config else None
         if core is not None and not -1 <= core <= 9:
             raise ConfigError(f"bad zlib compression level {core}")
-        loose = config.get_int("core.loosecompression", 0) \
-            if "core.loosecompression" in config else None
+        loose = (
+            config.get_int("core.loosecompression", 0)
+            if "core.loosecompression" in config
+            else None
+        )
         if loose is not None and not -1 <= loose <= 9:
             raise ConfigError(f"bad zlib compression level {loose}")
         pack = config.get_int("pack.compression", 0) if "pack.compression" in config else None
@@ -78,19 +82,27 @@ class WriteSettings:
             raise ConfigError(f"bad pack compression level {pack}")
         threshold = config.get_ulong("core.bigfilethreshold", DEFAULT_BIG_FILE_THRESHOLD)
         return cls(
-            loose_compression=loose if loose is not None else (
-                core if core is not None else DEFAULT_LOOSE_COMPRESSION),
-            pack_compression=pack if pack is not None else (
-                core if core is not None else DEFAULT_PACK_COMPRESSION),
+            loose_compression=loose
+            if loose is not None
+            else (core if core is not None else DEFAULT_LOOSE_COMPRESSION),
+            pack_compression=pack
+            if pack is not None
+            else (core if core is not None else DEFAULT_PACK_COMPRESSION),
             big_file_threshold=threshold,
             fsync=FsyncPolicy.from_config(config),
             write_reverse_index=config.get_bool("pack.writereverseindex", True),
         )
 
 
-def compute_object_id(fmt: ObjectFormat, type_name: str, data: Buffer | None = None, *,
-                      stream: BinaryIO | None = None, size: int | None = None,
-                      source: str | None = None) -> bytes:
+def compute_object_id(
+    fmt: ObjectFormat,
+    type_name: str,
+    data: Buffer | None = None,
+    *,
+    stream: BinaryIO | None = None,
+    size: int | None = None,
+    source: str | None = None,
+) -> bytes:
     """Return the binary id of an object without storing it.
 
     Give either ``data``, or ``stream`` and its ``size`` (read in chunks; the size
@@ -123,7 +135,8 @@ class ObjectWriter:
         self.fmt = repo.object_format
         self.settings = settings or WriteSettings.from_config(repo.config)
         self.objects_dir = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(
-            repo.common_dir, "objects")
+            repo.common_dir, "objects"
+        )
         self._batch: LooseBatch | None = None
 
     @contextmanager
@@ -135,7 +148,7 @@ class ObjectWriter:
         With any other setting the objects are written as usual.
         """
         if self._batch is not None:
-            yield self._batch   # nested: part of the outer batch
+            yield self._batch  # nested: part of the outer batch
             return
         with LooseBatch(self.objects_dir, self.settings.fsync) as b:
             self._batch = b
@@ -160,10 +173,16 @@ class ObjectWriter:
         compat = self.repo.compat
         compat_oid = compat.compat_id(type_name, bytes(data)) if compat is not None else None
         oid = write_loose_object(
-            self.objects_dir, self.fmt, type_name, data,
-            level=self.settings.loose_compression, fsync=self.settings.fsync,
-            exists=self.exists, oid=compute_object_id(self.fmt, type_name, data),
-            batch=self._batch)
+            self.objects_dir,
+            self.fmt,
+            type_name,
+            data,
+            level=self.settings.loose_compression,
+            fsync=self.settings.fsync,
+            exists=self.exists,
+            oid=compute_object_id(self.fmt, type_name, data),
+            batch=self._batch,
+        )
         if compat is not None and compat_oid is not None:
             compat.record(oid, compat_oid)
         return oid
@@ -178,8 +197,9 @@ class ObjectWriter:
         ``ObjectNotFoundError`` and stores nothing on failure.
         """
         if obj.fmt is not self.fmt:
-            raise ObjectFormatError(f"a {obj.fmt.name} object cannot be stored in a "
-                                    f"{self.fmt.name} repository")
+            raise ObjectFormatError(
+                f"a {obj.fmt.name} object cannot be stored in a {self.fmt.name} repository"
+            )
         data = obj.serialize()
         ObjectChecker(self.fmt).check(obj.type_name, data)
         if check_links:
@@ -187,15 +207,22 @@ class ObjectWriter:
                 try:
                     got = self.repo.odb.read_header(oid)[0]
                 except ObjectNotFoundError:
-                    raise ObjectNotFoundError(f"{what}: object {oid.hex()} is unavailable") \
-                        from None
+                    raise ObjectNotFoundError(
+                        f"{what}: object {oid.hex()} is unavailable"
+                    ) from None
                 if got != want:
-                    raise ObjectTypeError(f"{what}: object {oid.hex()} is a {got}, "
-                                          f"not a {want}")
+                    raise ObjectTypeError(f"{what}: object {oid.hex()} is a {got}, not a {want}")
         return self.write(obj.type_name, data)
 
-    def write_stream(self, type_name: str, stream: BinaryIO, size: int, *,
-                     source: str | None = None, allow_pack: bool = True) -> bytes:
+    def write_stream(
+        self,
+        type_name: str,
+        stream: BinaryIO,
+        size: int,
+        *,
+        source: str | None = None,
+        allow_pack: bool = True,
+    ) -> bytes:
         """Store ``size`` bytes from ``stream`` as one object; return its id.
 
         Memory stays bounded whatever the size.  A blob larger than
@@ -211,9 +238,17 @@ class ObjectWriter:
             oid = self.write_stream_to_pack(type_name, stream, size, source=source)
         else:
             oid = write_loose_stream(
-                self.objects_dir, self.fmt, type_name, stream, size,
-                level=self.settings.loose_compression, fsync=self.settings.fsync,
-                exists=self.exists, source=source, batch=self._batch)
+                self.objects_dir,
+                self.fmt,
+                type_name,
+                stream,
+                size,
+                level=self.settings.loose_compression,
+                fsync=self.settings.fsync,
+                exists=self.exists,
+                source=source,
+                batch=self._batch,
+            )
         if compat is not None:
             self._record_blob_compat(compat, oid)
         return oid
@@ -236,8 +271,9 @@ class ObjectWriter:
             src.close()
         compat.record(oid, h.digest())
 
-    def write_stream_to_pack(self, type_name: str, stream: BinaryIO, size: int, *,
-                             source: str | None = None) -> bytes:
+    def write_stream_to_pack(
+        self, type_name: str, stream: BinaryIO, size: int, *, source: str | None = None
+    ) -> bytes:
         """Stream one object into a new pack (with ``.idx`` and ``.rev``); return its id.
 
         If the object exists already, no pack is left behind.
@@ -247,9 +283,13 @@ class ObjectWriter:
         from gitodb.pack.writer import PackWriter
 
         s = self.settings
-        with PackWriter(os.path.join(self.objects_dir, "pack"), self.fmt,
-                        level=s.pack_compression, fsync=s.fsync,
-                        write_rev=s.write_reverse_index) as pack:
+        with PackWriter(
+            os.path.join(self.objects_dir, "pack"),
+            self.fmt,
+            level=s.pack_compression,
+            fsync=s.fsync,
+            write_rev=s.write_reverse_index,
+        ) as pack:
             oid = pack.add_stream(type_name, stream, size, exists=self.exists, source=source)
             pack.finish()
         self._forget_packs()
@@ -266,11 +306,15 @@ def _links(obj: GitObject) -> list[tuple[bytes, str, str]]:
     """``(id, type it must have, what names it)`` for every object ``obj`` refers to."""
     if isinstance(obj, Commit):
         return [(obj.tree, "tree", "commit tree")] + [
-            (p, "commit", "commit parent") for p in obj.parents]
+            (p, "commit", "commit parent") for p in obj.parents
+        ]
     if isinstance(obj, Tree):
         # Submodule commits live in another repository; Git does not look them up.
-        return [(e.id, e.object_type, f"entry '{e.name.decode('utf-8', 'replace')}'")
-                for e in obj if e.object_type != "commit"]
+        return [
+            (e.id, e.object_type, f"entry '{e.name.decode('utf-8', 'replace')}'")
+            for e in obj
+            if e.object_type != "commit"
+        ]
     if isinstance(obj, Tag):
         return [(obj.object, obj.type, "tagged object")]
     return []

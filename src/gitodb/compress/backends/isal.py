@@ -34,13 +34,17 @@ def load() -> Backend:
         crc32=isal_zlib.crc32,
         crc32_combine=isal_zlib.crc32_combine,
         new_prefix_context=new_prefix_context,
-        reuse_note=("not reusable: the binding has no reset and ISA-L's inflate_state "
-                    "layout is build-specific, so a reset costs a new stream"),
+        reuse_note=(
+            "not reusable: the binding has no reset and ISA-L's inflate_state "
+            "layout is build-specific, so a reset costs a new stream"
+        ),
         decompressobj=isal_zlib.decompressobj,
         stream_errors=errors,
         deflate=isal_zlib.compress,
         compressobj=isal_zlib.compressobj,
         deflate_levels=ISAL_LEVELS,
-        deflate_levels_note=("ISA-L has only levels 0-3 and its 0 is not stored: Git levels "
-                             "1-3 map to ISA-L 1-3, the others go to the next best backend"),
+        deflate_levels_note=(
+            "ISA-L has only levels 0-3 and its 0 is not stored: Git levels "
+            "1-3 map to ISA-L 1-3, the others go to the next best backend"
+        ),
     )

@@ -48,7 +48,8 @@ def load() -> Backend:
             out = zlib_decompress(data, size)
         except error:
             raise CompressionError(
-                f"corrupt or truncated zlib stream, or longer than {size} bytes") from None
+                f"corrupt or truncated zlib stream, or longer than {size} bytes"
+            ) from None
         if len(out) != size:
             raise CompressionError(f"zlib stream inflates to {len(out)} bytes, expected {size}")
         return bytes(out)
@@ -83,7 +84,8 @@ def load() -> Backend:
         stream_errors=(),
         deflate=deflate,
         compressobj=None,
-        notes=["no streaming: streaming inflate and deflate go to the next best backend",
-               "crc32_combine in Python (GF(2) powers of x), the binding has none"],
+        notes=[
+            "no streaming: streaming inflate and deflate go to the next best backend",
+            "crc32_combine in Python (GF(2) powers of x), the binding has none",
+        ],
     )
-

@@ -20,8 +20,7 @@ def size_error(out_len: int, size: int, eof: bool) -> CompressionError:
     if out_len > size:
         return CompressionError(f"zlib stream inflates to more than {size} bytes")
     if not eof:
-        return CompressionError(
-            f"truncated zlib stream (inflated {out_len} of {size} bytes)")
+        return CompressionError(f"truncated zlib stream (inflated {out_len} of {size} bytes)")
     return CompressionError(f"zlib stream inflates to {out_len} bytes, expected {size}")
 
 
@@ -30,11 +29,12 @@ def corrupt(e: BaseException) -> CompressionError:
     return CompressionError(f"corrupt zlib stream: {e}")
 
 
-def make_ops(decompressobj: Callable[[], Any], errors: tuple[Any, ...],
-             large: Callable[[Buffer, int], tuple[bytes, int]] | None = None,
-             large_min: int = 1 << 62,
-             ) -> tuple[Callable[[Buffer, int], bytes],
-                        Callable[[Buffer, int], tuple[bytes, int]]]:
+def make_ops(
+    decompressobj: Callable[[], Any],
+    errors: tuple[Any, ...],
+    large: Callable[[Buffer, int], tuple[bytes, int]] | None = None,
+    large_min: int = 1 << 62,
+) -> tuple[Callable[[Buffer, int], bytes], Callable[[Buffer, int], tuple[bytes, int]]]:
     """Return ``(inflate, inflate_prefix)`` for a ``decompressobj`` factory.
 
     Outputs of ``large_min`` bytes or more go to ``large`` (an inflate_prefix
@@ -115,13 +115,17 @@ def binding_ops(decompressobj: Callable[[], Any], errors: tuple[Any, ...]) -> di
     ``inflate``, ``inflate_prefix``, ``new_prefix_context`` and ``reuse_note``.
     """
     inflate, inflate_prefix = make_ops(decompressobj, errors)
-    return {"inflate": inflate, "inflate_prefix": inflate_prefix,
-            "new_prefix_context": lambda: NewStreamContext(inflate_prefix),
-            "reuse_note": "a new binding stream per call (its public decompressobj)"}
+    return {
+        "inflate": inflate,
+        "inflate_prefix": inflate_prefix,
+        "new_prefix_context": lambda: NewStreamContext(inflate_prefix),
+        "reuse_note": "a new binding stream per call (its public decompressobj)",
+    }
 
 
-def make_head(decompressobj: Callable[[], Any], errors: tuple[Any, ...]
-              ) -> Callable[[Buffer, int], bytes]:
+def make_head(
+    decompressobj: Callable[[], Any], errors: tuple[Any, ...]
+) -> Callable[[Buffer, int], bytes]:
     """``inflate_head(data, n) -> bytes``: up to the first ``n`` output bytes of a stream.
 
     Decoding stops where ``n`` bytes are out (damage later in the stream is not

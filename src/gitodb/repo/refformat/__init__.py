@@ -37,23 +37,69 @@ if TYPE_CHECKING:
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype)\t%(refname)"
 
-__all__ = ["RefFilter", "SortKey", "Formatter", "RefItem", "Value", "MalformedFormatError",
-           "collect", "sort_items", "parse_sort_key", "match_as_path", "versioncmp",
-           "parse_atom", "parse_format", "quote", "list_refs", "iter_lines", "DEFAULT_FORMAT",
-           "NONE", "SHELL", "PERL", "PYTHON", "TCL"]
+__all__ = [
+    "RefFilter",
+    "SortKey",
+    "Formatter",
+    "RefItem",
+    "Value",
+    "MalformedFormatError",
+    "collect",
+    "sort_items",
+    "parse_sort_key",
+    "match_as_path",
+    "versioncmp",
+    "parse_atom",
+    "parse_format",
+    "quote",
+    "list_refs",
+    "iter_lines",
+    "DEFAULT_FORMAT",
+    "NONE",
+    "SHELL",
+    "PERL",
+    "PYTHON",
+    "TCL",
+]
 
 
-def list_refs(repo: Repository, fmt: str = DEFAULT_FORMAT, filt: RefFilter | None = None, *,
-              sort: list[str] | None = None, quote_style: str = NONE, color: bool = False,
-              count: int = 0, omit_empty: bool = False) -> list[bytes]:
+def list_refs(
+    repo: Repository,
+    fmt: str = DEFAULT_FORMAT,
+    filt: RefFilter | None = None,
+    *,
+    sort: list[str] | None = None,
+    quote_style: str = NONE,
+    color: bool = False,
+    count: int = 0,
+    omit_empty: bool = False,
+) -> list[bytes]:
     """The formatted lines (without newlines) ``git for-each-ref`` would print."""
-    return list(iter_lines(repo, fmt, filt, sort=sort, quote_style=quote_style, color=color,
-                           count=count, omit_empty=omit_empty))
+    return list(
+        iter_lines(
+            repo,
+            fmt,
+            filt,
+            sort=sort,
+            quote_style=quote_style,
+            color=color,
+            count=count,
+            omit_empty=omit_empty,
+        )
+    )
 
 
-def iter_lines(repo: Repository, fmt: str = DEFAULT_FORMAT, filt: RefFilter | None = None, *,
-               sort: list[str] | None = None, quote_style: str = NONE, color: bool = False,
-               count: int = 0, omit_empty: bool = False) -> Iterator[bytes]:
+def iter_lines(
+    repo: Repository,
+    fmt: str = DEFAULT_FORMAT,
+    filt: RefFilter | None = None,
+    *,
+    sort: list[str] | None = None,
+    quote_style: str = NONE,
+    color: bool = False,
+    count: int = 0,
+    omit_empty: bool = False,
+) -> Iterator[bytes]:
     """``list_refs`` one line at a time (the format and sort keys are checked first).
 
     ``sort`` lists keys as ``--sort`` takes them, in command-line order (the last is

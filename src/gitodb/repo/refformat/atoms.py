@@ -17,23 +17,57 @@ from gitodb.objects.trailers import TrailerOptions
 #: atom name -> where its value comes from: "none" (the ref), "other" (the object's
 #: header), "obj" (the object's content)
 ATOMS = {
-    "refname": "none", "objecttype": "other", "objectsize": "other", "objectname": "other",
-    "deltabase": "other", "tree": "obj", "parent": "obj", "numparent": "obj",
-    "object": "obj", "type": "obj", "tag": "obj", "author": "obj", "authorname": "obj",
-    "authoremail": "obj", "authordate": "obj", "committer": "obj", "committername": "obj",
-    "committeremail": "obj", "committerdate": "obj", "tagger": "obj", "taggername": "obj",
-    "taggeremail": "obj", "taggerdate": "obj", "creator": "obj", "creatordate": "obj",
-    "describe": "obj", "subject": "obj", "body": "obj", "trailers": "obj",
-    "contents": "obj", "signature": "obj", "raw": "obj", "upstream": "none", "push": "none",
-    "symref": "none", "HEAD": "none", "color": "none", "worktreepath": "none",
-    "align": "none", "end": "none", "if": "none", "then": "none", "else": "none",
-    "rest": "none", "ahead-behind": "other", "is-base": "other",
+    "refname": "none",
+    "objecttype": "other",
+    "objectsize": "other",
+    "objectname": "other",
+    "deltabase": "other",
+    "tree": "obj",
+    "parent": "obj",
+    "numparent": "obj",
+    "object": "obj",
+    "type": "obj",
+    "tag": "obj",
+    "author": "obj",
+    "authorname": "obj",
+    "authoremail": "obj",
+    "authordate": "obj",
+    "committer": "obj",
+    "committername": "obj",
+    "committeremail": "obj",
+    "committerdate": "obj",
+    "tagger": "obj",
+    "taggername": "obj",
+    "taggeremail": "obj",
+    "taggerdate": "obj",
+    "creator": "obj",
+    "creatordate": "obj",
+    "describe": "obj",
+    "subject": "obj",
+    "body": "obj",
+    "trailers": "obj",
+    "contents": "obj",
+    "signature": "obj",
+    "raw": "obj",
+    "upstream": "none",
+    "push": "none",
+    "symref": "none",
+    "HEAD": "none",
+    "color": "none",
+    "worktreepath": "none",
+    "align": "none",
+    "end": "none",
+    "if": "none",
+    "then": "none",
+    "else": "none",
+    "rest": "none",
+    "ahead-behind": "other",
+    "is-base": "other",
 }
 _DATES = ("authordate", "committerdate", "taggerdate", "creatordate")
 _NAMES = ("authorname", "committername", "taggername")
 _EMAILS = ("authoremail", "committeremail", "taggeremail")
-_SIGNATURE_ARGS = ("grade", "signer", "key", "fingerprint", "primarykeyfingerprint",
-                   "trustlevel")
+_SIGNATURE_ARGS = ("grade", "signer", "key", "fingerprint", "primarykeyfingerprint", "trustlevel")
 
 
 def bad_arg(name: str, arg: str) -> GitodbError:
@@ -77,7 +111,7 @@ class Atom:
     numeric: bool = False
     option: str = ""
     refname: RefnameOpt = field(default_factory=RefnameOpt)
-    length: int = 0            # objectname:short=N (0: default abbreviation)
+    length: int = 0  # objectname:short=N (0: default abbreviation)
     nobracket: bool = False
     email: set[str] = field(default_factory=set)
     mailmap: bool = False
@@ -91,7 +125,7 @@ def _refname_opt(name: str, arg: str) -> RefnameOpt:
         return RefnameOpt("short")
     for key, kind in (("lstrip=", "lstrip"), ("strip=", "lstrip"), ("rstrip=", "rstrip")):
         if arg.startswith(key):
-            return RefnameOpt(kind, _integer(arg[len(key):], f"refname:{kind}={arg[len(key):]}"))
+            return RefnameOpt(kind, _integer(arg[len(key) :], f"refname:{kind}={arg[len(key) :]}"))
     raise bad_arg(name, arg)
 
 
@@ -99,13 +133,13 @@ def _match_value(arg: str, key: str) -> tuple[bool, str | None, str]:
     """Git's ``match_placeholder_arg_value`` on ``arg`` (which ends in ``)``)."""
     if not arg.startswith(key):
         return False, None, arg
-    p = arg[len(key):]
+    p = arg[len(key) :]
     value = None
     if p.startswith("="):
         m = re.match(r"[^,)]*", p[1:])
         assert m is not None
         value = m.group(0)
-        p = p[1 + len(value):]
+        p = p[1 + len(value) :]
     elif not p.startswith((",", ")")):
         return False, None, arg
     if p.startswith(","):
@@ -121,12 +155,15 @@ def _expand_literal(text: str) -> bytes:
     i = 0
     raw = text.encode("utf-8", "surrogateescape")
     while i < len(raw):
-        if raw[i] == 0x25 and raw[i + 1:i + 2] == b"n":
+        if raw[i] == 0x25 and raw[i + 1 : i + 2] == b"n":
             out.append(0x0A)
             i += 2
-        elif raw[i] == 0x25 and raw[i + 1:i + 2] == b"x" and re.fullmatch(
-                rb"[0-9a-fA-F]{2}", raw[i + 2:i + 4]):
-            out.append(int(raw[i + 2:i + 4], 16))
+        elif (
+            raw[i] == 0x25
+            and raw[i + 1 : i + 2] == b"x"
+            and re.fullmatch(rb"[0-9a-fA-F]{2}", raw[i + 2 : i + 4])
+        ):
+            out.append(int(raw[i + 2 : i + 4], 16))
             i += 4
         else:
             out.append(raw[i])
@@ -188,7 +225,7 @@ def _maybe_bool(value: str) -> bool | None:
     return None
 
 
-def _parse_args(atom: Atom) -> None:   # noqa: C901 - one branch per atom, like Git's table
+def _parse_args(atom: Atom) -> None:  # noqa: C901 - one branch per atom, like Git's table
     name, arg = atom.name, atom.arg
     if name in ("refname", "symref"):
         if arg is not None:
@@ -305,7 +342,7 @@ def _parse_email(atom: Atom) -> None:
     while True:
         for word in ("trim", "localpart", "mailmap"):
             if rest.startswith(word):
-                rest = rest[len(word):]
+                rest = rest[len(word) :]
                 if word == "mailmap":
                     atom.mailmap = True
                 else:
@@ -378,11 +415,10 @@ def _parse_describe(atom: Atom) -> None:
     rest = atom.arg
     while rest:
         matched = False
-        for key, takes in (("tags", False), ("abbrev", True), ("match", True),
-                           ("exclude", True)):
+        for key, takes in (("tags", False), ("abbrev", True), ("match", True), ("exclude", True)):
             if not rest.startswith(key):
                 continue
-            p = rest[len(key):]
+            p = rest[len(key) :]
             value: str | None = None
             if takes:
                 if not p.startswith("="):
@@ -390,7 +426,7 @@ def _parse_describe(atom: Atom) -> None:
                 m = re.match(r"[^,]*", p[1:])
                 assert m is not None
                 value = m.group(0)
-                p = p[1 + len(value):]
+                p = p[1 + len(value) :]
                 if key == "abbrev" and not value.isdigit():
                     continue
             elif p and not p.startswith(","):
@@ -436,12 +472,12 @@ def expand_literal(text: str) -> bytes:
     while i < len(raw):
         c = raw[i]
         if c == 0x25:
-            if raw[i + 1:i + 2] == b"%":
+            if raw[i + 1 : i + 2] == b"%":
                 out.append(0x25)
                 i += 2
                 continue
-            if re.fullmatch(rb"[0-9a-fA-F]{2}", raw[i + 1:i + 3]):
-                out.append(int(raw[i + 1:i + 3], 16))
+            if re.fullmatch(rb"[0-9a-fA-F]{2}", raw[i + 1 : i + 3]):
+                out.append(int(raw[i + 1 : i + 3], 16))
                 i += 3
                 continue
         out.append(c)
@@ -475,7 +511,7 @@ def parse_format(fmt: str) -> list[Piece]:
             raise MalformedFormatError(f"malformed format string {fmt[i:]}")
         if lit_start < i:
             pieces.append(Piece(literal=expand_literal(fmt[lit_start:i])))
-        text = fmt[i + 2:end]
+        text = fmt[i + 2 : end]
         atom = cache.get(text)
         if atom is None:
             atom = cache[text] = parse_atom(text)

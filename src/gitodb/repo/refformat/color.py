@@ -20,7 +20,7 @@ def _color(word: str, background: bool) -> str | None:
         return str(base + 60 + _NAMES.index(word[6:]))
     if word.startswith("#") and len(word) == 7:
         try:
-            r, g, b = (int(word[k:k + 2], 16) for k in (1, 3, 5))
+            r, g, b = (int(word[k : k + 2], 16) for k in (1, 3, 5))
         except ValueError:
             return None
         return f"{base + 8};2;{r};{g};{b}"

@@ -38,8 +38,9 @@ class Describer:
 
     def __init__(self, repo: Repository) -> None:
         self.repo = repo
-        self._names: dict[tuple[bool, tuple[str, ...], tuple[str, ...]],
-                          dict[bytes, tuple[int, str, int]]] = {}
+        self._names: dict[
+            tuple[bool, tuple[str, ...], tuple[str, ...]], dict[bytes, tuple[int, str, int]]
+        ] = {}
         self._commits: dict[bytes, tuple[int, list[bytes]]] = {}
 
     def _commit(self, oid: bytes) -> tuple[int, list[bytes]]:
@@ -64,8 +65,9 @@ class Describer:
             cur = tag.object
         return cur, date
 
-    def names(self, tags: bool, match: tuple[str, ...], exclude: tuple[str, ...]
-              ) -> dict[bytes, tuple[int, str, int]]:
+    def names(
+        self, tags: bool, match: tuple[str, ...], exclude: tuple[str, ...]
+    ) -> dict[bytes, tuple[int, str, int]]:
         """peeled commit -> ``(priority, name, tag date)``: 2 annotated, 1 lightweight."""
         key = (tags, match, exclude)
         got = self._names.get(key)
@@ -73,7 +75,7 @@ class Describer:
             return got
         names: dict[bytes, tuple[int, str, int]] = {}
         for ref in self.repo.refs.iter_refs("refs/tags/"):
-            path = ref.name[len("refs/tags/"):]
+            path = ref.name[len("refs/tags/") :]
             if any(wildmatch(p, path) for p in exclude):
                 continue
             if match and not any(wildmatch(p, path) for p in match):
@@ -87,14 +89,20 @@ class Describer:
                 continue
             prio = 2 if date is not None else 1
             old = names.get(peeled)
-            if old is None or old[0] < prio or (
-                    old[0] == prio == 2 and old[2] < (date or 0)):
+            if old is None or old[0] < prio or (old[0] == prio == 2 and old[2] < (date or 0)):
                 names[peeled] = (prio, path, date or 0)
         self._names[key] = names
         return names
 
-    def describe(self, oid: bytes, *, tags: bool = False, abbrev: int | None = None,
-                 match: tuple[str, ...] = (), exclude: tuple[str, ...] = ()) -> str | None:
+    def describe(
+        self,
+        oid: bytes,
+        *,
+        tags: bool = False,
+        abbrev: int | None = None,
+        match: tuple[str, ...] = (),
+        exclude: tuple[str, ...] = (),
+    ) -> str | None:
         """The description of ``oid`` (a commit or a tag of one), or None if none fits."""
         from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
@@ -167,11 +175,12 @@ class Describer:
         length = default_abbrev(self.repo) if abbrev is None else abbrev
         return f"{best.name}-{depth}-g{Abbreviator(self.repo, length)(commit)}"
 
-    def _finish_depth(self, queue: list[tuple[int, int, bytes]], flags: dict[bytes, int],
-                      within: int) -> int:
+    def _finish_depth(
+        self, queue: list[tuple[int, int, bytes]], flags: dict[bytes, int], within: int
+    ) -> int:
         """Git's ``finish_depth_computation``: commits still to count for the best tag."""
         extra = 0
-        counter = 1 << 40   # after every entry already queued
+        counter = 1 << 40  # after every entry already queued
         while queue:
             _, _, c = heapq.heappop(queue)
             cf = flags.get(c, 0)

@@ -76,8 +76,10 @@ def collect(repo: Repository, filt: RefFilter, fmt: Formatter) -> list[RefItem]:
     refs = repo.refs
     stored = list(refs.iter_refs())
     if filt.include_root_refs:
-        stored = sorted(list(refs.iter_root_refs()) + stored,
-                        key=lambda r: r.name.encode("utf-8", "surrogateescape"))
+        stored = sorted(
+            list(refs.iter_root_refs()) + stored,
+            key=lambda r: r.name.encode("utf-8", "surrogateescape"),
+        )
     items = []
     for ref in stored:
         if filt.patterns and not match_as_path(filt.patterns, ref.name, filt.ignore_case):
@@ -85,7 +87,8 @@ def collect(repo: Repository, filt: RefFilter, fmt: Formatter) -> list[RefItem]:
         if filt.excludes and match_as_path(filt.excludes, ref.name, filt.ignore_case):
             continue
         if filt.start_after is not None and ref.name.encode(
-                "utf-8", "surrogateescape") <= filt.start_after.encode("utf-8", "surrogateescape"):
+            "utf-8", "surrogateescape"
+        ) <= filt.start_after.encode("utf-8", "surrogateescape"):
             continue
         if ref.target is not None:
             resolved = refs.resolve_ref(ref.name)
@@ -106,11 +109,10 @@ def collect(repo: Repository, filt: RefFilter, fmt: Formatter) -> list[RefItem]:
 def _reach_filter(fmt: Formatter, filt: RefFilter, items: list[RefItem]) -> list[RefItem]:
     """Keep the refs to commits that ``--merged``/``--contains`` and their negations want."""
     merged = set().union(*(fmt.ancestors(c) for c in filt.merged)) if filt.merged else None
-    unmerged = set().union(*(fmt.ancestors(c) for c in filt.no_merged)) \
-        if filt.no_merged else None
+    unmerged = set().union(*(fmt.ancestors(c) for c in filt.no_merged)) if filt.no_merged else None
     out = []
     for item in items:
-        commit = fmt._commit_of(item.oid)   # noqa: SLF001 - the formatter's reachability cache
+        commit = fmt._commit_of(item.oid)  # noqa: SLF001 - the formatter's reachability cache
         if commit is None:
             continue
         if merged is not None and commit not in merged:
@@ -144,7 +146,7 @@ def parse_sort_key(text: str) -> SortKey:
     version = False
     for prefix in ("version:", "v:"):
         if text.startswith(prefix):
-            text = text[len(prefix):]
+            text = text[len(prefix) :]
             version = True
             break
     return SortKey(text, reverse, version)
@@ -155,10 +157,44 @@ def versioncmp(a: bytes, b: bytes) -> int:
     s_n, s_i, s_f, s_z = 0, 3, 6, 9
     cmp_, len_ = 2, 3
     next_state = (s_n, s_i, s_z, s_n, s_i, s_i, s_n, s_f, s_f, s_n, s_f, s_z)
-    result = (cmp_, cmp_, cmp_, cmp_, len_, cmp_, cmp_, cmp_, cmp_,
-              cmp_, -1, -1, 1, len_, len_, 1, len_, len_,
-              cmp_, cmp_, cmp_, cmp_, cmp_, cmp_, cmp_, cmp_, cmp_,
-              cmp_, 1, 1, -1, cmp_, cmp_, -1, cmp_, cmp_)
+    result = (
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        len_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        -1,
+        -1,
+        1,
+        len_,
+        len_,
+        1,
+        len_,
+        len_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        cmp_,
+        1,
+        1,
+        -1,
+        cmp_,
+        cmp_,
+        -1,
+        cmp_,
+        cmp_,
+    )
     if a == b:
         return 0
     a0, b0 = a + b"\0", b + b"\0"
@@ -190,8 +226,9 @@ def versioncmp(a: bytes, b: bytes) -> int:
     return r
 
 
-def sort_items(fmt: Formatter, items: list[RefItem], keys: list[SortKey],
-               ignore_case: bool = False) -> list[RefItem]:
+def sort_items(
+    fmt: Formatter, items: list[RefItem], keys: list[SortKey], ignore_case: bool = False
+) -> list[RefItem]:
     """``items`` ordered by ``keys`` (primary first), then by ref name."""
     atoms = [(fmt.atom(k.atom), k) for k in keys]
 

@@ -4,8 +4,13 @@ from __future__ import annotations
 
 NONE, SHELL, PERL, PYTHON, TCL = "", "shell", "perl", "python", "tcl"
 
-_TCL = {ord("\f"): b"\\f", ord("\r"): b"\\r", ord("\n"): b"\\n", ord("\t"): b"\\t",
-        ord("\v"): b"\\v"}
+_TCL = {
+    ord("\f"): b"\\f",
+    ord("\r"): b"\\r",
+    ord("\n"): b"\\n",
+    ord("\t"): b"\\t",
+    ord("\v"): b"\\v",
+}
 
 
 def quote(value: bytes, style: str) -> bytes:
@@ -15,8 +20,9 @@ def quote(value: bytes, style: str) -> bytes:
     if style == PERL:
         return b"'" + value.replace(b"\\", b"\\\\").replace(b"'", b"\\'") + b"'"
     if style == PYTHON:
-        return (b"'" + value.replace(b"\\", b"\\\\").replace(b"'", b"\\'")
-                .replace(b"\n", b"\\n") + b"'")
+        return (
+            b"'" + value.replace(b"\\", b"\\\\").replace(b"'", b"\\'").replace(b"\n", b"\\n") + b"'"
+        )
     if style == TCL:
         out = bytearray(b'"')
         for c in value:

@@ -43,7 +43,7 @@ class RefItem:
     name: str
     oid: bytes
     symref: str | None = None
-    peeled: bytes | None = None       # known peeled value (packed-refs), if any
+    peeled: bytes | None = None  # known peeled value (packed-refs), if any
     values: dict[str, Value] = field(default_factory=dict)
 
 
@@ -84,7 +84,7 @@ def rstrip_ref(name: str, count: int) -> str:
     n = count if count >= 0 else len(parts) + count
     if n <= 0:
         return name
-    return "" if n >= len(parts) else "/".join(parts[:len(parts) - n])
+    return "" if n >= len(parts) else "/".join(parts[: len(parts) - n])
 
 
 def copy_name(line: bytes) -> bytes:
@@ -148,7 +148,7 @@ def split_message(buf: bytes) -> tuple[bytes, bytes, bytes, bytes]:
     """
     sig_all = signature_start(buf)
     signature = buf[sig_all:] if sig_all < len(buf) else b""
-    msg = buf[_message_start(buf):]
+    msg = buf[_message_start(buf) :]
     sigstart = signature_start(msg)
     eol = msg.find(b"\n\n")
     if eol < 0:
@@ -200,8 +200,9 @@ class Formatter:
     ``color`` says whether ``%(color:...)`` atoms print their escape sequences.
     """
 
-    def __init__(self, repo: Repository, fmt: str, *, quote_style: str = NONE,
-                 color: bool = False) -> None:
+    def __init__(
+        self, repo: Repository, fmt: str, *, quote_style: str = NONE, color: bool = False
+    ) -> None:
         self.repo = repo
         self.fmt_text = fmt
         self.quote_style = quote_style
@@ -212,10 +213,15 @@ class Formatter:
         for p in self.pieces:
             if p.atom is not None:
                 self.atoms.setdefault(p.atom.text, p.atom)
-                if quote_style and quote_style != PERL and p.atom.name == "raw" \
-                        and p.atom.option == "":
-                    raise GitodbError(f"--format={p.atom.text} cannot be used with "
-                                      "--python, --shell, --tcl")
+                if (
+                    quote_style
+                    and quote_style != PERL
+                    and p.atom.name == "raw"
+                    and p.atom.option == ""
+                ):
+                    raise GitodbError(
+                        f"--format={p.atom.text} cannot be used with --python, --shell, --tcl"
+                    )
                 if p.atom.name == "color":
                     last_color = p.atom.arg
         self.reset_at_eol = color and last_color is not None and last_color != "reset"
@@ -251,12 +257,11 @@ class Formatter:
         model = parse_object(type_name, data, self.repo.object_format, oid)
         try:
             if isinstance(model, Commit):
-                model.tree   # noqa: B018 - Git parses the commit's links here
+                model.tree  # noqa: B018 - Git parses the commit's links here
             elif isinstance(model, Tag):
                 model.object  # noqa: B018
         except GitodbError:
-            raise GitodbError(f"parse_object_buffer failed on {oid.hex()} for {refname}") \
-                from None
+            raise GitodbError(f"parse_object_buffer failed on {oid.hex()} for {refname}") from None
         obj = _Obj(oid, type_name, len(data), data, model)
         self._objects[oid] = obj
         return obj
@@ -279,9 +284,11 @@ class Formatter:
                 raise GitodbError(f"missing object {target.hex()} for {item.name}") from None
             if kind != want:
                 # Git's parse_tag_buffer: the lookup fails, then the tag is bad
-                sys.stderr.write(f"error: object {target.hex()} is a {kind}, not a {want}\n"
-                                 f"error: bad tag pointer to {target.hex()} in "
-                                 f"{cur.oid.hex()}\n")
+                sys.stderr.write(
+                    f"error: object {target.hex()} is a {kind}, not a {want}\n"
+                    f"error: bad tag pointer to {target.hex()} in "
+                    f"{cur.oid.hex()}\n"
+                )
                 raise GitodbError("bad tag")
             cur = self._object(target, item.name)
         raise GitodbError(f"bad tag: {item.name}")
@@ -351,7 +358,8 @@ class Formatter:
         got = self._ancestors.get(commit)
         if got is None:
             got = self._ancestors[commit] = ancestors(
-                self.repo.odb, [commit], self.repo.object_format.hexsz)
+                self.repo.odb, [commit], self.repo.object_format.hexsz
+            )
         return got
 
     def ahead_behind(self, ours: bytes, theirs: bytes) -> tuple[int, int]:
@@ -362,12 +370,13 @@ class Formatter:
     def _tracking_values(self, atom: Atom, item: RefItem) -> bytes:
         if not item.name.startswith("refs/heads/"):
             return b""
-        branch = item.name[len("refs/heads/"):]
+        branch = item.name[len("refs/heads/") :]
         push = atom.name == "push"
         tr = self._tracking
         if atom.option == "remotename":
-            remote, explicit = tr.pushremote_for_branch(branch) if push else \
-                tr.remote_for_branch(branch)
+            remote, explicit = (
+                tr.pushremote_for_branch(branch) if push else tr.remote_for_branch(branch)
+            )
             if not push and tr.upstream(branch) is None:
                 return b""
             return _enc(remote) if explicit else b""
@@ -390,14 +399,28 @@ class Formatter:
                 if counts is None:
                     return b""
                 ahead, behind = counts
-                return b"=" if not ahead and not behind else b"<" if not ahead else \
-                    b">" if not behind else b"<>"
+                return (
+                    b"="
+                    if not ahead and not behind
+                    else b"<"
+                    if not ahead
+                    else b">"
+                    if not behind
+                    else b"<>"
+                )
             if counts is None:
                 text = "gone"
             else:
                 ahead, behind = counts
-                text = "" if not ahead and not behind else f"behind {behind}" if not ahead \
-                    else f"ahead {ahead}" if not behind else f"ahead {ahead}, behind {behind}"
+                text = (
+                    ""
+                    if not ahead and not behind
+                    else f"behind {behind}"
+                    if not ahead
+                    else f"ahead {ahead}"
+                    if not behind
+                    else f"ahead {ahead}, behind {behind}"
+                )
             if text and not atom.nobracket:
                 text = f"[{text}]"
             return _enc(text)
@@ -411,8 +434,7 @@ class Formatter:
             if not self.repo.config.get_bool("core.bare", False):
                 head = _read_symref(common / "HEAD")
                 if head:
-                    self._worktrees[head] = str(common.parent if common.name == ".git"
-                                                else common)
+                    self._worktrees[head] = str(common.parent if common.name == ".git" else common)
             wt_dir = common / "worktrees"
             if wt_dir.is_dir():
                 for d in sorted(wt_dir.iterdir()):
@@ -482,8 +504,11 @@ class Formatter:
         if not isinstance(model, (Commit, Tag)):
             return Value()
         if isinstance(model, Tag) and name in ("tag", "type", "object"):
-            text = {"tag": model.name, "type": model.type.encode(),
-                    "object": model.object.hex().encode()}[name]
+            text = {
+                "tag": model.name,
+                "type": model.type.encode(),
+                "object": model.object.hex().encode(),
+            }[name]
             return Value(_cstr(text))
         if isinstance(model, Commit) and name in ("tree", "parent", "numparent"):
             if name == "tree":
@@ -493,7 +518,7 @@ class Formatter:
             return Value(b" ".join(self._oid_text(p, atom) for p in model.parents))
         for who in ("author", "committer", "tagger", "creator"):
             if name.startswith(who):
-                return self._person(model, who, name[len(who):], atom)
+                return self._person(model, who, name[len(who) :], atom)
         if name in ("subject", "body", "contents", "trailers"):
             return self._contents(obj.raw, atom)
         if name == "describe":
@@ -511,8 +536,11 @@ class Formatter:
 
     def _person(self, model: Commit | Tag, who: str, part: str, atom: Atom) -> Value:
         if who == "creator":
-            line = model.block.get(b"committer") if isinstance(model, Commit) else \
-                model.block.get(b"tagger")
+            line = (
+                model.block.get(b"committer")
+                if isinstance(model, Commit)
+                else model.block.get(b"tagger")
+            )
         else:
             line = model.block.get(who.encode())
         if line is None:
@@ -531,7 +559,7 @@ class Formatter:
             sig = Signature(line)
             new_name, new_email = self.mailmap().map(sig.name, sig.email)
             if (new_name, new_email) != (sig.name, sig.email):
-                rest = line[line.find(b">", line.find(b"<") + 1) + 1:]
+                rest = line[line.find(b">", line.find(b"<") + 1) + 1 :]
                 line = new_name + b" <" + new_email + b">" + rest
         if part == "name":
             return Value(_cstr(copy_name(line)))
@@ -548,7 +576,7 @@ class Formatter:
             return Value(_cstr(body))
         if name == "trailers" or opt == "trailers":
             assert atom.trailers is not None
-            msg = buf[_message_start(buf):len(buf) - len(body) + len(nonsig)]
+            msg = buf[_message_start(buf) : len(buf) - len(body) + len(nonsig)]
             return Value(_cstr(format_trailers(msg, atom.trailers)))
         if opt == "subject":
             return Value(_cstr(copy_subject(sub)))
@@ -579,8 +607,9 @@ class Formatter:
         match = tuple(v for k, v in opts if k == "match" and v is not None)
         exclude = tuple(v for k, v in opts if k == "exclude" and v is not None)
         try:
-            return self._describer.describe(oid, tags=tags, abbrev=abbrev, match=match,
-                                            exclude=exclude)
+            return self._describer.describe(
+                oid, tags=tags, abbrev=abbrev, match=match, exclude=exclude
+            )
         except GitodbError:
             return None
 
@@ -660,7 +689,7 @@ class Formatter:
             try:
                 obj = self._peel(self._object(item.oid, item.name), item)
             except GitodbError:
-                return None   # _peel said why
+                return None  # _peel said why
             return obj.oid if obj.type_name == "commit" else None
         return item.oid if kind == "commit" else None
 
@@ -695,8 +724,18 @@ class Formatter:
         stack.append(_Frame("align", dict(atom.extra)))
 
     def _if(self, stack: list[_Frame], atom: Atom) -> None:
-        stack.append(_Frame("if", {"cmp": atom.option, "str": atom.extra.get("str"),
-                                   "then": False, "else": False, "ok": False}))
+        stack.append(
+            _Frame(
+                "if",
+                {
+                    "cmp": atom.option,
+                    "str": atom.extra.get("str"),
+                    "then": False,
+                    "else": False,
+                    "ok": False,
+                },
+            )
+        )
 
     def _then(self, stack: list[_Frame], atom: Atom) -> None:
         cur = stack[-1]
@@ -753,8 +792,13 @@ class Formatter:
         stack[-1].out += cur.out
 
 
-_CONTROL = {"align": Formatter._align, "if": Formatter._if, "then": Formatter._then,
-            "else": Formatter._else, "end": Formatter._end}
+_CONTROL = {
+    "align": Formatter._align,
+    "if": Formatter._if,
+    "then": Formatter._then,
+    "else": Formatter._else,
+    "end": Formatter._end,
+}
 
 
 def _cstr(text: bytes) -> bytes:
@@ -783,7 +827,7 @@ def _lines(buf: bytes, count: int) -> bytes:
         if i:
             out += b"\n    "
         nl = buf.find(b"\n", pos)
-        out += buf[pos:nl if nl >= 0 else len(buf)]
+        out += buf[pos : nl if nl >= 0 else len(buf)]
         if nl < 0:
             break
         pos = nl + 1
@@ -798,5 +842,13 @@ def _read_symref(path: Any) -> str | None:
     return text[5:].strip() if text.startswith("ref:") else None
 
 
-__all__ = ["Formatter", "RefItem", "Value", "MalformedFormatError", "lstrip_ref", "rstrip_ref",
-           "split_message", "sanitized_subject"]
+__all__ = [
+    "Formatter",
+    "RefItem",
+    "Value",
+    "MalformedFormatError",
+    "lstrip_ref",
+    "rstrip_ref",
+    "split_message",
+    "sanitized_subject",
+]

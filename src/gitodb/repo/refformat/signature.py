@@ -20,8 +20,14 @@ from gitodb.objects.headers import serialize_headers
 
 TRUST_LEVELS = ("undefined", "never", "marginal", "fully", "ultimate")
 #: status word -> (result, takes the user id after the key id)
-_STATUS = {"GOODSIG": ("G", True), "BADSIG": ("B", True), "ERRSIG": ("E", False),
-           "EXPSIG": ("X", True), "EXPKEYSIG": ("Y", True), "REVKEYSIG": ("R", True)}
+_STATUS = {
+    "GOODSIG": ("G", True),
+    "BADSIG": ("B", True),
+    "ERRSIG": ("E", False),
+    "EXPSIG": ("X", True),
+    "EXPKEYSIG": ("Y", True),
+    "REVKEYSIG": ("R", True),
+}
 
 
 @dataclass
@@ -54,7 +60,7 @@ def parse_status(status: str) -> SignatureCheck:
         word, _, rest = line[9:].partition(" ")
         if word in _STATUS:
             exclusive += 1
-            if exclusive > 1:   # several signatures: Git refuses to judge them
+            if exclusive > 1:  # several signatures: Git refuses to judge them
                 return SignatureCheck(result="E", output=sc.output)
             sc.result, with_uid = _STATUS[word]
             key, _, uid = rest.partition(" ")
@@ -87,8 +93,9 @@ def check_commit(commit: Commit, config: Any) -> SignatureCheck:
         return SignatureCheck()
     signature = sig + b"\n"
     block = commit.block
-    payload = serialize_headers([h for h in block.headers if h[0] != key], block.message,
-                                block.terminated)
+    payload = serialize_headers(
+        [h for h in block.headers if h[0] != key], block.message, block.terminated
+    )
     if signature.startswith(b"-----BEGIN SSH SIGNATURE-----"):
         raise GitodbError("%(signature) of SSH signatures is not supported by gitodb")
     kind = "x509" if signature.startswith(b"-----BEGIN SIGNED MESSAGE-----") else "openpgp"
@@ -98,8 +105,12 @@ def check_commit(commit: Commit, config: Any) -> SignatureCheck:
         with os.fdopen(fd, "wb") as f:
             f.write(signature)
         try:
-            proc = subprocess.run([_program(config, kind), *args, "--status-fd=1", "--verify",
-                                   path, "-"], input=payload, capture_output=True, check=False)
+            proc = subprocess.run(
+                [_program(config, kind), *args, "--status-fd=1", "--verify", path, "-"],
+                input=payload,
+                capture_output=True,
+                check=False,
+            )
         except OSError as e:
             raise GitodbError(f"cannot run {_program(config, kind)}: {e.strerror}") from None
     finally:
@@ -113,7 +124,12 @@ def signature_value(sc: SignatureCheck, option: str) -> bytes:
     """The text of ``%(signature[:<option>])`` for a checked signature."""
     if option == "":
         return sc.output
-    text = {"grade": sc.grade, "signer": sc.signer, "key": sc.key,
-            "fingerprint": sc.fingerprint, "primarykeyfingerprint": sc.primary_key_fingerprint,
-            "trustlevel": TRUST_LEVELS[sc.trust_level]}[option]
+    text = {
+        "grade": sc.grade,
+        "signer": sc.signer,
+        "key": sc.key,
+        "fingerprint": sc.fingerprint,
+        "primarykeyfingerprint": sc.primary_key_fingerprint,
+        "trustlevel": TRUST_LEVELS[sc.trust_level],
+    }[option]
     return text.encode("utf-8", "surrogateescape")

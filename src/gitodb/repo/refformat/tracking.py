@@ -23,7 +23,7 @@ def _map_refspec(spec: str, name: str) -> str | None:
     if "*" in src:
         head, _, tail = src.partition("*")
         if len(name) >= len(head) + len(tail) and name.startswith(head) and name.endswith(tail):
-            middle = name[len(head):len(name) - len(tail)]
+            middle = name[len(head) : len(name) - len(tail)]
             return dst.replace("*", middle, 1) if dst else None
         return None
     return (dst or None) if name == src else None
@@ -103,8 +103,11 @@ class Tracking:
     def remote_ref(self, branch: str, push: bool) -> str | None:
         """``%(upstream:remoteref)``/``%(push:remoteref)``: the ref name on the remote."""
         if not push:
-            return self._get(f"branch.{branch}.merge") if self._get(
-                f"branch.{branch}.remote") else None
+            return (
+                self._get(f"branch.{branch}.merge")
+                if self._get(f"branch.{branch}.remote")
+                else None
+            )
         remote, _ = self.pushremote_for_branch(branch)
         specs = self.config.get_all(f"remote.{remote}.push")
         return apply_refspecs(specs, f"refs/heads/{branch}") if specs else None
