@@ -167,3 +167,19 @@ def test_isal_levels_route_elsewhere() -> None:
     data = bytes(range(256)) * 40
     for level in range(-1, 10):
         assert zlib.decompress(compress.deflate(data, level)) == data
+
+
+@pytest.mark.parametrize("name", INSTALLED)
+def test_header_read_stops_before_damage(name: str) -> None:
+    # A loose object damaged after its header: Git reads the header and fails
+    # later, so the header's inflater must not decode past what it was asked
+    # for (ISA-L does; its header reads go elsewhere).
+    body = b"".join(b"base line %d\n" % i for i in range(200))
+    damaged = bytearray(zlib.compress(b"blob %d\0" % len(body) + body, 1))
+    damaged[len(damaged) // 2] ^= 0xFF
+    compress.set_backend(name)
+    head = compress.new_inflater("inflate-head").decompress(bytes(damaged), 32)
+    assert head.startswith(b"blob 2690\0")
+    if name == "isal":
+        route = compress.routing().routes["inflate-head"]
+        assert route.backend.name != "isal" and "ISA-L decodes" in route.reason

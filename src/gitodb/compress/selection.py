@@ -104,6 +104,8 @@ def can_do(backend: Backend, op: str) -> str | None:
     """None if ``backend`` can do ``op``, else why not."""
     if op in ("inflate-stream", "inflate-head") and backend.decompressobj is None:
         return f"{backend.name} cannot stream"
+    if op == "inflate-head" and backend.decodes_past_max_length:
+        return backend.decodes_past_max_length
     if op == "deflate-stream" and backend.compressobj is None:
         return f"{backend.name} cannot stream"
     if op == "deflate" and backend.deflate is None:

@@ -61,4 +61,7 @@ class Backend:
     deflate_levels_note: str = ""
     #: the CPython binding's distribution name and version
     binding: str = ""
+    #: why ``decompress(data, max_length)`` may decode past ``max_length`` (so a
+    #: damaged tail fails a read of the first bytes), or "" when it stops there
+    decodes_past_max_length: str = ""
     notes: list[str] = field(default_factory=list)

@@ -42,6 +42,10 @@ def load() -> Backend:
         stream_errors=errors,
         deflate=isal_zlib.compress,
         compressobj=isal_zlib.compressobj,
+        decodes_past_max_length=(
+            "ISA-L decodes all the input it is given before max_length cuts the "
+            "output, so damage after a header fails the header read"
+        ),
         deflate_levels=ISAL_LEVELS,
         deflate_levels_note=(
             "ISA-L has only levels 0-3 and its 0 is not stored: Git levels "
