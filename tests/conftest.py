@@ -16,6 +16,11 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).parent))
 
+# gitodb run in-process reads the user's and the system's config as Git does; keep
+# the tests isolated from them like Git's test-lib (a test sets its own).
+os.environ.setdefault("GIT_CONFIG_GLOBAL", "/dev/null")
+os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
+
 
 def stress_scale() -> int:
     """The size factor of the stress tests (0 when they are not to run)."""

@@ -286,10 +286,10 @@ def run(argv: list[str], ctx: Context) -> int:
     if repo is not None:
         config = repo.config
     else:
-        from gitodb.repo.config import Config
+        from gitodb.repo.config_levels import load_config
 
-        config = Config()
-        config.apply_overrides(ctx.config_overrides)
+        # Outside a repository Git still reads the system, global and -c levels.
+        config = load_config(overrides=ctx.config_overrides)
     from gitodb.repo import find_work_tree_top
 
     explicit = bool(ctx.git_dir or os.environ.get("GIT_DIR"))

@@ -112,11 +112,15 @@ class ReftableRefStore(RefStore):
         if interval > 65535:
             raise RefError("reftable block size cannot exceed 65535")
         self.lock_timeout = get_int("reftable.locktimeout", 100) if get_int else 100
-        self.options = WriteOptions(block_size=block_size, restart_interval=interval, fmt=fmt)
+        get_bool = getattr(config, "get_bool", None)
+        # reftable.indexObjects=false: no object index (Git's skip_index_objects)
+        index_objects = get_bool("reftable.indexobjects", True) if get_bool else True
+        self.options = WriteOptions(
+            block_size=block_size, restart_interval=interval, fmt=fmt, write_obj_index=index_objects
+        )
         self.auto_compact = os.environ.get(
             "GIT_TEST_REFTABLE_AUTOCOMPACTION", "true"
         ).lower() not in ("false", "0", "no", "off")
-        get_bool = getattr(config, "get_bool", None)
         if get_bool is not None and not get_bool("reftable.autocompaction", True):
             self.auto_compact = False
         self.fsync = FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY

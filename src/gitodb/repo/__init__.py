@@ -19,6 +19,7 @@ from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
+from gitodb.repo.config_levels import load_config
 from gitodb.repo.extensions import check_repository_format
 
 if TYPE_CHECKING:
@@ -75,28 +76,52 @@ class Repository:
             raise RepositoryError(f"not a git repository: '{path}'")
         self.git_dir = git_dir.absolute()
         self.common_dir = _common_dir(self.git_dir)
-        self.config = Config()
-        self.config.read_file(
-            self.common_dir / "config", _config_display(path, git_dir, self.common_dir)
+        local = (
+            os.fspath(self.common_dir / "config"),
+            _config_display(path, git_dir, self.common_dir),
         )
-        if self.config.get_bool("extensions.worktreeconfig"):
-            # Git reads the worktree's own config after the common one (before -c).
-            self.config.read_file(
-                self.git_dir / "config.worktree", str(self.git_dir / "config.worktree")
-            )
-        # Git applies GIT_CONFIG_COUNT/KEY/VALUE first, then ``-c`` (which wins).
-        env_pairs = _env_config_pairs()
-        if env_pairs:
-            self.config.apply_overrides(env_pairs)
-        if config_overrides:
-            self.config.apply_overrides(config_overrides)
-        # Git checks the format when it sets the repository up, then reads core.*
-        version = check_repository_format(self.config)
-        _check_core_config(self.config)
+        # Git learns the repository format from the repository's own file alone:
+        # no includes, no other level, no -c.
+        repo_format = Config()
+        repo_format.read_file(*local)
+        version = check_repository_format(repo_format)
         self.object_format: ObjectFormat = format_by_name(
-            (self.config.get("extensions.objectformat") or "sha1") if version == 1 else "sha1"
+            (repo_format.get("extensions.objectformat") or "sha1") if version == 1 else "sha1"
         )
-        self.ref_storage = (self.config.get("extensions.refstorage") or "files").lower()
+        self.ref_storage = (
+            (repo_format.get("extensions.refstorage") or "files") if version == 1 else "files"
+        ).lower()
+        worktree = None
+        if repo_format.get_bool("extensions.worktreeconfig"):
+            # Git reads the worktree's own config after the common one (before -c).
+            wt = os.fspath(self.git_dir / "config.worktree")
+            worktree = (wt, wt)
+        self.config = load_config(
+            git_dir=os.fspath(self.git_dir),
+            local=local,
+            worktree=worktree,
+            overrides=self._config_overrides,
+            head_branch=self._head_branch,
+        )
+        _check_core_config(self.config)
+
+    def _head_branch(self) -> str | None:
+        """The branch HEAD names (``includeIf.onbranch:``), None if detached or unborn-less."""
+        linked = self.git_dir.resolve() != self.common_dir.resolve()
+        store = open_refs(
+            self.common_dir,
+            self.object_format,
+            self.ref_storage,
+            Config(),
+            worktree_dir=self.git_dir if linked else None,
+        )
+        try:
+            head = store.read("HEAD")
+        finally:
+            store.close()
+        if head is None or head.target is None or not head.target.startswith("refs/heads/"):
+            return None
+        return head.target[len("refs/heads/") :]
 
     @classmethod
     def discover(
@@ -329,17 +354,3 @@ def find_work_tree_top(repo: Repository, explicit_git_dir: bool) -> str | None:
         if parent == d:
             return None
         d = parent
-
-
-def _env_config_pairs() -> list[str]:
-    """``GIT_CONFIG_COUNT``/``GIT_CONFIG_KEY_n``/``GIT_CONFIG_VALUE_n``, like ``-c``."""
-    try:
-        count = int(os.environ.get("GIT_CONFIG_COUNT", "0"))
-    except ValueError:
-        return []
-    pairs = []
-    for i in range(count):
-        key = os.environ.get(f"GIT_CONFIG_KEY_{i}")
-        if key:
-            pairs.append(f"{key}={os.environ.get(f'GIT_CONFIG_VALUE_{i}', '')}")
-    return pairs

@@ -11,7 +11,8 @@ import os
 import re
 from collections.abc import Iterable
 
-from gitodb.errors import ConfigError
+from gitodb.errors import ConfigError, report
+from gitodb.repo.config_include import MAX_INCLUDE_DEPTH, Includes, include_target
 
 _SECTION = re.compile(
     r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
@@ -24,6 +25,49 @@ _VAR = re.compile(r"[a-z][a-z0-9-]*")
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off", ""}
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+class _IncludeFailed(Exception):
+    """An include could not be followed; Git then names the line that asked for it."""
+
+    def __init__(self, details: list[str]) -> None:
+        super().__init__(*details)
+        self.details = details
+
+
+def _read_config_text(path: str | os.PathLike[str], name: str) -> str | None:
+    """The text of a config file, None if it does not exist (Git skips it)."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return None
+    except IsADirectoryError:
+        report("warning", f"unable to access '{name}': Is a directory")
+        return None
+    except OSError as e:
+        raise ConfigError(f"unable to access '{name}': {e.strerror}", path=path) from None
+    return data.decode("utf-8", errors="surrogateescape")
+
+
+def parse_key(key: str) -> str:
+    """Git's ``git_config_parse_key``: check a command-line key, return it canonical."""
+    if not key:
+        raise ConfigError("empty config key")
+    last = key.rfind(".")
+    if last <= 0:
+        raise ConfigError(f"key does not contain a section: {key}")
+    if last == len(key) - 1:
+        raise ConfigError(f"key does not contain variable name: {key}")
+    first = key.find(".")
+    section, var = key[:first], key[last + 1 :]
+    if not all(c.isascii() and (c.isalnum() or c == "-") for c in section + var) or not (
+        var[0].isascii() and var[0].isalpha()
+    ):
+        raise ConfigError(f"invalid key: {key}")
+    if "\n" in key:
+        raise ConfigError(f"invalid key (newline): {key}")
+    return canonical_key(key)
 
 
 def canonical_key(key: str) -> str:
@@ -85,71 +129,145 @@ class Config:
         # per key, parallel to _values: (file as Git names it, line) or None (-c)
         self._origins: dict[str, list[tuple[str, int] | None]] = {}
 
-    def read_file(self, path: str | os.PathLike[str], display: str | None = None) -> None:
+    def read_file(
+        self,
+        path: str | os.PathLike[str],
+        display: str | None = None,
+        *,
+        includes: Includes | None = None,
+    ) -> None:
         """Add every entry of the config file at ``path`` (missing file: nothing).
 
-        ``display`` is the file's name in messages (Git's: ``.git/config``).
+        ``display`` is the file's name in messages (Git's: ``.git/config``).  With
+        ``includes``, ``include.path`` and ``includeIf`` are followed (see
+        ``gitodb.repo.config_include``).
         """
-        try:
-            with open(path, encoding="utf-8", errors="surrogateescape") as f:
-                # Git ends lines at \n only (\r before it is a blank)
-                lines = f.read().split("\n")
-        except FileNotFoundError:
+        name = display if display is not None else os.fspath(path)
+        text = _read_config_text(path, name)
+        if text is None:
             return
         section = None
-        for lineno, line in enumerate(lines, 1):
+        # Git ends lines at \n only (\r before it is a blank)
+        for lineno, line in enumerate(text.split("\n"), 1):
             text = line.strip(_BLANKS)
             if not text or text[0] in "#;":
                 continue
             if text.startswith("["):
                 m = _SECTION.match(text)
                 if not m:
-                    raise ConfigError(
-                        f"bad config line {lineno} in file {os.fspath(path)}", path=path
-                    )
-                name, sub, rest = m.groups()
-                if sub is None and "." in name:
-                    name, _, sub = name.partition(".")
-                    name = f"{name.lower()}.{sub.lower()}"
+                    raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
+                sname, sub, rest = m.groups()
+                if sub is None and "." in sname:
+                    sname, _, sub = sname.partition(".")
+                    sname = f"{sname.lower()}.{sub.lower()}"
                 else:
-                    name = name.lower()
+                    sname = sname.lower()
                     if sub is not None:
-                        name = name + "." + re.sub(r"\\(.)", r"\1", sub)
-                section = name
+                        sname = sname + "." + re.sub(r"\\(.)", r"\1", sub)
+                section = sname
                 text = rest.strip(_BLANKS)
                 if not text or text[0] in "#;":
                     continue
-            if section is None:
-                raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}", path=path)
             var, eq, raw = text.partition("=")
             var = var.strip(_BLANKS).lower()
             if not _VAR.fullmatch(var):  # Git: a letter, then letters, digits and '-'
-                raise ConfigError(f"bad config line {lineno} in file {os.fspath(path)}", path=path)
-            value = _unquote_value(raw, os.fspath(path), lineno) if eq else None
+                raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
+            value = _unquote_value(raw, name, lineno) if eq else None
             if value is not None:
                 value = value.partition("\0")[0]  # Git uses values as C strings
-            self.add(
-                f"{section}.{var}",
-                value,
-                origin=(display if display is not None else os.fspath(path), lineno),
+            # Git takes a key before any section header as it is (no section).
+            key = f"{section}.{var}" if section is not None else var
+            try:
+                self._entry(key, value, (name, lineno), os.fspath(path), name, includes)
+            except _IncludeFailed as e:
+                raise ConfigError(
+                    f"bad config line {lineno} in file {name}", path=name, details=e.details
+                ) from None
+
+    def _entry(
+        self,
+        key: str,
+        value: str | None,
+        origin: tuple[str, int] | None,
+        source: str | None,
+        display: str | None,
+        includes: Includes | None,
+    ) -> None:
+        """Store one entry; with ``includes``, follow it if it is an include."""
+        if includes is not None:
+            includes.check_entry(key, value)
+        self.add(key, value, origin=origin)
+        if includes is None:
+            return
+        if key == "include.path":
+            self._include(value, key, source, display, includes, conditional=False)
+        elif key.startswith("includeif.") and key.endswith(".path") and key.count(".") >= 2:
+            if includes.condition(key[len("includeif.") : -len(".path")], source):
+                self._include(value, key, source, display, includes, conditional=True)
+
+    def _include(
+        self,
+        value: str | None,
+        key: str,
+        source: str | None,
+        display: str | None,
+        includes: Includes,
+        *,
+        conditional: bool,
+    ) -> None:
+        """Read the file an include names, in place."""
+        try:
+            target, shown = include_target(value, key, source, display, includes.prefix)
+        except ConfigError as e:
+            raise _IncludeFailed([str(e)]) from None
+        if not os.path.exists(target):
+            return
+        if os.path.isdir(target):
+            report("warning", f"unable to access '{shown}': Is a directory")
+            raise _IncludeFailed([])
+        includes.depth += 1
+        if includes.depth > MAX_INCLUDE_DEPTH:
+            raise ConfigError(
+                f"exceeded maximum include depth ({MAX_INCLUDE_DEPTH}) while including\n"
+                f"\t{shown}\nfrom\n\t{display if display is not None else 'the command line'}\n"
+                "This might be due to circular includes."
             )
+        includes.conditional += conditional
+        try:
+            self.read_file(target, shown, includes=includes)
+        finally:
+            includes.depth -= 1
+            includes.conditional -= conditional
 
     def add(self, key: str, value: str | None, *, origin: tuple[str, int] | None = None) -> None:
         """Append a value for ``key``; ``None`` is a bare key (boolean true).
 
         ``origin`` is ``(file, line)``; None means the command line.
         """
-        k = canonical_key(key)
+        k = canonical_key(key) if "." in key else key.lower()
         self._values.setdefault(k, []).append(value)
         self._origins.setdefault(k, []).append(origin)
 
-    def apply_overrides(self, pairs: Iterable[str]) -> None:
+    def apply_overrides(self, pairs: Iterable[str], *, includes: Includes | None = None) -> None:
         """Apply ``-c key=value`` settings (``-c key`` alone means true)."""
-        for pair in pairs:
-            key, eq, value = pair.partition("=")
-            if not key:
-                raise ConfigError(f"bogus config parameter: {pair}")
-            self.add(key, value if eq else None)
+        self.apply_settings(
+            ((k, v if eq else None) for k, eq, v in (p.partition("=") for p in pairs)),
+            includes=includes,
+        )
+
+    def apply_settings(
+        self, settings: Iterable[tuple[str, str | None]], *, includes: Includes | None = None
+    ) -> None:
+        """Apply command-line settings ``(key, value or None)``, checking keys as Git does."""
+        for key, value in settings:
+            try:
+                k = parse_key(key)
+                self._entry(k, value, None, None, None, includes)
+            except (_IncludeFailed, ConfigError) as e:
+                details = e.details if isinstance(e, _IncludeFailed) else [str(e)]
+                if isinstance(e, ConfigError) and str(e).startswith("exceeded maximum"):
+                    raise
+                raise ConfigError("unable to parse command-line config", details=details) from None
 
     def get(self, key: str, default: str | None = None) -> str | None:
         """Last value of ``key`` or ``default``; a bare key gives the empty string."""
