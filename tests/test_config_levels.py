@@ -400,3 +400,25 @@ def test_repository_format_is_the_local_file_alone(tmp_path: Path, env: dict[str
     Repository(repo)  # Git ignores extensions from includes, other levels and -c
     Repository(repo, config_overrides=["extensions.refstorage=bogus"])
     assert git_error(repo, "-c", "extensions.refstorage=bogus")[0] == 0
+
+
+def test_system_file_is_the_one_git_on_path_reads(
+    env: dict[str, str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from gitodb.repo.config_levels import system_config_path
+
+    monkeypatch.delenv("GIT_CONFIG_SYSTEM")
+    proc = subprocess.run(
+        ["git", "config", "--system", "--show-origin", "--list"],
+        env=dict(os.environ),
+        capture_output=True,
+        check=False,
+    )
+    out = proc.stdout.decode()
+    if proc.returncode == 0 and out:
+        path = out.split("\t", 1)[0].removeprefix("file:")
+    else:  # fatal: unable to read config file '<path>': No such file or directory
+        path = proc.stderr.decode().split("'")[1]
+    assert system_config_path() == path
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "true")
+    assert system_config_path() is None

@@ -217,7 +217,7 @@ class Config:
     ) -> None:
         """Read the file an include names, in place."""
         try:
-            target, shown = include_target(value, key, source, display, includes.prefix)
+            target, shown = include_target(value, key, source, display)
         except ConfigError as e:
             raise _IncludeFailed([str(e)]) from None
         if not os.path.exists(target):

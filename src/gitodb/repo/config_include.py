@@ -23,7 +23,9 @@ from __future__ import annotations
 
 import os
 import pwd
+import shutil
 from collections.abc import Callable
+from functools import lru_cache
 
 from gitodb.errors import ConfigError, report
 from gitodb.refs.wildmatch import wildmatch
@@ -54,13 +56,11 @@ class Includes:
         remote_urls: list[str] | None = None,
         *,
         scanning: bool = False,
-        prefix: str | None = None,
     ) -> None:
         self.git_dir = git_dir
         self.head_branch = head_branch
         self.remote_urls = remote_urls
         self.scanning = scanning
-        self.prefix = prefix
         self.depth = 0
         #: inside a file included by an ``includeIf`` while scanning (Git's forbid_remote_url)
         self.conditional = 0
@@ -103,7 +103,7 @@ class Includes:
     def _gitdir(self, pattern: str, source: str | None, icase: bool) -> bool:
         if self.git_dir is None:
             return False
-        expanded = interpolate_path(pattern, self.prefix)
+        expanded = interpolate_path(pattern)
         pat = expanded if expanded is not None else pattern
         prefix = 0
         if pat.startswith("./"):
@@ -137,9 +137,19 @@ class Includes:
         return wildmatch(pattern, branch, pathname=True)
 
 
-def interpolate_path(path: str, prefix: str | None = None) -> str | None:
+@lru_cache(maxsize=1)
+def git_prefix() -> str | None:
+    """The installation prefix of the ``git`` on ``PATH`` (``/usr`` for ``/usr/bin/git``)."""
+    found = shutil.which("git")
+    if found is None:
+        return None
+    return os.path.dirname(os.path.dirname(os.path.realpath(found)))
+
+
+def interpolate_path(path: str) -> str | None:
     """Git's ``interpolate_path``: ``~/``, ``~user/`` and ``%(prefix)/``; None if impossible."""
     if path.startswith("%(prefix)/"):
+        prefix = git_prefix()
         if prefix is None:
             return None
         return prefix + path[len("%(prefix)") :]
@@ -159,12 +169,12 @@ def interpolate_path(path: str, prefix: str | None = None) -> str | None:
 
 
 def include_target(
-    value: str | None, key: str, source: str | None, display: str | None, prefix: str | None
+    value: str | None, key: str, source: str | None, display: str | None
 ) -> tuple[str, str]:
     """``(path to open, path as Git names it)`` of an include's ``path`` value."""
     if value is None:
         raise ConfigError(f"missing value for '{key}'")
-    expanded = interpolate_path(value, prefix)
+    expanded = interpolate_path(value)
     if expanded is None:
         raise ConfigError(f"could not expand include path '{value}'")
     if os.path.isabs(expanded):

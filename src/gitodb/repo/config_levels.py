@@ -19,12 +19,11 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 from collections.abc import Callable
 
 from gitodb.errors import ConfigError
 from gitodb.repo.config import Config
-from gitodb.repo.config_include import Includes, NeedRemoteUrls
+from gitodb.repo.config_include import Includes, NeedRemoteUrls, git_prefix
 
 #: strtol's syntax, as Git reads GIT_CONFIG_COUNT (nothing may follow the number)
 _COUNT = re.compile(r"[ \t\n\v\f\r]*([-+]?[0-9]+)")
@@ -41,14 +40,6 @@ def env_bool(name: str, default: bool = False) -> bool:
     if b is None:
         raise ConfigError(f"bad boolean environment value '{value}' for '{name}'")
     return b
-
-
-def git_prefix() -> str | None:
-    """The installation prefix of the ``git`` on ``PATH`` (``/usr`` for ``/usr/bin/git``)."""
-    found = shutil.which("git")
-    if found is None:
-        return None
-    return os.path.dirname(os.path.dirname(os.path.realpath(found)))
 
 
 def system_config_path() -> str | None:
@@ -188,17 +179,16 @@ def load_config(
     ``git_dir`` decides ``includeIf.gitdir:``, ``head_branch`` ``includeIf.onbranch:``.
     """
     settings = command_line_settings(list(overrides or []))
-    prefix = git_prefix()
     remote_urls: list[str] | None = None
     try:
-        return _read_all(git_dir, local, worktree, settings, head_branch, remote_urls, prefix)
+        return _read_all(git_dir, local, worktree, settings, head_branch, remote_urls)
     except NeedRemoteUrls:
         pass
     # A hasconfig:remote.*.url: condition: learn every remote URL first, then read.
     remote_urls = []
-    scan = Includes(git_dir, head_branch, remote_urls, scanning=True, prefix=prefix)
+    scan = Includes(git_dir, head_branch, remote_urls, scanning=True)
     _read_levels(Config(), scan, local, worktree, settings)
-    return _read_all(git_dir, local, worktree, settings, head_branch, remote_urls, prefix)
+    return _read_all(git_dir, local, worktree, settings, head_branch, remote_urls)
 
 
 def _read_all(
@@ -208,10 +198,9 @@ def _read_all(
     settings: list[tuple[str, str | None]],
     head_branch: Callable[[], str | None] | None,
     remote_urls: list[str] | None,
-    prefix: str | None,
 ) -> Config:
     config = Config()
-    includes = Includes(git_dir, head_branch, remote_urls, prefix=prefix)
+    includes = Includes(git_dir, head_branch, remote_urls)
     _read_levels(config, includes, local, worktree, settings)
     return config
 
