@@ -74,13 +74,17 @@ _SHORT = {"s": "shell", "p": "perl"}
 _QUOTES = ("shell", "perl", "python", "tcl")
 
 
-def _usage(message: str | None) -> int:
+def _usage(message: str | None, usage: str = USAGE) -> int:
     if message is None:
-        sys.stdout.write(USAGE)
+        sys.stdout.write(usage)
         sys.stdout.flush()
         return 129
-    sys.stderr.write(f"error: {message}\n{USAGE}")
+    sys.stderr.write(f"error: {message}\n{usage}")
     return 129
+
+
+def _usage_as(usage: str, message: str | None) -> int:
+    return _usage(message, usage)
 
 
 def _commit_arg(repo: Any, value: str, what: str) -> bytes:
@@ -110,8 +114,9 @@ def _want_color(when: str | None) -> bool:
     raise _Usage('option `color\' expects "always", "auto", or "never"')
 
 
-def run(argv: list[str], ctx: Any) -> int:
-    """List refs in Git's ``for-each-ref`` formats."""
+def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
+    """List refs in Git's ``for-each-ref`` formats (``command``: the name in usage text)."""
+    usage = USAGE.replace("git for-each-ref", f"git {command}", 1)
     from gitodb.repo.refformat import (
         DEFAULT_FORMAT,
         MalformedFormatError,
@@ -122,7 +127,7 @@ def run(argv: list[str], ctx: Any) -> int:
     try:
         opts, patterns = parse_options(argv, _LONG, _SHORT)
     except _Usage as e:
-        return _usage(e.message)
+        return _usage_as(usage, e.message)
     quotes: set[str] = set()
     fmt = DEFAULT_FORMAT
     count = 0
@@ -145,9 +150,9 @@ def run(argv: list[str], ctx: Any) -> int:
             try:
                 count = int(value or "")
             except ValueError:
-                return _usage("option `count' expects a numerical value")
+                return _usage_as(usage, "option `count' expects a numerical value")
             if count < 0:
-                return _usage(f"invalid --count argument: `{count}'")
+                return _usage_as(usage, f"invalid --count argument: `{count}'")
         elif opt == "format":
             fmt = DEFAULT_FORMAT if neg else value or ""
         elif opt == "start-after":
@@ -156,7 +161,7 @@ def run(argv: list[str], ctx: Any) -> int:
             try:
                 color = False if neg else _want_color(value)
             except _Usage as e:
-                return _usage(e.message)
+                return _usage_as(usage, e.message)
         elif opt == "exclude":
             if neg:
                 filt.excludes = []
@@ -182,7 +187,7 @@ def run(argv: list[str], ctx: Any) -> int:
         elif opt == "include-root-refs":
             filt.include_root_refs = not neg
     if len(quotes) > 1:
-        return _usage("more than one quoting style?")
+        return _usage_as(usage, "more than one quoting style?")
     quote_style = next(iter(quotes), "")
     repo = ctx.open_repository()
     if use_stdin:
@@ -206,7 +211,7 @@ def run(argv: list[str], ctx: Any) -> int:
             oid = _commit_arg(repo, value or "HEAD", opt)
             getattr(filt, opt.replace("-", "_")).append(oid)
     except _Usage as e:
-        return _usage(e.message)
+        return _usage_as(usage, e.message)
     try:
         lines = iter_lines(
             repo,
@@ -219,7 +224,7 @@ def run(argv: list[str], ctx: Any) -> int:
             omit_empty=omit_empty,
         )
     except MalformedFormatError as e:
-        return _usage(str(e))
+        return _usage_as(usage, str(e))
     out = sys.stdout.buffer
     for line in lines:
         out.write(line + b"\n")

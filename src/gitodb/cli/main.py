@@ -41,6 +41,7 @@ COMMANDS = {
     "update-ref": "update_ref",
     "symbolic-ref": "symbolic_ref",
     "pack-refs": "pack_refs",
+    "refs": "refs",
     "ls-tree": "ls_tree",
     "rev-list": "rev_list",
     "merge-base": "merge_base",

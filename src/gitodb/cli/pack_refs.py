@@ -30,8 +30,11 @@ _LONG = {
 }
 
 
-def run(argv: list[str], ctx: Any) -> int:
-    """Pack refs: files backend writes packed-refs; reftable compacts the stack."""
+def run(argv: list[str], ctx: Any, *, command: str = "pack-refs") -> int:
+    """Pack refs: files backend writes packed-refs; reftable compacts the stack.
+
+    ``command`` is the name in the usage text (``refs optimize`` is this command).
+    """
     try:
         opts, args = parse_options(argv, _LONG, {})
         if args:
@@ -39,7 +42,8 @@ def run(argv: list[str], ctx: Any) -> int:
     except Usage as e:
         if e.message:
             sys.stderr.write(f"error: {e.message}\n")
-        (sys.stdout if e.message is None else sys.stderr).write(USAGE)
+        usage = USAGE.replace("git pack-refs", f"git {command}", 1)
+        (sys.stdout if e.message is None else sys.stderr).write(usage)
         return 129
     all_refs = auto = False
     prune = True

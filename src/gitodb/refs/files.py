@@ -372,7 +372,12 @@ class FilesRefStore(RefStore):
     def iter_root_refs(self) -> Iterator[Ref]:
         """HEAD and pseudo refs stored as files in the (worktree's) git directory."""
         base = self.worktree_dir or self.git_dir
-        names = sorted(n for n in os.listdir(base) if is_root_ref(n) and _isfile(base / n))
+        # FETCH_HEAD and MERGE_HEAD are Git's special refs: files, but not in the store
+        names = sorted(
+            n
+            for n in os.listdir(base)
+            if is_root_ref(n) and n not in ("FETCH_HEAD", "MERGE_HEAD") and _isfile(base / n)
+        )
         for n in names:
             ref = self._read_loose(n)
             if ref is not None:
@@ -651,6 +656,39 @@ class FilesRefStore(RefStore):
         )
         try:
             self._append_log(name, entry)
+        finally:
+            lock.rollback()
+
+    # -- migration ---------------------------------------------------------
+    def import_refs(self, refs: list[Ref], logs: dict[str, list[ReflogEntry]]) -> None:
+        """Fill an empty store at once, as Git's initial transaction does.
+
+        Ids under ``refs/`` go into ``packed-refs``; symrefs and root refs (HEAD,
+        pseudorefs) are loose files; each reflog is written whole.  Nothing is
+        checked against the object database: the refs are copied, not created.
+        """
+        packed = {r.name: r for r in refs if r.target is None and r.name.startswith("refs/")}
+        for ref in refs:
+            if ref.name not in packed:
+                self._write_new(self._path(ref.name), _ref_content(ref))
+        if packed:
+            self._write_new(self._packed_path(), self._packed_bytes(packed))
+        for name, entries in logs.items():
+            self._write_new(self._log_path(name), b"".join(format_reflog_line(e) for e in entries))
+
+    def _write_new(self, path: Path, data: bytes) -> None:
+        """Write a whole file through its lock (parent directories made as needed)."""
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as e:
+            raise RefWriteError(
+                f"unable to create '{path.parent}': {e.strerror}", path=path
+            ) from None
+        lock = LockFile(path)
+        try:
+            lock.write(data)
+            self._lock_complete(lock)
+            lock.commit()
         finally:
             lock.rollback()
 

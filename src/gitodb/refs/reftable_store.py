@@ -31,7 +31,7 @@ from gitodb.refs.base import (
 from gitodb.refs.worktree import CURRENT, OTHER, locate
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
-from gitodb.reftable.writer import EntryTooLargeError, WriteOptions
+from gitodb.reftable.writer import EntryTooLargeError, TableWriter, WriteOptions
 
 _ENC = "utf-8"
 _ERR = "surrogateescape"
@@ -411,6 +411,46 @@ class ReftableRefStore(RefStore):
             ]
 
         target.modify(build)
+
+    def import_refs(self, refs: list[Ref], logs: dict[str, list[ReflogEntry]]) -> None:
+        """Fill an empty store with one table, as Git's initial transaction does.
+
+        Refs get update index 1; log entries one index each, ref by ref in name
+        order and oldest first, so that every reflog keeps its order.
+        """
+        records = []
+        for ref in refs:
+            name = _bytes(ref.name)
+            if ref.target is not None:
+                records.append(RefRecord(name, 1, 3, target=_bytes(ref.target)))
+            elif ref.peeled is not None:
+                records.append(RefRecord(name, 1, 2, ref.oid, ref.peeled))
+            else:
+                records.append(RefRecord(name, 1, 1, ref.oid))
+        limit = self.options.block_size // 2
+        log_records = []
+        index = 0
+        for refname in sorted(logs, key=_bytes):
+            for e in logs[refname]:
+                index += 1
+                log_records.append(
+                    LogRecord(
+                        _bytes(refname),
+                        index,
+                        1,
+                        e.old,
+                        e.new,
+                        _bytes(e.name),
+                        _bytes(e.email),
+                        e.time,
+                        e.tz_offset,
+                        e.message[:limit] + b"\n",
+                    )
+                )
+        max_ui = max(index, 1)
+        data = TableWriter(self.options).write(records, log_records, 1, max_ui)
+        lock = self.stack.lock()
+        self.stack.commit_table(lock, data, 1, max_ui)
 
     def pack_refs(
         self,

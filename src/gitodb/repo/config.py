@@ -414,3 +414,91 @@ def parse_int(
     if not lo <= value <= hi:
         raise ConfigError(f"bad numeric config value '{text}' for '{key}'{where}: out of range")
     return value
+
+
+def set_config_value(path: str | os.PathLike[str], key: str, value: str | None) -> None:
+    """Set ``key`` in the config file at ``path`` (None: remove it), as ``git config`` edits.
+
+    The last occurrence is replaced, or the entry is added at the end of the last
+    section of that name, or a new section is appended.  Removing the last entry of
+    a section removes its header too.  Other lines stay as written; the file is
+    replaced through its lock.
+    """
+    from gitodb.lockfile import LockFile
+
+    k = canonical_key(key)
+    section, _, var = k.rpartition(".")
+    try:
+        with open(path, "rb") as f:
+            lines = f.read().decode("utf-8", "surrogateescape").splitlines(keepends=True)
+    except FileNotFoundError:
+        lines = []
+    # (index, section of the line, variable name or None for a header or other line)
+    spans: list[tuple[int, str | None, str | None]] = []
+    current: str | None = None
+    for i, line in enumerate(lines):
+        text = line.strip(_BLANKS)
+        if text.startswith("["):
+            m = _SECTION.match(text)
+            if m:
+                sname, sub, rest = m.groups()
+                if sub is None and "." in sname:
+                    first, _, second = sname.partition(".")
+                    current = f"{first.lower()}.{second.lower()}"
+                else:
+                    current = sname.lower() + ("" if sub is None else "." + sub)
+                spans.append((i, current, None))
+                text = rest.strip(_BLANKS)
+                if not text or text[0] in "#;":
+                    continue
+        name = text.partition("=")[0].strip(_BLANKS).lower()
+        if text and text[0] not in "#;" and _VAR.fullmatch(name):
+            spans.append((i, current, name))
+    hits = [i for i, sec, name in spans if sec == section and name == var]
+    if value is not None:
+        entry = f"\t{var} = {_quote_value(value)}\n"
+        if hits:
+            lines[hits[-1]] = entry
+        else:
+            in_section = [i for i, sec, _ in spans if sec == section]
+            if in_section:
+                at = in_section[-1] + 1
+                lines.insert(at, entry)
+            else:
+                if lines and not lines[-1].endswith("\n"):
+                    lines[-1] += "\n"
+                sub_part = ""
+                head = section
+                if "." in section:
+                    head, _, sub = section.partition(".")
+                    sub_part = ' "' + sub.replace("\\", "\\\\").replace('"', '\\"') + '"'
+                lines += [f"[{head}{sub_part}]\n", entry]
+    else:
+        if not hits:
+            return
+        drop = set(hits)
+        # a header whose section has no entries left goes too
+        headers = [i for i, sec, name in spans if sec == section and name is None]
+        for h in headers:
+            following = [span for span in spans if span[0] > h]
+            nxt = next((i for i, _s, name in following if name is None), len(lines))
+            keys = [i for i, _s, name in following if i < nxt and name is not None]
+            if all(i in drop for i in keys):
+                drop.add(h)
+        lines = [line for i, line in enumerate(lines) if i not in drop]
+    lock = LockFile(path)
+    try:
+        lock.write("".join(lines).encode("utf-8", "surrogateescape"))
+        lock.commit()
+    finally:
+        lock.rollback()
+
+
+def _quote_value(value: str) -> str:
+    """A value as Git writes it: quoted when blanks at an end or a comment char would be lost."""
+    escaped = (
+        value.replace("\\", "\\\\").replace('"', '\\"').replace("\n", "\\n").replace("\t", "\\t")
+    )
+    if value != value.strip(" ") or any(c in value for c in "#;"):
+        return f'"{escaped}"'
+    return escaped

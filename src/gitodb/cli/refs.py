@@ -1,0 +1,200 @@
+"""``gitodb refs migrate|verify|list|exists|optimize``: Git 2.55's ``git refs``.
+
+``list`` is ``for-each-ref`` and ``optimize`` is ``pack-refs`` under other names;
+``exists`` checks one ref; ``verify`` and ``migrate`` are in ``gitodb.refs.verify``
+and ``gitodb.repo.refmigrate``.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+from typing import Any
+
+from gitodb.cli.options import as_gitodb_usage
+from gitodb.cli.refopts import Usage, parse_options
+
+_MIGRATE = "usage: git refs migrate --ref-format=<format> [--no-reflog] [--dry-run]"
+_VERIFY = "usage: git refs verify [--strict] [--verbose]"
+_EXISTS = "usage: git refs exists <ref>"
+
+USAGE = """\
+usage: git refs migrate --ref-format=<format> [--no-reflog] [--dry-run]
+   or: git refs verify [--strict] [--verbose]
+   or: git refs list [--count=<count>] [--shell|--perl|--python|--tcl]
+                                [(--sort=<key>)...] [--format=<format>]
+                                [--include-root-refs] [--points-at=<object>]
+                                [--merged[=<object>]] [--no-merged[=<object>]]
+                                [--contains[=<object>]] [--no-contains[=<object>]]
+                                [(--exclude=<pattern>)...] [--start-after=<marker>]
+                                [ --stdin | (<pattern>...)]
+   or: git refs exists <ref>
+   or: git refs optimize [--all] [--no-prune] [--auto] [--include <pattern>] [--exclude <pattern>]
+
+"""
+
+MIGRATE_USAGE = f"""\
+{_MIGRATE}
+
+    --ref-format <format> specify the reference format to convert to
+    --[no-]dry-run        perform a non-destructive dry-run
+    --no-reflog           drop reflogs entirely during the migration
+    --reflog              opposite of --no-reflog
+
+"""
+
+VERIFY_USAGE = f"""\
+{_VERIFY}
+
+    --[no-]verbose        be verbose
+    --[no-]strict         enable strict checking
+
+"""
+
+EXISTS_USAGE = f"{_EXISTS}\n\n"
+
+
+def _usage_exit(text: str, message: str | None, *, error: bool = True) -> int:
+    """Git's parse-options exit: ``-h`` to stdout, an error and the usage to stderr."""
+    text = as_gitodb_usage(text)
+    if message is None:
+        sys.stdout.write(text)
+        sys.stdout.flush()
+        return 129
+    sys.stderr.write((f"error: {message}\n" if error else "") + text)
+    return 129
+
+
+def run(argv: list[str], ctx: Any) -> int:
+    """Dispatch ``refs <subcommand>``."""
+    if not argv or argv[0] in ("-h", "--help", "--help-all"):
+        if not argv:
+            return _usage_exit(USAGE, "need a subcommand")
+        return _usage_exit(USAGE, None)
+    sub, rest = argv[0], argv[1:]
+    if sub == "list":
+        from gitodb.cli import for_each_ref
+
+        return for_each_ref.run(rest, ctx, command="refs list")
+    if sub == "optimize":
+        from gitodb.cli import pack_refs
+
+        return pack_refs.run(rest, ctx, command="refs optimize")
+    if sub == "exists":
+        return _exists(rest, ctx)
+    if sub == "verify":
+        return _verify(rest, ctx)
+    if sub == "migrate":
+        return _migrate(rest, ctx)
+    return _usage_exit(USAGE, f"unknown subcommand: `{sub}'")
+
+
+def _exists(argv: list[str], ctx: Any) -> int:
+    from gitodb.errors import GitodbError, RefError
+
+    try:
+        _opts, args = parse_options(argv, {}, {})
+    except Usage as e:
+        return _usage_exit(EXISTS_USAGE, e.message)
+    if len(args) != 1:
+        raise GitodbError("'git refs exists' requires a reference")
+    repo = ctx.open_repository()
+    try:
+        found = repo.refs.read(args[0]) is not None
+    except RefError:
+        found = False
+    if not found:
+        sys.stderr.write("error: reference does not exist\n")
+        return 2
+    return 0
+
+
+def _verify(argv: list[str], ctx: Any) -> int:
+    from gitodb.refs.verify import verify_files, verify_reftable
+
+    try:
+        opts, args = parse_options(argv, {"verbose": ("no", True), "strict": ("no", True)}, {})
+        if args:
+            raise Usage("too many arguments")
+    except Usage as e:
+        if e.message == "too many arguments":
+            return _usage_exit(VERIFY_USAGE, "too many arguments")
+        return _usage_exit(VERIFY_USAGE, e.message)
+    verbose = False
+    for opt, _value, neg in opts:
+        if opt == "verbose":
+            verbose = not neg
+        # --strict: the checks gitodb has report the same either way in Git 2.55
+    repo = ctx.open_repository()
+    failed = False
+
+    def report(level: str, message: str) -> None:
+        nonlocal failed
+        failed = failed or level == "error"
+        sys.stderr.write(f"{level}: {message}\n")
+
+    def say(message: str) -> None:
+        if verbose:
+            sys.stderr.write(message + "\n")
+
+    say("Checking references consistency")
+    if repo.ref_storage == "reftable":
+        verify_reftable(Path(repo.common_dir) / "reftable", report, say)
+    else:
+        verify_files(
+            Path(repo.common_dir),
+            repo.object_format,
+            report,
+            say,
+            _git_dir_as_shown(repo),
+        )
+    return 255 if failed else 0
+
+
+def _git_dir_as_shown(repo: Any) -> str:
+    """The git directory as Git names it after setup: ``.git`` from a work tree."""
+    from gitodb.repo import find_work_tree_top
+
+    top = find_work_tree_top(repo, bool(os.environ.get("GIT_DIR")))
+    base = top if top is not None else os.getcwd()
+    rel = os.path.relpath(repo.common_dir, base)
+    return rel
+
+
+def _migrate(argv: list[str], ctx: Any) -> int:
+    from gitodb.repo.refmigrate import MigrationError, migrate_refs
+
+    spec = {"ref-format": ("yes", False), "dry-run": ("no", True), "reflog": ("no", True)}
+    try:
+        opts, args = parse_options(argv, spec, {})
+    except Usage as e:
+        return _usage_exit(MIGRATE_USAGE, e.message)
+    if args:
+        sys.stderr.write("usage: too many arguments\n")
+        return 129
+    ref_format = None
+    dry_run = False
+    reflogs = True
+    for opt, value, neg in opts:
+        if opt == "ref-format":
+            ref_format = value
+        elif opt == "dry-run":
+            dry_run = not neg
+        elif opt == "reflog":
+            reflogs = not neg
+    if ref_format is None:
+        sys.stderr.write("usage: missing --ref-format=<format>\n")
+        return 129
+    repo = ctx.open_repository()
+    try:
+        where = migrate_refs(repo, ref_format, dry_run=dry_run, reflogs=reflogs)
+    except MigrationError as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 255
+    if where is not None:
+        shown = os.path.join(_git_dir_as_shown(repo), where.name)
+        sys.stdout.write(
+            f"Finished dry-run migration of refs, the result can be found at '{shown}'\n"
+        )
+    return 0
