@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import random
+import stat
 import time
 
 from gitodb.errors import LockError, RefWriteError
@@ -240,3 +241,19 @@ def shared_file_mode(perm: int, mode: int | None = None) -> int:
     if mode & 0o100:
         tweak |= (tweak & 0o444) >> 2
     return (mode & ~0o777) | tweak if perm < 0 else mode | tweak
+
+
+def shared_dir_mode(perm: int) -> int | None:
+    """Git's ``adjust_shared_perm`` for a new directory: its mode, None to keep the umask's.
+
+    The file rule applied to ``0777 & ~umask``, executable where readable, and set-gid
+    (where the group has access) so that files made inside keep the directory's group.
+    """
+    if perm == PERM_UMASK:
+        return None
+    mask = os.umask(0)
+    os.umask(mask)
+    mode = shared_file_mode(perm, 0o777 & ~mask)
+    mode |= (mode & 0o444) >> 2
+    # set-gid matters only where the group is granted something
+    return mode | stat.S_ISGID if mode & 0o060 else mode

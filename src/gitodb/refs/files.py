@@ -27,7 +27,13 @@ from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import LockError, RefError, RefWriteError
-from gitodb.lockfile import LockFile, write_all
+from gitodb.lockfile import (
+    LockFile,
+    parse_shared_repository,
+    shared_dir_mode,
+    shared_file_mode,
+    write_all,
+)
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
     NAME_CONFLICT,
@@ -169,6 +175,39 @@ class FilesRefStore(RefStore):
             FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
         )
         self._packed_cache: tuple[tuple[int, int, int], dict[str, Ref], list[str]] | None = None
+        raw_all = getattr(config, "get_raw_all", None)
+        shared = raw_all("core.sharedrepository") if raw_all is not None else []
+        perm = parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
+        # Git: every ref, reflog, packed-refs and lock file gets calc_shared_perm(0666 &
+        # ~umask); the directories made for them adjust_shared_perm (set-gid included).
+        self.file_mode = shared_file_mode(perm)
+        self.dir_mode = shared_dir_mode(perm)
+
+    def _lockfile(self, path: Path, timeout_ms: int = 0) -> LockFile:
+        """``<path>.lock`` created (and later renamed) with the repository's file mode."""
+        lock = LockFile(path, timeout_ms=timeout_ms, mode=self.file_mode, final_mode=self.file_mode)
+        if self.dir_mode is not None:
+            os.fchmod(lock.fd, self.file_mode)  # Git adjusts a new lock file's mode at once
+        return lock
+
+    def _make_dirs(self, directory: Path) -> None:
+        """Create ``directory`` and missing parents, each with the shared directory mode."""
+        missing = []
+        d = directory
+        while not d.is_dir():
+            missing.append(d)
+            if d.parent == d:
+                break
+            d = d.parent
+        for d in reversed(missing):
+            try:
+                d.mkdir()
+            except FileExistsError:
+                if not d.is_dir():
+                    raise
+                continue
+            if self.dir_mode is not None:
+                os.chmod(d, self.dir_mode)
 
     def _lock_complete(self, lock: LockFile) -> None:
         """A lock file's content is complete: sync it per ``core.fsync=reference``."""
@@ -425,7 +464,7 @@ class FilesRefStore(RefStore):
         """Lock ref ``name``, making its directory (and clearing empty dirs in the way)."""
         path = self._path(name)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self._make_dirs(path.parent)
             if _isdir(path):
                 # Git removes empty directories left where a ref is to be created
                 for dirpath, _dirs, _files in os.walk(path, topdown=False):
@@ -436,7 +475,7 @@ class FilesRefStore(RefStore):
                 path=path,
             ) from None
         try:
-            return LockFile(path, timeout_ms=timeout_ms)
+            return self._lockfile(path, timeout_ms=timeout_ms)
         except RefError as e:
             raise type(e)(f"cannot lock ref '{name}': {e.message}", path=e.path) from None
 
@@ -454,7 +493,7 @@ class FilesRefStore(RefStore):
                 prep.locks[name].close_fd()  # reopened to write: no descriptor per ref
             deletes = {w.name for w in prep.plan if w.ref is None}
             if deletes:
-                prep.packed_lock = LockFile(
+                prep.packed_lock = self._lockfile(
                     self._packed_path(), timeout_ms=self._timeout("core.packedrefstimeout", 1000)
                 )
             # re-check under the locks: another writer may have won meanwhile
@@ -561,9 +600,12 @@ class FilesRefStore(RefStore):
     def _append_log(self, name: str, entry: ReflogEntry) -> None:
         path = self._log_path(name)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self._make_dirs(path.parent)
+            created = not os.path.lexists(path)
             fd = os.open(path, os.O_WRONLY | os.O_APPEND | os.O_CREAT, 0o666)
             try:
+                if created and self.dir_mode is not None:
+                    os.fchmod(fd, self.file_mode)  # Git's adjust_shared_perm on a new log
                 write_all(fd, format_reflog_line(entry))
             finally:
                 os.close(fd)
@@ -626,7 +668,7 @@ class FilesRefStore(RefStore):
         path = self._log_path(name)
         if not _isfile(path):
             return 0
-        lock = LockFile(path, timeout_ms=self._timeout("core.filesreflocktimeout", 100))
+        lock = self._lockfile(path, timeout_ms=self._timeout("core.filesreflocktimeout", 100))
         try:
             entries = self.reflog(name)
             kept = [e for i, e in enumerate(entries) if keep(i, e)]
@@ -642,7 +684,7 @@ class FilesRefStore(RefStore):
         path = self._log_path(name)
         if not _isfile(path):
             return False
-        lock = LockFile(path, timeout_ms=self._timeout("core.filesreflocktimeout", 100))
+        lock = self._lockfile(path, timeout_ms=self._timeout("core.filesreflocktimeout", 100))
         try:
             self._remove(path)
         finally:
@@ -651,7 +693,7 @@ class FilesRefStore(RefStore):
         return True
 
     def append_reflog(self, name: str, entry: ReflogEntry) -> None:
-        lock = LockFile(
+        lock = self._lockfile(
             self._log_path(name), timeout_ms=self._timeout("core.filesreflocktimeout", 100)
         )
         try:
@@ -679,12 +721,12 @@ class FilesRefStore(RefStore):
     def _write_new(self, path: Path, data: bytes) -> None:
         """Write a whole file through its lock (parent directories made as needed)."""
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            self._make_dirs(path.parent)
         except OSError as e:
             raise RefWriteError(
                 f"unable to create '{path.parent}': {e.strerror}", path=path
             ) from None
-        lock = LockFile(path)
+        lock = self._lockfile(path)
         try:
             lock.write(data)
             self._lock_complete(lock)
@@ -742,7 +784,7 @@ class FilesRefStore(RefStore):
             limit = max(16, max((size // 100).bit_length() - 1, 0) * 5)
             if sum(1 for r in loose_refs if self._packable(r, wanted)) < limit:
                 return False
-        lock = LockFile(
+        lock = self._lockfile(
             self._packed_path(), timeout_ms=self._timeout("core.packedrefstimeout", 1000)
         )
         packed_loose: list[str] = []
