@@ -3,7 +3,12 @@
 The signed payload is the commit without its ``gpgsig`` header, rebuilt by the
 object model; ``gpg --keyid-format=long --status-fd=1 --verify <sig> -`` reads it,
 and its ``[GNUPG:]`` status lines give the result (Git's ``parse_gpg_output``).
-SSH signatures are not checked (``GitodbError``).
+
+SSH signatures go to ``ssh-keygen`` (``gpg.ssh.program``) as Git sends them:
+``-Y find-principals`` in ``gpg.ssh.allowedSignersFile``, then ``-Y verify`` as
+each principal found, or ``-Y check-novalidate`` when none is (a good signature
+of an unknown key: grade U); the first line of its output gives the result
+(Git's ``parse_ssh_output``), all of it is ``%(signature)``.
 """
 
 from __future__ import annotations
@@ -11,6 +16,7 @@ from __future__ import annotations
 import os
 import subprocess
 import tempfile
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -97,7 +103,8 @@ def check_commit(commit: Commit, config: Any) -> SignatureCheck:
         [h for h in block.headers if h[0] != key], block.message, block.terminated
     )
     if signature.startswith(b"-----BEGIN SSH SIGNATURE-----"):
-        raise GitodbError("%(signature) of SSH signatures is not supported by gitodb")
+        # Git asks ssh-keygen about the key as of the commit's date (payload_timestamp)
+        return check_ssh(signature, payload, config, commit.commit_date)
     kind = "x509" if signature.startswith(b"-----BEGIN SIGNED MESSAGE-----") else "openpgp"
     args = ["--keyid-format=long"] if kind == "openpgp" else []
     fd, path = tempfile.mkstemp(prefix=".git_vtag_tmp")
@@ -117,6 +124,113 @@ def check_commit(commit: Commit, config: Any) -> SignatureCheck:
         os.unlink(path)
     sc = parse_status(proc.stdout.decode("utf-8", "replace"))
     sc.output = proc.stderr
+    return sc
+
+
+def _run(argv: list[str], stdin: bytes | None) -> subprocess.CompletedProcess[bytes]:
+    try:
+        return subprocess.run(argv, input=stdin, capture_output=True, check=False)
+    except OSError as e:
+        raise GitodbError(f"cannot run {argv[0]}: {e.strerror}") from None
+
+
+def _stripspace(text: bytes) -> bytes:
+    """Git's ``strbuf_stripspace``: trailing blanks off each line, blank runs squeezed."""
+    out: list[bytes] = []
+    for line in text.split(b"\n"):
+        line = line.rstrip(b" \t\r\v\f")
+        if line or (out and out[-1]):
+            out.append(line)
+    while out and not out[-1]:
+        out.pop()
+    return b"".join(line + b"\n" for line in out)
+
+
+def check_ssh(signature: bytes, payload: bytes, config: Any, timestamp: int) -> SignatureCheck:
+    """Check an SSH signature of ``payload`` like Git's ``verify_ssh_signed_buffer``."""
+    from gitodb.repo.config_include import interpolate_path
+
+    program = str(config.get("gpg.ssh.program") or "ssh-keygen")
+    allowed = config.get("gpg.ssh.allowedsignersfile")
+    if allowed:
+        allowed = interpolate_path(allowed) or allowed
+    if not allowed:
+        from gitodb.errors import report
+
+        report(
+            "error",
+            "gpg.ssh.allowedSignersFile needs to be configured and exist for ssh "
+            "signature verification",
+        )
+        return SignatureCheck()
+    revocation = config.get("gpg.ssh.revocationfile")
+    # ssh-keygen reads YYYYMMDDHHMMSS as local time
+    when = (
+        [time.strftime("-Overify-time=%Y%m%d%H%M%S", time.localtime(timestamp))]
+        if timestamp
+        else []
+    )
+    fd, path = tempfile.mkstemp(prefix=".git_vtag_tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(signature)
+        found = _run([program, "-Y", "find-principals", "-f", allowed, "-s", path, *when], None)
+        if found.returncode and b"usage:" in found.stderr:
+            raise GitodbError(
+                "ssh-keygen -Y find-principals/verify is needed for ssh signature "
+                "verification (available in openssh version 8.2p1+)"
+            )
+        principals = [p.rstrip(b"\r") for p in found.stdout.split(b"\n") if p.rstrip(b"\r")]
+        if found.returncode or not principals:
+            run = _run([program, "-Y", "check-novalidate", "-n", "git", "-s", path, *when], payload)
+        else:
+            extra: list[str] = []
+            if revocation:
+                if os.path.exists(revocation):
+                    extra = ["-r", revocation]
+                else:
+                    from gitodb.errors import report
+
+                    report(
+                        "warning",
+                        f"ssh signing revocation file configured but not found: {revocation}",
+                    )
+            for principal in principals:
+                argv = [program, "-Y", "verify", "-n", "git", "-f", allowed]
+                argv += ["-I", principal.decode("utf-8", "surrogateescape"), "-s", path]
+                run = _run([*argv, *when, *extra], payload)
+                if run.returncode == 0 and run.stdout.startswith(b"Good"):
+                    break
+    finally:
+        os.unlink(path)
+    output = _stripspace(run.stdout) + found.stderr + _stripspace(run.stderr)
+    sc = parse_ssh_output(output)
+    return sc
+
+
+def parse_ssh_output(output: bytes) -> SignatureCheck:
+    """Git's ``parse_ssh_output``: the first line says good (with principal or not) or bad."""
+    sc = SignatureCheck(result="B", trust_level=TRUST_LEVELS.index("never"), output=output)
+    line = output.split(b"\n", 1)[0].decode("utf-8", "surrogateescape")
+    known = 'Good "git" signature for '
+    unknown = 'Good "git" signature with '
+    if line.startswith(known):
+        rest = line[len(known) :]
+        cut = rest.rfind(" with ")
+        if cut < 0:
+            return sc
+        sc.result, sc.trust_level, sc.signer = "G", TRUST_LEVELS.index("fully"), rest[:cut]
+        rest = rest[cut + 1 :]
+    elif line.startswith(unknown):
+        sc.result, sc.trust_level = "G", TRUST_LEVELS.index("undefined")
+        rest = line[len(unknown) :]
+    else:
+        return sc
+    at = rest.find("key ")
+    if at < 0:
+        sc.result = "B"
+        return sc
+    sc.fingerprint = sc.key = rest[at + 4 :]
     return sc
 
 
