@@ -832,7 +832,7 @@ def test_reflog_expire_errors_and_usage(
     assert _run(tmp_path, "reflog", "list", "bogus") == 129
     assert capfd.readouterr().err == "error: list does not accept arguments: 'bogus'\n"
     assert _run(tmp_path, "reflog", "expire", "-h") == 129
-    assert capfd.readouterr().out.startswith("usage: git reflog expire ")
+    assert capfd.readouterr().out.startswith("usage: gitodb reflog expire ")
 
 
 @pytest.mark.e2e

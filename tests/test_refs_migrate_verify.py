@@ -238,7 +238,7 @@ def test_refs_list_exists_optimize(tmp_path: Path, capfd: pytest.CaptureFixture[
     assert _out(capfd, repo, "refs", "optimize", "--all")[0] == 0
     assert not (repo / ".git" / "refs" / "heads" / "main").exists()
     status, out, _ = _out(capfd, repo, "refs", "optimize", "-h")
-    assert status == 129 and out.startswith("usage: git refs optimize [--all]")
+    assert status == 129 and out.startswith("usage: gitodb refs optimize [--all]")
     status, _, err = _out(capfd, repo, "refs")
     assert status == 129 and err.startswith("error: need a subcommand\nusage: gitodb refs migrate")
     assert os.path.isdir(repo)

@@ -6,6 +6,7 @@ import os
 import sys
 from typing import Any
 
+from gitodb.cli.options import as_gitodb_usage
 from gitodb.cli.refopts import Usage as _Usage
 from gitodb.cli.refopts import parse_options
 from gitodb.errors import GitodbError
@@ -76,7 +77,8 @@ _QUOTES = ("shell", "perl", "python", "tcl")
 
 def _usage(message: str | None, usage: str = USAGE) -> int:
     if message is None:
-        sys.stdout.write(usage)
+        # -h: the usage names the program the user ran (gitodb), as every -h does
+        sys.stdout.write(as_gitodb_usage(usage))
         sys.stdout.flush()
         return 129
     sys.stderr.write(f"error: {message}\n{usage}")

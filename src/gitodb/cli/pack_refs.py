@@ -5,6 +5,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gitodb.cli.options import as_gitodb_usage
 from gitodb.cli.refopts import Usage, parse_options
 from gitodb.errors import LockError
 from gitodb.refs.peel import make_peeler
@@ -43,7 +44,10 @@ def run(argv: list[str], ctx: Any, *, command: str = "pack-refs") -> int:
         if e.message:
             sys.stderr.write(f"error: {e.message}\n")
         usage = USAGE.replace("git pack-refs", f"git {command}", 1)
-        (sys.stdout if e.message is None else sys.stderr).write(usage)
+        if e.message is None:
+            sys.stdout.write(as_gitodb_usage(usage))  # -h names gitodb, as every -h does
+        else:
+            sys.stderr.write(usage)
         return 129
     all_refs = auto = False
     prune = True

@@ -8,6 +8,7 @@ import time
 from typing import Any
 
 from gitodb.cli.log import dwim_ref, walk_reflog
+from gitodb.cli.options import as_gitodb_usage
 from gitodb.errors import GitodbError
 from gitodb.refs.base import ReflogEntry
 from gitodb.refs.expire import ExpiryPolicy, expiry_filter, parse_expiry
@@ -44,7 +45,8 @@ def run(argv: list[str], ctx: Any) -> int:
     )
     rest = argv[1:] if argv and argv[0] == sub else argv
     if rest[:1] in (["-h"], ["--help"]):
-        sys.stdout.write(_SUB_USAGE.get(sub, USAGE) + "\n")
+        # -h names the program run (gitodb), as every -h does
+        sys.stdout.write(_help(sub))
         return 129
     if sub in ("drop", "write", "delete"):
         return {"drop": _drop, "write": _write, "delete": _delete}[sub](rest, ctx)
@@ -357,6 +359,38 @@ _SUB_USAGE = {
     "                         [--dry-run | -n] [--verbose] [--all [--single-worktree]"
     " | <refs>...]",
 }
+
+
+_DRY_RUN = (
+    "    -n, --[no-]dry-run    do not actually prune any entries\n"
+    "    --[no-]rewrite        rewrite the old SHA1 with the new SHA1 of the entry that now "
+    "precedes it\n"
+    "    --[no-]updateref      update the reference to the value of the top reflog entry\n"
+    "    --[no-]verbose        print extra information on screen\n"
+)
+#: what ``-h`` prints after a subcommand's usage lines (Git 2.55's option lists)
+_SUB_OPTIONS = {
+    "delete": _DRY_RUN,
+    "expire": _DRY_RUN + "    --expire <timestamp>  prune entries older than the specified time\n"
+    "    --expire-unreachable <timestamp>\n"
+    "                          prune entries older than <time> that are not reachable from "
+    "the current tip of the branch\n"
+    "    --[no-]stale-fix      prune any reflog entries that point to broken commits\n"
+    "    --[no-]all            process the reflogs of all references\n"
+    "    --[no-]single-worktree\n"
+    "                          limits processing to reflogs from the current worktree only\n",
+    "drop": "    --[no-]all            drop the reflogs of all references\n"
+    "    --[no-]single-worktree\n"
+    "                          drop reflogs from the current worktree only\n",
+}
+
+
+def _help(sub: str) -> str:
+    """``reflog <sub> -h``: the usage, then the options (as Git), naming gitodb."""
+    text = _SUB_USAGE.get(sub, USAGE) + "\n\n"
+    if sub in _SUB_OPTIONS:
+        text += _SUB_OPTIONS[sub] + "\n"
+    return as_gitodb_usage(text)
 
 
 def _usage() -> int:
