@@ -207,6 +207,25 @@ def test_verify_files_like_git_255(tmp_path: Path, capfd: pytest.CaptureFixture[
         f"error: packed-refs line 8: badPackedRefEntry: has no space after oid '{head}' "
         "but with ''\n"
     )
+    packed.write_text(
+        "# pack-refs with: peeled fully-peeled sorted \n"
+        f"{head} refs/heads/zz\n{head} refs/heads/aa\n{head} refs/heads/main\n"
+    )
+    assert _out(capfd, repo, "refs", "verify") == (
+        255,
+        "",
+        "error: packed-refs line 3: packedRefUnsorted: refname 'refs/heads/aa' is less than "
+        "previous refname 'refs/heads/zz'\n",
+    )
+    packed.write_text(f"{head} refs/heads/zz\n{head} refs/heads/aa\n")  # not said sorted
+    assert _out(capfd, repo, "refs", "verify") == (0, "", "")
+    (heads / "lnk").symlink_to("../../HEAD")
+    assert _out(capfd, repo, "refs", "verify") == (
+        0,
+        "",
+        "warning: refs/heads/lnk: symlinkRef: use deprecated symbolic link for symref\n",
+    )
+    (heads / "lnk").unlink()
     packed.write_text("# bogus header\n")
     assert _out(capfd, repo, "refs", "verify")[2] == (
         "error: packed-refs.header: badPackedRefHeader: '# bogus header' does not start with "

@@ -5,7 +5,9 @@ it) and every root ref is checked for its name (``badRefName``), its content
 (``badRefContent``, ``refMissingNewline``, ``trailingRefContent``) and, for a
 symref, its target (``badReferentName``, ``symrefTargetIsNotARef``); then
 ``packed-refs`` line by line (``badPackedRefHeader``, ``badPackedRefEntry``,
-``packedRefEntryNotTerminated``, ``badRefName``, ``emptyPackedRefsFile``).
+``packedRefEntryNotTerminated``, ``badRefName``, ``emptyPackedRefsFile``,
+``packedRefUnsorted`` under a ``sorted`` header); a symlink symref is
+``symlinkRef``.
 Reftable: every table of the stack must open and read.
 
 Each finding is ``(level, message)`` with level ``error`` or ``warning``; the
@@ -92,6 +94,9 @@ def verify_files(
     for name, path in _walk(git_dir / "refs", "refs"):
         verbose(f"Checking {name}")
         _check_name(name, report)
+        if path.is_symlink():
+            report("warning", f"{name}: symlinkRef: use deprecated symbolic link for symref")
+            continue
         try:
             data = path.read_bytes()
         except OSError:
@@ -124,6 +129,7 @@ def _check_packed(data: bytes, fmt: ObjectFormat, report: Report) -> None:
     if terminated:
         lines.pop()
     start = 0
+    sorted_trait = bool(lines) and lines[0].startswith(_HEADER) and b" sorted " in lines[0] + b" "
     if lines and lines[0].startswith(b"#"):
         if not lines[0].startswith(_HEADER):
             report(
@@ -133,6 +139,7 @@ def _check_packed(data: bytes, fmt: ObjectFormat, report: Report) -> None:
             )
         start = 1
     previous_was_ref = False
+    names: list[tuple[int, bytes]] = []
     for i in range(start, len(lines)):
         line = lines[i]
         n = i + 1
@@ -174,7 +181,18 @@ def _check_packed(data: bytes, fmt: ObjectFormat, report: Report) -> None:
         refname = _show(line[hexsz + 1 :])
         if not refname_format_ok(refname):
             report("error", f"{where}: badRefName: has bad refname '{refname}'")
+        names.append((n, line[hexsz + 1 :]))
         previous_was_ref = True
+    if sorted_trait:
+        # a file that says "sorted" must be: Git names the first name out of order
+        for (_, prev), (n, cur) in zip(names, names[1:], strict=False):
+            if cur <= prev:
+                report(
+                    "error",
+                    f"packed-refs line {n}: packedRefUnsorted: refname '{_show(cur)}' is less "
+                    f"than previous refname '{_show(prev)}'",
+                )
+                break
 
 
 def verify_reftable(reftable_dir: Path, report: Report, verbose: Callable[[str], None]) -> None:
