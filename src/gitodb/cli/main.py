@@ -50,6 +50,7 @@ COMMANDS = {
     "commit-graph": "commit_graph",
     "show-index": "show_index",
     "unpack-objects": "unpack_objects",
+    "multi-pack-index": "multi_pack_index",
 }
 
 PARSER = OptionParser(

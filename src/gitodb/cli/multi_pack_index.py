@@ -1,0 +1,246 @@
+"""``gitodb multi-pack-index [--object-dir=<dir>] [--[no-]progress] write|verify|expire``.
+
+``write`` takes ``--preferred-pack=<pack>``, ``--stdin-packs`` and ``--no-bitmap``
+(and ``--no-incremental``); ``midx.version`` picks the file version.  A thin shell
+over ``gitodb.pack.midx_write``.  Not here: ``--bitmap``, ``--incremental``,
+``compact`` and ``repack`` (they answer with an error naming what is missing).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from gitodb.errors import GitodbError
+
+_COMMON = """\
+    --[no-]object-dir <directory>
+                          object directory containing set of packfile and pack-index pairs
+    --[no-]progress       force progress reporting
+"""
+
+USAGE = (
+    """\
+usage: git multi-pack-index [<options>] write [--preferred-pack=<pack>]
+         [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]
+         [--refs-snapshot=<path>] [--[no-]write-chain-file]
+         [--base=<checksum>]
+   or: git multi-pack-index [<options>] compact [--[no-]incremental]
+         [--[no-]bitmap] [--base=<checksum>] [--[no-]write-chain-file]
+         <from> <to>
+   or: git multi-pack-index [<options>] verify
+   or: git multi-pack-index [<options>] expire
+   or: git multi-pack-index [<options>] repack [--batch-size=<size>]
+
+"""
+    + _COMMON
+    + "\n"
+)
+
+WRITE_USAGE = (
+    """\
+usage: git multi-pack-index [<options>] write [--preferred-pack=<pack>]
+         [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]
+         [--refs-snapshot=<path>] [--[no-]write-chain-file]
+         [--base=<checksum>]
+
+"""
+    + _COMMON
+    + """\
+    --[no-]preferred-pack <preferred-pack>
+                          pack for reuse when computing a multi-pack bitmap
+    --[no-]bitmap         write multi-pack bitmap
+    --[no-]base <checksum>
+                          base MIDX for incremental writes
+    --[no-]incremental    write a new incremental MIDX
+    --[no-]write-chain-file
+                          write the multi-pack-index chain file
+    --[no-]stdin-packs    write multi-pack index containing only given indexes
+    --[no-]refs-snapshot <file>
+                          refs snapshot for selecting bitmap commits
+
+"""
+)
+
+VERIFY_USAGE = "usage: git multi-pack-index [<options>] verify\n\n" + _COMMON + "\n"
+EXPIRE_USAGE = "usage: git multi-pack-index [<options>] expire\n\n" + _COMMON + "\n"
+
+_NOT_HERE = {
+    "--bitmap": "a multi-pack bitmap",
+    "--incremental": "incremental multi-pack-index files",
+    "--refs-snapshot": "a multi-pack bitmap",
+    "--base": "incremental multi-pack-index files",
+    "--write-chain-file": "incremental multi-pack-index files",
+}
+
+
+class _Usage(Exception):
+    def __init__(self, text: str, message: str | None) -> None:
+        self.text = text
+        self.message = message
+
+
+def _usage_exit(e: _Usage) -> int:
+    if e.message:
+        sys.stderr.write(f"error: {e.message}\n")
+    (sys.stdout if e.message is None else sys.stderr).write(e.text)
+    return 129
+
+
+def _unknown(arg: str) -> str:
+    if arg.startswith("--"):
+        return f"unknown option `{arg[2:].split('=', 1)[0]}'"
+    return f"unknown switch `{arg[1:2]}'"
+
+
+class _Opts:
+    def __init__(self) -> None:
+        self.object_dir: str | None = None
+        self.progress = sys.stderr.isatty()
+
+
+def _common(argv: list[str], i: int, opts: _Opts) -> int:
+    """Consume a common option at ``argv[i]``; return the next index (or ``i``)."""
+    arg = argv[i]
+    if arg == "--object-dir":
+        if i + 1 >= len(argv):
+            raise _Usage(USAGE, "option `object-dir' requires a value")
+        opts.object_dir = argv[i + 1]
+        return i + 2
+    if arg.startswith("--object-dir="):
+        opts.object_dir = arg[len("--object-dir=") :]
+        return i + 1
+    if arg == "--no-object-dir":
+        opts.object_dir = None
+        return i + 1
+    if arg in ("--progress", "--no-progress"):
+        opts.progress = arg == "--progress"
+        return i + 1
+    return i
+
+
+def _progress(title: str, count: int) -> None:
+    """Git's final progress line of a phase."""
+    sys.stderr.write(f"{title}: 100% ({count}/{count}), done.\n")
+
+
+def _warn(level: str, text: str) -> None:
+    sys.stderr.write(f"{level}: {text}\n")
+
+
+def run(argv: list[str], ctx: Any) -> int:
+    """Dispatch ``write``, ``verify`` and ``expire``."""
+    opts = _Opts()
+    try:
+        i = 0
+        while i < len(argv) and argv[i].startswith("-"):
+            if argv[i] in ("-h", "--help"):
+                raise _Usage(USAGE, None)
+            j = _common(argv, i, opts)
+            if j == i:
+                raise _Usage(USAGE, _unknown(argv[i]))
+            i = j
+        if i >= len(argv):
+            raise _Usage(USAGE, "need a subcommand")
+        sub, rest = argv[i], argv[i + 1 :]
+        if sub == "write":
+            return _write(rest, ctx, opts)
+        if sub in ("verify", "expire"):
+            return _verify_or_expire(sub, rest, ctx, opts)
+        if sub in ("repack", "compact"):
+            raise GitodbError(f"gitodb multi-pack-index does not implement {sub}")
+        raise _Usage(USAGE, f"unknown subcommand: `{sub}'")
+    except _Usage as e:
+        return _usage_exit(e)
+
+
+def _objects_dir(repo: Any, opts: _Opts) -> str:
+    if opts.object_dir is not None:
+        return os.path.abspath(opts.object_dir)
+    return os.path.abspath(
+        os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.common_dir, "objects")
+    )
+
+
+def _write(argv: list[str], ctx: Any, opts: _Opts) -> int:
+    from gitodb.pack.midx_write import MidxWriteError, write_midx
+
+    preferred: str | None = None
+    stdin_packs = False
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-h", "--help"):
+            raise _Usage(WRITE_USAGE, None)
+        j = _common(argv, i, opts)
+        if j != i:
+            i = j
+            continue
+        i += 1
+        if arg.startswith("--preferred-pack="):
+            preferred = arg[len("--preferred-pack=") :]
+        elif arg == "--preferred-pack":
+            if i >= len(argv):
+                raise _Usage(WRITE_USAGE, "option `preferred-pack' requires a value")
+            preferred = argv[i]
+            i += 1
+        elif arg == "--no-preferred-pack":
+            preferred = None
+        elif arg in ("--stdin-packs", "--no-stdin-packs"):
+            stdin_packs = arg == "--stdin-packs"
+        elif arg in ("--no-bitmap", "--no-incremental", "--no-write-chain-file"):
+            pass  # the defaults: what is written anyway
+        elif arg.split("=", 1)[0] in _NOT_HERE:
+            what = _NOT_HERE[arg.split("=", 1)[0]]
+            raise GitodbError(f"gitodb multi-pack-index write cannot write {what} ({arg})")
+        else:
+            raise _Usage(WRITE_USAGE, _unknown(arg) if arg.startswith("-") else None)
+    repo = ctx.open_repository()
+    version = repo.config.get_ulong("midx.version", 1)
+    if version not in (1, 2):
+        raise GitodbError(f"unknown multi-pack-index version {version}")
+    include = None
+    if stdin_packs:
+        include = [
+            ln.decode("utf-8", "surrogateescape").strip()
+            for ln in sys.stdin.buffer.read().split(b"\n")
+            if ln.strip()
+        ]
+    try:
+        write_midx(
+            _objects_dir(repo, opts),
+            repo.object_format,
+            preferred_pack=preferred,
+            include=include,
+            version=version,
+            warn=_warn,
+            progress=_progress if opts.progress else None,
+        )
+    except MidxWriteError as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 1
+    return 0
+
+
+def _verify_or_expire(sub: str, argv: list[str], ctx: Any, opts: _Opts) -> int:
+    from gitodb.pack.midx_write import expire_midx, verify_midx
+
+    text = VERIFY_USAGE if sub == "verify" else EXPIRE_USAGE
+    i = 0
+    while i < len(argv):
+        if argv[i] in ("-h", "--help"):
+            raise _Usage(text, None)
+        j = _common(argv, i, opts)
+        if j == i:
+            raise _Usage(text, _unknown(argv[i]) if argv[i].startswith("-") else None)
+        i = j
+    repo = ctx.open_repository()
+    progress = _progress if opts.progress else None
+    if sub == "expire":
+        expire_midx(_objects_dir(repo, opts), repo.object_format, warn=_warn, progress=progress)
+        return 0
+    errors = verify_midx(_objects_dir(repo, opts), repo.object_format, progress=progress)
+    for line in errors:
+        sys.stderr.write(f"error: {line}\n")
+    return 1 if errors else 0
