@@ -141,6 +141,10 @@ class MultiPackIndex:
         self.path = os.fspath(path)
         self.fmt = fmt
         self.base = base
+        self.count: int = 0
+        self.num_packs: int = 0
+        self.base_objects: int
+        self.base_packs: int
         self.base_objects = base.base_objects + base.count if base is not None else 0
         self.base_packs = base.base_packs + base.num_packs if base is not None else 0
         try:

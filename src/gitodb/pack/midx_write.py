@@ -277,7 +277,9 @@ def _write_packs(
                 local = existing.pack_id_at(j)
                 i = midx_ids.get(local, -1)
                 if i >= 0:
-                    cands.append((existing.oid_at(j), True, -packs[i].mtime, i, existing.offset_at(j)))
+                    cands.append(
+                        (existing.oid_at(j), True, -packs[i].mtime, i, existing.offset_at(j))
+                    )
         chosen = _select(cands)
         order = sorted(range(len(packs)), key=lambda k: packs[k].idx_name)
         perm = [0] * len(packs)

@@ -29,10 +29,10 @@ from typing import TYPE_CHECKING
 from gitodb.errors import (
     AmbiguousObjectNameError,
     DeltaError,
+    MultiPackIndexError,
     ObjectFormatError,
     ObjectNotFoundError,
     ObjectTypeError,
-    MultiPackIndexError,
     PackError,
     report,
 )
@@ -342,7 +342,9 @@ class ObjectDatabase:
                 continue
             slots = entry[1]
             slots[:] = [
-                by_path.get(os.path.join(d.pack_dir, n[:-4] + ".pack")) if n.endswith(".idx") else None
+                by_path.get(os.path.join(d.pack_dir, n[:-4] + ".pack"))
+                if n.endswith(".idx")
+                else None
                 for n in entry[0].pack_names
             ]
             self._midx_covered.update(p.path for p in slots if p is not None)
