@@ -12,7 +12,7 @@ import os
 import sys
 from typing import Any
 
-from gitodb.errors import GitodbError
+from gitodb.errors import GitodbError, MultiPackIndexError
 
 _COMMON = """\
     --[no-]object-dir <directory>
@@ -240,7 +240,14 @@ def _verify_or_expire(sub: str, argv: list[str], ctx: Any, opts: _Opts) -> int:
     if sub == "expire":
         expire_midx(_objects_dir(repo, opts), repo.object_format, warn=_warn, progress=progress)
         return 0
-    errors = verify_midx(_objects_dir(repo, opts), repo.object_format, progress=progress)
-    for line in errors:
-        sys.stderr.write(f"error: {line}\n")
+    try:
+        errors = verify_midx(_objects_dir(repo, opts), repo.object_format, progress=progress)
+    except MultiPackIndexError as e:
+        if not e.ignorable:
+            raise
+        for line in [*e.details, e.message, "multi-pack-index file exists, but failed to parse"]:
+            sys.stderr.write(f"error: {line}\n")
+        return 1
+    for line in errors:  # bare, as Git's verify prints them
+        sys.stderr.write(f"{line}\n")
     return 1 if errors else 0

@@ -336,19 +336,15 @@ def verify_midx(
 ) -> list[str]:
     """Check ``objects_dir``'s MIDX as ``git multi-pack-index verify``; return the errors.
 
-    No MIDX is no error.  One Git cannot parse gives ``"multi-pack-index file exists,
-    but failed to parse"`` after the parser's own error; a fatal parse error raises.
+    The errors are Git's lines, printed bare as Git's verify does.  No MIDX is no
+    error.  One Git cannot parse raises ``MultiPackIndexError`` (ignorable set:
+    Git then also says ``multi-pack-index file exists, but failed to parse``).
     """
     pack_dir = os.path.join(objects_dir, "pack")
     path = os.path.join(pack_dir, MIDX_NAME)
     if not os.path.exists(path):
         return []
-    try:
-        m = MultiPackIndex(path, fmt)
-    except MultiPackIndexError as e:
-        if not e.ignorable:
-            raise
-        return [*e.details, e.message, "multi-pack-index file exists, but failed to parse"]
+    m = MultiPackIndex(path, fmt)
     errors: list[str] = []
     try:
         if not m.checksum_valid():
@@ -383,13 +379,16 @@ def verify_midx(
         # By pack, as Git (one pack's index in memory at a time); pack_id_at dies
         # on an id out of range, as Git's prepare_midx_pack.
         pairs = sorted((m.pack_id_at(i), i) for i in range(m.count))
-        for pid, i in pairs:
-            idx = idxs[pid]
+        for _pid, i in pairs:
             oid = m.oid_at(i)
+            # Found again by search, as Git's fill_midx_entry: an id out of order
+            # may not be found at all.
+            j = m.find(oid)
+            idx = idxs[m.pack_id_at(j)] if j >= 0 else None
             if idx is None:
                 errors.append(f"failed to load pack entry for oid[{i}] = {oid.hex()}")
                 continue
-            m_off = m.offset_at(i)
+            m_off = m.offset_at(j)
             pos = idx.find(oid)
             p_off = idx.offset_at(pos) if pos >= 0 else 0
             if m_off != p_off:
