@@ -69,7 +69,6 @@ EXPIRE_USAGE = "usage: git multi-pack-index [<options>] expire\n\n" + _COMMON + 
 _NOT_HERE = {
     "--bitmap": "a multi-pack bitmap",
     "--incremental": "incremental multi-pack-index files",
-    "--refs-snapshot": "a multi-pack bitmap",
     "--base": "incremental multi-pack-index files",
     "--write-chain-file": "incremental multi-pack-index files",
 }
@@ -191,6 +190,12 @@ def _write(argv: list[str], ctx: Any, opts: _Opts) -> int:
             stdin_packs = arg == "--stdin-packs"
         elif arg in ("--no-bitmap", "--no-incremental", "--no-write-chain-file"):
             pass  # the defaults: what is written anyway
+        elif arg.startswith("--refs-snapshot=") or arg == "--no-refs-snapshot":
+            pass  # as Git: only read to pick bitmap commits, and no bitmap is written
+        elif arg == "--refs-snapshot":
+            if i >= len(argv):
+                raise _Usage(WRITE_USAGE, "option `refs-snapshot' requires a value")
+            i += 1
         elif arg.split("=", 1)[0] in _NOT_HERE:
             what = _NOT_HERE[arg.split("=", 1)[0]]
             raise GitodbError(f"gitodb multi-pack-index write cannot write {what} ({arg})")
@@ -219,7 +224,7 @@ def _write(argv: list[str], ctx: Any, opts: _Opts) -> int:
         )
     except MidxWriteError as e:
         sys.stderr.write(f"error: {e.message}\n")
-        return 1
+        return 255  # Git's cmd_multi_pack_index returns -1
     return 0
 
 

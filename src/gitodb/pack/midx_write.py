@@ -187,10 +187,12 @@ def write_midx(
     try:
         packs: list[_Pack] = []
         if existing is not None:
-            for name in existing.pack_names:
+            for pid, name in enumerate(existing.pack_names):
                 if name in drop or (wanted is not None and name not in wanted):
                     continue
                 pack_path = os.path.join(pack_dir, name[:-4] + ".pack")
+                if not os.path.exists(pack_path):
+                    raise MidxWriteError(f"could not load pack {pid}")
                 packs.append(_Pack(name, pack_path, _mtime(pack_path), True))
         # Directory order, as Git's readdir loop (it decides ties between packs).
         try:
@@ -241,6 +243,8 @@ def _write_packs(
                 warn("warning", f"unknown preferred pack: '{preferred_pack}'")
         if not packs:
             raise MidxWriteError("no pack files to index.")
+        if progress is not None:
+            progress("Adding packfiles to multi-pack-index", len(packs))
         if (
             existing is not None
             and preferred_pack is None
@@ -256,8 +260,6 @@ def _write_packs(
                 p.objects = p.idx.count
             if not p.objects:
                 raise MidxWriteError(f"cannot select preferred pack {p.path} with no objects")
-        if progress is not None:
-            progress("Adding packfiles to multi-pack-index", len(packs))
         cands: list[tuple[bytes, bool, int, int, int]] = []
         midx_ids = {}
         for i, p in enumerate(packs):
