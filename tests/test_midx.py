@@ -14,17 +14,16 @@ import subprocess
 from pathlib import Path
 
 import pytest
-from helpers import git, git_env
 
 from gitodb.errors import MultiPackIndexError
 from gitodb.objects.format import format_by_name
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.midx import MultiPackIndex, load_midx
-from gitodb.pack.midx_write import verify_midx, write_midx
+from gitodb.pack.midx_write import verify_midx
 from gitodb.repo.odb import ObjectDatabase
+from helpers import git, git_env
 
 GIT255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
-GITODB_CLI = ["python", "-m", "gitodb"]
 
 pytestmark = pytest.mark.e2e
 
