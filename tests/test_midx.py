@@ -488,3 +488,38 @@ def test_expire_removes_unreferenced_packs(tmp_path: Path) -> None:
     names = sorted(p.name for p in (repo / ".git/objects/pack").iterdir())
     assert names == sorted(p.name for p in (twin / ".git/objects/pack").iterdir())
     assert midx_path(repo).read_bytes() == midx_path(twin).read_bytes()
+
+
+def _old_packs(repo: Path, originals: set[str]) -> set[str]:
+    return {p.name for p in (repo / ".git/objects/pack").glob("*.pack")} & originals
+
+
+@pytest.mark.parametrize("batch", ["0", "1", "2k", "1m"])
+def test_repack_takes_the_packs_git_takes(tmp_path: Path, batch: str) -> None:
+    repo = make_repo(tmp_path, packs=5)
+    # Growing mtimes: the batch order is oldest first.
+    for n, p in enumerate(sorted((repo / ".git/objects/pack").glob("*.pack"))):
+        os.utime(p, (1_700_000_000 + n, 1_700_000_000 + n))
+    (
+        repo
+        / ".git/objects/pack"
+        / (sorted((repo / ".git/objects/pack").glob("*.idx"))[0].stem + ".keep")
+    ).write_text("")
+    git("multi-pack-index", "write", cwd=repo)
+    twin = tmp_path / "twin"
+    shutil.copytree(repo, twin, symlinks=True)
+    originals = {p.name for p in (repo / ".git/objects/pack").glob("*.pack")}
+    g = git_run("multi-pack-index", "repack", f"--batch-size={batch}", cwd=twin)
+    assert g.returncode == 0, g.stderr
+    r = gitodb("multi-pack-index", "repack", f"--batch-size={batch}", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    new_git = len(list((twin / ".git/objects/pack").glob("*.pack"))) - len(originals)
+    new_ours = len(list((repo / ".git/objects/pack").glob("*.pack"))) - len(originals)
+    assert new_ours == new_git
+    assert git_run("multi-pack-index", "expire", cwd=twin).returncode == 0
+    assert gitodb("multi-pack-index", "expire", cwd=repo).returncode == 0
+    assert _old_packs(repo, originals) == _old_packs(twin, originals)
+    assert gitodb("multi-pack-index", "verify", cwd=repo).returncode == 0
+    assert git_run("multi-pack-index", "verify", cwd=repo).returncode == 0
+    args = ["cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"]
+    assert gitodb(*args, cwd=repo).stdout == git(*args, cwd=twin)

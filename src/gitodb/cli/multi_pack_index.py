@@ -1,9 +1,10 @@
 """``gitodb multi-pack-index [--object-dir=<dir>] [--[no-]progress] write|verify|expire``.
 
 ``write`` takes ``--preferred-pack=<pack>``, ``--stdin-packs`` and ``--no-bitmap``
-(and ``--no-incremental``); ``midx.version`` picks the file version.  A thin shell
-over ``gitodb.pack.midx_write``.  Not here: ``--bitmap``, ``--incremental``,
-``compact`` and ``repack`` (they answer with an error naming what is missing).
+(and ``--no-incremental``); ``midx.version`` picks the file version.  ``repack``
+takes ``--batch-size=<n>``.  A thin shell over ``gitodb.pack.midx_write`` and
+``gitodb.repo.midx_repack``.  Not here: ``--bitmap``, ``--incremental`` and
+``compact`` (they answer with an error naming what is missing).
 """
 
 from __future__ import annotations
@@ -65,6 +66,12 @@ usage: git multi-pack-index [<options>] write [--preferred-pack=<pack>]
 
 VERIFY_USAGE = "usage: git multi-pack-index [<options>] verify\n\n" + _COMMON + "\n"
 EXPIRE_USAGE = "usage: git multi-pack-index [<options>] expire\n\n" + _COMMON + "\n"
+REPACK_USAGE = (
+    "usage: git multi-pack-index [<options>] repack [--batch-size=<size>]\n\n"
+    + _COMMON
+    + "    --batch-size <n>      during repack, collect pack-files of smaller size into a "
+    "batch that is larger than this size\n\n"
+)
 
 _NOT_HERE = {
     "--bitmap": "a multi-pack bitmap",
@@ -147,7 +154,9 @@ def run(argv: list[str], ctx: Any) -> int:
             return _write(rest, ctx, opts)
         if sub in ("verify", "expire"):
             return _verify_or_expire(sub, rest, ctx, opts)
-        if sub in ("repack", "compact"):
+        if sub == "repack":
+            return _repack(rest, ctx, opts)
+        if sub == "compact":
             raise GitodbError(f"gitodb multi-pack-index does not implement {sub}")
         raise _Usage(USAGE, f"unknown subcommand: `{sub}'")
     except _Usage as e:
@@ -225,6 +234,63 @@ def _write(argv: list[str], ctx: Any, opts: _Opts) -> int:
     except MidxWriteError as e:
         sys.stderr.write(f"error: {e.message}\n")
         return 255  # Git's cmd_multi_pack_index returns -1
+    return 0
+
+
+def _magnitude(text: str) -> int:
+    """Git's OPT_MAGNITUDE: a number with an optional k, m or g (powers of 1024)."""
+    units = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+    t = text.strip().lower()
+    unit = t[-1:] if t[-1:] in ("k", "m", "g") else ""
+    digits = t[: len(t) - len(unit)]
+    if not digits.isdigit():
+        raise _Usage(
+            REPACK_USAGE,
+            "option `batch-size' expects a non-negative integer value"
+            " with an optional k/m/g suffix",
+        )
+    return int(digits) * units[unit]
+
+
+def _repack(argv: list[str], ctx: Any, opts: _Opts) -> int:
+    from gitodb.pack.midx_write import MidxWriteError
+    from gitodb.repo.midx_repack import midx_repack
+
+    batch = 0
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        if arg in ("-h", "--help"):
+            raise _Usage(REPACK_USAGE, None)
+        j = _common(argv, i, opts)
+        if j != i:
+            i = j
+            continue
+        i += 1
+        if arg.startswith("--batch-size="):
+            batch = _magnitude(arg[len("--batch-size=") :])
+        elif arg == "--batch-size":
+            if i >= len(argv):
+                raise _Usage(REPACK_USAGE, "option `batch-size' requires a value")
+            batch = _magnitude(argv[i])
+            i += 1
+        else:
+            raise _Usage(REPACK_USAGE, _unknown(arg) if arg.startswith("-") else None)
+    repo = ctx.open_repository()
+    level = repo.config.get("pack.compression") or repo.config.get("core.compression")
+    try:
+        midx_repack(
+            _objects_dir(repo, opts),
+            repo.object_format,
+            batch_size=batch,
+            pack_kept_objects=repo.config.get_bool("repack.packkeptobjects", False),
+            compression=int(level) if level is not None else -1,
+            warn=_warn,
+            progress=_progress if opts.progress else None,
+        )
+    except MidxWriteError as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 255
     return 0
 
 
