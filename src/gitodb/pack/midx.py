@@ -29,6 +29,8 @@ from __future__ import annotations
 import mmap
 import os
 import struct
+import sys
+from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -382,8 +384,30 @@ class MultiPackIndex:
 
     def entries(self) -> Iterator[tuple[bytes, int, int]]:
         """Every ``(oid, global pack-int-id, offset)`` of this file in id order."""
-        for i in range(self.count):
-            yield self.oid_at(i), self.pack_id_at(i), self.offset_at(i)
+        pids, offs = self.columns()
+        return zip(self.oid_list(), pids, offs, strict=True)
+
+    def columns(self) -> tuple[array, array]:
+        """Global pack-int-ids and pack offsets of all entries, decoded in one pass.
+
+        Raises ``MultiPackIndexError`` at the first bad pack-int-id or large offset.
+        """
+        n = self.count
+        raw = array("I", bytes(self._buf[self._ooff_at : self._ooff_at + 8 * n]))
+        if sys.byteorder == "little":
+            raw.byteswap()
+        pids = raw[0::2]
+        offs = array("Q", raw[1::2])
+        if n and max(pids) >= self.num_packs:
+            i = next(i for i, p in enumerate(pids) if p >= self.num_packs)
+            self.pack_id_at(i)  # raises Git's message
+        if self.base_packs:
+            pids = array("I", (p + self.base_packs for p in pids))
+        if n and self._loff_at and max(offs) & LARGE_OFFSET_NEEDED:
+            for i, v in enumerate(offs):
+                if v & LARGE_OFFSET_NEEDED:
+                    offs[i] = self.offset_at(i)
+        return pids, offs
 
     def rev_positions(self) -> list[int] | None:
         """The ``RIDX`` chunk (positions in pseudo-pack order), None if absent.

@@ -741,10 +741,12 @@ class ObjectDatabase:
         midx: MidxSet, slots: list[PackFile | None]
     ) -> Iterator[tuple[bytes, int, PackFile | None, int | LooseObjectStore]]:
         for layer in midx.layers:
-            for oid, pid, off in layer.entries():
-                pack = slots[pid]
-                if pack is not None:
-                    yield oid, -1, pack, off
+            pids, offs = layer.columns()
+            packs = [slots[p] for p in pids]
+            rows = zip(layer.oid_list(), [-1] * len(packs), packs, offs, strict=True)
+            if None in slots:  # a pack that is gone: its objects are not listed from here
+                rows = (r for r in rows if r[2] is not None)  # type: ignore[assignment]
+            yield from rows
 
     def _iter_pack_order(self) -> Iterator[tuple[bytes, PackFile | None, int | LooseObjectStore]]:
         seen: set[bytes] = set()
