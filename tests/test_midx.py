@@ -523,3 +523,42 @@ def test_repack_takes_the_packs_git_takes(tmp_path: Path, batch: str) -> None:
     assert git_run("multi-pack-index", "verify", cwd=repo).returncode == 0
     args = ["cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objecttype)"]
     assert gitodb(*args, cwd=repo).stdout == git(*args, cwd=twin)
+
+
+def test_expire_keeps_an_unreferenced_cruft_pack(tmp_path: Path) -> None:
+    repo = tmp_path / "cruft"
+    git("init", "-q", repo)
+    (repo / "base").write_text("base\n")
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", "base", cwd=repo)
+    base = git("rev-parse", "HEAD", cwd=repo).strip()
+    (repo / "gone").write_text("gone\n")
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", "unreachable", cwd=repo)
+    unreachable = git("rev-parse", "HEAD", cwd=repo).strip()
+    git("reset", "-q", "--hard", base, cwd=repo)
+    git("reflog", "expire", "--all", "--expire=all", cwd=repo)
+    git("repack", "-q", "--cruft", "-d", cwd=repo)
+    (mtimes,) = (repo / ".git/objects/pack").glob("*.mtimes")
+    pack = (
+        git(
+            "pack-objects",
+            "--revs",
+            ".git/objects/pack/pack",
+            cwd=repo,
+            input=b"%s..%s\n" % (base, unreachable),
+        )
+        .strip()
+        .decode()
+    )
+    # Preferring the new pack leaves the cruft pack without any object in the MIDX.
+    args = ["multi-pack-index", "write", f"--preferred-pack=pack-{pack}.pack"]
+    assert gitodb(*args, cwd=repo).returncode == 0
+    twin = tmp_path / "twin"
+    shutil.copytree(repo, twin, symlinks=True)
+    assert git_run("multi-pack-index", "expire", cwd=twin).returncode == 0
+    assert gitodb("multi-pack-index", "expire", cwd=repo).returncode == 0
+    assert mtimes.exists()
+    assert sorted(os.listdir(repo / ".git/objects/pack")) == sorted(
+        os.listdir(twin / ".git/objects/pack")
+    )

@@ -412,8 +412,8 @@ def expire_midx(
 ) -> list[str]:
     """``git multi-pack-index expire``: delete packs the MIDX no longer takes objects from.
 
-    A pack with a ``.keep`` stays.  The MIDX is rewritten without the deleted packs;
-    returns their ``.idx`` names.
+    A pack with a ``.keep`` and a cruft pack (``.mtimes``) stay.  The MIDX is
+    rewritten without the deleted packs; returns their ``.idx`` names.
     """
     pack_dir = os.path.join(objects_dir, "pack")
     m = _open_existing(pack_dir, fmt, warn)
@@ -428,7 +428,9 @@ def expire_midx(
         gone = []
         for pid, name in enumerate(m.pack_names):
             stem = os.path.join(pack_dir, name[:-4])
-            if used[pid] or os.path.exists(stem + ".keep"):
+            # As Git: kept packs stay, and so do cruft packs (their .mtimes records
+            # when unreachable objects were last seen, which a MIDX cannot hold).
+            if used[pid] or os.path.exists(stem + ".keep") or os.path.exists(stem + ".mtimes"):
                 continue
             gone.append(name)
         if progress is not None:
