@@ -562,3 +562,17 @@ def test_expire_keeps_an_unreferenced_cruft_pack(tmp_path: Path) -> None:
     assert sorted(os.listdir(repo / ".git/objects/pack")) == sorted(
         os.listdir(twin / ".git/objects/pack")
     )
+
+
+@pytest.mark.skipif(not GIT255.exists(), reason="needs Git 2.55 in ../shared (midx.version=2)")
+def test_version_2_is_byte_identical_to_git_255(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, packs=3)
+    git_run("-c", "midx.version=2", "multi-pack-index", "write", cwd=repo, exe=str(GIT255))
+    expected = midx_path(repo).read_bytes()
+    assert expected[4] == 2
+    midx_path(repo).unlink()
+    assert gitodb("-c", "midx.version=2", "multi-pack-index", "write", cwd=repo).returncode == 0
+    assert midx_path(repo).read_bytes() == expected
+    m = MultiPackIndex(midx_path(repo), format_by_name("sha1"))
+    assert m.version == 2 and m.num_packs == 3
+    m.close()
