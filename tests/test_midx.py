@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from gitodb.errors import MultiPackIndexError
+from gitodb.errors import GitodbError, MultiPackIndexError
 from gitodb.objects.format import format_by_name
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.midx import MultiPackIndex, load_midx
@@ -575,4 +575,42 @@ def test_version_2_is_byte_identical_to_git_255(tmp_path: Path) -> None:
     assert midx_path(repo).read_bytes() == expected
     m = MultiPackIndex(midx_path(repo), format_by_name("sha1"))
     assert m.version == 2 and m.num_packs == 3
+    m.close()
+
+
+def test_reverse_index_chunk_is_the_pseudo_pack_order(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, packs=4)
+    idxs = sorted(p.name for p in (repo / ".git/objects/pack").glob("*.idx"))
+    fmt = format_by_name("sha1")
+    for pref in (idxs[2], idxs[0]):
+        # A bitmap MIDX carries RIDX; the preferred pack's objects come first.
+        g = git_run("multi-pack-index", "write", "--bitmap", f"--preferred-pack={pref}", cwd=repo)
+        assert g.returncode == 0, g.stderr
+        m = MultiPackIndex(midx_path(repo), fmt)
+        order = m.reverse_index()
+        assert order is not None and sorted(order) == list(range(m.count))
+        assert order == m.pseudo_pack_order(m.pack_names.index(pref))
+        m.close()
+        for f in (repo / ".git/objects/pack").glob("multi-pack-index*"):
+            f.unlink()
+    # Without RIDX and without a .rev there is no reverse index.
+    git("multi-pack-index", "write", cwd=repo)
+    m = MultiPackIndex(midx_path(repo), fmt)
+    assert m.reverse_index() is None
+    m.close()
+
+
+def test_reverse_index_from_an_old_style_rev_file(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, packs=3)
+    git("multi-pack-index", "write", cwd=repo)
+    fmt = format_by_name("sha1")
+    m = MultiPackIndex(midx_path(repo), fmt)
+    order = m.pseudo_pack_order(1)
+    body = b"RIDX" + struct.pack(">II", 1, 1) + struct.pack(f">{m.count}I", *order) + m.checksum
+    rev = midx_path(repo).parent / f"multi-pack-index-{m.checksum.hex()}.rev"
+    rev.write_bytes(body + fmt.new_hasher(body).digest())
+    assert m.reverse_index() == order
+    rev.write_bytes(body + b"\0" * 20)  # bad checksum: an error, not a wrong answer
+    with pytest.raises(GitodbError):
+        m.reverse_index()
     m.close()

@@ -34,8 +34,9 @@ from array import array
 from collections.abc import Iterator
 from dataclasses import dataclass
 
-from gitodb.errors import MultiPackIndexError
+from gitodb.errors import MultiPackIndexError, report
 from gitodb.objects.format import ObjectFormat
+from gitodb.pack.rev import read_rev
 
 MIDX_SIGNATURE = b"MIDX"
 MIDX_NAME = "multi-pack-index"
@@ -418,11 +419,41 @@ class MultiPackIndex:
         if ridx is None:
             return None
         if ridx.size != 4 * self.count:
-            from gitodb.errors import report
-
             report("error", "multi-pack-index reverse-index chunk is the wrong size")
             return None
-        return list(struct.unpack_from(f">{self.count}I", self._buf, ridx.start))
+        order = list(struct.unpack_from(f">{self.count}I", self._buf, ridx.start))
+        if order and max(order) >= self.count:
+            raise MultiPackIndexError(
+                "multi-pack-index reverse-index chunk has an entry out of range",
+                path=self.path,
+                offset=ridx.start + 4 * next(i for i, v in enumerate(order) if v >= self.count),
+            )
+        return order
+
+    def reverse_index(self) -> list[int] | None:
+        """Local positions in pseudo-pack order, from the ``RIDX`` chunk or else from
+        ``multi-pack-index-<checksum>.rev`` (what Git before 2.35 wrote); None if
+        neither is there.  A damaged ``.rev`` raises ``PackError``."""
+        order = self.rev_positions()
+        if order is not None:
+            return order
+        rev = os.path.join(
+            os.path.dirname(self.path), f"multi-pack-index-{self.checksum.hex()}.rev"
+        )
+        if not os.path.exists(rev):
+            return None
+        return list(read_rev(rev, self.count, self.fmt, pack_checksum=self.checksum))
+
+    def pseudo_pack_order(self, preferred: int) -> list[int]:
+        """Local positions as Git's bitmaps see the packs: the objects of pack
+        ``preferred`` (local pack-int-id) first, then the other packs in pack-int-id
+        order, each in pack-offset order.  This is what ``RIDX`` records."""
+        pids, offs = self.columns()
+        base = self.base_packs
+        return sorted(
+            range(self.count),
+            key=lambda i: (pids[i] - base != preferred, pids[i], offs[i]),
+        )
 
     def close(self) -> None:
         """Release the mapping (kept alive while a slice of it is still referenced)."""
