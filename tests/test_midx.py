@@ -614,3 +614,34 @@ def test_reverse_index_from_an_old_style_rev_file(tmp_path: Path) -> None:
     with pytest.raises(GitodbError):
         m.reverse_index()
     m.close()
+
+
+def test_midx_of_an_alternate_is_used(tmp_path: Path) -> None:
+    base = make_repo(tmp_path, packs=3, name="base")
+    git("multi-pack-index", "write", cwd=base)
+    user = tmp_path / "user"
+    git("init", "-q", user)
+    (user / ".git/objects/info/alternates").write_text(str(base / ".git/objects") + "\n")
+    fmt = format_by_name("sha1")
+    odb = ObjectDatabase(user / ".git/objects", fmt)
+    assert odb.midx[str(base / ".git/objects")] is not None
+    assert len(odb._midx_covered) == 3
+    odb.close()
+    args = ["cat-file", "--batch-all-objects", "--batch-check"]
+    assert gitodb(*args, cwd=user).stdout == git(*args, cwd=user)
+
+
+def test_objects_of_a_pack_gone_from_under_the_midx(tmp_path: Path) -> None:
+    repo = make_repo(tmp_path, packs=3)
+    git("multi-pack-index", "write", cwd=repo)
+    oids = git("cat-file", "--batch-all-objects", "--batch-check=%(objectname)", cwd=repo)
+    victim = sorted((repo / ".git/objects/pack").glob("*.pack"))[1]
+    victim.rename(victim.with_suffix(".bak"))
+    args = ["cat-file", "--batch-check"]
+    theirs = subprocess.run(
+        ["git", *args], cwd=repo, input=oids, capture_output=True, env=git_env()
+    )
+    ours = gitodb(*args, cwd=repo, stdin=oids)
+    assert ours.stdout == theirs.stdout
+    assert b" missing\n" in ours.stdout
+    assert ours.stderr == theirs.stderr
