@@ -4,8 +4,8 @@ Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
 ``--name-status``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
 ``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
 limiting, and rename detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-l<n>``).
-A thin shell over ``gitodb.history.treediff`` and ``gitodb.history.renames``.  An option Git has that
-gitodb does not implement is refused with Git's usage (exit 129).
+A thin shell over ``gitodb.history.treediff`` and ``gitodb.history.renames``.  An
+option Git has that gitodb does not implement is refused with Git's usage (exit 129).
 """
 
 from __future__ import annotations
