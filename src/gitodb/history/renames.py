@@ -94,18 +94,24 @@ def span_counts(data: bytes) -> Counter[int]:
 
 
 def similarity(
-    src: bytes, dst: bytes, minimum: int, cache: dict[int, Counter[int]] | None = None
+    src: bytes,
+    dst: bytes,
+    minimum: int,
+    counts: Callable[[bytes], Counter[int]] = span_counts,
 ) -> int:
     """Git's ``estimate_similarity`` of two regular files' contents (0 when the sizes
-    alone rule out ``minimum``)."""
+    alone rule out ``minimum``).  ``counts`` may be a memoised ``span_counts``."""
     max_size = max(len(src), len(dst))
     delta = max_size - min(len(src), len(dst))
     if max_size * (MAX_SCORE - minimum) < delta * MAX_SCORE:
         return 0
     if not dst:
         return 0
-    s, d = span_counts(src), span_counts(dst)
-    copied = sum(min(cnt, d[h]) for h, cnt in s.items() if h in d)
+    s, d = counts(src), counts(dst)
+    if len(d) < len(s):
+        copied = sum(min(cnt, s[h]) for h, cnt in d.items() if h in s)
+    else:
+        copied = sum(min(cnt, d[h]) for h, cnt in s.items() if h in d)
     return copied * MAX_SCORE // max_size
 
 
@@ -160,6 +166,13 @@ def detect_renames(
     left_src = [s for s in srcs if s not in used]
     left_dst = [d for d in dsts if d not in found]
     blobs: dict[bytes, bytes] = {}
+    spans: dict[int, Counter[int]] = {}  # by id() of a cached blob: each is hashed once
+
+    def counts(data: bytes) -> Counter[int]:
+        got = spans.get(id(data))
+        if got is None:
+            got = spans[id(data)] = span_counts(data)
+        return got
 
     def content(oid: bytes | None) -> bytes:
         assert oid is not None
@@ -171,7 +184,7 @@ def detect_renames(
         a, b = changes[s], changes[d]
         if not (stat.S_ISREG(a.old_mode or 0) and stat.S_ISREG(b.new_mode or 0)):
             return 0
-        return similarity(content(a.old_id), content(b.new_id), floor)
+        return similarity(content(a.old_id), content(b.new_id), floor, counts)
 
     # 2. unique basenames
     if left_src and left_dst:
