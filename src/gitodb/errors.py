@@ -98,6 +98,18 @@ class RevIndexChecksumError(PackError):
     """A ``.rev`` whose trailing checksum does not match (Git ignores such a file)."""
 
 
+class MultiPackIndexError(PackError):
+    """A multi-pack-index is malformed.
+
+    ``ignorable`` is set where Git prints an ``error:`` and reads the packs without
+    the file (damaged header or chunk table); otherwise Git dies.
+    """
+
+    def __init__(self, message: str, *, ignorable: bool = False, **kw: object) -> None:
+        self.ignorable = ignorable
+        super().__init__(message, **kw)  # type: ignore[arg-type]
+
+
 class DeltaError(PackError):
     """A delta is malformed, copies out of bounds, has the wrong size, or forms a cycle."""
 

@@ -2,7 +2,8 @@
 
 ``write`` takes ``--reachable``, ``--stdin-commits``, ``--stdin-packs`` (default:
 the commits of every pack), ``--append``, ``--[no-]changed-paths``,
-``--split[=no-merge|replace]`` and ``--object-dir``; ``verify`` takes ``--shallow``
+``--split[=no-merge|replace]`` with ``--size-multiple``, ``--max-commits`` and
+``--expire-time``, and ``--object-dir``; ``verify`` takes ``--shallow``
 and ``--object-dir``.  ``--progress`` (default: when stderr is a terminal) prints
 each phase's final progress line.
 A thin shell over ``gitodb.history.commitgraph_write``.
@@ -64,7 +65,8 @@ usage: git commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress
 
 """
 
-_UNSUPPORTED = ("--max-commits", "--size-multiple", "--expire-time", "--max-new-filters")
+_UNSUPPORTED = ("--max-new-filters",)
+_SPLIT_VALUES = ("--max-commits", "--size-multiple", "--expire-time")
 
 
 def _usage(text: str, message: str | None = None, to_stdout: bool = False) -> int:
@@ -104,6 +106,7 @@ def _write(argv: list[str], ctx: Any) -> int:
     changed: bool | None = None
     show_progress = sys.stderr.isatty()
     split: str | None = None
+    split_opts: dict[str, str] = {}
     object_dir: str | None = None
     i = 0
     while i < len(argv):
@@ -121,7 +124,7 @@ def _write(argv: list[str], ctx: Any) -> int:
         elif arg in ("--progress", "--no-progress"):
             show_progress = arg == "--progress"
         elif arg == "--split":
-            split = "no-merge"
+            split = "merge"
         elif arg.startswith("--split="):
             split = arg[8:]
             if split not in ("no-merge", "replace"):
@@ -131,6 +134,15 @@ def _write(argv: list[str], ctx: Any) -> int:
             i += 1
         elif arg.startswith("--object-dir="):
             object_dir = arg[13:]
+        elif arg.split("=", 1)[0] in _SPLIT_VALUES:
+            key = arg.split("=", 1)[0]
+            if "=" in arg:
+                split_opts[key] = arg.split("=", 1)[1]
+            elif i < len(argv):
+                split_opts[key] = argv[i]
+                i += 1
+            else:
+                return _usage(WRITE_USAGE, f"option `{key[2:]}' requires a value")
         elif arg.split("=", 1)[0] in _UNSUPPORTED:
             raise GitodbError(f"gitodb commit-graph write does not support {arg.split('=')[0]}")
         else:
@@ -188,6 +200,8 @@ def _write(argv: list[str], ctx: Any) -> int:
             changed_paths=changed,
             split=split is not None,
             replace=split == "replace",
+            merge=split == "merge",
+            **_split_values(split_opts),
             append=flags["append"],
             progress=_progress if show_progress else None,
         )
@@ -195,6 +209,23 @@ def _write(argv: list[str], ctx: Any) -> int:
         sys.stderr.write(f"error: {e.message}\n")
         return 1
     return 0
+
+
+def _split_values(opts: dict[str, str]) -> dict[str, Any]:
+    """``--size-multiple``, ``--max-commits`` (integers) and ``--expire-time`` (a date)."""
+    from gitodb.refs.expire import parse_expiry
+
+    out: dict[str, Any] = {}
+    for key, name in (("--size-multiple", "size_multiple"), ("--max-commits", "max_commits")):
+        if key in opts:
+            try:
+                out[name] = int(opts[key], 0)
+            except ValueError:
+                raise GitodbError(f"option `{key[2:]}' expects an integer value") from None
+    if "--expire-time" in opts:
+        # Git reads 0 ("never") as unset: the default, now.
+        out["expire_time"] = parse_expiry(opts["--expire-time"]) or None
+    return out
 
 
 def _emit(line: str) -> None:

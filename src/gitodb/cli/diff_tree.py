@@ -2,9 +2,10 @@
 
 Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
 ``--name-status``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
-``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin`` and path
-limiting.  A thin shell over ``gitodb.history.treediff``.  An option Git has that
-gitodb does not implement is refused with Git's usage (exit 129).
+``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
+limiting, and rename detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-l<n>``).
+A thin shell over ``gitodb.history.treediff`` and ``gitodb.history.renames``.  An
+option Git has that gitodb does not implement is refused with Git's usage (exit 129).
 """
 
 from __future__ import annotations
@@ -100,6 +101,8 @@ class Options:
         self.full_index = False
         self.raw = False
         self.output = "raw"  # raw, name-only, name-status
+        self.renames: int | None = None  # -M: the minimum score (of 60000)
+        self.rename_limit: int | None = None  # -l<n>
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
         self.args: list[str] = []
         self.paths: list[str] = []
@@ -130,6 +133,13 @@ def parse_args(argv: list[str]) -> Options:
             o.abbrev = abbrev_length(arg[9:])
         elif arg == "--no-abbrev":
             o.abbrev = 0
+        elif arg.startswith("-M") or arg == "--find-renames" or arg.startswith("--find-renames="):
+            from gitodb.history.renames import DEFAULT_MIN_SCORE, parse_rename_score
+
+            value = arg[2:] if arg.startswith("-M") else arg.partition("=")[2]
+            o.renames = parse_rename_score(value) if value else DEFAULT_MIN_SCORE
+        elif arg.startswith("-l") and arg[2:].isdigit():
+            o.rename_limit = int(arg[2:])
         else:
             raise _Usage(arg)
     if o.show_trees:
@@ -177,14 +187,20 @@ class _Printer:
             return b"".join(out)
         nul = o.nul
         term = self.term
+        sep = b"\0" if nul else b"\t"
         for ch in changes:
-            if o.reverse:
+            if o.reverse and o.renames is None:  # with -M the trees were swapped before
                 ch = ch.reversed()
             path = ch.path if nul else self.quote(ch.path, self.quote_fully)
+            status = ch.status.encode()
+            old_path = getattr(ch, "old_path", None)
+            if old_path is not None:
+                status += b"%03d" % ch.similarity  # type: ignore[attr-defined]
+                path = (old_path if nul else self.quote(old_path, self.quote_fully)) + sep + path
             if o.output == "name-only":
-                out.append(path + term)
+                out.append((ch.path if nul else self.quote(ch.path, self.quote_fully)) + term)
             elif o.output == "name-status":
-                out.append(ch.status.encode() + (b"\0" if nul else b"\t") + path + term)
+                out.append(status + sep + path + term)
             else:
                 out.append(
                     b":%06o %06o %s %s %s%s%s%s"
@@ -193,8 +209,8 @@ class _Printer:
                         ch.new_mode or 0,
                         self._id(ch.old_id),
                         self._id(ch.new_id),
-                        ch.status.encode(),
-                        b"\0" if nul else b"\t",
+                        status,
+                        sep,
                         path,
                         term,
                     )
@@ -218,13 +234,29 @@ class _DiffTree:
     def trees(self, old: bytes | None, new: bytes | None) -> list[Change]:
         from gitodb.history.treediff import diff_trees
 
-        return diff_trees(
+        changes = diff_trees(
             self.repo,
             old,
             new,
             self.paths,
             recursive=self.o.recursive,
             show_trees=self.o.show_trees,
+        )
+        if self.o.renames is None:
+            return changes
+        from gitodb.history.renames import detect_renames
+
+        if self.o.reverse:
+            changes = [c.reversed() for c in changes]
+        limit = self.o.rename_limit
+        if limit is None:
+            limit = self.repo.config.get_ulong("diff.renamelimit", 1000)
+        odb = self.repo.odb
+        return detect_renames(
+            changes,
+            lambda oid: odb.read(oid)[1],
+            minimum=self.o.renames,
+            limit=limit or 32767,
         )
 
     def commit(self, oid: bytes, parents: list[bytes] | None = None) -> None:

@@ -51,6 +51,7 @@ COMMANDS = {
     "commit-graph": "commit_graph",
     "show-index": "show_index",
     "unpack-objects": "unpack_objects",
+    "multi-pack-index": "multi_pack_index",
 }
 
 PARSER = OptionParser(

@@ -7,7 +7,11 @@ them under parents, sorts them by id and writes Git's chunks in Git's order:
 are Git's: the topological level in ``CDAT`` and corrected commit dates as
 offsets in ``GDA2``.  ``changed_paths`` adds Bloom filters (version 1, Git's
 default).  ``split`` writes a new layer of a chain with the commits not in the
-existing graph (``--split=no-merge``'s behaviour; layers are not merged).
+existing graph; with ``merge`` (bare ``--split``) the layers on top are merged into
+it as Git does: while the top layer holds at most ``size_multiple`` times the
+commits being written, or these are more than ``max_commits``, it is folded in.
+Graph files the new state does not use are deleted when their mtime is not
+after ``expire_time`` (default: now).
 
 ``verify_commit_graph(repo)`` checks a graph against the objects like
 ``git commit-graph verify`` and returns Git's error lines.
@@ -19,6 +23,7 @@ import hashlib
 import os
 import struct
 import tempfile
+import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
@@ -342,6 +347,10 @@ def write_commit_graph(
     split: bool = False,
     replace: bool = False,
     append: bool = False,
+    merge: bool = False,
+    size_multiple: int = 2,
+    max_commits: int = 0,
+    expire_time: int | None = None,
     progress: Callable[[str, int], None] | None = None,
 ) -> str | None:
     """Write a commit-graph (see the module docstring); return its path, or None
@@ -378,6 +387,18 @@ def write_commit_graph(
     progress("Expanding reachable commits in commit graph", len(found))
     if not found:
         return None  # Git writes no file without commits
+    # Layers this write takes the place of (Git marks them with the time now, so
+    # that --expire-time decides about them as of this write).
+    dropped: list[str] = []
+    if split and replace and existing is not None:
+        dropped = [g.path for g in existing.layers()]
+    if split and merge and base is not None:
+        top = base
+        base, merged = _merge_strategy(base, len(found), size_multiple, max_commits)
+        if merged:
+            found.update(_load(repo, merged, base))
+            keep = {id(g) for g in base.layers()} if base is not None else set()
+            dropped = [g.path for g in top.layers() if id(g) not in keep]
     _generations(found, base)
     progress("Computing commit graph topological levels", len(found))
     progress("Computing commit graph generation numbers", len(found))
@@ -398,6 +419,11 @@ def write_commit_graph(
             if fsync.wants(Component.COMMIT_GRAPH):
                 fsync.sync(Component.COMMIT_GRAPH, lock.fd, lock.lock_path)
             lock.commit()
+        # As Git: a single file replaces a chain; its layers expire.
+        chain = os.path.join(chain_dir(objects_dir), "commit-graph-chain")
+        if os.path.exists(chain):
+            os.unlink(chain)
+            _expire_layers(chain_dir(objects_dir), set(), expire_time)
         return path
     cdir = chain_dir(objects_dir)
     os.makedirs(cdir, exist_ok=True)
@@ -424,12 +450,56 @@ def write_commit_graph(
         lock.commit()
     if os.path.exists(single):
         os.unlink(single)  # the chain replaces the single file
-    # Layers the new chain does not list are expired (Git's default expiry: now).
-    keep = {f"graph-{h}.graph" for h in hashes}
-    for entry in os.listdir(cdir):
-        if entry.startswith("graph-") and entry.endswith(".graph") and entry not in keep:
-            os.unlink(os.path.join(cdir, entry))
+    for path in dropped:
+        try:
+            st = os.stat(path)
+            os.utime(path, (st.st_atime, time.time()))
+        except FileNotFoundError:
+            pass
+    _expire_layers(cdir, {f"graph-{h}.graph" for h in hashes}, expire_time)
     return os.path.join(cdir, name)
+
+
+def _merge_strategy(
+    top: CommitGraphFile, new_commits: int, size_multiple: int, max_commits: int
+) -> tuple[CommitGraphFile | None, list[bytes]]:
+    """Git's ``split_graph_merge_strategy``: the new base and the ids of the layers
+    folded into the layer being written.
+
+    Going down from the top, a layer is merged while it holds no more than
+    ``size_multiple`` times the commits gathered so far, or while those are more
+    than ``max_commits`` (when set); the count grows by each merged layer.
+    """
+    g: CommitGraphFile | None = top
+    count = new_commits
+    merged: list[bytes] = []
+    while g is not None and (
+        g.num_commits <= size_multiple * count or (max_commits and count > max_commits)
+    ):
+        count += g.num_commits
+        merged.extend(g.oids())
+        g = g.base
+    return g, merged
+
+
+def _expire_layers(cdir: str, keep: set[str], expire_time: int | None) -> None:
+    """Delete ``graph-*.graph`` files not in ``keep`` whose mtime is not after
+    ``expire_time`` (Git's ``expire_commit_graphs``; default: now)."""
+    limit = int(time.time()) if expire_time is None else expire_time
+    try:
+        entries = os.listdir(cdir)
+    except (FileNotFoundError, NotADirectoryError):
+        return
+    for entry in entries:
+        if not (entry.startswith("graph-") and entry.endswith(".graph")) or entry in keep:
+            continue
+        path = os.path.join(cdir, entry)
+        try:
+            if int(os.stat(path).st_mtime) > limit:
+                continue
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
 
 
 VERIFY_ERROR = 1

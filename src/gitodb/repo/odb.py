@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 from gitodb.errors import (
     AmbiguousObjectNameError,
     DeltaError,
+    MultiPackIndexError,
     ObjectFormatError,
     ObjectNotFoundError,
     ObjectTypeError,
@@ -46,6 +47,7 @@ from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import PackIndex
+from gitodb.pack.midx import MidxSet, load_midx
 from gitodb.pack.reader import PackFile
 
 if TYPE_CHECKING:
@@ -199,6 +201,7 @@ class ObjectDatabase:
         *,
         alternates: list[str] | None = None,
         delta_base_cache_limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT,
+        multi_pack_index: bool = True,
     ) -> None:
         self.objects_dir = os.path.abspath(os.fspath(objects_dir))
         self.fmt = fmt
@@ -214,6 +217,13 @@ class ObjectDatabase:
         self.unusable: list[_UnusablePack] = []
         self._unusable_paths: set[str] = set()
         self._resolving: set[bytes] = set()
+        #: ``core.multiPackIndex``: use each directory's multi-pack-index for lookups
+        self.use_midx = multi_pack_index
+        #: per directory path: its MIDX (None: none, or unusable) and, by pack-int-id,
+        #: the pack each names (None: gone, so its objects are not found through it)
+        self.midx: dict[str, tuple[MidxSet, list[PackFile | None]] | None] = {}
+        #: paths of packs a MIDX covers: lookups go through the MIDX, not their .idx
+        self._midx_covered: set[str] = set()
         self.rescan_packs()
 
     @classmethod
@@ -227,7 +237,13 @@ class ObjectDatabase:
             p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p
         ]
         limit = repo.config.get_ulong("core.deltabasecachelimit", DEFAULT_DELTA_BASE_CACHE_LIMIT)
-        return cls(objects_dir, repo.object_format, alternates=extra, delta_base_cache_limit=limit)
+        return cls(
+            objects_dir,
+            repo.object_format,
+            alternates=extra,
+            delta_base_cache_limit=limit,
+            multi_pack_index=repo.config.get_bool("core.multipackindex", True),
+        )
 
     # -- layout ----------------------------------------------------------------
     def _collect_dirs(self, extra: list[str]) -> list[ObjectDirectory]:
@@ -293,7 +309,45 @@ class ObjectDatabase:
                 self.packs.append(pack)
                 self._pack_paths.add(pack_path)
                 added = True
+        if self.use_midx:
+            self._attach_midx(added)
         return added
+
+    def _attach_midx(self, added: bool) -> None:
+        """Load each directory's MIDX once and map its pack-int-ids to open packs.
+
+        As Git: a damaged header or chunk table is reported and the packs are read
+        through their own indexes; a damaged required chunk is fatal.  A pack the
+        MIDX names that is gone stays ``None`` (its objects are not found through
+        the MIDX, as Git's ``prepare_midx_pack`` fails).
+        """
+        fresh = [d for d in self.dirs if d.path not in self.midx]
+        if not fresh and not added:
+            return
+        for d in fresh:
+            try:
+                found = load_midx(d.path, self.fmt)
+            except MultiPackIndexError as e:
+                if not e.ignorable:
+                    raise
+                for line in e.details:
+                    report("error", line)
+                report("error", e.message)
+                found = None
+            self.midx[d.path] = (found, []) if found is not None else None
+        by_path = {p.path: p for p in self.packs}
+        for d in self.dirs:
+            entry = self.midx.get(d.path)
+            if entry is None:
+                continue
+            slots = entry[1]
+            slots[:] = [
+                by_path.get(os.path.join(d.pack_dir, n[:-4] + ".pack"))
+                if n.endswith(".idx")
+                else None
+                for n in entry[0].pack_names
+            ]
+            self._midx_covered.update(p.path for p in slots if p is not None)
 
     def _pack_unusable(self, pack_path: str, e: PackError) -> None:
         """As Git: a pack that cannot be opened is not fatal, its objects are missing.
@@ -323,6 +377,11 @@ class ObjectDatabase:
             p.close()
         self.packs.clear()
         self._pack_paths.clear()
+        for entry in self.midx.values():
+            if entry is not None:
+                entry[0].close()
+        self.midx.clear()
+        self._midx_covered.clear()
         self.cache.clear()
 
     def __enter__(self) -> ObjectDatabase:
@@ -373,10 +432,32 @@ class ObjectDatabase:
         raise err
 
     # -- lookup ----------------------------------------------------------------
+    def _find_in_midx(self, oid: bytes) -> tuple[PackFile, int] | None:
+        for entry in self.midx.values():
+            if entry is None:
+                continue
+            hit = entry[0].find(oid)
+            if hit is not None:
+                pack = entry[1][hit[0]]
+                if pack is not None and not (
+                    self._bad_entries and (pack.key_base, hit[1]) in self._bad_entries
+                ):
+                    return pack, hit[1]
+        return None
+
     def _find_packed(self, oid: bytes) -> tuple[PackFile, int] | None:
+        covered = self._midx_covered
+        if covered:
+            hit = self._find_in_midx(oid)
+            if hit is not None:
+                return hit
+            if self._bad_entries:
+                covered = set()  # a damaged copy: look for another one in every pack
         packs = self.packs
         bad = self._bad_entries
         for i, pack in enumerate(packs):
+            if covered and pack.path in covered:
+                continue
             off = pack.find(oid)
             if off >= 0:
                 if bad and (pack.key_base, off) in bad:
@@ -630,7 +711,13 @@ class ObjectDatabase:
 
     def _iter_sorted(self) -> Iterator[tuple[bytes, PackFile | None, int | LooseObjectStore]]:
         items: list[tuple[bytes, int, PackFile | None, int | LooseObjectStore]] = []
+        covered = self._midx_covered
+        for entry in self.midx.values():  # MIDX objects first, as Git enumerates them
+            if entry is not None:
+                items.extend(self._midx_items(*entry))
         for rank, pack in enumerate(self.packs):
+            if pack.path in covered:
+                continue
             oids = pack.idx.oid_list()
             holder: list[PackFile | None] = [pack]
             items.extend(
@@ -648,6 +735,18 @@ class ObjectDatabase:
             if oid != last:
                 last = oid
                 yield oid, chosen, where
+
+    @staticmethod
+    def _midx_items(
+        midx: MidxSet, slots: list[PackFile | None]
+    ) -> Iterator[tuple[bytes, int, PackFile | None, int | LooseObjectStore]]:
+        for layer in midx.layers:
+            pids, offs = layer.columns()
+            packs = [slots[p] for p in pids]
+            rows = zip(layer.oid_list(), [-1] * len(packs), packs, offs, strict=True)
+            if None in slots:  # a pack that is gone: its objects are not listed from here
+                rows = (r for r in rows if r[2] is not None)  # type: ignore[assignment]
+            yield from rows
 
     def _iter_pack_order(self) -> Iterator[tuple[bytes, PackFile | None, int | LooseObjectStore]]:
         seen: set[bytes] = set()
@@ -752,7 +851,13 @@ class ObjectDatabase:
         padded = hex_prefix + ("0" if nibbles % 2 else "")
         prefix = bytes.fromhex(padded)
         self.rescan_packs()
+        covered = self._midx_covered
+        for entry in self.midx.values():
+            if entry is not None:
+                found.update(entry[0].find_prefix(prefix, nibbles))
         for pack in self.packs:
+            if pack.path in covered:
+                continue
             for pos in pack.idx.find_prefix(prefix, nibbles):
                 found.add(pack.idx.oid_at(pos))
         if nibbles >= 2:

@@ -1,0 +1,455 @@
+"""Writing, verifying and expiring multi-pack-index files, byte for byte as Git 2.55.
+
+What Git writes for a set of packs (see ``gitodb.pack.midx`` for the layout):
+
+- the packs: those of the existing MIDX (in its order), then the other
+  ``pack/*.idx`` in directory order (only names given with ``--stdin-packs``),
+  finally sorted by ``.idx`` name for the ``PNAM`` chunk;
+- one entry per object id; where several packs hold it, the copy kept is the
+  preferred pack's, else the one in the pack with the newest mtime (seconds),
+  else the one in the pack that came first above.  Objects of the packs of the
+  existing MIDX come from the MIDX (its choice among them stands);
+- ``LOFF`` only when some offset needs more than 32 bits; then every offset
+  above 2^31-1 goes there.
+
+The file is written under ``multi-pack-index.lock`` and renamed; stale
+``multi-pack-index-*.rev``/``.bitmap`` files and an incremental chain are removed,
+as Git does after writing a non-incremental MIDX.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from array import array
+from collections.abc import Callable
+from dataclasses import dataclass, field
+
+from gitodb.errors import GitodbError, MultiPackIndexError, PackError
+from gitodb.lockfile import LockFile
+from gitodb.objects.format import ObjectFormat
+from gitodb.pack.idx import PackIndex
+from gitodb.pack.midx import (
+    CHUNK_LOFF,
+    CHUNK_OIDF,
+    CHUNK_OIDL,
+    CHUNK_OOFF,
+    CHUNK_PNAM,
+    HEADER_SIZE,
+    MIDX_CHAIN_DIR,
+    MIDX_NAME,
+    MIDX_SIGNATURE,
+    TOC_ENTRY_SIZE,
+    MultiPackIndex,
+)
+
+Progress = Callable[[str, int], None]
+Warn = Callable[[str, str], None]
+
+
+class MidxWriteError(GitodbError):
+    """A MIDX cannot be written for these packs (Git prints ``error:`` and exits 1)."""
+
+
+@dataclass
+class _Pack:
+    idx_name: str
+    path: str  # the .pack
+    mtime: int
+    from_midx: bool
+    idx: PackIndex | None = None
+    objects: int = field(default=0)
+
+
+def _same_pack(a: str, b: str) -> bool:
+    """Git's ``cmp_idx_or_pack_name``: names equal up to a ``.idx``/``.pack`` suffix."""
+
+    def stem(n: str) -> str:
+        for suf in (".idx", ".pack"):
+            if n.endswith(suf):
+                return n[: -len(suf)]
+        return n
+
+    return stem(a) == stem(b)
+
+
+def _mtime(path: str) -> int:
+    try:
+        return int(os.stat(path).st_mtime)
+    except OSError:
+        return 0
+
+
+def _open_existing(pack_dir: str, fmt: ObjectFormat, warn: Warn) -> MultiPackIndex | None:
+    path = os.path.join(pack_dir, MIDX_NAME)
+    if not os.path.exists(path):
+        return None
+    try:
+        m = MultiPackIndex(path, fmt)
+    except MultiPackIndexError as e:
+        if not e.ignorable:
+            raise
+        for line in e.details:
+            warn("error", line)
+        warn("error", e.message)
+        return None
+    if not m.checksum_valid():
+        warn("warning", "ignoring existing multi-pack-index; checksum mismatch")
+        m.close()
+        return None
+    return m
+
+
+def _select(cands: list[tuple[bytes, bool, int, int, int]]) -> list[tuple[bytes, int, int]]:
+    """Sort candidates by (id, preferred first, newest first, pack) and keep one per id."""
+    cands.sort()
+    out: list[tuple[bytes, int, int]] = []
+    last = None
+    for oid, _np, _m, pid, off in cands:
+        if oid != last:
+            out.append((oid, pid, off))
+            last = oid
+    return out
+
+
+def encode_midx(
+    pack_names: list[str],
+    entries: list[tuple[bytes, int, int]],
+    fmt: ObjectFormat,
+    *,
+    version: int = 1,
+) -> bytes:
+    """Serialise a MIDX: ``pack_names`` sorted, ``entries`` ``(oid, pack-int-id, offset)``
+    sorted by id."""
+    pnam = b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in pack_names)
+    pnam += b"\0" * (-len(pnam) % 4)
+    counts = [0] * 256
+    for oid, _p, _o in entries:
+        counts[oid[0]] += 1
+    fan = array("I")
+    total = 0
+    for c in counts:
+        total += c
+        fan.append(total)
+    oidl = b"".join(e[0] for e in entries)
+    large_needed = any(off > 0xFFFFFFFF for _o, _p, off in entries)
+    ooff = bytearray()
+    loff = bytearray()
+    for _oid, pid, off in entries:
+        if large_needed and off > 0x7FFFFFFF:
+            ooff += struct.pack(">II", pid, 0x80000000 | (len(loff) // 8))
+            loff += struct.pack(">Q", off)
+        else:
+            ooff += struct.pack(">II", pid, off)
+    chunks: list[tuple[bytes, bytes]] = [
+        (CHUNK_PNAM, pnam),
+        (CHUNK_OIDF, struct.pack(">256I", *fan)),
+        (CHUNK_OIDL, oidl),
+        (CHUNK_OOFF, bytes(ooff)),
+    ]
+    if large_needed:
+        chunks.append((CHUNK_LOFF, bytes(loff)))
+    header = MIDX_SIGNATURE + struct.pack(
+        ">BBBBI", version, fmt.pack_hash_id, len(chunks), 0, len(pack_names)
+    )
+    at = HEADER_SIZE + (len(chunks) + 1) * TOC_ENTRY_SIZE
+    toc = bytearray()
+    for cid, data in chunks:
+        toc += cid + struct.pack(">Q", at)
+        at += len(data)
+    toc += b"\0\0\0\0" + struct.pack(">Q", at)
+    body = b"".join([header, bytes(toc), *(d for _c, d in chunks)])
+    return body + fmt.new_hasher(body).digest()
+
+
+def write_midx(
+    objects_dir: str,
+    fmt: ObjectFormat,
+    *,
+    preferred_pack: str | None = None,
+    include: list[str] | None = None,
+    drop: set[str] | None = None,
+    version: int = 1,
+    warn: Warn,
+    progress: Progress | None = None,
+) -> str | None:
+    """Write ``objects_dir/pack/multi-pack-index`` as ``git multi-pack-index write``.
+
+    ``include`` is the ``--stdin-packs`` list of ``.idx`` names, ``drop`` names packs
+    to leave out (``expire``).  Returns the path written, or None when the existing
+    MIDX already covers exactly these packs (Git keeps it).  ``warn(level, text)``
+    receives Git's ``warning:``/``error:`` lines.  Raises ``MidxWriteError``.
+    """
+    pack_dir = os.path.join(objects_dir, "pack")
+    existing = _open_existing(pack_dir, fmt, warn)
+    wanted = set(include) if include is not None else None
+    drop = drop or set()
+    try:
+        packs: list[_Pack] = []
+        if existing is not None:
+            for pid, name in enumerate(existing.pack_names):
+                if name in drop or (wanted is not None and name not in wanted):
+                    continue
+                pack_path = os.path.join(pack_dir, name[:-4] + ".pack")
+                if not os.path.exists(pack_path):
+                    raise MidxWriteError(f"could not load pack {pid}")
+                packs.append(_Pack(name, pack_path, _mtime(pack_path), True))
+        # Directory order, as Git's readdir loop (it decides ties between packs).
+        try:
+            listing = os.listdir(pack_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            listing = []
+        for name in listing:
+            if not name.endswith(".idx") or name in drop:
+                continue
+            if existing is not None and existing.contains_pack(name):
+                continue
+            if wanted is not None and name not in wanted:
+                continue
+            idx_path = os.path.join(pack_dir, name)
+            pack_path = idx_path[:-4] + ".pack"
+            if not os.path.exists(pack_path):
+                warn("warning", f"failed to add packfile '{idx_path}'")
+                continue
+            try:
+                idx = PackIndex(idx_path, fmt, verify_checksum=False)
+            except PackError:
+                warn("warning", f"failed to open pack-index '{idx_path}'")
+                continue
+            packs.append(_Pack(name, pack_path, _mtime(pack_path), False, idx, idx.count))
+        return _write_packs(pack_dir, fmt, existing, packs, preferred_pack, version, warn, progress)
+    finally:
+        if existing is not None:
+            existing.close()
+
+
+def _write_packs(
+    pack_dir: str,
+    fmt: ObjectFormat,
+    existing: MultiPackIndex | None,
+    packs: list[_Pack],
+    preferred_pack: str | None,
+    version: int,
+    warn: Warn,
+    progress: Progress | None,
+) -> str | None:
+    try:
+        preferred = -1
+        if preferred_pack is not None:
+            preferred = next(
+                (i for i, p in enumerate(packs) if _same_pack(preferred_pack, p.idx_name)), -1
+            )
+            if preferred < 0:
+                warn("warning", f"unknown preferred pack: '{preferred_pack}'")
+        if not packs:
+            raise MidxWriteError("no pack files to index.")
+        if progress is not None:
+            progress("Adding packfiles to multi-pack-index", len(packs))
+        if (
+            existing is not None
+            and preferred_pack is None
+            and all(p.from_midx for p in packs)
+            and len(packs) == existing.num_packs
+            and existing.version == version
+        ):
+            return None  # up to date: Git keeps the file as it is
+        if preferred >= 0:
+            p = packs[preferred]
+            if p.idx is None:
+                p.idx = PackIndex(p.path[:-5] + ".idx", fmt, verify_checksum=False)
+                p.objects = p.idx.count
+            if not p.objects:
+                raise MidxWriteError(f"cannot select preferred pack {p.path} with no objects")
+        cands: list[tuple[bytes, bool, int, int, int]] = []
+        midx_ids = {}
+        for i, p in enumerate(packs):
+            if p.from_midx and i != preferred:
+                assert existing is not None
+                midx_ids[existing.pack_names.index(p.idx_name)] = i
+                continue
+            assert p.idx is not None
+            oids = p.idx.oid_list()
+            offs = p.idx.offsets
+            pref = i == preferred
+            cands.extend(
+                (oid, not pref, -p.mtime, i, off) for oid, off in zip(oids, offs, strict=True)
+            )
+        if existing is not None and midx_ids:
+            for j in range(existing.count):
+                local = existing.pack_id_at(j)
+                i = midx_ids.get(local, -1)
+                if i >= 0:
+                    cands.append(
+                        (existing.oid_at(j), True, -packs[i].mtime, i, existing.offset_at(j))
+                    )
+        chosen = _select(cands)
+        order = sorted(range(len(packs)), key=lambda k: packs[k].idx_name)
+        perm = [0] * len(packs)
+        for new, old in enumerate(order):
+            perm[old] = new
+        entries = [(oid, perm[pid], off) for oid, pid, off in chosen]
+        data = encode_midx([packs[k].idx_name for k in order], entries, fmt, version=version)
+        if progress is not None:
+            progress("Writing chunks to multi-pack-index", 4 + (b"LOFF" in data[12:80]))
+    finally:
+        for p in packs:
+            if p.idx is not None:
+                p.idx.close()
+    target = os.path.join(pack_dir, MIDX_NAME)
+    lock = LockFile(target, final_mode=None)
+    try:
+        lock.write(data)
+        lock.commit()
+    except BaseException:
+        lock.rollback()
+        raise
+    _clear_stale(pack_dir, data[-fmt.rawsz :].hex())
+    return target
+
+
+def _clear_stale(pack_dir: str, keep_hash: str) -> None:
+    """Remove ``multi-pack-index-*.{rev,bitmap}`` of other checksums and any chain."""
+    keep = {f"multi-pack-index-{keep_hash}.rev", f"multi-pack-index-{keep_hash}.bitmap"}
+    try:
+        names = os.listdir(pack_dir)
+    except OSError:
+        return
+    for n in names:
+        if n.startswith("multi-pack-index-") and n.endswith((".rev", ".bitmap")) and n not in keep:
+            try:
+                os.unlink(os.path.join(pack_dir, n))
+            except OSError:
+                pass
+    chain_dir = os.path.join(pack_dir, MIDX_CHAIN_DIR)
+    try:
+        layers = os.listdir(chain_dir)
+    except OSError:
+        return
+    for n in layers:
+        if n.startswith("multi-pack-index"):
+            try:
+                os.unlink(os.path.join(chain_dir, n))
+            except OSError:
+                pass
+
+
+def verify_midx(
+    objects_dir: str, fmt: ObjectFormat, *, progress: Progress | None = None
+) -> list[str]:
+    """Check ``objects_dir``'s MIDX as ``git multi-pack-index verify``; return the errors.
+
+    The errors are Git's lines, printed bare as Git's verify does.  No MIDX is no
+    error.  One Git cannot parse raises ``MultiPackIndexError`` (ignorable set:
+    Git then also says ``multi-pack-index file exists, but failed to parse``).
+    """
+    pack_dir = os.path.join(objects_dir, "pack")
+    path = os.path.join(pack_dir, MIDX_NAME)
+    if not os.path.exists(path):
+        return []
+    m = MultiPackIndex(path, fmt)
+    errors: list[str] = []
+    try:
+        if not m.checksum_valid():
+            errors.append("incorrect checksum")
+        idxs: list[PackIndex | None] = []
+        for i, name in enumerate(m.pack_names):
+            idx_path = os.path.join(pack_dir, name)
+            try:
+                if not os.path.exists(idx_path[:-4] + ".pack"):
+                    raise PackError("pack missing", path=idx_path)
+                idxs.append(PackIndex(idx_path, fmt, verify_checksum=False))
+            except PackError:
+                idxs.append(None)
+                errors.append(f"failed to load pack in position {i}")
+        if progress is not None:
+            progress("Looking for referenced packfiles", m.num_packs)
+        if m.count == 0:
+            errors.append("the midx contains no oid")
+            return errors
+        prev = m.oid_at(0)
+        for i in range(1, m.count):
+            cur = m.oid_at(i)
+            if prev >= cur:
+                errors.append(
+                    f"oid lookup out of order: oid[{i - 1}] = {prev.hex()} >= "
+                    f"{cur.hex()} = oid[{i}]"
+                )
+            prev = cur
+        if progress is not None:
+            progress("Verifying OID order in multi-pack-index", m.count - 1)
+            progress("Sorting objects by packfile", m.count)
+        # By pack, as Git (one pack's index in memory at a time); pack_id_at dies
+        # on an id out of range, as Git's prepare_midx_pack.
+        pairs = sorted((m.pack_id_at(i), i) for i in range(m.count))
+        for _pid, i in pairs:
+            oid = m.oid_at(i)
+            # Found again by search, as Git's fill_midx_entry: an id out of order
+            # may not be found at all.
+            j = m.find(oid)
+            idx = idxs[m.pack_id_at(j)] if j >= 0 else None
+            if idx is None:
+                errors.append(f"failed to load pack entry for oid[{i}] = {oid.hex()}")
+                continue
+            m_off = m.offset_at(j)
+            pos = idx.find(oid)
+            p_off = idx.offset_at(pos) if pos >= 0 else 0
+            if m_off != p_off:
+                errors.append(
+                    f"incorrect object offset for oid[{i}] = {oid.hex()}: {m_off:x} != {p_off:x}"
+                )
+        if progress is not None:
+            progress("Verifying object offsets", m.count)
+        for idx in idxs:
+            if idx is not None:
+                idx.close()
+        return errors
+    finally:
+        m.close()
+
+
+def expire_midx(
+    objects_dir: str, fmt: ObjectFormat, *, warn: Warn, progress: Progress | None = None
+) -> list[str]:
+    """``git multi-pack-index expire``: delete packs the MIDX no longer takes objects from.
+
+    A pack with a ``.keep`` and a cruft pack (``.mtimes``) stay.  The MIDX is
+    rewritten without the deleted packs; returns their ``.idx`` names.
+    """
+    pack_dir = os.path.join(objects_dir, "pack")
+    m = _open_existing(pack_dir, fmt, warn)
+    if m is None:
+        return []
+    try:
+        used = [0] * m.num_packs
+        for i in range(m.count):
+            used[m.pack_id_at(i)] += 1
+        if progress is not None:
+            progress("Counting referenced objects", m.num_packs)
+        gone = []
+        for pid, name in enumerate(m.pack_names):
+            stem = os.path.join(pack_dir, name[:-4])
+            # As Git: kept packs stay, and so do cruft packs (their .mtimes records
+            # when unreachable objects were last seen, which a MIDX cannot hold).
+            if used[pid] or os.path.exists(stem + ".keep") or os.path.exists(stem + ".mtimes"):
+                continue
+            gone.append(name)
+        if progress is not None:
+            progress("Finding and deleting unreferenced packfiles", m.num_packs)
+    finally:
+        m.close()
+    for name in gone:
+        stem = os.path.join(pack_dir, name[:-4])
+        # As Git's unlink_pack_path: the .pack last but the .idx, so a reader never
+        # sees an index without its pack.
+        for ext in (".pack", ".rev", ".bitmap", ".promisor", ".mtimes", ".idx"):
+            try:
+                os.unlink(stem + ext)
+            except FileNotFoundError:
+                pass
+    if gone:
+        try:
+            write_midx(objects_dir, fmt, drop=set(gone), warn=warn)
+        except MidxWriteError:
+            # Every pack went: nothing is left to index.
+            os.unlink(os.path.join(pack_dir, MIDX_NAME))
+    return gone

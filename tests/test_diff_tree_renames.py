@@ -1,0 +1,136 @@
+"""``diff-tree -M``: exact renames, basename matches and similarity scores as Git's,
+compared byte for byte with the ``git`` on PATH."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitodb.history.renames import MAX_SCORE, parse_rename_score, similarity, span_counts
+from helpers import git, git_env
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/libgit2.git"
+
+
+def gitodb(*args: str, cwd: Path, stdin: bytes | None = None) -> bytes:
+    r = subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+    assert r.returncode == 0, r.stderr
+    return r.stdout
+
+
+def lines(n: int, tag: str = "") -> str:
+    return "".join(f"line {i} {tag}\n" for i in range(n))
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    r = tmp_path_factory.mktemp("rn") / "r"
+    git("init", "-q", r)
+    files = {
+        "exact.txt": lines(30, "exact"),
+        "dup1": "same\n",
+        "dup2": "same\n",
+        "d/moved.c": lines(80, "moved"),
+        "edit.txt": lines(100, "edit"),
+        "crlf.txt": lines(40, "crlf").replace("\n", "\r\n"),
+        "bin.dat": "\0" + lines(60, "bin"),
+        "small": "a\nb\nc\n",
+        "far.txt": lines(20, "far"),
+        "twin_a": lines(50, "twin"),
+        "twin_b": lines(50, "twin") + "tail\n",
+        "empty": "",
+    }
+    for name, text in files.items():
+        (r / name).parent.mkdir(parents=True, exist_ok=True)
+        (r / name).write_bytes(text.encode())
+    git("add", ".", cwd=r)
+    git("commit", "-q", "-m", "one", cwd=r)
+    moves = {
+        "exact.txt": "sub/exact.txt",
+        "dup1": "x/dup1",
+        "d/moved.c": "e/moved.c",
+        "edit.txt": "edited.txt",
+        "crlf.txt": "crlf2.txt",
+        "bin.dat": "bin2.dat",
+        "small": "small2",
+        "far.txt": "far2.txt",
+        "twin_a": "t/twin",
+        "twin_b": "t/twin2",
+        "empty": "empty2",
+    }
+    for old, new in moves.items():
+        (r / new).parent.mkdir(parents=True, exist_ok=True)
+        git("mv", old, new, cwd=r)
+    (r / "e/moved.c").write_text(lines(80, "moved").replace("line 7 ", "line seven "))
+    (r / "edited.txt").write_text(lines(100, "edit")[: 40 * 14] + lines(30, "new"))
+    (r / "crlf2.txt").write_bytes(lines(40, "crlf").encode())  # CRLF -> LF: same spans
+    (r / "small2").write_text("a\nB\nc\n")
+    (r / "far2.txt").write_text(lines(20, "other"))
+    (r / "t/twin2").write_text(lines(50, "twin") + "tail2\n")
+    git("add", "-A", ".", cwd=r)
+    git("commit", "-q", "-m", "two", cwd=r)
+    return r
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-r", "-M"],
+        ["-r", "-M", "--name-status"],
+        ["-r", "-M", "--name-only"],
+        ["-r", "-M", "-z"],
+        ["-r", "-M", "-R"],
+        ["-r", "-M90%"],
+        ["-r", "-M2"],
+        ["-r", "-M.75"],
+        ["-r", "--find-renames=60%"],
+        ["-r", "--find-renames"],
+        ["-r", "-M", "-l1"],
+        ["-M"],
+    ],
+)
+def test_renames_match_git(repo: Path, args: list[str]) -> None:
+    theirs = git("diff-tree", *args, "HEAD~", "HEAD", cwd=repo)
+    assert gitodb("diff-tree", *args, "HEAD~", "HEAD", cwd=repo) == theirs
+    if args == ["-r", "-M"]:
+        assert theirs.count(b"\tR") == 0 and theirs.count(b" R") >= 6  # renames were found
+
+
+def test_rename_scores() -> None:
+    assert parse_rename_score("5") == parse_rename_score("50%") == MAX_SCORE // 2
+    assert parse_rename_score("100%") == parse_rename_score("1.0") == MAX_SCORE
+    assert parse_rename_score("1") == MAX_SCORE // 10  # digits are a fraction: 0.1
+    assert parse_rename_score(".9") == MAX_SCORE * 9 // 10
+    assert similarity(b"x\n" * 10, b"x\n" * 10, 0) == MAX_SCORE
+    assert similarity(b"a" * 100, b"a" * 10, 30000) == 0  # sizes too far apart
+    # CR before LF does not count in text, but does in binary
+    assert span_counts(b"ab\r\n") == span_counts(b"ab\n")
+    assert span_counts(b"\0ab\r\n") != span_counts(b"\0ab\n")
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="needs ../shared/corpus")
+def test_renames_in_libgit2_history() -> None:
+    revs = git("rev-list", "--first-parent", "HEAD", cwd=CORPUS).split()
+    hits = []
+    out = git("diff-tree", "--stdin", "-r", "-M", cwd=CORPUS, input=b"\n".join(revs) + b"\n")
+    commit = None
+    for line in out.split(b"\n"):
+        if len(line) == 40:
+            commit = line
+        elif b" R" in line[:120] and commit is not None and commit not in hits:
+            hits.append(commit)
+    assert len(hits) >= 10
+    stdin = b"\n".join(hits[:10]) + b"\n"
+    for args in (["-r", "-M"], ["-r", "-M30%", "--name-status"]):
+        theirs = git("diff-tree", "--stdin", *args, cwd=CORPUS, input=stdin)
+        assert gitodb("diff-tree", "--stdin", *args, cwd=CORPUS, stdin=stdin) == theirs
