@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 
 from gitodb.bulk.discover import discover
 from gitodb.bulk.runner import check_options_file, write_manifest
-from gitodb.bulk.schema import schema
+from gitodb.bulk.schema import parquet_options, schema
 from gitodb.bulk.tables import Options
 from gitodb.bulk.tasks import (
     LocalStore,
@@ -169,7 +169,7 @@ class FsspecStore(LocalStore):
         rows = 0
         with (
             self.fs.open(self._path(path), "wb") as f,
-            pq.ParquetWriter(f, sch, compression="zstd") as writer,
+            pq.ParquetWriter(f, sch, **parquet_options(sch)) as writer,
         ):
             for batch in batches:
                 writer.write_batch(batch)

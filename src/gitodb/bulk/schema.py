@@ -129,6 +129,49 @@ ERRORS_SCHEMA = pa.schema(
 
 TABLE_NAMES = tuple(SCHEMAS)
 
+#: string columns with few distinct values per file: dictionary-encoded in Parquet.
+#: Others (ids, paths, messages) are mostly distinct, and trying a dictionary on
+#: them first costs more CPU than writing them.
+_FEW_VALUES = frozenset(
+    {
+        "repository",
+        "type",
+        "pack",
+        "revision",
+        "commit",
+        "mode",
+        "old_mode",
+        "new_mode",
+        "status",
+        "backend",
+        "kind",
+        "file",
+        "table",
+        "part",
+        "error_class",
+        "author_name",
+        "author_email",
+        "author_tz",
+        "committer_name",
+        "committer_email",
+        "committer_tz",
+        "parent",
+    }
+)
+
+
+def parquet_options(sch: pa.Schema) -> dict[str, Any]:
+    """``pyarrow.parquet.ParquetWriter`` options for a table of schema ``sch``: zstd,
+    dictionaries for the columns that repeat, statistics (min/max, for readers'
+    filters) on numbers and those columns, not on ids and free text."""
+    few = [f.name for f in sch if f.name in _FEW_VALUES]
+    numbers = [f.name for f in sch if pa.types.is_integer(f.type) or pa.types.is_boolean(f.type)]
+    return {
+        "compression": "zstd",
+        "use_dictionary": few,
+        "write_statistics": few + numbers,
+    }
+
 
 def schema(table: str) -> pa.Schema:
     """The schema of ``table`` (``errors`` included); ``KeyError`` for an unknown name."""

@@ -25,7 +25,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gitodb.bulk.schema import ERRORS_SCHEMA, schema
+from gitodb.bulk.schema import ERRORS_SCHEMA, parquet_options, schema
 from gitodb.bulk.tables import DEFAULT_OPTIONS, WHOLE, Options, parts, table_batches
 from gitodb.errors import GitodbError, GitodbWarning
 
@@ -131,7 +131,8 @@ def task_table(task: Task, options: Options) -> tuple[pa.Table, pa.Table]:
 
 @dataclass
 class TaskResult:
-    """What a task did: rows written (or the error), seconds, the worker's max RSS."""
+    """What a task did: rows written (or the error), seconds, the worker's max RSS,
+    and which process ran it (``pid``, and ``parent_pid``, the process it came from)."""
 
     task: Task
     rows: int = 0
@@ -141,6 +142,8 @@ class TaskResult:
     cpu_seconds: float = 0.0
     max_rss: int = 0
     skipped: bool = False
+    pid: int = 0
+    parent_pid: int = 0
 
 
 def data_path(out: str, task: Task) -> str:
@@ -205,7 +208,7 @@ class LocalStore:
         tmp = temp_path(path)
         rows = 0
         try:
-            with pq.ParquetWriter(tmp, sch, compression="zstd") as writer:
+            with pq.ParquetWriter(tmp, sch, **parquet_options(sch)) as writer:
                 for batch in batches:
                     writer.write_batch(batch)
                     rows += batch.num_rows
@@ -257,4 +260,5 @@ def run_task_to_file(
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = _cpu() - cpu
     result.max_rss = _max_rss()
+    result.pid, result.parent_pid = os.getpid(), os.getppid()
     return result
