@@ -93,6 +93,65 @@ def test_objects_split_per_pack_gives_the_same_rows(tmp_path: Path, repos: dict[
     assert bulk.parts(str(repo), "commits", bulk.Options(split_bytes=1)) == ["all"]
 
 
+def test_a_single_pack_splits_into_ranges_of_its_entries(
+    tmp_path: Path, repos: dict[str, Path]
+) -> None:
+    """A single big pack is several parts (ranges of its entries in pack order), so
+    workers share it; together they list every entry once, with the bases, offsets
+    and depths verify-pack gives (delta chains crossing the range boundaries)."""
+    import shutil
+
+    repo = tmp_path / "one-pack"
+    shutil.copytree(repos["sha1"], repo, symlinks=True)
+    gitc(repo, "repack", "-q", "-a", "-d", "-f", "--depth=50", "--window=50")
+    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
+    options = bulk.Options(split_bytes=1, range_bytes=max(1, pack.stat().st_size // 5))
+    parts = bulk.parts(str(repo), "objects", options)
+    ranges = [p for p in parts if "#" in p]
+    assert len(ranges) >= 4 and parts[-1] == "loose"
+    assert all(p.startswith(pack.name + "#") for p in ranges)
+    tasks = bulk.plan([str(repo)], "objects", options)
+    assert len({t.key for t in tasks}) == len(tasks)  # one file each
+    split = []
+    for part in parts:
+        data, errors = task_table(Task(str(repo), "objects", part), options)
+        assert errors.num_rows == 0
+        split += data.to_pylist()
+    sizes = dict(
+        line.split()
+        for line in gitc(
+            repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize)"
+        ).splitlines()
+    )
+    listed = {}
+    for line in gitc(repo, "verify-pack", "-v", str(pack)).splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[1] in ("commit", "tree", "blob", "tag"):
+            base = f[6] if len(f) > 6 else None
+            listed[f[0]] = (f[1], int(sizes[f[0]]), int(f[4]), int(f[5]) if base else 0, base)
+    got = {r["id"]: (r["type"], r["size"], r["offset"], r["depth"], r["delta_base"]) for r in split}
+    assert len(split) == len(got) == len(listed)
+    assert got == listed
+    assert max(r["depth"] for r in split) > 2
+    assert split == rows(repo, "objects")  # the same rows, in the same order, as one part
+
+
+def test_a_range_part_of_a_replaced_pack_is_an_error(
+    tmp_path: Path, repos: dict[str, Path]
+) -> None:
+    data, errors = task_table(
+        Task(str(repos["sha1"]), "objects", _only_pack(repos["sha1"]) + "#0-999999"), bulk.Options()
+    )
+    assert data.num_rows == 0
+    (row,) = errors.to_pylist()
+    assert row["error_class"] == "PackError" and "past the pack" in row["message"]
+
+
+def _only_pack(repo: Path) -> str:
+    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
+    return pack.name
+
+
 def test_batches_are_bounded(repos: dict[str, Path]) -> None:
     batches = list(bulk.table_batches(repos["sha1"], "objects", options=bulk.Options(batch_rows=4)))
     assert len(batches) > 3 and all(b.num_rows <= 4 for b in batches)
