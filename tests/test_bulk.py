@@ -12,6 +12,7 @@ pa = pytest.importorskip("pyarrow")
 from bulk_repos import GIT_255, build_history, corrupt_copy, gitc  # noqa: E402
 from gitodb import bulk  # noqa: E402
 from gitodb.bulk.tasks import Task, task_table  # noqa: E402
+from helpers import git  # noqa: E402
 
 FORMATS = ["sha1", "sha256"]
 
@@ -378,3 +379,94 @@ def test_options_that_do_not_apply_are_refused() -> None:
         bulk.Options(rev="HEAD").check("objects")
     with pytest.raises(bulk.BulkUsageError, match="unknown table"):
         bulk.Options().check("blobs")
+
+
+# -- Git's bytes, kept ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def latin1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose file name, author, message and branch name are Latin-1 bytes
+    (not UTF-8), beside UTF-8 ones."""
+    repo = tmp_path_factory.mktemp("latin1") / "repo"
+    git("init", "-q", repo)
+    (repo / "ok-é.txt").write_text("utf-8 name\n")
+    os.makedirs(repo, exist_ok=True)
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.txt"), "wb") as f:
+        f.write(b"latin-1 name\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "first", cwd=repo)
+    # git commit would re-encode Latin-1 to UTF-8: the commit is written as bytes.
+    tree = git("rev-parse", "HEAD^{tree}", cwd=repo).strip()
+    parent = git("rev-parse", "HEAD", cwd=repo).strip()
+    raw = (
+        b"tree " + tree + b"\nparent " + parent + b"\n"
+        b"author Ren\xe9 Latin <ren\xe9@example.com> 1700000000 +0100\n"
+        b"committer Zo\xc3\xab UTF-8 <z@example.com> 1700000000 +0100\n"
+        b"\ncaf\xe9 subject\n\nbody \xff\n"
+    )
+    oid = git("hash-object", "-t", "commit", "-w", "--stdin", cwd=repo, input=raw).strip()
+    git("update-ref", "HEAD", oid.decode(), cwd=repo)
+    git("update-ref", os.fsdecode(b"refs/heads/caf\xe9"), "HEAD", cwd=repo)
+    (repo / "second").write_text("x\n")
+    git("add", "second", cwd=repo)
+    git("rm", "-q", os.fsdecode(b"caf\xe9.txt"), cwd=repo)
+    git("commit", "-q", "-m", "second", cwd=repo)
+    return repo
+
+
+def _bytes_of(row: dict[str, object], column: str) -> bytes | None:
+    raw = row[column + "_bytes"]
+    if raw is not None:
+        assert "\ufffd" in row[column]  # type: ignore[operator]
+        return raw  # type: ignore[return-value]
+    text = row[column]
+    return text.encode() if text is not None else None  # type: ignore[attr-defined]
+
+
+def test_non_utf8_paths_and_names_keep_gits_bytes(latin1: Path) -> None:
+    # files: ls-tree -z names
+    want = sorted(
+        p for p in git("ls-tree", "-r", "-z", "--name-only", "HEAD~", cwd=latin1).split(b"\0") if p
+    )
+    got = rows(latin1, "files", rev="HEAD~")
+    assert sorted(_bytes_of(r, "path") for r in got) == want
+    assert b"caf\xe9.txt" in want
+    utf8 = next(r for r in got if r["path"] == "ok-é.txt")
+    assert utf8["path_bytes"] is None  # exact text: no copy
+    # changes: diff-tree -z names of the second commit
+    want = sorted(
+        p
+        for p in git("diff-tree", "-r", "-z", "--name-only", "HEAD", cwd=latin1).split(b"\0")[1:]
+        if p
+    )
+    got = [r for r in rows(latin1, "changes") if r["parent"] is not None]
+    assert sorted(_bytes_of(r, "path") for r in got) == want
+    # commits: author, committer, subject and message bytes as git log prints them
+    fmt = "%H%x00%an%x00%ae%x00%cn%x00%ce%x00%s%x00%B%x01"
+    log = git("log", "--all", "--encoding=none", f"--format={fmt}", cwd=latin1)
+    want_c = {}
+    for rec in log.split(b"\x01")[:-1]:
+        h, an, ae, cn, ce, s, body = rec.lstrip(b"\n").split(b"\0")
+        want_c[h.decode()] = (an, ae, cn, ce, s, body)
+    got_c = {
+        r["id"]: tuple(
+            _bytes_of(r, c)
+            for c in (
+                "author_name",
+                "author_email",
+                "committer_name",
+                "committer_email",
+                "subject",
+                "message",
+            )
+        )
+        for r in rows(latin1, "commits", message=True)
+    }
+    assert got_c == want_c
+    assert b"Ren\xe9 Latin" in {v[0] for v in got_c.values()}
+    # refs: for-each-ref names
+    want = sorted(
+        n for n in git("for-each-ref", "--format=%(refname)", cwd=latin1).split(b"\n") if n
+    )
+    got = [r for r in rows(latin1, "refs") if r["name"] != "HEAD"]
+    assert sorted(_bytes_of(r, "name") for r in got) == want
+    assert b"refs/heads/caf\xe9" in want

@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gitodb.bulk.text import str_and_bytes, text_and_bytes
 from gitodb.errors import ObjectNotFoundError
 from gitodb.history.graph import CommitGraph
 from gitodb.history.revwalk import RevWalk
@@ -23,11 +24,7 @@ from gitodb.objects.tag import Tag
 from gitodb.repo import Repository
 
 
-def _text(raw: bytes | None) -> str | None:
-    return raw.decode("utf-8", "replace") if raw is not None else None
-
-
-def subject(message: bytes) -> str:
+def subject_bytes(message: bytes) -> bytes:
     """Git's ``%s``: the first paragraph of the message, its lines joined by spaces."""
     lines = message.split(b"\n")
     while lines and not lines[0].strip():
@@ -37,7 +34,12 @@ def subject(message: bytes) -> str:
         if not line.strip():
             break
         para.append(line.strip())
-    return b" ".join(para).decode("utf-8", "replace")
+    return b" ".join(para)
+
+
+def subject(message: bytes) -> str:
+    """``subject_bytes`` as text (invalid UTF-8 as U+FFFD)."""
+    return subject_bytes(message).decode("utf-8", "replace")
 
 
 def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
@@ -123,7 +125,8 @@ def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[b
         if rev is None and name != "HEAD" and not name.startswith(LISTED_PREFIXES):
             continue
         bit = 1 << len(names)
-        names.append(name)
+        # As text: a name that is not UTF-8 has U+FFFD here (its bytes are in refs).
+        names.append(str_and_bytes(name)[0] or "")
         tips[target] = tips.get(target, 0) | bit
     return walk, names, tips
 
@@ -156,11 +159,17 @@ class _Names:
         return got
 
 
-def _sig(sig: Signature | None) -> tuple[str | None, str | None, int | None, str | None]:
+def _sig(sig: Signature | None) -> tuple[Any, ...]:
+    """name, name bytes, email, email bytes, time, zone of a signature."""
     if sig is None:
-        return None, None, None, None
+        return None, None, None, None, None, None
     tz = sig.tz
-    return _text(sig.name), _text(sig.email), sig.timestamp, _text(tz)
+    return (
+        *text_and_bytes(sig.name),
+        *text_and_bytes(sig.email),
+        sig.timestamp,
+        tz.decode("utf-8", "replace") if tz is not None else None,
+    )
 
 
 def commit_rows(
@@ -186,8 +195,8 @@ def commit_rows(
             [p.hex() for p in commit.parents],
             *_sig(commit.author),
             *_sig(commit.committer),
-            subject(msg),
-            msg.decode("utf-8", "replace") if message else None,
+            *text_and_bytes(subject_bytes(msg)),
+            *(text_and_bytes(msg) if message else (None, None)),
             names(mask),
         )
 
@@ -214,7 +223,7 @@ def change_rows(
                 c,
                 p,
                 ch.status,
-                ch.path.decode("utf-8", "replace"),
+                *text_and_bytes(ch.path),
                 _mode(ch.old_mode),
                 _mode(ch.new_mode),
                 ch.old_id.hex() if ch.old_id is not None else None,
