@@ -163,6 +163,17 @@ def test_batches_are_bounded(repos: dict[str, Path]) -> None:
     )
     assert len(by_bytes) > 1
     assert sum(b.num_rows for b in by_bytes) == len(rows(repos["sha1"], "files"))
+    # commits are built column by column: the same bounds, the same rows
+    whole = rows(repos["sha1"], "commits", message=True)
+    for options in (
+        bulk.Options(batch_rows=2, message=True),
+        bulk.Options(batch_bytes=700, message=True),
+    ):
+        batches = list(bulk.table_batches(repos["sha1"], "commits", options=options))
+        assert len(batches) > 2 and all(
+            b.num_rows <= max(2, options.batch_bytes // 300) for b in batches
+        )
+        assert pa.Table.from_batches(batches).to_pylist() == whole
 
 
 # -- refs -----------------------------------------------------------------------------

@@ -23,6 +23,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from gitodb.bulk.columns import fixed_hex, repeated
 from gitodb.bulk.schema import SCHEMAS
 from gitodb.errors import PackError
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
@@ -127,15 +128,6 @@ _ROW_BYTES = 200
 _TYPE_NAMES = pa.array([TYPE_NAMES.get(t, "") for t in range(8)], pa.string())
 
 
-def _fixed_hex(ids: list[bytes], width: int) -> pa.Array:
-    """Binary ids of ``width`` bytes as one Arrow string array of their hex, built from
-    one ``bytes.hex()`` of them all (no Python string per id)."""
-    count = len(ids)
-    data = b"".join(ids).hex().encode("ascii")
-    offsets = array("i", range(0, 2 * width * count + 1, 2 * width))
-    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
-
-
 def _pack_rows(
     pack: PackFile,
     repository: str,
@@ -222,14 +214,14 @@ def _pack_rows(
         ends_arr = pa.Array.from_buffers(pa.uint64(), count, [None, pa.py_buffer(ends)])
         yield pa.RecordBatch.from_arrays(
             [
-                pa.repeat(repository, count).cast(pa.string()),
-                _fixed_hex(ids, rawsz),
+                repeated(repository, count),
+                fixed_hex(ids, rawsz),
                 _TYPE_NAMES.take(
                     pa.Array.from_buffers(pa.uint8(), count, [None, pa.py_buffer(kinds)])
                 ),
                 pa.array(sz, pa.int64()),
                 pc.subtract(ends_arr, offs).cast(pa.int64()),
-                pa.repeat(name, count).cast(pa.string()),
+                repeated(name, count),
                 offs.cast(pa.int64()),
                 pa.array(bases, pa.string()),
                 pa.array(depths, pa.int32()),

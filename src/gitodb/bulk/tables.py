@@ -153,7 +153,9 @@ _ROWS: dict[str, Callable[[Repository, str, str, Options], Rows]] = {
     ),
     "verify": _split_rows(lambda repo, path, part, _o: verify_rows(repo, path, part)),
     "refs": lambda repo, path, _p, _o: ref_rows(repo, path),
-    "commits": lambda repo, path, _p, o: commit_rows(repo, path, o.rev, o.message),
+    "commits": lambda repo, path, _p, o: commit_rows(
+        repo, path, o.rev, o.message, o.batch_rows, o.batch_bytes
+    ),
     "changes": lambda repo, path, _p, o: change_rows(repo, path, o.rev),
     "files": lambda repo, path, _p, o: file_rows(repo, path, o.rev, o.content_limit),
 }
