@@ -163,14 +163,14 @@ def _slow_task_table(*args: object, **kwargs: object) -> object:
 
 def _slow_down() -> None:
     """Run on each worker: every task takes a while, so one can be caught running."""
-    import gitodb.dask as g
+    import gitodb.bulk.store as g
 
     globals()["_ORIGINAL"] = g.run_task_to_file
     g.run_task_to_file = _slow_task_table
 
 
 def _restore() -> None:
-    import gitodb.dask as g
+    import gitodb.bulk.store as g
 
     if "_ORIGINAL" in globals():
         g.run_task_to_file = globals()["_ORIGINAL"]
@@ -187,7 +187,7 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
         def killer() -> None:
             while not killed:
                 for worker, keys in c.processing().items():  # type: ignore[attr-defined]
-                    if any("_run" in str(k) for k in keys):
+                    if any("run_task_to_store" in str(k) for k in keys):
                         os.kill(pids[worker], signal.SIGKILL)
                         killed.append(pids[worker])
                         return
@@ -211,3 +211,28 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
     assert _rows(got) == _rows(want)  # complete, nothing twice
     manifest = json.loads((out / "objects" / "_manifest.json").read_text())
     assert {t["status"] for t in manifest["tasks"]} == {"complete"}
+
+
+def test_a_worker_task_does_not_load_dask_dataframe(corpus: Path, tmp_path: Path) -> None:
+    """What a worker unpickles and runs (``write_table``'s task) lives outside
+    ``gitodb.dask``: a worker process loads the tables and fsspec, not
+    ``dask.dataframe`` (seconds of start-up and ~100 MB per worker)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from gitodb.bulk.store import FsspecStore, run_task_to_store
+
+    out = (tmp_path / "o").as_uri()
+    task = bulk.plan([str(corpus / "a")], "refs")[0]
+    job = pickle.dumps((run_task_to_store, task, bulk.Options(), out, FsspecStore(out)))
+    code = (
+        "import pickle, sys; f, *a = pickle.loads(sys.stdin.buffer.read()); r = f(*a); "
+        "print(r.rows, 'dask.dataframe' in sys.modules, 'pandas.core.frame' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], input=job, capture_output=True, check=True)
+    rows, has_dd, _pandas = proc.stdout.decode().split()
+    assert has_dd == "False"
+    want = len(list(bulk.table_batches(corpus / "a", "refs"))[0])
+    assert int(rows) == want
+    assert pq.read_table(tmp_path / "o" / "refs").num_rows == want
