@@ -177,14 +177,17 @@ def _pack_rows(
             off = so[k]
             p = rev[k]
             ids.append(oids[p])
+            t, size, hlen = parse_entry_header(buf, off, path)
             if types_by_p is not None:
                 kinds[k - first] = types_by_p[p]
                 sz.append(sizes_by_p[p])  # type: ignore[index]
-            else:
-                t, size = header_at(off)
+            elif 0 < t < 5:  # not a delta: the entry header says it all
                 kinds[k - first] = t
                 sz.append(size)
-            t, _size, hlen = parse_entry_header(buf, off, path)
+            else:
+                kind, size = header_at(off)
+                kinds[k - first] = kind
+                sz.append(size)
             base_hex = None
             depth = 0
             if t == OBJ_OFS_DELTA:

@@ -39,7 +39,7 @@ WHOLE = "all"
 #: a repository whose packs hold at least this many bytes is split per pack
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 #: ... and a pack of the objects table larger than this into ranges of about this size
-DEFAULT_RANGE_BYTES = 32 * 1024 * 1024
+DEFAULT_RANGE_BYTES = 64 * 1024 * 1024
 #: tables whose rows come per pack (and per loose store)
 SPLIT_TABLES = ("objects", "verify")
 #: which option applies to which tables
