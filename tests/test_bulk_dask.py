@@ -41,9 +41,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cluster() -> tuple[object, object]:
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
+    cluster = gdask.local_cluster(2)
     return cluster, distributed.Client(cluster)
 
 
@@ -53,6 +51,19 @@ def client() -> object:
     yield c
     c.close()  # type: ignore[attr-defined]
     cluster.close()  # type: ignore[attr-defined]
+
+
+def test_the_local_cluster_has_two_single_threaded_workers_without_profiler(
+    client: object,
+) -> None:
+    """The workers gitodb starts do not sample their stacks every 10 ms (a task that
+    holds the GIL loses ~10% to it)."""
+    import dask
+
+    info = client.scheduler_info()["workers"]  # type: ignore[attr-defined]
+    assert len(info) == 2 and {w["nthreads"] for w in info.values()} == {1}
+    got = client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))  # type: ignore[attr-defined]
+    assert set(got.values()) == {False}
 
 
 def _rows(table: pa.Table) -> list[tuple[object, ...]]:

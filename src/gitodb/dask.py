@@ -43,7 +43,7 @@ from gitodb.bulk.tasks import (
     task_table,
 )
 
-__all__ = ["read_table", "write_table", "to_pandas", "meta", "FsspecStore"]
+__all__ = ["read_table", "write_table", "to_pandas", "meta", "local_cluster", "FsspecStore"]
 
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -107,6 +107,26 @@ def read_table(
         label=f"gitodb-{table}",
         enforce_metadata=False,
     )
+
+
+def local_cluster(workers: int, **kwargs: Any) -> Any:
+    """A ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes
+    for bulk tables (what ``gitodb bulk --engine dask`` starts without
+    ``--scheduler``).  The workers' statistical profiler is off: it samples every
+    thread's stack every 10 ms, which costs a task holding the GIL about 10% of its
+    time (on a cluster of your own, set ``distributed.worker.profile.enabled: false``
+    likewise).  ``kwargs`` go to ``LocalCluster``."""
+    from distributed import LocalCluster
+
+    options: dict[str, Any] = {
+        "n_workers": workers,
+        "threads_per_worker": 1,
+        "processes": True,
+        "dashboard_address": None,
+    }
+    options.update(kwargs)
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return LocalCluster(**options)
 
 
 def write_table(
