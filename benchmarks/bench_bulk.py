@@ -433,9 +433,9 @@ def _cpu() -> float:
 def _alt_warm_up(name: str) -> None:
     """Import what an alternative needs (and pyarrow's pandas shim), then hold the
     worker a moment so that each worker of the pool gets one of these."""
-    import pygit2  # noqa: F401
-
-    if name == "dulwich":
+    if name == "pygit2":
+        import pygit2  # noqa: F401
+    elif name == "dulwich":
         import dulwich.repo  # noqa: F401
     pa.array(["warm"])
     time.sleep(0.3)
