@@ -92,6 +92,22 @@ def test_read_table_matches_the_local_engine(
     assert _rows(got) == _rows(want)
 
 
+def test_ranges_of_a_pack_are_partitions(corpus: Path, tmp_path: Path, client: object) -> None:
+    """A pack cut into ranges of its entries is several partitions, built on the two
+    workers, with the rows of the local engine."""
+    options = {"split_bytes": 1, "range_bytes": 500}
+    tasks = bulk.plan(bulk.discover([str(corpus / "a")]), "objects", bulk.Options(**options))
+    assert sum("#" in t.part for t in tasks) >= 3
+    df = gdask.read_table([str(corpus / "a")], "objects", **options)
+    assert df.npartitions == len(tasks)
+    got = pa.Table.from_pandas(df.compute(), schema=bulk.schema("objects"), preserve_index=False)
+    want = pa.Table.from_batches(
+        list(bulk.table_batches(corpus / "a", "objects")), bulk.schema("objects")
+    )
+    assert got.num_rows == want.num_rows
+    assert _rows(got) == _rows(want)
+
+
 def test_read_table_raises_on_an_unreadable_repository(corpus: Path, client: object) -> None:
     df = gdask.read_table([str(corpus / "broken")], "commits")
     with pytest.raises(RuntimeError, match="broken"):
