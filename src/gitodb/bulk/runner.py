@@ -157,7 +157,8 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     import gitodb.bulk.preload  # noqa: F401  (the imports and warm-up, once)
 
     methods = multiprocessing.get_all_start_methods()
-    if "fork" in methods and threading.active_count() == 1:
+    # Linux only: on macOS system libraries are not fork-safe (Python defaults to spawn).
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
         return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
     ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
     if ctx.get_start_method() == "forkserver":
