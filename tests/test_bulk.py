@@ -12,6 +12,7 @@ pa = pytest.importorskip("pyarrow")
 from bulk_repos import GIT_255, build_history, corrupt_copy, gitc  # noqa: E402
 from gitodb import bulk  # noqa: E402
 from gitodb.bulk.tasks import Task, task_table  # noqa: E402
+from helpers import git  # noqa: E402
 
 FORMATS = ["sha1", "sha256"]
 
@@ -93,6 +94,65 @@ def test_objects_split_per_pack_gives_the_same_rows(tmp_path: Path, repos: dict[
     assert bulk.parts(str(repo), "commits", bulk.Options(split_bytes=1)) == ["all"]
 
 
+def test_a_single_pack_splits_into_ranges_of_its_entries(
+    tmp_path: Path, repos: dict[str, Path]
+) -> None:
+    """A single big pack is several parts (ranges of its entries in pack order), so
+    workers share it; together they list every entry once, with the bases, offsets
+    and depths verify-pack gives (delta chains crossing the range boundaries)."""
+    import shutil
+
+    repo = tmp_path / "one-pack"
+    shutil.copytree(repos["sha1"], repo, symlinks=True)
+    gitc(repo, "repack", "-q", "-a", "-d", "-f", "--depth=50", "--window=50")
+    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
+    options = bulk.Options(split_bytes=1, range_bytes=max(1, pack.stat().st_size // 5))
+    parts = bulk.parts(str(repo), "objects", options)
+    ranges = [p for p in parts if "#" in p]
+    assert len(ranges) >= 4 and parts[-1] == "loose"
+    assert all(p.startswith(pack.name + "#") for p in ranges)
+    tasks = bulk.plan([str(repo)], "objects", options)
+    assert len({t.key for t in tasks}) == len(tasks)  # one file each
+    split = []
+    for part in parts:
+        data, errors = task_table(Task(str(repo), "objects", part), options)
+        assert errors.num_rows == 0
+        split += data.to_pylist()
+    sizes = dict(
+        line.split()
+        for line in gitc(
+            repo, "cat-file", "--batch-all-objects", "--batch-check=%(objectname) %(objectsize)"
+        ).splitlines()
+    )
+    listed = {}
+    for line in gitc(repo, "verify-pack", "-v", str(pack)).splitlines():
+        f = line.split()
+        if len(f) >= 5 and f[1] in ("commit", "tree", "blob", "tag"):
+            base = f[6] if len(f) > 6 else None
+            listed[f[0]] = (f[1], int(sizes[f[0]]), int(f[4]), int(f[5]) if base else 0, base)
+    got = {r["id"]: (r["type"], r["size"], r["offset"], r["depth"], r["delta_base"]) for r in split}
+    assert len(split) == len(got) == len(listed)
+    assert got == listed
+    assert max(r["depth"] for r in split) > 2
+    assert split == rows(repo, "objects")  # the same rows, in the same order, as one part
+
+
+def test_a_range_part_of_a_replaced_pack_is_an_error(
+    tmp_path: Path, repos: dict[str, Path]
+) -> None:
+    data, errors = task_table(
+        Task(str(repos["sha1"]), "objects", _only_pack(repos["sha1"]) + "#0-999999"), bulk.Options()
+    )
+    assert data.num_rows == 0
+    (row,) = errors.to_pylist()
+    assert row["error_class"] == "PackError" and "past the pack" in row["message"]
+
+
+def _only_pack(repo: Path) -> str:
+    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
+    return pack.name
+
+
 def test_batches_are_bounded(repos: dict[str, Path]) -> None:
     batches = list(bulk.table_batches(repos["sha1"], "objects", options=bulk.Options(batch_rows=4)))
     assert len(batches) > 3 and all(b.num_rows <= 4 for b in batches)
@@ -103,6 +163,17 @@ def test_batches_are_bounded(repos: dict[str, Path]) -> None:
     )
     assert len(by_bytes) > 1
     assert sum(b.num_rows for b in by_bytes) == len(rows(repos["sha1"], "files"))
+    # commits are built column by column: the same bounds, the same rows
+    whole = rows(repos["sha1"], "commits", message=True)
+    for options in (
+        bulk.Options(batch_rows=2, message=True),
+        bulk.Options(batch_bytes=700, message=True),
+    ):
+        batches = list(bulk.table_batches(repos["sha1"], "commits", options=options))
+        assert len(batches) > 2 and all(
+            b.num_rows <= max(2, options.batch_bytes // 300) for b in batches
+        )
+        assert pa.Table.from_batches(batches).to_pylist() == whole
 
 
 # -- refs -----------------------------------------------------------------------------
@@ -319,3 +390,94 @@ def test_options_that_do_not_apply_are_refused() -> None:
         bulk.Options(rev="HEAD").check("objects")
     with pytest.raises(bulk.BulkUsageError, match="unknown table"):
         bulk.Options().check("blobs")
+
+
+# -- Git's bytes, kept ----------------------------------------------------------------
+@pytest.fixture(scope="module")
+def latin1(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A repository whose file name, author, message and branch name are Latin-1 bytes
+    (not UTF-8), beside UTF-8 ones."""
+    repo = tmp_path_factory.mktemp("latin1") / "repo"
+    git("init", "-q", repo)
+    (repo / "ok-é.txt").write_text("utf-8 name\n")
+    os.makedirs(repo, exist_ok=True)
+    with open(os.path.join(os.fsencode(repo), b"caf\xe9.txt"), "wb") as f:
+        f.write(b"latin-1 name\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "first", cwd=repo)
+    # git commit would re-encode Latin-1 to UTF-8: the commit is written as bytes.
+    tree = git("rev-parse", "HEAD^{tree}", cwd=repo).strip()
+    parent = git("rev-parse", "HEAD", cwd=repo).strip()
+    raw = (
+        b"tree " + tree + b"\nparent " + parent + b"\n"
+        b"author Ren\xe9 Latin <ren\xe9@example.com> 1700000000 +0100\n"
+        b"committer Zo\xc3\xab UTF-8 <z@example.com> 1700000000 +0100\n"
+        b"\ncaf\xe9 subject\n\nbody \xff\n"
+    )
+    oid = git("hash-object", "-t", "commit", "-w", "--stdin", cwd=repo, input=raw).strip()
+    git("update-ref", "HEAD", oid.decode(), cwd=repo)
+    git("update-ref", os.fsdecode(b"refs/heads/caf\xe9"), "HEAD", cwd=repo)
+    (repo / "second").write_text("x\n")
+    git("add", "second", cwd=repo)
+    git("rm", "-q", os.fsdecode(b"caf\xe9.txt"), cwd=repo)
+    git("commit", "-q", "-m", "second", cwd=repo)
+    return repo
+
+
+def _bytes_of(row: dict[str, object], column: str) -> bytes | None:
+    raw = row[column + "_bytes"]
+    if raw is not None:
+        assert "\ufffd" in row[column]  # type: ignore[operator]
+        return raw  # type: ignore[return-value]
+    text = row[column]
+    return text.encode() if text is not None else None  # type: ignore[attr-defined]
+
+
+def test_non_utf8_paths_and_names_keep_gits_bytes(latin1: Path) -> None:
+    # files: ls-tree -z names
+    want = sorted(
+        p for p in git("ls-tree", "-r", "-z", "--name-only", "HEAD~", cwd=latin1).split(b"\0") if p
+    )
+    got = rows(latin1, "files", rev="HEAD~")
+    assert sorted(_bytes_of(r, "path") for r in got) == want
+    assert b"caf\xe9.txt" in want
+    utf8 = next(r for r in got if r["path"] == "ok-é.txt")
+    assert utf8["path_bytes"] is None  # exact text: no copy
+    # changes: diff-tree -z names of the second commit
+    want = sorted(
+        p
+        for p in git("diff-tree", "-r", "-z", "--name-only", "HEAD", cwd=latin1).split(b"\0")[1:]
+        if p
+    )
+    got = [r for r in rows(latin1, "changes") if r["parent"] is not None]
+    assert sorted(_bytes_of(r, "path") for r in got) == want
+    # commits: author, committer, subject and message bytes as git log prints them
+    fmt = "%H%x00%an%x00%ae%x00%cn%x00%ce%x00%s%x00%B%x01"
+    log = git("log", "--all", "--encoding=none", f"--format={fmt}", cwd=latin1)
+    want_c = {}
+    for rec in log.split(b"\x01")[:-1]:
+        h, an, ae, cn, ce, s, body = rec.lstrip(b"\n").split(b"\0")
+        want_c[h.decode()] = (an, ae, cn, ce, s, body)
+    got_c = {
+        r["id"]: tuple(
+            _bytes_of(r, c)
+            for c in (
+                "author_name",
+                "author_email",
+                "committer_name",
+                "committer_email",
+                "subject",
+                "message",
+            )
+        )
+        for r in rows(latin1, "commits", message=True)
+    }
+    assert got_c == want_c
+    assert b"Ren\xe9 Latin" in {v[0] for v in got_c.values()}
+    # refs: for-each-ref names
+    want = sorted(
+        n for n in git("for-each-ref", "--format=%(refname)", cwd=latin1).split(b"\n") if n
+    )
+    got = [r for r in rows(latin1, "refs") if r["name"] != "HEAD"]
+    assert sorted(_bytes_of(r, "name") for r in got) == want
+    assert b"refs/heads/caf\xe9" in want

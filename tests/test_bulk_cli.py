@@ -6,6 +6,7 @@ import io
 import json
 import os
 import shutil
+import sys
 from pathlib import Path
 
 import pytest
@@ -274,3 +275,60 @@ def test_damage_is_reported_once_as_an_error_line(
     assert len(lines) == 2, err  # no warnings from inside the task
     assert lines[0].startswith(f"error: {corpus / 'broken'}: ")
     assert lines[1].startswith("bulk commits: 1 repositories")
+
+
+def test_workers_are_forked_from_the_driver(corpus: Path, tmp_path: Path) -> None:
+    """Two workers come from this process (fork, after the warm-up), so they pay no
+    imports; the tables they write are those of an in-process run."""
+    if not sys.platform.startswith("linux"):
+        pytest.skip("workers are forked on Linux only")
+    repos = bulk.discover([str(corpus)])
+    one = run_local(repos, "files", str(tmp_path / "one"), jobs=1)
+    two = run_local(repos, "files", str(tmp_path / "two"), jobs=2)
+    assert {r.parent_pid for r in two.results} == {os.getpid()}
+    assert len({r.pid for r in two.results}) == 2
+    assert {r.pid for r in one.results} == {os.getpid()}
+    assert _read_dir(tmp_path / "two" / "files") == _read_dir(tmp_path / "one" / "files")
+
+
+def test_with_other_threads_running_workers_come_from_a_fork_server(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """Forking a process with threads can copy a lock some thread holds: then the
+    workers come from the fork server, and the result is the same."""
+    import threading
+
+    repos = bulk.discover([str(corpus)])
+    stop = threading.Event()
+    t = threading.Thread(target=stop.wait)
+    t.start()
+    try:
+        two = run_local(repos, "refs", str(tmp_path / "two"), jobs=2)
+    finally:
+        stop.set()
+        t.join()
+    assert os.getpid() not in {r.parent_pid for r in two.results}
+    run_local(repos, "refs", str(tmp_path / "one"), jobs=1)
+    assert _read_dir(tmp_path / "two" / "refs") == _read_dir(tmp_path / "one" / "refs")
+
+
+def test_parquet_dictionaries_and_statistics_only_where_they_pay(
+    corpus: Path, tmp_path: Path
+) -> None:
+    """Columns that repeat (repository, type) are dictionary-encoded and have min/max
+    statistics; ids are stored plain, without statistics (all distinct: a dictionary
+    and min/max of random hex cost CPU and help no reader)."""
+    repos = bulk.discover([str(corpus / "group")])
+    run_local(repos, "objects", str(tmp_path), jobs=1)
+    (f, *_rest) = sorted((tmp_path / "objects").glob("*.parquet"))
+    meta = pq.ParquetFile(f).metadata
+    cols = {
+        meta.row_group(0).column(i).path_in_schema: meta.row_group(0).column(i)
+        for i in range(meta.num_columns)
+    }
+    assert "RLE_DICTIONARY" in cols["repository"].encodings
+    assert cols["type"].statistics is not None and cols["type"].statistics.has_min_max
+    assert cols["size"].statistics is not None and cols["size"].statistics.has_min_max
+    assert "RLE_DICTIONARY" not in cols["id"].encodings
+    assert cols["id"].statistics is None or not cols["id"].statistics.has_min_max
+    assert cols["id"].compression == "ZSTD"

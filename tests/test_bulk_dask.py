@@ -41,9 +41,7 @@ def corpus(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _cluster() -> tuple[object, object]:
-    cluster = distributed.LocalCluster(
-        n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None
-    )
+    cluster = gdask.local_cluster(2)
     return cluster, distributed.Client(cluster)
 
 
@@ -53,6 +51,19 @@ def client() -> object:
     yield c
     c.close()  # type: ignore[attr-defined]
     cluster.close()  # type: ignore[attr-defined]
+
+
+def test_the_local_cluster_has_two_single_threaded_workers_without_profiler(
+    client: object,
+) -> None:
+    """The workers gitodb starts do not sample their stacks every 10 ms (a task that
+    holds the GIL loses ~10% to it)."""
+    import dask
+
+    info = client.scheduler_info()["workers"]  # type: ignore[attr-defined]
+    assert len(info) == 2 and {w["nthreads"] for w in info.values()} == {1}
+    got = client.run(lambda: dask.config.get("distributed.worker.profile.enabled"))  # type: ignore[attr-defined]
+    assert set(got.values()) == {False}
 
 
 def _rows(table: pa.Table) -> list[tuple[object, ...]]:
@@ -78,6 +89,22 @@ def test_read_table_matches_the_local_engine(
     got = pa.Table.from_pandas(df.compute(), schema=bulk.schema(table), preserve_index=False)
     want = _local(corpus, table, tmp_path / "local", split_bytes=1)
     assert got.num_rows == want.num_rows > 0
+    assert _rows(got) == _rows(want)
+
+
+def test_ranges_of_a_pack_are_partitions(corpus: Path, tmp_path: Path, client: object) -> None:
+    """A pack cut into ranges of its entries is several partitions, built on the two
+    workers, with the rows of the local engine."""
+    options = {"split_bytes": 1, "range_bytes": 500}
+    tasks = bulk.plan(bulk.discover([str(corpus / "a")]), "objects", bulk.Options(**options))
+    assert sum("#" in t.part for t in tasks) >= 3
+    df = gdask.read_table([str(corpus / "a")], "objects", **options)
+    assert df.npartitions == len(tasks)
+    got = pa.Table.from_pandas(df.compute(), schema=bulk.schema("objects"), preserve_index=False)
+    want = pa.Table.from_batches(
+        list(bulk.table_batches(corpus / "a", "objects")), bulk.schema("objects")
+    )
+    assert got.num_rows == want.num_rows
     assert _rows(got) == _rows(want)
 
 
@@ -163,14 +190,14 @@ def _slow_task_table(*args: object, **kwargs: object) -> object:
 
 def _slow_down() -> None:
     """Run on each worker: every task takes a while, so one can be caught running."""
-    import gitodb.dask as g
+    import gitodb.bulk.store as g
 
     globals()["_ORIGINAL"] = g.run_task_to_file
     g.run_task_to_file = _slow_task_table
 
 
 def _restore() -> None:
-    import gitodb.dask as g
+    import gitodb.bulk.store as g
 
     if "_ORIGINAL" in globals():
         g.run_task_to_file = globals()["_ORIGINAL"]
@@ -187,7 +214,7 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
         def killer() -> None:
             while not killed:
                 for worker, keys in c.processing().items():  # type: ignore[attr-defined]
-                    if any("_run" in str(k) for k in keys):
+                    if any("run_task_to_store" in str(k) for k in keys):
                         os.kill(pids[worker], signal.SIGKILL)
                         killed.append(pids[worker])
                         return
@@ -211,3 +238,28 @@ def test_a_worker_killed_during_a_run(corpus: Path, tmp_path: Path, client: obje
     assert _rows(got) == _rows(want)  # complete, nothing twice
     manifest = json.loads((out / "objects" / "_manifest.json").read_text())
     assert {t["status"] for t in manifest["tasks"]} == {"complete"}
+
+
+def test_a_worker_task_does_not_load_dask_dataframe(corpus: Path, tmp_path: Path) -> None:
+    """What a worker unpickles and runs (``write_table``'s task) lives outside
+    ``gitodb.dask``: a worker process loads the tables and fsspec, not
+    ``dask.dataframe`` (seconds of start-up and ~100 MB per worker)."""
+    import pickle
+    import subprocess
+    import sys
+
+    from gitodb.bulk.store import FsspecStore, run_task_to_store
+
+    out = (tmp_path / "o").as_uri()
+    task = bulk.plan([str(corpus / "a")], "refs")[0]
+    job = pickle.dumps((run_task_to_store, task, bulk.Options(), out, FsspecStore(out)))
+    code = (
+        "import pickle, sys; f, *a = pickle.loads(sys.stdin.buffer.read()); r = f(*a); "
+        "print(r.rows, 'dask.dataframe' in sys.modules, 'pandas.core.frame' in sys.modules)"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], input=job, capture_output=True, check=True)
+    rows, has_dd, _pandas = proc.stdout.decode().split()
+    assert has_dd == "False"
+    want = len(list(bulk.table_batches(corpus / "a", "refs"))[0])
+    assert int(rows) == want
+    assert pq.read_table(tmp_path / "o" / "refs").num_rows == want

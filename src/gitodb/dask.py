@@ -21,32 +21,29 @@ retried task rewrites its own file and nothing is duplicated.
 
 from __future__ import annotations
 
-import posixpath
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from typing import Any
 
 import dask
 import dask.dataframe as dd
 import pandas as pd
 import pyarrow as pa
-import pyarrow.parquet as pq
 
 from gitodb.bulk.discover import discover
 from gitodb.bulk.runner import check_options_file, write_manifest
 from gitodb.bulk.schema import schema
+from gitodb.bulk.store import FsspecStore, run_task_to_store
 from gitodb.bulk.tables import Options
 from gitodb.bulk.tasks import (
-    LocalStore,
     Task,
     TaskResult,
     data_path,
     largest_first,
     plan,
-    run_task_to_file,
     task_table,
 )
 
-__all__ = ["read_table", "write_table", "to_pandas", "meta"]
+__all__ = ["read_table", "write_table", "to_pandas", "meta", "local_cluster", "FsspecStore"]
 
 
 def to_pandas(table: pa.Table) -> pd.DataFrame:
@@ -112,73 +109,24 @@ def read_table(
     )
 
 
-class FsspecStore(LocalStore):
-    """Output files on any filesystem fsspec knows (``s3://``, ``gs://``, ``file://``,
-    a plain path).  On a local filesystem a file is written under a temporary name
-    and renamed; on object stores an object appears only once it is complete."""
+def local_cluster(workers: int, **kwargs: Any) -> Any:
+    """A ``distributed.LocalCluster`` of ``workers`` single-threaded worker processes
+    for bulk tables (what ``gitodb bulk --engine dask`` starts without
+    ``--scheduler``).  The workers' statistical profiler is off: it samples every
+    thread's stack every 10 ms, which costs a task holding the GIL about 10% of its
+    time (on a cluster of your own, set ``distributed.worker.profile.enabled: false``
+    likewise).  ``kwargs`` go to ``LocalCluster``."""
+    from distributed import LocalCluster
 
-    def __init__(self, url: str) -> None:
-        import fsspec
-
-        self.url = url
-        self.fs, self.root = fsspec.core.url_to_fs(url)
-        self.local = "file" in (
-            self.fs.protocol if isinstance(self.fs.protocol, tuple) else (self.fs.protocol,)
-        )
-
-    def __reduce__(self) -> tuple[Any, ...]:
-        return (FsspecStore, (self.url,))
-
-    def _path(self, path: str) -> str:
-        # Paths are made from the URL the user gave; fsspec wants its own form.
-        if path.startswith(self.url):
-            path = posixpath.join(self.root, path[len(self.url) :].lstrip("/"))
-        return path
-
-    def makedirs(self, path: str) -> None:
-        self.fs.makedirs(self._path(path), exist_ok=True)
-
-    def exists(self, path: str) -> bool:
-        return bool(self.fs.exists(self._path(path)))
-
-    def remove(self, path: str) -> None:
-        p = self._path(path)
-        if self.fs.exists(p):
-            self.fs.rm(p)
-
-    def num_rows(self, path: str) -> int:
-        with self.fs.open(self._path(path), "rb") as f:
-            return int(pq.ParquetFile(f).metadata.num_rows)
-
-    def read_text(self, path: str) -> str | None:
-        p = self._path(path)
-        if not self.fs.exists(p):
-            return None
-        with self.fs.open(p, "r", encoding="utf-8") as f:
-            return str(f.read())
-
-    def write_text(self, path: str, text: str) -> None:
-        with self.fs.open(self._path(path), "w", encoding="utf-8") as f:
-            f.write(text)
-
-    def write_parquet(
-        self, path: str, sch: pa.Schema, batches: Iterator[pa.RecordBatch]
-    ) -> tuple[int, int]:
-        if self.local:
-            return super().write_parquet(self._path(path), sch, batches)
-        rows = 0
-        with (
-            self.fs.open(self._path(path), "wb") as f,
-            pq.ParquetWriter(f, sch, compression="zstd") as writer,
-        ):
-            for batch in batches:
-                writer.write_batch(batch)
-                rows += batch.num_rows
-        return rows, int(self.fs.size(self._path(path)))
-
-
-def _run(task: Task, options: Options, out: str, store: FsspecStore) -> TaskResult:
-    return run_task_to_file(task, options, out, store)
+    options: dict[str, Any] = {
+        "n_workers": workers,
+        "threads_per_worker": 1,
+        "processes": True,
+        "dashboard_address": None,
+    }
+    options.update(kwargs)
+    with dask.config.set({"distributed.worker.profile.enabled": False}):
+        return LocalCluster(**options)
 
 
 def write_table(
@@ -207,7 +155,9 @@ def write_table(
     planned = _tasks(repos, table, opts)
     todo = [t for t in planned if not store.exists(data_path(out, t))]
     # Largest first: Dask starts tasks roughly in the order they are given.
-    jobs = [dask.delayed(_run, pure=True)(t, opts, out, store) for t in largest_first(todo)]
+    jobs = [
+        dask.delayed(run_task_to_store, pure=True)(t, opts, out, store) for t in largest_first(todo)
+    ]
     try:
         if client is not None:
             futures = client.compute(jobs)

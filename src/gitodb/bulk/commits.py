@@ -10,9 +10,15 @@ cost is one big-integer ``or`` per parent link.
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
+
+from gitodb.bulk.columns import fixed_hex, list_of, repeated, taken
+from gitodb.bulk.schema import SCHEMAS
+from gitodb.bulk.text import str_and_bytes, text_and_bytes
 from gitodb.errors import ObjectNotFoundError
 from gitodb.history.graph import CommitGraph
 from gitodb.history.revwalk import RevWalk
@@ -23,11 +29,7 @@ from gitodb.objects.tag import Tag
 from gitodb.repo import Repository
 
 
-def _text(raw: bytes | None) -> str | None:
-    return raw.decode("utf-8", "replace") if raw is not None else None
-
-
-def subject(message: bytes) -> str:
+def subject_bytes(message: bytes) -> bytes:
     """Git's ``%s``: the first paragraph of the message, its lines joined by spaces."""
     lines = message.split(b"\n")
     while lines and not lines[0].strip():
@@ -37,7 +39,12 @@ def subject(message: bytes) -> str:
         if not line.strip():
             break
         para.append(line.strip())
-    return b" ".join(para).decode("utf-8", "replace")
+    return b" ".join(para)
+
+
+def subject(message: bytes) -> str:
+    """``subject_bytes`` as text (invalid UTF-8 as U+FFFD)."""
+    return subject_bytes(message).decode("utf-8", "replace")
 
 
 def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
@@ -109,12 +116,13 @@ def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[b
     odb = repo.odb
     for name, oid in _starts(repo, rev):
         # A ref to a tree or blob (or a tag of one) has no history: skip it as Git does.
+        # The type from the header: only a tag is read whole (to peel it).
         target = oid
-        type_name, data = odb.read(target)
+        type_name = odb.read_header(target)[0]
         while type_name == "tag":
-            target = Tag(data, repo.object_format, target).object
+            target = Tag(odb.read(target)[1], repo.object_format, target).object
             try:
-                type_name, data = odb.read(target)
+                type_name = odb.read_header(target)[0]
             except ObjectNotFoundError:
                 type_name = ""
         if type_name != "commit":
@@ -123,19 +131,20 @@ def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[b
         if rev is None and name != "HEAD" and not name.startswith(LISTED_PREFIXES):
             continue
         bit = 1 << len(names)
-        names.append(name)
+        # As text: a name that is not UTF-8 has U+FFFD here (its bytes are in refs).
+        names.append(str_and_bytes(name)[0] or "")
         tips[target] = tips.get(target, 0) | bit
     return walk, names, tips
 
 
 class _Names:
-    """Ref names of a bit set, the lists of recent sets kept (runs of commits share one)."""
+    """Positions of the ref names of a bit set, the tuples of recent sets kept (runs
+    of commits share one)."""
 
-    def __init__(self, names: list[str]) -> None:
-        self.names = names
-        self.cache: dict[int, list[str]] = {}
+    def __init__(self) -> None:
+        self.cache: dict[int, tuple[int, ...]] = {}
 
-    def __call__(self, mask: int) -> list[str]:
+    def __call__(self, mask: int) -> tuple[int, ...]:
         got = self.cache.get(mask)
         if got is not None:
             return got
@@ -148,47 +157,109 @@ class _Names:
         while p >= 0:
             idx.append(last - p)
             p = s.find("1", p + 1)
-        names = self.names
-        got = [names[i] for i in reversed(idx)]
+        got = tuple(reversed(idx))
         if len(self.cache) >= 1024:
             self.cache.clear()
         self.cache[mask] = got
         return got
 
 
-def _sig(sig: Signature | None) -> tuple[str | None, str | None, int | None, str | None]:
+def _sig(sig: Signature | None) -> tuple[Any, ...]:
+    """name, name bytes, email, email bytes, time, zone of a signature."""
     if sig is None:
-        return None, None, None, None
+        return None, None, None, None, None, None
     tz = sig.tz
-    return _text(sig.name), _text(sig.email), sig.timestamp, _text(tz)
+    return (
+        *text_and_bytes(sig.name),
+        *text_and_bytes(sig.email),
+        sig.timestamp,
+        tz.decode("utf-8", "replace") if tz is not None else None,
+    )
+
+
+#: the bytes a commits row takes besides its message and reachable_from names
+_ROW_BYTES = 300
+#: ... and a reachable_from name (the estimate BatchBuilder uses for list items)
+_NAME_BYTES = 24
 
 
 def commit_rows(
-    repo: Repository, repository: str, rev: str | None = None, message: bool = False
-) -> Iterator[tuple[Any, ...]]:
-    """Rows of the ``commits`` table."""
+    repo: Repository,
+    repository: str,
+    rev: str | None = None,
+    message: bool = False,
+    max_rows: int = 16384,
+    max_bytes: int = 8 << 20,
+) -> Iterator[pa.RecordBatch]:
+    """Rows of the ``commits`` table, as record batches built column by column of at
+    most ``max_rows`` rows / about ``max_bytes`` bytes."""
     walk, ref_names, masks = _walk(repo, rev)
-    names = _Names(ref_names)
+    names = _Names()
+    names_arr = pa.array(ref_names, pa.string())
     graph = walk.graph
     assert isinstance(graph, _KeepingGraph)
     fmt = repo.object_format
-    for node in walk.commits():
-        oid = node.id
-        mask = masks.pop(oid, 0)
-        for p in node.parent_ids:
-            masks[p] = masks.get(p, 0) | mask
-        commit = Commit(graph.take(oid), fmt, oid)
-        msg = commit.message
-        yield (
-            repository,
-            oid.hex(),
-            commit.tree.hex(),
-            [p.hex() for p in commit.parents],
-            *_sig(commit.author),
-            *_sig(commit.committer),
-            subject(msg),
-            msg.decode("utf-8", "replace") if message else None,
-            names(mask),
+    rawsz = fmt.rawsz
+    sch = SCHEMAS["commits"]
+    max_rows = max(1, max_rows)
+    nodes = walk.commits()
+    done = False
+    while not done:
+        ids: list[bytes] = []
+        trees: list[bytes] = []
+        parents: list[bytes] = []
+        parent_ends = array("i", [0])
+        sigs: list[tuple[Any, ...]] = []
+        subjects: list[tuple[str | None, bytes | None]] = []
+        messages: list[tuple[str | None, bytes | None]] = []
+        reach = array("i")
+        reach_ends = array("i", [0])
+        weight = 0
+        for node in nodes:
+            oid = node.id
+            mask = masks.pop(oid, 0)
+            for p in node.parent_ids:
+                masks[p] = masks.get(p, 0) | mask
+            commit = Commit(graph.take(oid), fmt, oid)
+            msg = commit.message
+            ids.append(oid)
+            trees.append(node.tree)  # the walk parsed them (or read the commit-graph)
+            parents += node.parent_ids
+            parent_ends.append(len(parents))
+            sigs.append((*_sig(commit.author), *_sig(commit.committer)))
+            subjects.append(text_and_bytes(subject_bytes(msg)))
+            messages.append(text_and_bytes(msg) if message else (None, None))
+            got = names(mask)
+            reach.extend(got)
+            reach_ends.append(len(reach))
+            weight += _ROW_BYTES + _NAME_BYTES * len(got) + (len(msg) if message else 0)
+            if len(ids) >= max_rows or weight >= max_bytes:
+                break
+        else:
+            done = True
+        if not ids:
+            return
+        count = len(ids)
+        by_column = list(zip(*sigs, strict=True))
+        subject_cols = list(zip(*subjects, strict=True))
+        message_cols = list(zip(*messages, strict=True))
+        yield pa.RecordBatch.from_arrays(
+            [
+                repeated(repository, count),
+                fixed_hex(ids, rawsz),
+                fixed_hex(trees, rawsz),
+                list_of(parent_ends, fixed_hex(parents, rawsz)),
+                *(
+                    pa.array(col, field.type)
+                    for col, field in zip(by_column, list(sch)[4:16], strict=True)
+                ),
+                pa.array(subject_cols[0], pa.string()),
+                pa.array(subject_cols[1], pa.binary()),
+                pa.array(message_cols[0], pa.string()),
+                pa.array(message_cols[1], pa.binary()),
+                list_of(reach_ends, taken(names_arr, reach)),
+            ],
+            schema=sch,
         )
 
 
@@ -214,7 +285,7 @@ def change_rows(
                 c,
                 p,
                 ch.status,
-                ch.path.decode("utf-8", "replace"),
+                *text_and_bytes(ch.path),
                 _mode(ch.old_mode),
                 _mode(ch.new_mode),
                 ch.old_id.hex() if ch.old_id is not None else None,

@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gitodb.bulk.text import text_and_bytes
 from gitodb.errors import BadRevisionError
 from gitodb.history.treewalk import list_tree
 from gitodb.objects.tree import canonical_mode
@@ -51,7 +52,7 @@ def file_rows(
             repository,
             revision,
             commit_hex,
-            path.decode("utf-8", "replace"),
+            *text_and_bytes(path),
             f"{canonical_mode(entry.mode):06o}",
             kind,
             entry.id.hex(),

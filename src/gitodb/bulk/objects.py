@@ -2,10 +2,14 @@
 
 A repository's parts are its own packs (one part each, named by the ``.pack``
 file) and its loose objects (part ``loose``), so the entries of a large
-repository are listed by several workers at once.  A pack part costs one header
-walk of the pack (``PackFile.headers_by_position``, no object is inflated except
-the first bytes of each delta) plus one entry-header parse per entry for the
-delta base and the chain depth.
+repository are listed by several workers at once; a pack larger than
+``Options.range_bytes`` is itself split into ranges of its entries in pack order
+(``pack-<id>.pack#<start>-<stop>``), each a contiguous stretch of the file, so
+that even a single-pack repository is shared by the workers.  A whole pack
+costs one header walk (``PackFile.headers_by_position``, no object is inflated
+except the first bytes of each delta), a range one ``PackFile.header_at`` per
+entry of its own; both then parse each entry header once for the delta base
+and the chain depth.
 """
 
 from __future__ import annotations
@@ -17,7 +21,9 @@ from collections.abc import Iterator
 from typing import Any
 
 import pyarrow as pa
+import pyarrow.compute as pc
 
+from gitodb.bulk.columns import fixed_hex, repeated
 from gitodb.bulk.schema import SCHEMAS
 from gitodb.errors import PackError
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
@@ -51,15 +57,59 @@ def own_pack(repo: Repository, name: str) -> PackFile:
     return PackFile(own, repo.object_format, cache=odb.cache)
 
 
+#: separates a pack's file name from a range of its entries in a part name
+RANGE_MARK = "#"
+
+
+def range_part(pack_name: str, start: int, stop: int) -> str:
+    """The part name of entries ``start`` to ``stop`` (pack order) of pack ``pack_name``."""
+    return f"{pack_name}{RANGE_MARK}{start}-{stop}"
+
+
+def parse_part(part: str) -> tuple[str, int, int | None]:
+    """``(pack file name, start, stop or None)`` of a pack part (whole or a range)."""
+    name, mark, span = part.partition(RANGE_MARK)
+    if not mark:
+        return name, 0, None
+    a, dash, b = span.partition("-")
+    if not (dash and a.isdigit() and b.isdigit()) or int(a) > int(b):
+        raise ValueError(f"bad part name '{part}'")
+    return name, int(a), int(b)
+
+
+def pack_ranges(pack_path: str, range_bytes: int) -> list[tuple[int, int]]:
+    """Ranges of entries (positions in pack order) splitting a pack into pieces of about
+    ``range_bytes`` each; ``[]`` when it is smaller.  Reads only the pack header (the
+    entry count): planning stays cheap."""
+    try:
+        size = os.stat(pack_path).st_size
+        if size <= range_bytes:
+            return []
+        with open(pack_path, "rb") as f:
+            head = f.read(12)
+    except OSError:
+        return []
+    if len(head) < 12 or head[:4] != b"PACK":
+        return []  # the task reads it and says what is wrong
+    count = int.from_bytes(head[8:12], "big")
+    pieces = min(count, -(-size // max(1, range_bytes)))
+    if pieces < 2:
+        return []
+    step = -(-count // pieces)
+    return [(a, min(count, a + step)) for a in range(0, count, step)]
+
+
 def object_rows(
     repo: Repository, repository: str, part: str, max_rows: int = 16384, max_bytes: int = 8 << 20
 ) -> Iterator[tuple[Any, ...] | pa.RecordBatch]:
-    """Rows of the ``objects`` table for one part (a pack file name or ``loose``);
-    a pack's come as record batches of at most ``max_rows`` rows / ``max_bytes``."""
+    """Rows of the ``objects`` table for one part (a pack file name, a range of one,
+    or ``loose``); a pack's come as record batches of at most ``max_rows`` rows /
+    ``max_bytes``."""
     if part == LOOSE_PART:
         yield from _loose_rows(repo, repository)
-    else:
-        yield from _pack_rows(own_pack(repo, part), repository, part, max_rows, max_bytes)
+        return
+    name, start, stop = parse_part(part)
+    yield from _pack_rows(own_pack(repo, name), repository, name, start, stop, max_rows, max_bytes)
 
 
 def _loose_rows(repo: Repository, repository: str) -> Iterator[tuple[Any, ...]]:
@@ -74,34 +124,70 @@ def _loose_rows(repo: Repository, repository: str) -> Iterator[tuple[Any, ...]]:
 
 #: an objects row takes about this many bytes (two ids, a pack name, numbers)
 _ROW_BYTES = 200
+#: type names by type number, as an Arrow array to ``take`` from
+_TYPE_NAMES = pa.array([TYPE_NAMES.get(t, "") for t in range(8)], pa.string())
 
 
 def _pack_rows(
-    pack: PackFile, repository: str, name: str, max_rows: int, max_bytes: int
+    pack: PackFile,
+    repository: str,
+    name: str,
+    start: int,
+    stop: int | None,
+    max_rows: int,
+    max_bytes: int,
 ) -> Iterator[pa.RecordBatch]:
-    """The pack's entries in pack order, as batches built column by column."""
-    types, sizes = pack.headers_by_position()
+    """Entries ``start`` to ``stop`` (pack order; all by default) of the pack, as
+    batches built column by column.
+
+    The whole pack takes its types and sizes from one header walk
+    (``headers_by_position``); a range asks ``header_at`` for its own entries only,
+    so the workers sharing a pack share its work.
+    """
     so = pack.sorted_offsets
     rev = pack.rev_order
     oids = pack.idx.oid_list()
     n = len(so)
+    stop = n if stop is None else stop
+    if stop > n:
+        raise PackError(
+            f"part {start}-{stop} is past the pack's {n} entries (pack replaced?)", path=pack.path
+        )
+    whole = start == 0 and stop == n
+    types_by_p, sizes_by_p = pack.headers_by_position() if whole else (None, None)
+    header_at = pack.header_at
     data_end = pack.data_end
     chain = _Chains(pack)
     sch = SCHEMAS["objects"]
     step = max(1, min(max_rows, max_bytes // _ROW_BYTES))
-    names = TYPE_NAMES
+    rawsz = pack.fmt.rawsz
     buf = pack.buf
     path = pack.path
-    # Chain depth by pack-order position: two bytes an entry, whatever the pack size
-    # (Git caps depth at 4095; deeper chains are counted exactly by _Chains).
-    depth_by_k = array("H", bytes(2 * n))
-    for start in range(0, n, step):
-        stop = min(n, start + step)
-        ids, kinds, sz, disk, offs, bases, depths = [], [], [], [], [], [], []
-        for k in range(start, stop):
+    # Chain depth by pack-order position within the range: two bytes an entry (Git
+    # caps depth at 4095; deeper chains and bases before the range go to _Chains).
+    depth_by_k = array("H", bytes(2 * (stop - start)))
+    for first in range(start, stop, step):
+        last = min(stop, first + step)
+        kinds = bytearray(last - first)
+        sz: list[int] = []
+        bases: list[str | None] = []
+        depths: list[int] = []
+        ids = []
+        for k in range(first, last):
             off = so[k]
             p = rev[k]
-            t, _size, hlen = parse_entry_header(buf, off, path)
+            ids.append(oids[p])
+            t, size, hlen = parse_entry_header(buf, off, path)
+            if types_by_p is not None:
+                kinds[k - first] = types_by_p[p]
+                sz.append(sizes_by_p[p])  # type: ignore[index]
+            elif 0 < t < 5:  # not a delta: the entry header says it all
+                kinds[k - first] = t
+                sz.append(size)
+            else:
+                kind, size = header_at(off)
+                kinds[k - first] = kind
+                sz.append(size)
             base_hex = None
             depth = 0
             if t == OBJ_OFS_DELTA:
@@ -113,29 +199,33 @@ def _pack_rows(
                         "OFS_DELTA base is not an entry of the pack", path=path, offset=off
                     )
                 base_hex = oids[rev[kb]].hex()
-                depth = depth_by_k[kb] + 1
+                if kb >= start:
+                    depth = depth_by_k[kb - start] + 1
+                else:
+                    depth = chain.base_and_depth(off)[1]
             elif t == OBJ_REF_DELTA:
                 base, depth = chain.base_and_depth(off)
                 base_hex = base.hex() if base is not None else None
             if depth < 65535:
-                depth_by_k[k] = depth
-            ids.append(oids[p].hex())
-            kinds.append(names[types[p]])
-            sz.append(sizes[p])
-            disk.append((so[k + 1] if k + 1 < n else data_end) - off)
-            offs.append(off)
+                depth_by_k[k - start] = depth
             bases.append(base_hex)
             depths.append(depth)
-        count = stop - start
+        count = last - first
+        offs = pa.Array.from_buffers(pa.uint64(), count, [None, pa.py_buffer(so[first:last])])
+        ends = array("Q", so[first + 1 : last])
+        ends.append(so[last] if last < n else data_end)
+        ends_arr = pa.Array.from_buffers(pa.uint64(), count, [None, pa.py_buffer(ends)])
         yield pa.RecordBatch.from_arrays(
             [
-                pa.array([repository] * count, pa.string()),
-                pa.array(ids, pa.string()),
-                pa.array(kinds, pa.string()),
+                repeated(repository, count),
+                fixed_hex(ids, rawsz),
+                _TYPE_NAMES.take(
+                    pa.Array.from_buffers(pa.uint8(), count, [None, pa.py_buffer(kinds)])
+                ),
                 pa.array(sz, pa.int64()),
-                pa.array(disk, pa.int64()),
-                pa.array([name] * count, pa.string()),
-                pa.array(offs, pa.int64()),
+                pc.subtract(ends_arr, offs).cast(pa.int64()),
+                repeated(name, count),
+                offs.cast(pa.int64()),
                 pa.array(bases, pa.string()),
                 pa.array(depths, pa.int32()),
             ],
@@ -208,4 +298,13 @@ class _Chains:
         return link[0], self.depth[off]
 
 
-__all__ = ["LOOSE_PART", "object_rows", "own_pack", "own_pack_names"]
+__all__ = [
+    "LOOSE_PART",
+    "RANGE_MARK",
+    "object_rows",
+    "own_pack",
+    "own_pack_names",
+    "pack_ranges",
+    "parse_part",
+    "range_part",
+]

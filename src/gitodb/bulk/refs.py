@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import Any
 
+from gitodb.bulk.text import str_and_bytes
 from gitodb.refs.peel import peel_fully
 from gitodb.repo import Repository
 
@@ -28,4 +29,11 @@ def ref_rows(repo: Repository, repository: str) -> Iterator[tuple[Any, ...]]:
         peeled = ref.peeled if ref.peeled is not None and ref.target is None else None
         if peeled is None and oid is not None:
             peeled = peel_fully(odb, oid, hexsz)
-        yield (repository, ref.name, _hex(oid), _hex(peeled), ref.target, backend)
+        yield (
+            repository,
+            *str_and_bytes(ref.name),
+            _hex(oid),
+            _hex(peeled),
+            *str_and_bytes(ref.target),
+            backend,
+        )

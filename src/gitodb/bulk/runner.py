@@ -20,6 +20,7 @@ import multiprocessing
 import os
 import posixpath
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
@@ -145,29 +146,23 @@ def write_manifest(out: str, table: str, tasks: list[Task], store: LocalStore = 
     return path
 
 
-#: modules every task needs
-PRELOAD = [
-    "gitodb.bulk.tasks",
-    "gitodb.repo",
-    "gitodb.repo.odb",
-    "gitodb.repo.revparse",
-    "gitodb.history.revwalk",
-    "gitodb.history.treediff",
-    "gitodb.pack.verify",
-    "gitodb.refs.files",
-    "gitodb.refs.reftable_store",
-    "gitodb.compress",
-    "pyarrow.parquet",
-]
-
-
 def _pool(jobs: int) -> ProcessPoolExecutor:
-    # forkserver: workers start from a clean process, not a copy of the driver's
-    # threads (the progress bar's) and memory.
-    ctx = multiprocessing.get_context("forkserver")
-    # Imported once in the fork server, so that no worker pays for them again: a
-    # worker's first task would otherwise take longer than a small repository.
-    ctx.set_forkserver_preload(PRELOAD)
+    """``jobs`` worker processes that start with gitodb and pyarrow loaded.
+
+    Forked from this process when that is safe (Linux, no other thread running:
+    a forked thread's locks would be held forever), after ``gitodb.bulk.preload``
+    warmed it up, so a worker costs a fork and no imports; otherwise from a fork
+    server that imported the same module once.
+    """
+    import gitodb.bulk.preload  # noqa: F401  (the imports and warm-up, once)
+
+    methods = multiprocessing.get_all_start_methods()
+    # Linux only: on macOS system libraries are not fork-safe (Python defaults to spawn).
+    if sys.platform.startswith("linux") and "fork" in methods and threading.active_count() == 1:
+        return ProcessPoolExecutor(max_workers=jobs, mp_context=multiprocessing.get_context("fork"))
+    ctx = multiprocessing.get_context("forkserver" if "forkserver" in methods else "spawn")
+    if ctx.get_start_method() == "forkserver":
+        ctx.set_forkserver_preload(["gitodb.bulk.preload"])
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 

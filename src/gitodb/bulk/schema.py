@@ -3,9 +3,11 @@
 Every table starts with ``repository`` (the repository's absolute path as listed
 by the run).  Object ids are lower-case hex strings; times are Unix seconds
 (``int64``) with Git's ``+HHMM`` zone string beside them; paths and names are
-strings decoded from UTF-8 with invalid bytes kept as surrogate escapes
-(``os.fsdecode`` style, so ``path.encode("utf-8", "surrogateescape")`` gives
-Git's bytes back).  A column that does not apply to a row is null.
+strings decoded from UTF-8 (invalid bytes as U+FFFD), each with a binary
+``<column>_bytes`` beside it that holds Git's exact bytes when they are not valid
+UTF-8 and is null otherwise (``gitodb.bulk.text``): the bytes of a value are
+``row["path_bytes"]`` if not null, else ``row["path"].encode()``.  A column that
+does not apply to a row is null.
 """
 
 from __future__ import annotations
@@ -43,9 +45,11 @@ SCHEMAS: dict[str, pa.Schema] = {
         [
             ("repository", pa.string()),
             ("name", pa.string()),
+            ("name_bytes", pa.binary()),  # the name's bytes if not UTF-8, else null
             ("target", pa.string()),  # the id the ref resolves to (null: unborn)
             ("peeled", pa.string()),  # the non-tag object an annotated tag peels to
             ("symref_target", pa.string()),  # the ref a symbolic ref names, else null
+            ("symref_target_bytes", pa.binary()),
             ("backend", pa.string()),  # files or reftable
         ]
     ),
@@ -57,17 +61,23 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("tree", pa.string()),
             ("parents", _ids),
             ("author_name", pa.string()),
+            ("author_name_bytes", pa.binary()),  # the bytes if not UTF-8, else null
             ("author_email", pa.string()),
+            ("author_email_bytes", pa.binary()),
             ("author_time", pa.int64()),
             ("author_tz", pa.string()),
             ("committer_name", pa.string()),
+            ("committer_name_bytes", pa.binary()),
             ("committer_email", pa.string()),
+            ("committer_email_bytes", pa.binary()),
             ("committer_time", pa.int64()),
             ("committer_tz", pa.string()),
             ("subject", pa.string()),  # the first paragraph joined into one line
+            ("subject_bytes", pa.binary()),
             ("message", pa.string()),  # the whole message, null unless asked for
+            ("message_bytes", pa.binary()),
             ("reachable_from", _ids),  # HEAD, branches, tags, remote-tracking refs
-            # whose history holds it
+            # whose history holds it (names as text: the refs table has their bytes)
         ]
     ),
     # The tree of one revision, flattened (ls-tree -r -l): blobs and submodules.
@@ -77,6 +87,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("revision", pa.string()),  # the revision as given (default HEAD)
             ("commit", pa.string()),  # the commit it names (null for a tree)
             ("path", pa.string()),
+            ("path_bytes", pa.binary()),  # the path's bytes if not UTF-8, else null
             ("mode", pa.string()),  # octal as ls-tree prints it (100644, 120000...)
             ("type", pa.string()),  # blob or commit (a submodule)
             ("id", pa.string()),
@@ -93,6 +104,7 @@ SCHEMAS: dict[str, pa.Schema] = {
             ("parent", pa.string()),  # the first parent, null for a root commit
             ("status", pa.string()),  # A, D, M or T (diff-tree --no-renames)
             ("path", pa.string()),
+            ("path_bytes", pa.binary()),  # the path's bytes if not UTF-8, else null
             ("old_mode", pa.string()),
             ("new_mode", pa.string()),
             ("old_id", pa.string()),
@@ -128,6 +140,49 @@ ERRORS_SCHEMA = pa.schema(
 )
 
 TABLE_NAMES = tuple(SCHEMAS)
+
+#: string columns with few distinct values per file: dictionary-encoded in Parquet.
+#: Others (ids, paths, messages) are mostly distinct, and trying a dictionary on
+#: them first costs more CPU than writing them.
+_FEW_VALUES = frozenset(
+    {
+        "repository",
+        "type",
+        "pack",
+        "revision",
+        "commit",
+        "mode",
+        "old_mode",
+        "new_mode",
+        "status",
+        "backend",
+        "kind",
+        "file",
+        "table",
+        "part",
+        "error_class",
+        "author_name",
+        "author_email",
+        "author_tz",
+        "committer_name",
+        "committer_email",
+        "committer_tz",
+        "parent",
+    }
+)
+
+
+def parquet_options(sch: pa.Schema) -> dict[str, Any]:
+    """``pyarrow.parquet.ParquetWriter`` options for a table of schema ``sch``: zstd,
+    dictionaries for the columns that repeat, statistics (min/max, for readers'
+    filters) on numbers and those columns, not on ids and free text."""
+    few = [f.name for f in sch if f.name in _FEW_VALUES]
+    numbers = [f.name for f in sch if pa.types.is_integer(f.type) or pa.types.is_boolean(f.type)]
+    return {
+        "compression": "zstd",
+        "use_dictionary": few,
+        "write_statistics": few + numbers,
+    }
 
 
 def schema(table: str) -> pa.Schema:

@@ -16,7 +16,13 @@ import pyarrow as pa
 
 from gitodb.bulk.commits import change_rows, commit_rows
 from gitodb.bulk.files import file_rows
-from gitodb.bulk.objects import LOOSE_PART, object_rows, own_pack_names
+from gitodb.bulk.objects import (
+    LOOSE_PART,
+    object_rows,
+    own_pack_names,
+    pack_ranges,
+    range_part,
+)
 from gitodb.bulk.refs import ref_rows
 from gitodb.bulk.schema import (
     DEFAULT_BATCH_BYTES,
@@ -32,6 +38,8 @@ from gitodb.repo import Repository
 WHOLE = "all"
 #: a repository whose packs hold at least this many bytes is split per pack
 DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
+#: ... and a pack of the objects table larger than this into ranges of about this size
+DEFAULT_RANGE_BYTES = 64 * 1024 * 1024
 #: tables whose rows come per pack (and per loose store)
 SPLIT_TABLES = ("objects", "verify")
 #: which option applies to which tables
@@ -56,6 +64,7 @@ class Options:
     batch_rows: int = DEFAULT_BATCH_ROWS
     batch_bytes: int = DEFAULT_BATCH_BYTES
     split_bytes: int = DEFAULT_SPLIT_BYTES
+    range_bytes: int = DEFAULT_RANGE_BYTES
 
     def check(self, table: str) -> None:
         """Raise ``BulkUsageError`` for an unknown table or an option it does not take."""
@@ -72,6 +81,8 @@ class Options:
                 raise BulkUsageError(f"option {flag} does not apply to table '{table}'")
         if self.content_limit is not None and self.content_limit < 0:
             raise BulkUsageError("--content-limit must be a number of bytes >= 0")
+        if self.split_bytes < 1 or self.range_bytes < 1:
+            raise BulkUsageError("split_bytes and range_bytes must be at least 1")
 
     def table_options(self) -> dict[str, Any]:
         """The options that change a table's rows (recorded beside the output)."""
@@ -87,10 +98,12 @@ DEFAULT_OPTIONS = Options()
 
 def parts(repository: str, table: str, options: Options = DEFAULT_OPTIONS) -> list[str]:
     """The parts of ``table`` for one repository: ``["all"]``, or each own pack and
-    ``loose`` when the packs reach ``options.split_bytes``.
+    ``loose`` when the packs reach ``options.split_bytes``; for ``objects``, a pack
+    larger than ``options.range_bytes`` is parts of ranges of its entries.
 
-    Planning only lists the ``objects/pack`` directory; a repository that cannot be
-    looked at is one ``all`` part (whose task then reports why).
+    Planning only lists the ``objects/pack`` directory (and reads the header of a
+    pack to split); a repository that cannot be looked at is one ``all`` part
+    (whose task then reports why).
     """
     if table not in SPLIT_TABLES:
         return [WHOLE]
@@ -108,7 +121,13 @@ def parts(repository: str, table: str, options: Options = DEFAULT_OPTIONS) -> li
             pass
     if not packs or total < options.split_bytes:
         return [WHOLE]
-    return [*packs, LOOSE_PART]
+    if table != "objects":
+        return [*packs, LOOSE_PART]
+    out = []
+    for name in packs:
+        ranges = pack_ranges(os.path.join(objects_dir, "pack", name), options.range_bytes)
+        out += [range_part(name, a, b) for a, b in ranges] if ranges else [name]
+    return [*out, LOOSE_PART]
 
 
 Rows = Iterator[tuple[Any, ...] | pa.RecordBatch]
@@ -134,7 +153,9 @@ _ROWS: dict[str, Callable[[Repository, str, str, Options], Rows]] = {
     ),
     "verify": _split_rows(lambda repo, path, part, _o: verify_rows(repo, path, part)),
     "refs": lambda repo, path, _p, _o: ref_rows(repo, path),
-    "commits": lambda repo, path, _p, o: commit_rows(repo, path, o.rev, o.message),
+    "commits": lambda repo, path, _p, o: commit_rows(
+        repo, path, o.rev, o.message, o.batch_rows, o.batch_bytes
+    ),
     "changes": lambda repo, path, _p, o: change_rows(repo, path, o.rev),
     "files": lambda repo, path, _p, o: file_rows(repo, path, o.rev, o.content_limit),
 }

@@ -25,7 +25,8 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-from gitodb.bulk.schema import ERRORS_SCHEMA, schema
+from gitodb.bulk.objects import parse_part
+from gitodb.bulk.schema import ERRORS_SCHEMA, parquet_options, schema
 from gitodb.bulk.tables import DEFAULT_OPTIONS, WHOLE, Options, parts, table_batches
 from gitodb.errors import GitodbError, GitodbWarning
 
@@ -50,7 +51,10 @@ class Task:
         digest = hashlib.sha1(self.repository.encode("utf-8", "surrogateescape")).hexdigest()
         stem = f"{name}-{digest[:12]}"
         if self.part != WHOLE:
-            stem += "." + self.part.removesuffix(".pack")
+            name, start, stop = parse_part(self.part)
+            stem += "." + name.removesuffix(".pack")
+            if stop is not None:
+                stem += f".{start}-{stop}"
         return stem
 
 
@@ -71,8 +75,17 @@ def task_weight(task: Task) -> int:
         names = os.listdir(pack_dir)
     except OSError:
         return 0
+    share = 1.0
     if task.part != WHOLE:
-        names = [task.part] if task.part.endswith(".pack") else []
+        name, start, stop = parse_part(task.part)
+        names = [name] if name.endswith(".pack") else []
+        if stop is not None:  # a range: its share of the pack's entries
+            try:
+                with open(os.path.join(pack_dir, name), "rb") as f:
+                    count = int.from_bytes(f.read(12)[8:12], "big")
+                share = (stop - start) / max(1, count)
+            except OSError:
+                pass
     total = 0
     for n in names:
         if n.endswith(".pack"):
@@ -80,7 +93,7 @@ def task_weight(task: Task) -> int:
                 total += os.stat(os.path.join(pack_dir, n)).st_size
             except OSError:
                 pass
-    return total
+    return int(total * share)
 
 
 def largest_first(tasks: list[Task]) -> list[Task]:
@@ -131,7 +144,8 @@ def task_table(task: Task, options: Options) -> tuple[pa.Table, pa.Table]:
 
 @dataclass
 class TaskResult:
-    """What a task did: rows written (or the error), seconds, the worker's max RSS."""
+    """What a task did: rows written (or the error), seconds, the worker's max RSS,
+    and which process ran it (``pid``, and ``parent_pid``, the process it came from)."""
 
     task: Task
     rows: int = 0
@@ -141,6 +155,8 @@ class TaskResult:
     cpu_seconds: float = 0.0
     max_rss: int = 0
     skipped: bool = False
+    pid: int = 0
+    parent_pid: int = 0
 
 
 def data_path(out: str, task: Task) -> str:
@@ -205,7 +221,7 @@ class LocalStore:
         tmp = temp_path(path)
         rows = 0
         try:
-            with pq.ParquetWriter(tmp, sch, compression="zstd") as writer:
+            with pq.ParquetWriter(tmp, sch, **parquet_options(sch)) as writer:
                 for batch in batches:
                     writer.write_batch(batch)
                     rows += batch.num_rows
@@ -257,4 +273,5 @@ def run_task_to_file(
     result.seconds = time.perf_counter() - start
     result.cpu_seconds = _cpu() - cpu
     result.max_rss = _max_rss()
+    result.pid, result.parent_pid = os.getpid(), os.getppid()
     return result

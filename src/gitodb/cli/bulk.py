@@ -137,7 +137,7 @@ def _run_local(args: Any, repos: list[str], options: Any) -> int:
 
 
 def _run_dask(args: Any, repos: list[str], options: Any) -> int:
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     import gitodb.dask as gdask
 
@@ -146,12 +146,7 @@ def _run_dask(args: Any, repos: list[str], options: Any) -> int:
     if args.scheduler:
         client = Client(args.scheduler)
     else:
-        cluster = LocalCluster(
-            n_workers=args.jobs or os.cpu_count() or 1,
-            threads_per_worker=1,
-            processes=True,
-            dashboard_address=None,
-        )
+        cluster = gdask.local_cluster(args.jobs or os.cpu_count() or 1)
         client = Client(cluster)
     try:
         result = gdask.write_table(
