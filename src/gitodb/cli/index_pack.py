@@ -22,6 +22,7 @@ from typing import Any
 from gitodb.durable import DEFAULT_POLICY
 from gitodb.errors import ConfigError, ObjectNotFoundError, PackError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
+from gitodb.objects.check import PackObjectChecker
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import OFFSET32_LIMIT
 from gitodb.pack.index_write import (
@@ -57,7 +58,11 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--verify-stat", action="store_true")
     p.add_argument("--verify-stat-only", action="store_true")
     p.add_argument("--strict", action="store_true")
+    p.add_argument("--strict-msgs", action="append", default=[])  # --strict=<msg-id>=<sev>
     p.add_argument("--fsck-objects", action="store_true")
+    p.add_argument("--fsck-msgs", action="append", default=[])  # --fsck-objects=<...>
+    p.add_argument("--check-self-contained-and-connected", action="store_true")
+    p.add_argument("--pack-header")  # --pack_header=<version>,<entries> is rewritten to this
     p.add_argument("--promisor", dest="promisor", action="store_const", const="")
     p.add_argument("--promisor-msg", dest="promisor")  # --promisor=<msg> is rewritten to this
     p.add_argument("--max-input-size")
@@ -124,13 +129,15 @@ def _open_repo(ctx: Any) -> Any:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Run ``index-pack`` with ``argv``; return the exit status."""
+    rewrites = (
+        ("--keep=", "--keep-msg="),
+        ("--promisor=", "--promisor-msg="),
+        ("--strict=", "--strict-msgs="),
+        ("--fsck-objects=", "--fsck-msgs="),
+        ("--pack_header=", "--pack-header="),
+    )
     argv = [
-        ("--keep-msg=" + a[len("--keep=") :])
-        if a.startswith("--keep=")
-        else ("--promisor-msg=" + a[len("--promisor=") :])
-        if a.startswith("--promisor=")
-        else a
-        for a in argv
+        next((new + a[len(old) :] for old, new in rewrites if a.startswith(old)), a) for a in argv
     ]
     args = _parser().parse_args(argv)
     if args.help:
@@ -202,6 +209,12 @@ def run(argv: list[str], ctx: Any) -> int:
     if verify:  # --keep is ignored here, as in Git: nothing is stored
         return _run_verify(args, fmt, threads, rev_index, cache_limit)
 
+    checker = _checker(args, fmt)
+    # --strict: fsck and links; --fsck-objects: fsck; --check-self-contained-and-
+    # connected: links, and exit 1 when one is found only outside the pack
+    strict = args.strict or args.check_self_contained_and_connected or bool(args.strict_msgs)
+    do_fsck = args.strict or args.fsck_objects or bool(args.strict_msgs or args.fsck_msgs)
+
     opts = IndexPackOptions(
         index_version=version,
         offset32_limit=off32,
@@ -209,8 +222,9 @@ def run(argv: list[str], ctx: Any) -> int:
         keep_msg=args.keep,
         threads=threads,
         fix_thin=args.fix_thin,
-        strict=args.strict or args.fsck_objects,
-        strict_links=args.strict,
+        strict=strict or do_fsck,
+        strict_links=strict,
+        checker=checker,
         promisor_msg=args.promisor,
         progress=meter,
         progress_title=args.progress_title,
@@ -229,6 +243,10 @@ def run(argv: list[str], ctx: Any) -> int:
                 # Git creates objects/pack when it is missing
                 os.makedirs(os.path.join(repo.common_dir, "objects", "pack"), exist_ok=True)
             source: Any = sys.stdin.buffer
+            if args.pack_header is not None:
+                # fetch-pack read the pack header itself to choose index-pack: stdin
+                # starts after it, and the header is rebuilt from its two numbers
+                source = _Prefixed(source, _pack_header(args.pack_header))
             if max_input:
                 source = _Bounded(source, max_input)
             outcome = index_pack_stream(
@@ -261,7 +279,81 @@ def run(argv: list[str], ctx: Any) -> int:
     finally:
         if meter is not None:
             meter.close()
+    sys.stdout.flush()
+    if do_fsck:
+        # after the outputs, as Git 2.55 does: the queued .gitattributes/.gitmodules
+        # blobs may be in the pack just stored
+        checker.finish_blobs(_blob_reader(repo))
+    if args.check_self_contained_and_connected and checker.foreign:
+        return 1
     return 0
+
+
+def _checker(args: argparse.Namespace, fmt: Any) -> PackObjectChecker:
+    """The object checker for --strict/--fsck-objects[=<msg-id>=<severity>,...]."""
+    from gitodb.objects.fsck import FsckConfigError, FsckSeverities
+    from gitodb.refs.base import refname_format_ok
+
+    severities = FsckSeverities(strict=True)  # index-pack's fsck: warnings are errors
+    try:
+        for values in (*args.strict_msgs, *args.fsck_msgs):
+            severities.parse(values)
+    except FsckConfigError as e:
+        raise PackError(e.message) from None
+    do_fsck = args.strict or args.fsck_objects or bool(args.strict_msgs or args.fsck_msgs)
+    return PackObjectChecker(fmt, fsck=do_fsck, severities=severities, refname_ok=refname_format_ok)
+
+
+def _blob_reader(repo: Any) -> Any:
+    """``oid -> (type, data) | None`` over the repository (packs rescanned), or None."""
+    if repo is None:
+        return None
+    odb = repo.odb
+    odb.rescan_packs()
+
+    def read(oid: bytes) -> tuple[str, bytes] | None:
+        try:
+            return odb.read(oid)  # type: ignore[no-any-return]
+        except ObjectNotFoundError:
+            return None
+
+    return read
+
+
+def _pack_header(text: str) -> bytes:
+    """``--pack_header=<version>,<entries>``: the 12 bytes fetch-pack consumed."""
+    version, comma, count = text.partition(",")
+    try:
+        if not comma:
+            raise ValueError
+        return b"PACK" + int(version).to_bytes(4, "big") + int(count).to_bytes(4, "big")
+    except (ValueError, OverflowError):
+        raise PackError(f"bad {text}") from None
+
+
+class _Prefixed:
+    """A reader that yields ``head`` before what ``stream`` has."""
+
+    def __init__(self, stream: Any, head: bytes) -> None:
+        self.stream = stream
+        self.head = head
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            if n < 0:
+                data, self.head = self.head + self.stream.read(), b""
+                return data
+            data, self.head = self.head[:n], self.head[n:]
+            return data
+        return self.stream.read(n)  # type: ignore[no-any-return]
+
+    def readinto(self, buf: Any) -> int:
+        data = self.read(len(buf))
+        buf[: len(data)] = data
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def _parse_size(text: str) -> int:
