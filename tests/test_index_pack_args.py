@@ -37,3 +37,61 @@ def test_pack_header_given_on_the_command_line(tmp_path: Path) -> None:
         results.append((got, files))
     assert results[0] == results[1]
     assert results[1][0][0] == 0 and any(f.endswith(".promisor") for f in results[1][1])
+
+
+USAGE = (
+    "usage: gitodb index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index]"
+    " [--verify] [--strict[=<msg-id>=<severity>...]] [--fsck-objects[=<msg-id>=<severity>...]]"
+    " (<pack-file> | --stdin [--fix-thin] [<pack-file>])\n"
+)
+# Git's index-pack reads its arguments by hand: exact names, stuck values, no bundles
+ARGS = [
+    ["--stri"],
+    ["--bogus"],
+    ["-vo", "x.idx"],
+    ["--threads=abc"],
+    ["--threads"],
+    ["--threads=0x2"],
+    ["--"],
+    ["-o"],
+    ["-o", "y.idx", "-o", "z.idx"],
+    ["--progress-title"],
+    ["--progress-title", "T"],
+    ["--keep="],
+    ["--no-strict"],
+    ["--strict=missingEmail=ignore"],
+    ["--rev-index"],
+    ["--no-rev-index"],
+    ["--index-version=3"],
+    ["-o", "y.idx", "extra.pack"],
+]
+
+
+@pytest.fixture(scope="module")
+def packed(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    src = tmp_path_factory.mktemp("args") / "src"
+    subprocess.run(["git", "init", "-q", str(src)], check=True, env=git_env())
+    (src / "f").write_text("x\n")
+    _run(["git", "add", "f"], src)
+    _run(["git", "commit", "-qm", "m"], src)
+    (src / "p.pack").write_bytes(
+        _run(["git", "pack-objects", "--revs", "--stdout"], src, b"HEAD\n")[1]
+    )
+    return src
+
+
+@pytest.mark.parametrize("args", ARGS, ids=" ".join)
+def test_arguments_parsed_like_git(packed: Path, args: list[str]) -> None:
+    theirs = _run(["git", "index-pack", *args, "p.pack"], packed)
+    ours = _run([sys.executable, "-m", "gitodb", "index-pack", *args, "p.pack"], packed)
+    assert ours[:2] == theirs[:2]
+    if theirs[0] == 129:
+        assert ours[2] == USAGE.encode()
+
+
+def test_lone_h_prints_the_usage_on_stdout(packed: Path) -> None:
+    assert _run([sys.executable, "-m", "gitodb", "index-pack", "-h"], packed) == (
+        129,
+        USAGE.encode(),
+        b"",
+    )

@@ -14,13 +14,14 @@ Defaults follow the repository's config when there is one: ``pack.threads``,
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
+from gitodb.cli.options import Option, OptionParser, UsageError
 from gitodb.durable import DEFAULT_POLICY
-from gitodb.errors import ConfigError, ObjectNotFoundError, PackError, RepositoryError
+from gitodb.errors import ConfigError, GitodbError, ObjectNotFoundError, PackError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
 from gitodb.objects.check import PackObjectChecker
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
@@ -33,50 +34,94 @@ from gitodb.pack.index_write import (
 from gitodb.pack.verify import format_stats, index_pack_verify
 from gitodb.repo.extensions import check_object_writes
 
-USAGE = (
-    "usage: git index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] "
-    "[--[no-]rev-index] [--verify] [--strict] "
+USAGE_LINE = (
+    "[-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index] [--verify] "
+    "[--strict[=<msg-id>=<severity>...]] [--fsck-objects[=<msg-id>=<severity>...]] "
     "(<pack-file> | --stdin [--fix-thin] [<pack-file>])"
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {message}\n{USAGE}\n")
-        raise SystemExit(129)
+def _msgs(flag: str, msgs: str) -> Callable[[Any, str | None, bool], None]:
+    """``--strict[=<msgs>]``/``--fsck-objects[=<msgs>]``: set ``flag``, keep the settings."""
+
+    def callback(values: Any, value: str | None, unset: bool) -> None:
+        setattr(values, flag, True)
+        if value is not None:
+            getattr(values, msgs).append(value)
+
+    return callback
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="gitodb index-pack", add_help=False)
-    p.add_argument("-v", dest="verbose", action="store_true")
-    p.add_argument("-o", dest="index_file")
-    p.add_argument("--stdin", action="store_true")
-    p.add_argument("--keep", dest="keep", action="store_const", const="")
-    p.add_argument("--keep-msg", dest="keep")  # --keep=<msg> is rewritten to this
-    p.add_argument("--fix-thin", action="store_true")
-    p.add_argument("--verify", action="store_true")
-    p.add_argument("--verify-stat", action="store_true")
-    p.add_argument("--verify-stat-only", action="store_true")
-    p.add_argument("--strict", action="store_true")
-    p.add_argument("--strict-msgs", action="append", default=[])  # --strict=<msg-id>=<sev>
-    p.add_argument("--fsck-objects", action="store_true")
-    p.add_argument("--fsck-msgs", action="append", default=[])  # --fsck-objects=<...>
-    p.add_argument("--check-self-contained-and-connected", action="store_true")
-    p.add_argument("--pack-header")  # --pack_header=<version>,<entries> is rewritten to this
-    p.add_argument("--promisor", dest="promisor", action="store_const", const="")
-    p.add_argument("--promisor-msg", dest="promisor")  # --promisor=<msg> is rewritten to this
-    p.add_argument("--max-input-size")
-    p.add_argument("--threads", type=int)
-    p.add_argument("--progress", dest="progress", action="store_true", default=None)
-    p.add_argument("--no-progress", dest="progress", action="store_false")
-    p.add_argument("--progress-title")
-    p.add_argument("--rev-index", dest="rev_index", action="store_true", default=None)
-    p.add_argument("--no-rev-index", dest="rev_index", action="store_false")
-    p.add_argument("--index-version")
-    p.add_argument("--object-format")
-    p.add_argument("-h", "--help", action="store_true")
-    p.add_argument("pack_file", nargs="?")
-    return p
+# Git's index-pack reads its arguments by hand: exact names, stuck values
+# (``parse_exact``); --progress/--no-progress are gitodb's own
+PARSER = OptionParser(
+    "index-pack",
+    [USAGE_LINE],
+    [
+        Option("v", None, "bool", dest="verbose", hidden=True),
+        Option("o", None, "string", dest="index_file", separate=True, hidden=True),
+        Option(None, "stdin", "bool", hidden=True),
+        Option(None, "keep", "string", optional_value=True, default="", hidden=True),
+        Option(None, "promisor", "string", optional_value=True, default="", hidden=True),
+        Option(None, "fix-thin", "bool", hidden=True),
+        Option(None, "verify", "bool", hidden=True),
+        Option(None, "verify-stat", "bool", hidden=True),
+        Option(None, "verify-stat-only", "bool", hidden=True),
+        Option(
+            None,
+            "strict",
+            "callback",
+            takes_value=True,
+            optional_value=True,
+            callback=_msgs("strict_flag", "strict_msgs"),
+            hidden=True,
+        ),
+        Option(
+            None,
+            "fsck-objects",
+            "callback",
+            takes_value=True,
+            optional_value=True,
+            callback=_msgs("fsck_flag", "fsck_msgs"),
+            hidden=True,
+        ),
+        Option(None, "check-self-contained-and-connected", "bool", hidden=True),
+        Option(None, "pack_header", "string", hidden=True),
+        Option(None, "max-input-size", "string", hidden=True),
+        Option(None, "threads", "string", hidden=True),
+        Option(None, "progress", "const", const=True, dest="progress", hidden=True),
+        Option(None, "no-progress", "const", const=False, dest="progress", hidden=True),
+        Option(None, "progress-title", "string", separate=True, hidden=True),
+        Option(None, "rev-index", "const", const=True, dest="rev_index", hidden=True),
+        Option(None, "no-rev-index", "const", const=False, dest="rev_index", hidden=True),
+        Option(None, "index-version", "string", hidden=True),
+        Option(None, "object-format", "string", hidden=True),
+    ],
+)
+
+
+def parse_args(argv: list[str]) -> Any:
+    """Parse ``argv`` as Git's index-pack does (``UsageError`` for what it refuses)."""
+    if argv == ["--help"]:
+        argv = ["-h"]
+    values = PARSER.defaults()
+    values.strict_flag = values.fsck_flag = False
+    values.strict_msgs, values.fsck_msgs = [], []
+    got, rest = PARSER.parse_exact(argv, values)
+    got.strict = got.strict_flag
+    got.fsck_objects = got.fsck_flag
+    if len(rest) > 1:
+        raise UsageError(stderr=PARSER.usage_lines())
+    got.pack_file = rest[0] if rest else None
+    if got.threads is not None:
+        # Git's strtoul(arg, &end, 0): the whole value, any base prefix
+        try:
+            got.threads = int(got.threads, 0) if got.threads.strip() == got.threads else -1
+        except ValueError:
+            got.threads = -1
+        if got.threads < 0:
+            raise UsageError(stderr=PARSER.usage_lines())
+    return got
 
 
 class ProgressMeter:
@@ -129,29 +174,12 @@ def _open_repo(ctx: Any) -> Any:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Run ``index-pack`` with ``argv``; return the exit status."""
-    rewrites = (
-        ("--keep=", "--keep-msg="),
-        ("--promisor=", "--promisor-msg="),
-        ("--strict=", "--strict-msgs="),
-        ("--fsck-objects=", "--fsck-msgs="),
-        ("--pack_header=", "--pack-header="),
-    )
-    argv = [
-        next((new + a[len(old) :] for old, new in rewrites if a.startswith(old)), a) for a in argv
-    ]
-    args = _parser().parse_args(argv)
-    if args.help:
-        sys.stdout.write(USAGE + "\n")
-        return 129
+    args = parse_args(argv)
     if args.fix_thin and not args.stdin:
         raise PackError("the option '--fix-thin' requires '--stdin'")
     verify = args.verify or args.verify_stat or args.verify_stat_only
     if not args.stdin and args.pack_file is None:
-        sys.stderr.write(USAGE + "\n")
-        return 129
-    if args.threads is not None and args.threads < 0:
-        sys.stderr.write(USAGE + "\n")
-        return 129
+        raise UsageError(stderr=PARSER.usage_lines())
     if args.promisor is not None and not args.stdin and args.pack_file is not None:
         raise PackError("--promisor cannot be used with a pack name")
     max_input = _parse_size(args.max_input_size) if args.max_input_size is not None else 0
@@ -165,7 +193,10 @@ def run(argv: list[str], ctx: Any) -> int:
     config = repo.config if repo is not None else None
     fmt = repo.object_format if repo is not None else SHA1
     if args.object_format:
-        fmt = format_by_name(args.object_format)
+        try:
+            fmt = format_by_name(args.object_format)
+        except GitodbError:
+            raise PackError(f"unknown hash algorithm '{args.object_format}'") from None
 
     threads = args.threads
     if threads is None:
@@ -289,7 +320,7 @@ def run(argv: list[str], ctx: Any) -> int:
     return 0
 
 
-def _checker(args: argparse.Namespace, fmt: Any) -> PackObjectChecker:
+def _checker(args: Any, fmt: Any) -> PackObjectChecker:
     """The object checker for --strict/--fsck-objects[=<msg-id>=<severity>,...]."""
     from gitodb.objects.fsck import FsckConfigError, FsckSeverities
     from gitodb.refs.base import refname_format_ok
@@ -414,9 +445,7 @@ def _lookup(odb: Any) -> Any:
     return lookup
 
 
-def _run_verify(
-    args: argparse.Namespace, fmt: Any, threads: int, rev_index: bool, cache_limit: int
-) -> int:
+def _run_verify(args: Any, fmt: Any, threads: int, rev_index: bool, cache_limit: int) -> int:
     """``--verify``/``--verify-stat``/``--verify-stat-only``: check the stored index."""
     result = index_pack_verify(
         args.pack_file,
