@@ -87,6 +87,7 @@ class AttributeReader:
         if repo is not None:
             self._add_outside(self._info, os.path.join(repo.common_dir, "info", "attributes"))
         self._dirs: dict[str, AttrFile | None] = {}
+        self._stacks: dict[str, AttributeStack] = {}  # by directory (batch modes ask often)
 
     @staticmethod
     def _add_outside(files: list[AttrFile], path: str) -> None:
@@ -170,6 +171,10 @@ class AttributeReader:
 
     def stack_for(self, path: str) -> AttributeStack:
         """The attribute files that apply to ``path``, lowest precedence first."""
+        directory = path.rpartition("/")[0]
+        cached = self._stacks.get(directory)
+        if cached is not None:
+            return cached
         files = list(self._outer)
         parts = path.split("/")[:-1]
         for depth in range(len(parts) + 1):
@@ -177,7 +182,8 @@ class AttributeReader:
             if got is not None:
                 files.append(got)
         files.extend(self._info)
-        return AttributeStack(files, casefold=self.casefold)
+        stack = self._stacks[directory] = AttributeStack(files, casefold=self.casefold)
+        return stack
 
     def attributes(self, path: str) -> dict[str, AttrValue]:
         """The attributes determined for the file ``path`` (relative to the top)."""
