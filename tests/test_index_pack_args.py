@@ -95,3 +95,17 @@ def test_lone_h_prints_the_usage_on_stdout(packed: Path) -> None:
         USAGE.encode(),
         b"",
     )
+
+
+def test_unpack_objects_takes_the_pack_header_too(packed: Path, tmp_path: Path) -> None:
+    # receive-pack (t5300 "prefetch objects") passes --pack_header to unpack-objects
+    pack = (packed / "p.pack").read_bytes()
+    entries = int.from_bytes(pack[8:12], "big")
+    counts = []
+    for cmd in (["git"], [sys.executable, "-m", "gitodb"]):
+        dest = tmp_path / f"u{len(counts)}"
+        subprocess.run(["git", "init", "-q", str(dest)], check=True, env=git_env())
+        got = _run([*cmd, "unpack-objects", f"--pack_header=2,{entries}", "-q"], dest, pack[12:])
+        assert got[0] == 0, got
+        counts.append(_run(["git", "count-objects"], dest)[1].split(b",")[0])
+    assert counts[0] == counts[1] == b"%d objects" % entries
