@@ -219,11 +219,11 @@ def test_bad_config_values_match_git(work: Path) -> None:
         )
 
 
-def test_help_says_no_filters_are_applied(work: Path) -> None:
+def test_help_says_which_filters_are_applied(work: Path) -> None:
     status, out, _err = ours(["--help"], work)
     assert status == 129
     assert out.startswith(b"usage: gitodb hash-object [-t <type>]")
-    assert b"no clean filters" in out and b"line-ending conversion" in out
+    assert b"clean command, line endings" in out and b'"process" protocol' in out
 
 
 OPTION_TOKENS = [

@@ -48,6 +48,7 @@ except ImportError:  # built without a C compiler
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
     from gitodb.repo import Repository
+    from gitodb.repo.conversion import Conversion
     from gitodb.repo.odb import ObjectDatabase
 
 USAGE = """usage: git cat-file <type> <object>
@@ -107,6 +108,7 @@ OUTPUT_CHUNK = 1 << 20
 _CHECK_LINES_CHUNK = 1 << 16
 # Buffers per writev call (the kernel's UIO_MAXIOV).
 _IOV_MAX = 1024
+_BLOB = TYPE_NUMBERS["blob"]
 
 
 class UsageError(Exception):
@@ -330,14 +332,56 @@ def run(argv: list[str], ctx: Context) -> int:
         else:
             sys.stderr.write((msg + "\n\n" if msg else "") + USAGE)
         return 129
-    if o.mode in ("c", "w"):
-        # attributes and the textconv/clean-smudge machinery are not built yet: say so
-        # instead of printing the unconverted content as if it were converted
-        raise GitodbError(f"{_CMDMODES[o.mode]} is not supported by gitodb yet")
     repo = ctx.open_repository()
+    conversion = None
+    if o.mode in ("c", "w"):
+        conversion = _conversion(repo, ctx)
     if o.batch is not None:
-        return run_batch(repo, o, sys.stdin.buffer, sys.stdout.buffer)
+        return run_batch(repo, o, sys.stdin.buffer, sys.stdout.buffer, conversion=conversion)
+    if conversion is not None:
+        return _run_transform(repo, o, conversion)
     return _run_single(repo, o)
+
+
+def _conversion(repo: Repository, ctx: Context) -> Conversion:
+    """The attribute-driven conversions for ``--filters``/``--textconv``."""
+    from gitodb.repo.conversion import conversion_for
+
+    explicit = bool(ctx.git_dir or os.environ.get("GIT_DIR"))
+    return conversion_for(repo, repo.config, explicit_git_dir=explicit, attr_source=ctx.attr_source)
+
+
+def _run_transform(repo: Repository, o: Options, conversion: Conversion) -> int:
+    """``--filters`` / ``--textconv`` on one object: ``<rev>:<path>`` or ``--path``."""
+    name = o.args[0]
+    got = _resolve_or_die(repo, name)
+    path = o.path if o.path is not None else got.path
+    if path is None:
+        raise GitodbError(f"<object>:<path> required, only <object> '{name}' given")
+    mode = got.mode or 0o100644
+    oid = replaced(replace_map(repo), got.oid)
+    try:
+        t, data = repo.odb.read(oid)
+    except ObjectNotFoundError:
+        raise GitodbError(f"Not a valid object name {name}") from None
+    regular_blob = t == "blob" and mode & 0o170000 == 0o100000
+    out = sys.stdout.buffer
+    if o.mode == "w":
+        out.write(conversion.to_worktree(path, data) if regular_blob else data)
+        return 0
+    converted = conversion.textconv(path, data) if regular_blob else None
+    if converted is not None:
+        out.write(converted)
+        return 0
+    # no textconv driver: Git prints the object as -p does
+    return _run_single(repo, _as_pretty(o))
+
+
+def _as_pretty(o: Options) -> Options:
+    p = Options()
+    p.mode = "p"
+    p.args = list(o.args)
+    return p
 
 
 # --------------------------------------------------------------------------- single
@@ -618,8 +662,14 @@ class BatchRunner:
         *,
         follow_symlinks: bool = False,
         object_filter: ObjectFilter | None = None,
+        transform: str | None = None,
+        conversion: Conversion | None = None,
     ) -> None:
         self.repo = repo
+        # --filters ("w") / --textconv ("c"): blobs' contents converted for the path
+        # given after the name; only then is a request line split at whitespace
+        self.transform = transform
+        self.conversion = conversion
         self.delim = fmt.delim
         self.follow_symlinks = follow_symlinks
         self.filter = object_filter
@@ -757,8 +807,23 @@ class BatchRunner:
         write = self.out.write
         write(fmt.render(shown, type_num, size, disk, deltabase, rest, self.rawsz, self.mode))
         if contents:
+            if self.transform is not None and type_num == _BLOB:
+                data = self._transformed(shown, data, rest)
             write(data)
             write(self.delim)
+
+    def _transformed(self, oid: bytes, data: bytes, path: bytes | None) -> bytes:
+        """A blob's content through ``--filters``/``--textconv`` for ``path`` (Git takes
+        every blob as a regular file here)."""
+        conv = self.conversion
+        assert conv is not None
+        if not path:
+            raise GitodbError(f"missing path for '{oid.hex()}'")
+        text = path.decode("utf-8", "surrogateescape")
+        if self.transform == "w":
+            return conv.to_worktree(text, data)
+        converted = conv.textconv(text, data)
+        return data if converted is None else converted
 
     def emit_compat(
         self,
@@ -803,8 +868,8 @@ class BatchRunner:
     def all_objects(self, unordered: bool) -> None:
         """Print every object: sorted by id, or in storage order with ``unordered``."""
         fmt = self.fmt
-        if self.filter is not None:
-            # the plain loop: the fast paths below print every object
+        if self.filter is not None or (self.transform is not None and self.contents):
+            # the plain loop: the fast paths below print every object, unconverted
             for oid, pack, where in self.odb.iter_located("pack" if unordered else "sorted"):
                 spot = (pack, where) if pack is not None else where
                 if not self._excluded(oid, spot):
@@ -1025,15 +1090,30 @@ def _read_requests(stream: BinaryIO, nul: bool) -> Iterator[bytes]:
         yield line
 
 
-def run_batch(repo: Repository, o: Options, stdin: BinaryIO, stdout: BinaryIO) -> int:
-    """Run a batch mode; return the exit status."""
+def run_batch(
+    repo: Repository,
+    o: Options,
+    stdin: BinaryIO,
+    stdout: BinaryIO,
+    *,
+    conversion: Conversion | None = None,
+) -> int:
+    """Run a batch mode; return the exit status (``conversion``: with --filters/--textconv)."""
     delim = b"\0" if o.nul_output else b"\n"
     fmt = BatchFormat(o.format if o.format is not None else DEFAULT_FORMAT, delim)
     contents = o.batch == "batch"
     buffered = o.buffer or (o.all_objects and not o.buffer_given)
     out = _Output(stdout, buffered)
+    transform = o.mode if o.mode in ("c", "w") else None
     runner = BatchRunner(
-        repo, fmt, contents, out, follow_symlinks=o.follow_symlinks, object_filter=o.filter
+        repo,
+        fmt,
+        contents,
+        out,
+        follow_symlinks=o.follow_symlinks,
+        object_filter=o.filter,
+        transform=transform,
+        conversion=conversion,
     )
     nul_input = o.nul_input or o.nul_output
     flush_at_exit = True
@@ -1046,7 +1126,7 @@ def run_batch(repo: Repository, o: Options, stdin: BinaryIO, stdout: BinaryIO) -
             for line in _read_requests(stdin, nul_input):
                 rest = None
                 name = line
-                if fmt.uses_rest:
+                if fmt.uses_rest or transform is not None:
                     name, rest = _split_rest(line)
                 runner.one(name, rest, contents)
                 out.end_request()

@@ -20,10 +20,11 @@ if TYPE_CHECKING:
     from gitodb.cli.main import Context
 
 NOTES = """\
-gitodb applies no clean filters (.gitattributes "filter", "ident", "working-tree-encoding")
-and no line-ending conversion (core.autocrlf, "text"/"eol"): every file is hashed and
-stored exactly as its bytes are, as with --no-filters.  --path therefore only changes
-the name used in error messages.
+A blob is converted as Git converts it on the way in, by the attributes of its path
+(the file's own, or --path): the "filter" driver's clean command, line endings
+("text", "eol", "crlf", core.autocrlf, core.eol; core.safecrlf with -w) and "ident".
+--no-filters and --stdin without --path store the bytes as they are.  The
+long-running filter "process" protocol and "working-tree-encoding" are refused.
 
 Without --literally, content of type commit, tree or tag is checked as Git checks it
 before hashing.  Blobs larger than core.bigFileThreshold (default 512m) are streamed:
@@ -112,7 +113,9 @@ class _FdReader:
 class HashObject:
     """One ``hash-object`` run: the repository (or none), settings, and a content checker."""
 
-    def __init__(self, opts: dict[str, Any], repo: Any, config: Any) -> None:
+    def __init__(
+        self, opts: dict[str, Any], repo: Any, config: Any, conversion: Any = None
+    ) -> None:
         from gitodb.objects.check import ObjectChecker
         from gitodb.objects.format import SHA1
         from gitodb.repo.write import WriteSettings
@@ -122,6 +125,7 @@ class HashObject:
         self.fmt = repo.object_format if repo is not None else SHA1
         self.settings = WriteSettings.from_config(config)
         self.checker = ObjectChecker(self.fmt)
+        self.conversion = conversion  # gitodb.repo.conversion.Conversion, or None
         self._writer: Any = None
         self._flush_each = (
             not stat.S_ISREG(os.fstat(sys.stdout.fileno()).st_mode)
@@ -201,6 +205,15 @@ class HashObject:
             )
         if type_name not in TYPE_NUMBERS:
             raise GitodbError(f'invalid object type "{type_name}"')
+        if type_name == "blob" and vpath is not None and self._converts(vpath, st, regular):
+            # Git's index_mem: the whole content, converted, then hashed or stored
+            data = self._read_whole(reader, st, regular, vpath)
+            data = self.conversion.to_git(vpath, data, write=write)
+            return (
+                self.writer.write(type_name, data)
+                if write
+                else compute_object_id(self.fmt, type_name, data)
+            )
         if regular and type_name == "blob":
             # A blob needs no check: stream it (hash only, loose or into a pack).
             if write:
@@ -208,18 +221,31 @@ class HashObject:
             return compute_object_id(
                 self.fmt, type_name, stream=reader, size=st.st_size, source=vpath
             )
-        if regular:
-            from gitodb.loose.write import read_exactly
-
-            data = b"".join(bytes(c) for c in read_exactly(reader, st.st_size, vpath))
-        else:
-            data = reader.read_all()
+        data = self._read_whole(reader, st, regular, vpath)
         self.checker.check(type_name, data)
         return (
             self.writer.write(type_name, data)
             if write
             else compute_object_id(self.fmt, type_name, data)
         )
+
+    def _converts(self, vpath: str, st: os.stat_result, regular: bool) -> bool:
+        """Whether the blob for ``vpath`` goes through the conversions (Git's index_fd:
+        a file above core.bigFileThreshold only for a clean filter or ``ident``)."""
+        conv = self.conversion
+        if conv is None or not conv.may_convert(vpath):
+            return False
+        if regular and st.st_size > self.settings.big_file_threshold:
+            return bool(conv.would_convert_to_git(vpath))
+        return True
+
+    @staticmethod
+    def _read_whole(reader: Any, st: os.stat_result, regular: bool, vpath: str | None) -> bytes:
+        if regular:
+            from gitodb.loose.write import read_exactly
+
+            return b"".join(bytes(c) for c in read_exactly(reader, st.st_size, vpath))
+        return bytes(reader.read_all())
 
 
 def _has_fileno(f: Any) -> bool:
@@ -309,7 +335,15 @@ def run(argv: list[str], ctx: Context) -> int:
     if vpath is not None:
         vpath = shown_path(vpath)
 
-    job = HashObject(opts, repo, config)  # reads the settings: config errors come here
+    conversion = None
+    if not (opts["no_filters"] or opts["literally"]) and opts["type"] == "blob":
+        from gitodb.repo.conversion import conversion_for
+
+        conversion = conversion_for(
+            repo, config, explicit_git_dir=explicit, attr_source=ctx.attr_source
+        )
+    # reads the settings: config errors come here
+    job = HashObject(opts, repo, config, conversion)
 
     error = None
     if opts["stdin_paths"]:

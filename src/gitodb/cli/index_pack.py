@@ -14,14 +14,16 @@ Defaults follow the repository's config when there is one: ``pack.threads``,
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from collections.abc import Callable
 from typing import Any
 
+from gitodb.cli.options import Option, OptionParser, UsageError
 from gitodb.durable import DEFAULT_POLICY
-from gitodb.errors import ConfigError, ObjectNotFoundError, PackError, RepositoryError
+from gitodb.errors import ConfigError, GitodbError, ObjectNotFoundError, PackError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
+from gitodb.objects.check import PackObjectChecker
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import OFFSET32_LIMIT
 from gitodb.pack.index_write import (
@@ -32,46 +34,94 @@ from gitodb.pack.index_write import (
 from gitodb.pack.verify import format_stats, index_pack_verify
 from gitodb.repo.extensions import check_object_writes
 
-USAGE = (
-    "usage: git index-pack [-v] [-o <index-file>] [--keep | --keep=<msg>] "
-    "[--[no-]rev-index] [--verify] [--strict] "
+USAGE_LINE = (
+    "[-v] [-o <index-file>] [--keep | --keep=<msg>] [--[no-]rev-index] [--verify] "
+    "[--strict[=<msg-id>=<severity>...]] [--fsck-objects[=<msg-id>=<severity>...]] "
     "(<pack-file> | --stdin [--fix-thin] [<pack-file>])"
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {message}\n{USAGE}\n")
-        raise SystemExit(129)
+def _msgs(flag: str, msgs: str) -> Callable[[Any, str | None, bool], None]:
+    """``--strict[=<msgs>]``/``--fsck-objects[=<msgs>]``: set ``flag``, keep the settings."""
+
+    def callback(values: Any, value: str | None, unset: bool) -> None:
+        setattr(values, flag, True)
+        if value is not None:
+            getattr(values, msgs).append(value)
+
+    return callback
 
 
-def _parser() -> argparse.ArgumentParser:
-    p = _Parser(prog="gitodb index-pack", add_help=False)
-    p.add_argument("-v", dest="verbose", action="store_true")
-    p.add_argument("-o", dest="index_file")
-    p.add_argument("--stdin", action="store_true")
-    p.add_argument("--keep", dest="keep", action="store_const", const="")
-    p.add_argument("--keep-msg", dest="keep")  # --keep=<msg> is rewritten to this
-    p.add_argument("--fix-thin", action="store_true")
-    p.add_argument("--verify", action="store_true")
-    p.add_argument("--verify-stat", action="store_true")
-    p.add_argument("--verify-stat-only", action="store_true")
-    p.add_argument("--strict", action="store_true")
-    p.add_argument("--fsck-objects", action="store_true")
-    p.add_argument("--promisor", dest="promisor", action="store_const", const="")
-    p.add_argument("--promisor-msg", dest="promisor")  # --promisor=<msg> is rewritten to this
-    p.add_argument("--max-input-size")
-    p.add_argument("--threads", type=int)
-    p.add_argument("--progress", dest="progress", action="store_true", default=None)
-    p.add_argument("--no-progress", dest="progress", action="store_false")
-    p.add_argument("--progress-title")
-    p.add_argument("--rev-index", dest="rev_index", action="store_true", default=None)
-    p.add_argument("--no-rev-index", dest="rev_index", action="store_false")
-    p.add_argument("--index-version")
-    p.add_argument("--object-format")
-    p.add_argument("-h", "--help", action="store_true")
-    p.add_argument("pack_file", nargs="?")
-    return p
+# Git's index-pack reads its arguments by hand: exact names, stuck values
+# (``parse_exact``); --progress/--no-progress are gitodb's own
+PARSER = OptionParser(
+    "index-pack",
+    [USAGE_LINE],
+    [
+        Option("v", None, "bool", dest="verbose", hidden=True),
+        Option("o", None, "string", dest="index_file", separate=True, hidden=True),
+        Option(None, "stdin", "bool", hidden=True),
+        Option(None, "keep", "string", optional_value=True, default="", hidden=True),
+        Option(None, "promisor", "string", optional_value=True, default="", hidden=True),
+        Option(None, "fix-thin", "bool", hidden=True),
+        Option(None, "verify", "bool", hidden=True),
+        Option(None, "verify-stat", "bool", hidden=True),
+        Option(None, "verify-stat-only", "bool", hidden=True),
+        Option(
+            None,
+            "strict",
+            "callback",
+            takes_value=True,
+            optional_value=True,
+            callback=_msgs("strict_flag", "strict_msgs"),
+            hidden=True,
+        ),
+        Option(
+            None,
+            "fsck-objects",
+            "callback",
+            takes_value=True,
+            optional_value=True,
+            callback=_msgs("fsck_flag", "fsck_msgs"),
+            hidden=True,
+        ),
+        Option(None, "check-self-contained-and-connected", "bool", hidden=True),
+        Option(None, "pack_header", "string", hidden=True),
+        Option(None, "max-input-size", "string", hidden=True),
+        Option(None, "threads", "string", hidden=True),
+        Option(None, "progress", "const", const=True, dest="progress", hidden=True),
+        Option(None, "no-progress", "const", const=False, dest="progress", hidden=True),
+        Option(None, "progress-title", "string", separate=True, hidden=True),
+        Option(None, "rev-index", "const", const=True, dest="rev_index", hidden=True),
+        Option(None, "no-rev-index", "const", const=False, dest="rev_index", hidden=True),
+        Option(None, "index-version", "string", hidden=True),
+        Option(None, "object-format", "string", hidden=True),
+    ],
+)
+
+
+def parse_args(argv: list[str]) -> Any:
+    """Parse ``argv`` as Git's index-pack does (``UsageError`` for what it refuses)."""
+    if argv == ["--help"]:
+        argv = ["-h"]
+    values = PARSER.defaults()
+    values.strict_flag = values.fsck_flag = False
+    values.strict_msgs, values.fsck_msgs = [], []
+    got, rest = PARSER.parse_exact(argv, values)
+    got.strict = got.strict_flag
+    got.fsck_objects = got.fsck_flag
+    if len(rest) > 1:
+        raise UsageError(stderr=PARSER.usage_lines())
+    got.pack_file = rest[0] if rest else None
+    if got.threads is not None:
+        # Git's strtoul(arg, &end, 0): the whole value, any base prefix
+        try:
+            got.threads = int(got.threads, 0) if got.threads.strip() == got.threads else -1
+        except ValueError:
+            got.threads = -1
+        if got.threads < 0:
+            raise UsageError(stderr=PARSER.usage_lines())
+    return got
 
 
 class ProgressMeter:
@@ -124,27 +174,12 @@ def _open_repo(ctx: Any) -> Any:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Run ``index-pack`` with ``argv``; return the exit status."""
-    argv = [
-        ("--keep-msg=" + a[len("--keep=") :])
-        if a.startswith("--keep=")
-        else ("--promisor-msg=" + a[len("--promisor=") :])
-        if a.startswith("--promisor=")
-        else a
-        for a in argv
-    ]
-    args = _parser().parse_args(argv)
-    if args.help:
-        sys.stdout.write(USAGE + "\n")
-        return 129
+    args = parse_args(argv)
     if args.fix_thin and not args.stdin:
         raise PackError("the option '--fix-thin' requires '--stdin'")
     verify = args.verify or args.verify_stat or args.verify_stat_only
     if not args.stdin and args.pack_file is None:
-        sys.stderr.write(USAGE + "\n")
-        return 129
-    if args.threads is not None and args.threads < 0:
-        sys.stderr.write(USAGE + "\n")
-        return 129
+        raise UsageError(stderr=PARSER.usage_lines())
     if args.promisor is not None and not args.stdin and args.pack_file is not None:
         raise PackError("--promisor cannot be used with a pack name")
     max_input = _parse_size(args.max_input_size) if args.max_input_size is not None else 0
@@ -158,7 +193,10 @@ def run(argv: list[str], ctx: Any) -> int:
     config = repo.config if repo is not None else None
     fmt = repo.object_format if repo is not None else SHA1
     if args.object_format:
-        fmt = format_by_name(args.object_format)
+        try:
+            fmt = format_by_name(args.object_format)
+        except GitodbError:
+            raise PackError(f"unknown hash algorithm '{args.object_format}'") from None
 
     threads = args.threads
     if threads is None:
@@ -202,6 +240,12 @@ def run(argv: list[str], ctx: Any) -> int:
     if verify:  # --keep is ignored here, as in Git: nothing is stored
         return _run_verify(args, fmt, threads, rev_index, cache_limit)
 
+    checker = _checker(args, fmt)
+    # --strict: fsck and links; --fsck-objects: fsck; --check-self-contained-and-
+    # connected: links, and exit 1 when one is found only outside the pack
+    strict = args.strict or args.check_self_contained_and_connected or bool(args.strict_msgs)
+    do_fsck = args.strict or args.fsck_objects or bool(args.strict_msgs or args.fsck_msgs)
+
     opts = IndexPackOptions(
         index_version=version,
         offset32_limit=off32,
@@ -209,8 +253,9 @@ def run(argv: list[str], ctx: Any) -> int:
         keep_msg=args.keep,
         threads=threads,
         fix_thin=args.fix_thin,
-        strict=args.strict or args.fsck_objects,
-        strict_links=args.strict,
+        strict=strict or do_fsck,
+        strict_links=strict,
+        checker=checker,
         promisor_msg=args.promisor,
         progress=meter,
         progress_title=args.progress_title,
@@ -229,6 +274,10 @@ def run(argv: list[str], ctx: Any) -> int:
                 # Git creates objects/pack when it is missing
                 os.makedirs(os.path.join(repo.common_dir, "objects", "pack"), exist_ok=True)
             source: Any = sys.stdin.buffer
+            if args.pack_header is not None:
+                # fetch-pack read the pack header itself to choose index-pack: stdin
+                # starts after it, and the header is rebuilt from its two numbers
+                source = _Prefixed(source, _pack_header(args.pack_header))
             if max_input:
                 source = _Bounded(source, max_input)
             outcome = index_pack_stream(
@@ -261,7 +310,81 @@ def run(argv: list[str], ctx: Any) -> int:
     finally:
         if meter is not None:
             meter.close()
+    sys.stdout.flush()
+    if do_fsck:
+        # after the outputs, as Git 2.55 does: the queued .gitattributes/.gitmodules
+        # blobs may be in the pack just stored
+        checker.finish_blobs(_blob_reader(repo))
+    if args.check_self_contained_and_connected and checker.foreign:
+        return 1
     return 0
+
+
+def _checker(args: Any, fmt: Any) -> PackObjectChecker:
+    """The object checker for --strict/--fsck-objects[=<msg-id>=<severity>,...]."""
+    from gitodb.objects.fsck import FsckConfigError, FsckSeverities
+    from gitodb.refs.base import refname_format_ok
+
+    severities = FsckSeverities(strict=True)  # index-pack's fsck: warnings are errors
+    try:
+        for values in (*args.strict_msgs, *args.fsck_msgs):
+            severities.parse(values)
+    except FsckConfigError as e:
+        raise PackError(e.message) from None
+    do_fsck = args.strict or args.fsck_objects or bool(args.strict_msgs or args.fsck_msgs)
+    return PackObjectChecker(fmt, fsck=do_fsck, severities=severities, refname_ok=refname_format_ok)
+
+
+def _blob_reader(repo: Any) -> Any:
+    """``oid -> (type, data) | None`` over the repository (packs rescanned), or None."""
+    if repo is None:
+        return None
+    odb = repo.odb
+    odb.rescan_packs()
+
+    def read(oid: bytes) -> tuple[str, bytes] | None:
+        try:
+            return odb.read(oid)  # type: ignore[no-any-return]
+        except ObjectNotFoundError:
+            return None
+
+    return read
+
+
+def _pack_header(text: str) -> bytes:
+    """``--pack_header=<version>,<entries>``: the 12 bytes fetch-pack consumed."""
+    version, comma, count = text.partition(",")
+    try:
+        if not comma:
+            raise ValueError
+        return b"PACK" + int(version).to_bytes(4, "big") + int(count).to_bytes(4, "big")
+    except (ValueError, OverflowError):
+        raise PackError(f"bad {text}") from None
+
+
+class _Prefixed:
+    """A reader that yields ``head`` before what ``stream`` has."""
+
+    def __init__(self, stream: Any, head: bytes) -> None:
+        self.stream = stream
+        self.head = head
+
+    def read(self, n: int = -1) -> bytes:
+        if self.head:
+            if n < 0:
+                data, self.head = self.head + self.stream.read(), b""
+                return data
+            data, self.head = self.head[:n], self.head[n:]
+            return data
+        return self.stream.read(n)  # type: ignore[no-any-return]
+
+    def readinto(self, buf: Any) -> int:
+        data = self.read(len(buf))
+        buf[: len(data)] = data
+        return len(data)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.stream, name)
 
 
 def _parse_size(text: str) -> int:
@@ -322,9 +445,7 @@ def _lookup(odb: Any) -> Any:
     return lookup
 
 
-def _run_verify(
-    args: argparse.Namespace, fmt: Any, threads: int, rev_index: bool, cache_limit: int
-) -> int:
+def _run_verify(args: Any, fmt: Any, threads: int, rev_index: bool, cache_limit: int) -> int:
     """``--verify``/``--verify-stat``/``--verify-stat-only``: check the stored index."""
     result = index_pack_verify(
         args.pack_file,

@@ -93,6 +93,14 @@ PARSER = OptionParser(
             argh="name",
             missing="no backend given for '--zlib-backend' option",
         ),
+        Option(
+            None,
+            "attr-source",
+            "string",
+            "read gitattributes from <tree-ish> instead of the work tree",
+            argh="tree-ish",
+            missing="no attribute source given for --attr-source",
+        ),
         Option(None, "version", "bool", "print the gitodb version"),
     ],
     notes="commands: " + ", ".join(sorted(COMMANDS)),
@@ -109,6 +117,7 @@ class Context:
         self.git_dir: str | None = None
         self.config_overrides: list[str] = []
         self.zlib_backend: str | None = None
+        self.attr_source: str | None = None  # --attr-source (gitattributes from a tree)
 
     def open_repository(self):  # type: ignore[no-untyped-def]
         """Open the repository these options point at (discovery like Git)."""
@@ -186,6 +195,8 @@ def _main(args: list[str]) -> int:
                 ctx.config_overrides.append(value or "")
             elif opt.long == "zlib-backend":
                 ctx.zlib_backend = value
+            elif opt.long == "attr-source":
+                ctx.attr_source = value
             elif opt.long == "version":
                 args.insert(0, "version")
                 break

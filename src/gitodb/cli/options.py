@@ -116,6 +116,8 @@ class Option:
     callback: Callable[[Any, str | None, bool], None] | None = None
     #: the message when the value is missing (the top-level ``gitodb`` options)
     missing: str | None = None
+    #: for ``parse_exact``: the value is the next argument (``-o <file>``), given once
+    separate: bool = False
     initial: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -368,6 +370,61 @@ class OptionParser:
                 i += 1
             seen.append((opt, value))
         return seen, argv[i:]
+
+    def parse_exact(
+        self, argv: Sequence[str], values: SimpleNamespace | None = None
+    ) -> tuple[SimpleNamespace, list[str]]:
+        """Parse by the rules of Git's commands that read ``argv`` by hand (``index-pack``).
+
+        Names are exact (no prefixes, no bundles, no ``--no-`` forms but those
+        declared, no ``--``); a value is stuck (``--threads=<n>``), optional where
+        the option says so (``--keep[=<msg>]``), or with ``separate`` the next
+        argument, given once (``-o <file>``).  Options and arguments mix.  Anything
+        else is Git's ``usage()``: the usage lines on stderr, exit 129; a lone
+        ``-h`` prints them on stdout.
+        """
+        if values is None:
+            values = self.defaults()
+        modes: dict[str, Option] = {}
+        seen: set[str] = set()
+        args: list[str] = []
+        usage = UsageError(stderr=self.usage_lines())
+        if list(argv) == ["-h"]:
+            raise UsageError(stdout=self.usage_lines())
+        i = 0
+        while i < len(argv):
+            arg = argv[i]
+            i += 1
+            if not arg.startswith("-") or arg == "-":
+                args.append(arg)
+                continue
+            if arg.startswith("--"):
+                name, eq, value_text = arg[2:].partition("=")
+                opt = next((o for o in self._long if o.long == name), None)
+                short = False
+            else:
+                name, eq, value_text = arg[1:], "", ""
+                opt = self._short.get(name) if len(name) == 1 else None
+                short = True
+            if opt is None:
+                raise usage
+            value: str | None = value_text if eq else None
+            if opt.separate:
+                if eq or i >= len(argv) or opt.dest in seen:
+                    raise usage
+                value = argv[i]
+                i += 1
+                seen.add(opt.dest or "")
+            elif value is not None and not opt.takes_value:
+                raise usage
+            elif opt.needs_value and value is None:
+                raise usage
+            self._apply(opt, value, False, short, values, modes)
+        return values, args
+
+    def usage_lines(self) -> str:
+        """Only the usage lines (what Git's ``usage()`` prints), no option list."""
+        return self.usage_text().split("\n\n", 1)[0].rstrip("\n") + "\n"
 
     def _parse_short(
         self, arg: str, argv: list[str], i: int, values: SimpleNamespace, modes: dict[str, Option]

@@ -1,6 +1,7 @@
 """``gitodb unpack-objects``: store the objects of a pack read from stdin as loose objects.
 
-``[-n] [-q] [-r] [--strict] [--max-input-size=<n>]``, like ``git unpack-objects``:
+``[-n] [-q] [-r] [--strict] [--max-input-size=<n>] [--pack_header=<v>,<n>]``, like
+``git unpack-objects``:
 ``-n`` checks without writing, ``-q`` hides progress, ``-r`` skips damaged entries
 (exit status 1 when one is skipped or met without ``-r``), ``--strict`` checks
 each object and that what it names exists.  Input after the pack goes to stdout.
@@ -12,7 +13,7 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gitodb.cli.index_pack import _parse_size
+from gitodb.cli.index_pack import _pack_header, _parse_size
 from gitodb.repo.unpack import UnpackAbort, unpack_objects
 
 USAGE = "usage: git unpack-objects [-n] [-q] [-r] [--strict]\n"
@@ -22,6 +23,7 @@ def run(argv: list[str], ctx: Any) -> int:
     """Entry point for ``gitodb unpack-objects``."""
     dry_run = quiet = recover = strict = False
     max_input = 0
+    header = b""
     for arg in argv:
         if arg == "-n":
             dry_run = True
@@ -31,6 +33,9 @@ def run(argv: list[str], ctx: Any) -> int:
             recover = True
         elif arg == "--strict" or arg.startswith("--strict="):
             strict = True
+        elif arg.startswith("--pack_header="):
+            # receive-pack read the pack header itself to choose unpack-objects
+            header = _pack_header(arg.split("=", 1)[1])
         elif arg.startswith("--max-input-size="):
             # strtoumax, as Git: the leading digits count, the rest is ignored
             max_input = _parse_size(arg.split("=", 1)[1])
@@ -50,7 +55,7 @@ def run(argv: list[str], ctx: Any) -> int:
     def report(message: str) -> None:
         sys.stderr.write(f"error: {message}\n")
 
-    data = sys.stdin.buffer.read()
+    data = header + sys.stdin.buffer.read()
     try:
         result = unpack_objects(
             repo,

@@ -25,8 +25,13 @@ from collections.abc import Callable, Sequence
 from gitodb.errors import ObjectCheckError, ObjectParseError, PackError, report
 from gitodb.objects.commit import parse_commit_links
 from gitodb.objects.format import ObjectFormat
+from gitodb.objects.fsck import (
+    ATTR_MAX_FILE_SIZE,
+    ATTR_MAX_LINE_LENGTH,
+    Fsck,
+    FsckSeverities,
+)
 from gitodb.objects.header import TYPE_NAMES
-from gitodb.objects.headers import parse_headers
 from gitodb.objects.tag import parse_tag_fields
 from gitodb.objects.tree import parse_entries
 from gitodb.types import Buffer
@@ -114,111 +119,149 @@ def check_object(fmt: ObjectFormat, type_name: str, data: Buffer) -> None:
     ObjectChecker(fmt).check(type_name, data)
 
 
-_COMMIT_HEADERS = (b"tree ", b"parent ", b"author ", b"committer ")
-_TREE_MODES = {b"100644", b"100755", b"120000", b"40000", b"160000", b"100664", b"100600"}
-
-
 class PackObjectChecker:
-    """What ``index-pack --strict`` checks (Git's fsck of received objects): each
-    object is well formed, and every object a commit, tree or tag points at is in
-    the pack or the repository.  Errors are ``PackError`` naming the pack and offset.
+    """What ``index-pack`` checks of received objects: Git's fsck of each object
+    (``fsck``: ``--strict``, ``--fsck-objects``; see ``gitodb.objects.fsck`` for the
+    message ids and severities), and the links every commit, tree and tag has,
+    which :meth:`finish` requires to be in the pack or the repository.
 
     Called as ``checker(type_num, data, oid, offset)`` for every object (from
-    several threads at once: it only appends); :meth:`finish` checks the links.
+    several threads at once: it only adds to sets and lists).  An object with an
+    error raises ``PackError("fsck error in packed object")`` whose details are
+    Git's ``error:`` lines; warnings are printed as they are found.
     """
 
-    def __init__(self, fmt: ObjectFormat, path: str | None = None) -> None:
+    def __init__(
+        self,
+        fmt: ObjectFormat,
+        path: str | None = None,
+        *,
+        fsck: bool = True,
+        severities: FsckSeverities | None = None,
+        refname_ok: Callable[[str], bool] | None = None,
+    ) -> None:
         self.fmt = fmt
         self.path = path
+        self.fsck = Fsck(fmt, severities or FsckSeverities(strict=True), refname_ok=refname_ok)
+        self.run_fsck = fsck
         self.links: list[bytes] = []
-
-    def _fail(self, oid: bytes, offset: int, reason: str) -> PackError:
-        return PackError(
-            f"fsck error in packed object {oid.hex()}: {reason}", path=self.path, offset=offset
-        )
-
-    def _hex_id(self, text: bytes, oid: bytes, offset: int, what: str) -> bytes:
-        hexsz = self.fmt.hexsz
-        if len(text) != hexsz or text.strip(b"0123456789abcdef"):
-            raise self._fail(oid, offset, f"invalid {what} id '{text.decode(errors='replace')}'")
-        return bytes.fromhex(text.decode())
+        #: linked objects found in the repository rather than the pack (after finish)
+        self.foreign = 0
+        # blobs of the pack, and those a .gitattributes check would refuse: a tree
+        # naming a blob as .gitattributes may come after it
+        self._blobs: set[bytes] = set()
+        self._attr_problems: dict[bytes, tuple[str, str]] = {}
 
     def __call__(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
         name = TYPE_NAMES[type_num]
-        if name == "commit":
-            self._check_commit(data, oid, offset)
-        elif name == "tree":
-            self._check_tree(data, oid, offset)
-        elif name == "tag":
-            self._check_tag(data, oid, offset)
-
-    def _headers(self, data: bytes, oid: bytes, offset: int) -> list[tuple[bytes, bytes | None]]:
-        """The header lines (continuations joined), parsed by the object model."""
-        block = parse_headers(data)
-        if block.message is None and not data.endswith(b"\n"):
-            raise self._fail(oid, offset, "unterminated header")
-        return block.headers
-
-    def _check_commit(self, data: bytes, oid: bytes, offset: int) -> None:
-        headers = self._headers(data, oid, offset)
-        if not headers or headers[0][0] != b"tree" or headers[0][1] is None:
-            raise self._fail(oid, offset, "missingTree: invalid format - expected 'tree' line")
-        self.links.append(self._hex_id(headers[0][1], oid, offset, "tree"))
-        i = 1
-        while i < len(headers) and headers[i][0] == b"parent" and headers[i][1] is not None:
-            self.links.append(self._hex_id(headers[i][1] or b"", oid, offset, "parent"))
-            i += 1
-        if i >= len(headers) or headers[i][0] != b"author" or headers[i][1] is None:
-            raise self._fail(oid, offset, "missingAuthor: invalid format - expected 'author' line")
-        if i + 1 >= len(headers) or headers[i + 1][0] != b"committer" or headers[i + 1][1] is None:
-            raise self._fail(
-                oid, offset, "missingCommitter: invalid format - expected 'committer' line"
+        if self.run_fsck:
+            if name == "blob":
+                self._note_blob(data, oid)
+            errors: list[str] = []
+            fsck = Fsck(
+                self.fmt, self.fsck.severities, _split_reporter(errors), self.fsck.refname_ok
             )
+            fsck.gitattributes_found = self.fsck.gitattributes_found
+            fsck.gitmodules_found = self.fsck.gitmodules_found
+            fsck.blobs_done = self.fsck.blobs_done
+            if fsck.check(name, data, oid):
+                # Git's bare line: the error: details name the object
+                raise PackError("fsck error in packed object", details=errors)
+        self.links.extend(_links(name, data, self.fmt))
 
-    def _check_tag(self, data: bytes, oid: bytes, offset: int) -> None:
-        headers = self._headers(data, oid, offset)
-        if len(headers) < 3 or headers[0][0] != b"object" or headers[0][1] is None:
-            raise self._fail(oid, offset, "missingObject: invalid format - expected 'object' line")
-        self.links.append(self._hex_id(headers[0][1], oid, offset, "object"))
-        if headers[1][0] != b"type" or (headers[1][1] or b"").decode(errors="replace") not in (
-            TYPE_NAMES.values()
-        ):
-            raise self._fail(oid, offset, "badType: invalid 'type' value")
-        if headers[2][0] != b"tag" or not headers[2][1]:
-            raise self._fail(oid, offset, "missingTagEntry: invalid format - expected 'tag' line")
-        if len(headers) < 4 or headers[3][0] != b"tagger":  # a warning in Git's fsck
-            report(
-                "warning",
-                f"object {oid.hex()}: missingTaggerEntry: invalid format - expected 'tagger' line",
-            )
-
-    def _check_tree(self, data: bytes, oid: bytes, offset: int) -> None:
-        try:
-            entries = parse_entries(data, self.fmt.rawsz)
-        except ObjectParseError:
-            raise self._fail(oid, offset, "badTree: truncated tree entry") from None
-        prev: bytes | None = None
-        for mode, name, entry_id in entries:
-            if mode not in _TREE_MODES:
-                raise self._fail(
-                    oid, offset, f"badFilemode: bad mode {mode.decode(errors='replace')}"
+    def _note_blob(self, data: bytes, oid: bytes) -> None:
+        self._blobs.add(oid)
+        if len(data) > ATTR_MAX_FILE_SIZE:
+            self._attr_problems[oid] = ("gitattributesLarge", ".gitattributes too large to parse")
+        elif len(data) >= ATTR_MAX_LINE_LENGTH:
+            text = data.split(b"\0", 1)[0]
+            if max(map(len, text.split(b"\n"))) >= ATTR_MAX_LINE_LENGTH:
+                self._attr_problems[oid] = (
+                    "gitattributesLineLength",
+                    ".gitattributes has too long lines to parse",
                 )
-            if b"/" in name or name in (b".", b"..", b".git"):
-                raise self._fail(oid, offset, f"badTreeName: bad entry name {name!r}")
-            key = name + b"/" if mode == b"40000" else name
-            if prev is not None and key <= prev:
-                raise self._fail(oid, offset, "treeNotSorted: not properly sorted or duplicate")
-            prev = key
-            if mode != b"160000":
-                self.links.append(entry_id)
 
     def finish(self, pack_oids: Sequence[bytes], contains: Callable[[bytes], bool] | None) -> None:
-        """Every linked object must be in the pack or (via ``contains``) the repository."""
+        """Every linked object must be in the pack or (via ``contains``) the repository;
+        ``foreign`` counts those only the repository has."""
         have = set(pack_oids)
+        seen: set[bytes] = set()
         for link in self.links:
-            if link in have:
+            if link in have or link in seen:
                 continue
             if contains is not None and contains(link):
-                have.add(link)
+                seen.add(link)
                 continue
-            raise PackError(f"did not receive expected object {link.hex()}", path=self.path)
+            # Git's bare line (the pack is the one being indexed)
+            raise PackError(f"did not receive expected object {link.hex()}")
+        self.foreign = len(seen)
+
+    def finish_blobs(self, read_blob: Callable[[bytes], tuple[str, bytes] | None] | None) -> None:
+        """Git's ``fsck_finish``: the ``.gitattributes``/``.gitmodules`` blobs trees
+        named and that were not checked when they arrived (``read_blob`` reads the
+        repository's; None outside one).  Raises ``PackError`` on an error."""
+        if not self.run_fsck:
+            return
+        errors: list[str] = []
+        fsck = Fsck(self.fmt, self.fsck.severities, _split_reporter(errors))
+        fsck.gitattributes_found = self.fsck.gitattributes_found
+        fsck.gitmodules_found = self.fsck.gitmodules_found
+        fsck.blobs_done = self.fsck.blobs_done
+        err = False
+        for oid in [o for o, _what in fsck.pending_blobs() if o in self._blobs]:
+            fsck.blobs_done.add(oid)
+            if oid in fsck.gitattributes_found and oid in self._attr_problems:
+                err |= fsck.report(oid, *self._attr_problems[oid])
+        if any(True for _ in fsck.pending_blobs()) and read_blob is None:
+            raise PackError("cannot perform queued object checks outside of a repository")
+        err |= fsck.finish(read_blob)
+        if err:
+            raise PackError("fsck error in pack objects", details=errors)
+
+
+def _split_reporter(errors: list[str]) -> Callable[[str], None]:
+    """Warnings go to stderr now; errors are kept for the ``PackError``'s details."""
+
+    def reporter(line: str) -> None:
+        if line.startswith("error: "):
+            errors.append(line[len("error: ") :])
+        else:
+            report("warning", line[len("warning: ") :])
+
+    return reporter
+
+
+def _links(type_name: str, data: bytes, fmt: ObjectFormat) -> list[bytes]:
+    """The ids a commit (tree, parents), tag (object) or tree (entries but gitlinks)
+    names; what cannot be parsed names nothing (fsck has reported it)."""
+    hexsz, rawsz = fmt.hexsz, fmt.rawsz
+    out: list[bytes] = []
+
+    def hex_at(pos: int) -> bytes | None:
+        text = data[pos : pos + hexsz]
+        if len(text) != hexsz or text.strip(b"0123456789abcdef"):
+            return None
+        return bytes.fromhex(text.decode())
+
+    if type_name == "commit":
+        pos, key = 0, b"tree "
+        while data.startswith(key, pos):
+            got = hex_at(pos + len(key))
+            if got is not None:
+                out.append(got)
+            nl = data.find(b"\n", pos)
+            if nl < 0:
+                break
+            pos, key = nl + 1, b"parent "
+    elif type_name == "tag":
+        if data.startswith(b"object "):
+            got = hex_at(7)
+            if got is not None:
+                out.append(got)
+    elif type_name == "tree":
+        try:
+            entries = parse_entries(data, rawsz)
+        except ObjectParseError:
+            return out
+        out.extend(entry_id for mode, _name, entry_id in entries if mode != b"160000")
+    return out

@@ -93,6 +93,9 @@ class IndexPackOptions:
     fix_thin: bool = False
     strict: bool = False
     strict_links: bool = True  # with strict: linked objects must exist (not --fsck-objects)
+    #: the checker to run with strict (its fsck severities, whether it runs fsck);
+    #: None: a default one.  The caller reads its outcome (``foreign``) afterwards.
+    checker: PackObjectChecker | None = None
     progress: Progress | None = None
     progress_title: str | None = None
     compression_level: int = 1  # for bases appended by fix_thin
@@ -138,7 +141,11 @@ def index_buffer(
     With ``existing`` (the repository's objects) every object the repository
     already has is compared with it (:class:`CollisionCheck`).
     """
-    checker = PackObjectChecker(fmt, path) if opts.strict else None
+    checker = None
+    if opts.strict:
+        checker = opts.checker or PackObjectChecker(fmt, path)
+        if checker.path is None:
+            checker.path = path
     collision = CollisionCheck(existing, path) if existing is not None else None
     indexer = PackIndexer(
         buf,

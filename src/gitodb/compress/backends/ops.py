@@ -8,6 +8,7 @@ bomb stops one byte past the declared size) and tells "too long" apart from
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -24,9 +25,34 @@ def size_error(out_len: int, size: int, eof: bool) -> CompressionError:
     return CompressionError(f"zlib stream inflates to {out_len} bytes, expected {size}")
 
 
+# zlib's status codes as Git's ``zerr_to_string`` names them
+_ZERR = {
+    2: "needs dictionary",
+    -2: "stream consistency error",
+    -3: "data stream error",
+    -4: "out of memory",
+    -5: "needs more output",
+}
+# "Error <status> while decompressing data[: <zlib's msg>]" (stdlib zlib, zlib-ng)
+_ZLIB_ERROR = re.compile(r"Error (-?[0-9]+) while (?:de)?compressing data(?:: (.*))?", re.S)
+# "Error <code> <text>" (ISA-L): its codes are its own, so only the text is kept
+_ISAL_ERROR = re.compile(r"Error (-?[0-9]+) (.*)", re.S)
+
+
 def corrupt(e: BaseException) -> CompressionError:
-    """Our error for a backend's own exception about bad data."""
-    return CompressionError(f"corrupt zlib stream: {e}")
+    """Our error for a backend's own exception about bad data, in Git's words:
+    ``inflate: <what zlib's status means> (<zlib's message or "no message">)``."""
+    text = str(e)
+    m = _ZLIB_ERROR.fullmatch(text)
+    if m is not None:
+        what = _ZERR.get(int(m.group(1)), "unknown error")
+        return CompressionError(f"inflate: {what} ({m.group(2) or 'no message'})")
+    m = _ISAL_ERROR.fullmatch(text)
+    if m is not None:
+        if "dictionary" in m.group(2).lower():
+            return CompressionError("inflate: needs dictionary (no message)")
+        return CompressionError(f"inflate: data stream error ({m.group(2)})")
+    return CompressionError(f"inflate: data stream error ({text or 'no message'})")
 
 
 def make_ops(
