@@ -72,3 +72,13 @@ def walk_pack(
     max_bytes: int,
     /,
 ) -> tuple[int, list[tuple[int, int, bytes | None]]]: ...
+def ofs_base_counts(
+    buf: _Buffer, sorted_offsets: _Buffer, data_end: int, key_base: int, /
+) -> dict[int, int]: ...
+
+# -- heads.c: present only when zlib's header and library were found at build time ------
+ZLIB_VERSION: str | None
+
+def delta_result_sizes(
+    buf: _Buffer, kinds: _Buffer, starts: _Buffer, ends: _Buffer, sizes: _Buffer, /
+) -> list[int]: ...

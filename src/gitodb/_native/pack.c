@@ -656,7 +656,87 @@ find_oid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(found);
 }
 
+/*
+ * ofs_base_counts(buf, sorted_offsets, data_end, key_base) -> {key_base + base: n}
+ *
+ * For every entry that later OFS_DELTA entries are deltas against, how many are:
+ * what a walk in pack order must keep a base for (gitodb.pack.cache.PendingBases).
+ * A damaged header ends the count there (the walk itself reports the damage, from
+ * read_at); the pure-Python reference is PackFile._ofs_base_counts_python.
+ */
+static PyObject *
+ofs_base_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer pack, sorted;
+    unsigned long long data_end, key_base;
+    if (!PyArg_ParseTuple(args, "y*y*KK:ofs_base_counts", &pack, &sorted, &data_end,
+                          &key_base))
+        return NULL;
+    Py_ssize_t n = sorted.len / 8;
+    const unsigned char *buf = pack.buf;
+    unsigned long long len = (unsigned long long)pack.len;
+    const unsigned long long *so = sorted.buf;
+    PyObject *counts = PyDict_New();
+    if (!counts)
+        goto done;
+    if (data_end > len)
+        data_end = len;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned long long off = so[k], pos = off;
+        unsigned long long end = k + 1 < n ? so[k + 1] : data_end;
+        if (end > data_end || off >= end)
+            break;
+        unsigned char c = buf[pos++];
+        unsigned int type = (c >> 4) & 7;
+        while (c & 0x80) {
+            if (pos >= end || pos - off >= 10)
+                goto done;
+            c = buf[pos++];
+        }
+        if (type != 6)
+            continue;
+        if (pos >= end)
+            break;
+        c = buf[pos++];
+        unsigned long long dist = c & 0x7f;
+        while (c & 0x80) {
+            if ((dist + 1) >> 57 || pos >= end)
+                goto done;
+            c = buf[pos++];
+            dist = ((dist + 1) << 7) | (c & 0x7f);
+        }
+        if (dist == 0 || dist > off)
+            continue;
+        PyObject *key = PyLong_FromUnsignedLongLong(key_base + off - dist);
+        if (!key)
+            goto fail;
+        PyObject *old = PyDict_GetItemWithError(counts, key);
+        long was = 0;
+        if (old)
+            was = PyLong_AsLong(old);
+        else if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *now = PyLong_FromLong(was + 1);
+        int r = now ? PyDict_SetItem(counts, key, now) : -1;
+        Py_XDECREF(now);
+        Py_DECREF(key);
+        if (r)
+            goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(counts);
+done:
+    PyBuffer_Release(&pack);
+    PyBuffer_Release(&sorted);
+    return counts;
+}
+
 PyMethodDef gdc_pack_methods[] = {
+    {"ofs_base_counts", ofs_base_counts, METH_VARARGS,
+     "ofs_base_counts(buf, sorted_offsets, data_end, key_base) -> {key: deltas against it}"},
     {"find_oid", (PyCFunction)(void (*)(void))find_oid, METH_FASTCALL,
      "find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1"},
     {"check_lines", check_lines, METH_VARARGS,
