@@ -57,12 +57,17 @@ def test_check_lines_match_python_formatting(tmp_path: Path, object_format: str)
             b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p]) for p in positions
         )
         assert check_lines(oids, types, sizes, positions) == expected
+        # the same from the mapped index's id table, without the list of every id
+        assert check_lines(pack.idx.id_table(), types, sizes, positions) == expected
     # ... which is what git prints for the whole pack, in id order.
     assert check_lines(oids, types, sizes, array("I", range(len(oids)))) == git(
         "cat-file", "--batch-check", "--batch-all-objects", cwd=tmp_path / "repo"
     )
     with pytest.raises(ValueError):
         check_lines(oids, types, sizes, array("I", [len(oids)]))
+    buf, start, stride, rawsz, count = pack.idx.id_table()
+    with pytest.raises(ValueError):  # a table that claims more ids than it holds
+        check_lines((buf, start, stride, rawsz, count + 10**6), types, sizes, None)
 
 
 @pytest.mark.skipif(

@@ -54,7 +54,11 @@ def scan_headers(
     /,
 ) -> tuple[bytearray, bytearray, bytes, bytes, bytes]: ...
 def check_lines(
-    oids: list[bytes], types: _Buffer, sizes: _Buffer, positions: _Buffer | None, /
+    oids: list[bytes] | tuple[_Buffer, int, int, int, int],
+    types: _Buffer,
+    sizes: _Buffer,
+    positions: _Buffer | None,
+    /,
 ) -> bytes: ...
 def find_oid(
     table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int, oid: _Buffer, /
