@@ -13,6 +13,7 @@ binary wheel ships without the native core.
 from __future__ import annotations
 
 import os
+import tempfile
 
 from setuptools import setup
 from setuptools.command.build_ext import build_ext
@@ -44,9 +45,31 @@ class OptionalBuildExt(build_ext):
             )
 
     def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
+        if ext.name == "gitodb._native" and self._have_zlib():
+            # heads.c reads delta heads with zlib's published API when it is there.
+            ext.define_macros.append(("GITODB_HAVE_ZLIB", "1"))
+            ext.libraries.append("z")
         super().build_extension(ext)  # an optional extension's failure is filtered out
         if os.path.exists(self.get_ext_fullpath(ext.name)):
             self.built.append(ext.name)
+
+    def _have_zlib(self) -> bool:
+        """True if zlib's header and library link here (``GITODB_NO_ZLIB=1``: don't)."""
+        if _flag("GITODB_NO_ZLIB"):
+            return False
+        with tempfile.TemporaryDirectory() as tmp:
+            src = os.path.join(tmp, "probe.c")
+            with open(src, "w") as f:
+                f.write(
+                    "#include <zlib.h>\n"
+                    "int main(void) { z_stream s = {0}; return inflateInit(&s) != Z_OK; }\n"
+                )
+            try:
+                objs = self.compiler.compile([src], output_dir=tmp)
+                self.compiler.link_executable(objs, "probe", output_dir=tmp, libraries=["z"])
+            except Exception:  # no header or no library: heads are read from Python
+                return False
+        return True
 
 
 class FallbackBdistWheel(bdist_wheel):

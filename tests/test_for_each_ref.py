@@ -6,6 +6,7 @@ Where the ``git`` on PATH (2.39) lacks a feature (``--exclude``, ``--omit-empty`
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -503,3 +504,35 @@ def test_signature_atoms_match_git_log(
     # a bad signature: key and signer known, no fingerprints (git 2.39's log aborts here)
     assert out == b"B|" + key + b"|" + signer + b"|||undefined\n" + plain + signed
     assert signed.startswith(b"G|")
+
+
+def test_type_and_size_atoms_read_only_the_header(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    # A commit whose body Git cannot parse: %(objecttype)/%(objectsize) need only its
+    # header, so Git lists it; an atom that needs the parsed commit fails on it.
+    repo = tmp_path / "r"
+    git("init", "-q", repo)
+    bad = (
+        git(
+            "hash-object",
+            "-t",
+            "commit",
+            "--literally",
+            "-w",
+            "--stdin",
+            cwd=repo,
+            input=b"tree nonsense\n\nbroken\n",
+        )
+        .strip()
+        .decode()
+    )
+    (repo / ".git/refs/heads/bad").write_text(bad + "\n")  # update-ref refuses it
+    for fmt in ([], ["--format=%(objectsize) %(objecttype) %(refname)"]):
+        proc = subprocess.run(
+            ["git", "for-each-ref", *fmt], cwd=repo, capture_output=True, env=git_env()
+        )
+        assert proc.returncode == 0
+        assert ours(repo, capfdbinary, *fmt) == (0, proc.stdout, b"")
+    code, _out, err = ours(repo, capfdbinary, "--format=%(tree)")
+    assert code != 0 and b"parse_object_buffer failed" in err

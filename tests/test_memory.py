@@ -162,3 +162,94 @@ def test_peak_memory_of_a_walk_is_bounded_by_the_limit(
     # (1 MiB) holding a copy; plus allocator slack.  300 MiB of objects went through.
     bound = baseline * 1024 + limit + index + os.path.getsize(pack) + 4 * largest + 24 * MIB
     assert peak * 1024 <= bound, (mode, peak // 1024, bound // MIB)
+
+
+def _fan_pack(pack_dir: Path, size: int, fans: int, fillers: int) -> Path:
+    """``fans`` blobs, each followed by ``fillers`` unrelated blobs (that nothing is a
+    delta against) and then by a delta on it: an LRU of recent objects loses each base
+    to the fillers before its delta comes."""
+    rng = random.Random(7)
+    b = PackBuilder()
+    for i in range(fans):
+        base = rng.randbytes(size)
+        off = b.add_object(OBJ_BLOB, base, oid=hash_object(SHA1, "blob", base))
+        for _ in range(fillers):
+            filler = rng.randbytes(size)
+            b.add_object(OBJ_BLOB, filler, oid=hash_object(SHA1, "blob", filler))
+        new = base[: size - 8] + b"%08d" % i
+        delta = make_delta(size, size, [("copy", 0, size - 8), b"%08d" % i])
+        b.add_ofs_delta(off, delta, oid=hash_object(SHA1, "blob", new))
+    return b.write(pack_dir)
+
+
+def test_iter_objects_keeps_the_bases_still_needed(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The cache holds 4 objects; 6 fillers come between each base and its delta.
+    path = _fan_pack(tmp_path, 64 * 1024, fans=20, fillers=6)
+    cache = DeltaBaseCache(limit=4 * 64 * 1024)
+    pack = PackFile(path, SHA1, cache=cache)
+    rebuilt: list[int] = []
+    read_at = pack.read_at
+
+    def counting_read_at(off: int) -> tuple[int, bytes]:
+        rebuilt.append(off)
+        return read_at(off)
+
+    monkeypatch.setattr(pack, "read_at", counting_read_at)
+    seen = 0
+    for oid, _off, _t, data in pack.iter_objects():
+        assert hash_object(SHA1, "blob", data) == oid
+        assert cache.size == _held(cache) <= cache.limit
+        seen += 1
+    assert seen == 20 * 8
+    assert rebuilt == []  # every delta found its base in the cache
+    assert cache.size == 0  # and each base left once its last delta was built
+    pack.close()
+
+
+# VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork and exec.
+_INDEX_CHILD = r"""
+import sys
+from gitodb.objects.format import SHA1
+from gitodb.pack.index_write import IndexPackOptions, index_pack_file
+pack, out, limit, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
+if out != "-":
+    opts = IndexPackOptions(threads=threads, delta_base_cache_limit=limit)
+    index_pack_file(pack, SHA1, opts, index_path=out)
+with open("/proc/self/status") as f:
+    sys.stderr.write([line.split()[1] for line in f if line.startswith("VmHWM:")][0] + "\n")
+"""
+
+
+def _index_peak_kib(pack: Path, out: str, limit: int, threads: int) -> int:
+    proc = subprocess.run(
+        [sys.executable, "-c", _INDEX_CHILD, str(pack), out, str(limit), str(threads)],
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr.decode()
+    return int(proc.stderr.decode().split()[-1])
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's VmHWM")
+@pytest.mark.parametrize("threads", [1, 2])
+def test_index_pack_memory_is_bounded_by_the_limit_not_the_pack(
+    tmp_path: Path, threads: int
+) -> None:
+    # 96 MiB of incompressible blobs (so the pack is as large as its objects): the
+    # pack's mapped pages must not all stay in memory, nor the entries beyond the limit.
+    rng = random.Random(3)
+    b = PackBuilder()
+    for _ in range(96):
+        data = rng.randbytes(MIB)
+        b.add_object(OBJ_BLOB, data, oid=hash_object(SHA1, "blob", data))
+    pack = b.write(tmp_path)
+    limit = 8 * MIB
+    baseline = _index_peak_kib(pack, "-", limit, threads)
+    peak = _index_peak_kib(pack, str(tmp_path / "out.idx"), limit, threads)
+    assert (tmp_path / "out.idx").read_bytes() == pack.with_suffix(".idx").read_bytes()
+    # The limit, the object in flight (and its copy in the cache), one 16 MiB piece of
+    # the mapping per reader (the scan and the trailer hash), and allocator slack.
+    bound = baseline * 1024 + limit + 3 * MIB + 2 * 16 * MIB + 16 * MIB
+    assert peak * 1024 <= bound, (peak // 1024, bound // MIB)

@@ -43,6 +43,7 @@ def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reader_module, "parse_entry_header", entry_module.parse_entry_header_python)
     monkeypatch.setattr(reader_module, "parse_ofs_distance", entry_module.parse_ofs_distance_python)
     monkeypatch.setattr(reader_module, "_scan_headers", None)
+    monkeypatch.setattr(reader_module, "_ofs_base_counts", None)
     monkeypatch.setattr(reader_module, "_walk_pack", None)
     monkeypatch.setattr(reader_module, "_gather_u64", None)
     monkeypatch.setattr(rev_module, "_c_rev_order", None)
@@ -94,7 +95,12 @@ def _random_pack(tmp: Path, seed: int, count: int) -> tuple[Path, dict[bytes, by
 
 def _read_all(
     path: Path,
-) -> tuple[list[tuple[bytes, int, bytes]], list[tuple[int, int]], list[tuple[int, bytes]]]:
+) -> tuple[
+    list[tuple[bytes, int, bytes]],
+    list[tuple[int, int]],
+    list[tuple[int, bytes]],
+    list[tuple[int, int]],
+]:
     pack = PackFile(path, SHA1)
     walked = [(oid, t, data) for oid, _off, t, data in pack.iter_objects()]
     offsets = [pack.find(oid) for oid, _t, _d in walked]
@@ -102,9 +108,10 @@ def _read_all(
     fresh = PackFile(path, SHA1)
     points = [fresh.read_at(off) for off in reversed(offsets)]
     types, sizes = PackFile(path, SHA1).headers_by_position()
+    counts = sorted((k - pack.key_base, n) for k, n in pack.ofs_base_counts().items())
     pack.close()
     fresh.close()
-    return walked, headers + list(zip(types, sizes, strict=True)), points
+    return walked, headers + list(zip(types, sizes, strict=True)), points, counts
 
 
 @settings(

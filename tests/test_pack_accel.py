@@ -57,9 +57,56 @@ def test_check_lines_match_python_formatting(tmp_path: Path, object_format: str)
             b"%s %s %d\n" % (oids[p].hex().encode(), names[types[p]], sizes[p]) for p in positions
         )
         assert check_lines(oids, types, sizes, positions) == expected
+        # the same from the mapped index's id table, without the list of every id
+        assert check_lines(pack.idx.id_table(), types, sizes, positions) == expected
     # ... which is what git prints for the whole pack, in id order.
     assert check_lines(oids, types, sizes, array("I", range(len(oids)))) == git(
         "cat-file", "--batch-check", "--batch-all-objects", cwd=tmp_path / "repo"
     )
     with pytest.raises(ValueError):
         check_lines(oids, types, sizes, array("I", [len(oids)]))
+    buf, start, stride, rawsz, count = pack.idx.id_table()
+    with pytest.raises(ValueError):  # a table that claims more ids than it holds
+        check_lines((buf, start, stride, rawsz, count + 10**6), types, sizes, None)
+
+
+@pytest.mark.skipif(
+    reader_module._delta_result_sizes is None, reason="native core built without zlib"
+)
+@pytest.mark.parametrize("object_format", ["sha1", "sha256"])
+def test_native_delta_heads_match_the_chosen_backend(
+    tmp_path: Path, monkeypatch, object_format: str
+) -> None:
+    fmt = SHA1 if object_format == "sha1" else SHA256
+    pack_path = make_pack(tmp_path, object_format)
+    fast_types, fast_sizes = PackFile(pack_path, fmt).headers_by_position()
+    monkeypatch.setattr(reader_module, "_delta_result_sizes", None)
+    types, sizes = PackFile(pack_path, fmt).headers_by_position()
+    assert fast_types == types and list(fast_sizes) == list(sizes)
+
+
+def test_damaged_delta_head_is_a_typed_error_naming_the_entry(tmp_path: Path) -> None:
+    from gitodb.errors import PackError
+
+    pack_path = make_pack(tmp_path, "sha1")
+    pack = PackFile(pack_path, SHA1)
+    # The first OFS_DELTA entry: break its zlib header (the first two bytes of its data).
+    from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
+
+    buf = bytearray(pack_path.read_bytes())
+    for off in sorted(pack.offsets):
+        t, _size, hlen = parse_entry_header(buf, off)
+        if t == 6:
+            _dist, nlen = parse_ofs_distance(buf, off + hlen)
+            start = off + hlen + nlen
+            buf[start : start + 2] = b"\xff\xff"
+            break
+    else:
+        pytest.fail("no OFS_DELTA in the pack")
+    pack.close()
+    pack_path.chmod(0o644)
+    pack_path.write_bytes(bytes(buf))
+    damaged = PackFile(pack_path, SHA1)
+    with pytest.raises(PackError) as e:
+        damaged.headers_by_position()
+    assert e.value.offset == off and "corrupt pack entry" in str(e.value)

@@ -54,7 +54,11 @@ def scan_headers(
     /,
 ) -> tuple[bytearray, bytearray, bytes, bytes, bytes]: ...
 def check_lines(
-    oids: list[bytes], types: _Buffer, sizes: _Buffer, positions: _Buffer | None, /
+    oids: list[bytes] | tuple[_Buffer, int, int, int, int],
+    types: _Buffer,
+    sizes: _Buffer,
+    positions: _Buffer | None,
+    /,
 ) -> bytes: ...
 def find_oid(
     table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int, oid: _Buffer, /
@@ -72,3 +76,13 @@ def walk_pack(
     max_bytes: int,
     /,
 ) -> tuple[int, list[tuple[int, int, bytes | None]]]: ...
+def ofs_base_counts(
+    buf: _Buffer, sorted_offsets: _Buffer, data_end: int, key_base: int, /
+) -> dict[int, int]: ...
+
+# -- heads.c: present only when zlib's header and library were found at build time ------
+ZLIB_VERSION: str | None
+
+def delta_result_sizes(
+    buf: _Buffer, kinds: _Buffer, starts: _Buffer, ends: _Buffer, sizes: _Buffer, /
+) -> list[int]: ...

@@ -295,7 +295,8 @@ PyInit__native(void)
     if (!m)
         return NULL;
     if (PyModule_AddFunctions(m, gdc_pack_methods) < 0
-        || PyModule_AddFunctions(m, gdc_walk_methods) < 0) {
+        || PyModule_AddFunctions(m, gdc_walk_methods) < 0
+        || PyModule_AddFunctions(m, gdc_heads_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }
@@ -307,5 +308,13 @@ PyInit__native(void)
         Py_DECREF(m);
         return NULL;
     }
+    /* The zlib that heads.c was built with (None: none was found at build time). */
+    PyObject *zv = gdc_zlib_version ? PyUnicode_FromString(gdc_zlib_version) : Py_NewRef(Py_None);
+    if (!zv || PyModule_AddObjectRef(m, "ZLIB_VERSION", zv) < 0) {
+        Py_XDECREF(zv);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_DECREF(zv);
     return m;
 }

@@ -522,8 +522,12 @@ done:
 }
 
 /*
- * check_lines(oids: list of bytes, types: bytes-like, sizes: native uint64 buffer,
+ * check_lines(oids, types: bytes-like, sizes: native uint64 buffer,
  *             positions: native uint32 buffer or None) -> bytes
+ *
+ * oids: a list of bytes, or (table, start, stride, rawsz, count): the id table of a
+ * mapped .idx, entry i's id rawsz bytes at start + i * stride (no list of every id;
+ * in pack order the reads stay inside one contiguous table).
  *
  * The lines "<hex id> <type> <size>\n" of cat-file's default --batch-check format
  * for the given index positions (all, in id order, when positions is None).
@@ -534,13 +538,28 @@ check_lines(PyObject *self, PyObject *args)
     static const char *names[] = {"", "commit", "tree", "blob", "tag"};
     static const char hex[] = "0123456789abcdef";
     PyObject *oids, *positions_obj;
-    Py_buffer types, sizes, positions = {0};
-    if (!PyArg_ParseTuple(args, "O!y*y*O:check_lines", &PyList_Type, &oids, &types, &sizes,
-                          &positions_obj))
+    Py_buffer types, sizes, positions = {0}, table = {0};
+    if (!PyArg_ParseTuple(args, "Oy*y*O:check_lines", &oids, &types, &sizes, &positions_obj))
         return NULL;
     PyObject *out = NULL;
-    Py_ssize_t n = PyList_GET_SIZE(oids);
+    Py_ssize_t n = 0, tstart = 0, tstride = 0, rawsz = 0;
+    int from_table = PyTuple_Check(oids);
     int have_positions = positions_obj != Py_None;
+    if (from_table) {
+        if (!PyArg_ParseTuple(oids, "y*nnnn:check_lines", &table, &tstart, &tstride, &rawsz,
+                              &n))
+            goto done;
+        if (tstart < 0 || tstride < rawsz || rawsz <= 0 || rawsz > 32 || n < 0
+            || (n && (table.len - tstart) / tstride < n)) {
+            PyErr_SetString(PyExc_ValueError, "check_lines: id table out of bounds");
+            goto done;
+        }
+    } else if (PyList_Check(oids)) {
+        n = PyList_GET_SIZE(oids);
+    } else {
+        PyErr_SetString(PyExc_TypeError, "check_lines: ids must be a list or an id table");
+        goto done;
+    }
     if (have_positions && PyObject_GetBuffer(positions_obj, &positions, PyBUF_SIMPLE))
         goto done;
     Py_ssize_t count = have_positions ? positions.len / 4 : n;
@@ -564,14 +583,22 @@ check_lines(PyObject *self, PyObject *args)
                 PyErr_SetString(PyExc_ValueError, "check_lines: bad position or type");
                 goto done;
             }
-            PyObject *oid = PyList_GET_ITEM(oids, p);
-            if (!PyBytes_Check(oid) || PyBytes_GET_SIZE(oid) > 32) {
-                Py_CLEAR(out);
-                PyErr_SetString(PyExc_TypeError, "check_lines: ids must be bytes");
-                goto done;
+            const unsigned char *id;
+            Py_ssize_t idlen;
+            if (from_table) {
+                id = (const unsigned char *)table.buf + tstart + p * tstride;
+                idlen = rawsz;
+            } else {
+                PyObject *oid = PyList_GET_ITEM(oids, p);
+                if (!PyBytes_Check(oid) || PyBytes_GET_SIZE(oid) > 32) {
+                    Py_CLEAR(out);
+                    PyErr_SetString(PyExc_TypeError, "check_lines: ids must be bytes");
+                    goto done;
+                }
+                id = (const unsigned char *)PyBytes_AS_STRING(oid);
+                idlen = PyBytes_GET_SIZE(oid);
             }
-            const unsigned char *id = (const unsigned char *)PyBytes_AS_STRING(oid);
-            for (Py_ssize_t k = 0; k < PyBytes_GET_SIZE(oid); k++) {
+            for (Py_ssize_t k = 0; k < idlen; k++) {
                 *w++ = hex[id[k] >> 4];
                 *w++ = hex[id[k] & 15];
             }
@@ -596,6 +623,8 @@ check_lines(PyObject *self, PyObject *args)
 done:
     PyBuffer_Release(&types);
     PyBuffer_Release(&sizes);
+    if (table.obj)
+        PyBuffer_Release(&table);
     if (have_positions && positions.obj)
         PyBuffer_Release(&positions);
     return out;
@@ -656,7 +685,87 @@ find_oid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     return PyLong_FromSsize_t(found);
 }
 
+/*
+ * ofs_base_counts(buf, sorted_offsets, data_end, key_base) -> {key_base + base: n}
+ *
+ * For every entry that later OFS_DELTA entries are deltas against, how many are:
+ * what a walk in pack order must keep a base for (gitodb.pack.cache.PendingBases).
+ * A damaged header ends the count there (the walk itself reports the damage, from
+ * read_at); the pure-Python reference is PackFile._ofs_base_counts_python.
+ */
+static PyObject *
+ofs_base_counts(PyObject *self, PyObject *args)
+{
+    Py_buffer pack, sorted;
+    unsigned long long data_end, key_base;
+    if (!PyArg_ParseTuple(args, "y*y*KK:ofs_base_counts", &pack, &sorted, &data_end,
+                          &key_base))
+        return NULL;
+    Py_ssize_t n = sorted.len / 8;
+    const unsigned char *buf = pack.buf;
+    unsigned long long len = (unsigned long long)pack.len;
+    const unsigned long long *so = sorted.buf;
+    PyObject *counts = PyDict_New();
+    if (!counts)
+        goto done;
+    if (data_end > len)
+        data_end = len;
+    for (Py_ssize_t k = 0; k < n; k++) {
+        unsigned long long off = so[k], pos = off;
+        unsigned long long end = k + 1 < n ? so[k + 1] : data_end;
+        if (end > data_end || off >= end)
+            break;
+        unsigned char c = buf[pos++];
+        unsigned int type = (c >> 4) & 7;
+        while (c & 0x80) {
+            if (pos >= end || pos - off >= 10)
+                goto done;
+            c = buf[pos++];
+        }
+        if (type != 6)
+            continue;
+        if (pos >= end)
+            break;
+        c = buf[pos++];
+        unsigned long long dist = c & 0x7f;
+        while (c & 0x80) {
+            if ((dist + 1) >> 57 || pos >= end)
+                goto done;
+            c = buf[pos++];
+            dist = ((dist + 1) << 7) | (c & 0x7f);
+        }
+        if (dist == 0 || dist > off)
+            continue;
+        PyObject *key = PyLong_FromUnsignedLongLong(key_base + off - dist);
+        if (!key)
+            goto fail;
+        PyObject *old = PyDict_GetItemWithError(counts, key);
+        long was = 0;
+        if (old)
+            was = PyLong_AsLong(old);
+        else if (PyErr_Occurred()) {
+            Py_DECREF(key);
+            goto fail;
+        }
+        PyObject *now = PyLong_FromLong(was + 1);
+        int r = now ? PyDict_SetItem(counts, key, now) : -1;
+        Py_XDECREF(now);
+        Py_DECREF(key);
+        if (r)
+            goto fail;
+    }
+    goto done;
+fail:
+    Py_CLEAR(counts);
+done:
+    PyBuffer_Release(&pack);
+    PyBuffer_Release(&sorted);
+    return counts;
+}
+
 PyMethodDef gdc_pack_methods[] = {
+    {"ofs_base_counts", ofs_base_counts, METH_VARARGS,
+     "ofs_base_counts(buf, sorted_offsets, data_end, key_base) -> {key: deltas against it}"},
     {"find_oid", (PyCFunction)(void (*)(void))find_oid, METH_FASTCALL,
      "find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1"},
     {"check_lines", check_lines, METH_VARARGS,

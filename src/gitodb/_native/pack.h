@@ -5,6 +5,9 @@
 
 extern PyMethodDef gdc_pack_methods[];
 extern PyMethodDef gdc_walk_methods[];
+extern PyMethodDef gdc_heads_methods[];
+/* zlib's version when heads.c was built with it (GITODB_HAVE_ZLIB), else NULL. */
+extern const char *gdc_zlib_version;
 
 /* A delta-header size varint at *pp (advanced); -1 if truncated or over 64 bits. */
 int gdc_read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out);

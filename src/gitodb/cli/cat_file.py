@@ -1034,14 +1034,18 @@ class BatchRunner:
             return False
         pack = odb.packs[0]
         types, sizes = pack.headers_by_position()
-        oids = pack.idx.oid_list()
+        count = pack.count
         names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
-        positions = pack.rev_order if unordered else range(len(oids))
+        positions = pack.rev_order if unordered else range(count)
         stream_write = self.out.stream.write
-        for start in range(0, len(oids), _CHECK_LINES_CHUNK):
+        # The C formatter reads the ids straight from the mapped index; the Python
+        # one from the list of every id.
+        table = pack.idx.id_table()
+        oids: list[bytes] = pack.idx.oid_list() if _check_lines is None else []
+        for start in range(0, count, _CHECK_LINES_CHUNK):
             chunk = positions[start : start + _CHECK_LINES_CHUNK]
             if _check_lines is not None:  # the same lines, formatted in C
-                stream_write(_check_lines(oids, types, sizes, array("I", chunk)))
+                stream_write(_check_lines(table, types, sizes, array("I", chunk)))
             else:
                 stream_write(
                     b"".join(

@@ -48,6 +48,7 @@ NATIVE_PARTS = (
     "header walk",
     "index lookups",
     "cat-file record formatting",
+    "pending-base counts",
 )
 
 
@@ -66,6 +67,7 @@ def native_core() -> str:
             "scan_headers",
             "find_oid",
             "check_lines",
+            "ofs_base_counts",
         )
         if not hasattr(_native, n)
     ]
@@ -74,9 +76,25 @@ def native_core() -> str:
     return f"loaded ({', '.join(NATIVE_PARTS)}) from {_native.__file__}"
 
 
+def native_heads() -> str:
+    """Whether the native core reads delta heads itself (zlib found at build time)."""
+    try:
+        from gitodb import _native
+    except ImportError:
+        return "no (no native core): read on the chosen backend"
+    version = getattr(_native, "ZLIB_VERSION", None)
+    if version is None:
+        return "no (built without zlib): read on the chosen backend"
+    return (
+        f"zlib {version} (whole-pack header scans; a head it rejects is read again "
+        "on the chosen backend, which reports the damage)"
+    )
+
+
 def build_options() -> list[tuple[str, str]]:
     """``(key, value)`` lines describing the native core and the compression layer."""
     lines: list[tuple[str, str]] = [("native core", native_core())]
+    lines.append(("native delta heads", native_heads()))
     feats = cpu_features()
     lines.append(("cpu", f"{platform.machine()} ({cpu_model()})"))
     if feats is None:

@@ -90,4 +90,40 @@ class DeltaBaseCache:
         self.size = 0
 
 
-__all__ = ["DEFAULT_DELTA_BASE_CACHE_LIMIT", "KEY_STRIDE", "DeltaBaseCache"]
+class PendingBases:
+    """The one cache as a walk over a whole pack in offset order uses it.
+
+    ``pending`` maps the key of every entry that later OFS_DELTA entries are deltas
+    against to how many are (``PackFile.ofs_base_counts``).  Only those entries are
+    stored, and each is dropped when its last delta has fetched it, so the cache
+    holds the bases still needed rather than every recent object: objects nothing
+    is built from no longer push out the bases that are (which made later deltas
+    rebuild their chains from scratch), and memory stays at the bases in flight,
+    still bounded by the cache's limit.
+    """
+
+    __slots__ = ("cache", "pending")
+
+    def __init__(self, cache: DeltaBaseCache, pending: dict[int, int]) -> None:
+        self.cache = cache
+        self.pending = pending
+
+    def get(self, key: int) -> tuple[int, bytes] | None:
+        """The cached base for one more of its deltas; dropped after its last one."""
+        hit = self.cache.get(key)
+        left = self.pending.get(key, 0) - 1
+        if left > 0:
+            self.pending[key] = left
+        else:
+            self.pending.pop(key, None)
+            if hit is not None:
+                self.cache.pop(key)
+        return hit
+
+    def put(self, key: int, type_num: int, data: bytes) -> None:
+        """Cache ``data`` if a later entry is a delta against it."""
+        if key in self.pending:
+            self.cache.put(key, type_num, data)
+
+
+__all__ = ["DEFAULT_DELTA_BASE_CACHE_LIMIT", "KEY_STRIDE", "DeltaBaseCache", "PendingBases"]

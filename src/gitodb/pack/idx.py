@@ -16,6 +16,7 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator
+from typing import Any
 
 from gitodb.errors import PackError
 from gitodb.objects.format import ObjectFormat
@@ -271,6 +272,11 @@ class PackIndex:
                 break
             yield i
             i += 1
+
+    def id_table(self) -> tuple[Any, int, int, int, int]:
+        """``(buffer, start, stride, rawsz, count)``: where the sorted ids lie in the
+        mapping (entry i's id is ``rawsz`` bytes at ``start + i * stride``)."""
+        return self._buf, self._oid_at, self._oid_stride, self.fmt.rawsz, self.count
 
     def oid_list(self) -> list[bytes]:
         """All ids in sorted order, as one list (built once with a single copy)."""

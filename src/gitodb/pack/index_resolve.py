@@ -78,8 +78,10 @@ class DeltaResolver:
         if hit is not None:
             return hit[1]
         start = st.data_starts[i]
+        end = st.ends[i]
+        st.pages.note_read(end - start)
         try:
-            return compress.inflate(st.buf[start : st.ends[i]], st.sizes[i])
+            return compress.inflate(st.buf[start:end], st.sizes[i])
         except CompressionError as e:
             raise PackError(
                 f"pack has bad object at offset {st.offsets[i]}: {e.message}",

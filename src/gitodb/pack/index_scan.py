@@ -32,6 +32,9 @@ PACK_HEADER_SIZE = 12
 # up to this many bytes in total: Git's core.deltaBaseCacheLimit, in the one cache.
 DEFAULT_CACHE_BUDGET = DEFAULT_DELTA_BASE_CACHE_LIMIT
 
+# A mapped pack's pages are let go of (MADV_DONTNEED) every this many bytes read.
+PAGE_DROP_STEP = 16 << 20
+
 # Progress callback: (title, done, total, finished)
 Progress = Callable[[str, int, int, bool], None]
 
@@ -53,6 +56,57 @@ def default_thread_count(cpus: int | None = None) -> int:
     if n < 40:
         return n // 2
     return 20
+
+
+class MappedPages:
+    """Keeps the pages of a mapped pack that a pass has read out of this process's RSS.
+
+    Both passes read the pack once through (the scan in order, the resolve pass
+    where the cache misses), so a page read is rarely read again soon; left mapped,
+    every page of the pack would count in the process's memory until the end.
+    Every ``PAGE_DROP_STEP`` bytes read, the pages are given back
+    (``madvise(MADV_DONTNEED)``: the file's data stays in the page cache, and a
+    later read faults it in again).  Nothing happens for a pack held in memory.
+    """
+
+    __slots__ = ("mapping", "read", "dropped")
+
+    def __init__(self, buf: object) -> None:
+        usable = isinstance(buf, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED")
+        self.mapping: mmap.mmap | None = buf if usable else None  # type: ignore[assignment]
+        self.read = 0
+        self.dropped = 0  # the scan's pages below this are given back already
+
+    def scanned_to(self, pos: int) -> None:
+        """The scan has read everything below ``pos``: give back those pages."""
+        upto = pos - pos % mmap.PAGESIZE
+        if self.mapping is not None and upto > self.dropped:
+            self.mapping.madvise(mmap.MADV_DONTNEED, self.dropped, upto - self.dropped)
+            self.dropped = upto
+
+    def give_back(self, start: int, end: int) -> None:
+        """Give back the whole pages inside ``[start, end)``."""
+        if self.mapping is None:
+            return
+        start += -start % mmap.PAGESIZE
+        end -= end % mmap.PAGESIZE
+        if end > start:
+            self.mapping.madvise(mmap.MADV_DONTNEED, start, end - start)
+
+    def hash_through(self, h: Any, buf: memoryview, end: int) -> Any:
+        """``h`` updated with ``buf[:end]`` piece by piece, each piece's pages given back."""
+        for at in range(0, end, PAGE_DROP_STEP):
+            stop = min(end, at + PAGE_DROP_STEP)
+            h.update(buf[at:stop])
+            self.give_back(at, stop)
+        return h
+
+    def note_read(self, n: int) -> None:
+        """``n`` more bytes were read at random: every ``PAGE_DROP_STEP``, give back all."""
+        self.read += n
+        if self.mapping is not None and self.read >= PAGE_DROP_STEP:
+            self.read = 0
+            self.mapping.madvise(mmap.MADV_DONTNEED)
 
 
 def hasher_for(fmt: ObjectFormat) -> Callable[..., Any]:
@@ -80,6 +134,8 @@ class ScanState:
     ref_base: dict[int, bytes] = field(default_factory=dict)
     # Inflated entries by entry number, kept from the scan for the resolve pass.
     cache: DeltaBaseCache = field(default_factory=DeltaBaseCache)
+    # The mapped pack's pages, given back as the passes read them.
+    pages: MappedPages = field(default_factory=lambda: MappedPages(None))
 
 
 class PackScanner:
@@ -108,6 +164,7 @@ class PackScanner:
         cache_budget: int = DEFAULT_CACHE_BUDGET,
     ) -> None:
         self.buf = memoryview(buf)  # type: ignore[arg-type]
+        self.pages = MappedPages(buf)
         self.fmt = fmt
         self.path = path
         self.threads = threads if threads > 0 else default_thread_count()
@@ -199,7 +256,11 @@ class PackScanner:
         rawsz = fmt.rawsz
         count = self._read_header()
         end_of_entries = len(buf) - rawsz
-        st = ScanState(self.path, buf, fmt, cache=DeltaBaseCache(self.cache_budget))
+        st = ScanState(
+            self.path, buf, fmt, cache=DeltaBaseCache(self.cache_budget), pages=self.pages
+        )
+        pages = self.pages
+        next_drop = PAGE_DROP_STEP
         offsets, ends, starts = st.offsets, st.ends, st.data_starts
         types, sizes, crcs, oids = st.types, st.sizes, st.crcs, st.oids
         ofs_children, ref_children, ref_base = st.ofs_children, st.ref_children, st.ref_base
@@ -222,7 +283,8 @@ class PackScanner:
 
             def hash_trailer() -> None:
                 try:
-                    trailer_result.append(new_hash(buf[:end_of_entries]).digest())
+                    h = pages.hash_through(new_hash(), buf, end_of_entries)
+                    trailer_result.append(h.digest())
                 except ObjectCollisionError as e:
                     trailer_result.append(e)
 
@@ -289,6 +351,9 @@ class PackScanner:
                     oids.append(None)
                 keep(i, type_num, data)
                 pos = end
+                if pos >= next_drop:
+                    pages.scanned_to(pos)
+                    next_drop = pos + PAGE_DROP_STEP
                 if progress is not None:
                     progress(title, i + 1, count, False)
         finally:
@@ -298,7 +363,9 @@ class PackScanner:
             raise PackError("pack has junk at the end", path=self.path, offset=pos)
         try:
             outcome = (
-                trailer_result[0] if trailer_result else new_hash(buf[:end_of_entries]).digest()
+                trailer_result[0]
+                if trailer_result
+                else pages.hash_through(new_hash(), buf, end_of_entries).digest()
             )
         except ObjectCollisionError as e:
             outcome = e

@@ -34,7 +34,7 @@ from gitodb.errors import (
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
-from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PendingBases
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
@@ -42,10 +42,15 @@ from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 
 try:
     from gitodb._native import gather_u64 as _gather_u64
+    from gitodb._native import ofs_base_counts as _ofs_base_counts
     from gitodb._native import scan_headers as _scan_headers
     from gitodb._native import walk_pack as _walk_pack
 except ImportError:  # built without a C compiler
-    _gather_u64 = _scan_headers = _walk_pack = None  # type: ignore[assignment]
+    _gather_u64 = _ofs_base_counts = _scan_headers = _walk_pack = None  # type: ignore[assignment]
+try:  # built only where zlib's header and library were found at build time
+    from gitodb._native import delta_result_sizes as _delta_result_sizes
+except ImportError:
+    _delta_result_sizes = None  # type: ignore[assignment]
 
 PACK_SIGNATURE = b"PACK"
 _PACK_HEADER_LEN = 12
@@ -307,7 +312,7 @@ class PackFile:
         so = self.sorted_offsets
         rev = self.rev_order
         oids = self.idx.oid_list()
-        cache = self.cache
+        cache = self.pending_bases()
         walk = _walk_pack
         read_at = self.read_at
         n = len(so)
@@ -331,6 +336,51 @@ class PackFile:
                     t, got = read_at(off)
                 yield oids[rev[j]], off, t, got
 
+    def ofs_base_counts(self) -> dict[int, int]:
+        """``{cache key of an entry: number of OFS_DELTA entries against it}``.
+
+        One pass over the entry headers (no inflate).  A damaged header ends the
+        count there: the walk that uses it reports the damage through ``read_at``.
+        """
+        if _ofs_base_counts is not None:
+            return _ofs_base_counts(  # type: ignore[no-any-return]
+                self.buf, self.sorted_offsets, self.data_end, self.key_base
+            )
+        return self._ofs_base_counts_python()
+
+    def _ofs_base_counts_python(self) -> dict[int, int]:
+        """``ofs_base_counts`` without the native core: its reference."""
+        counts: dict[int, int] = {}
+        buf = self.buf
+        so = self.sorted_offsets
+        kb = self.key_base
+        n = len(so)
+        data_end = min(self.data_end, len(buf))
+        for k in range(n):
+            off = so[k]
+            end = so[k + 1] if k + 1 < n else data_end
+            if end > data_end or off >= end:
+                break
+            try:
+                t, _size, hlen = parse_entry_header(buf, off)
+                if off + hlen > end:
+                    break
+                if t != OBJ_OFS_DELTA:
+                    continue
+                dist, nlen = parse_ofs_distance(buf, off + hlen)
+            except PackError:
+                break
+            if off + hlen + nlen > end:
+                break
+            if 0 < dist <= off:
+                key = kb + off - dist
+                counts[key] = counts.get(key, 0) + 1
+        return counts
+
+    def pending_bases(self) -> PendingBases:
+        """The cache as a walk over this whole pack uses it (see ``PendingBases``)."""
+        return PendingBases(self.cache, self.ofs_base_counts())
+
     def _iter_objects_python(self) -> Iterator[tuple[bytes, int, int, bytes]]:
         """``iter_objects`` in Python: the native walk's reference and fallback."""
         buf = self.buf
@@ -338,7 +388,7 @@ class PackFile:
         so = self.sorted_offsets
         rev = self.rev_order
         oids = self.idx.oid_list()
-        cache = self.cache
+        cache = self.pending_bases()
         get_cached = cache.get
         put = cache.put
         kb = self.key_base
@@ -408,9 +458,17 @@ class PackFile:
         buf = self.buf
         offsets = self.offsets
         inflate_head = compress.inflate_head
-        for p in [p for p, kind in enumerate(kinds) if kind > 4]:
-            if not types[p]:  # REF_DELTA: the base is found by id
-                types[p] = self.type_at(offsets[p])
+        p = types.find(0)
+        while p >= 0:  # REF_DELTA: the base is found by id
+            types[p] = self.type_at(offsets[p])
+            p = types.find(0, p + 1)
+        if _delta_result_sizes is not None:
+            # Every delta head at once in C; what it cannot decide (damage) is read
+            # below on the chosen backend, which raises the typed error.
+            left = _delta_result_sizes(buf, kinds, starts_raw, ends_raw, sizes)
+        else:
+            left = [p for p, kind in enumerate(kinds) if kind > 4]
+        for p in left:
             start, end = starts[p], ends[p]
             try:
                 head = inflate_head(buf[start : min(end, start + _HEAD_WINDOW)], _DELTA_HEADER_MAX)

@@ -226,6 +226,7 @@ class Formatter:
                     last_color = p.atom.arg
         self.reset_at_eol = color and last_color is not None and last_color != "reset"
         self._objects: dict[bytes, _Obj | None] = {}
+        self._headers: dict[bytes, tuple[str, int]] = {}
         self._mailmap: Mailmap | None = None
         self._tracking = Tracking(repo.config)
         self._abbrev: dict[int, Any] = {}
@@ -265,6 +266,19 @@ class Formatter:
         obj = _Obj(oid, type_name, len(data), data, model)
         self._objects[oid] = obj
         return obj
+
+    def _header(self, oid: bytes, refname: str) -> tuple[str, int]:
+        """``(type, size)`` of ``oid`` (from the object already read, if it was)."""
+        obj = self._objects.get(oid)
+        if obj is not None:
+            return obj.type_name, obj.size
+        got = self._headers.get(oid)
+        if got is None:
+            try:
+                got = self._headers[oid] = self.repo.odb.read_header(oid)
+            except ObjectNotFoundError:
+                raise GitodbError(f"missing object {oid.hex()} for {refname}") from None
+        return got
 
     def _peel(self, obj: _Obj, item: RefItem) -> _Obj:
         """The object a tag (chain) points at.
@@ -477,6 +491,14 @@ class Formatter:
             return Value(self._ahead_behind(item, atom))
         if name == "is-base":
             return Value(self._is_base(item, atom))
+        if not atom.deref and (
+            name == "objecttype" or (name == "objectsize" and atom.option != "disk")
+        ):
+            # As Git: these come from the object's header, without reading it whole.
+            type_name, size = self._header(item.oid, item.name)
+            if name == "objecttype":
+                return Value(_enc(type_name))
+            return Value(str(size).encode(), size)
         obj = self._object(item.oid, item.name)
         if atom.deref:
             if obj.type_name != "tag":
