@@ -249,6 +249,8 @@ def run(argv: list[str], ctx: Any) -> int:
         raise GitodbError(f"unrecognized argument: {u.args[0]}") from None
     if paths:
         raise GitodbError("gitodb log does not limit by paths (arguments after '--')")
+    if settings.filter is not None or settings.missing or settings.print_omitted:
+        raise GitodbError("gitodb log does not support object filters (--filter, --missing)")
     if not any(what not in ("--not", "--exclude") for what, _v in settings.revs):
         head = repo.refs.read("HEAD")
         if repo.refs.resolve("HEAD") is None:

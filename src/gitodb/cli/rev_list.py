@@ -13,6 +13,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
+from gitodb.objects.filter import ObjectFilter
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
@@ -87,6 +88,9 @@ _FLAGS = {
     "--left-only",
     "--right-only",
     "--ignore-missing",
+    "--no-filter",
+    "--filter-provided-objects",
+    "--filter-print-omitted",
 }
 _VALUED = {
     "--max-count",
@@ -101,6 +105,8 @@ _VALUED = {
     "--min-age",
     "--glob",
     "--exclude",
+    "--filter",
+    "--missing",
 }
 _OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
 
@@ -135,6 +141,10 @@ class _Settings:
         self.left_right = False
         self.ignore_missing = False
         self.revs: list[tuple[str, str | None]] = []  # (what, value) in order
+        self.filter: ObjectFilter | None = None  # --filter (repeated: combined)
+        self.filter_provided = False
+        self.print_omitted = False
+        self.missing: str | None = None  # --missing=<action>, None when not given
 
 
 def _split(arg: str, argv: list[str], i: int) -> tuple[str, str | None, int]:
@@ -247,6 +257,20 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.left_right = True
         elif name == "--ignore-missing":
             settings.ignore_missing = True
+        elif name == "--filter":
+            settings.filter = ObjectFilter.parse(value or "", settings.filter)
+        elif name == "--no-filter":
+            settings.filter = None
+        elif name == "--filter-provided-objects":
+            settings.filter_provided = True
+        elif name == "--filter-print-omitted":
+            settings.print_omitted = True
+        elif name == "--missing":
+            from gitodb.history.objfilter import MISSING_ACTIONS
+
+            # Git ignores a value it does not know (the default, "error", stays)
+            if value in MISSING_ACTIONS:
+                settings.missing = value
         elif name in ("--left-only", "--right-only"):
             side = name[2:-5]
             if w.get("side") not in (None, side):
@@ -286,6 +310,8 @@ def run(argv: list[str], ctx: Context) -> int:
         return 129
     from gitodb.history.revwalk import RevWalk
 
+    if settings.filter is not None and not settings.walk_kwargs.get("objects"):
+        raise GitodbError("object filtering requires --objects")
     if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
         raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
@@ -359,16 +385,79 @@ def _read_stdin(args: object) -> None:
     args.negate = saved
 
 
+class _MissingObject(Exception):
+    """The quick object listing met an object that is not there."""
+
+
+def _list_objects(
+    walk: object, settings: _Settings, listing: object, out: list[bytes], count: int, show: bool
+) -> int:
+    """Append the ``--objects`` lines to ``out``; the count so far plus the objects."""
+    from gitodb.errors import ObjectNotFoundError
+    from gitodb.history.revwalk import RevWalk
+
+    assert isinstance(walk, RevWalk)
+    names = settings.object_names
+    if listing is None:
+        contains = walk.repo.odb.contains
+        try:
+            for oid, type_name, name in walk.objects():
+                if type_name == "blob" and not contains(oid):
+                    raise _MissingObject
+                count += 1
+                if show:
+                    out.append(
+                        b"%s %s\n" % (oid.hex().encode(), name.split(b"\n", 1)[0])
+                        if names
+                        else oid.hex().encode() + b"\n"
+                    )
+        except ObjectNotFoundError:
+            raise _MissingObject from None
+        return count
+    for oid, _type, name in listing.objects():  # type: ignore[attr-defined]
+        count += 1
+        if show:
+            out.append(
+                b"%s %s\n" % (oid.hex().encode(), name.split(b"\n", 1)[0])
+                if names
+                else oid.hex().encode() + b"\n"
+            )
+    return count
+
+
 def _output(walk: object, settings: _Settings) -> int:
+    out: list[bytes] = []
+    try:
+        return _gather(walk, settings, out)
+    finally:
+        # what was listed before an error (a missing object) is printed, as Git does
+        sys.stdout.buffer.write(b"".join(out))
+
+
+def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
     from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.revwalk import RevWalk
 
     assert isinstance(walk, RevWalk)
-    out: list[bytes] = []
     count = 0
     left = 0
     show = not settings.quiet and not settings.count
+    listing = None
+    if walk.want_objects and (
+        settings.filter is not None or settings.missing is not None or settings.print_omitted
+    ):
+        from gitodb.history.objfilter import FilteredObjects, MissingObjects
+
+        listing = FilteredObjects(
+            walk,
+            settings.filter,
+            filter_provided=settings.filter_provided,
+            collect_omits=settings.print_omitted,
+            missing=MissingObjects(settings.missing or "error"),
+        )
     for node in walk.commits():
+        if listing is not None and not listing.show_commit(node.id):
+            continue
         is_left = bool(node.flags & SYMMETRIC_LEFT)
         if is_left:
             left += 1
@@ -386,17 +475,20 @@ def _output(walk: object, settings: _Settings) -> int:
         else:
             out.append(mark + node.id.hex().encode() + b"\n")
     if walk.want_objects:
-        names = settings.object_names
-        for oid, _type, name in walk.objects():
-            count += 1
-            if not show:
-                continue
-            if names:
-                shown = name.split(b"\n", 1)[0]
-                out.append(b"%s %s\n" % (oid.hex().encode(), shown))
-            else:
-                out.append(oid.hex().encode() + b"\n")
+        mark_out, mark_count = len(out), count
+        try:
+            count = _list_objects(walk, settings, listing, out, count, show)
+        except _MissingObject:
+            # Git checks that every listed object exists: list again the careful way,
+            # which stops where Git stops, with Git's message
+            from gitodb.history.objfilter import FilteredObjects
+
+            del out[mark_out:]
+            listing = FilteredObjects(walk, None)
+            count = _list_objects(walk, settings, listing, out, mark_count, show)
+    if listing is not None:
+        out += listing.omitted_lines()
+        out += listing.missing.lines()
     if settings.count:
         out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
-    sys.stdout.buffer.write(b"".join(out))
     return 0
