@@ -8,6 +8,7 @@ gitodb does not implement is refused (exit 129), never ignored.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import TYPE_CHECKING
@@ -91,6 +92,14 @@ _FLAGS = {
     "--no-filter",
     "--filter-provided-objects",
     "--filter-print-omitted",
+    "--full-history",
+    "--simplify-history",
+    "--dense",
+    "--sparse",
+    "--remove-empty",
+    "--boundary",
+    "--timestamp",
+    "--header",
 }
 _VALUED = {
     "--max-count",
@@ -145,6 +154,10 @@ class _Settings:
         self.filter_provided = False
         self.print_omitted = False
         self.missing: str | None = None  # --missing=<action>, None when not given
+        self.timestamp = False
+        self.header = False
+        self.nul = False  # -z
+        self.paths: list[str] = []  # pathspecs (after "--", or names of files)
 
 
 def _split(arg: str, argv: list[str], i: int) -> tuple[str, str | None, int]:
@@ -183,6 +196,9 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             return []
         if not arg.startswith("-") or arg == "-":
             settings.revs.append(("rev", arg))
+            continue
+        if arg == "-z":
+            settings.nul = True
             continue
         if arg == "-n":
             if i >= len(argv):
@@ -247,6 +263,7 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.count = True
         elif name == "--parents":
             settings.parents = True
+            w["rewrite_parents"] = True
         elif name == "--no-object-names":
             settings.object_names = False
         elif name == "--object-names":
@@ -257,6 +274,20 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.left_right = True
         elif name == "--ignore-missing":
             settings.ignore_missing = True
+        elif name == "--full-history":
+            w["simplify_history"] = False
+        elif name == "--simplify-history":
+            w["simplify_history"] = True
+        elif name in ("--dense", "--sparse"):
+            w["dense"] = name == "--dense"
+        elif name == "--remove-empty":
+            w["remove_empty"] = True
+        elif name == "--boundary":
+            w["boundary"] = True
+        elif name == "--timestamp":
+            settings.timestamp = True
+        elif name == "--header":
+            settings.header = True
         elif name == "--filter":
             settings.filter = ObjectFilter.parse(value or "", settings.filter)
         elif name == "--no-filter":
@@ -299,8 +330,7 @@ def run(argv: list[str], ctx: Context) -> int:
     except _Usage:
         sys.stderr.write(USAGE)
         return 129
-    if paths:
-        raise GitodbError("gitodb rev-list does not limit by paths (arguments after '--')")
+    settings.paths = paths
     # Git's rule: nothing to start from and no ref option or --stdin is a usage error,
     # unless objects are listed.
     if not settings.walk_kwargs.get("objects") and not any(
@@ -310,6 +340,8 @@ def run(argv: list[str], ctx: Context) -> int:
         return 129
     from gitodb.history.revwalk import RevWalk
 
+    if settings.nul and (settings.timestamp or settings.header or settings.left_right):
+        raise GitodbError("-z option used with unsupported option")
     if settings.filter is not None and not settings.walk_kwargs.get("objects"):
         raise GitodbError("object filtering requires --objects")
     if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
@@ -319,7 +351,24 @@ def run(argv: list[str], ctx: Context) -> int:
     status = add_revisions(repo, walk, settings, "--" in argv)
     if status:
         return status
+    limit_to_paths(repo, ctx, walk, settings.paths)
     return _output(walk, settings)
+
+
+def limit_to_paths(repo: object, ctx: Context, walk: object, paths: list[str]) -> None:
+    """Give the walk its pathspecs (relative to the current directory, as Git reads
+    them); used by ``gitodb log`` too."""
+    if not paths:
+        return
+    from gitodb.cli.ls_tree import _work_tree_prefix
+    from gitodb.history.paths import normalize_pathspec
+    from gitodb.history.revwalk import RevWalk
+
+    assert isinstance(walk, RevWalk)
+    prefix, top = _work_tree_prefix(repo, ctx)
+    walk.set_paths(
+        [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape") for p in paths]
+    )
 
 
 def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: bool) -> int:
@@ -329,11 +378,16 @@ def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: boo
 
     args = RevisionArgs(repo, walk)  # type: ignore[arg-type]
     try:
-        for what, value in settings.revs:
+        for index, (what, value) in enumerate(settings.revs):
             if what == "rev":
                 try:
                     args.add(value or "")
                 except UnknownRevisionError:
+                    if not dashdash and value and os.path.lexists(value):
+                        # Git: a name of a file in the work tree begins the paths; it
+                        # and every argument after it limit the walk
+                        settings.paths = [v or "" for w, v in settings.revs[index:] if w == "rev"]
+                        break
                     if not settings.ignore_missing:
                         raise
                     # --ignore-missing: a name that names nothing is as if not given.
@@ -385,6 +439,14 @@ def _read_stdin(args: object) -> None:
     args.negate = saved
 
 
+def _object_line(oid: bytes, name: bytes, names: bool, nul: bool) -> bytes:
+    if nul:
+        return oid.hex().encode() + b"\0" + (b"path=" + name + b"\0" if names and name else b"")
+    if names:
+        return b"%s %s\n" % (oid.hex().encode(), name.split(b"\n", 1)[0])
+    return oid.hex().encode() + b"\n"
+
+
 class _MissingObject(Exception):
     """The quick object listing met an object that is not there."""
 
@@ -434,6 +496,42 @@ def _output(walk: object, settings: _Settings) -> int:
         sys.stdout.buffer.write(b"".join(out))
 
 
+def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool) -> bytes:
+    """One commit as rev-list shows it: timestamp, mark, id, parents, header."""
+    from gitodb.history.simplify import BOUNDARY
+
+    flags = node.flags  # type: ignore[attr-defined]
+    line = b"%d " % node.date if settings.timestamp else b""  # type: ignore[attr-defined]
+    boundary = bool(flags & BOUNDARY)
+    if boundary and not settings.nul:
+        line += b"-"
+    elif settings.left_right:
+        line += b"<" if is_left else b">"
+    line += node.id.hex().encode()  # type: ignore[attr-defined]
+    if settings.parents:
+        line += b"".join(b" " + p.hex().encode() for p in node.parent_ids)  # type: ignore[attr-defined]
+    line += b"\0" if settings.nul else b"\n"
+    if settings.header:
+        line += _raw_header(walk, node) + b"\0"
+    if settings.nul and boundary:
+        line += b"boundary=yes\0"
+    return line
+
+
+def _raw_header(walk: object, node: object) -> bytes:
+    """``--header``: the commit's headers (parents as the walk rewrote them), a
+    blank line and the message indented by four spaces."""
+    data = walk.repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
+    head, _sep, message = data.partition(b"\n\n")
+    lines = head.split(b"\n")
+    parents = [b"parent " + p.hex().encode() for p in node.parent_ids]  # type: ignore[attr-defined]
+    out = [lines[0], *parents, *[x for x in lines[1:] if not x.startswith(b"parent ")]]
+    body = b"".join(b"    " + m + b"\n" for m in message.split(b"\n")) if message else b""
+    if message.endswith(b"\n"):
+        body = body[: -len(b"    \n")]
+    return b"\n".join(out) + b"\n\n" + body
+
+
 def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
     from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.revwalk import RevWalk
@@ -444,7 +542,10 @@ def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
     show = not settings.quiet and not settings.count
     listing = None
     if walk.want_objects and (
-        settings.filter is not None or settings.missing is not None or settings.print_omitted
+        settings.filter is not None
+        or settings.missing is not None
+        or settings.print_omitted
+        or walk.paths
     ):
         from gitodb.history.objfilter import FilteredObjects, MissingObjects
 
@@ -465,15 +566,7 @@ def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
             count += 1
         if not show:
             continue
-        mark = (b"<" if is_left else b">") if settings.left_right else b""
-        if settings.parents:
-            out.append(
-                mark
-                + b" ".join([node.id.hex().encode()] + [p.hex().encode() for p in node.parent_ids])
-                + b"\n"
-            )
-        else:
-            out.append(mark + node.id.hex().encode() + b"\n")
+        out.append(_commit_line(walk, node, settings, is_left))
     if walk.want_objects:
         mark_out, mark_count = len(out), count
         try:
@@ -488,7 +581,7 @@ def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
             count = _list_objects(walk, settings, listing, out, mark_count, show)
     if listing is not None:
         out += listing.omitted_lines()
-        out += listing.missing.lines()
+        out += listing.missing.lines(settings.nul)
     if settings.count:
         out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
     return 0

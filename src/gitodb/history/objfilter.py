@@ -33,6 +33,7 @@ from typing import TYPE_CHECKING
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.objects.filter import ObjectFilter, trace
+from gitodb.history.treewalk import entry_interesting
 from gitodb.objects.tree import parse_entries
 from gitodb.refs.wildmatch import wildmatch
 
@@ -480,14 +481,29 @@ class MissingObjects:
         if self.action in ("print", "print-info"):
             self.found.setdefault(oid, (path, type_name))
 
-    def lines(self) -> list[bytes]:
-        """The ``?<id>`` lines (with ``path=``/``type=`` for print-info)."""
+    def lines(self, nul: bool = False) -> list[bytes]:
+        """The ``?<id>`` lines (with ``path=``/``type=`` for print-info); with ``nul``
+        (``-z``) ``<id>NUL missing=yes NUL`` and NUL-ended fields."""
         if self.action not in ("print", "print-info"):
             return []
         out = []
+        info = self.action == "print-info"
         for oid, (path, type_name) in self.found.items():
-            line = b"?" + oid.hex().encode()
-            if self.action == "print-info":
+            hex_id = oid.hex().encode()
+            raw = path.encode("utf-8", "surrogateescape")
+            if nul:
+                line = hex_id + b"\0missing=yes\0"
+                if info:
+                    line += (
+                        (b"path=" + raw + b"\0" if path else b"")
+                        + b"type="
+                        + type_name.encode()
+                        + b"\0"
+                    )
+                out.append(line)
+                continue
+            line = b"?" + hex_id
+            if info:
                 if path:
                     line += b" path=" + _quote(path)
                 line += b" type=" + type_name.encode()
@@ -540,6 +556,7 @@ class FilteredObjects:
         missing: MissingObjects | None = None,
     ) -> None:
         self.walk = walk
+        self.paths = walk.paths  # the pathspecs limit what trees list, as in Git
         self.repo = walk.repo
         self.omits = OidSet(OMITS_SIZE) if collect_omits and spec is not None else None
         self.filter = build_filter(spec, self.repo, self.omits) if spec is not None else None
@@ -643,7 +660,18 @@ class FilteredObjects:
         if r & SKIP_TREE:
             trace(f"Skipping contents of tree {inner}...", "list-objects.c")
         elif not failed:
+            match = 0 if self.paths else 2
             for mode, entry_name, entry in parse_entries(data, self.repo.object_format.rawsz):
+                if match != 2:
+                    match = entry_interesting(
+                        inner.encode("utf-8", "surrogateescape"),
+                        entry_name,
+                        int(mode, 8),
+                        self.paths,
+                        wildcards=True,
+                    )
+                    if not match:
+                        continue
                 text = entry_name.decode("utf-8", "surrogateescape")
                 if mode == b"160000":
                     continue  # submodules are not followed
