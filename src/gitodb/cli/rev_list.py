@@ -468,22 +468,14 @@ def _list_objects(
                     raise _MissingObject
                 count += 1
                 if show:
-                    out.append(
-                        b"%s %s\n" % (oid.hex().encode(), name.split(b"\n", 1)[0])
-                        if names
-                        else oid.hex().encode() + b"\n"
-                    )
+                    out.append(_object_line(oid, name, names, settings.nul))
         except ObjectNotFoundError:
             raise _MissingObject from None
         return count
     for oid, _type, name in listing.objects():  # type: ignore[attr-defined]
         count += 1
         if show:
-            out.append(
-                b"%s %s\n" % (oid.hex().encode(), name.split(b"\n", 1)[0])
-                if names
-                else oid.hex().encode() + b"\n"
-            )
+            out.append(_object_line(oid, name, names, settings.nul))
     return count
 
 
@@ -508,28 +500,25 @@ def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool)
     elif settings.left_right:
         line += b"<" if is_left else b">"
     line += node.id.hex().encode()  # type: ignore[attr-defined]
+    if settings.nul and boundary:
+        line += b"\0boundary=yes"  # Git 2.55 puts it before the parents
     if settings.parents:
         line += b"".join(b" " + p.hex().encode() for p in node.parent_ids)  # type: ignore[attr-defined]
     line += b"\0" if settings.nul else b"\n"
     if settings.header:
         line += _raw_header(walk, node) + b"\0"
-    if settings.nul and boundary:
-        line += b"boundary=yes\0"
     return line
 
 
 def _raw_header(walk: object, node: object) -> bytes:
-    """``--header``: the commit's headers (parents as the walk rewrote them), a
-    blank line and the message indented by four spaces."""
+    """``--header``: the commit's headers as stored, a blank line and the message
+    indented by four spaces."""
     data = walk.repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
     head, _sep, message = data.partition(b"\n\n")
-    lines = head.split(b"\n")
-    parents = [b"parent " + p.hex().encode() for p in node.parent_ids]  # type: ignore[attr-defined]
-    out = [lines[0], *parents, *[x for x in lines[1:] if not x.startswith(b"parent ")]]
     body = b"".join(b"    " + m + b"\n" for m in message.split(b"\n")) if message else b""
     if message.endswith(b"\n"):
         body = body[: -len(b"    \n")]
-    return b"\n".join(out) + b"\n\n" + body
+    return head + b"\n\n" + body
 
 
 def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:

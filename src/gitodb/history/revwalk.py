@@ -491,9 +491,9 @@ class RevWalk:
     def _limited_output(self) -> Iterator[Node]:
         remaining = self.max_count
         skip = self.skip
+        if remaining == 0:
+            return
         for node in self._candidates():
-            if remaining == 0:
-                return
             if skip > 0:
                 skip -= 1
                 continue
@@ -501,6 +501,8 @@ class RevWalk:
             if remaining > 0:
                 remaining -= 1
             yield node
+            if remaining == 0:
+                return  # as Git: the next commit is not looked for (nor its parents rewritten)
 
     # -- objects -----------------------------------------------------------------
     def _mark_edges_uninteresting(self, listed: list[Node]) -> None:
