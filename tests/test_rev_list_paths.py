@@ -178,3 +178,16 @@ def test_bloom_filters_skip_diffs_same_answer(
     assert with_bloom == without and len(with_bloom) == 1
     assert n_bloom < n_plain
     shutil.rmtree(r)
+
+
+@pytest.mark.parametrize("paths", [["foo"], ["d"], ["bar", "other"]], ids=" ".join)
+@pytest.mark.parametrize(
+    "options", [[], ["--parents"], ["--full-history"], ["--sparse"], ["-3"]], ids=" ".join
+)
+def test_log_paths_like_git(repo: Path, paths: list[str], options: list[str]) -> None:
+    """``log`` walks with the same simplification; ``%P`` shows the simplified parents."""
+    assert_same(repo, "log", "--format=%H %P %s", *options, "HEAD", "--", *paths)
+
+
+def test_log_file_name_argument_like_git(repo: Path) -> None:
+    assert_same(repo, "log", "--oneline", "HEAD", "foo")

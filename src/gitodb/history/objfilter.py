@@ -32,8 +32,8 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
-from gitodb.objects.filter import ObjectFilter, trace
 from gitodb.history.treewalk import entry_interesting
+from gitodb.objects.filter import ObjectFilter, trace
 from gitodb.objects.tree import parse_entries
 from gitodb.refs.wildmatch import wildmatch
 
