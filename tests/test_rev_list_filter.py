@@ -252,3 +252,19 @@ def test_oidset_iterates_like_khash() -> None:
     assert len(s) == 4
     # 5 buckets needed -> 8: 5, 9 (at 1), 13 -> bucket 5 taken -> 6, 3
     assert [x[0] for x in s] == [9, 3, 5, 13]
+
+
+def test_unpacked_like_git(tmp_path: Path) -> None:
+    """``--unpacked``: commits and objects stored in a pack are not listed."""
+    r = tmp_path / "r"
+    git("init", "-q", "-b", "main", r)
+    for i in range(3):
+        (r / f"f{i}").write_text(f"{i}\n")
+        (r / "d").mkdir(exist_ok=True)
+        (r / "d" / f"g{i}").write_text(f"g{i}\n")
+        _commit(r, f"c{i}")
+    git("repack", "-q", "-a", "-d", cwd=r)
+    (r / "f0").write_text("new\n")
+    _commit(r, "loose")
+    for args in (["--objects"], [], ["--objects", "--count"], ["--objects", "--filter=blob:none"]):
+        assert_same(r, "rev-list", "--all", "--unpacked", *args)

@@ -100,6 +100,7 @@ _FLAGS = {
     "--boundary",
     "--timestamp",
     "--header",
+    "--unpacked",
 }
 _VALUED = {
     "--max-count",
@@ -284,6 +285,8 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             w["remove_empty"] = True
         elif name == "--boundary":
             w["boundary"] = True
+        elif name == "--unpacked":
+            w["unpacked"] = True
         elif name == "--timestamp":
             settings.timestamp = True
         elif name == "--header":
@@ -439,6 +442,11 @@ def _read_stdin(args: object) -> None:
     args.negate = saved
 
 
+def _packed(walk: object, oid: bytes) -> bool:
+    """``--unpacked``: whether the object is in a pack (and so not listed)."""
+    return isinstance(walk.repo.odb.locate(oid), tuple)  # type: ignore[attr-defined]
+
+
 def _object_line(oid: bytes, name: bytes, names: bool, nul: bool) -> bytes:
     if nul:
         return oid.hex().encode() + b"\0" + (b"path=" + name + b"\0" if names and name else b"")
@@ -466,6 +474,8 @@ def _list_objects(
             for oid, type_name, name in walk.objects():
                 if type_name == "blob" and not contains(oid):
                     raise _MissingObject
+                if walk.unpacked and _packed(walk, oid):
+                    continue
                 count += 1
                 if show:
                     out.append(_object_line(oid, name, names, settings.nul))
@@ -473,6 +483,8 @@ def _list_objects(
             raise _MissingObject from None
         return count
     for oid, _type, name in listing.objects():  # type: ignore[attr-defined]
+        if walk.unpacked and _packed(walk, oid):
+            continue
         count += 1
         if show:
             out.append(_object_line(oid, name, names, settings.nul))

@@ -102,6 +102,7 @@ class RevWalk:
         remove_empty: bool = False,
         boundary: bool = False,
         use_bloom: bool = True,
+        unpacked: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -138,6 +139,7 @@ class RevWalk:
         if paths:
             self.set_paths(paths)
         self.rewrite_parents = rewrite_parents
+        self.unpacked = unpacked  # --unpacked: commits in a pack are not shown
         self.boundary = boundary
 
     # -- setup -------------------------------------------------------------------
@@ -317,6 +319,8 @@ class RevWalk:
         if node.flags & (SHOWN | UNINTERESTING):
             return False
         if self.min_age is not None and node.date > self.min_age:
+            return False
+        if self.unpacked and isinstance(self.repo.odb.locate(node.id), tuple):
             return False
         if self.min_parents or self.max_parents >= 0:
             n = len(node.parent_ids)
