@@ -191,3 +191,37 @@ def test_log_paths_like_git(repo: Path, paths: list[str], options: list[str]) ->
 
 def test_log_file_name_argument_like_git(repo: Path) -> None:
     assert_same(repo, "log", "--oneline", "HEAD", "foo")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--pretty=%H", "-2", "HEAD"],
+        ["--pretty=oneline", "-3", "HEAD"],
+        ["--format=%s%n%an", "--parents", "-3", "HEAD"],
+        ["--pretty=format:%s", "HEAD", "--", "foo"],
+        ["--pretty=tformat:%h %p", "--parents", "HEAD", "--", "d"],
+    ],
+)
+def test_pretty_like_git(repo: Path, args: list[str]) -> None:
+    assert_same(repo, "rev-list", *args)
+
+
+@pytest.mark.skipif(not GIT255.exists(), reason="--maximal-only is Git 2.55's")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--maximal-only", "HEAD~3", "HEAD~4", "side", "root"],
+        ["--maximal-only", "HEAD~2..HEAD", "side3"],
+        ["--maximal-only", "--count", "HEAD", "side"],
+        ["--maximal-only", "--boundary", "HEAD~1..HEAD"],
+        ["--maximal-only", "--pretty=%H", "HEAD", "side"],
+    ],
+)
+def test_maximal_only_like_git_255(repo: Path, args: list[str]) -> None:
+    import sys
+
+    from oracle import run
+
+    theirs = run([str(GIT255), "rev-list", *args], repo)
+    assert run([sys.executable, "-m", "gitodb", "rev-list", *args], repo) == theirs

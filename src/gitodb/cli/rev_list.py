@@ -101,6 +101,7 @@ _FLAGS = {
     "--timestamp",
     "--header",
     "--unpacked",
+    "--maximal-only",
 }
 _VALUED = {
     "--max-count",
@@ -117,8 +118,9 @@ _VALUED = {
     "--exclude",
     "--filter",
     "--missing",
+    "--format",
 }
-_OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
+_OPTIONAL_VALUE = {"--branches", "--tags", "--remotes", "--pretty"}
 
 
 def _int(text: str) -> int:
@@ -156,6 +158,9 @@ class _Settings:
         self.print_omitted = False
         self.missing: str | None = None  # --missing=<action>, None when not given
         self.timestamp = False
+        self.maximal_only = False
+        self.pretty: str | None = None  # "oneline", or a user format
+        self.formatter: object = None
         self.header = False
         self.nul = False  # -z
         self.paths: list[str] = []  # pathspecs (after "--", or names of files)
@@ -285,6 +290,16 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             w["remove_empty"] = True
         elif name == "--boundary":
             w["boundary"] = True
+        elif name == "--maximal-only":
+            settings.maximal_only = True
+        elif name in ("--pretty", "--format"):
+            text = value if value is not None else "medium"
+            if text.startswith(("format:", "tformat:")):
+                text = text.partition(":")[2]
+            elif text == "oneline" or (name == "--pretty" and "%" not in text):
+                if text != "oneline":
+                    raise GitodbError(f"gitodb rev-list does not support --pretty={text}")
+            settings.pretty = text
         elif name == "--unpacked":
             w["unpacked"] = True
         elif name == "--timestamp":
@@ -343,6 +358,8 @@ def run(argv: list[str], ctx: Context) -> int:
         return 129
     from gitodb.history.revwalk import RevWalk
 
+    if settings.walk_kwargs.get("boundary") and settings.maximal_only:
+        raise GitodbError("options '--boundary' and '--maximal-only' cannot be used together")
     if settings.nul and (settings.timestamp or settings.header or settings.left_right):
         raise GitodbError("-z option used with unsupported option")
     if settings.filter is not None and not settings.walk_kwargs.get("objects"):
@@ -516,10 +533,26 @@ def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool)
         line += b"\0boundary=yes"  # Git 2.55 puts it before the parents
     if settings.parents:
         line += b"".join(b" " + p.hex().encode() for p in node.parent_ids)  # type: ignore[attr-defined]
+    if settings.pretty is not None:
+        return _pretty_line(walk, node, settings, line)
     line += b"\0" if settings.nul else b"\n"
     if settings.header:
         line += _raw_header(walk, node) + b"\0"
     return line
+
+
+def _pretty_line(walk: object, node: object, settings: _Settings, line: bytes) -> bytes:
+    """``--pretty``/``--format``: ``oneline``, or ``commit <id>`` and the user format."""
+    from gitodb.history.pretty import Formatter, pretty_commit
+
+    repo = walk.repo  # type: ignore[attr-defined]
+    raw = repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
+    if settings.pretty == "oneline":
+        return line + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n"  # type: ignore[attr-defined]
+    if settings.formatter is None:
+        settings.formatter = Formatter(repo, settings.pretty or "")
+    text = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
+    return b"commit " + line + b"\n" + text + b"\n"
 
 
 def _raw_header(walk: object, node: object) -> bytes:
@@ -557,7 +590,13 @@ def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
             collect_omits=settings.print_omitted,
             missing=MissingObjects(settings.missing or "error"),
         )
-    for node in walk.commits():
+    commits = walk.commits()
+    if settings.maximal_only:
+        # only the commits no other listed commit reaches
+        listed = list(commits)
+        below = {p for n in listed for p in n.parent_ids}
+        commits = iter([n for n in listed if n.id not in below])
+    for node in commits:
         if listing is not None and not listing.show_commit(node.id):
             continue
         is_left = bool(node.flags & SYMMETRIC_LEFT)
