@@ -225,3 +225,23 @@ def test_maximal_only_like_git_255(repo: Path, args: list[str]) -> None:
 
     theirs = run([str(GIT255), "rev-list", *args], repo)
     assert run([sys.executable, "-m", "gitodb", "rev-list", *args], repo) == theirs
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--bisect", "HEAD"],
+        ["--bisect", "HEAD~7"],
+        ["--bisect-all", "HEAD", "^root"],
+        ["--bisect-all", "HEAD"],
+        ["--bisect-vars", "HEAD", "^root"],
+        ["--bisect-vars", "HEAD~1..HEAD"],
+        ["--bisect-all", "--bisect-vars", "HEAD~3", "^root"],
+        ["--bisect", "--first-parent", "HEAD"],
+        ["--bisect-all", "--first-parent", "HEAD"],
+        ["--bisect", "HEAD", "--", "foo"],
+        ["--bisect-all", "HEAD", "--", "d"],
+    ],
+)
+def test_bisect_like_git(repo: Path, args: list[str]) -> None:
+    assert_same(repo, "rev-list", *args)

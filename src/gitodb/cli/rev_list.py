@@ -102,6 +102,9 @@ _FLAGS = {
     "--header",
     "--unpacked",
     "--maximal-only",
+    "--bisect",
+    "--bisect-all",
+    "--bisect-vars",
 }
 _VALUED = {
     "--max-count",
@@ -159,6 +162,7 @@ class _Settings:
         self.missing: str | None = None  # --missing=<action>, None when not given
         self.timestamp = False
         self.maximal_only = False
+        self.bisect_vars = False
         self.pretty: str | None = None  # "oneline", or a user format
         self.formatter: object = None
         self.header = False
@@ -290,6 +294,13 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             w["remove_empty"] = True
         elif name == "--boundary":
             w["boundary"] = True
+        elif name in ("--bisect", "--bisect-all", "--bisect-vars"):
+            if name == "--bisect-all":
+                w["bisect"] = "all"
+            else:
+                w.setdefault("bisect", "one")
+            if name == "--bisect-vars":
+                settings.bisect_vars = True
         elif name == "--maximal-only":
             settings.maximal_only = True
         elif name in ("--pretty", "--format"):
@@ -533,6 +544,8 @@ def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool)
         line += b"\0boundary=yes"  # Git 2.55 puts it before the parents
     if settings.parents:
         line += b"".join(b" " + p.hex().encode() for p in node.parent_ids)  # type: ignore[attr-defined]
+    if walk.bisect == "all":  # type: ignore[attr-defined]
+        line += _bisect_decoration(walk, node)
     if settings.pretty is not None:
         return _pretty_line(walk, node, settings, line)
     line += b"\0" if settings.nul else b"\n"
@@ -553,6 +566,41 @@ def _pretty_line(walk: object, node: object, settings: _Settings, line: bytes) -
         settings.formatter = Formatter(repo, settings.pretty or "")
     text = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
     return b"commit " + line + b"\n" + text + b"\n"
+
+
+def _bisect_decoration(walk: object, node: object) -> bytes:
+    """``--bisect-all``: `` (<refs>, dist=<n>)`` as Git decorates each commit."""
+    from gitodb.history.pretty import Decorations
+
+    deco = getattr(walk, "_bisect_decorations", None)
+    if deco is None:
+        deco = Decorations(walk.repo)  # type: ignore[attr-defined]
+        walk._bisect_decorations = deco  # type: ignore[attr-defined]
+    names = list(deco.of(node.id))  # type: ignore[attr-defined]
+    names.append(f"dist={walk.bisect_distance.get(node.id, 0)}")  # type: ignore[attr-defined]
+    return b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
+
+
+def _bisect_vars(walk: object, settings: _Settings, out: list[bytes], commits: object) -> int:
+    """``--bisect-vars``: the shell variables ``git bisect`` reads (with
+    ``--bisect-all``, the commits and a ``------`` line first)."""
+    from gitodb.history.bisect import estimate_steps
+
+    listed = list(commits)  # type: ignore[call-overload]
+    if not listed:
+        return 1
+    reaches, total = walk.bisect_reaches, walk.bisect_all  # type: ignore[attr-defined]
+    if walk.bisect == "all":  # type: ignore[attr-defined]
+        out.extend(_commit_line(walk, n, settings, False) for n in listed)
+        out.append(b"------\n")
+    cnt = max(total - reaches, reaches)
+    out.append(b"bisect_rev='%s'\n" % listed[0].id.hex().encode())
+    out.append(b"bisect_nr=%d\n" % (cnt - 1))
+    out.append(b"bisect_good=%d\n" % (total - reaches - 1))
+    out.append(b"bisect_bad=%d\n" % (reaches - 1))
+    out.append(b"bisect_all=%d\n" % total)
+    out.append(b"bisect_steps=%d\n" % estimate_steps(total))
+    return 0
 
 
 def _raw_header(walk: object, node: object) -> bytes:
@@ -596,6 +644,8 @@ def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
         listed = list(commits)
         below = {p for n in listed for p in n.parent_ids}
         commits = iter([n for n in listed if n.id not in below])
+    if settings.bisect_vars:
+        return _bisect_vars(walk, settings, out, commits)
     for node in commits:
         if listing is not None and not listing.show_commit(node.id):
             continue

@@ -103,6 +103,7 @@ class RevWalk:
         boundary: bool = False,
         use_bloom: bool = True,
         unpacked: bool = False,
+        bisect: str | None = None,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -140,6 +141,10 @@ class RevWalk:
             self.set_paths(paths)
         self.rewrite_parents = rewrite_parents
         self.unpacked = unpacked  # --unpacked: commits in a pack are not shown
+        # --bisect ("one") / --bisect-all ("all"): gitodb.history.bisect over the list
+        self.bisect = bisect
+        self.bisect_reaches = self.bisect_all = 0
+        self.bisect_distance: dict[bytes, int] = {}
         self.boundary = boundary
 
     # -- setup -------------------------------------------------------------------
@@ -175,7 +180,7 @@ class RevWalk:
         fmt = self.repo.object_format
         starts: list[Node] = []
         # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
-        self.limited = self.order != "default" or self.side is not None
+        self.limited = self.order != "default" or self.side is not None or bool(self.bisect)
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
@@ -376,6 +381,14 @@ class RevWalk:
             listed = self._limit(starts)
             if self.order != "default":
                 listed = self._sort_topo(listed)
+            if self.bisect:
+                from gitodb.history.bisect import find_bisection
+
+                picked, self.bisect_reaches, self.bisect_all = find_bisection(
+                    listed, first_parent=self.first_parent, find_all=self.bisect == "all"
+                )
+                self.bisect_distance = {n.id: d for n, d in picked}
+                listed = [n for n, _d in picked]
             if self.want_objects:
                 self._mark_edges_uninteresting(listed)
             for node in listed:
