@@ -273,3 +273,25 @@ def test_unpacked_like_git_255(tmp_path: Path) -> None:
         theirs = run([str(GIT255), *cmd], r)
         assert run([os.sys.executable, "-m", "gitodb", *cmd], r) == theirs
         assert theirs[0] == 0
+
+
+def test_indexed_objects_like_git(tmp_path: Path) -> None:
+    """``--indexed-objects``: the index's blobs, then the cache-tree's valid trees."""
+    r = tmp_path / "r"
+    git("init", "-q", "-b", "main", r)
+    (r / "two" / "deep").mkdir(parents=True)
+    (r / "one").write_text("frotz\n")
+    (r / "two" / "three").write_text("frotz\n")
+    (r / "two" / "deep" / "x").write_text("x\n")
+    _commit(r, "that")
+    (r / "only-in-index").write_text("only\n")
+    git("add", "only-in-index", cwd=r)  # the top tree of the cache-tree is now invalid
+    for args in (
+        ["--objects", "--indexed-objects"],
+        ["--indexed-objects"],
+        ["-1", "--objects", "HEAD", "--not", "--indexed-objects"],
+        ["--objects", "--indexed-objects", "--filter=tree:1"],
+    ):
+        assert_same(r, "rev-list", *args)
+    git("write-tree", cwd=r)  # every tree valid again
+    assert_same(r, "rev-list", "--objects", "--indexed-objects")

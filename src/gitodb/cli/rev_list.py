@@ -105,6 +105,7 @@ _FLAGS = {
     "--bisect",
     "--bisect-all",
     "--bisect-vars",
+    "--indexed-objects",
 }
 _VALUED = {
     "--max-count",
@@ -232,6 +233,7 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             "--branches",
             "--tags",
             "--remotes",
+            "--indexed-objects",
         ):
             settings.revs.append((name, value))
         elif name == "--max-count":
@@ -438,11 +440,34 @@ def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: boo
                 args.exclude(value or "")
             elif what == "--stdin":
                 _read_stdin(args)
+            elif what == "--indexed-objects":
+                _add_index_objects(repo, args)
     except UnknownRevisionError as e:
         if dashdash:
             raise GitodbError(f"bad revision '{e.message}'") from None
         return _unknown_revision(e.message)
     return 0
+
+
+def _add_index_objects(repo: object, args: object) -> None:
+    """``--indexed-objects``: every blob of the index, then the cache-tree's valid
+    trees, each with its path (Git's ``add_index_objects_to_pending``)."""
+    from gitodb.history.revargs import RevisionArgs
+    from gitodb.repo.index import index_path, read_cache_tree, read_index
+
+    assert isinstance(args, RevisionArgs)
+    path = index_path(args.repo)
+    fmt = args.repo.object_format
+    for e in read_index(path, fmt):
+        if e.mode & 0o170000 == 0o160000:
+            continue  # submodules
+        args.walk.add(
+            e.oid, uninteresting=args.negate, path=e.path.decode("utf-8", "surrogateescape")
+        )
+    for tree_path, oid in read_cache_tree(path, fmt):
+        args.walk.add(
+            oid, uninteresting=args.negate, path=tree_path.decode("utf-8", "surrogateescape")
+        )
 
 
 def _read_stdin(args: object) -> None:
