@@ -219,13 +219,19 @@ def test_not_an_integer(repo: Path) -> None:
 
 def test_unsupported_options_are_errors(repo: Path) -> None:
     for args in (
-        ["--boundary", "HEAD"],
-        ["HEAD", "--", "m0.t"],
+        ["--simplify-merges", "HEAD"],
+        ["--ancestry-path", "HEAD"],
         ["--since=last christmas", "HEAD"],
         ["--cherry-pick", "HEAD"],
     ):
         _theirs, ours = both(repo, "rev-list", *args)
         assert ours[0] in (128, 129) and ours[1] == b"", args
+
+
+def test_boundary_and_paths_match_git(repo: Path) -> None:
+    # once refused above; now the walker has them (tests/test_rev_list_paths.py)
+    assert_same(repo, "rev-list", "--boundary", "main", "^side")
+    assert_same(repo, "rev-list", "--parents", "HEAD", "--", "m0.t")
 
 
 def test_library_walk_and_merge_bases(repo: Path) -> None:

@@ -233,7 +233,7 @@ def _config_defaults(repo: Any, o: _LogOptions) -> None:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Show commits; see ``git log``."""
-    from gitodb.cli.rev_list import _Settings, _Usage, add_revisions, parse_args
+    from gitodb.cli.rev_list import _Settings, _Usage, add_revisions, limit_to_paths, parse_args
     from gitodb.history.revwalk import RevWalk
 
     o = _LogOptions()
@@ -247,8 +247,9 @@ def run(argv: list[str], ctx: Any) -> int:
         paths = parse_args(rest, settings)
     except _Usage as u:
         raise GitodbError(f"unrecognized argument: {u.args[0]}") from None
-    if paths:
-        raise GitodbError("gitodb log does not limit by paths (arguments after '--')")
+    settings.paths = paths
+    if settings.filter is not None or settings.missing or settings.print_omitted:
+        raise GitodbError("gitodb log does not support object filters (--filter, --missing)")
     if not any(what not in ("--not", "--exclude") for what, _v in settings.revs):
         head = repo.refs.read("HEAD")
         if repo.refs.resolve("HEAD") is None:
@@ -263,6 +264,7 @@ def run(argv: list[str], ctx: Any) -> int:
     status = add_revisions(repo, walk, settings, "--" in argv)
     if status:
         return status
+    limit_to_paths(repo, ctx, walk, settings.paths)
     _show(repo, walk, o)
     return 0
 
@@ -287,10 +289,16 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
             for _node in walk.commits():
                 pass
             return
+        limited = getattr(walk, "limiter", None) is not None
+
+        def rewritten(node: Any) -> list[bytes] | None:
+            # a path-limited walk's parents are the simplified ones (Git's %P)
+            return node.parent_ids if limited else None
+
         end = b"\n" if o.terminator else b""
         sep = b"" if o.terminator else b"\n"
         for node in walk.commits():
-            text = f.format(node.id, _content(odb, node))
+            text = f.format(node.id, _content(odb, node), parents=rewritten(node))
             out.append(text + end if first or not sep else sep + text)
             first = False
             if len(out) > 512:

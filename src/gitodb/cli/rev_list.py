@@ -8,11 +8,13 @@ gitodb does not implement is refused (exit 129), never ignored.
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
+from gitodb.objects.filter import ObjectFilter
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
@@ -87,6 +89,23 @@ _FLAGS = {
     "--left-only",
     "--right-only",
     "--ignore-missing",
+    "--no-filter",
+    "--filter-provided-objects",
+    "--filter-print-omitted",
+    "--full-history",
+    "--simplify-history",
+    "--dense",
+    "--sparse",
+    "--remove-empty",
+    "--boundary",
+    "--timestamp",
+    "--header",
+    "--unpacked",
+    "--maximal-only",
+    "--bisect",
+    "--bisect-all",
+    "--bisect-vars",
+    "--indexed-objects",
 }
 _VALUED = {
     "--max-count",
@@ -101,8 +120,11 @@ _VALUED = {
     "--min-age",
     "--glob",
     "--exclude",
+    "--filter",
+    "--missing",
+    "--format",
 }
-_OPTIONAL_VALUE = {"--branches", "--tags", "--remotes"}
+_OPTIONAL_VALUE = {"--branches", "--tags", "--remotes", "--pretty"}
 
 
 def _int(text: str) -> int:
@@ -135,6 +157,18 @@ class _Settings:
         self.left_right = False
         self.ignore_missing = False
         self.revs: list[tuple[str, str | None]] = []  # (what, value) in order
+        self.filter: ObjectFilter | None = None  # --filter (repeated: combined)
+        self.filter_provided = False
+        self.print_omitted = False
+        self.missing: str | None = None  # --missing=<action>, None when not given
+        self.timestamp = False
+        self.maximal_only = False
+        self.bisect_vars = False
+        self.pretty: str | None = None  # "oneline", or a user format
+        self.formatter: object = None
+        self.header = False
+        self.nul = False  # -z
+        self.paths: list[str] = []  # pathspecs (after "--", or names of files)
 
 
 def _split(arg: str, argv: list[str], i: int) -> tuple[str, str | None, int]:
@@ -174,6 +208,9 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
         if not arg.startswith("-") or arg == "-":
             settings.revs.append(("rev", arg))
             continue
+        if arg == "-z":
+            settings.nul = True
+            continue
         if arg == "-n":
             if i >= len(argv):
                 raise GitodbError("-n requires an argument")
@@ -196,6 +233,7 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             "--branches",
             "--tags",
             "--remotes",
+            "--indexed-objects",
         ):
             settings.revs.append((name, value))
         elif name == "--max-count":
@@ -237,6 +275,7 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.count = True
         elif name == "--parents":
             settings.parents = True
+            w["rewrite_parents"] = True
         elif name == "--no-object-names":
             settings.object_names = False
         elif name == "--object-names":
@@ -247,6 +286,53 @@ def parse_args(argv: list[str], settings: _Settings) -> list[str]:
             settings.left_right = True
         elif name == "--ignore-missing":
             settings.ignore_missing = True
+        elif name == "--full-history":
+            w["simplify_history"] = False
+        elif name == "--simplify-history":
+            w["simplify_history"] = True
+        elif name in ("--dense", "--sparse"):
+            w["dense"] = name == "--dense"
+        elif name == "--remove-empty":
+            w["remove_empty"] = True
+        elif name == "--boundary":
+            w["boundary"] = True
+        elif name in ("--bisect", "--bisect-all", "--bisect-vars"):
+            if name == "--bisect-all":
+                w["bisect"] = "all"
+            else:
+                w.setdefault("bisect", "one")
+            if name == "--bisect-vars":
+                settings.bisect_vars = True
+        elif name == "--maximal-only":
+            settings.maximal_only = True
+        elif name in ("--pretty", "--format"):
+            text = value if value is not None else "medium"
+            if text.startswith(("format:", "tformat:")):
+                text = text.partition(":")[2]
+            elif text == "oneline" or (name == "--pretty" and "%" not in text):
+                if text != "oneline":
+                    raise GitodbError(f"gitodb rev-list does not support --pretty={text}")
+            settings.pretty = text
+        elif name == "--unpacked":
+            w["unpacked"] = True
+        elif name == "--timestamp":
+            settings.timestamp = True
+        elif name == "--header":
+            settings.header = True
+        elif name == "--filter":
+            settings.filter = ObjectFilter.parse(value or "", settings.filter)
+        elif name == "--no-filter":
+            settings.filter = None
+        elif name == "--filter-provided-objects":
+            settings.filter_provided = True
+        elif name == "--filter-print-omitted":
+            settings.print_omitted = True
+        elif name == "--missing":
+            from gitodb.history.objfilter import MISSING_ACTIONS
+
+            # Git ignores a value it does not know (the default, "error", stays)
+            if value in MISSING_ACTIONS:
+                settings.missing = value
         elif name in ("--left-only", "--right-only"):
             side = name[2:-5]
             if w.get("side") not in (None, side):
@@ -275,8 +361,7 @@ def run(argv: list[str], ctx: Context) -> int:
     except _Usage:
         sys.stderr.write(USAGE)
         return 129
-    if paths:
-        raise GitodbError("gitodb rev-list does not limit by paths (arguments after '--')")
+    settings.paths = paths
     # Git's rule: nothing to start from and no ref option or --stdin is a usage error,
     # unless objects are listed.
     if not settings.walk_kwargs.get("objects") and not any(
@@ -286,6 +371,12 @@ def run(argv: list[str], ctx: Context) -> int:
         return 129
     from gitodb.history.revwalk import RevWalk
 
+    if settings.walk_kwargs.get("boundary") and settings.maximal_only:
+        raise GitodbError("options '--boundary' and '--maximal-only' cannot be used together")
+    if settings.nul and (settings.timestamp or settings.header or settings.left_right):
+        raise GitodbError("-z option used with unsupported option")
+    if settings.filter is not None and not settings.walk_kwargs.get("objects"):
+        raise GitodbError("object filtering requires --objects")
     if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
         raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
@@ -293,7 +384,24 @@ def run(argv: list[str], ctx: Context) -> int:
     status = add_revisions(repo, walk, settings, "--" in argv)
     if status:
         return status
+    limit_to_paths(repo, ctx, walk, settings.paths)
     return _output(walk, settings)
+
+
+def limit_to_paths(repo: object, ctx: Context, walk: object, paths: list[str]) -> None:
+    """Give the walk its pathspecs (relative to the current directory, as Git reads
+    them); used by ``gitodb log`` too."""
+    if not paths:
+        return
+    from gitodb.cli.ls_tree import _work_tree_prefix
+    from gitodb.history.paths import normalize_pathspec
+    from gitodb.history.revwalk import RevWalk
+
+    assert isinstance(walk, RevWalk)
+    prefix, top = _work_tree_prefix(repo, ctx)
+    walk.set_paths(
+        [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape") for p in paths]
+    )
 
 
 def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: bool) -> int:
@@ -303,11 +411,16 @@ def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: boo
 
     args = RevisionArgs(repo, walk)  # type: ignore[arg-type]
     try:
-        for what, value in settings.revs:
+        for index, (what, value) in enumerate(settings.revs):
             if what == "rev":
                 try:
                     args.add(value or "")
                 except UnknownRevisionError:
+                    if not dashdash and value and os.path.lexists(value):
+                        # Git: a name of a file in the work tree begins the paths; it
+                        # and every argument after it limit the walk
+                        settings.paths = [v or "" for w, v in settings.revs[index:] if w == "rev"]
+                        break
                     if not settings.ignore_missing:
                         raise
                     # --ignore-missing: a name that names nothing is as if not given.
@@ -327,11 +440,34 @@ def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: boo
                 args.exclude(value or "")
             elif what == "--stdin":
                 _read_stdin(args)
+            elif what == "--indexed-objects":
+                _add_index_objects(repo, args)
     except UnknownRevisionError as e:
         if dashdash:
             raise GitodbError(f"bad revision '{e.message}'") from None
         return _unknown_revision(e.message)
     return 0
+
+
+def _add_index_objects(repo: object, args: object) -> None:
+    """``--indexed-objects``: every blob of the index, then the cache-tree's valid
+    trees, each with its path (Git's ``add_index_objects_to_pending``)."""
+    from gitodb.history.revargs import RevisionArgs
+    from gitodb.repo.index import index_path, read_cache_tree, read_index
+
+    assert isinstance(args, RevisionArgs)
+    path = index_path(args.repo)
+    fmt = args.repo.object_format
+    for e in read_index(path, fmt):
+        if e.mode & 0o170000 == 0o160000:
+            continue  # submodules
+        args.walk.add(
+            e.oid, uninteresting=args.negate, path=e.path.decode("utf-8", "surrogateescape")
+        )
+    for tree_path, oid in read_cache_tree(path, fmt):
+        args.walk.add(
+            oid, uninteresting=args.negate, path=tree_path.decode("utf-8", "surrogateescape")
+        )
 
 
 def _read_stdin(args: object) -> None:
@@ -359,16 +495,185 @@ def _read_stdin(args: object) -> None:
     args.negate = saved
 
 
+def _packed(walk: object, oid: bytes) -> bool:
+    """``--unpacked``: whether the object is in a pack (and so not listed)."""
+    return isinstance(walk.repo.odb.locate(oid), tuple)  # type: ignore[attr-defined]
+
+
+def _object_line(oid: bytes, name: bytes, names: bool, nul: bool) -> bytes:
+    if nul:
+        return oid.hex().encode() + b"\0" + (b"path=" + name + b"\0" if names and name else b"")
+    if names:
+        return b"%s %s\n" % (oid.hex().encode(), name.split(b"\n", 1)[0])
+    return oid.hex().encode() + b"\n"
+
+
+class _MissingObject(Exception):
+    """The quick object listing met an object that is not there."""
+
+
+def _list_objects(
+    walk: object, settings: _Settings, listing: object, out: list[bytes], count: int, show: bool
+) -> int:
+    """Append the ``--objects`` lines to ``out``; the count so far plus the objects."""
+    from gitodb.errors import ObjectNotFoundError
+    from gitodb.history.revwalk import RevWalk
+
+    assert isinstance(walk, RevWalk)
+    names = settings.object_names
+    if listing is None:
+        contains = walk.repo.odb.contains
+        try:
+            for oid, type_name, name in walk.objects():
+                if type_name == "blob" and not contains(oid):
+                    raise _MissingObject
+                if walk.unpacked and _packed(walk, oid):
+                    continue
+                count += 1
+                if show:
+                    out.append(_object_line(oid, name, names, settings.nul))
+        except ObjectNotFoundError:
+            raise _MissingObject from None
+        return count
+    for oid, _type, name in listing.objects():  # type: ignore[attr-defined]
+        if walk.unpacked and _packed(walk, oid):
+            continue
+        count += 1
+        if show:
+            out.append(_object_line(oid, name, names, settings.nul))
+    return count
+
+
 def _output(walk: object, settings: _Settings) -> int:
+    out: list[bytes] = []
+    try:
+        return _gather(walk, settings, out)
+    finally:
+        # what was listed before an error (a missing object) is printed, as Git does
+        sys.stdout.buffer.write(b"".join(out))
+
+
+def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool) -> bytes:
+    """One commit as rev-list shows it: timestamp, mark, id, parents, header."""
+    from gitodb.history.simplify import BOUNDARY
+
+    flags = node.flags  # type: ignore[attr-defined]
+    line = b"%d " % node.date if settings.timestamp else b""  # type: ignore[attr-defined]
+    boundary = bool(flags & BOUNDARY)
+    if boundary and not settings.nul:
+        line += b"-"
+    elif settings.left_right:
+        line += b"<" if is_left else b">"
+    line += node.id.hex().encode()  # type: ignore[attr-defined]
+    if settings.nul and boundary:
+        line += b"\0boundary=yes"  # Git 2.55 puts it before the parents
+    if settings.parents:
+        line += b"".join(b" " + p.hex().encode() for p in node.parent_ids)  # type: ignore[attr-defined]
+    if walk.bisect == "all":  # type: ignore[attr-defined]
+        line += _bisect_decoration(walk, node)
+    if settings.pretty is not None:
+        return _pretty_line(walk, node, settings, line)
+    line += b"\0" if settings.nul else b"\n"
+    if settings.header:
+        line += _raw_header(walk, node) + b"\0"
+    return line
+
+
+def _pretty_line(walk: object, node: object, settings: _Settings, line: bytes) -> bytes:
+    """``--pretty``/``--format``: ``oneline``, or ``commit <id>`` and the user format."""
+    from gitodb.history.pretty import Formatter, pretty_commit
+
+    repo = walk.repo  # type: ignore[attr-defined]
+    raw = repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
+    if settings.pretty == "oneline":
+        return line + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n"  # type: ignore[attr-defined]
+    if settings.formatter is None:
+        settings.formatter = Formatter(repo, settings.pretty or "")
+    text = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
+    return b"commit " + line + b"\n" + text + b"\n"
+
+
+def _bisect_decoration(walk: object, node: object) -> bytes:
+    """``--bisect-all``: `` (<refs>, dist=<n>)`` as Git decorates each commit."""
+    from gitodb.history.pretty import Decorations
+
+    deco = getattr(walk, "_bisect_decorations", None)
+    if deco is None:
+        deco = Decorations(walk.repo)  # type: ignore[attr-defined]
+        walk._bisect_decorations = deco  # type: ignore[attr-defined]
+    names = list(deco.of(node.id))  # type: ignore[attr-defined]
+    names.append(f"dist={walk.bisect_distance.get(node.id, 0)}")  # type: ignore[attr-defined]
+    return b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
+
+
+def _bisect_vars(walk: object, settings: _Settings, out: list[bytes], commits: object) -> int:
+    """``--bisect-vars``: the shell variables ``git bisect`` reads (with
+    ``--bisect-all``, the commits and a ``------`` line first)."""
+    from gitodb.history.bisect import estimate_steps
+
+    listed = list(commits)  # type: ignore[call-overload]
+    if not listed:
+        return 1
+    reaches, total = walk.bisect_reaches, walk.bisect_all  # type: ignore[attr-defined]
+    if walk.bisect == "all":  # type: ignore[attr-defined]
+        out.extend(_commit_line(walk, n, settings, False) for n in listed)
+        out.append(b"------\n")
+    cnt = max(total - reaches, reaches)
+    out.append(b"bisect_rev='%s'\n" % listed[0].id.hex().encode())
+    out.append(b"bisect_nr=%d\n" % (cnt - 1))
+    out.append(b"bisect_good=%d\n" % (total - reaches - 1))
+    out.append(b"bisect_bad=%d\n" % (reaches - 1))
+    out.append(b"bisect_all=%d\n" % total)
+    out.append(b"bisect_steps=%d\n" % estimate_steps(total))
+    return 0
+
+
+def _raw_header(walk: object, node: object) -> bytes:
+    """``--header``: the commit's headers as stored, a blank line and the message
+    indented by four spaces."""
+    data = walk.repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
+    head, _sep, message = data.partition(b"\n\n")
+    body = b"".join(b"    " + m + b"\n" for m in message.split(b"\n")) if message else b""
+    if message.endswith(b"\n"):
+        body = body[: -len(b"    \n")]
+    return head + b"\n\n" + body
+
+
+def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
     from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.revwalk import RevWalk
 
     assert isinstance(walk, RevWalk)
-    out: list[bytes] = []
     count = 0
     left = 0
     show = not settings.quiet and not settings.count
-    for node in walk.commits():
+    listing = None
+    if walk.want_objects and (
+        settings.filter is not None
+        or settings.missing is not None
+        or settings.print_omitted
+        or walk.paths
+    ):
+        from gitodb.history.objfilter import FilteredObjects, MissingObjects
+
+        listing = FilteredObjects(
+            walk,
+            settings.filter,
+            filter_provided=settings.filter_provided,
+            collect_omits=settings.print_omitted,
+            missing=MissingObjects(settings.missing or "error"),
+        )
+    commits = walk.commits()
+    if settings.maximal_only:
+        # only the commits no other listed commit reaches
+        listed = list(commits)
+        below = {p for n in listed for p in n.parent_ids}
+        commits = iter([n for n in listed if n.id not in below])
+    if settings.bisect_vars:
+        return _bisect_vars(walk, settings, out, commits)
+    for node in commits:
+        if listing is not None and not listing.show_commit(node.id):
+            continue
         is_left = bool(node.flags & SYMMETRIC_LEFT)
         if is_left:
             left += 1
@@ -376,27 +681,22 @@ def _output(walk: object, settings: _Settings) -> int:
             count += 1
         if not show:
             continue
-        mark = (b"<" if is_left else b">") if settings.left_right else b""
-        if settings.parents:
-            out.append(
-                mark
-                + b" ".join([node.id.hex().encode()] + [p.hex().encode() for p in node.parent_ids])
-                + b"\n"
-            )
-        else:
-            out.append(mark + node.id.hex().encode() + b"\n")
+        out.append(_commit_line(walk, node, settings, is_left))
     if walk.want_objects:
-        names = settings.object_names
-        for oid, _type, name in walk.objects():
-            count += 1
-            if not show:
-                continue
-            if names:
-                shown = name.split(b"\n", 1)[0]
-                out.append(b"%s %s\n" % (oid.hex().encode(), shown))
-            else:
-                out.append(oid.hex().encode() + b"\n")
+        mark_out, mark_count = len(out), count
+        try:
+            count = _list_objects(walk, settings, listing, out, count, show)
+        except _MissingObject:
+            # Git checks that every listed object exists: list again the careful way,
+            # which stops where Git stops, with Git's message
+            from gitodb.history.objfilter import FilteredObjects
+
+            del out[mark_out:]
+            listing = FilteredObjects(walk, None)
+            count = _list_objects(walk, settings, listing, out, mark_count, show)
+    if listing is not None:
+        out += listing.omitted_lines()
+        out += listing.missing.lines(settings.nul)
     if settings.count:
         out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
-    sys.stdout.buffer.write(b"".join(out))
     return 0

@@ -314,6 +314,7 @@ class Formatter:
         self.abbrev = Abbreviator(repo, default_abbrev(repo) if abbrev is None else abbrev)
         self._decorations = decorations
         self._mailmap: Mailmap | None = None
+        self._parents: list[bytes] | None = None  # the walk's parents of this commit
         self.fmt = repo.object_format
         raw = fmt.encode("utf-8", "surrogateescape") if isinstance(fmt, str) else fmt
         self.parts: list[bytes | tuple[bytes, bytes]] = []
@@ -347,9 +348,13 @@ class Formatter:
             self._mailmap = log_mailmap(self.repo)
         return self._mailmap
 
-    def format(self, oid: bytes, raw: bytes, extra: Extra | None = None) -> bytes:
-        """The format expanded for commit ``oid`` with content ``raw``."""
+    def format(
+        self, oid: bytes, raw: bytes, extra: Extra | None = None, parents: list[bytes] | None = None
+    ) -> bytes:
+        """The format expanded for commit ``oid`` with content ``raw``; ``parents``
+        are the parents a path-limited walk rewrote (``%P``/``%p`` show them)."""
         c = CommitText(oid, raw, self.fmt)
+        self._parents = parents
         out: list[bytes] = []
         for part in self.parts:
             if isinstance(part, bytes):
@@ -398,9 +403,11 @@ class Formatter:
         if code == b"t":
             return self.abbrev(c.links()[0]).encode()
         if code == b"P":
-            return b" ".join(p.hex().encode() for p in c.links()[1])
+            ps = c.links()[1] if self._parents is None else self._parents
+            return b" ".join(p.hex().encode() for p in ps)
         if code == b"p":
-            return b" ".join(self.abbrev(p).encode() for p in c.links()[1])
+            ps = c.links()[1] if self._parents is None else self._parents
+            return b" ".join(self.abbrev(p).encode() for p in ps)
         if first in (b"a", b"c") and len(code) == 2:
             return self._person(c.ident(first), code[1:2])
         if code == b"s":

@@ -35,6 +35,7 @@ from typing import TYPE_CHECKING
 from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.history.graph import (
     ADDED,
+    BOTTOM,
     SEEN,
     SHOWN,
     SYMMETRIC_LEFT,
@@ -47,7 +48,10 @@ from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree, parse_entries
 
 if TYPE_CHECKING:
+    from gitodb.history.simplify import PathLimiter
     from gitodb.repo import Repository
+
+from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 
 SLOP = 5
 ORDERS = ("default", "topo", "date", "author-date")
@@ -91,6 +95,15 @@ class RevWalk:
         objects: bool = False,
         side: str | None = None,
         graph: CommitGraph | None = None,
+        paths: list[bytes] | None = None,
+        simplify_history: bool = True,
+        dense: bool = True,
+        rewrite_parents: bool = False,
+        remove_empty: bool = False,
+        boundary: bool = False,
+        use_bloom: bool = True,
+        unpacked: bool = False,
+        bisect: str | None = None,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -114,8 +127,40 @@ class RevWalk:
         self._uninteresting_trees: list[bytes] = []
         self._shown: list[Node] = []
         self._walked = False
+        # Path limiting (gitodb.history.simplify): TREESAME, simplification, rewriting.
+        self._simplify_options = {
+            "simplify_history": simplify_history,
+            "dense": dense,
+            "first_parent": first_parent,
+            "remove_empty": remove_empty,
+            "use_bloom": use_bloom,
+        }
+        self.paths: list[bytes] = []
+        self.limiter: PathLimiter | None = None
+        if paths:
+            self.set_paths(paths)
+        self.rewrite_parents = rewrite_parents
+        self.unpacked = unpacked  # --unpacked: commits in a pack are not shown
+        # --bisect ("one") / --bisect-all ("all"): gitodb.history.bisect over the list
+        self.bisect = bisect
+        self.bisect_reaches = self.bisect_all = 0
+        self.bisect_distance: dict[bytes, int] = {}
+        self.boundary = boundary
 
     # -- setup -------------------------------------------------------------------
+    def set_paths(self, paths: list[bytes]) -> None:
+        """Limit the walk to commits changing ``paths`` (paths from the top, Git's
+        pathspecs), with the simplification the constructor chose."""
+        from gitodb.history.simplify import PathLimiter
+
+        self.paths = list(paths)
+        self.limiter = PathLimiter(
+            self.repo,
+            self.graph,
+            self.paths,
+            **self._simplify_options,  # type: ignore[arg-type]
+        )
+
     def add(
         self,
         oid: bytes,
@@ -135,7 +180,7 @@ class RevWalk:
         fmt = self.repo.object_format
         starts: list[Node] = []
         # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
-        self.limited = self.order != "default" or self.side is not None
+        self.limited = self.order != "default" or self.side is not None or bool(self.bisect)
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
@@ -166,7 +211,7 @@ class RevWalk:
                 if p.left:
                     node.flags |= SYMMETRIC_LEFT
                 if p.uninteresting:
-                    node.flags |= UNINTERESTING
+                    node.flags |= UNINTERESTING | BOTTOM  # named: a bottom of the range
                     self._mark_parents_uninteresting(node)
                     self.limited = True
                 if not node.flags & SEEN:
@@ -220,6 +265,8 @@ class RevWalk:
                 p.flags |= SEEN
                 queue.put(p)
             return
+        if self.limiter is not None:
+            self.limiter.simplify(node)  # may keep only the TREESAME parent
         passed = node.flags & SYMMETRIC_LEFT
         for p in node.parents:
             p.flags |= passed
@@ -278,10 +325,52 @@ class RevWalk:
             return False
         if self.min_age is not None and node.date > self.min_age:
             return False
+        if self.unpacked and isinstance(self.repo.odb.locate(node.id), tuple):
+            return False
         if self.min_parents or self.max_parents >= 0:
             n = len(node.parent_ids)
             if n < self.min_parents or (self.max_parents >= 0 and n > self.max_parents):
                 return False
+        if self.limiter is not None and self.limiter.dense and node.flags & TREESAME:
+            # a commit that changes none of the paths; a merge tying together two
+            # relevant lines stays when parents are shown
+            if not self.rewrite_parents:
+                return False
+            return sum(1 for p in node.parents if relevant(p)) >= 2
+        return True
+
+    def _rewrite_parents(self, node: Node, queue: DateQueue | None) -> None:
+        """Git's ``rewrite_parents``: each parent becomes its nearest shown ancestor."""
+        limiter = self.limiter
+        assert limiter is not None
+        new: list[Node] = []
+        for nth, p in enumerate(node.parents):
+            if nth and self.first_parent:
+                new.append(p)  # Git 2.55 rewrites only the first parent here
+                continue
+            while True:  # rewrite_one
+                if queue is not None:
+                    self._process_parents(p, queue)
+                if p.flags & UNINTERESTING or not p.flags & TREESAME:
+                    break
+                if not p.parents:
+                    p = None  # type: ignore[assignment]
+                    break
+                q = limiter.one_relevant_parent(p.parents)
+                if q is None:
+                    break
+                p = q
+            if p is not None and p not in new:
+                new.append(p)
+        node._parents = new
+        node.parent_ids = [p.id for p in new]
+
+    def _simplified(self, node: Node, queue: DateQueue | None) -> bool:
+        """Git's ``simplify_commit``: whether to show it, parents rewritten if so."""
+        if not self._wanted(node):
+            return False
+        if self.limiter is not None and self.limiter.dense and self.rewrite_parents:
+            self._rewrite_parents(node, queue)
         return True
 
     def _candidates(self) -> Iterator[Node]:
@@ -292,11 +381,22 @@ class RevWalk:
             listed = self._limit(starts)
             if self.order != "default":
                 listed = self._sort_topo(listed)
+            if self.bisect:
+                from gitodb.history.bisect import find_bisection
+
+                picked, self.bisect_reaches, self.bisect_all = find_bisection(
+                    listed, first_parent=self.first_parent, find_all=self.bisect == "all"
+                )
+                self.bisect_distance = {n.id: d for n, d in picked}
+                listed = [n for n, _d in picked]
             if self.want_objects:
                 self._mark_edges_uninteresting(listed)
             for node in listed:
-                if self._wanted(node):
+                if self._simplified(node, None):
                     yield node
+            return
+        if self.limiter is not None:
+            yield from self._candidates_limited_paths(starts)
             return
         queue = DateQueue()
         for n in starts:
@@ -309,6 +409,22 @@ class RevWalk:
                 continue
             self._process_parents(head, queue)
             if self._wanted(head):
+                yield head
+
+    def _candidates_limited_paths(self, starts: list[Node]) -> Iterator[Node]:
+        """The unlimited walk of ``_candidates`` with paths: parents are rewritten
+        walking ahead on the same queue (Git's ``rewrite_one`` merges into it)."""
+        queue = DateQueue()
+        for n in starts:
+            queue.put(n)
+        while True:
+            head = queue.get()
+            if head is None:
+                return
+            if self.max_age is not None and head.date < self.max_age:
+                continue
+            self._process_parents(head, queue)
+            if self._simplified(head, queue):
                 yield head
 
     def _sort_topo(self, listed: list[Node]) -> list[Node]:
@@ -352,18 +468,49 @@ class RevWalk:
             raise GitodbError("a RevWalk can be iterated once")
         self._walked = True
         picked = self._limited_output()
+        if self.boundary:
+            picked = self._with_boundary(picked)
         if self.reverse:
             picked = iter(list(picked)[::-1])
         for node in picked:
             self._shown.append(node)
             yield node
 
+    def _with_boundary(self, picked: Iterator[Node]) -> Iterator[Node]:
+        """``--boundary``: after the commits, their parents not shown (Git's
+        ``get_revision_internal``/``create_boundary_commit_list``)."""
+        candidates: list[Node] = []
+        for node in picked:
+            for p in node.parents:
+                if p.flags & (CHILD_SHOWN | SHOWN):
+                    continue
+                p.flags |= CHILD_SHOWN
+                candidates.append(p)
+            yield node
+        boundary: list[Node] = []
+        for p in candidates:
+            if p.flags & CHILD_SHOWN and not p.flags & (SHOWN | BOUNDARY):
+                p.flags |= BOUNDARY
+                boundary.insert(0, p)
+        for p in self._sort_topo_boundary(boundary):
+            p.flags |= SHOWN
+            yield p
+
+    def _sort_topo_boundary(self, nodes: list[Node]) -> list[Node]:
+        order = self.order
+        try:
+            if order not in ("date", "author-date"):
+                self.order = "topo"
+            return self._sort_topo(nodes)
+        finally:
+            self.order = order
+
     def _limited_output(self) -> Iterator[Node]:
         remaining = self.max_count
         skip = self.skip
+        if remaining == 0:
+            return
         for node in self._candidates():
-            if remaining == 0:
-                return
             if skip > 0:
                 skip -= 1
                 continue
@@ -371,6 +518,8 @@ class RevWalk:
             if remaining > 0:
                 remaining -= 1
             yield node
+            if remaining == 0:
+                return  # as Git: the next commit is not looked for (nor its parents rewritten)
 
     # -- objects -----------------------------------------------------------------
     def _mark_edges_uninteresting(self, listed: list[Node]) -> None:

@@ -61,6 +61,72 @@ def read_index(path: str, fmt: ObjectFormat) -> list[IndexEntry]:
 
 def parse_index(data: bytes, fmt: ObjectFormat, path: str = "index") -> list[IndexEntry]:
     """Parse an index file's bytes (see the module docstring)."""
+    return _parse_entries(data, fmt, path)[0]
+
+
+def read_cache_tree(path: str, fmt: ObjectFormat) -> list[tuple[bytes, bytes]]:
+    """The valid trees of the index's cache-tree (``TREE`` extension), as Git's
+    ``add_cache_tree`` visits them: ``(directory path, tree id)``, the top first
+    (path ``b""``), each directory before the ones inside it."""
+    try:
+        with open(path, "rb") as f:
+            data = f.read()
+    except (FileNotFoundError, NotADirectoryError):
+        return []
+    except OSError as e:
+        raise RepositoryError(f"unable to read index file: {e.strerror}", path=path) from None
+    _entries, pos = _parse_entries(data, fmt, path)
+    end = len(data) - fmt.rawsz  # the trailing checksum
+    while pos + 8 <= end:
+        sig, size = data[pos : pos + 4], int.from_bytes(data[pos + 4 : pos + 8], "big")
+        body = pos + 8
+        if body + size > end:
+            raise RepositoryError("index extension is truncated", path=path, offset=pos)
+        if sig == b"TREE":
+            out: list[tuple[bytes, bytes]] = []
+            _cache_tree(data, body, body + size, b"", True, fmt.rawsz, out, path)
+            return out
+        pos = body + size
+    return []
+
+
+def _cache_tree(
+    data: bytes,
+    pos: int,
+    end: int,
+    base: bytes,
+    top: bool,
+    rawsz: int,
+    out: list[tuple[bytes, bytes]],
+    path: str,
+) -> int:
+    """One cache-tree node at ``pos`` (and its subtrees); the position after it."""
+    nul = data.find(b"\0", pos, end)
+    nl = data.find(b"\n", nul + 1, end) if nul >= 0 else -1
+    if nul < 0 or nl < 0:
+        raise RepositoryError("cache-tree entry is truncated", path=path, offset=pos)
+    name = data[pos:nul]
+    try:
+        count_text, subtrees_text = data[nul + 1 : nl].split(b" ")
+        count, subtrees = int(count_text), int(subtrees_text)
+    except ValueError:
+        raise RepositoryError("cache-tree entry is malformed", path=path, offset=pos) from None
+    here = base if top else (base + b"/" + name if base else name)
+    pos = nl + 1
+    if count >= 0:
+        if pos + rawsz > end:
+            raise RepositoryError("cache-tree entry is truncated", path=path, offset=pos)
+        out.append((here, data[pos : pos + rawsz]))
+        pos += rawsz
+    if subtrees < 0 or subtrees > end - pos:
+        raise RepositoryError("cache-tree entry is malformed", path=path, offset=pos)
+    for _ in range(subtrees):
+        pos = _cache_tree(data, pos, end, here, False, rawsz, out, path)
+    return pos
+
+
+def _parse_entries(data: bytes, fmt: ObjectFormat, path: str) -> tuple[list[IndexEntry], int]:
+    """The entries and the offset where the extensions begin."""
     if len(data) < _HEADER.size:
         raise RepositoryError("index file smaller than expected", path=path)
     magic, version, count = _HEADER.unpack_from(data)
@@ -114,7 +180,7 @@ def parse_index(data: bytes, fmt: ObjectFormat, path: str = "index") -> list[Ind
                 raise RepositoryError("index entry is truncated", path=path, offset=start)
         entries.append(IndexEntry(name, (flags >> 12) & 3, mode, oid))
         prev = name
-    return entries
+    return entries, pos
 
 
 def _varint(data: bytes, pos: int, path: str, start: int) -> tuple[int, int]:

@@ -1,0 +1,181 @@
+"""Path limiting and Git's history simplification for the walker (``revision.c``).
+
+A walk limited to paths (``RevWalk(paths=[...])``) asks, for each interesting
+commit, whether it is TREESAME to its parents: no change in the paths.  With the
+default simplification a commit TREESAME to a parent that is still relevant
+(interesting, or a bottom commit named with ``^``) keeps only that parent, so the
+walk never enters the side branches that brought nothing to the paths
+(``try_to_simplify_commit``).  ``full_history`` keeps every parent;
+``dense=False`` (``--sparse``) shows every commit it walks; when parents are
+printed (``rewrite_parents``) a shown commit's parents are rewritten to their
+nearest shown ancestors (``rewrite_parents``/``rewrite_one``) and duplicates are
+dropped.  A root commit is TREESAME when it has none of the paths.
+
+The tree comparisons skip the diff when the commit-graph's changed-path Bloom
+filter of a commit says none of the paths changed against its first parent, as
+Git's ``check_maybe_different_in_bloom_filter`` does; the answers are the same
+with and without the filters (``use_bloom=False`` turns them off).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from gitodb.history.graph import BOTTOM, UNINTERESTING, Node
+from gitodb.history.treediff import diff_trees
+
+if TYPE_CHECKING:
+    from gitodb.history.graph import CommitGraph
+    from gitodb.repo import Repository
+
+# Flags of the path-limited walk, above the ones graph.py defines.
+TREESAME = 1 << 10
+PULL_MERGE = 1 << 11
+BOUNDARY = 1 << 12
+CHILD_SHOWN = 1 << 13
+
+SAME, NEW, OLD, DIFFERENT = 0, 1, 2, 3
+_GLOB = re.compile(rb"[*?\[\\]")
+
+
+def relevant(node: Node) -> bool:
+    """Git's ``relevant_commit``: interesting, or an uninteresting bottom commit."""
+    return (node.flags & (UNINTERESTING | BOTTOM)) != UNINTERESTING
+
+
+class PathLimiter:
+    """The TREESAME tests and parent simplification of one path-limited walk."""
+
+    def __init__(
+        self,
+        repo: Repository,
+        graph: CommitGraph,
+        paths: list[bytes],
+        *,
+        simplify_history: bool = True,
+        dense: bool = True,
+        first_parent: bool = False,
+        remove_empty: bool = False,
+        use_bloom: bool = True,
+    ) -> None:
+        self.repo = repo
+        self.graph = graph
+        self.paths = paths
+        self.simplify_history = simplify_history
+        self.dense = dense
+        self.first_parent = first_parent
+        self.remove_empty = remove_empty
+        self.bloom_keys: list[list[list[int]]] | None = None
+        cg = graph.file
+        if use_bloom and cg is not None and cg.bloom is not None and paths:
+            self._prepare_bloom(cg.bloom)
+
+    def _prepare_bloom(self, settings: object) -> None:
+        """Git's ``prepare_to_use_bloom_filter``: keys for each literal path and its
+        leading directories; any wildcard turns the filters off."""
+        from gitodb.history.bloom import path_key
+
+        keys = []
+        for p in self.paths:
+            if _GLOB.search(p):
+                return
+            p = p.rstrip(b"/")
+            if not p:
+                return
+            item = [path_key(p, settings)]  # type: ignore[arg-type]
+            cut = p.rfind(b"/")
+            while cut > 0:
+                item.append(path_key(p[:cut], settings))  # type: ignore[arg-type]
+                cut = p.rfind(b"/", 0, cut)
+            keys.append(item)
+        self.bloom_keys = keys
+
+    def _bloom_says_same(self, node: Node) -> bool:
+        """True when the commit's filter proves no path changed (first parent only)."""
+        from gitodb.history.bloom import filter_contains
+
+        cg = self.graph.file
+        assert cg is not None and self.bloom_keys is not None
+        pos = cg.position(node.id)
+        if pos is None:
+            return False
+        data = cg.bloom_filter(pos)
+        if not data:
+            return False
+        for item in self.bloom_keys:
+            if all(filter_contains(data, key) for key in item):
+                return False  # maybe changed
+        return True
+
+    def compare(self, parent: Node, node: Node, nth: int) -> int:
+        """Git's ``rev_compare_tree``: SAME, NEW (paths only added), OLD, DIFFERENT."""
+        if nth == 0 and self.bloom_keys is not None and self._bloom_says_same(node):
+            return SAME
+        changes = diff_trees(self.repo, parent.tree, node.tree, self.paths)
+        if not changes:
+            return SAME
+        result = 0
+        for ch in changes:
+            result |= NEW if ch.old_id is None else OLD if ch.new_id is None else DIFFERENT
+            if result == DIFFERENT:
+                break
+        return result
+
+    def same_as_empty(self, node: Node) -> bool:
+        """Git's ``rev_same_tree_as_empty``: none of the paths is in the commit."""
+        return not diff_trees(self.repo, None, node.tree, self.paths)
+
+    def simplify(self, node: Node) -> None:
+        """Git's ``try_to_simplify_commit``: set TREESAME, maybe keep one parent."""
+        parents = node.parents
+        if not parents:
+            if self.same_as_empty(node):
+                node.flags |= TREESAME
+            return
+        if not self.dense and len(parents) == 1:
+            return
+        relevant_change = irrelevant_change = False
+        relevant_parents = 0
+        for nth, p in enumerate(parents):
+            if relevant(p):
+                relevant_parents += 1
+            if nth == 1 and self.first_parent:
+                break
+            cmp = self.compare(p, node, nth)
+            if cmp == SAME:
+                if not self.simplify_history or not relevant(p):
+                    continue
+                _set_parents(node, [p])
+                node.flags |= TREESAME
+                return
+            if cmp == NEW and self.remove_empty and self.same_as_empty(p):
+                _set_parents(p, [])  # the paths begin here: its history is of no interest
+            if relevant(p):
+                relevant_change = True
+            else:
+                irrelevant_change = True
+            if nth == 0:
+                node.flags |= PULL_MERGE
+        if (not relevant_change) if relevant_parents else (not irrelevant_change):
+            node.flags |= TREESAME
+
+    def one_relevant_parent(self, parents: list[Node]) -> Node | None:
+        """Git's ``one_relevant_parent``: the parent a TREESAME commit stands for."""
+        if not parents:
+            return None
+        if self.first_parent or len(parents) == 1:
+            return parents[0]
+        found = None
+        for p in parents:
+            if relevant(p):
+                if found is not None:
+                    return None
+                found = p
+        return found
+
+
+def _set_parents(node: Node, parents: list[Node]) -> None:
+    """Rewrite a commit's parents in the walk (Git edits ``commit->parents``)."""
+    node._parents = parents
+    node.parent_ids = [p.id for p in parents]
