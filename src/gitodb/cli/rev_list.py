@@ -385,7 +385,12 @@ def _output(walk: object, settings: _Settings) -> int:
             )
         else:
             out.append(mark + node.id.hex().encode() + b"\n")
-    if walk.want_objects:
+    fast = walk.objects_text(settings.object_names) if walk.want_objects else None
+    if fast is not None:
+        count += fast[0]
+        if show:
+            out.append(fast[1])
+    elif walk.want_objects:
         names = settings.object_names
         for oid, _type, name in walk.objects():
             count += 1
