@@ -303,5 +303,7 @@ PyMethodDef gdc_walk_methods[] = {
     {"commit_walk", commit_walk_new, METH_VARARGS,
      "commit_walk(reader, starts, first_parent, keep_raw, commit_fallback, graph) -> "
      "CommitWalk: the default-order walk"},
+    {"parse_headers", parse_headers_native, METH_O,
+     "parse_headers(data) -> (headers, message, terminated): objects.headers.parse_headers"},
     {NULL, NULL, 0, NULL},
 };
