@@ -116,9 +116,7 @@ def histories(draw: st.DrawFn) -> list[dict]:
             k = draw(st.sampled_from([0, 1, 1, 1, 2, 3]))
             parents = sorted(set(draw(st.lists(st.integers(0, i - 1), min_size=k, max_size=k))))
         files = draw(
-            st.dictionaries(
-                st.sampled_from(PATHS), st.sampled_from([*CONTENTS, None]), min_size=1
-            )
+            st.dictionaries(st.sampled_from(PATHS), st.sampled_from([*CONTENTS, None]), min_size=1)
         )
         # A path cannot be a file and a directory at once.
         for p in list(files):
@@ -252,8 +250,20 @@ def test_missing_tree_same_error(tmp_path: Path) -> None:
 @needs_native
 def test_malformed_tree_same_error(tmp_path: Path) -> None:
     repo = _small_repo(tmp_path)
-    bad = git("hash-object", "-t", "tree", "-w", "--literally", "--stdin", cwd=repo,
-              input=b"100644 x\0short").decode().strip()
+    bad = (
+        git(
+            "hash-object",
+            "-t",
+            "tree",
+            "-w",
+            "--literally",
+            "--stdin",
+            cwd=repo,
+            input=b"100644 x\0short",
+        )
+        .decode()
+        .strip()
+    )
     commit = git("commit-tree", bad, "-p", "HEAD", "-m", "bad", cwd=repo).decode().strip()
     git("update-ref", "refs/heads/bad", commit, cwd=repo)
     ref, got = _both(repo, "rev-list", "--all", "--objects")

@@ -72,3 +72,43 @@ def walk_pack(
     max_bytes: int,
     /,
 ) -> tuple[int, list[tuple[int, int, bytes | None]]]: ...
+
+# -- the history walks (src/gitodb/_native/histwalk.inc, driven by gitodb.history.native) --
+class OdbReader:
+    def read(self, oid: bytes, /) -> tuple[int, bytes]: ...
+    def objects_text(
+        self,
+        uninteresting_trees: list[bytes],
+        pending: list[tuple[bytes, str, bytes]],
+        names: bool,
+        /,
+    ) -> tuple[int, bytes]: ...
+    def close(self) -> None: ...
+
+class CommitWalk:
+    def next(
+        self, n: int, /
+    ) -> list[tuple[bytes, tuple[bytes, ...], int, bytes, bytes | None]]: ...
+
+def odb_reader(
+    packs: list[Any],  # (pack buffer, data end, cache key base, v2 index buffer, count)
+    rawsz: int,
+    inflate: Callable[[memoryview, int], bytes],
+    cache_get: Callable[[int], tuple[int, bytes] | None],
+    cache_put: Callable[[int, int, bytes], None],
+    fallback: Callable[[bytes, bool], tuple[int, bytes] | None],
+    bad_tree: Callable[[bytes], None],
+    /,
+) -> OdbReader: ...
+def commit_walk(
+    reader: OdbReader,
+    starts: list[bytes],
+    first_parent: bool,
+    keep_raw: bool,
+    commit_fallback: Callable[[bytes], tuple[list[bytes], int, bytes, bytes | None]],
+    graph: tuple[Any, int, int, int, int, int] | None,
+    /,
+) -> CommitWalk: ...
+def parse_headers(
+    data: bytes, /
+) -> tuple[list[tuple[bytes, bytes | None]], bytes | None, bool]: ...

@@ -26,7 +26,7 @@ try:
     from gitodb._native import commit_walk as _commit_walk
     from gitodb._native import odb_reader as _odb_reader
 except ImportError:  # built without the native core
-    _commit_walk = _odb_reader = None
+    _commit_walk = _odb_reader = None  # type: ignore[assignment]
 
 if TYPE_CHECKING:
     from gitodb.history.graph import CommitGraph
@@ -46,7 +46,7 @@ def reader(repo: Repository) -> Any | None:
         return None
     odb = repo.odb
     rawsz = repo.object_format.rawsz
-    packs = []
+    packs: list[Any] = []
     cache = odb.cache
     for p in odb.packs:
         # Only v2 indexes sharing the database's cache; others are read by Python.
@@ -67,9 +67,7 @@ def reader(repo: Repository) -> Any | None:
     def bad_tree(data: bytes) -> None:
         parse_entries(data, rawsz)  # raises Git's error for the malformed entry
 
-    return _odb_reader(
-        packs, rawsz, compress.inflate, cache.get, cache.put, fallback, bad_tree
-    )
+    return _odb_reader(packs, rawsz, compress.inflate, cache.get, cache.put, fallback, bad_tree)
 
 
 def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | None:

@@ -15,7 +15,7 @@ from gitodb.errors import ObjectFormatError
 try:  # the native core's one-pass parser (_native/histwalk.inc); this module is its reference
     from gitodb._native import parse_headers as _native_parse
 except ImportError:
-    _native_parse = None
+    _native_parse = None  # type: ignore[assignment]
 
 Header = tuple[bytes, bytes | None]
 
