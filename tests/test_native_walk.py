@@ -32,7 +32,8 @@ CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "libgit2.gi
 
 needs_native = pytest.mark.skipif(not native.enabled(), reason="native core not built")
 
-PATHS = ["a", "b", "d/x", "d/y", "d/e/z", "f/g/h", "f/i"]
+# Names that ls-tree quotes (a quote, a byte over 0x7f) and one with a space.
+PATHS = ["a", "b", "d/x", "d/y", "d/e/z", "f/g/h", "f/i", "sp ace", "\u00e9/x", 'q"x']
 CONTENTS = [b"one\n", b"two\n", b"three\n" * 40, b""]
 GITLINK = "1" * 40
 
@@ -164,6 +165,11 @@ COMMANDS = [
     ("rev-list", "--count", "--all", "--objects"),
     ("rev-list", "--max-count=3", "--skip=1", "--all"),
     ("log", "--format=%H %P %an %ae %at %s", "--all"),
+    ("ls-tree", "-r", "t0"),
+    ("ls-tree", "-r", "-t", "-z", "t0"),
+    ("ls-tree", "-r", "-d", "--name-only", "t0"),
+    ("ls-tree", "t0"),
+    ("-c", "core.quotePath=false", "ls-tree", "-r", "t0"),
 ]
 
 
@@ -245,6 +251,9 @@ def test_missing_tree_same_error(tmp_path: Path) -> None:
     ref, got = _both(repo, "rev-list", "--all", "--objects")
     assert ref[0] == 128 and sub in ref[2]
     assert got == ref
+    ref, got = _both(repo, "ls-tree", "-r", "HEAD~1")
+    assert ref[0] == 128 and ref[2].startswith("fatal: ")
+    assert got == ref
 
 
 @needs_native
@@ -267,6 +276,10 @@ def test_malformed_tree_same_error(tmp_path: Path) -> None:
     commit = git("commit-tree", bad, "-p", "HEAD", "-m", "bad", cwd=repo).decode().strip()
     git("update-ref", "refs/heads/bad", commit, cwd=repo)
     ref, got = _both(repo, "rev-list", "--all", "--objects")
+    assert ref[0] == 128 and ref[2].startswith("fatal: ")
+    assert got == ref
+    wrapper = git("mktree", cwd=repo, input=f"040000 tree {bad}\tsub\n".encode()).decode().strip()
+    ref, got = _both(repo, "ls-tree", "-r", wrapper)
     assert ref[0] == 128 and ref[2].startswith("fatal: ")
     assert got == ref
 

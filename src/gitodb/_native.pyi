@@ -83,6 +83,17 @@ class OdbReader:
         names: bool,
         /,
     ) -> tuple[int, bytes]: ...
+    def ls_tree(
+        self,
+        tree_data: bytes,
+        recursive: bool,
+        show_trees: bool,
+        trees_only: bool,
+        name_only: bool,
+        nul: bool,
+        quote_fully: bool,
+        /,
+    ) -> bytes | None: ...
     def close(self) -> None: ...
 
 class CommitWalk:

@@ -113,3 +113,28 @@ def commit_walk(
     except BaseException:
         r.close()
         raise
+
+
+def ls_tree_text(
+    repo: Repository,
+    tree_data: bytes,
+    *,
+    recursive: bool,
+    show_trees: bool,
+    trees_only: bool,
+    name_only: bool,
+    nul: bool,
+    quote_fully: bool,
+) -> bytes | None:
+    """``git ls-tree`` of a tree's content (no pathspec, full ids; the default line,
+    or ``name_only``), or None: not built, or a subtree missing, not a tree or
+    malformed (``treewalk.list_tree`` then lists it and raises Git's error)."""
+    r = reader(repo)
+    if r is None:
+        return None
+    try:
+        return r.ls_tree(  # type: ignore[no-any-return]
+            tree_data, recursive, show_trees, trees_only, name_only, nul, quote_fully
+        )
+    finally:
+        r.close()
