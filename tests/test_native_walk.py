@@ -368,3 +368,25 @@ def test_corpus_native_matches_git(args: tuple[str, ...]) -> None:
         status, out = cli(CORPUS, *args)
     assert status == 0
     assert out == git(*args, cwd=CORPUS)
+
+
+@needs_native
+def test_suspended_walk_holds_no_pack_buffer(tmp_path: Path) -> None:
+    """Between batches the native walk holds no buffer of the packs: they can close."""
+    from gitodb.history.revwalk import RevWalk
+
+    repo = _small_repo(tmp_path)
+    git("repack", "-q", "-a", "-d", cwd=repo)
+    r = Repository(repo)
+    walk = RevWalk(r)
+    walk.add(r.resolve("HEAD"))
+    it = walk.commits()
+    first = next(it)
+    assert first.id == r.resolve("HEAD")
+    for pack in list(r.odb.packs):
+        pack.close()
+        assert pack._map.closed  # a buffer the walk held would keep the map open
+    r.odb.packs.clear()
+    r.odb.rescan_packs()
+    rest = [n.id.hex() for n in it]
+    assert rest == git("rev-list", "HEAD~1", cwd=repo).decode().split()
