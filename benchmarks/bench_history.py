@@ -2,7 +2,8 @@
 
 On a repository (default: ``../shared/corpus/libgit2.git``, copied to a temporary
 directory so a commit-graph can be written) it times, best of ``--repeat`` runs,
-wall time and the maximum resident set size of each process:
+CPU time (user + sys of the process), wall time and the maximum resident set size
+of each process, git and gitodb runs alternating:
 
 * ``rev-list --all --objects``, ``rev-list --count --all`` (with a commit-graph),
   ``rev-list --topo-order --parents --all``, ``log --format=%H%x00%s`` (all history),
@@ -134,14 +135,23 @@ print(n)
 
 def best(
     cmd: list[str], cwd: Path, repeat: int, stdin: bytes | None = None
-) -> tuple[float, int, bytes]:
+) -> tuple[float, float, int, bytes]:
     runs = [run_one(cmd, cwd, stdin) for _ in range(repeat)]
-    wall = min(r[0] for r in runs)
-    return wall, max(r[1] for r in runs), runs[0][2]
+    return _best(runs)
 
 
-def run_one(cmd: list[str], cwd: Path, stdin: bytes | None) -> tuple[float, int, bytes]:
-    """One timed run; max RSS from ``wait4`` of that process alone."""
+def _best(runs: list[tuple[float, float, int, bytes]]) -> tuple[float, float, int, bytes]:
+    """Best wall and best CPU time (user + sys) of the runs, their largest RSS."""
+    return (
+        min(r[0] for r in runs),
+        min(r[1] for r in runs),
+        max(r[2] for r in runs),
+        runs[0][3],
+    )
+
+
+def run_one(cmd: list[str], cwd: Path, stdin: bytes | None) -> tuple[float, float, int, bytes]:
+    """One timed run: wall, CPU (user + sys of that process), max RSS from ``wait4``."""
     start = time.perf_counter()
     with tempfile.TemporaryFile() as out:
         proc = subprocess.Popen(
@@ -155,7 +165,7 @@ def run_one(cmd: list[str], cwd: Path, stdin: bytes | None) -> tuple[float, int,
         _pid, _status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
         out.seek(0)
-        return wall, usage.ru_maxrss, out.read()
+        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out.read()
 
 
 def main() -> int:
@@ -190,32 +200,51 @@ def main() -> int:
         )
         run_one([*gitodb, "version"], repo, None)  # writes the byte-code caches
         rows = []
+        load = os.getloadavg()[0]
         for title, cmd, stdin in COMMANDS:
             data = pairs if stdin == "pairs" else None
-            gw, gm, gout = best([args.git, *cmd], repo, args.repeat, data)
-            ow, om, oout = best([*gitodb, *cmd], repo, args.repeat, data)
+            # git and gitodb alternate, so both see the same machine load.
+            g_runs, o_runs = [], []
+            for i in range(args.repeat):
+                g_runs.append(run_one([args.git, *cmd], repo, data))
+                o_runs.append(run_one([*gitodb, *cmd], repo, data))
+                if i:  # keep one output of each: this process's size shows in the children's RSS
+                    g_runs[-1] = (*g_runs[-1][:3], b"")
+                    o_runs[-1] = (*o_runs[-1][:3], b"")
+            gw, gc, gm, gout = _best(g_runs)
+            ow, oc, om, oout = _best(o_runs)
             same = "yes" if gout == oout else "NO"
             rows.append(
-                f"| {title} | {gw:.2f} | {ow:.2f} | {ow / gw:.1f}x | {gm / 1024:.0f} | "
-                f"{om / 1024:.0f} | {same} |"
+                f"| {title} | {gc:.3f} | {oc:.3f} | {oc / max(gc, 1e-3):.1f}x | {gw:.2f} | "
+                f"{ow:.2f} | {gm / 1024:.0f} | {om / 1024:.0f} | {same} |"
             )
-        print(f"Repository: {args.repo.name}, best of {args.repeat}; wall seconds, max RSS MB\n")
-        print("| command | git s | gitodb s | ratio | git MB | gitodb MB | same bytes |")
-        print("|---|---|---|---|---|---|---|")
+        print(
+            f"Repository: {args.repo.name}, best of {args.repeat} (git and gitodb alternating); "
+            f"CPU = user + sys seconds of the process; load average {load:.1f} -> "
+            f"{os.getloadavg()[0]:.1f}\n"
+        )
+        print(
+            "| command | git CPU s | gitodb CPU s | CPU ratio | git wall s | gitodb wall s "
+            "| git MB | gitodb MB | same bytes |"
+        )
+        print("|---|---|---|---|---|---|---|---|---|")
         print("\n".join(rows))
         if args.no_api:
             return 0
-        print("\n| API | seconds | max RSS MB | vs gitodb | result |")
-        print("|---|---|---|---|---|")
+        print("\n| API | CPU s | wall s | max RSS MB | CPU vs gitodb | result |")
+        print("|---|---|---|---|---|---|")
         base: dict[str, float] = {}
         for title, script in API.items():
             code = f"REPO = {str(repo)!r}\n" + script
-            w, m, out = best([sys.executable, "-c", code], repo, args.repeat)
+            w, c, m, out = best([sys.executable, "-c", code], repo, args.repeat)
             kind = title.split(":")[0]
             if "gitodb" in title:
-                base[kind] = w
-            ratio = w / base[kind] if kind in base else float("nan")
-            print(f"| {title} | {w:.2f} | {m / 1024:.0f} | {ratio:.1f}x | {out.decode().strip()} |")
+                base[kind] = c
+            ratio = c / base[kind] if kind in base else float("nan")
+            print(
+                f"| {title} | {c:.3f} | {w:.2f} | {m / 1024:.0f} | {ratio:.1f}x | "
+                f"{out.decode().strip()} |"
+            )
     return 0
 
 

@@ -86,3 +86,55 @@ ZLIB_VERSION: str | None
 def delta_result_sizes(
     buf: _Buffer, kinds: _Buffer, starts: _Buffer, ends: _Buffer, sizes: _Buffer, /
 ) -> list[int]: ...
+
+# -- the history walks (src/gitodb/_native/histwalk.inc, driven by gitodb.history.native) --
+class OdbReader:
+    def read(self, oid: bytes, /) -> tuple[int, bytes]: ...
+    def objects_text(
+        self,
+        uninteresting_trees: list[bytes],
+        pending: list[tuple[bytes, str, bytes]],
+        names: bool,
+        contains: Callable[[bytes], bool],
+        /,
+    ) -> tuple[int, bytes]: ...
+    def ls_tree(
+        self,
+        tree_data: bytes,
+        recursive: bool,
+        show_trees: bool,
+        trees_only: bool,
+        name_only: bool,
+        nul: bool,
+        quote_fully: bool,
+        /,
+    ) -> bytes | None: ...
+    def close(self) -> None: ...
+
+class CommitWalk:
+    def next(
+        self, n: int, /
+    ) -> list[tuple[bytes, tuple[bytes, ...], int, bytes, bytes | None]]: ...
+
+def odb_reader(
+    packs: list[Any],  # (pack buffer, data end, cache key base, v2 index buffer, count)
+    rawsz: int,
+    inflate: Callable[[memoryview, int], bytes],
+    cache_get: Callable[[int], tuple[int, bytes] | None],
+    cache_put: Callable[[int, int, bytes], None],
+    fallback: Callable[[bytes, bool], tuple[int, bytes] | None],
+    bad_tree: Callable[[bytes], None],
+    /,
+) -> OdbReader: ...
+def commit_walk(
+    reader: OdbReader,
+    starts: list[bytes],
+    first_parent: bool,
+    keep_raw: bool,
+    commit_fallback: Callable[[bytes], tuple[list[bytes], int, bytes, bytes | None]],
+    graph: tuple[Any, int, int, int, int, int] | None,
+    /,
+) -> CommitWalk: ...
+def parse_headers(
+    data: bytes, /
+) -> tuple[list[tuple[bytes, bytes | None]], bytes | None, bool]: ...

@@ -291,9 +291,19 @@ fail:
     return NULL;
 }
 
+#include "histwalk.inc"
+
 PyMethodDef gdc_walk_methods[] = {
     {"walk_pack", walk_pack, METH_VARARGS,
      "walk_pack(buf, sorted_offsets, k, data_end, inflate, cache_get, cache_put, key_base, "
      "max_items, max_bytes) -> (next_k, [(k, type, data)]): iter_objects' loop"},
+    {"odb_reader", odb_reader_new, METH_VARARGS,
+     "odb_reader(packs, rawsz, inflate, cache_get, cache_put, fallback, bad_tree) -> "
+     "OdbReader: object reads, tree and commit walks in C (gitodb.history.native)"},
+    {"commit_walk", commit_walk_new, METH_VARARGS,
+     "commit_walk(reader, starts, first_parent, keep_raw, commit_fallback, graph) -> "
+     "CommitWalk: the default-order walk"},
+    {"parse_headers", parse_headers_native, METH_O,
+     "parse_headers(data) -> (headers, message, terminated): objects.headers.parse_headers"},
     {NULL, NULL, 0, NULL},
 };

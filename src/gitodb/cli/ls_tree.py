@@ -175,6 +175,11 @@ def run(argv: list[str], ctx: Context) -> int:
             return b"BAD"
 
     fmt = o.format.encode("utf-8", "surrogateescape") if o.format is not None else None
+    if fmt is None and not items and chomp is None and o.cmdmode in (None, "name-only"):
+        fast = _native_listing(repo, tree, o, abbrev, quote_fully)
+        if fast is not None:
+            sys.stdout.buffer.write(fast)
+            return 0
     for entry, path in list_tree(
         repo, tree, items, recursive=o.recursive, show_trees=o.show_trees, trees_only=o.only_trees
     ):
@@ -257,3 +262,21 @@ def _expand(
         raise GitodbError(f"bad ls-tree format: %({atom.decode('utf-8', 'surrogateescape')})")
 
     return _ATOM.sub(sub, fmt)
+
+
+def _native_listing(repo: Any, tree: Any, o: Any, abbrev: Any, quote_fully: bool) -> bytes | None:
+    """The whole listing from the native core (full ids, no pathspec), or None."""
+    if abbrev.length < repo.object_format.hexsz:
+        return None
+    from gitodb.history.native import ls_tree_text
+
+    return ls_tree_text(
+        repo,
+        tree.raw,
+        recursive=o.recursive,
+        show_trees=o.show_trees,
+        trees_only=o.only_trees,
+        name_only=o.cmdmode == "name-only",
+        nul=o.nul,
+        quote_fully=quote_fully,
+    )

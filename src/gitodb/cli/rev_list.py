@@ -523,6 +523,15 @@ def _list_objects(
     names = settings.object_names
     if listing is None:
         contains = walk.repo.odb.contains
+        if not settings.nul and not walk.unpacked:
+            try:
+                fast = walk.objects_text(names, contains)
+            except LookupError:
+                raise _MissingObject from None
+            if fast is not None:
+                if show:
+                    out.append(fast[1])
+                return count + fast[0]
         try:
             for oid, type_name, name in walk.objects():
                 if type_name == "blob" and not contains(oid):

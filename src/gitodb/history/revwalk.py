@@ -29,10 +29,12 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
+import gc
+from collections.abc import Callable, Iterator
+from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError, ObjectNotFoundError
+from gitodb.history import native
 from gitodb.history.graph import (
     ADDED,
     BOTTOM,
@@ -398,6 +400,10 @@ class RevWalk:
         if self.limiter is not None:
             yield from self._candidates_limited_paths(starts)
             return
+        fast = self._native_candidates(starts)
+        if fast is not None:
+            yield from fast
+            return
         queue = DateQueue()
         for n in starts:
             queue.put(n)
@@ -613,3 +619,64 @@ class RevWalk:
                 yield oid, "blob", path
             else:
                 stack.pop()
+
+    # -- the native core's walks (gitodb.history.native) -----------------------------
+    def _native_candidates(self, starts: list[Node]) -> Iterator[Node] | None:
+        """The default-order loop of ``_candidates`` in C, or None where it does not
+        apply (``max_age`` ends the walk early there; flags set before the walk)."""
+        if self.max_age is not None or self.graph.early_flags:
+            return None
+        got = native.commit_walk(self.graph, [n.id for n in starts], self.first_parent)
+        if got is None:
+            return None
+        return self._native_nodes(*got)
+
+    def _native_nodes(self, walk: Any, reader: Any) -> Iterator[Node]:
+        graph = self.graph
+        nodes = graph.nodes
+        keep = graph.keep_raw
+        wanted = self._wanted
+        done = SEEN | ADDED
+        # Nodes and records are only ever freed by reference count; the cyclic
+        # collector would traverse every live node many times over (a tenth of a walk).
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            while True:
+                batch = walk.next(256)
+                if not batch:
+                    return
+                for oid, parents, date, tree, raw in batch:
+                    n = nodes.get(oid)
+                    if n is None:
+                        n = Node(graph, oid, list(parents), date, tree)
+                        if keep:
+                            n.raw = raw
+                        nodes[oid] = n
+                    n.flags |= done
+                    if wanted(n):
+                        yield n
+        finally:
+            if collecting:
+                gc.enable()
+            del walk
+            reader.close()
+
+    def objects_text(
+        self, names: bool, contains: Callable[[bytes], bool]
+    ) -> tuple[int, bytes] | None:
+        """``objects()`` as rev-list prints it, from the native core: ``(count,
+        lines)`` (``<id> <name>`` or, without ``names``, ``<id>``), or None.
+
+        ``contains`` answers for blobs outside the packs; a blob that is nowhere
+        raises ``LookupError`` (rev-list dies on it, as Git does)."""
+        r = native.reader(self.repo)
+        if r is None:
+            return None
+        try:
+            pending = list(self._object_pending) + [(n.tree, "tree", b"") for n in self._shown]
+            return r.objects_text(  # type: ignore[no-any-return]
+                list(self._uninteresting_trees), pending, names, contains
+            )
+        finally:
+            r.close()

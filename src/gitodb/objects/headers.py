@@ -12,6 +12,11 @@ from collections.abc import Iterable
 
 from gitodb.errors import ObjectFormatError
 
+try:  # the native core's one-pass parser (_native/histwalk.inc); this module is its reference
+    from gitodb._native import parse_headers as _native_parse
+except ImportError:
+    _native_parse = None  # type: ignore[assignment]
+
 Header = tuple[bytes, bytes | None]
 
 
@@ -41,6 +46,14 @@ class HeaderBlock:
 
 def parse_headers(data: bytes) -> HeaderBlock:
     """Split commit or tag content into headers and message (never fails)."""
+    if _native_parse is not None and type(data) is bytes:
+        headers, message, terminated = _native_parse(data)
+        return HeaderBlock(headers, message, terminated)
+    return parse_headers_python(data)
+
+
+def parse_headers_python(data: bytes) -> HeaderBlock:
+    """``parse_headers`` in Python: the native core's reference and fallback."""
     headers: list[Header] = []
     pos = 0
     end = len(data)

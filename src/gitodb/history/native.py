@@ -1,0 +1,140 @@
+"""The native core's history walks (``_native/histwalk.inc``) for one repository.
+
+``reader(repo)`` builds the C object reader over the repository's packs: it reads
+OFS_DELTA chains through the one delta-base cache and the compression layer's
+inflate, and hands everything else (loose objects, REF_DELTA, large or damaged
+entries, ids in no pack) to ``ObjectDatabase.read``, which raises the typed errors.
+``commit_walk(graph, starts, first_parent)`` is the default-order commit walk on
+it, with the commit-graph's records when the graph has one usable layer.
+
+The pure-Python walk in ``gitodb.history.revwalk`` is the reference and the
+fallback: these return None when the native core is not built or when
+``GITODB_PURE_WALK=1`` (the differential tests compare the two).
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from gitodb import compress
+from gitodb.errors import ObjectNotFoundError
+from gitodb.objects.header import TYPE_NUMBERS
+from gitodb.objects.tree import parse_entries
+
+try:
+    from gitodb._native import commit_walk as _commit_walk
+    from gitodb._native import odb_reader as _odb_reader
+except ImportError:  # built without the native core
+    _commit_walk = _odb_reader = None  # type: ignore[assignment]
+
+if TYPE_CHECKING:
+    from gitodb.history.graph import CommitGraph
+    from gitodb.repo import Repository
+
+
+def enabled() -> bool:
+    """True when the native walks are built and not turned off (``GITODB_PURE_WALK``)."""
+    if _odb_reader is None:
+        return False
+    return os.environ.get("GITODB_PURE_WALK", "").lower() not in ("1", "true", "yes", "on")
+
+
+def reader(repo: Repository) -> Any | None:
+    """A native ``OdbReader`` over ``repo``'s packs (``close()`` it), or None."""
+    if not enabled():
+        return None
+    odb = repo.odb
+    rawsz = repo.object_format.rawsz
+    packs: list[Any] = []
+    cache = odb.cache
+    for p in odb.packs:
+        # Only v2 indexes sharing the database's cache; others are read by Python.
+        if p.idx.version != 2 or p.cache is not cache:
+            continue
+        packs.append((p.buf, p.data_end, p.key_base, p.idx._buf, p.idx.count))
+    read = odb.read
+
+    def fallback(oid: bytes, missing_ok: bool) -> tuple[int, bytes] | None:
+        try:
+            type_name, data = read(oid)
+        except ObjectNotFoundError:
+            if missing_ok:
+                return None
+            raise
+        return TYPE_NUMBERS[type_name], data
+
+    def bad_tree(data: bytes) -> None:
+        parse_entries(data, rawsz)  # raises Git's error for the malformed entry
+
+    return _odb_reader(packs, rawsz, compress.inflate, cache.get, cache.put, fallback, bad_tree)
+
+
+def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | None:
+    """The chunks of a single-layer commit-graph for the C walk, or None."""
+    f = graph.file
+    if f is None or graph.paranoid or f.base is not None or f.num_commits_in_base:
+        return None
+    edge = f._edge
+    return (
+        f.data,
+        f.num_commits,
+        f._oidl,
+        f._cdat,
+        edge[0] if edge is not None else -1,
+        edge[1] if edge is not None else 0,
+    )
+
+
+def commit_walk(
+    graph: CommitGraph, starts: list[bytes], first_parent: bool
+) -> tuple[Any, Any] | None:
+    """``(walk, reader)``: the native default-order walk from ``starts`` (queue
+    order) and the reader it reads with (``close()`` it after), or None.
+
+    The walk's ``next(n)`` gives up to n ``(id, parents, date, tree, raw or None)`` in
+    walk order; ``raw`` when ``graph.keep_raw``.  Commits a fast parse does not
+    accept, or that the graph does not hold usably, come from ``graph.node``.
+    """
+    if _commit_walk is None or graph.file is not None and _graph_layout(graph) is None:
+        return None  # a commit-graph chain (or paranoia): the Python walk reads it
+    r = reader(graph.repo)
+    if r is None:
+        return None
+
+    def commit_fallback(oid: bytes) -> tuple[list[bytes], int, bytes, bytes | None]:
+        n = graph.node(oid)
+        return n.parent_ids, n.date, n.tree, n.raw
+
+    try:
+        return _commit_walk(
+            r, starts, first_parent, graph.keep_raw, commit_fallback, _graph_layout(graph)
+        ), r
+    except BaseException:
+        r.close()
+        raise
+
+
+def ls_tree_text(
+    repo: Repository,
+    tree_data: bytes,
+    *,
+    recursive: bool,
+    show_trees: bool,
+    trees_only: bool,
+    name_only: bool,
+    nul: bool,
+    quote_fully: bool,
+) -> bytes | None:
+    """``git ls-tree`` of a tree's content (no pathspec, full ids; the default line,
+    or ``name_only``), or None: not built, or a subtree missing, not a tree or
+    malformed (``treewalk.list_tree`` then lists it and raises Git's error)."""
+    r = reader(repo)
+    if r is None:
+        return None
+    try:
+        return r.ls_tree(  # type: ignore[no-any-return]
+            tree_data, recursive, show_trees, trees_only, name_only, nul, quote_fully
+        )
+    finally:
+        r.close()

@@ -1,0 +1,392 @@
+"""The native history walks (``_native/histwalk.inc``) against the Python walk and Git.
+
+Random histories (merges, octopuses, several roots, runs of equal dates, clock
+skew, shared subtrees, submodule entries, annotated tags) are built with ``git
+fast-import``, packed with deltas or left partly loose, with or without a
+commit-graph; ``rev-list`` and ``log`` must print the same bytes through the native
+walk, through the Python walk (``GITODB_PURE_WALK=1``, the reference) and through
+Git.  Then the fallbacks: REF_DELTA entries, trees too large for the native reader,
+loose objects, a missing tree, a malformed tree and a missing parent give the
+Python path's result or error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import io
+import os
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from gitodb.history import native
+from gitodb.objects.headers import parse_headers, parse_headers_python
+from gitodb.repo import Repository
+from helpers import git
+
+CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "libgit2.git"
+
+needs_native = pytest.mark.skipif(not native.enabled(), reason="native core not built")
+
+# Names that ls-tree quotes (a quote, a byte over 0x7f) and one with a space.
+PATHS = ["a", "b", "d/x", "d/y", "d/e/z", "f/g/h", "f/i", "sp ace", "\u00e9/x", 'q"x']
+CONTENTS = [b"one\n", b"two\n", b"three\n" * 40, b""]
+GITLINK = "1" * 40
+
+
+@contextlib.contextmanager
+def pure(on: bool) -> Iterator[None]:
+    """The Python walk (reference) when ``on``, else the native one."""
+    old = os.environ.get("GITODB_PURE_WALK")
+    os.environ["GITODB_PURE_WALK"] = "1" if on else "0"
+    try:
+        yield
+    finally:
+        if old is None:
+            del os.environ["GITODB_PURE_WALK"]
+        else:
+            os.environ["GITODB_PURE_WALK"] = old
+
+
+def cli(repo: Path, *args: str, err: list[str] | None = None) -> tuple[int, bytes]:
+    """gitodb's CLI in-process: (exit status, stdout); stderr's text into ``err``."""
+    from gitodb.cli.main import main
+
+    class Kept(io.BytesIO):
+        def close(self) -> None:  # the CLI closes stdout when it is done
+            pass
+
+    old_out, old_err, old_cwd = sys.stdout, sys.stderr, os.getcwd()
+    buf = Kept()
+    sys.stdout = io.TextIOWrapper(buf, write_through=True)
+    sys.stderr = errbuf = io.StringIO()
+    try:
+        os.chdir(repo)
+        status = main(list(args))
+        sys.stdout.flush()
+    finally:
+        sys.stdout, sys.stderr = old_out, old_err
+        os.chdir(old_cwd)
+    if err is not None:
+        err.append(errbuf.getvalue())
+    return status, buf.getvalue()
+
+
+def fast_import(repo: Path, history: list[dict]) -> None:
+    """Write ``history`` (commits with parents, date and files) with git fast-import."""
+    out = []
+    for i, c in enumerate(history):
+        ref = f"refs/heads/b{c['branch']}"
+        if not c["parents"]:
+            out.append(f"reset {ref}")  # a new root, even on a branch that has commits
+        out.append(f"commit {ref}")
+        out.append(f"mark :{i + 1}")
+        out.append(f"author A{i % 3} <a{i % 3}@example.com> {c['date']} +0100")
+        out.append(f"committer C <c@example.com> {c['date']} +0000")
+        msg = f"subject {i}\n\nbody {i}\n"
+        out.append(f"data {len(msg)}")
+        out.append(msg)
+        if c["parents"]:
+            out.append(f"from :{c['parents'][0] + 1}")
+            for p in c["parents"][1:]:
+                out.append(f"merge :{p + 1}")
+        out.append("deleteall")
+        for path, content in sorted(c["files"].items()):
+            if content is None:
+                out.append(f"M 160000 {GITLINK} {path}")
+                continue
+            out.append(f"M 100644 inline {path}")
+            out.append(f"data {len(content)}")
+            out.append(content.decode())
+        out.append("")
+    git("fast-import", "--quiet", cwd=repo, input="\n".join(out).encode())
+
+
+@st.composite
+def histories(draw: st.DrawFn) -> list[dict]:
+    n = draw(st.integers(1, 14))
+    commits: list[dict] = []
+    for i in range(n):
+        if i == 0:
+            parents: list[int] = []
+        else:
+            k = draw(st.sampled_from([0, 1, 1, 1, 2, 3]))
+            parents = sorted(set(draw(st.lists(st.integers(0, i - 1), min_size=k, max_size=k))))
+        files = draw(
+            st.dictionaries(st.sampled_from(PATHS), st.sampled_from([*CONTENTS, None]), min_size=1)
+        )
+        # A path cannot be a file and a directory at once.
+        for p in list(files):
+            if any(q.startswith(p + "/") for q in files):
+                del files[p]
+        commits.append(
+            {
+                "parents": parents,
+                "date": 1_700_000_000 + draw(st.integers(0, 6)) * 100,
+                "files": files,
+                "branch": draw(st.integers(0, 2)),
+            }
+        )
+    return commits
+
+
+def build(tmp: Path, history: list[dict], layout: str, graph: bool) -> Path:
+    repo = tmp / f"r{len(list(tmp.iterdir()))}"
+    git("init", "-q", "--bare", repo)
+    fast_import(repo, history)
+    first = git("for-each-ref", "--count=1", "--format=%(refname)", cwd=repo).decode().strip()
+    git("tag", "-a", "-m", "t", "t0", first, cwd=repo)
+    git("tag", "-a", "-m", "tree", "t1", f"{first}^{{tree}}", cwd=repo)
+    if layout == "repacked":
+        git("repack", "-q", "-a", "-d", "-f", "--depth=4", cwd=repo)
+    elif layout == "loose":
+        git("repack", "-q", "-a", "-d", cwd=repo)
+        packs = repo / "objects" / "pack"
+        data = next(packs.glob("*.pack")).read_bytes()
+        for f in packs.iterdir():
+            f.unlink()
+        git("unpack-objects", "-q", cwd=repo, input=data)
+    if graph:
+        git("commit-graph", "write", "--reachable", cwd=repo)
+    return repo
+
+
+COMMANDS = [
+    ("rev-list", "--all"),
+    ("rev-list", "--all", "--parents"),
+    ("rev-list", "--all", "--objects"),
+    ("rev-list", "--all", "--objects", "--no-object-names"),
+    ("rev-list", "--first-parent", "--objects", "--all"),
+    ("rev-list", "--objects", "b0", "--not", "b1"),
+    ("rev-list", "--count", "--all", "--objects"),
+    ("rev-list", "--max-count=3", "--skip=1", "--all"),
+    ("log", "--format=%H %P %an %ae %at %s", "--all"),
+    ("ls-tree", "-r", "t0"),
+    ("ls-tree", "-r", "-t", "-z", "t0"),
+    ("ls-tree", "-r", "-d", "--name-only", "t0"),
+    ("ls-tree", "t0"),
+    ("-c", "core.quotePath=false", "ls-tree", "-r", "t0"),
+]
+
+
+@needs_native
+@settings(
+    max_examples=30,
+    deadline=None,
+    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+)
+@given(
+    history=histories(),
+    layout=st.sampled_from(["fast-import", "repacked", "loose"]),
+    graph=st.booleans(),
+)
+def test_native_walk_matches_python_and_git(
+    tmp_path: Path, history: list[dict], layout: str, graph: bool
+) -> None:
+    repo = build(tmp_path, history, layout, graph)
+    for args in COMMANDS:
+        if "b1" in args and not all((repo / "refs/heads" / b).exists() for b in ("b0", "b1")):
+            continue
+        expected = git(*args, cwd=repo)
+        with pure(True):
+            ref = cli(repo, *args)
+        with pure(False):
+            got = cli(repo, *args)
+        assert ref == (0, expected), args
+        assert got == ref, args
+
+
+def _small_repo(tmp_path: Path) -> Path:
+    repo = tmp_path / "small"
+    git("init", "-q", repo)
+    for i in range(4):
+        (repo / "d").mkdir(exist_ok=True)
+        (repo / "d" / f"f{i}").write_text(f"{i}\n")
+        (repo / "top").write_text(f"top {i}\n")
+        git("add", ".", cwd=repo)
+        git("commit", "-q", "-m", f"c{i}", cwd=repo)
+    return repo
+
+
+def _both(repo: Path, *args: str) -> tuple[tuple[int, bytes, str], tuple[int, bytes, str]]:
+    """(status, stdout, stderr) of the Python walk and of the native one."""
+    out = []
+    for on in (True, False):
+        err: list[str] = []
+        with pure(on):
+            status, stdout = cli(repo, *args, err=err)
+        out.append((status, stdout, err[0]))
+    return out[0], out[1]
+
+
+@needs_native
+def test_ref_delta_and_large_trees_fall_back(tmp_path: Path) -> None:
+    """REF_DELTA entries and trees over the native reader's window are read by Python."""
+    repo = tmp_path / "big"
+    git("init", "-q", repo)
+    (repo / "many").mkdir()
+    for i in range(2500):  # a tree of ~90 KB: over the 64 KiB the native reader takes
+        (repo / "many" / f"file-with-a-long-name-{i:05d}").write_text(f"{i % 7}\n")
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", "big", cwd=repo)
+    (repo / "many" / "file-with-a-long-name-00000").write_text("changed\n")
+    git("commit", "-q", "-am", "change", cwd=repo)
+    git("-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-a", "-d", "-f", cwd=repo)
+    args = ("rev-list", "--all", "--objects")
+    expected = git(*args, cwd=repo)
+    ref, got = _both(repo, *args)
+    assert ref == (0, expected, "")
+    assert got == ref
+
+
+@needs_native
+def test_missing_tree_same_error(tmp_path: Path) -> None:
+    repo = _small_repo(tmp_path)
+    sub = git("rev-parse", "HEAD~1:d", cwd=repo).decode().strip()
+    os.unlink(repo / ".git/objects" / sub[:2] / sub[2:])
+    ref, got = _both(repo, "rev-list", "--all", "--objects")
+    assert ref[0] == 128 and sub in ref[2]
+    assert got == ref
+    ref, got = _both(repo, "ls-tree", "-r", "HEAD~1")
+    assert ref[0] == 128 and ref[2].startswith("fatal: ")
+    assert got == ref
+
+
+@needs_native
+def test_malformed_tree_same_error(tmp_path: Path) -> None:
+    repo = _small_repo(tmp_path)
+    bad = (
+        git(
+            "hash-object",
+            "-t",
+            "tree",
+            "-w",
+            "--literally",
+            "--stdin",
+            cwd=repo,
+            input=b"100644 x\0short",
+        )
+        .decode()
+        .strip()
+    )
+    commit = git("commit-tree", bad, "-p", "HEAD", "-m", "bad", cwd=repo).decode().strip()
+    git("update-ref", "refs/heads/bad", commit, cwd=repo)
+    ref, got = _both(repo, "rev-list", "--all", "--objects")
+    assert ref[0] == 128 and ref[2].startswith("fatal: ")
+    assert got == ref
+    wrapper = git("mktree", cwd=repo, input=f"040000 tree {bad}\tsub\n".encode()).decode().strip()
+    ref, got = _both(repo, "ls-tree", "-r", wrapper)
+    assert ref[0] == 128 and ref[2].startswith("fatal: ")
+    assert got == ref
+
+
+@needs_native
+def test_missing_parent_same_error(tmp_path: Path) -> None:
+    repo = _small_repo(tmp_path)
+    parent = git("rev-parse", "HEAD~2", cwd=repo).decode().strip()
+    os.unlink(repo / ".git/objects" / parent[:2] / parent[2:])
+    ref, got = _both(repo, "rev-list", "HEAD")
+    assert ref[0] == 128 and ref[2].startswith("fatal: ")
+    assert got == ref
+
+
+@needs_native
+def test_split_commit_graph_uses_python_walk(tmp_path: Path) -> None:
+    """A commit-graph chain is not read natively; the output is still Git's."""
+    repo = _small_repo(tmp_path)
+    git("commit-graph", "write", "--reachable", "--split", cwd=repo)
+    (repo / "top").write_text("more\n")
+    git("commit", "-q", "-am", "more", cwd=repo)
+    git("commit-graph", "write", "--reachable", "--split=no-merge", cwd=repo)
+    r = Repository(repo)
+    from gitodb.history.graph import CommitGraph
+
+    g = CommitGraph(r)
+    assert g.file is not None and g.file.base is not None
+    assert native.commit_walk(g, [r.resolve("HEAD")], False) is None
+    ref, got = _both(repo, "rev-list", "--parents", "HEAD")
+    assert ref == (0, git("rev-list", "--parents", "HEAD", cwd=repo), "")
+    assert got == ref
+
+
+@needs_native
+def test_reader_reads_like_odb(tmp_path: Path) -> None:
+    repo = _small_repo(tmp_path)
+    git("repack", "-q", "-a", "-d", cwd=repo)
+    (repo / "loose").write_text("loose\n")
+    git("add", "loose", cwd=repo)
+    git("commit", "-q", "-m", "loose", cwd=repo)  # these objects stay loose
+    r = Repository(repo)
+    reader = native.reader(r)
+    assert reader is not None
+    try:
+        ids = git("rev-list", "--all", "--objects", cwd=repo).split()
+        for h in ids[::1]:
+            if len(h) != 40:
+                continue
+            oid = bytes.fromhex(h.decode())
+            t, data = r.odb.read(oid)
+            got = reader.read(oid)
+            assert got[1] == data
+            assert {1: "commit", 2: "tree", 3: "blob", 4: "tag"}[got[0]] == t
+    finally:
+        reader.close()
+    r.odb.close()  # the maps close: the reader released its buffers
+
+
+HEADER_BYTES = st.binary(max_size=60).map(lambda b: bytes(b" a\nbk"[c % 5] for c in b))
+
+
+@given(HEADER_BYTES)
+@settings(max_examples=400)
+def test_parse_headers_native_matches_python(data: bytes) -> None:
+    got = parse_headers(data)
+    ref = parse_headers_python(data)
+    assert (got.headers, got.message, got.terminated) == (
+        ref.headers,
+        ref.message,
+        ref.terminated,
+    )
+
+
+@needs_native
+@pytest.mark.skipif(not CORPUS.is_dir(), reason="corpus not present")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ("rev-list", "--all", "--objects"),
+        ("rev-list", "--count", "--all"),
+        ("log", "--format=%H %an %ae %at %s"),
+    ],
+)
+def test_corpus_native_matches_git(args: tuple[str, ...]) -> None:
+    with pure(False):
+        status, out = cli(CORPUS, *args)
+    assert status == 0
+    assert out == git(*args, cwd=CORPUS)
+
+
+@needs_native
+def test_suspended_walk_holds_no_pack_buffer(tmp_path: Path) -> None:
+    """Between batches the native walk holds no buffer of the packs: they can close."""
+    from gitodb.history.revwalk import RevWalk
+
+    repo = _small_repo(tmp_path)
+    git("repack", "-q", "-a", "-d", cwd=repo)
+    r = Repository(repo)
+    walk = RevWalk(r)
+    walk.add(r.resolve("HEAD"))
+    it = walk.commits()
+    first = next(it)
+    assert first.id == r.resolve("HEAD")
+    for pack in list(r.odb.packs):
+        pack.close()
+        assert pack._map.closed  # a buffer the walk held would keep the map open
+    r.odb.packs.clear()
+    r.odb.rescan_packs()
+    rest = [n.id.hex() for n in it]
+    assert rest == git("rev-list", "HEAD~1", cwd=repo).decode().split()
