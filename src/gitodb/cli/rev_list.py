@@ -516,7 +516,7 @@ def _list_objects(
     walk: object, settings: _Settings, listing: object, out: list[bytes], count: int, show: bool
 ) -> int:
     """Append the ``--objects`` lines to ``out``; the count so far plus the objects."""
-    from gitodb.errors import ObjectNotFoundError
+    from gitodb.errors import GitodbError, ObjectNotFoundError
     from gitodb.history.revwalk import RevWalk
 
     assert isinstance(walk, RevWalk)
@@ -526,8 +526,9 @@ def _list_objects(
         if not settings.nul and not walk.unpacked:
             try:
                 fast = walk.objects_text(names, contains)
-            except LookupError:
-                raise _MissingObject from None
+            except (LookupError, GitodbError):
+                # the reference loop below prints what Git prints before the error
+                fast = None
             if fast is not None:
                 if show:
                     out.append(fast[1])
