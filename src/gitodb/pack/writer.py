@@ -28,6 +28,7 @@ from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import ObjectWriteError, PackError
 from gitodb.loose.write import (
     CHUNK_SIZE,
+    Existing,
     Staging,
     read_exactly,
     write_all,
@@ -82,7 +83,9 @@ class PackWriter:
         self._header_count = expected_count
         self._entries: list[tuple[bytes, int, int]] = []  # (oid, crc32, offset)
         self._oids: set[bytes] = set()
-        self._staging = Staging(fsync)
+        # Git's bulk-checkin finalizes its pack with the collision check: a pack of the
+        # same name stays if its bytes are the same, else the write fails.
+        self._staging = Staging(fsync, Existing.CHECK)
         try:
             os.makedirs(self.pack_dir, exist_ok=True)
         except OSError as e:
