@@ -27,6 +27,7 @@ import stat
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from gitodb import fileio
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy, full_sync
 from gitodb.errors import ObjectWriteError
 from gitodb.objects.format import ObjectFormat
@@ -576,7 +577,7 @@ def iter_file_chunks(
     try:
         while pos < end:
             want = min(len(buf), end - pos)
-            got = os.preadv(fd, [view[:want]], pos)
+            got = fileio.preadinto(fd, view[:want], pos)
             if got <= 0:
                 raise _short_read(size, source)
             piece = view[:got]

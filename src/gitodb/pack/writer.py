@@ -23,7 +23,7 @@ import struct
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from gitodb import compress
+from gitodb import compress, fileio
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import ObjectWriteError, PackError
 from gitodb.loose.write import (
@@ -259,11 +259,11 @@ class PackWriter:
 
     def _fix_header(self) -> None:
         """Write the real object count into the header and re-checksum the pack."""
-        os.pwrite(self._fd, struct.pack(">I", self.count), 8)
+        fileio.pwrite(self._fd, struct.pack(">I", self.count), 8)
         hasher = self.fmt.new_hasher()
         pos = 0
         while pos < self._offset:
-            data = os.pread(self._fd, min(CHUNK_SIZE, self._offset - pos), pos)
+            data = fileio.pread(self._fd, min(CHUNK_SIZE, self._offset - pos), pos)
             if not data:
                 raise PackError("pack shrank while being written", path=self._pack_tmp, offset=pos)
             hasher.update(data)
