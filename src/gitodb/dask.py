@@ -25,8 +25,8 @@ import posixpath
 from collections.abc import Iterable, Iterator
 from typing import Any
 
-import dask
-import dask.dataframe as dd
+import dask as _dask
+import dask.dataframe as _dd
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
@@ -45,6 +45,10 @@ from gitodb.bulk.tasks import (
     run_task_to_file,
     task_table,
 )
+
+# Dask ships no complete type hints: its entry points are used untyped, as Any.
+dask: Any = _dask
+dd: Any = _dd
 
 __all__ = ["read_table", "write_table", "to_pandas", "meta"]
 
@@ -212,7 +216,9 @@ def write_table(
         if client is not None:
             futures = client.compute(jobs)
             if progress:
-                from distributed import progress as show_progress
+                import distributed
+
+                show_progress: Any = distributed.progress
 
                 show_progress(futures)
             results: list[TaskResult] = client.gather(futures)

@@ -137,7 +137,11 @@ def _run_local(args: Any, repos: list[str], options: Any) -> int:
 
 
 def _run_dask(args: Any, repos: list[str], options: Any) -> int:
-    from distributed import Client, LocalCluster
+    import distributed
+
+    # distributed ships no complete type hints
+    Client: Any = distributed.Client
+    LocalCluster: Any = distributed.LocalCluster
 
     import gitodb.dask as gdask
 

@@ -150,7 +150,7 @@ def _expire(repo: Any, args: argparse.Namespace) -> int:
         keep = expiry_filter(total, unreach, null, is_reachable)
 
         def decide(i: int, e: ReflogEntry, keep: Any = keep) -> bool:
-            ok = keep(i, e)
+            ok: bool = keep(i, e)
             if ok and complete is not None:
                 ok = all(o == null or complete.commit_complete(o) for o in (e.old, e.new))
             if args.verbose or (args.dry_run and not ok):
