@@ -274,7 +274,7 @@ def test_usage_and_quoting_errors(
     repo: Path, tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
 ) -> None:
     code, out, _ = ours(tmp_path, capfdbinary, "--sort=bogus", "-h")
-    assert code == 129 and out.startswith(b"usage: git for-each-ref ")
+    assert code == 129 and out.startswith(b"usage: gitodb for-each-ref ")
     code, _, err = ours(repo, capfdbinary, "--perl", "--shell")
     assert code == 129 and err.startswith(b"error: more than one quoting style?\n")
     code, _, err = ours(repo, capfdbinary, "--format=%(x")

@@ -116,6 +116,9 @@ class Option:
     callback: Callable[[Any, str | None, bool], None] | None = None
     #: the message when the value is missing (the top-level ``gitodb`` options)
     missing: str | None = None
+    #: Git's ``PARSE_OPT_LASTARG_DEFAULT``: the value is the next argument, or
+    #: ``default`` when the option comes last (``--merged [<commit>]``)
+    lastarg_default: bool = False
     initial: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -322,6 +325,9 @@ class OptionParser:
                 raise self.error(f"{opt.name(False, match.unset)} takes no value")
             if opt.needs_value and value is None and not match.unset:
                 if i >= len(argv):
+                    if opt.lastarg_default:
+                        self._apply(opt, opt.default, False, False, values, modes)
+                        continue
                     raise self.error(opt.missing or f"{opt.name(False, False)} requires a value")
                 value = argv[i]
                 i += 1
@@ -391,6 +397,9 @@ class OptionParser:
                 continue
             if rest is None and opt.needs_value:
                 if i >= len(argv):
+                    if opt.lastarg_default:
+                        self._apply(opt, opt.default, False, True, values, modes)
+                        return i
                     raise self.error(opt.missing or f"{opt.name(True, False)} requires a value")
                 rest = argv[i]
                 i += 1

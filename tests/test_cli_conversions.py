@@ -1,0 +1,120 @@
+"""Commands moved onto gitodb.cli.options: their arguments parse as Git parses them.
+
+Each case runs ``git`` (on PATH) and ``gitodb`` with the same arguments in the same
+repository.  ``same`` cases must match in exit status, stdout and stderr (usage lines
+naming ``gitodb``); ``first`` cases print a usage text whose option list differs
+between the git on PATH and the newer Git gitodb follows, so only the status and the
+first line of stderr are compared.  With Git 2.55 at hand (../shared) the ``first``
+cases are compared with it too.
+"""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import as_gitodb, git, git_env
+
+GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("conv") / "r"
+    git("init", "-q", "-b", "main", path)
+    for i in range(3):
+        (path / "a").write_text(f"a{i}\n")
+        git("add", ".", cwd=path)
+        git("commit", "-q", "-m", f"c{i}", cwd=path)
+    git("tag", "-a", "-m", "t", "v1", cwd=path)
+    git("branch", "side", "HEAD~1", cwd=path)
+    git("repack", "-q", "-a", "-d", cwd=path)
+    return path
+
+
+def _run(argv: list[str], cwd: Path, stdin: bytes | None = None) -> tuple[int, bytes, bytes]:
+    env = git_env()
+    env["GIT_PAGER"] = "cat"
+    proc = subprocess.run(argv, cwd=cwd, input=stdin, capture_output=True, env=env, check=False)
+    return proc.returncode, as_gitodb(proc.stdout), as_gitodb(proc.stderr)
+
+
+def _both(repo: Path, git_cmd: list[str], args: list[str]) -> tuple[tuple, tuple]:  # type: ignore[type-arg]
+    theirs = _run([*git_cmd, *args], repo)
+    ours = _run([sys.executable, "-m", "gitodb", *args], repo)
+    return theirs, ours
+
+
+#: command -> [(arguments, "same" | "first")]
+CASES: dict[str, list[tuple[str, str]]] = {
+    "for-each-ref": [
+        ("--count=x", "same"),
+        ("--count=-1", "first"),
+        ("-s -p", "first"),
+        ("-sp", "first"),
+        ("--color=bogus", "same"),
+        ("--merged", "same"),
+        ("--merged HEAD~1", "same"),
+        ("--merged=HEAD~1 --format=%(refname)", "same"),
+        ("--no-merged=x", "same"),
+        ("--no-merged main", "same"),
+        ("--contains=x", "same"),
+        ("--contains", "same"),
+        ("--sort", "same"),
+        ("--sort=-refname --no-sort --sort=objectname", "same"),
+        ("--bogus", "first"),
+        ("-x", "first"),
+        ("--points-at=zz", "same"),
+        ("--points-at HEAD", "same"),
+        ("--no-points-at", "same"),
+        ("--format=%(bad)", "same"),
+        ("--no-color --format=%(color:red)x", "same"),
+        ("--color --format=%(color:red)x", "same"),
+        ("--ign --sort=refname", "same"),
+        ("--tcl --format=%(refname)", "same"),
+        ("--no-tcl -p --format=%(refname)", "same"),
+        ("--count 1", "same"),
+        ("--end-of-options refs/tags", "same"),
+        ("-- refs/tags", "same"),
+        ("--format", "same"),
+        ("--shell=x", "same"),
+        ("--no-count", "same"),
+    ],
+}
+
+
+@pytest.mark.parametrize(
+    ("command", "args", "how"),
+    [(c, a, h) for c, cases in CASES.items() for a, h in cases],
+)
+def test_parses_like_git(repo: Path, command: str, args: str, how: str) -> None:
+    argv = [command, *args.split()]
+    theirs, ours = _both(repo, ["git"], argv)
+    if how == "same":
+        assert ours == theirs
+    else:
+        assert ours[0] == theirs[0]
+        assert ours[2].split(b"\n")[0] == theirs[2].split(b"\n")[0]
+        if GIT_255.exists():
+            newer, _ = _both(repo, [str(GIT_255)], argv)
+            assert (ours[0], ours[2].split(b"\n")[0]) == (newer[0], newer[2].split(b"\n")[0])
+            usage_at = newer[2].find(b"usage: ")
+            assert usage_at < 0 or ours[2].find(b"usage: gitodb ") >= 0
+
+
+@pytest.mark.parametrize("command", sorted(CASES))
+def test_help_lists_every_option_git_lists(repo: Path, command: str) -> None:
+    """-h: usage on stdout, status 129, every option Git 2.55 lists (when at hand)."""
+    status, out, err = _run([sys.executable, "-m", "gitodb", command, "-h"], repo)
+    assert (status, err) == (129, b"") and out.startswith(f"usage: gitodb {command} ".encode())
+    if not GIT_255.exists():
+        pytest.skip("Git 2.55 (../shared) is not here")
+    _status, theirs, _ = _run([str(GIT_255), command, "-h"], repo)
+    for line in theirs.split(b"\n"):
+        word = line.strip().split(b" ")[0]
+        if line.startswith(b"    -") and word:
+            name = word.replace(b"[no-]", b"").rstrip(b",").split(b"[=")[0]
+            assert name in out, (name, out.decode())
