@@ -43,6 +43,12 @@ def _run(argv: list[str], cwd: Path, stdin: bytes | None = None) -> tuple[int, b
     return proc.returncode, as_gitodb(proc.stdout), as_gitodb(proc.stderr)
 
 
+def _head(err: bytes) -> bytes:
+    """The first line of ``err``, or just ``usage:`` when that is where it starts."""
+    line = err.split(b"\n")[0]
+    return b"usage:" if line.startswith(b"usage: ") else line
+
+
 def _both(repo: Path, git_cmd: list[str], args: list[str]) -> tuple[tuple, tuple]:  # type: ignore[type-arg]
     theirs = _run([*git_cmd, *args], repo)
     ours = _run([sys.executable, "-m", "gitodb", *args], repo)
@@ -106,6 +112,16 @@ CASES: dict[str, list[tuple[str, str]]] = {
         ("--hash=3 --tags", "first"),
         ("--no-tags --tags -s", "first"),
     ],
+    "pack-refs": [
+        ("x", "first"),
+        ("--bogus", "first"),
+        ("--no-prune=1", "same"),
+        ("--al --no-prune", "same"),
+        ("-a", "first"),
+        ("--include", "new"),
+        ("--exclude=x --no-exclude", "new"),
+        ("--auto --no-auto --all", "new"),
+    ],
 }
 
 
@@ -120,17 +136,17 @@ def test_parses_like_git(repo: Path, command: str, args: str, how: str) -> None:
             pytest.skip("Git 2.55 (../shared) is not here")
         newer, ours = _both(repo, [str(GIT_255)], argv)
         assert (ours[0], ours[1]) == (newer[0], newer[1])
-        assert ours[2].split(b"\n")[0] == newer[2].split(b"\n")[0]
+        assert _head(ours[2]) == _head(newer[2])
         return
     theirs, ours = _both(repo, ["git"], argv)
     if how == "same":
         assert ours == theirs
     else:
         assert ours[0] == theirs[0]
-        assert ours[2].split(b"\n")[0] == theirs[2].split(b"\n")[0]
+        assert _head(ours[2]) == _head(theirs[2])
         if GIT_255.exists():
             newer, _ = _both(repo, [str(GIT_255)], argv)
-            assert (ours[0], ours[2].split(b"\n")[0]) == (newer[0], newer[2].split(b"\n")[0])
+            assert (ours[0], _head(ours[2])) == (newer[0], _head(newer[2]))
             usage_at = newer[2].find(b"usage: ")
             assert usage_at < 0 or ours[2].find(b"usage: gitodb ") >= 0
 

@@ -4,21 +4,10 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import Any
 
-from gitodb.cli.options import Option, OptionParser
+from gitodb.cli.options import Option, OptionParser, appender
 from gitodb.errors import GitodbError
-
-
-def appender(dest: str) -> Callable[[Any, str | None, bool], None]:
-    """A callback option collecting its values in a list; ``--no-<opt>`` empties it."""
-
-    def callback(values: Any, value: str | None, unset: bool) -> None:
-        items = getattr(values, dest) or []
-        setattr(values, dest, [] if unset else [*items, value or ""])
-
-    return callback
 
 
 def _reach(kind: str) -> Option:

@@ -54,6 +54,7 @@ from gitodb.errors import GitodbError
 __all__ = [
     "Option",
     "abbrev_length",
+    "appender",
     "OptionParser",
     "UsageError",
     "PROGRAM",
@@ -503,6 +504,18 @@ class OptionParser:
 
     def _int(self, opt: Option, value: str, short: bool) -> int:
         return parse_int(value, opt.name(short, False))
+
+
+def appender(dest: str) -> Callable[[Any, str | None, bool], None]:
+    """The callback of a repeatable option (Git's string lists, ``--sort``,
+    ``--exclude``): each value is appended to the list ``dest`` (None until the
+    option is seen); ``--no-<opt>`` empties it."""
+
+    def callback(values: Any, value: str | None, unset: bool) -> None:
+        items = getattr(values, dest) or []
+        setattr(values, dest, [] if unset else [*items, value or ""])
+
+    return callback
 
 
 def parse_int(value: str, what: str) -> int:
