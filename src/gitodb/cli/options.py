@@ -178,8 +178,10 @@ class OptionParser:
     """Parse a command's arguments by Git's rules (see the module docstring).
 
     ``usage`` holds the usage lines after ``gitodb <command> `` (the first is
-    ``usage:``, the others ``or:``; a line may continue after ``\\n``, indented as
-    Git indents it).  ``notes`` is printed after the options by ``--help``.
+    ``usage:``, the others ``or:``; a line may continue after ``\\n``, indented under
+    the command name, or, when it starts with spaces, as Git's literal text is:
+    those spaces after the ``usage: `` column, moved right as far as ``gitodb`` is
+    longer than ``git``).  ``notes`` is printed after the options by ``--help``.
     ``stop_at_non_option`` ends parsing at the first argument; ``keep_dashdash``
     keeps ``--`` among the arguments.
     """
@@ -213,11 +215,15 @@ class OptionParser:
             first, *rest = entry.split("\n")
             lines.append(f"{prefix}{prog} {first}".rstrip())
             indent = " " * (len(prefix) + len(prog) + 1)
-            lines.extend(f"{indent}{line.lstrip()}" for line in rest)
+            # A continuation written with its own indentation is Git's literal text
+            # (aligned under "git <command> "): it moves right as far as the name grew.
+            shift = " " * (len(prefix) + len(PROGRAM) - len("git"))
+            lines.extend(
+                f"{shift}{line}" if line.startswith(" ") else f"{indent}{line}" for line in rest
+            )
         out = "\n".join(lines) + "\n"
         shown = [o for o in self.options if full or not o.hidden]
-        if shown:
-            out += "\n"
+        out += "\n"  # Git leaves one blank line after the usage, with options or without
         for o in shown:
             if o.kind == "group":
                 out += "\n" + (f"{o.help}\n" if o.help else "")
