@@ -149,6 +149,31 @@ CASES: dict[str, list[tuple[str, str]]] = {
         ("delete -nx main@{0}", "new"),
         ("delete --dry --verb main@{0}", "same"),
     ],
+    "symbolic-ref": [
+        ("", "same"),
+        ("HEAD", "same"),
+        ("--short HEAD", "same"),
+        ("-q --no-recurse HEAD", "same"),
+        ("-x", "same"),
+        ("--bogus", "same"),
+        ("-m", "same"),
+        ("-d", "same"),
+        ("-qd x y", "same"),
+        ("a b c", "same"),
+        ("--no-quiet HEAD", "same"),
+        ("--sh HEAD", "same"),
+        ("--end-of-options HEAD", "same"),
+        ("-qs HEAD", "same"),
+        ("-q refs/heads/main", "same"),
+    ],
+    "show-index": [
+        ("--bogus", "first"),
+        ("-x", "first"),
+        ("--object-format", "same"),
+        ("--object-format=bogus", "same"),
+        ("--no-object-format=x", "same"),
+        ("--obj", "same"),
+    ],
 }
 
 
