@@ -197,7 +197,7 @@ def _write(opts: Any, ctx: Any) -> int:
 
     if show_progress:
         n = len(commits) if commits is not None else len(packs) if packs is not None else 0
-        _progress(title, n)
+        _progress(title, n, n, True)
     try:
         write_commit_graph(
             repo,
@@ -220,9 +220,10 @@ def _emit(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def _progress(title: str, count: int) -> None:
+def _progress(title: str, done: int, total: int, finished: bool) -> None:
     """Git's final progress line of a phase (the meter itself is not animated)."""
-    sys.stderr.write(f"{title}: 100% ({count}/{count}), done.\n")
+    if finished:
+        sys.stderr.write(f"{title}: 100% ({done}/{total}), done.\n")
 
 
 def _verify(opts: Any, ctx: Any) -> int:
@@ -235,11 +236,7 @@ def _verify(opts: Any, ctx: Any) -> int:
     _check_object_dir(repo, object_dir)
     sys.stdout.flush()
     # Git prints verify's findings as bare lines, and exits with their kinds as bits.
-    _lines, status = verify_commit_graph(repo, shallow=shallow, emit=_emit)
-    if show_progress:
-        from gitodb.history.commitgraph import load_commit_graph
-
-        g = load_commit_graph(repo.odb.objects_dir, repo.object_format)
-        if g is not None:
-            _progress("Verifying commits in commit graph", g.total_commits)
+    _lines, status = verify_commit_graph(
+        repo, shallow=shallow, emit=_emit, progress=_progress if show_progress else None
+    )
     return status

@@ -198,8 +198,8 @@ def run(argv: list[str], ctx: Any) -> int:
             filt.points_at.append(repo.resolve(value))
         except GitodbError:
             raise OptionParser.error(f"malformed object name '{value}'") from None
-    for opt, value in reach:
-        oid = _commit_arg(repo, value or "HEAD", opt)
+    for opt, target in reach:
+        oid = _commit_arg(repo, target or "HEAD", opt)
         getattr(filt, opt.replace("-", "_")).append(oid)
     try:
         lines = iter_lines(
