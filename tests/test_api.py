@@ -346,3 +346,38 @@ def test_index_pack_library_call_reports_progress(tmp_path: Path) -> None:
     index_pack_file(str(copy), SHA1, opts)
     assert (tmp_path / "copy.idx").read_bytes() == pack.with_suffix(".idx").read_bytes()
     assert titles == {"Indexing objects", "Resolving deltas"}
+
+
+def test_unpack_and_commit_graph_calls_report_progress_by_the_one_protocol(
+    tmp_path: Path,
+) -> None:
+    """unpack_objects, write_commit_graph and verify_commit_graph call a
+    ``gitodb.types.Progress`` as index-pack and verify do."""
+    from gitodb.history.commitgraph_write import verify_commit_graph, write_commit_graph
+    from gitodb.repo.unpack import unpack_objects
+    from helpers import git, make_pack
+
+    pack = make_pack(tmp_path)
+    source = tmp_path / "repo"
+    calls: list[tuple[str, int, int, bool]] = []
+
+    def progress(title: str, done: int, total: int, finished: bool) -> None:
+        calls.append((title, done, total, finished))
+
+    target = tmp_path / "target"
+    git("init", "-q", target)
+    with gitodb.open(target) as repo:
+        unpack_objects(repo, pack.read_bytes(), progress=progress)
+    count = int(git("count-objects", "-v", cwd=target).split(b"count: ")[1].split(b"\n")[0])
+    unpacking = [c for c in calls if c[0] == "Unpacking objects"]
+    assert len(unpacking) == count == unpacking[-1][2] > 0
+    assert [c[1] for c in unpacking] == list(range(1, count + 1))
+    assert [c[3] for c in unpacking] == [False] * (count - 1) + [True]
+    calls.clear()
+    with gitodb.open(source) as repo:
+        write_commit_graph(repo, reachable=True, progress=progress)
+        assert ("Writing out commit graph in 4 passes", 120, 120, True) in calls
+        assert all(c[3] and c[1] == c[2] for c in calls)
+        calls.clear()
+        assert verify_commit_graph(repo, progress=progress) == ([], 0)
+    assert calls == [("Verifying commits in commit graph", 30, 30, True)]

@@ -182,7 +182,16 @@ def test_rerun_with_other_options_is_refused(
 def test_resume_after_an_interrupted_run(corpus: Path, tmp_path: Path) -> None:
     repos = bulk.discover([str(corpus)])
     clean = tmp_path / "clean"
-    run_local(repos, "objects", str(clean), jobs=1)
+    calls: list[tuple[str, int, int, bool]] = []
+    run_local(
+        repos,
+        "objects",
+        str(clean),
+        jobs=1,
+        progress=lambda title, done, total, finished: calls.append((title, done, total, finished)),
+    )
+    n = len(repos)  # the progress protocol of every long call (gitodb.types.Progress)
+    assert calls == [("Running tasks", i, n, i == n) for i in range(1, n + 1)]
     out = tmp_path / "out"
     seen: list[Task] = []
 

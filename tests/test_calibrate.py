@@ -79,7 +79,12 @@ def test_remove_and_usage(cache_dir: Path, capsys: pytest.CaptureFixture[str]) -
         ["--budget"],
         ["--budget=0"],
         ["extra"],
-        ["--show", "--remove"],
     ):
         assert run_cli(cache_dir, "calibrate", *argv) == 129, argv
         assert capsys.readouterr().err.startswith("error: ")
+    # Git's wording and status for two modes at once (die_for_incompatible_opt)
+    assert run_cli(cache_dir, "calibrate", "--show", "--remove") == 128
+    assert (
+        capsys.readouterr().err
+        == "fatal: options '--show' and '--remove' cannot be used together\n"
+    )

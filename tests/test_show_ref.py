@@ -87,7 +87,7 @@ def test_exists_and_modes(repo: Path, capfdbinary: pytest.CaptureFixture[bytes])
     code, _, err = ours(repo, capfdbinary, "--verify", "--exclude-existing")
     assert (code, err) == (
         128,
-        b"fatal: options '--verify' and '--exclude-existing' cannot be used together\n",
+        b"fatal: options '--exclude-existing' and '--verify' cannot be used together\n",  # Git 2.55
     )
     assert ours(repo, capfdbinary, "--branches") == (0, git("show-ref", "--heads", cwd=repo), b"")
     code, out, _ = ours(repo, capfdbinary, "-h")

@@ -24,8 +24,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-import dask
-import dask.dataframe as dd
+import dask as _dask
+import dask.dataframe as _dd
 import pandas as pd
 import pyarrow as pa
 
@@ -42,6 +42,10 @@ from gitodb.bulk.tasks import (
     plan,
     task_table,
 )
+
+# Dask ships no complete type hints: its entry points are used untyped, as Any.
+dask: Any = _dask
+dd: Any = _dd
 
 __all__ = ["read_table", "write_table", "to_pandas", "meta", "local_cluster", "FsspecStore"]
 
@@ -116,7 +120,9 @@ def local_cluster(workers: int, **kwargs: Any) -> Any:
     thread's stack every 10 ms, which costs a task holding the GIL about 10% of its
     time (on a cluster of your own, set ``distributed.worker.profile.enabled: false``
     likewise).  ``kwargs`` go to ``LocalCluster``."""
-    from distributed import LocalCluster
+    import distributed
+
+    LocalCluster: Any = distributed.LocalCluster  # untyped
 
     options: dict[str, Any] = {
         "n_workers": workers,
@@ -162,7 +168,9 @@ def write_table(
         if client is not None:
             futures = client.compute(jobs)
             if progress:
-                from distributed import progress as show_progress
+                import distributed
+
+                show_progress: Any = distributed.progress
 
                 show_progress(futures)
             results: list[TaskResult] = client.gather(futures)

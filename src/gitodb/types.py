@@ -1,7 +1,8 @@
 """Type aliases and protocols shared by every layer (the top layer: imports nothing).
 
-``Buffer`` is what a parser or writer accepts as bytes; ``Progress`` is the callback
-a long library call reports its progress through.
+``Buffer`` is what a parser or writer accepts as bytes; ``Hasher`` is what an object
+format's ``new_hasher()`` returns; ``Progress`` is the callback a long library call
+reports its progress through.
 """
 
 from __future__ import annotations
@@ -9,10 +10,23 @@ from __future__ import annotations
 import mmap
 from typing import Protocol
 
-__all__ = ["Buffer", "Progress"]
+__all__ = ["Buffer", "Hasher", "Progress"]
 
 #: Anything a reader or writer takes as bytes without copying it first.
 Buffer = bytes | bytearray | memoryview | mmap.mmap
+
+
+class Hasher(Protocol):
+    """A hashlib-like hash in progress (``hashlib.sha256()``, SHA-1DC's hasher)."""
+
+    def update(self, data: Buffer, /) -> None:
+        """Add ``data`` to what is hashed."""
+
+    def digest(self) -> bytes:
+        """The hash of everything added so far."""
+
+    def hexdigest(self) -> str:
+        """``digest()`` in lowercase hex."""
 
 
 class Progress(Protocol):

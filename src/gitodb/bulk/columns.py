@@ -20,14 +20,14 @@ def fixed_hex(ids: list[bytes], width: int) -> pa.Array:
     return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
 
 
-def list_of(offsets: array, values: pa.Array) -> pa.Array:
+def list_of(offsets: array[int], values: pa.Array) -> pa.Array:
     """A list array: row ``i`` is ``values[offsets[i]:offsets[i + 1]]`` (int32 offsets)."""
     return pa.ListArray.from_arrays(
         pa.Array.from_buffers(pa.int32(), len(offsets), [None, pa.py_buffer(offsets)]), values
     )
 
 
-def taken(values: pa.Array, indices: array) -> pa.Array:
+def taken(values: pa.Array, indices: array[int]) -> pa.Array:
     """``values[indices]`` (int32 indices), copied in C."""
     return values.take(
         pa.Array.from_buffers(pa.int32(), len(indices), [None, pa.py_buffer(indices)])

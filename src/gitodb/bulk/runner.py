@@ -40,6 +40,7 @@ from gitodb.bulk.tasks import (
     plan,
     run_task_to_file,
 )
+from gitodb.types import Progress
 
 
 @dataclass
@@ -174,8 +175,24 @@ def run_local(
     jobs: int | None = None,
     options: Options = DEFAULT_OPTIONS,
     on_result: Callable[[TaskResult], None] | None = None,
+    progress: Progress | None = None,
 ) -> RunSummary:
-    """Run ``table`` over ``repositories`` into ``out`` on ``jobs`` processes."""
+    """Run ``table`` over ``repositories`` into ``out`` on ``jobs`` processes.
+
+    ``on_result`` receives each task's ``TaskResult`` (skipped ones too);
+    ``progress`` (``gitodb.types.Progress``) hears ``("Running tasks", done, total,
+    finished)`` after each.
+    """
+    if progress is not None:
+        user_on_result = on_result
+        done = [0]
+
+        def on_result(r: TaskResult) -> None:
+            done[0] += 1
+            if user_on_result is not None:
+                user_on_result(r)
+            progress("Running tasks", done[0], summary.tasks, done[0] == summary.tasks)
+
     options.check(table)
     out = os.path.abspath(out)
     check_options_file(out, table, options)

@@ -137,7 +137,10 @@ def _run_local(args: Any, repos: list[str], options: Any) -> int:
 
 
 def _run_dask(args: Any, repos: list[str], options: Any) -> int:
-    from distributed import Client
+    import distributed
+
+    # distributed ships no complete type hints
+    Client: Any = distributed.Client
 
     import gitodb.dask as gdask
 

@@ -11,12 +11,24 @@ from __future__ import annotations
 
 import sys
 
-USAGE = "usage: gitodb calibrate [--budget=<seconds>] [--show | --remove]"
+from gitodb.cli.options import Option, OptionParser, incompatible
 
-
-def _usage(message: str) -> int:
-    sys.stderr.write(f"error: {message}\n{USAGE}\n")
-    return 129
+PARSER = OptionParser(
+    "calibrate",
+    ["[--budget=<seconds>] [--show | --remove]"],
+    [
+        Option(
+            None,
+            "budget",
+            "string",
+            "seconds to spend measuring (0.1 to 600, default 10)",
+            argh="seconds",
+            negatable=False,
+        ),
+        Option(None, "show", "bool", "print the stored calibration"),
+        Option(None, "remove", "bool", "delete the stored calibration"),
+    ],
+)
 
 
 def run(argv: list[str], ctx: object) -> int:
@@ -24,37 +36,22 @@ def run(argv: list[str], ctx: object) -> int:
     from gitodb import compress
     from gitodb.compress import calibrate, selection
 
+    opts, args = PARSER.parse(argv)
+    if args:
+        raise PARSER.usage_error(f"unexpected argument '{args[0]}'")
     budget = calibrate.DEFAULT_BUDGET
-    show = remove = False
-    args = list(argv)
-    while args:
-        a = args.pop(0)
-        if a in ("-h", "--help"):
-            sys.stdout.write(USAGE + "\n")
-            return 129
-        if a == "--show":
-            show = True
-        elif a == "--remove":
-            remove = True
-        elif a == "--budget" or a.startswith("--budget="):
-            if a == "--budget":
-                if not args:
-                    return _usage("option `budget' requires a value")
-                value = args.pop(0)
-            else:
-                value = a.split("=", 1)[1]
-            try:
-                budget = float(value)
-            except ValueError:
-                return _usage(f"option `budget' expects a number of seconds, not '{value}'")
-            if not 0.1 <= budget <= 600:
-                return _usage("option `budget' must be between 0.1 and 600 seconds")
-        elif a.startswith("-"):
-            return _usage(f"unknown option `{a.lstrip('-')}'")
-        else:
-            return _usage(f"unexpected argument '{a}'")
+    if opts.budget is not None:
+        try:
+            budget = float(opts.budget)
+        except ValueError:
+            raise PARSER.error(
+                f"option `budget' expects a number of seconds, not '{opts.budget}'"
+            ) from None
+        if not 0.1 <= budget <= 600:
+            raise PARSER.error("option `budget' must be between 0.1 and 600 seconds")
+    show, remove = opts.show, opts.remove
     if show and remove:
-        return _usage("--show and --remove cannot be used together")
+        raise incompatible("--show", "--remove")
     path = calibrate.cache_path()
     if remove:
         try:

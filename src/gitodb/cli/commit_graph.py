@@ -15,65 +15,121 @@ import os
 import sys
 from typing import Any
 
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError
 
-USAGE = """\
-usage: git commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]
-   or: git commit-graph write [--object-dir <dir>] [--append]
-                              [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]
-                              [--changed-paths] [--[no-]max-new-filters <n>] [--[no-]progress]
-                              <split-options>
 
-    --[no-]object-dir <dir>
-                          the object directory to store the graph
+def _unsupported(name: str) -> Option:
+    def refuse(values: Any, value: str | None, unset: bool) -> None:
+        raise GitodbError(f"gitodb commit-graph write does not support --{name}")
 
-"""
-
-WRITE_USAGE = """\
-usage: git commit-graph write [--object-dir <dir>] [--append]
-                              [--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]
-                              [--changed-paths] [--[no-]max-new-filters <n>] [--[no-]progress]
-                              <split-options>
-
-    --[no-]object-dir <dir>
-                          the object directory to store the graph
-    --[no-]reachable      start walk at all refs
-    --[no-]stdin-packs    scan pack-indexes listed by stdin for commits
-    --[no-]stdin-commits  start walk at commits listed by stdin
-    --[no-]append         include all commits already in the commit-graph file
-    --[no-]changed-paths  enable computation for changed paths
-    --split[=...]         allow writing an incremental commit-graph file
-    --[no-]max-commits <n>
-                          maximum number of commits in a non-base split commit-graph
-    --[no-]size-multiple <n>
-                          maximum ratio between two levels of a split commit-graph
-    --[no-]expire-time <expiry-date>
-                          only expire files older than a given date-time
-    --[no-]max-new-filters ...
-                          maximum number of changed-path Bloom filters to compute
-    --[no-]progress       force progress reporting
-
-"""
-
-VERIFY_USAGE = """\
-usage: git commit-graph verify [--object-dir <dir>] [--shallow] [--[no-]progress]
-
-    --[no-]object-dir <dir>
-                          the object directory to store the graph
-    --[no-]shallow        if the commit-graph is split, only verify the tip file
-    --[no-]progress       force progress reporting
-
-"""
-
-_UNSUPPORTED = ("--max-new-filters",)
-_SPLIT_VALUES = ("--max-commits", "--size-multiple", "--expire-time")
+    helps = {
+        "max-new-filters": ("...", "maximum number of changed-path Bloom filters to compute"),
+    }
+    argh, text = helps[name]
+    return Option(
+        None,
+        name,
+        "callback",
+        text,
+        argh=argh,
+        literal_argh=argh == "...",
+        takes_value=True,
+        callback=refuse,
+    )
 
 
-def _usage(text: str, message: str | None = None, to_stdout: bool = False) -> int:
-    if message:
-        sys.stderr.write(f"error: {message}\n")
-    (sys.stdout if to_stdout else sys.stderr).write(text)
-    return 129
+_OBJECT_DIR = Option(
+    None, "object-dir", "string", "the object directory to store the graph", argh="dir"
+)
+_PROGRESS = Option(None, "progress", "bool", "force progress reporting", default=None)
+
+
+def _set_split(values: Any, value: str | None, unset: bool) -> None:
+    if value is not None and value not in ("no-merge", "replace"):
+        raise GitodbError(f"unrecognized --split argument, {value}")
+    values.split = value or "merge"
+
+
+PARSER = OptionParser(
+    "commit-graph",
+    [
+        "verify [--object-dir <dir>] [--shallow] [--[no-]progress]",
+        "write [--object-dir <dir>] [--append]\n"
+        "                       [--split[=<strategy>]] [--reachable | --stdin-packs | "
+        "--stdin-commits]\n"
+        "                       [--changed-paths] [--[no-]max-new-filters <n>] [--[no-]progress]\n"
+        "                       <split-options>",
+    ],
+    [_OBJECT_DIR],
+)
+WRITE_PARSER = OptionParser(
+    "commit-graph write",
+    [
+        "[--object-dir <dir>] [--append]\n"
+        "[--split[=<strategy>]] [--reachable | --stdin-packs | --stdin-commits]\n"
+        "[--changed-paths] [--[no-]max-new-filters <n>] [--[no-]progress]\n"
+        "<split-options>",
+    ],
+    [
+        _OBJECT_DIR,
+        Option(None, "reachable", "bool", "start walk at all refs"),
+        Option(None, "stdin-packs", "bool", "scan pack-indexes listed by stdin for commits"),
+        Option(None, "stdin-commits", "bool", "start walk at commits listed by stdin"),
+        Option(None, "append", "bool", "include all commits already in the commit-graph file"),
+        Option(
+            None,
+            "changed-paths",
+            "callback",
+            "enable computation for changed paths",
+            callback=lambda values, _v, unset: setattr(values, "changed_paths", not unset),
+        ),
+        Option(
+            None,
+            "split",
+            "callback",
+            "allow writing an incremental commit-graph file",
+            argh="...",
+            literal_argh=True,
+            takes_value=True,
+            optional_value=True,
+            negatable=False,
+            callback=_set_split,
+        ),
+        Option(
+            None,
+            "max-commits",
+            "string",
+            "maximum number of commits in a non-base split commit-graph",
+            argh="n",
+        ),
+        Option(
+            None,
+            "size-multiple",
+            "string",
+            "maximum ratio between two levels of a split commit-graph",
+            argh="n",
+        ),
+        Option(
+            None,
+            "expire-time",
+            "string",
+            "only expire files older than a given date-time",
+            argh="expiry-date",
+        ),
+        _unsupported("max-new-filters"),
+        _PROGRESS,
+    ],
+)
+VERIFY_PARSER = OptionParser(
+    "commit-graph verify",
+    ["[--object-dir <dir>] [--shallow] [--[no-]progress]"],
+    [
+        _OBJECT_DIR,
+        Option(None, "shallow", "bool", "if the commit-graph is split, only verify the tip file"),
+        _PROGRESS,
+    ],
+)
 
 
 def _check_object_dir(repo: Any, value: str | None) -> None:
@@ -85,73 +141,45 @@ def _check_object_dir(repo: Any, value: str | None) -> None:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Dispatch ``write`` and ``verify``."""
-    if not argv:
-        return _usage(USAGE, "need a subcommand")
-    if argv[0] in ("-h", "--help"):
-        return _usage(USAGE, to_stdout=True)
-    sub, rest = argv[0], argv[1:]
-    if sub == "write":
-        return _write(rest, ctx)
-    if sub == "verify":
-        return _verify(rest, ctx)
-    return _usage(USAGE, f"unknown subcommand: `{sub}'")
+    # Git's top-level options come before the subcommand (only --object-dir)
+    values = PARSER.defaults()
+    _opts, rest = OptionParser(
+        "commit-graph", PARSER.usage, PARSER.options, stop_at_non_option=True
+    ).parse(argv, values)
+    if not rest:
+        raise PARSER.usage_error("need a subcommand")
+    sub, rest = rest[0], rest[1:]
+    if sub not in ("write", "verify"):
+        raise PARSER.usage_error(f"unknown subcommand: `{sub}'")
+    parser = WRITE_PARSER if sub == "write" else VERIFY_PARSER
+    sub_values = parser.defaults()
+    sub_values.object_dir = values.object_dir
+    opts, args = parser.parse(rest, sub_values)
+    if args:
+        raise parser.usage_error()
+    if opts.progress is None:
+        opts.progress = sys.stderr.isatty()
+    return (_write if sub == "write" else _verify)(opts, ctx)
 
 
-def _write(argv: list[str], ctx: Any) -> int:
+def _write(opts: Any, ctx: Any) -> int:
     from gitodb.history.commitgraph_write import write_commit_graph
 
-    if argv == ["-h"]:
-        return _usage(WRITE_USAGE, to_stdout=True)
-    flags = {"reachable": False, "stdin-packs": False, "stdin-commits": False, "append": False}
-    changed: bool | None = None
-    show_progress = sys.stderr.isatty()
-    split: str | None = None
-    split_opts: dict[str, str] = {}
-    object_dir: str | None = None
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        name = arg[2:] if arg.startswith("--") else None
-        if name in flags:
-            flags[name] = True
-        elif name is not None and name.startswith("no-") and name[3:] in flags:
-            flags[name[3:]] = False
-        elif arg == "--changed-paths":
-            changed = True
-        elif arg == "--no-changed-paths":
-            changed = False
-        elif arg in ("--progress", "--no-progress"):
-            show_progress = arg == "--progress"
-        elif arg == "--split":
-            split = "merge"
-        elif arg.startswith("--split="):
-            split = arg[8:]
-            if split not in ("no-merge", "replace"):
-                raise GitodbError(f"unrecognized --split argument, {split}")
-        elif arg == "--object-dir" and i < len(argv):
-            object_dir = argv[i]
-            i += 1
-        elif arg.startswith("--object-dir="):
-            object_dir = arg[13:]
-        elif arg.split("=", 1)[0] in _SPLIT_VALUES:
-            key = arg.split("=", 1)[0]
-            if "=" in arg:
-                split_opts[key] = arg.split("=", 1)[1]
-            elif i < len(argv):
-                split_opts[key] = argv[i]
-                i += 1
-            else:
-                return _usage(WRITE_USAGE, f"option `{key[2:]}' requires a value")
-        elif arg.split("=", 1)[0] in _UNSUPPORTED:
-            raise GitodbError(f"gitodb commit-graph write does not support {arg.split('=')[0]}")
-        else:
-            what = (
-                f"unknown option `{arg[2:]}'"
-                if arg.startswith("--")
-                else (f"unknown switch `{arg[1:2]}'" if arg.startswith("-") else None)
-            )
-            return _usage(WRITE_USAGE, what)
+    flags = {
+        "reachable": opts.reachable,
+        "stdin-packs": opts.stdin_packs,
+        "stdin-commits": opts.stdin_commits,
+        "append": opts.append,
+    }
+    changed: bool | None = getattr(opts, "changed_paths", None)
+    show_progress: bool = opts.progress
+    split: str | None = getattr(opts, "split", None)
+    object_dir: str | None = opts.object_dir
+    split_opts = {
+        f"--{name}": getattr(opts, name.replace("-", "_"))
+        for name in ("max-commits", "size-multiple", "expire-time")
+        if getattr(opts, name.replace("-", "_"), None) is not None
+    }
     if sum(flags[k] for k in ("reachable", "stdin-packs", "stdin-commits")) > 1:
         raise GitodbError("use at most one of --reachable, --stdin-commits, or --stdin-packs")
     repo = ctx.open_repository()
@@ -190,7 +218,7 @@ def _write(argv: list[str], ctx: Any) -> int:
 
     if show_progress:
         n = len(commits) if commits is not None else len(packs) if packs is not None else 0
-        _progress(title, n)
+        _progress(title, n, n, True)
     try:
         write_commit_graph(
             repo,
@@ -232,50 +260,23 @@ def _emit(line: str) -> None:
     sys.stderr.write(line + "\n")
 
 
-def _progress(title: str, count: int) -> None:
+def _progress(title: str, done: int, total: int, finished: bool) -> None:
     """Git's final progress line of a phase (the meter itself is not animated)."""
-    sys.stderr.write(f"{title}: 100% ({count}/{count}), done.\n")
+    if finished:
+        sys.stderr.write(f"{title}: 100% ({done}/{total}), done.\n")
 
 
-def _verify(argv: list[str], ctx: Any) -> int:
+def _verify(opts: Any, ctx: Any) -> int:
     from gitodb.history.commitgraph_write import verify_commit_graph
 
-    if argv == ["-h"]:
-        return _usage(VERIFY_USAGE, to_stdout=True)
-    shallow = False
-    show_progress = sys.stderr.isatty()
-    object_dir: str | None = None
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg == "--shallow":
-            shallow = True
-        elif arg == "--no-shallow":
-            shallow = False
-        elif arg in ("--progress", "--no-progress"):
-            show_progress = arg == "--progress"
-        elif arg == "--object-dir" and i < len(argv):
-            object_dir = argv[i]
-            i += 1
-        elif arg.startswith("--object-dir="):
-            object_dir = arg[13:]
-        else:
-            what = (
-                f"unknown option `{arg[2:]}'"
-                if arg.startswith("--")
-                else (f"unknown switch `{arg[1:2]}'" if arg.startswith("-") else None)
-            )
-            return _usage(VERIFY_USAGE, what)
+    shallow: bool = opts.shallow
+    show_progress: bool = opts.progress
+    object_dir: str | None = opts.object_dir
     repo = ctx.open_repository()
     _check_object_dir(repo, object_dir)
     sys.stdout.flush()
     # Git prints verify's findings as bare lines, and exits with their kinds as bits.
-    _lines, status = verify_commit_graph(repo, shallow=shallow, emit=_emit)
-    if show_progress:
-        from gitodb.history.commitgraph import load_commit_graph
-
-        g = load_commit_graph(repo.odb.objects_dir, repo.object_format)
-        if g is not None:
-            _progress("Verifying commits in commit graph", g.total_commits)
+    _lines, status = verify_commit_graph(
+        repo, shallow=shallow, emit=_emit, progress=_progress if show_progress else None
+    )
     return status

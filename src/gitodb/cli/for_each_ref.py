@@ -6,102 +6,132 @@ import os
 import sys
 from typing import Any
 
-from gitodb.cli.options import as_gitodb_usage
-from gitodb.cli.refopts import Usage as _Usage
-from gitodb.cli.refopts import parse_options
+from gitodb.cli.options import Option, OptionParser, appender
 from gitodb.errors import GitodbError
 
-USAGE = """\
-usage: git for-each-ref [--count=<count>] [--shell|--perl|--python|--tcl]
-                                [(--sort=<key>)...] [--format=<format>]
-                                [--include-root-refs] [--points-at=<object>]
-                                [--merged[=<object>]] [--no-merged[=<object>]]
-                                [--contains[=<object>]] [--no-contains[=<object>]]
-                                [(--exclude=<pattern>)...] [--start-after=<marker>]
-                                [ --stdin | (<pattern>...)]
 
-    -s, --[no-]shell      quote placeholders suitably for shells
-    -p, --[no-]perl       quote placeholders suitably for perl
-    --[no-]python         quote placeholders suitably for python
-    --[no-]tcl            quote placeholders suitably for Tcl
-    --[no-]omit-empty     do not output a newline after empty formatted refs
+def _reach(kind: str) -> Option:
+    # Git's OPT_MERGED/OPT_CONTAINS: the next argument, or HEAD when last; not negatable
+    # (--no-merged is an option of its own)
+    help_text = {
+        "merged": "print only refs that are merged",
+        "no-merged": "print only refs that are not merged",
+        "contains": "print only refs which contain the commit",
+        "no-contains": "print only refs which don't contain the commit",
+    }[kind]
 
-    --[no-]count <n>      show only <n> matched refs
-    --[no-]format <format>
-                          format to use for the output
-    --[no-]start-after <marker>
-                          start iteration after the provided marker
-    --[no-]color[=<when>] respect format colors
-    --[no-]exclude <pattern>
-                          exclude refs which match pattern
-    --[no-]sort <key>     field name to sort on
-    --[no-]points-at <object>
-                          print only refs which points at the given object
-    --merged <commit>     print only refs that are merged
-    --no-merged <commit>  print only refs that are not merged
-    --contains <commit>   print only refs which contain the commit
-    --no-contains <commit>
-                          print only refs which don't contain the commit
-    --[no-]ignore-case    sorting and filtering are case insensitive
-    --[no-]stdin          read reference patterns from stdin
-    --[no-]include-root-refs
-                          also include HEAD ref and pseudorefs
+    def callback(values: Any, value: str | None, unset: bool) -> None:
+        values.reach.append((kind, value))
 
-"""
+    return Option(
+        None,
+        kind,
+        "callback",
+        help_text,
+        argh="commit",
+        takes_value=True,
+        lastarg_default=True,
+        default="HEAD",
+        negatable=False,
+        dest="reach_" + kind.replace("-", "_"),
+        callback=callback,
+    )
 
-#: long option -> (takes a value: "no", "yes", "optional", "lastarg"), negatable
-_LONG = {
-    "shell": ("no", True),
-    "perl": ("no", True),
-    "python": ("no", True),
-    "tcl": ("no", True),
-    "omit-empty": ("no", True),
-    "count": ("yes", True),
-    "format": ("yes", True),
-    "start-after": ("yes", True),
-    "color": ("optional", True),
-    "exclude": ("yes", True),
-    "sort": ("yes", True),
-    "points-at": ("yes", True),
-    "merged": ("lastarg", False),
-    "no-merged": ("lastarg", False),
-    "contains": ("lastarg", False),
-    "no-contains": ("lastarg", False),
-    "ignore-case": ("no", True),
-    "stdin": ("no", True),
-    "include-root-refs": ("no", True),
-}
-_SHORT = {"s": "shell", "p": "perl"}
+
+PARSER = OptionParser(
+    "for-each-ref",
+    [
+        "[--count=<count>] [--shell|--perl|--python|--tcl]\n"
+        "[(--sort=<key>)...] [--format=<format>]\n"
+        "[--include-root-refs] [--points-at=<object>]\n"
+        "[--merged[=<object>]] [--no-merged[=<object>]]\n"
+        "[--contains[=<object>]] [--no-contains[=<object>]]\n"
+        "[(--exclude=<pattern>)...] [--start-after=<marker>]\n"
+        "[ --stdin | (<pattern>...)]",
+    ],
+    [
+        Option("s", "shell", "bool", "quote placeholders suitably for shells"),
+        Option("p", "perl", "bool", "quote placeholders suitably for perl"),
+        Option(None, "python", "bool", "quote placeholders suitably for python"),
+        Option(None, "tcl", "bool", "quote placeholders suitably for Tcl"),
+        Option(None, "omit-empty", "bool", "do not output a newline after empty formatted refs"),
+        Option(None, None, "group"),
+        Option(None, "count", "int", "show only <n> matched refs"),
+        Option(None, "format", "string", "format to use for the output", argh="format"),
+        Option(
+            None,
+            "start-after",
+            "string",
+            "start iteration after the provided marker",
+            argh="marker",
+        ),
+        Option(
+            None,
+            "color",
+            "callback",
+            "respect format colors",
+            argh="when",
+            takes_value=True,
+            optional_value=True,
+            callback=lambda values, when, unset: setattr(
+                values, "color", False if unset else _want_color(when)
+            ),
+        ),
+        Option(
+            None,
+            "exclude",
+            "callback",
+            "exclude refs which match pattern",
+            argh="pattern",
+            takes_value=True,
+            callback=appender("exclude"),
+        ),
+        Option(
+            None,
+            "sort",
+            "callback",
+            "field name to sort on",
+            argh="key",
+            takes_value=True,
+            callback=appender("sort"),
+        ),
+        Option(
+            None,
+            "points-at",
+            "callback",
+            "print only refs which points at the given object",
+            argh="object",
+            takes_value=True,
+            callback=appender("points_at"),
+        ),
+        _reach("merged"),
+        _reach("no-merged"),
+        _reach("contains"),
+        _reach("no-contains"),
+        Option(None, "ignore-case", "bool", "sorting and filtering are case insensitive"),
+        Option(None, "stdin", "bool", "read reference patterns from stdin"),
+        Option(None, "include-root-refs", "bool", "also include HEAD ref and pseudorefs"),
+    ],
+)
+
 _QUOTES = ("shell", "perl", "python", "tcl")
-
-
-def _usage(message: str | None, usage: str = USAGE) -> int:
-    if message is None:
-        # -h: the usage names the program the user ran (gitodb), as every -h does
-        sys.stdout.write(as_gitodb_usage(usage))
-        sys.stdout.flush()
-        return 129
-    sys.stderr.write(f"error: {message}\n{usage}")
-    return 129
-
-
-def _usage_as(usage: str, message: str | None) -> int:
-    return _usage(message, usage)
 
 
 def _commit_arg(repo: Any, value: str, what: str) -> bytes:
     from gitodb.repo.reach import commit_of
 
+    merged = "merged" in what
     try:
         oid = repo.resolve(value)
     except GitodbError:
-        raise _Usage(f"malformed object name {value}") from None
+        # Git dies for --merged (fatal, 128); --contains is an option error (129)
+        if merged:
+            raise GitodbError(f"malformed object name {value}") from None
+        raise OptionParser.error(f"malformed object name {value}") from None
     commit = commit_of(repo.odb, oid, repo.object_format.hexsz)
     if commit is None:
-        raise _Usage(
-            f"option `{what}' must point to a commit"
-            if "merged" in what
-            else f"no such commit {value}"
+        raise OptionParser.error(
+            f"option `{what}' must point to a commit" if merged else f"no such commit {value}"
         )
     return commit
 
@@ -113,12 +143,14 @@ def _want_color(when: str | None) -> bool:
         return False
     if when == "auto":
         return os.isatty(1) and os.environ.get("TERM", "") != "dumb"
-    raise _Usage('option `color\' expects "always", "auto", or "never"')
+    raise OptionParser.error('option `color\' expects "always", "auto", or "never"')
 
 
 def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
     """List refs in Git's ``for-each-ref`` formats (``command``: the name in usage text)."""
-    usage = USAGE.replace("git for-each-ref", f"git {command}", 1)
+    parser = (
+        PARSER if command == "for-each-ref" else OptionParser(command, PARSER.usage, PARSER.options)
+    )
     from gitodb.repo.refformat import (
         DEFAULT_FORMAT,
         MalformedFormatError,
@@ -126,70 +158,31 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
         iter_lines,
     )
 
-    try:
-        opts, patterns = parse_options(argv, _LONG, _SHORT)
-    except _Usage as e:
-        return _usage_as(usage, e.message)
-    quotes: set[str] = set()
-    fmt = DEFAULT_FORMAT
-    count = 0
-    sort: list[str] = []
-    sort_given = False
-    color = os.isatty(1) and os.environ.get("TERM", "") != "dumb"
-    omit_empty = use_stdin = False
+    values = parser.defaults()
+    values.reach = []
+    opts, patterns = parser.parse(argv, values)
+    quotes = [q for q in _QUOTES if getattr(opts, q)]
+    fmt = DEFAULT_FORMAT if opts.format is None else opts.format
+    count = opts.count
+    if count < 0:
+        raise parser.usage_error(f"invalid --count argument: `{count}'")
+    sort: list[str] = opts.sort or []
+    sort_given = opts.sort is not None
+    color = (
+        opts.color
+        if opts.color is not None
+        else os.isatty(1) and os.environ.get("TERM", "") != "dumb"
+    )
+    omit_empty, use_stdin = opts.omit_empty, opts.stdin
     filt = RefFilter()
-    reach: list[tuple[str, str | None]] = []
-    points_at: list[str] = []
-    for opt, value, neg in opts:
-        if opt in _QUOTES:
-            (quotes.discard if neg else quotes.add)(opt)
-        elif opt == "omit-empty":
-            omit_empty = not neg
-        elif opt == "count":
-            if neg:
-                count = 0
-                continue
-            try:
-                count = int(value or "")
-            except ValueError:
-                return _usage_as(usage, "option `count' expects a numerical value")
-            if count < 0:
-                return _usage_as(usage, f"invalid --count argument: `{count}'")
-        elif opt == "format":
-            fmt = DEFAULT_FORMAT if neg else value or ""
-        elif opt == "start-after":
-            filt.start_after = None if neg else value
-        elif opt == "color":
-            try:
-                color = False if neg else _want_color(value)
-            except _Usage as e:
-                return _usage_as(usage, e.message)
-        elif opt == "exclude":
-            if neg:
-                filt.excludes = []
-            else:
-                filt.excludes.append(value or "")
-        elif opt == "sort":
-            sort_given = True
-            if neg:
-                sort = []
-            else:
-                sort.append(value or "")
-        elif opt == "points-at":
-            if neg:
-                points_at = []
-            else:
-                points_at.append(value or "")
-        elif opt in ("merged", "no-merged", "contains", "no-contains"):
-            reach.append((opt, value))
-        elif opt == "ignore-case":
-            filt.ignore_case = not neg
-        elif opt == "stdin":
-            use_stdin = not neg
-        elif opt == "include-root-refs":
-            filt.include_root_refs = not neg
+    filt.start_after = opts.start_after
+    filt.excludes = opts.exclude or []
+    filt.ignore_case = opts.ignore_case
+    filt.include_root_refs = opts.include_root_refs
+    reach: list[tuple[str, str | None]] = opts.reach
+    points_at: list[str] = opts.points_at or []
     if len(quotes) > 1:
-        return _usage_as(usage, "more than one quoting style?")
+        raise parser.usage_error("more than one quoting style?")
     quote_style = next(iter(quotes), "")
     repo = ctx.open_repository()
     if use_stdin:
@@ -203,17 +196,14 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
             raise GitodbError("cannot use --start-after with custom sort options")
         if patterns:
             raise GitodbError("cannot use --start-after with patterns")
-    try:
-        for value in points_at:
-            try:
-                filt.points_at.append(repo.resolve(value))
-            except GitodbError:
-                raise _Usage(f"malformed object name {value}") from None
-        for opt, value in reach:
-            oid = _commit_arg(repo, value or "HEAD", opt)
-            getattr(filt, opt.replace("-", "_")).append(oid)
-    except _Usage as e:
-        return _usage_as(usage, e.message)
+    for value in points_at:
+        try:
+            filt.points_at.append(repo.resolve(value))
+        except GitodbError:
+            raise OptionParser.error(f"malformed object name '{value}'") from None
+    for opt, target in reach:
+        oid = _commit_arg(repo, target or "HEAD", opt)
+        getattr(filt, opt.replace("-", "_")).append(oid)
     try:
         lines = iter_lines(
             repo,
@@ -226,7 +216,7 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
             omit_empty=omit_empty,
         )
     except MalformedFormatError as e:
-        return _usage_as(usage, str(e))
+        raise parser.usage_error(str(e)) from None
     out = sys.stdout.buffer
     for line in lines:
         out.write(line + b"\n")

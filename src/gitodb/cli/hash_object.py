@@ -13,6 +13,7 @@ import stat
 import sys
 from typing import TYPE_CHECKING, Any, BinaryIO
 
+from gitodb import fileio
 from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError, ObjectCheckError, RepositoryError
 
@@ -96,7 +97,7 @@ class _FdReader:
         return os.lseek(self.fd, pos, os.SEEK_SET)
 
     def readinto(self, view: memoryview) -> int:
-        return os.readv(self.fd, [view])
+        return fileio.readinto(self.fd, view)
 
     def read(self, n: int) -> bytes:
         return os.read(self.fd, n)

@@ -372,7 +372,8 @@ class _Prefixed:
     def read(self, n: int = -1) -> bytes:
         if self.head:
             if n < 0:
-                data, self.head = self.head + self.stream.read(), b""
+                data: bytes = self.head + self.stream.read()
+                self.head = b""
                 return data
             data, self.head = self.head[:n], self.head[n:]
             return data

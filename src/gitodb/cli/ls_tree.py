@@ -249,7 +249,7 @@ def _expand(
         if atom == b"objectmode":
             return b"%06o" % entry.mode
         if atom == b"objecttype":
-            return entry.object_type.encode()
+            return str(entry.object_type).encode()
         if atom == b"objectname":
             return abbrev(entry.id).encode()  # type: ignore[no-any-return]
         if atom == b"objectsize":

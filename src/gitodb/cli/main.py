@@ -13,6 +13,7 @@ import os
 import signal
 import sys
 import warnings
+from typing import TYPE_CHECKING
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
@@ -24,6 +25,9 @@ from gitodb.errors import (
     ObjectIdCollisionError,
     out_of_memory_message,
 )
+
+if TYPE_CHECKING:
+    from gitodb.repo import Repository
 
 _python_showwarning = warnings.showwarning
 
@@ -119,7 +123,7 @@ class Context:
         self.zlib_backend: str | None = None
         self.attr_source: str | None = None  # --attr-source (gitattributes from a tree)
 
-    def open_repository(self):  # type: ignore[no-untyped-def]
+    def open_repository(self) -> Repository:
         """Open the repository these options point at (discovery like Git)."""
         from gitodb.errors import ConfigError
         from gitodb.repo import Repository

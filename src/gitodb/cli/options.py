@@ -54,6 +54,7 @@ from gitodb.errors import GitodbError
 __all__ = [
     "Option",
     "abbrev_length",
+    "appender",
     "OptionParser",
     "UsageError",
     "PROGRAM",
@@ -118,6 +119,9 @@ class Option:
     missing: str | None = None
     #: for ``parse_exact``: the value is the next argument (``-o <file>``), given once
     separate: bool = False
+    #: Git's ``PARSE_OPT_LASTARG_DEFAULT``: the value is the next argument, or
+    #: ``default`` when the option comes last (``--merged [<commit>]``)
+    lastarg_default: bool = False
     initial: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -176,8 +180,10 @@ class OptionParser:
     """Parse a command's arguments by Git's rules (see the module docstring).
 
     ``usage`` holds the usage lines after ``gitodb <command> `` (the first is
-    ``usage:``, the others ``or:``; a line may continue after ``\\n``, indented as
-    Git indents it).  ``notes`` is printed after the options by ``--help``.
+    ``usage:``, the others ``or:``; a line may continue after ``\\n``, indented under
+    the command name, or, when it starts with spaces, as Git's literal text is:
+    those spaces after the ``usage: `` column, moved right as far as ``gitodb`` is
+    longer than ``git``).  ``notes`` is printed after the options by ``--help``.
     ``stop_at_non_option`` ends parsing at the first argument; ``keep_dashdash``
     keeps ``--`` among the arguments.
     """
@@ -211,11 +217,15 @@ class OptionParser:
             first, *rest = entry.split("\n")
             lines.append(f"{prefix}{prog} {first}".rstrip())
             indent = " " * (len(prefix) + len(prog) + 1)
-            lines.extend(f"{indent}{line.lstrip()}" for line in rest)
+            # A continuation written with its own indentation is Git's literal text
+            # (aligned under "git <command> "): it moves right as far as the name grew.
+            shift = " " * (len(prefix) + len(PROGRAM) - len("git"))
+            lines.extend(
+                f"{shift}{line}" if line.startswith(" ") else f"{indent}{line}" for line in rest
+            )
         out = "\n".join(lines) + "\n"
         shown = [o for o in self.options if full or not o.hidden]
-        if shown:
-            out += "\n"
+        out += "\n"  # Git leaves one blank line after the usage, with options or without
         for o in shown:
             if o.kind == "group":
                 out += "\n" + (f"{o.help}\n" if o.help else "")
@@ -324,6 +334,9 @@ class OptionParser:
                 raise self.error(f"{opt.name(False, match.unset)} takes no value")
             if opt.needs_value and value is None and not match.unset:
                 if i >= len(argv):
+                    if opt.lastarg_default:
+                        self._apply(opt, opt.default, False, False, values, modes)
+                        continue
                     raise self.error(opt.missing or f"{opt.name(False, False)} requires a value")
                 value = argv[i]
                 i += 1
@@ -448,6 +461,9 @@ class OptionParser:
                 continue
             if rest is None and opt.needs_value:
                 if i >= len(argv):
+                    if opt.lastarg_default:
+                        self._apply(opt, opt.default, False, True, values, modes)
+                        return i
                     raise self.error(opt.missing or f"{opt.name(True, False)} requires a value")
                 rest = argv[i]
                 i += 1
@@ -551,6 +567,18 @@ class OptionParser:
 
     def _int(self, opt: Option, value: str, short: bool) -> int:
         return parse_int(value, opt.name(short, False))
+
+
+def appender(dest: str) -> Callable[[Any, str | None, bool], None]:
+    """The callback of a repeatable option (Git's string lists, ``--sort``,
+    ``--exclude``): each value is appended to the list ``dest`` (None until the
+    option is seen); ``--no-<opt>`` empties it."""
+
+    def callback(values: Any, value: str | None, unset: bool) -> None:
+        items = getattr(values, dest) or []
+        setattr(values, dest, [] if unset else [*items, value or ""])
+
+    return callback
 
 
 def parse_int(value: str, what: str) -> int:

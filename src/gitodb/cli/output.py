@@ -33,7 +33,7 @@ def _tagged(e: OSError) -> OSError:
 class _StdoutRaw(io.FileIO):
     """``FileIO`` on fd 1 whose write errors are ``StdoutWriteError``."""
 
-    def write(self, b):  # type: ignore[no-untyped-def, override]
+    def write(self, b):  # type: ignore[no-untyped-def]
         try:
             return super().write(b)
         except OSError as e:

@@ -5,30 +5,37 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gitodb.cli.options import as_gitodb_usage
-from gitodb.cli.refopts import Usage, parse_options
+from gitodb.cli.options import Option, OptionParser, appender
 from gitodb.errors import LockError
 from gitodb.refs.peel import make_peeler
 
-USAGE = """\
-usage: git pack-refs [--all] [--no-prune] [--auto] [--include <pattern>] [--exclude <pattern>]
-
-    --[no-]all            pack everything
-    --[no-]prune          prune loose refs (default)
-    --[no-]auto           auto-pack refs as needed
-    --[no-]include <pattern>
-                          references to include
-    --[no-]exclude <pattern>
-                          references to exclude
-
-"""
-_LONG = {
-    "all": ("no", True),
-    "prune": ("no", True),
-    "auto": ("no", True),
-    "include": ("yes", True),
-    "exclude": ("yes", True),
-}
+PARSER = OptionParser(
+    "pack-refs",
+    ["[--all] [--no-prune] [--auto] [--include <pattern>] [--exclude <pattern>]"],
+    [
+        Option(None, "all", "bool", "pack everything"),
+        Option(None, "prune", "bool", "prune loose refs (default)", default=True),
+        Option(None, "auto", "bool", "auto-pack refs as needed"),
+        Option(
+            None,
+            "include",
+            "callback",
+            "references to include",
+            argh="pattern",
+            takes_value=True,
+            callback=appender("include"),
+        ),
+        Option(
+            None,
+            "exclude",
+            "callback",
+            "references to exclude",
+            argh="pattern",
+            takes_value=True,
+            callback=appender("exclude"),
+        ),
+    ],
+)
 
 
 def run(argv: list[str], ctx: Any, *, command: str = "pack-refs") -> int:
@@ -36,36 +43,17 @@ def run(argv: list[str], ctx: Any, *, command: str = "pack-refs") -> int:
 
     ``command`` is the name in the usage text (``refs optimize`` is this command).
     """
-    try:
-        opts, args = parse_options(argv, _LONG, {})
-        if args:
-            raise Usage("")
-    except Usage as e:
-        if e.message:
-            sys.stderr.write(f"error: {e.message}\n")
-        usage = USAGE.replace("git pack-refs", f"git {command}", 1)
-        if e.message is None:
-            sys.stdout.write(as_gitodb_usage(usage))  # -h names gitodb, as every -h does
-        else:
-            sys.stderr.write(usage)
-        return 129
-    all_refs = auto = False
-    prune = True
-    includes: list[str] = []
-    excludes: list[str] = []
-    for opt, value, neg in opts:
-        if opt == "all":
-            all_refs = not neg
-        elif opt == "prune":
-            prune = not neg
-        elif opt == "auto":
-            auto = not neg
-        elif opt in ("include", "exclude"):
-            target = includes if opt == "include" else excludes
-            if neg:
-                target.clear()
-            else:
-                target.append(value or "")
+    parser = (
+        PARSER if command == "pack-refs" else OptionParser(command, PARSER.usage, PARSER.options)
+    )
+    values = parser.defaults()
+    values.prune = True
+    opts, args = parser.parse(argv, values)
+    if args:
+        raise parser.usage_error()
+    all_refs, prune, auto = opts.all, opts.prune, opts.auto
+    includes: list[str] = opts.include or []
+    excludes: list[str] = opts.exclude or []
     repo = ctx.open_repository()
     refs = repo.refs
     refs.peeler = make_peeler(repo.odb, repo.object_format.hexsz)

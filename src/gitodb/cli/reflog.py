@@ -2,36 +2,132 @@
 
 from __future__ import annotations
 
-import argparse
 import sys
 import time
 from typing import Any
 
 from gitodb.cli.log import dwim_ref, walk_reflog
-from gitodb.cli.options import as_gitodb_usage
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError
 from gitodb.refs.base import ReflogEntry
 from gitodb.refs.expire import ExpiryPolicy, expiry_filter, parse_expiry
 from gitodb.repo.reach import Completeness, ancestors, commit_of
 
-USAGE = (
-    "usage: git reflog [show] [<log-options>] [<ref>]\n"
-    "   or: git reflog list\n   or: git reflog exists <ref>\n"
-    "   or: git reflog write <ref> <old-oid> <new-oid> <message>\n"
-    "   or: git reflog delete [--rewrite] [--updateref]\n"
-    "                         [--dry-run | -n] [--verbose] <ref>@{<specifier>}...\n"
-    "   or: git reflog drop [--all [--single-worktree] | <refs>...]\n"
-    "   or: git reflog expire [--expire=<time>] [--expire-unreachable=<time>]\n"
-    "                         [--rewrite] [--updateref] [--stale-fix]\n"
-    "                         [--dry-run | -n] [--verbose] [--all [--single-worktree] | "
-    "<refs>...]"
+_DRY_RUN = Option("n", "dry-run", "bool", "do not actually prune any entries")
+_REWRITE = Option(
+    None,
+    "rewrite",
+    "bool",
+    "rewrite the old SHA1 with the new SHA1 of the entry that now precedes it",
+)
+_UPDATEREF = Option(
+    None, "updateref", "bool", "update the reference to the value of the top reflog entry"
+)
+_VERBOSE = Option(None, "verbose", "bool", "print extra information on screen")
+
+#: one parser per subcommand, as Git has; the usage lines of ``git reflog -h``
+PARSERS = {
+    "show": OptionParser("reflog", ["[show] [<log-options>] [<ref>]"], []),
+    "list": OptionParser("reflog list", [""], []),
+    "exists": OptionParser("reflog exists", ["<ref>"], []),
+    "write": OptionParser("reflog write", ["<ref> <old-oid> <new-oid> <message>"], []),
+    "delete": OptionParser(
+        "reflog delete",
+        ["[--rewrite] [--updateref]\n[--dry-run | -n] [--verbose] <ref>@{<specifier>}..."],
+        [_DRY_RUN, _REWRITE, _UPDATEREF, _VERBOSE],
+    ),
+    "drop": OptionParser(
+        "reflog drop",
+        ["[--all [--single-worktree] | <refs>...]"],
+        [
+            Option(None, "all", "bool", "drop the reflogs of all references"),
+            Option(None, "single-worktree", "bool", "drop reflogs from the current worktree only"),
+        ],
+    ),
+    "expire": OptionParser(
+        "reflog expire",
+        [
+            "[--expire=<time>] [--expire-unreachable=<time>]\n"
+            "[--rewrite] [--updateref] [--stale-fix]\n"
+            "[--dry-run | -n] [--verbose] [--all [--single-worktree] | <refs>...]"
+        ],
+        [
+            _DRY_RUN,
+            _REWRITE,
+            _UPDATEREF,
+            _VERBOSE,
+            Option(
+                None,
+                "expire",
+                "string",
+                "prune entries older than the specified time",
+                argh="timestamp",
+                negatable=False,
+            ),
+            Option(
+                None,
+                "expire-unreachable",
+                "string",
+                "prune entries older than <time> that are not reachable from the current "
+                "tip of the branch",
+                argh="timestamp",
+                dest="unreachable",
+                negatable=False,
+            ),
+            Option(
+                None, "stale-fix", "bool", "prune any reflog entries that point to broken commits"
+            ),
+            Option(None, "all", "bool", "process the reflogs of all references"),
+            Option(
+                None,
+                "single-worktree",
+                "bool",
+                "limits processing to reflogs from the current worktree only",
+            ),
+        ],
+    ),
+}
+
+#: ``git reflog -h``: every subcommand's usage
+PARSER = OptionParser(
+    "reflog",
+    [
+        "[show] [<log-options>] [<ref>]",
+        "list",
+        "exists <ref>",
+        "write <ref> <old-oid> <new-oid> <message>",
+        "delete [--rewrite] [--updateref]\n"
+        "                  [--dry-run | -n] [--verbose] <ref>@{<specifier>}...",
+        "drop [--all [--single-worktree] | <refs>...]",
+        "expire [--expire=<time>] [--expire-unreachable=<time>]\n"
+        "                  [--rewrite] [--updateref] [--stale-fix]\n"
+        "                  [--dry-run | -n] [--verbose] [--all [--single-worktree] | <refs>...]",
+    ],
+    [],
 )
 
 
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {message}\n{USAGE}\n")
-        raise SystemExit(129)
+def _show_args(rest: list[str]) -> tuple[str, list[str], list[str]]:
+    """``reflog show``'s arguments, by Git's revision-option rules (``git log -g``):
+    ``--format=``/``--pretty=`` (stuck), refs, ``--`` then paths; any other option is
+    ``fatal: unrecognized argument``."""
+    fmt = "%h %gd: %gs"
+    specs: list[str] = []
+    paths: list[str] = []
+    for i, arg in enumerate(rest):
+        if arg == "--":
+            paths = rest[i + 1 :]
+            break
+        if arg == "--end-of-options":
+            specs += rest[i + 1 :]
+            break
+        if arg.startswith(("--format=", "--pretty=")):
+            fmt = arg.partition("=")[2]
+        elif arg.startswith("-") and arg != "-":
+            raise GitodbError(f"unrecognized argument: {arg}")
+        else:
+            specs.append(arg)
+    return fmt, specs, paths
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -45,60 +141,39 @@ def run(argv: list[str], ctx: Any) -> int:
     )
     rest = argv[1:] if argv and argv[0] == sub else argv
     if rest[:1] in (["-h"], ["--help"]):
-        # -h names the program run (gitodb), as every -h does
-        sys.stdout.write(_help(sub))
-        return 129
+        raise (PARSER if sub == "show" and not argv[:1] == ["show"] else PARSERS[sub]).help_exit()
     if sub in ("drop", "write", "delete"):
         return {"drop": _drop, "write": _write, "delete": _delete}[sub](rest, ctx)
+    if sub in ("exists", "expire"):
+        opts, rest = PARSERS[sub].parse(rest)
+    if sub == "exists" and not rest:
+        raise PARSERS["exists"].usage_error()
     repo = ctx.open_repository()
     refs = repo.refs
     if sub == "list":
         if rest:
             sys.stderr.write(f"error: list does not accept arguments: '{rest[0]}'\n")
-            return 129
+            return 255
         sys.stdout.buffer.write(
             "".join(n + "\n" for n in refs.reflog_names()).encode("utf-8", "surrogateescape")
         )
         return 0
     if sub == "exists":
-        if len(rest) != 1:
-            raise SystemExit(_usage())
         return 0 if refs.reflog_exists(rest[0]) else 1
     if sub == "show":
-        paths: list[str] = []
-        if "--" in rest:
-            cut = rest.index("--")
-            rest, paths = rest[:cut], rest[cut + 1 :]
-        p = _Parser(prog="git reflog show", add_help=False)
-        p.add_argument("--format", "--pretty", dest="format", default="%h %gd: %gs")
-        p.add_argument("refs", nargs="*")
-        args = p.parse_args(rest)
-        fmt = (
-            args.format.split(":", 1)[1]
-            if args.format.startswith(("format:", "tformat:"))
-            else args.format
-        )
-        for spec in args.refs or ["HEAD"]:
+        fmt, specs, paths = _show_args(rest)
+        if fmt.startswith(("format:", "tformat:")):
+            fmt = fmt.split(":", 1)[1]
+        for spec in specs or ["HEAD"]:
             sys.stdout.buffer.write(
                 walk_reflog(repo, spec, fmt.encode("utf-8", "surrogateescape"), paths)
             )
         return 0
-    p = _Parser(prog="git reflog expire", add_help=False)
-    p.add_argument("--expire", default=None)
-    p.add_argument("--expire-unreachable", dest="unreachable", default=None)
-    p.add_argument("--all", action="store_true")
-    p.add_argument("-n", "--dry-run", dest="dry_run", action="store_true")
-    p.add_argument("--verbose", action="store_true")
-    p.add_argument("--stale-fix", dest="stale_fix", action="store_true")
-    p.add_argument("--rewrite", action="store_true")
-    p.add_argument("--updateref", action="store_true")
-    p.add_argument("--single-worktree", dest="single_worktree", action="store_true")
-    p.add_argument("refs", nargs="*")
-    args = p.parse_args(rest)
-    return _expire(repo, args)
+    opts.refs = rest
+    return _expire(repo, opts)
 
 
-def _expire(repo: Any, args: argparse.Namespace) -> int:
+def _expire(repo: Any, args: Any) -> int:
     """``reflog expire``: limits from the options, else config (``gitodb.refs.expire``)."""
     refs = repo.refs
     hexsz = repo.object_format.hexsz
@@ -152,7 +227,7 @@ def _expire(repo: Any, args: argparse.Namespace) -> int:
         keep = expiry_filter(total, unreach, null, is_reachable)
 
         def decide(i: int, e: ReflogEntry, keep: Any = keep) -> bool:
-            ok = keep(i, e)
+            ok: bool = keep(i, e)
             if ok and complete is not None:
                 ok = all(o == null or complete.commit_complete(o) for o in (e.old, e.new))
             if args.verbose or (args.dry_run and not ok):
@@ -169,13 +244,6 @@ def _expire(repo: Any, args: argparse.Namespace) -> int:
         if args.updateref:
             _update_to_last(refs, name)
     return status
-
-
-def _sub_usage(sub: str, message: str | None = None) -> int:
-    if message is not None:
-        sys.stderr.write(f"error: {message}\n")
-    sys.stderr.write(_SUB_USAGE[sub] + "\n")
-    return 129
 
 
 def _log_name(refs: Any, spec: str) -> str | None:
@@ -198,15 +266,8 @@ def _log_name(refs: Any, spec: str) -> str | None:
 
 def _drop(rest: list[str], ctx: Any) -> int:
     """``reflog drop [--all [--single-worktree] | <refs>...]``: delete whole reflogs."""
-    from gitodb.cli.refopts import Usage, parse_options
-
-    try:
-        opts, names = parse_options(
-            rest, {"all": ("no", True), "single-worktree": ("no", True)}, {}
-        )
-    except Usage as e:
-        return _sub_usage("drop", e.message)
-    flags = {o: not neg for o, _v, neg in opts}
+    opts, names = PARSERS["drop"].parse(rest)
+    flags = {"all": opts.all, "single-worktree": opts.single_worktree}
     if flags.get("all") and names:
         sys.stderr.write("usage: references specified along with --all\n")
         return 129
@@ -241,8 +302,9 @@ def _write(rest: list[str], ctx: Any) -> int:
         refname_format_ok,
     )
 
+    _opts, rest = PARSERS["write"].parse(rest)
     if len(rest) != 4:
-        return _sub_usage("write")
+        raise PARSERS["write"].usage_error()
     name, old_hex, new_hex, message = rest
     repo = ctx.open_repository()
     if not (refname_format_ok(name) or is_root_ref(name)):
@@ -283,23 +345,15 @@ def _update_to_last(refs: Any, name: str) -> None:
 
 def _delete(rest: list[str], ctx: Any) -> int:
     """``reflog delete [--rewrite] [--updateref] [-n] [--verbose] <ref>@{<n>|<date>}...``."""
-    from gitodb.cli.refopts import Usage, parse_options
     from gitodb.objects.approxidate import approxidate
 
-    try:
-        opts, specs = parse_options(
-            rest,
-            {
-                "dry-run": ("no", True),
-                "rewrite": ("no", True),
-                "updateref": ("no", True),
-                "verbose": ("no", True),
-            },
-            {"n": "dry-run"},
-        )
-    except Usage as e:
-        return _sub_usage("delete", e.message)
-    flags = {o: not neg for o, _v, neg in opts}
+    opts, specs = PARSERS["delete"].parse(rest)
+    flags = {
+        "dry-run": opts.dry_run,
+        "rewrite": opts.rewrite,
+        "updateref": opts.updateref,
+        "verbose": opts.verbose,
+    }
     dry_run, verbose = flags.get("dry-run", False), flags.get("verbose", False)
     if not specs:
         sys.stderr.write("error: no reflog specified to delete\n")
@@ -344,55 +398,3 @@ def _delete(rest: list[str], ctx: Any) -> int:
         if flags.get("updateref"):
             _update_to_last(refs, full)
     return status
-
-
-_SUB_USAGE = {
-    "show": "usage: git reflog [show] [<log-options>] [<ref>]",
-    "list": "usage: git reflog list",
-    "exists": "usage: git reflog exists <ref>",
-    "delete": "usage: git reflog delete [--rewrite] [--updateref]\n"
-    "                         [--dry-run | -n] [--verbose] <ref>@{<specifier>}...",
-    "drop": "usage: git reflog drop [--all [--single-worktree] | <refs>...]",
-    "write": "usage: git reflog write <ref> <old-oid> <new-oid> <message>",
-    "expire": "usage: git reflog expire [--expire=<time>] [--expire-unreachable=<time>]\n"
-    "                         [--rewrite] [--updateref] [--stale-fix]\n"
-    "                         [--dry-run | -n] [--verbose] [--all [--single-worktree]"
-    " | <refs>...]",
-}
-
-
-_DRY_RUN = (
-    "    -n, --[no-]dry-run    do not actually prune any entries\n"
-    "    --[no-]rewrite        rewrite the old SHA1 with the new SHA1 of the entry that now "
-    "precedes it\n"
-    "    --[no-]updateref      update the reference to the value of the top reflog entry\n"
-    "    --[no-]verbose        print extra information on screen\n"
-)
-#: what ``-h`` prints after a subcommand's usage lines (Git 2.55's option lists)
-_SUB_OPTIONS = {
-    "delete": _DRY_RUN,
-    "expire": _DRY_RUN + "    --expire <timestamp>  prune entries older than the specified time\n"
-    "    --expire-unreachable <timestamp>\n"
-    "                          prune entries older than <time> that are not reachable from "
-    "the current tip of the branch\n"
-    "    --[no-]stale-fix      prune any reflog entries that point to broken commits\n"
-    "    --[no-]all            process the reflogs of all references\n"
-    "    --[no-]single-worktree\n"
-    "                          limits processing to reflogs from the current worktree only\n",
-    "drop": "    --[no-]all            drop the reflogs of all references\n"
-    "    --[no-]single-worktree\n"
-    "                          drop reflogs from the current worktree only\n",
-}
-
-
-def _help(sub: str) -> str:
-    """``reflog <sub> -h``: the usage, then the options (as Git), naming gitodb."""
-    text = _SUB_USAGE.get(sub, USAGE) + "\n\n"
-    if sub in _SUB_OPTIONS:
-        text += _SUB_OPTIONS[sub] + "\n"
-    return as_gitodb_usage(text)
-
-
-def _usage() -> int:
-    sys.stderr.write(USAGE + "\n")
-    return 129

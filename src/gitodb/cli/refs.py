@@ -12,8 +12,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from gitodb.cli.options import as_gitodb_usage
-from gitodb.cli.refopts import Usage, parse_options
+from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
 
 _MIGRATE = "usage: git refs migrate --ref-format=<format> [--no-reflog] [--dry-run]"
 _VERIFY = "usage: git refs verify [--strict] [--verbose]"
@@ -66,6 +65,17 @@ def _usage_exit(text: str, message: str | None, *, error: bool = True) -> int:
     return 129
 
 
+def _parse(argv: list[str], options: list[Option], text: str) -> tuple[Any, list[str]]:
+    """Parse by Git's rules; usage texts are Git 2.55's own (``git refs`` is new there)."""
+    try:
+        return OptionParser("refs", [], options).parse(argv)
+    except UsageError as e:
+        if e.stdout:
+            raise UsageError(stdout=as_gitodb_usage(text)) from None
+        head = e.stderr.split("\n", 1)[0] + "\n" if e.stderr.startswith("error: ") else ""
+        raise UsageError(stderr=head + as_gitodb_usage(text)) from None
+
+
 def run(argv: list[str], ctx: Any) -> int:
     """Dispatch ``refs <subcommand>``."""
     if not argv or argv[0] in ("-h", "--help", "--help-all"):
@@ -93,10 +103,7 @@ def run(argv: list[str], ctx: Any) -> int:
 def _exists(argv: list[str], ctx: Any) -> int:
     from gitodb.errors import GitodbError, RefError
 
-    try:
-        _opts, args = parse_options(argv, {}, {})
-    except Usage as e:
-        return _usage_exit(EXISTS_USAGE, e.message)
+    _opts, args = _parse(argv, [], EXISTS_USAGE)
     if len(args) != 1:
         raise GitodbError("'git refs exists' requires a reference")
     repo = ctx.open_repository()
@@ -113,19 +120,11 @@ def _exists(argv: list[str], ctx: Any) -> int:
 def _verify(argv: list[str], ctx: Any) -> int:
     from gitodb.refs.verify import verify_files, verify_reftable
 
-    try:
-        opts, args = parse_options(argv, {"verbose": ("no", True), "strict": ("no", True)}, {})
-        if args:
-            raise Usage("too many arguments")
-    except Usage as e:
-        if e.message == "too many arguments":
-            return _usage_exit(VERIFY_USAGE, "too many arguments")
-        return _usage_exit(VERIFY_USAGE, e.message)
-    verbose = False
-    for opt, _value, neg in opts:
-        if opt == "verbose":
-            verbose = not neg
-        # --strict: the checks gitodb has report the same either way in Git 2.55
+    # --strict: the checks gitodb has report the same either way in Git 2.55
+    opts, args = _parse(argv, [Option(None, "verbose"), Option(None, "strict")], VERIFY_USAGE)
+    if args:
+        return _usage_exit(VERIFY_USAGE, "too many arguments")
+    verbose = opts.verbose
     repo = ctx.open_repository()
     failed = False
 
@@ -165,24 +164,16 @@ def _git_dir_as_shown(repo: Any) -> str:
 def _migrate(argv: list[str], ctx: Any) -> int:
     from gitodb.repo.refmigrate import MigrationError, migrate_refs
 
-    spec = {"ref-format": ("yes", False), "dry-run": ("no", True), "reflog": ("no", True)}
-    try:
-        opts, args = parse_options(argv, spec, {})
-    except Usage as e:
-        return _usage_exit(MIGRATE_USAGE, e.message)
+    options = [
+        Option(None, "ref-format", "string", negatable=False),
+        Option(None, "dry-run"),
+        Option(None, "reflog", default=True, initial=True),
+    ]
+    opts, args = _parse(argv, options, MIGRATE_USAGE)
     if args:
         sys.stderr.write("usage: too many arguments\n")
         return 129
-    ref_format = None
-    dry_run = False
-    reflogs = True
-    for opt, value, neg in opts:
-        if opt == "ref-format":
-            ref_format = value
-        elif opt == "dry-run":
-            dry_run = not neg
-        elif opt == "reflog":
-            reflogs = not neg
+    ref_format, dry_run, reflogs = opts.ref_format, opts.dry_run, opts.reflog
     if ref_format is None:
         sys.stderr.write("usage: missing --ref-format=<format>\n")
         return 129

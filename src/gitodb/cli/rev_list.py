@@ -568,7 +568,7 @@ def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool)
     from gitodb.history.simplify import BOUNDARY
 
     flags = node.flags  # type: ignore[attr-defined]
-    line = b"%d " % node.date if settings.timestamp else b""  # type: ignore[attr-defined]
+    line: bytes = b"%d " % node.date if settings.timestamp else b""  # type: ignore[attr-defined]
     boundary = bool(flags & BOUNDARY)
     if boundary and not settings.nul:
         line += b"-"
@@ -596,10 +596,11 @@ def _pretty_line(walk: object, node: object, settings: _Settings, line: bytes) -
     repo = walk.repo  # type: ignore[attr-defined]
     raw = repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
     if settings.pretty == "oneline":
-        return line + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n"  # type: ignore[attr-defined]
+        oneline: bytes = pretty_commit("oneline", repo, node.id, raw)  # type: ignore[attr-defined]
+        return line + b" " + oneline + b"\n"
     if settings.formatter is None:
         settings.formatter = Formatter(repo, settings.pretty or "")
-    text = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
+    text: bytes = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
     return b"commit " + line + b"\n" + text + b"\n"
 
 
@@ -641,7 +642,7 @@ def _bisect_vars(walk: object, settings: _Settings, out: list[bytes], commits: o
 def _raw_header(walk: object, node: object) -> bytes:
     """``--header``: the commit's headers as stored, a blank line and the message
     indented by four spaces."""
-    data = walk.repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
+    data: bytes = walk.repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
     head, _sep, message = data.partition(b"\n\n")
     body = b"".join(b"    " + m + b"\n" for m in message.split(b"\n")) if message else b""
     if message.endswith(b"\n"):

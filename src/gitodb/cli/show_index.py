@@ -11,49 +11,31 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError, RepositoryError
 from gitodb.objects.format import SHA1, format_by_name
 from gitodb.pack.idx_stream import iter_index_entries
 
-USAGE = """usage: git show-index [--object-format=<hash-algorithm>] < <pack-idx-file>
-
-    --[no-]object-format <hash-algorithm>
-                          specify the hash algorithm to use
-
-"""
-
-
-def _usage_error(line: str, with_usage: bool = True) -> int:
-    sys.stderr.write(line + "\n" + (USAGE if with_usage else ""))
-    return 129
+PARSER = OptionParser(
+    "show-index",
+    ["[--object-format=<hash-algorithm>] < <pack-idx-file>"],
+    [
+        Option(
+            None,
+            "object-format",
+            "string",
+            "specify the hash algorithm to use",
+            argh="hash-algorithm",
+        ),
+    ],
+)
 
 
 def run(argv: list[str], ctx: Any) -> int:
     """Entry point for ``gitodb show-index``."""
-    hash_name: str | None = None
-    it = iter(argv)
-    for arg in it:
-        if arg in ("-h", "--help"):
-            sys.stdout.write(USAGE)
-            return 129
-        if arg == "--":
-            continue
-        if arg == "--no-object-format":
-            hash_name = None
-        elif arg == "--object-format" or arg.startswith("--object-format="):
-            if "=" in arg:
-                hash_name = arg.split("=", 1)[1]
-            else:
-                hash_name = next(it, None)
-                if hash_name is None:
-                    return _usage_error(
-                        "error: option `object-format' requires a value", with_usage=False
-                    )
-        elif arg.startswith("--"):
-            return _usage_error(f"error: unknown option `{arg[2:]}'")
-        elif arg.startswith("-") and arg != "-":
-            return _usage_error(f"error: unknown switch `{arg[1:2]}'")
-        # Git ignores other arguments: the index always comes on stdin
+    # Git ignores arguments other than options: the index always comes on stdin
+    opts, _args = PARSER.parse(argv)
+    hash_name: str | None = opts.object_format
     if hash_name is not None:
         try:
             fmt = format_by_name(hash_name)

@@ -5,65 +5,102 @@ from __future__ import annotations
 import sys
 from typing import Any
 
-from gitodb.cli.refopts import Usage, parse_options
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError
 from gitodb.refs.base import refname_format_ok, refname_is_safe
 from gitodb.refs.peel import peel_fully
 
-USAGE = """\
-usage: git show-ref [--head] [-d | --dereference]
-                    [-s | --hash[=<n>]] [--abbrev[=<n>]] [--branches] [--tags]
-                    [--] [<pattern>...]
-   or: git show-ref --verify [-q | --quiet] [-d | --dereference]
-                    [-s | --hash[=<n>]] [--abbrev[=<n>]]
-                    [--] [<ref>...]
-   or: git show-ref --exclude-existing[=<pattern>]
-   or: git show-ref --exists <ref>
 
-    --[no-]tags           only show tags (can be combined with --branches)
-    --[no-]branches       only show branches (can be combined with --tags)
-    --[no-]exists         check for reference existence without resolving
-    --[no-]verify         stricter reference checking, requires exact ref path
-    --[no-]head           show the HEAD reference, even if it would be filtered out
-    -d, --[no-]dereference
-                          dereference tags into object IDs
-    -s, --[no-]hash[=<n>] only show SHA1 hash using <n> digits
-    --[no-]abbrev[=<n>]   use <n> digits to display object names
-    -q, --[no-]quiet      do not print results to stdout (useful with --verify)
-    --exclude-existing[=<pattern>]
-                          show refs from stdin that aren't in local repository
-
-"""
-
-_LONG = {
-    "tags": ("no", True),
-    "branches": ("no", True),
-    "heads": ("no", True),
-    "exists": ("no", True),
-    "verify": ("no", True),
-    "head": ("no", True),
-    "dereference": ("no", True),
-    "hash": ("optional", True),
-    "abbrev": ("optional", True),
-    "quiet": ("no", True),
-    "exclude-existing": ("optional", False),
-}
-_SHORT = {"d": "dereference", "s": "hash", "q": "quiet"}
+def _set_hash(values: Any, value: str | None, unset: bool) -> None:
+    values.hash = not unset
+    if value is not None:
+        values.hash_value = value
 
 
-def _usage(message: str | None) -> int:
-    if message is None:
-        sys.stdout.write(USAGE)
-        return 129
-    sys.stderr.write(f"error: {message}\n{USAGE}")
-    return 129
+def _set_abbrev(values: Any, value: str | None, unset: bool) -> None:
+    values.abbrev_set = not unset
+    values.abbrev_value = "0" if unset else value
+
+
+def _set_exclude(values: Any, value: str | None, unset: bool) -> None:
+    values.exclude_existing = True
+    values.exclude_pattern = value
+
+
+PARSER = OptionParser(
+    "show-ref",
+    [
+        "[--head] [-d | --dereference]\n"
+        "[-s | --hash[=<n>]] [--abbrev[=<n>]] [--branches] [--tags]\n"
+        "[--] [<pattern>...]",
+        "--verify [-q | --quiet] [-d | --dereference]\n"
+        "[-s | --hash[=<n>]] [--abbrev[=<n>]]\n"
+        "[--] [<ref>...]",
+        "--exclude-existing[=<pattern>]",
+        "--exists <ref>",
+    ],
+    [
+        Option(None, "tags", "bool", "only show tags (can be combined with --branches)"),
+        Option(None, "branches", "bool", "only show branches (can be combined with --tags)"),
+        Option(
+            None, "heads", "bool", "deprecated synonym for --branches", dest="branches", hidden=True
+        ),
+        Option(None, "exists", "bool", "check for reference existence without resolving"),
+        Option(None, "verify", "bool", "stricter reference checking, requires exact ref path"),
+        Option(None, "head", "bool", "show the HEAD reference, even if it would be filtered out"),
+        Option("d", "dereference", "bool", "dereference tags into object IDs"),
+        Option(
+            "s",
+            "hash",
+            "callback",
+            "only show SHA1 hash using <n> digits",
+            argh="n",
+            takes_value=True,
+            optional_value=True,
+            callback=_set_hash,
+        ),
+        Option(
+            None,
+            "abbrev",
+            "callback",
+            "use <n> digits to display object names",
+            argh="n",
+            takes_value=True,
+            optional_value=True,
+            callback=_set_abbrev,
+        ),
+        Option("q", "quiet", "bool", "do not print results to stdout (useful with --verify)"),
+        Option(
+            None,
+            "exclude-existing",
+            "callback",
+            "show refs from stdin that aren't in local repository",
+            argh="pattern",
+            takes_value=True,
+            optional_value=True,
+            negatable=False,
+            callback=_set_exclude,
+        ),
+    ],
+)
+
+
+def _values() -> Any:
+    values = PARSER.defaults()
+    values.hash = False
+    values.hash_value = None
+    values.abbrev_set = False
+    values.abbrev_value = None
+    values.exclude_existing = False
+    values.exclude_pattern = None
+    return values
 
 
 def _abbrev_value(opt: str, value: str, hexsz: int) -> int:
     try:
         n = int(value)
     except ValueError:
-        raise Usage(f"option `{opt}' expects a numerical value") from None
+        raise OptionParser.error(f"option `{opt}' expects a numerical value") from None
     if n and n < 4:
         return 4
     return min(n, hexsz)
@@ -146,34 +183,21 @@ def _exclude_existing(repo: Any, pattern: str | None) -> int:
 
 def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, like Git's
     """Git's ``show-ref`` and its four modes."""
-    try:
-        opts, args = parse_options(argv, _LONG, _SHORT)
-    except Usage as e:
-        return _usage(e.message)
-    flags: dict[str, bool] = {}
-    hash_value: str | None = None
-    abbrev_value: str | None = None
-    abbrev_set = False
-    exclude: tuple[bool, str | None] = (False, None)
-    for opt, value, neg in opts:
-        if opt == "hash":
-            flags["hash"] = not neg
-            if value is not None:
-                hash_value = value
-        elif opt == "abbrev":
-            abbrev_set = not neg
-            abbrev_value = None if neg else value
-            if neg:
-                abbrev_value = "0"
-        elif opt == "exclude-existing":
-            exclude = (True, value)
-        else:
-            flags["branches" if opt == "heads" else opt] = not neg
+    opts, args = PARSER.parse(argv, _values())
+    flags: dict[str, bool] = {
+        name: getattr(opts, name)
+        for name in ("tags", "branches", "exists", "verify", "head", "dereference", "quiet")
+    }
+    flags["hash"] = opts.hash
+    hash_value: str | None = opts.hash_value
+    abbrev_value: str | None = opts.abbrev_value
+    abbrev_set: bool = opts.abbrev_set
+    exclude: tuple[bool, str | None] = (opts.exclude_existing, opts.exclude_pattern)
     modes = [
         m
         for m, on in (
-            ("--verify", flags.get("verify")),
             ("--exclude-existing", exclude[0]),
+            ("--verify", flags.get("verify")),
             ("--exists", flags.get("exists")),
         )
         if on
@@ -182,21 +206,17 @@ def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, 
         raise GitodbError(f"options '{modes[0]}' and '{modes[1]}' cannot be used together")
     repo = ctx.open_repository()
     hexsz = repo.object_format.hexsz
-    try:
-        abbrev = 0
-        if abbrev_set:
-            from gitodb.repo.abbrev import default_abbrev
+    abbrev = 0
+    if abbrev_set:
+        from gitodb.repo.abbrev import default_abbrev
 
-            abbrev = (
-                default_abbrev(repo)
-                if abbrev_value is None
-                else _abbrev_value("abbrev", abbrev_value, hexsz)
-            )
-        if hash_value is not None:
-            abbrev = _abbrev_value("hash", hash_value, hexsz)
-    except Usage as e:
-        sys.stderr.write(f"error: {e.message}\n")
-        return 129
+        abbrev = (
+            default_abbrev(repo)
+            if abbrev_value is None
+            else _abbrev_value("abbrev", abbrev_value, hexsz)
+        )
+    if hash_value is not None:
+        abbrev = _abbrev_value("hash", hash_value, hexsz)
     refs = repo.refs
     if exclude[0]:
         return _exclude_existing(repo, exclude[1])

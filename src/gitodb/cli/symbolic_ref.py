@@ -6,47 +6,40 @@ import sys
 from collections.abc import Callable
 from typing import Any
 
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError, RefError
 from gitodb.refs.base import refname_format_ok
 from gitodb.refs.peel import shorten_ref
 
-USAGE = (
-    "usage: git symbolic-ref [-m <reason>] <name> <ref>\n"
-    "   or: git symbolic-ref [-q] [--short] [--no-recurse] <name>\n"
-    "   or: git symbolic-ref --delete [-q] <name>"
+PARSER = OptionParser(
+    "symbolic-ref",
+    [
+        "[-m <reason>] <name> <ref>",
+        "[-q] [--short] [--no-recurse] <name>",
+        "--delete [-q] <name>",
+    ],
+    [
+        Option("q", "quiet", "bool", "suppress error message for non-symbolic (detached) refs"),
+        Option("d", "delete", "bool", "delete symbolic ref"),
+        Option(None, "short", "bool", "shorten ref output"),
+        Option(None, "recurse", "bool", "recursively dereference (default)"),
+        Option("m", None, "string", "reason of the update", argh="reason"),
+    ],
 )
 
 
 def run(argv: list[str], ctx: Any) -> int:
     """Read, set or delete a symbolic ref."""
-    msg = None
-    quiet = short = delete = no_recurse = False
-    pos: list[str] = []
-    it = iter(argv)
-    for a in it:
-        if a == "-m":
-            msg = next(it, None)
-        elif a in ("-q", "--quiet"):
-            quiet = True
-        elif a == "--short":
-            short = True
-        elif a in ("-d", "--delete"):
-            delete = True
-        elif a == "--no-recurse":
-            no_recurse = True
-        elif a == "--recurse":
-            no_recurse = False
-        elif a.startswith("-"):
-            sys.stderr.write(USAGE + "\n")
-            return 129
-        else:
-            pos.append(a)
+    values = PARSER.defaults()
+    values.recurse = True
+    opts, pos = PARSER.parse(argv, values)
+    msg: str | None = opts.m
+    quiet, short, delete, no_recurse = opts.quiet, opts.short, opts.delete, not opts.recurse
     repo = ctx.open_repository()
     refs = repo.refs
     if delete:
         if len(pos) != 1:
-            sys.stderr.write(USAGE + "\n")
-            return 129
+            raise PARSER.usage_error()
         ref = refs.read(pos[0])
         if ref is None or ref.target is None:
             if quiet:
@@ -76,8 +69,7 @@ def run(argv: list[str], ctx: Any) -> int:
         if not refname_format_ok(pos[1], allow_onelevel=True):
             raise GitodbError(f"Refusing to set '{pos[0]}' to invalid ref '{pos[1]}'")
         return _write(lambda: refs.set_symref(pos[0], pos[1], msg))
-    sys.stderr.write(USAGE + "\n")
-    return 129
+    raise PARSER.usage_error()
 
 
 def _write(change: Callable[[], None]) -> int:

@@ -48,9 +48,9 @@ def run(argv: list[str], ctx: Any) -> int:
     repo = ctx.open_repository()
     show = not quiet and sys.stderr.isatty()
 
-    def progress(done: int, total: int) -> None:
-        end = ", done.\n" if done == total else "\r"
-        sys.stderr.write(f"Unpacking objects: {done * 100 // total:3d}% ({done}/{total}){end}")
+    def progress(title: str, done: int, total: int, finished: bool) -> None:
+        end = ", done.\n" if finished else "\r"
+        sys.stderr.write(f"{title}: {done * 100 // total:3d}% ({done}/{total}){end}")
 
     def report(message: str) -> None:
         sys.stderr.write(f"error: {message}\n")

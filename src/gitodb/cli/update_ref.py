@@ -6,22 +6,48 @@ from __future__ import annotations
 import sys
 from typing import Any
 
+from gitodb.cli.options import Option, OptionParser
 from gitodb.cli.update_ref_stdin import CommandParser, read_commands
 from gitodb.errors import BadRevisionError, GitodbError, RefError
 from gitodb.refs.base import RefTransaction
 from gitodb.refs.peel import make_peeler
 from gitodb.repo import revparse
 
-USAGE = (
-    "usage: git update-ref [<options>] -d <refname> [<old-val>]\n"
-    "   or: git update-ref [<options>]    <refname> <new-val> [<old-val>]\n"
-    "   or: git update-ref [<options>] --stdin [-z] [--batch-updates]"
+PARSER = OptionParser(
+    "update-ref",
+    [
+        "[<options>] -d <refname> [<old-oid>]",
+        "[<options>]    <refname> <new-oid> [<old-oid>]",
+        "[<options>] --stdin [-z] [--batch-updates]",
+    ],
+    [
+        Option("m", None, "string", "reason of the update", argh="reason"),
+        Option("d", None, "bool", "delete the reference", dest="delete", negatable=False),
+        Option(
+            None,
+            "no-deref",
+            "bool",
+            "update <refname> not the one it points to",
+            negatable=False,
+        ),
+        Option(
+            None,
+            "deref",
+            "callback",
+            "opposite of --no-deref",
+            negatable=False,
+            callback=lambda values, _value, _unset: setattr(values, "no_deref", False),
+        ),
+        Option("z", None, "bool", "stdin has NUL-terminated arguments", negatable=False),
+        Option(None, "stdin", "bool", "read updates from stdin"),
+        Option(None, "create-reflog", "bool", "create a reflog"),
+        Option("0", "batch-updates", "bool", "batch reference updates"),
+    ],
 )
 
 
 def _usage() -> int:
-    sys.stderr.write(USAGE + "\n")
-    return 129
+    raise PARSER.usage_error()
 
 
 def _oid(repo: Any, value: str, allow_empty: bool = False) -> bytes:
@@ -237,41 +263,10 @@ def _stdin_command(
 
 def run(argv: list[str], ctx: Any) -> int:
     """Update, create or delete refs, with optional old-value checks."""
-    msg = None
-    delete = stdin = z = no_deref = create_reflog = batch = False
-    pos: list[str] = []
-    it = iter(argv)
-    for a in it:
-        if a == "-m":
-            msg = next(it, None)
-            if msg is None:
-                return _usage()
-        elif a.startswith("-m") and len(a) > 2:
-            msg = a[2:]
-        elif a == "-d":
-            delete = True
-        elif a == "--stdin":
-            stdin = True
-        elif a == "-z":
-            z = True
-        elif a == "--no-deref":
-            no_deref = True
-        elif a == "--deref":
-            no_deref = False
-        elif a == "--create-reflog":
-            create_reflog = True
-        elif a == "--no-create-reflog":
-            create_reflog = False
-        elif a == "--no-stdin":
-            stdin = False
-        elif a in ("--batch-updates", "-0"):
-            batch = True
-        elif a == "--no-batch-updates":
-            batch = False
-        elif a.startswith("-") and a != "-":
-            return _usage()
-        else:
-            pos.append(a)
+    opts, pos = PARSER.parse(argv)
+    msg: str | None = opts.m
+    delete, stdin, z, no_deref = opts.delete, opts.stdin, opts.z, opts.no_deref
+    create_reflog, batch = opts.create_reflog, opts.batch_updates
     if batch and not stdin:
         raise GitodbError("--batch-updates can only be used with --stdin")
     repo = ctx.open_repository()

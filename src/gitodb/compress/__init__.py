@@ -238,7 +238,7 @@ class Inflater:
         if max_length > _MAX_LENGTH:  # a declared size near 2**64: no limit is the same
             max_length = _MAX_LENGTH
         try:
-            out = d.decompress(data, max_length)
+            out: bytes = d.decompress(data, max_length)
         except self._errors as e:
             raise corrupt(e) from None
         # At the end of the stream the rest of the input is unused_data (and zlib
@@ -258,7 +258,7 @@ class Inflater:
             return b""
         unused_before, tail_before = len(d.unused_data), len(d.unconsumed_tail)
         try:
-            out = d.flush()
+            out: bytes = d.flush()
         except self._errors as e:
             raise corrupt(e) from None
         if d.eof:
@@ -330,11 +330,13 @@ class Deflater:
 
     def compress(self, data: Buffer) -> bytes:
         """Feed ``data``; return compressed output produced so far."""
-        return self._c.compress(data)
+        out: bytes = self._c.compress(data)
+        return out
 
     def flush(self) -> bytes:
         """Finish the stream and return the remaining output."""
-        return self._c.flush()
+        out: bytes = self._c.flush()
+        return out
 
 
 set_backend(None)

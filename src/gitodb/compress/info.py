@@ -10,6 +10,7 @@ from __future__ import annotations
 import platform
 
 from . import backends, routing, selection
+from .backends.base import GIT_LEVELS
 
 #: CPU flags that the backends' fast paths use (CRC-32 folding, SIMD inflate)
 CPU_FEATURES = ("sse4_2", "pclmulqdq", "avx2", "avx512f", "vpclmulqdq")
@@ -115,7 +116,7 @@ def build_options() -> list[tuple[str, str]]:
             (f"backend {name}", f"available, library {b.library_version}, binding {b.binding}")
         )
         lines.append((f"backend {name} inflate_prefix reuse", b.reuse_note))
-        if b.deflate_levels != selection.GIT_LEVELS:
+        if b.deflate_levels != GIT_LEVELS:
             lines.append((f"backend {name} levels", b.deflate_levels_note))
         for note in b.notes:
             lines.append((f"backend {name} note", note))

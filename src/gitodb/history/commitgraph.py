@@ -290,7 +290,7 @@ class CommitGraphFile:
             if (j + 1) * 8 > g._gdo2[1]:
                 raise g._fail("commit-graph overflow generation data is too small")
             v = struct.unpack_from(">Q", g.data, g._gdo2[0] + 8 * j)[0]
-        return date + v
+        return date + int(v)
 
     def bloom_filter(self, pos: int) -> bytes | None:
         """The changed-path filter of the commit at ``pos`` (None if its layer has none)."""

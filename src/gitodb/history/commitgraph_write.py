@@ -47,6 +47,7 @@ from gitodb.history.commitgraph import (
 from gitodb.lockfile import LockFile
 from gitodb.objects.commit import parse_commit_date, parse_commit_links
 from gitodb.objects.tag import Tag
+from gitodb.types import Progress
 
 if TYPE_CHECKING:
     from gitodb.pack.reader import PackFile
@@ -351,18 +352,19 @@ def write_commit_graph(
     size_multiple: int = 2,
     max_commits: int = 0,
     expire_time: int | None = None,
-    progress: Callable[[str, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> str | None:
     """Write a commit-graph (see the module docstring); return its path, or None
     when nothing was written (no commits, or a repository whose history grafts,
     replace refs or a shallow file change: Git writes no graph for those).
 
-    ``progress(title, count)`` is called as each of Git's phases completes.
+    ``progress`` (``gitodb.types.Progress``) is called as ``(title, count, count,
+    True)`` as each of Git's phases completes, ``title`` being Git's.
     """
-    if progress is None:
 
-        def progress(title: str, count: int) -> None:
-            del title, count
+    def phase(title: str, count: int) -> None:
+        if progress is not None:
+            progress(title, count, count, True)
 
     objects_dir = repo.odb.objects_dir
     if not graph_compatible(repo, writing=True):
@@ -384,7 +386,7 @@ def write_commit_graph(
     if split and replace and existing is not None:
         starts += [oid for g in existing.layers() for oid in g.oids()]
     found = _load(repo, starts, base)
-    progress("Expanding reachable commits in commit graph", len(found))
+    phase("Expanding reachable commits in commit graph", len(found))
     if not found:
         return None  # Git writes no file without commits
     # Layers this write takes the place of (Git marks them with the time now, so
@@ -400,15 +402,15 @@ def write_commit_graph(
             keep = {id(g) for g in base.layers()} if base is not None else set()
             dropped = [g.path for g in top.layers() if id(g) not in keep]
     _generations(found, base)
-    progress("Computing commit graph topological levels", len(found))
-    progress("Computing commit graph generation numbers", len(found))
+    phase("Computing commit graph topological levels", len(found))
+    phase("Computing commit graph generation numbers", len(found))
     order = sorted(found.values(), key=lambda c: c.oid)
     generation_data = repo.config.get("commitgraph.generationversion") not in ("1",)
     bloom = _bloom_settings(repo, existing) if changed_paths else None
     data = _build(repo, order, base, bloom, generation_data)
     if bloom is not None:
-        progress("Computing commit changed paths Bloom filters", len(order))
-    progress("Writing out commit graph in 4 passes", 4 * len(order))
+        phase("Computing commit changed paths Bloom filters", len(order))
+    phase("Writing out commit graph in 4 passes", 4 * len(order))
     fsync = repo.fsync_policy
     if not split:
         info = os.path.join(objects_dir, "info")
@@ -507,14 +509,20 @@ VERIFY_HASH_ERROR = 2
 
 
 def verify_commit_graph(
-    repo: Repository, *, shallow: bool = False, emit: Callable[[str], None] | None = None
+    repo: Repository,
+    *,
+    shallow: bool = False,
+    emit: Callable[[str], None] | None = None,
+    progress: Progress | None = None,
 ) -> tuple[list[str], int]:
     """Git's ``commit-graph verify``: ``(report lines, status)``; the status has bit 1
     for damaged content and bit 2 for a bad checksum (Git's exit code); ``([], 0)``
     when there is no graph or it is sound.  The top layer is checked first, then
     (unless ``shallow``) the layers below it.  ``emit`` receives each line as it is
     found (a parent position outside the graph raises ``CommitGraphError`` like
-    Git's ``die``, after the lines found before it)."""
+    Git's ``die``, after the lines found before it).  ``progress``
+    (``gitodb.types.Progress``) hears ``("Verifying commits in commit graph", n, n,
+    True)`` once the graph's ``n`` commits are checked."""
     objects_dir = repo.odb.objects_dir
     fmt = repo.object_format
     try:
@@ -539,6 +547,8 @@ def verify_commit_graph(
         status |= got
         if got & VERIFY_ERROR and not lines[-1:]:
             break
+    if progress is not None:
+        progress("Verifying commits in commit graph", top.total_commits, top.total_commits, True)
     return list(lines), status
 
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 import stat
 from collections import Counter
 from collections.abc import Callable
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 MAX_SCORE = 60000
 DEFAULT_MIN_SCORE = 30000  # 50%
@@ -129,12 +129,12 @@ def _basename(path: bytes) -> bytes:
 
 
 def detect_renames(
-    changes: list,  # TreeChange items, in output order
+    changes: list[Any],  # TreeChange items, in output order
     read_blob: Callable[[bytes], bytes],
     *,
     minimum: int = DEFAULT_MIN_SCORE,
     limit: int = 1000,
-) -> list:
+) -> list[Any]:
     """``changes`` with additions paired to deletions as renames (see the module
     docstring); ``read_blob(oid)`` gives a blob's bytes."""
     srcs = [i for i, c in enumerate(changes) if c.status == "D"]

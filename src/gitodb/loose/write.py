@@ -20,12 +20,14 @@ their temporary names until one fsync has made them all durable.
 
 from __future__ import annotations
 
+import enum
 import errno
 import os
 import stat
 from collections.abc import Callable, Iterator
 from typing import BinaryIO
 
+from gitodb import fileio
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy, full_sync
 from gitodb.errors import ObjectWriteError
 from gitodb.objects.format import ObjectFormat
@@ -65,17 +67,19 @@ def create_temp_file(directory: str, prefix: str) -> tuple[int, str]:
     raise ObjectWriteError("unable to create temporary file", path=directory)
 
 
-def link_into_place(temp_path: str, final_path: str) -> bool:
+def link_into_place(temp_path: str, final_path: str, *, keep_temp: bool = False) -> bool:
     """Move ``temp_path`` to ``final_path`` without replacing an existing file.
 
     Returns True if this call created ``final_path``, False if it already existed
     (an object of the same id: the same content).  The temporary name is gone
-    afterwards either way.
+    afterwards either way, unless ``keep_temp`` and ``final_path`` existed.
     """
     try:
         os.link(temp_path, final_path)
         created = True
     except FileExistsError:
+        if keep_temp:
+            return False
         created = False
     except OSError as e:
         if e.errno not in (errno.EPERM, errno.EOPNOTSUPP, errno.EXDEV, errno.EMLINK, errno.ENOSYS):
@@ -93,24 +97,51 @@ def link_into_place(temp_path: str, final_path: str) -> bool:
     return created
 
 
+class Existing(enum.Enum):
+    """What ``Staging.place`` does when the final name is already taken.
+
+    Git's writers differ here, and each gitodb writer says which one it is:
+
+    - ``KEEP``: the existing file stays and the new one is dropped (loose objects:
+      the same name is the same object, and zlib output may differ byte for byte,
+      so Git skips its collision check for them);
+    - ``CHECK``: the existing file stays if its bytes are the same, otherwise the
+      write fails (Git 2.48+'s collision check when it finalizes a ``.pack``,
+      ``.idx`` or ``.rev`` in the object store: ``index-pack --stdin``, bulk-checkin);
+    - ``REPLACE``: the new file takes the name (``index-pack <pack>`` and ``-o``:
+      Git unlinks the old index and writes a new one);
+    - ``REFUSE``: an existing file is an error (``index-pack --stdin <pack>``: Git
+      creates the named pack with ``O_EXCL``).
+    """
+
+    KEEP = "keep"
+    CHECK = "check"
+    REPLACE = "replace"
+    REFUSE = "refuse"
+
+
 class Staging:
     """The temporary files of one write, placed into their names or all removed.
 
     Every writer stages the same way: ``temp()`` creates ``<dir>/<prefix><random>``
     exclusively (mode 0444) in the destination directory, ``write()`` fills a new one
-    and syncs it as ``core.fsync`` says for its ``component``, ``place()`` links it
-    to its final name (an existing file of that name is kept: same name, same
-    content) and ``abort()`` removes every temporary file and every file this
-    staging placed, so a failed write leaves nothing behind.
+    and syncs it as ``core.fsync`` says for its ``component``, ``place()`` gives it
+    its final name (what happens to a file already there is ``existing``, see
+    ``Existing``) and ``abort()`` removes every temporary file and every file this
+    staging created, so a failed write leaves nothing behind.
     """
 
-    def __init__(self, fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
+    def __init__(
+        self, fsync: FsyncPolicy = DEFAULT_POLICY, existing: Existing = Existing.KEEP
+    ) -> None:
         self.fsync = fsync
+        self.existing = existing
         self.temps: list[str] = []
         self.placed: list[str] = []
 
     def temp(self, directory: str, prefix: str) -> tuple[int, str]:
         """A new temporary file in ``directory``: ``(fd, path)``, open for writing."""
+        directory = directory or "."
         try:
             fd, path = create_temp_file(directory, prefix)
         except OSError as e:
@@ -132,17 +163,58 @@ class Staging:
         try:
             write_all(fd, data)
             self.fsync.sync(component, fd, path)
+        except OSError as e:
+            raise ObjectWriteError(f"write error: {e.strerror}", path=path) from e
         finally:
             os.close(fd)
         return path
 
-    def place(self, temp_path: str, final_path: str) -> bool:
-        """Give ``temp_path`` its final name; True if this call created ``final_path``."""
-        created = link_into_place(temp_path, final_path)
-        if created:
+    def place(self, temp_path: str, final_path: str, existing: Existing | None = None) -> bool:
+        """Give ``temp_path`` its final name; True if this call created ``final_path``.
+
+        ``existing`` (default: this staging's) says what happens to a file already
+        there.  ``False`` means it was kept (``KEEP``, or ``CHECK`` with the same
+        bytes); ``CHECK`` with different bytes and ``REFUSE`` raise
+        ``ObjectWriteError``, the temporary file staying staged (``abort()`` removes it).
+        """
+        existing = existing or self.existing
+        try:
+            if existing is Existing.REPLACE:
+                os.replace(temp_path, final_path)
+                created = True
+            elif existing is Existing.REFUSE:
+                if not link_into_place(temp_path, final_path, keep_temp=True):
+                    raise ObjectWriteError(
+                        f"unable to create '{final_path}': File exists", path=final_path
+                    )
+                created = True
+            elif existing is Existing.CHECK and os.path.lexists(final_path):
+                if not same_contents(temp_path, final_path):
+                    ext = final_path.rpartition(".")[2]
+                    raise ObjectWriteError(
+                        f"unable to rename temporary '*.{ext}' file to '{final_path}'",
+                        path=final_path,
+                    )
+                _remove_quietly(temp_path)
+                created = False
+            else:
+                created = link_into_place(temp_path, final_path)
+        except OSError as e:
+            raise ObjectWriteError(
+                f"unable to rename temporary file to '{final_path}': {e.strerror}",
+                path=temp_path,
+            ) from e
+        # A file that replaced another is not removed by abort(): what it replaced is
+        # gone anyway, and it is complete (index-pack's .rev before a failed .idx).
+        if created and existing is not Existing.REPLACE:
             self.placed.append(final_path)
         self.temps.remove(temp_path)
         return created
+
+    def forget(self, temp_path: str) -> None:
+        """Remove the staged temporary file ``temp_path`` now (it was superseded)."""
+        _remove_quietly(temp_path)
+        self.temps.remove(temp_path)
 
     def abort(self) -> None:
         """Remove the temporary files and the files placed so far."""
@@ -150,6 +222,19 @@ class Staging:
             _remove_quietly(path)
         self.temps.clear()
         self.placed.clear()
+
+
+def same_contents(a: str, b: str) -> bool:
+    """True if the files ``a`` and ``b`` hold the same bytes (Git's collision check)."""
+    with open(a, "rb") as fa, open(b, "rb") as fb:
+        if os.fstat(fa.fileno()).st_size != os.fstat(fb.fileno()).st_size:
+            return False
+        while True:
+            x = fa.read(CHUNK_SIZE)
+            if x != fb.read(CHUNK_SIZE):
+                return False
+            if not x:
+                return True
 
 
 def _ensure_dir(path: str) -> bool:
@@ -492,7 +577,7 @@ def iter_file_chunks(
     try:
         while pos < end:
             want = min(len(buf), end - pos)
-            got = os.preadv(fd, [view[:want]], pos)
+            got = fileio.preadinto(fd, view[:want], pos)
             if got <= 0:
                 raise _short_read(size, source)
             piece = view[:got]

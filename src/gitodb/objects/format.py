@@ -8,6 +8,7 @@ from typing import Any
 
 from gitodb.errors import ObjectFormatError, RepositoryError
 from gitodb.objects import sha1dc
+from gitodb.types import Hasher
 
 
 class ObjectFormat:
@@ -31,13 +32,14 @@ class ObjectFormat:
         # There are two instances, compared by identity: unpickle to the same one.
         return format_by_name, (self.name,)
 
-    def new_hasher(self, data: bytes | bytearray | memoryview = b"") -> Any:
+    def new_hasher(self, data: bytes | bytearray | memoryview = b"") -> Hasher:
         """Return a fresh hashlib-like object for this format.
 
         SHA-1 is SHA-1DC (``gitodb.objects.sha1dc``): ``digest()`` raises
         ``ObjectCollisionError`` on data that completes a known collision attack.
         """
-        return self.hasher_factory()(data)
+        hasher: Hasher = self.hasher_factory()(data)
+        return hasher
 
     def hasher_factory(self) -> Callable[..., Any]:
         """The constructor ``new_hasher`` calls (bind it once in per-object loops)."""

@@ -92,7 +92,8 @@ def encode_ofs_distance(distance: int) -> bytes:
 # Every pack walk calls these once per entry: use the C versions when they were built
 # (same results, same errors; tests compare the two).
 try:
-    from gitodb._native import parse_entry_header, parse_ofs_distance
+    from gitodb._native import parse_entry_header as parse_entry_header
+    from gitodb._native import parse_ofs_distance as parse_ofs_distance
 except ImportError:  # built without a C compiler
     parse_entry_header = parse_entry_header_python  # type: ignore[assignment]
     parse_ofs_distance = parse_ofs_distance_python  # type: ignore[assignment]

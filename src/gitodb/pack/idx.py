@@ -35,7 +35,7 @@ except ImportError:  # built without a C compiler
     _find_oid = None  # type: ignore[assignment]
 
 
-def _be_uint32_array(buf: bytes | memoryview) -> array:
+def _be_uint32_array(buf: bytes | memoryview) -> array[int]:
     arr = array("I", bytes(buf))
     if arr.itemsize != 4:  # pragma: no cover - exotic platforms
         arr = array("L", bytes(buf))
@@ -44,7 +44,7 @@ def _be_uint32_array(buf: bytes | memoryview) -> array:
     return arr
 
 
-def _be_uint64_array(buf: bytes | memoryview) -> array:
+def _be_uint64_array(buf: bytes | memoryview) -> array[int]:
     arr = array("Q", bytes(buf))
     if sys.byteorder == "little":
         arr.byteswap()
@@ -71,7 +71,7 @@ class PackIndex:
         self._parse(size)
         if verify_checksum:
             self.verify_checksum()
-        self._offsets: array | None = None
+        self._offsets: array[int] | None = None
         self._oid_list: list[bytes] | None = None
         self._finds = 0
 
@@ -177,13 +177,13 @@ class PackIndex:
         return int.from_bytes(buf[at : at + 8], "big")
 
     @property
-    def offsets(self) -> array:
+    def offsets(self) -> array[int]:
         """Pack offsets of all entries in index (id-sorted) order, decoded once."""
         if self._offsets is None:
             self._offsets = self._decode_offsets()
         return self._offsets
 
-    def _decode_offsets(self) -> array:
+    def _decode_offsets(self) -> array[int]:
         n = self.count
         buf = self._buf
         if self.version == 1:

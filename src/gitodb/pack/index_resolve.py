@@ -202,7 +202,7 @@ class DeltaResolver:
         rawsz = self.fmt.rawsz
         pos = 9
 
-        def take(code: str, width: int) -> array:
+        def take(code: str, width: int) -> array[int]:
             nonlocal pos
             arr = array(code, payload[pos : pos + n * width])
             pos += n * width

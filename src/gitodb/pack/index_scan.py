@@ -163,7 +163,7 @@ class PackScanner:
         object_check: Callable[[int, bytes, bytes, int], None] | None = None,
         cache_budget: int = DEFAULT_CACHE_BUDGET,
     ) -> None:
-        self.buf = memoryview(buf)  # type: ignore[arg-type]
+        self.buf = memoryview(buf)
         self.pages = MappedPages(buf)
         self.fmt = fmt
         self.path = path

@@ -12,13 +12,13 @@ from __future__ import annotations
 
 import mmap
 import os
-import tempfile
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import GitodbError, ObjectIdCollisionError, ObjectWriteError, PackError
+from gitodb.loose.write import Existing, Staging
 from gitodb.objects import TYPE_NAMES, ObjectFormat
 from gitodb.objects.check import PackObjectChecker
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
@@ -187,60 +187,6 @@ def close_map(m: mmap.mmap | bytes) -> None:
             pass
 
 
-class _Staging:
-    """Temporary files in the destination directories; renamed into place or removed."""
-
-    def __init__(self, fsync: FsyncPolicy = DEFAULT_POLICY) -> None:
-        self.temps: list[str] = []
-        self.fsync = fsync
-
-    def temp(self, directory: str, prefix: str) -> tuple[int, str]:
-        try:
-            fd, tmp = tempfile.mkstemp(prefix=prefix, dir=directory or ".")
-        except OSError as e:
-            raise ObjectWriteError(
-                f"unable to create temporary file: {e.strerror}", path=directory or "."
-            ) from e
-        self.temps.append(tmp)
-        return fd, tmp
-
-    def write(
-        self,
-        directory: str,
-        prefix: str,
-        data: bytes,
-        component: Component = Component.PACK_METADATA,
-    ) -> str:
-        """Write ``data`` to a new temporary file, synced per ``component``; return its path."""
-        fd, tmp = self.temp(directory, prefix)
-        try:
-            with os.fdopen(fd, "wb") as f:
-                f.write(data)
-                f.flush()
-                self.fsync.sync(component, f.fileno(), tmp)
-        except OSError as e:
-            raise ObjectWriteError(f"write error: {e.strerror}", path=tmp) from e
-        return tmp
-
-    def commit(self, tmp: str, final: str, mode: int = 0o444) -> None:
-        try:
-            os.chmod(tmp, mode)
-            os.replace(tmp, final)
-        except OSError as e:
-            raise ObjectWriteError(
-                f"unable to rename temporary file to '{final}': {e.strerror}", path=tmp
-            ) from e
-        self.temps.remove(tmp)
-
-    def cleanup(self) -> None:
-        for tmp in self.temps:
-            try:
-                os.unlink(tmp)
-            except FileNotFoundError:
-                pass
-        self.temps.clear()
-
-
 def _sync_file(fsync: FsyncPolicy, component: Component, path: str) -> None:
     """Sync the finished file at ``path`` per ``component`` (before it is renamed)."""
     if not fsync.wants(component):
@@ -268,7 +214,7 @@ def _create_keep(keep_path: str, msg: str) -> bool:
 
 
 def _write_outputs(
-    staging: _Staging,
+    staging: Staging,
     result: PackIndexResult,
     opts: IndexPackOptions,
     index_path: str,
@@ -289,8 +235,8 @@ def _write_outputs(
     if opts.promisor_msg is not None:  # written like .keep (Git's write_special_file)
         _create_keep(derive_name(index_path, "idx", "promisor"), opts.promisor_msg)
     if rev_tmp is not None and rev_path is not None:
-        staging.commit(rev_tmp, rev_path)
-    staging.commit(idx_tmp, index_path)
+        staging.place(rev_tmp, rev_path)
+    staging.place(idx_tmp, index_path)
     return rev_path, keep_created
 
 
@@ -319,7 +265,9 @@ def index_pack_file(
         derive_name(index_path, "idx", "rev")
     keep_path = derive_name(pack_path, "pack", "keep") if opts.keep_msg is not None else None
     m, _size = map_file(pack_path)
-    staging = _Staging(fsync)
+    # Git unlinks an index it was told to write (or derived from <pack>) and writes a
+    # new one: an existing .idx/.rev is replaced.
+    staging = Staging(fsync, Existing.REPLACE)
     try:
         # --strict's links may point at objects the repository has (Git looks there)
         result = index_buffer(
@@ -333,8 +281,10 @@ def index_pack_file(
             existing,
         )
         rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
+    except BaseException:
+        staging.abort()
+        raise
     finally:
-        staging.cleanup()
         close_map(m)
     return IndexPackOutcome(result, pack_path, index_path, rev_path, keep_created)
 
@@ -367,8 +317,15 @@ def index_pack_stream(
     directory = os.path.dirname(pack_path) if pack_path is not None else str(pack_dir)
     if pack_path is not None:
         derive_name(pack_path, "pack", "idx")
-    staging = _Staging(fsync)
+        if os.path.lexists(pack_path):  # Git creates a named pack with O_EXCL, first
+            raise ObjectWriteError(f"unable to create '{pack_path}': File exists")
+    # Into the object store Git finalizes with its collision check: a file already
+    # there stays if it holds the same bytes, else the command fails.  An index it
+    # was given (or derived from a named pack) it unlinks and writes anew.
+    into_store = pack_path is None and index_path is None
+    staging = Staging(fsync, Existing.CHECK if into_store else Existing.REPLACE)
     m: mmap.mmap | bytes = b""
+    synced = False
     try:
         fd, pack_tmp = staging.temp(directory, "tmp_pack_")
         read = stream.read  # type: ignore[attr-defined]
@@ -395,12 +352,11 @@ def index_pack_stream(
         if result.pack_bytes is not None:
             close_map(m)
             m = b""
-            try:
-                with open(pack_tmp, "wb") as f:
-                    f.write(result.pack_bytes)
-            except OSError as e:
-                raise ObjectWriteError(f"write error: {e.strerror}", path=pack_tmp) from e
+            # a new temporary file: the first is read-only (mode 0444, as Git's)
+            staging.forget(pack_tmp)
+            pack_tmp = staging.write(directory, "tmp_pack_", result.pack_bytes, Component.PACK)
             result.pack_bytes = None
+            synced = True
         final_pack = pack_path or os.path.join(directory, f"pack-{result.pack_checksum.hex()}.pack")
         final_index = index_path or derive_name(final_pack, "pack", "idx")
         keep_path = derive_name(final_pack, "pack", "keep")
@@ -409,10 +365,15 @@ def index_pack_stream(
             keep_opts = IndexPackOptions(**{**opts.__dict__, "keep_msg": None})
         else:
             keep_created, keep_opts = False, opts
-        _sync_file(fsync, Component.PACK, pack_tmp)
-        staging.commit(pack_tmp, final_pack)
+        if not synced:
+            _sync_file(fsync, Component.PACK, pack_tmp)
+        staging.place(
+            pack_tmp, final_pack, Existing.REFUSE if pack_path is not None else Existing.CHECK
+        )
         rev_path, _ = _write_outputs(staging, result, keep_opts, final_index, None)
+    except BaseException:
+        staging.abort()
+        raise
     finally:
-        staging.cleanup()
         close_map(m)
     return IndexPackOutcome(result, final_pack, final_index, rev_path, keep_created)

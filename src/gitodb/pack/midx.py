@@ -388,7 +388,7 @@ class MultiPackIndex:
         pids, offs = self.columns()
         return zip(self.oid_list(), pids, offs, strict=True)
 
-    def columns(self) -> tuple[array, array]:
+    def columns(self) -> tuple[array[int], array[int]]:
         """Global pack-int-ids and pack offsets of all entries, decoded in one pass.
 
         Raises ``MultiPackIndexError`` at the first bad pack-int-id or large offset.

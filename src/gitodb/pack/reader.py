@@ -101,8 +101,8 @@ class PackFile:
         self._external_type = external_type
         self._open_pack()
         self._types: dict[int, int] = {}
-        self._sorted_offsets: array | None = None
-        self._rev_order: array | None = None
+        self._sorted_offsets: array[int] | None = None
+        self._rev_order: array[int] | None = None
         self._rev_from_file = False
         # The .rev mapped for point lookups (bisected, never read whole); False once
         # it proved unusable (then the order is computed or loaded in full).
@@ -146,7 +146,7 @@ class PackFile:
 
     # -- layout --------------------------------------------------------------
     @property
-    def offsets(self) -> array:
+    def offsets(self) -> array[int]:
         """Pack offsets of every entry in index (id) order (decoded on first use)."""
         return self.idx.offsets
 
@@ -156,7 +156,7 @@ class PackFile:
         return self.idx.count
 
     @property
-    def rev_order(self) -> array:
+    def rev_order(self) -> array[int]:
         """Index positions in pack-offset order (the ``.rev`` if present, else computed)."""
         if self._rev_order is None:
             order = (
@@ -169,7 +169,7 @@ class PackFile:
         return self._rev_order
 
     @property
-    def sorted_offsets(self) -> array:
+    def sorted_offsets(self) -> array[int]:
         """All entry offsets in ascending order."""
         if self._sorted_offsets is None:
             offs = self.offsets
@@ -343,9 +343,7 @@ class PackFile:
         count there: the walk that uses it reports the damage through ``read_at``.
         """
         if _ofs_base_counts is not None:
-            return _ofs_base_counts(  # type: ignore[no-any-return]
-                self.buf, self.sorted_offsets, self.data_end, self.key_base
-            )
+            return _ofs_base_counts(self.buf, self.sorted_offsets, self.data_end, self.key_base)
         return self._ofs_base_counts_python()
 
     def _ofs_base_counts_python(self) -> dict[int, int]:
@@ -437,7 +435,7 @@ class PackFile:
             put(kb + off, t, data)
             yield oids[rev[k]], off, t, data
 
-    def headers_by_position(self) -> tuple[bytearray, array]:
+    def headers_by_position(self) -> tuple[bytearray, array[int]]:
         """Type numbers and sizes of every entry, indexed by index (id-order) position.
 
         Computed walking the pack in offset order: an entry's end is the next
@@ -483,7 +481,7 @@ class PackFile:
                 raise DeltaError(e.message, path=self.path, offset=offsets[p]) from None
         return types, sizes
 
-    def _headers_by_position_python(self) -> tuple[bytearray, array]:
+    def _headers_by_position_python(self) -> tuple[bytearray, array[int]]:
         """``headers_by_position`` without the C accelerator.
 
         Computed walking the pack in offset order: an entry's end is the next
@@ -842,7 +840,7 @@ class _RevUnusable(Exception):
     """The mapped ``.rev`` holds a position out of range or out of order."""
 
 
-def _increasing(values: array) -> bool:
+def _increasing(values: array[int]) -> bool:
     """True if ``values`` is strictly increasing."""
     return all(a < b for a, b in zip(values, values[1:], strict=False))
 

@@ -26,7 +26,7 @@ except ImportError:  # built without a C compiler
     _c_rev_order = None  # type: ignore[assignment]
 
 
-def compute_rev_order(offsets: Sequence[int]) -> array:
+def compute_rev_order(offsets: Sequence[int]) -> array[int]:
     """Index positions sorted by their pack offset."""
     if _c_rev_order is not None and isinstance(offsets, array) and offsets.typecode == "Q":
         order = array("I")
@@ -48,7 +48,7 @@ def write_rev(offsets: Sequence[int], pack_checksum: bytes, fmt: ObjectFormat) -
 
 def read_rev(
     path: str | os.PathLike[str], count: int, fmt: ObjectFormat, pack_checksum: bytes | None = None
-) -> array:
+) -> array[int]:
     """Read a ``.rev`` for an index of ``count`` objects; return the position order."""
     p = os.fspath(path)
     with open(p, "rb") as f:
@@ -119,7 +119,7 @@ def map_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> m
     return view
 
 
-def load_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> array | None:
+def load_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> array[int] | None:
     """The order from the pack's ``.rev``, or None when it cannot be used.
 
     As Git, a damaged ``.rev`` never makes its pack unreadable: the caller computes

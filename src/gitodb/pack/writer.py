@@ -23,11 +23,12 @@ import struct
 from dataclasses import dataclass
 from typing import Any, BinaryIO
 
-from gitodb import compress
+from gitodb import compress, fileio
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import ObjectWriteError, PackError
 from gitodb.loose.write import (
     CHUNK_SIZE,
+    Existing,
     Staging,
     read_exactly,
     write_all,
@@ -82,7 +83,9 @@ class PackWriter:
         self._header_count = expected_count
         self._entries: list[tuple[bytes, int, int]] = []  # (oid, crc32, offset)
         self._oids: set[bytes] = set()
-        self._staging = Staging(fsync)
+        # Git's bulk-checkin finalizes its pack with the collision check: a pack of the
+        # same name stays if its bytes are the same, else the write fails.
+        self._staging = Staging(fsync, Existing.CHECK)
         try:
             os.makedirs(self.pack_dir, exist_ok=True)
         except OSError as e:
@@ -256,11 +259,11 @@ class PackWriter:
 
     def _fix_header(self) -> None:
         """Write the real object count into the header and re-checksum the pack."""
-        os.pwrite(self._fd, struct.pack(">I", self.count), 8)
+        fileio.pwrite(self._fd, struct.pack(">I", self.count), 8)
         hasher = self.fmt.new_hasher()
         pos = 0
         while pos < self._offset:
-            data = os.pread(self._fd, min(CHUNK_SIZE, self._offset - pos), pos)
+            data = fileio.pread(self._fd, min(CHUNK_SIZE, self._offset - pos), pos)
             if not data:
                 raise PackError("pack shrank while being written", path=self._pack_tmp, offset=pos)
             hasher.update(data)

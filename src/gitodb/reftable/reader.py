@@ -28,12 +28,12 @@ from gitodb.reftable.basics import (
     HEADER_SIZE,
     MAGIC,
     MAX_UPDATE_INDEX,
-    Buffer,
     get_varint,
     put_varint,
 )
 from gitodb.reftable.block import Block, parse_block_header
 from gitodb.reftable.records import LogRecord, RefRecord, log_key
+from gitodb.types import Buffer
 
 _HASH_SIZES = {b"sha1": 20, b"s256": 32}
 _MMAP_MIN = 64 * 1024

@@ -89,7 +89,7 @@ class CompatObjects:
         content = self.convert_to_compat(type_name, data)
         h = self.compat.new_hasher(b"%s %d\0" % (type_name.encode(), len(content)))
         h.update(content)
-        return h.digest()  # type: ignore[no-any-return]
+        return h.digest()
 
     def record(self, main_oid: bytes, compat_oid: bytes) -> None:
         """Remember a pair in the primary objects directory's map."""

@@ -34,6 +34,7 @@ from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import parse_entry_header_python, parse_ofs_distance_python
 from gitodb.repo.write import ObjectWriter, compute_object_id
+from gitodb.types import Progress
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -68,13 +69,15 @@ def unpack_objects(
     strict: bool = False,
     max_input_size: int = 0,
     report: Callable[[str], None] | None = None,
-    progress: Callable[[int, int], None] | None = None,
+    progress: Progress | None = None,
 ) -> UnpackResult:
     """Store every object of the pack ``data`` loose in ``repo`` (see the module docstring).
 
     ``dry_run`` checks and resolves without writing; ``strict`` checks each
     object as ``git hash-object`` does and that every object it names is in the
     pack or the repository; ``max_input_size`` (bytes, 0 = none) bounds the pack.
+    ``progress`` (``gitodb.types.Progress``) is called as ``("Unpacking objects",
+    done, total, finished)`` after each entry.
     """
     fmt = repo.object_format
     say = report or (lambda _msg: None)
@@ -173,7 +176,7 @@ def unpack_objects(
                 raise UnpackAbort(e.message) from None
             result.had_errors = True
         if progress is not None:
-            progress(i + 1, nr)
+            progress("Unpacking objects", i + 1, nr, i + 1 == nr)
     if waiting and not result.had_errors:
         raise UnpackError("unresolved deltas left after unpacking")
     if not result.had_errors:

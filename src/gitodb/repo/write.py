@@ -113,13 +113,13 @@ def compute_object_id(
     if data is not None:
         h = fmt.new_hasher(_header(type_name, len(data)))
         h.update(data)
-        return h.digest()  # type: ignore[no-any-return]
+        return h.digest()
     if stream is None or size is None:
         raise TypeError("compute_object_id needs data, or a stream and its size")
     h = fmt.new_hasher(_header(type_name, size))
     for chunk in read_exactly(stream, size, source):
         h.update(chunk)
-    return h.digest()  # type: ignore[no-any-return]
+    return h.digest()
 
 
 def _header(type_name: str, size: int) -> bytes:

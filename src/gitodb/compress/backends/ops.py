@@ -74,7 +74,7 @@ def make_ops(
         d = decompressobj()
         try:
             if len(data) <= size + (size >> 2) + 1024:
-                out = d.decompress(data, size + 1)
+                out: bytes = d.decompress(data, size + 1)
             else:
                 out = _windowed(d, data, size)[0]
         except errors as e:
