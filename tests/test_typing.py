@@ -19,13 +19,9 @@ import pytest
 
 from test_doc_examples import ROOT, blocks, doc_files
 
-#: README blocks that do not type-check yet, by the hash of their text, with why.  The
-#: README's text is the coordinator's (the fixed block is in notes/api-readme.md); a
+#: README blocks that do not type-check yet, by the hash of their text, with why.  A
 #: listed block that starts to pass, or another that fails, fails the test.
-KNOWN_UNTYPED: dict[str, str] = {
-    "75b1c1d0d540e584": "c.author is Signature | None (a commit may lack the line): "
-    "the example must check it before using .name",
-}
+KNOWN_UNTYPED: dict[str, str] = {}
 
 
 def block_hash(source: str) -> str:
