@@ -6,7 +6,9 @@ Where the ``git`` on PATH (2.39) lacks a feature (``--exclude``, ``--omit-empty`
 
 from __future__ import annotations
 
+import os
 import subprocess
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -442,9 +444,9 @@ def test_broken_tag_fails_even_with_stored_peeled_value(
     assert err.count(b"\n") == 2 and b"error: bad tag pointer to" in err
 
 
-def test_signature_atoms_match_git_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfdbinary: pytest.CaptureFixture[bytes]
-) -> None:
+@pytest.fixture
+def gpg_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A fresh GNUPGHOME; its gpg-agent is stopped afterwards (it would outlive the test)."""
     import shutil
     import subprocess
 
@@ -453,6 +455,20 @@ def test_signature_atoms_match_git_log(
     home = tmp_path / "gpghome"
     home.mkdir(mode=0o700)
     monkeypatch.setenv("GNUPGHOME", str(home))
+    yield home
+    subprocess.run(
+        ["gpgconf", "--kill", "gpg-agent"],
+        env={**os.environ, "GNUPGHOME": str(home)},
+        capture_output=True,
+    )
+
+
+def test_signature_atoms_match_git_log(
+    tmp_path: Path, gpg_home: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    import subprocess
+
+    home = gpg_home
     env = {**git_env(), "GNUPGHOME": str(home)}
     subprocess.run(
         [
