@@ -38,16 +38,18 @@ def _reach(kind: str) -> Option:
     )
 
 
+_PAD = " " * 25
 PARSER = OptionParser(
     "for-each-ref",
     [
+        # Git's literal continuation lines (aligned the same under `refs list`)
         "[--count=<count>] [--shell|--perl|--python|--tcl]\n"
-        "[(--sort=<key>)...] [--format=<format>]\n"
-        "[--include-root-refs] [--points-at=<object>]\n"
-        "[--merged[=<object>]] [--no-merged[=<object>]]\n"
-        "[--contains[=<object>]] [--no-contains[=<object>]]\n"
-        "[(--exclude=<pattern>)...] [--start-after=<marker>]\n"
-        "[ --stdin | (<pattern>...)]",
+        f"{_PAD}[(--sort=<key>)...] [--format=<format>]\n"
+        f"{_PAD}[--include-root-refs] [--points-at=<object>]\n"
+        f"{_PAD}[--merged[=<object>]] [--no-merged[=<object>]]\n"
+        f"{_PAD}[--contains[=<object>]] [--no-contains[=<object>]]\n"
+        f"{_PAD}[(--exclude=<pattern>)...] [--start-after=<marker>]\n"
+        f"{_PAD}[ --stdin | (<pattern>...)]",
     ],
     [
         Option("s", "shell", "bool", "quote placeholders suitably for shells"),

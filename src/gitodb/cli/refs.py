@@ -37,7 +37,7 @@ MIGRATE_USAGE = f"""\
 {_MIGRATE}
 
     --ref-format <format> specify the reference format to convert to
-    --[no-]dry-run        perform a non-destructive dry-run
+    --dry-run             perform a non-destructive dry-run
     --no-reflog           drop reflogs entirely during the migration
     --reflog              opposite of --no-reflog
 
@@ -46,8 +46,8 @@ MIGRATE_USAGE = f"""\
 VERIFY_USAGE = f"""\
 {_VERIFY}
 
-    --[no-]verbose        be verbose
-    --[no-]strict         enable strict checking
+    --verbose             be verbose
+    --strict              enable strict checking
 
 """
 
