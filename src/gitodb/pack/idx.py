@@ -15,7 +15,7 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from gitodb.errors import PackError
@@ -252,26 +252,7 @@ class PackIndex:
         ``prefix`` is the binary form, its last byte padded with a zero nibble when
         ``nibbles`` is odd.
         """
-        full = nibbles // 2
-        lo_key = prefix[:full] + (bytes([prefix[full] & 0xF0]) if nibbles % 2 else b"")
-        first = lo_key[0] if lo_key else 0
-        lo = self.fanout[first - 1] if first else 0
-        hi = self.fanout[first] if lo_key else self.count
-        # Binary search for the first id >= lo_key.
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.oid_at(mid) < lo_key:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo
-        while i < self.count:
-            oid = self.oid_at(i)
-            odd_mismatch = nibbles % 2 and (oid[full] >> 4) != (prefix[full] >> 4)
-            if oid[:full] != prefix[:full] or odd_mismatch:
-                break
-            yield i
-            i += 1
+        return sorted_prefix_positions(self.fanout, self.count, self.oid_at, prefix, nibbles)
 
     def id_table(self) -> tuple[Any, int, int, int, int]:
         """``(buffer, start, stride, rawsz, count)``: where the sorted ids lie in the
@@ -370,3 +351,35 @@ def _fanout(sorted_entries: list[tuple[bytes, int, int]]) -> bytes:
     if sys.byteorder == "little":
         out.byteswap()
     return out.tobytes()
+
+
+def sorted_prefix_positions(
+    fanout: Sequence[int],
+    count: int,
+    oid_at: Callable[[int], bytes],
+    prefix: bytes,
+    nibbles: int,
+) -> Iterator[int]:
+    """Positions in a sorted id table with a 256-entry fan-out (a pack index, a
+    multi-pack-index) whose id starts with the first ``nibbles`` hex digits of
+    ``prefix`` (binary, its last byte padded with a zero nibble when odd)."""
+    full = nibbles // 2
+    lo_key = prefix[:full] + (bytes([prefix[full] & 0xF0]) if nibbles % 2 else b"")
+    first = lo_key[0] if lo_key else 0
+    lo = fanout[first - 1] if first else 0
+    hi = fanout[first] if lo_key else count
+    # Binary search for the first id >= lo_key.
+    while lo < hi:
+        mid = (lo + hi) >> 1
+        if oid_at(mid) < lo_key:
+            lo = mid + 1
+        else:
+            hi = mid
+    i = lo
+    while i < count:
+        oid = oid_at(i)
+        odd_mismatch = nibbles % 2 and (oid[full] >> 4) != (prefix[full] >> 4)
+        if oid[:full] != prefix[:full] or odd_mismatch:
+            break
+        yield i
+        i += 1

@@ -36,6 +36,7 @@ from dataclasses import dataclass
 
 from gitodb.errors import MultiPackIndexError, report
 from gitodb.objects.format import ObjectFormat
+from gitodb.pack.idx import sorted_prefix_positions
 from gitodb.pack.rev import read_rev
 
 MIDX_SIGNATURE = b"MIDX"
@@ -358,24 +359,7 @@ class MultiPackIndex:
 
     def find_prefix(self, prefix: bytes, nibbles: int) -> Iterator[int]:
         """Local positions whose id starts with the first ``nibbles`` hex digits of ``prefix``."""
-        full = nibbles // 2
-        lo_key = prefix[:full] + (bytes([prefix[full] & 0xF0]) if nibbles % 2 else b"")
-        first = lo_key[0] if lo_key else 0
-        lo = self.fanout[first - 1] if first else 0
-        hi = self.fanout[first] if lo_key else self.count
-        while lo < hi:
-            mid = (lo + hi) >> 1
-            if self.oid_at(mid) < lo_key:
-                lo = mid + 1
-            else:
-                hi = mid
-        i = lo
-        while i < self.count:
-            oid = self.oid_at(i)
-            if oid[:full] != prefix[:full] or (nibbles % 2 and oid[full] >> 4 != prefix[full] >> 4):
-                break
-            yield i
-            i += 1
+        return sorted_prefix_positions(self.fanout, self.count, self.oid_at, prefix, nibbles)
 
     def oid_list(self) -> list[bytes]:
         """All ids of this file in sorted order (one copy of the table)."""
