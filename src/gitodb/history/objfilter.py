@@ -28,6 +28,7 @@ them.  Missing objects are reported per ``missing`` (``error``, ``allow-any``,
 from __future__ import annotations
 
 import sys
+from abc import ABC, abstractmethod
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
@@ -232,16 +233,17 @@ def parse_patterns(data: bytes) -> list[_Pattern]:
 
 
 # -- the filters ----------------------------------------------------------------------
-class _Filter:
+class _Filter(ABC):
     """One filter; ``omits`` collects the omitted ids when asked to."""
 
     def __init__(self, omits: OidSet | None) -> None:
         self.omits = omits
 
+    @abstractmethod
     def __call__(self, situation: str, oid: bytes, path: str, name: str) -> int:
-        raise NotImplementedError
+        """Git's filter callback: what to do with ``oid`` met in ``situation``."""
 
-    def finish(self) -> None:
+    def finish(self) -> None:  # noqa: B027 (a hook: only combine: has parts to merge)
         """Git's ``finalize_omits``: merge what the parts collected."""
 
 
