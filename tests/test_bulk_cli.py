@@ -153,8 +153,8 @@ def test_every_table_runs_through_the_cli(corpus: Path, tmp_path: Path) -> None:
             "--scheduler needs --engine dask",
         ),
         (["objects", "--repos", ".", "--out", "s3://b/o"], "use --engine dask for a URL"),
-        (["objects", "--repos", ".", "--out", "o", "--engine", "spark"], "invalid choice"),
-        (["objects", "--repos", ".", "--out", "o", "--bogus"], "unrecognized arguments"),
+        (["objects", "--repos", ".", "--out", "o", "--engine", "spark"], "invalid engine 'spark'"),
+        (["objects", "--repos", ".", "--out", "o", "--bogus"], "unknown option `bogus'"),
         (["files", "--repos", ".", "--out", "o", "--content-limit", "-1"], "negative"),
     ],
 )

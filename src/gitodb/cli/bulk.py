@@ -13,70 +13,87 @@ most 125), 0 when all were read.
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
+from types import SimpleNamespace
 from typing import Any
 
-USAGE = (
-    "usage: gitodb bulk <table> --repos <file|dir>... --out <dir> [-j <n>]\n"
-    "                   [--engine local|dask] [--scheduler <addr>] [--rev <rev>]\n"
-    "                   [--content-limit <bytes>] [--message]"
-)
+from gitodb.cli.options import Option, OptionParser, appender, parse_int
+
 TABLES = ("objects", "refs", "commits", "files", "changes", "verify")
+ENGINES = ("local", "dask")
 MAX_STATUS = 125
 
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str) -> None:  # type: ignore[override]
-        sys.stderr.write(f"error: {message}\n{USAGE}\n")
-        raise SystemExit(129)
-
-
-def _usage(message: str) -> int:
-    sys.stderr.write(f"error: {message}\n{USAGE}\n")
-    return 129
-
-
-def _nonneg(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"'{text}' is not a number") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"'{text}' is negative")
-    return value
+PARSER = OptionParser(
+    "bulk",
+    [
+        "<table> --repos <file|dir>... --out <dir> [-j <n>]\n"
+        "[--engine local|dask] [--scheduler <addr>] [--rev <rev>]\n"
+        "[--content-limit <bytes>] [--message]",
+    ],
+    [
+        Option(
+            None,
+            "repos",
+            "callback",
+            "list files of repositories, or directories to find them under",
+            argh="file|dir",
+            takes_value=True,
+            callback=appender("repos"),
+        ),
+        Option(None, "out", "string", "the output directory (or URL with dask)", argh="dir"),
+        Option("j", "jobs", "int", "worker processes (default: one per core)"),
+        Option(
+            None,
+            "engine",
+            "string",
+            "local processes or a Dask cluster",
+            argh="(local|dask)",
+            literal_argh=True,
+        ),
+        Option(None, "scheduler", "string", "a Dask scheduler to connect to", argh="addr"),
+        Option(None, "rev", "string", "the revision of the files table (default HEAD)", argh="rev"),
+        Option(
+            None,
+            "content-limit",
+            "string",
+            "keep blob content up to this size (files table)",
+            argh="bytes",
+        ),
+        Option(None, "message", "bool", "keep whole commit messages (commits table)"),
+    ],
+)
 
 
 def run(argv: list[str], ctx: Any) -> int:
     """Run ``bulk`` with ``argv``; return the exit status."""
-    p = _Parser(prog="gitodb bulk", add_help=False)
-    p.add_argument("table", nargs="?")
-    p.add_argument("--repos", nargs="+", action="extend", default=[])
-    p.add_argument("--out")
-    p.add_argument("-j", "--jobs", type=_nonneg, default=0)
-    p.add_argument("--engine", choices=("local", "dask"), default="local")
-    p.add_argument("--scheduler")
-    p.add_argument("--rev")
-    p.add_argument("--content-limit", type=_nonneg)
-    p.add_argument("--message", action="store_true")
-    p.add_argument("-h", "--help", action="store_true")
-    args = p.parse_args(argv)
-    if args.help:
-        sys.stdout.write(USAGE + "\n")
-        return 0
-    if args.table is None:
-        return _usage("a table is required (" + ", ".join(TABLES) + ")")
-    if args.table not in TABLES:
-        return _usage(f"unknown table '{args.table}' (tables: {', '.join(TABLES)})")
-    if not args.repos:
-        return _usage("--repos is required")
-    if not args.out:
-        return _usage("--out is required")
-    if args.scheduler and args.engine != "dask":
-        return _usage("--scheduler needs --engine dask")
-    if args.engine == "local" and "://" in args.out:
-        return _usage("the local engine writes to a directory; use --engine dask for a URL")
+    opts, args = PARSER.parse(argv)
+    # ``--repos a b c``: the values after the first are arguments after the table
+    table = args[0] if args else None
+    repos = [*(opts.repos or []), *args[1:]]
+    engine = opts.engine or "local"
+    if table is None:
+        raise PARSER.usage_error("a table is required (" + ", ".join(TABLES) + ")")
+    if table not in TABLES:
+        raise PARSER.usage_error(f"unknown table '{table}' (tables: {', '.join(TABLES)})")
+    if engine not in ENGINES:
+        raise PARSER.usage_error(f"invalid engine '{engine}' (engines: {', '.join(ENGINES)})")
+    content_limit = None
+    if opts.content_limit is not None:
+        content_limit = parse_int(opts.content_limit, "option `content-limit'")
+    for name, value in (("-j", opts.jobs), ("--content-limit", content_limit)):
+        if value is not None and value < 0:
+            raise PARSER.usage_error(f"{name} is negative: {value}")
+    if not repos:
+        raise PARSER.usage_error("--repos is required")
+    if not opts.out:
+        raise PARSER.usage_error("--out is required")
+    if opts.scheduler and engine != "dask":
+        raise PARSER.usage_error("--scheduler needs --engine dask")
+    if engine == "local" and "://" in opts.out:
+        raise PARSER.usage_error(
+            "the local engine writes to a directory; use --engine dask for a URL"
+        )
     try:
         from gitodb.bulk import BulkUsageError, Options, discover
     except ImportError as e:
@@ -84,7 +101,7 @@ def run(argv: list[str], ctx: Any) -> int:
             f"fatal: gitodb bulk needs pyarrow and tqdm (pip install 'gitodb[bulk]'): {e}\n"
         )
         return 128
-    if args.engine == "dask":
+    if engine == "dask":
         try:
             import distributed  # noqa: F401
 
@@ -95,17 +112,20 @@ def run(argv: list[str], ctx: Any) -> int:
                 f"(pip install 'gitodb[bulk,dask]'): {e}\n"
             )
             return 128
-    options = Options(rev=args.rev, content_limit=args.content_limit, message=args.message)
+    options = Options(rev=opts.rev, content_limit=content_limit, message=opts.message)
     try:
-        options.check(args.table)
+        options.check(table)
     except BulkUsageError as e:
-        return _usage(str(e))
-    repos = discover(args.repos)
+        raise PARSER.usage_error(str(e)) from None
+    run_args = SimpleNamespace(
+        table=table, out=opts.out, jobs=opts.jobs, engine=engine, scheduler=opts.scheduler
+    )
+    found = discover(repos)
     try:
-        if args.engine == "dask":
-            failed = _run_dask(args, repos, options)
+        if engine == "dask":
+            failed = _run_dask(run_args, found, options)
         else:
-            failed = _run_local(args, repos, options)
+            failed = _run_local(run_args, found, options)
     except BulkUsageError as e:
         sys.stderr.write(f"fatal: {e}\n")
         return 128
