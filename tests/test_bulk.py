@@ -481,3 +481,32 @@ def test_non_utf8_paths_and_names_keep_gits_bytes(latin1: Path) -> None:
     got = [r for r in rows(latin1, "refs") if r["name"] != "HEAD"]
     assert sorted(_bytes_of(r, "name") for r in got) == want
     assert b"refs/heads/caf\xe9" in want
+
+
+def test_a_range_part_reads_only_its_own_ids(
+    tmp_path: Path, repos: dict[str, Path], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A worker given a range of a pack does not copy the pack's whole id table."""
+    import shutil
+
+    from gitodb.pack.idx import PackIndex
+
+    repo = tmp_path / "one-pack"
+    shutil.copytree(repos["sha1"], repo, symlinks=True)
+    gitc(repo, "repack", "-q", "-a", "-d")
+    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
+    options = bulk.Options(split_bytes=1, range_bytes=max(1, pack.stat().st_size // 3))
+    ranges = [p for p in bulk.parts(str(repo), "objects", options) if "#" in p]
+    assert len(ranges) >= 2
+    want = rows(repo, "objects")
+
+    def whole_table(self: PackIndex) -> list[bytes]:
+        raise AssertionError("a range copied the whole id table")
+
+    monkeypatch.setattr(PackIndex, "oid_list", whole_table)
+    got = []
+    for part in ranges:
+        data, errors = task_table(Task(str(repo), "objects", part), options)
+        assert errors.num_rows == 0
+        got += data.to_pylist()
+    assert got == [r for r in want if r["pack"] is not None]

@@ -146,7 +146,6 @@ def _pack_rows(
     """
     so = pack.sorted_offsets
     rev = pack.rev_order
-    oids = pack.idx.oid_list()
     n = len(so)
     stop = n if stop is None else stop
     if stop > n:
@@ -154,6 +153,8 @@ def _pack_rows(
             f"part {start}-{stop} is past the pack's {n} entries (pack replaced?)", path=pack.path
         )
     whole = start == 0 and stop == n
+    # The whole pack copies its id table once; a range reads only its own ids.
+    oid_of = pack.idx.oid_list().__getitem__ if whole else pack.idx.oid_at
     types_by_p, sizes_by_p = pack.headers_by_position() if whole else (None, None)
     header_at = pack.header_at
     data_end = pack.data_end
@@ -176,7 +177,7 @@ def _pack_rows(
         for k in range(first, last):
             off = so[k]
             p = rev[k]
-            ids.append(oids[p])
+            ids.append(oid_of(p))
             t, size, hlen = parse_entry_header(buf, off, path)
             if types_by_p is not None:
                 kinds[k - first] = types_by_p[p]
@@ -198,7 +199,7 @@ def _pack_rows(
                     raise PackError(
                         "OFS_DELTA base is not an entry of the pack", path=path, offset=off
                     )
-                base_hex = oids[rev[kb]].hex()
+                base_hex = oid_of(rev[kb]).hex()
                 if kb >= start:
                     depth = depth_by_k[kb - start] + 1
                 else:
