@@ -645,3 +645,59 @@ def test_objects_of_a_pack_gone_from_under_the_midx(tmp_path: Path) -> None:
     assert ours.stdout == theirs.stdout
     assert b" missing\n" in ours.stdout
     assert ours.stderr == theirs.stderr
+
+
+def _midx_repo_with_loose_copies(tmp_path: Path) -> tuple[Path, Path]:
+    """One pack under a MIDX whose objects are loose too; returns (repo, its .idx)."""
+    repo = tmp_path / "repo"
+    git("init", "-q", repo)
+    for i in range(2):
+        (repo / f"f{i}").write_text(f"{i}\n")
+        git("add", ".", cwd=repo)
+        git("commit", "-q", "-m", f"c{i}", cwd=repo)
+    git("repack", "-a", "-q", cwd=repo)  # no -d: the loose copies stay
+    git("multi-pack-index", "write", cwd=repo)
+    (idx,) = (repo / ".git/objects/pack").glob("*.idx")
+    return repo, idx
+
+
+@pytest.mark.parametrize("damage", ["missing", "truncated"])
+def test_midx_pack_without_a_usable_idx_is_reported_and_skipped(
+    tmp_path: Path, damage: str
+) -> None:
+    # Git 2.55 (t5319 'corrupt idx reports errors'): a pack the MIDX names cannot be
+    # opened without its .idx; a lookup landing there says "index unavailable" and the
+    # object is read from another copy.
+    repo, idx = _midx_repo_with_loose_copies(tmp_path)
+    args = ["-c", "core.multiPackIndex=true", "rev-list", "--objects", "--all"]
+    expect = git(*args, cwd=repo)
+    if damage == "missing":
+        idx.unlink()
+    else:
+        idx.write_bytes(idx.read_bytes()[:1064])
+    ours = gitodb(*args, cwd=repo)
+    assert ours.returncode == 0, ours.stderr
+    assert ours.stdout == expect
+    pack = idx.with_suffix(".pack")
+    assert f"error: packfile {pack} index unavailable\n".encode() in ours.stderr
+    if GIT255.exists():
+        theirs = git_run(*args, cwd=repo, exe=str(GIT255))
+        assert theirs.stdout == ours.stdout
+        assert b"index unavailable" in theirs.stderr
+
+
+def test_midx_pack_without_idx_objects_are_missing_as_git_255(tmp_path: Path) -> None:
+    repo, idx = _midx_repo_with_loose_copies(tmp_path)
+    git("prune-packed", cwd=repo)  # only the packed copies are left
+    tip = git("rev-parse", "HEAD", cwd=repo)
+    idx.unlink()
+    args = ["cat-file", "--batch-check=%(objectsize:disk)"]
+    ours = gitodb(*args, cwd=repo, stdin=tip)
+    assert ours.returncode == 0
+    assert ours.stdout == tip.strip() + b" missing\n"
+    assert b"index unavailable" in ours.stderr
+    if GIT255.exists():
+        theirs = subprocess.run(
+            [str(GIT255), *args], cwd=repo, input=tip, capture_output=True, env=git_env()
+        )
+        assert theirs.stdout == ours.stdout
