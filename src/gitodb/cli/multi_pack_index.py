@@ -311,10 +311,14 @@ def _verify_or_expire(sub: str, argv: list[str], ctx: Any, opts: _Opts) -> int:
     if sub == "expire":
         expire_midx(_objects_dir(repo, opts), repo.object_format, warn=_warn, progress=progress)
         return 0
+    found: list[str] = []
     try:
-        errors = verify_midx(_objects_dir(repo, opts), repo.object_format, progress=progress)
+        errors = verify_midx(
+            _objects_dir(repo, opts), repo.object_format, progress=progress, found=found
+        )
     except MultiPackIndexError as e:
         if not e.ignorable:
+            sys.stderr.write("".join(f"{line}\n" for line in found))
             raise
         for line in [*e.details, e.message, "multi-pack-index file exists, but failed to parse"]:
             sys.stderr.write(f"error: {line}\n")

@@ -334,20 +334,26 @@ def _clear_stale(pack_dir: str, keep_hash: str) -> None:
 
 
 def verify_midx(
-    objects_dir: str, fmt: ObjectFormat, *, progress: Progress | None = None
+    objects_dir: str,
+    fmt: ObjectFormat,
+    *,
+    progress: Progress | None = None,
+    found: list[str] | None = None,
 ) -> list[str]:
     """Check ``objects_dir``'s MIDX as ``git multi-pack-index verify``; return the errors.
 
     The errors are Git's lines, printed bare as Git's verify does.  No MIDX is no
     error.  One Git cannot parse raises ``MultiPackIndexError`` (ignorable set:
-    Git then also says ``multi-pack-index file exists, but failed to parse``).
+    Git then also says ``multi-pack-index file exists, but failed to parse``); so
+    does damage Git dies on midway (a bad pack-int-id), and then ``found`` (the list
+    errors are appended to as they are found) holds what Git printed before dying.
     """
     pack_dir = os.path.join(objects_dir, "pack")
     path = os.path.join(pack_dir, MIDX_NAME)
+    errors: list[str] = found if found is not None else []
     if not os.path.exists(path):
-        return []
+        return errors
     m = MultiPackIndex(path, fmt)
-    errors: list[str] = []
     try:
         if not m.checksum_valid():
             errors.append("incorrect checksum")
