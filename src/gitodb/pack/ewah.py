@@ -101,6 +101,10 @@ def read_ewah(
         raise BitmapError(
             f"EWAH bitmap has bits set past its {bit_size} bits", path=path, offset=at
         )
+    if max_bits is not None and bits >> max_bits:
+        raise BitmapError(
+            f"EWAH bitmap has bits set past its {max_bits} objects", path=path, offset=at
+        )
     return bits, bit_size, end
 
 
