@@ -315,3 +315,132 @@ def test_git_reads_a_bitmap_gitodb_encodes(tmp_path: Path) -> None:
     )
     assert r.returncode == 0, r.stderr
     assert b"OK!" in r.stderr
+
+
+# -- multi-pack-index write --bitmap ----------------------------------------------
+
+GIT255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
+
+
+def _gitodb(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+
+
+def _multi_pack_repo(tmp_path: Path, name: str = "repo") -> Path:
+    repo = tmp_path / name
+    git("init", "-q", repo)
+    for i in range(6):
+        _commit(repo, i)
+        git("repack", "-dq", cwd=repo)  # one pack per commit
+    git("tag", "-a", "-m", "t", "v1", "HEAD~2", cwd=repo)
+    return repo
+
+
+def _midx_files(repo: Path) -> dict[str, bytes]:
+    pack = repo / ".git/objects/pack"
+    return {p.name: p.read_bytes() for p in pack.glob("multi-pack-index*") if p.is_file()}
+
+
+def test_write_bitmap_is_accepted_by_git(tmp_path: Path) -> None:
+    repo = _multi_pack_repo(tmp_path)
+    r = _gitodb("multi-pack-index", "write", "--bitmap", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    files = _midx_files(repo)
+    assert any(n.endswith(".bitmap") for n in files)
+    t = subprocess.run(
+        ["git", "rev-list", "--test-bitmap", "HEAD"], cwd=repo, capture_output=True, env=git_env()
+    )
+    assert t.returncode == 0 and b"OK!" in t.stderr, t.stderr
+    for spec in (["--all"], ["HEAD", "^HEAD~3"]):
+        with_bm = rev_list(repo, "--objects", "--use-bitmap-index", *spec)
+        assert sorted(with_bm) == sorted(
+            line.split()[0]
+            for line in git("rev-list", "--objects", *spec, cwd=repo).decode().splitlines()
+        )
+    if GIT255.exists():
+        t = subprocess.run(
+            [str(GIT255), "rev-list", "--test-bitmap", "HEAD"],
+            cwd=repo,
+            capture_output=True,
+            env=git_env(),
+        )
+        assert t.returncode == 0 and b"OK!" in t.stderr, t.stderr
+
+
+@pytest.mark.skipif(not GIT255.exists(), reason="needs ../shared/git-2.55")
+def test_write_bitmap_is_byte_identical_to_git_255(tmp_path: Path) -> None:
+    repo = _multi_pack_repo(tmp_path)
+    git("repack", "-adbq", cwd=repo)  # one pack with a bitmap (its name hashes are reused)
+    _commit(repo, 20)
+    git("repack", "-dq", cwd=repo)
+    env = git_env()
+    subprocess.run(
+        [str(GIT255), "multi-pack-index", "write", "--bitmap"], cwd=repo, env=env, check=True
+    )
+    theirs = _midx_files(repo)
+    for n in theirs:
+        (repo / ".git/objects/pack" / n).unlink()
+    r = _gitodb("multi-pack-index", "write", "--bitmap", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    assert _midx_files(repo) == theirs
+
+
+def test_write_without_bitmap_drops_a_kept_midx_bitmap(tmp_path: Path) -> None:
+    repo = _multi_pack_repo(tmp_path)
+    assert _gitodb("multi-pack-index", "write", "--bitmap", cwd=repo).returncode == 0
+    before = _midx_files(repo)
+    assert len(before) == 2
+    # up to date and a bitmap: kept as it is
+    assert _gitodb("multi-pack-index", "write", "--bitmap", cwd=repo).returncode == 0
+    assert _midx_files(repo) == before
+    r = _gitodb("multi-pack-index", "write", "--no-bitmap", cwd=repo)
+    assert r.returncode == 0
+    assert _midx_files(repo) == {"multi-pack-index": before["multi-pack-index"]}
+
+
+def test_refs_snapshot_picks_the_starting_points(tmp_path: Path) -> None:
+    repo = _multi_pack_repo(tmp_path)
+    snap = tmp_path / "snapshot"
+    snap.write_text("+" + git("rev-parse", "HEAD~3", cwd=repo).decode())
+    r = _gitodb("multi-pack-index", "write", "--bitmap", f"--refs-snapshot={snap}", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    with odb_of(repo) as odb:
+        bm = open_repository_bitmap(odb)
+        assert bm is not None
+        bitmapped = {bm._oid_at_index(p).hex() for p in bm.index.commit_positions()}
+        bm.close()
+    # only HEAD~3 and what it reaches: 3 commits, every one bitmapped (fewer than 100)
+    assert bitmapped == set(rev_list(repo, "HEAD~3"))
+
+
+def test_write_option_grammar_as_git(tmp_path: Path) -> None:
+    repo = _multi_pack_repo(tmp_path)
+    objdir = str(repo / ".git/objects")
+    # --opt value, --no-opt, a stuck value
+    r = _gitodb("multi-pack-index", "--object-dir", objdir, "write", "--no-stdin-packs", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    r = _gitodb("multi-pack-index", "write", "--base=abc", cwd=repo)
+    assert r.returncode == 129
+    assert r.stderr.startswith(b"error: cannot use --base without --no-write-chain-file\n")
+    r = _gitodb("multi-pack-index", "write", "--bogus", cwd=repo)
+    assert r.returncode == 129 and r.stderr.startswith(b"error: unknown option `bogus'\n")
+    r = _gitodb("multi-pack-index", cwd=repo)
+    assert r.returncode == 129 and r.stderr.startswith(b"error: need a subcommand\n")
+    r = _gitodb("multi-pack-index", "write", "--incremental", cwd=repo)
+    assert r.returncode == 128 and b"incremental" in r.stderr
+    for args in (["write", "--bogus"], ["--bogus"], []):
+        g = subprocess.run(
+            ["git", "multi-pack-index", *args], cwd=repo, capture_output=True, env=git_env()
+        )
+        ours = _gitodb("multi-pack-index", *args, cwd=repo)
+        assert ours.returncode == g.returncode
+        assert ours.stderr.splitlines()[0] == g.stderr.splitlines()[0]

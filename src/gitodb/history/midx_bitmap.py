@@ -1,0 +1,331 @@
+"""Writing ``multi-pack-index-<checksum>.bitmap`` (``multi-pack-index write --bitmap``).
+
+What goes in, as Git 2.55 decides it:
+
+- the starting points: every ref (or the ``--refs-snapshot`` file: one id per
+  line, ``+`` marking a preferred tip), peeled, commits only; refs matching
+  ``pack.preferBitmapTips`` (whole path components) are preferred too;
+- the commits reached from them that the MIDX holds, in walk order, sorted by
+  committer date, newest first (stably); with fewer than 100 every one gets a
+  bitmap, else Git's spacing rule picks them (every commit of the first 100,
+  then one per growing stride, a preferred tip or a merge in the stride first);
+- each bitmap: every object reachable from the commit, as bits in pseudo-pack
+  order; stored XORed against the one of the previous ten that encodes
+  smallest, as Git's writer compresses them;
+- the type bitmaps of every MIDX object, and the name-hash cache: a MIDX write
+  knows no paths, so Git copies the values of the pack bitmap it had loaded for
+  the objects that bitmap covers, and writes 0 for the rest.
+
+An object reachable from a starting point but not in the MIDX makes the bitmap
+impossible (``GitodbError``), as it does for Git.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from gitodb.errors import GitodbError
+from gitodb.lockfile import LockFile
+from gitodb.objects.commit import parse_commit_links
+from gitodb.objects.tree import iter_tree
+from gitodb.pack.bitmap import TYPE_NAMES, BitmapIndex
+from gitodb.pack.bitmap_write import BitmapEntry, encode_bitmap
+from gitodb.pack.ewah import BitmapError, encode_ewah
+from gitodb.pack.midx import MIDX_NAME, MultiPackIndex
+from gitodb.pack.midx_write import midx_bitmap_path
+
+if TYPE_CHECKING:
+    from gitodb.repo.odb import ObjectDatabase
+
+__all__ = ["read_refs_snapshot", "select_commits", "write_midx_bitmap"]
+
+_GITLINK = 0o160000
+_TREE = 0o040000
+#: Git's spacing of bitmapped commits (pack-bitmap-write.c)
+_MUST_REGION = 100
+_MIN_REGION = 20000
+_MIN_COMMITS = 100
+_MAX_COMMITS = 5000
+_XOR_SEARCH = 10
+
+
+def read_refs_snapshot(path: str, hexsz: int) -> list[tuple[bytes, bool]]:
+    """The ``--refs-snapshot`` file: ``(id, preferred)`` per line (``+`` first: preferred)."""
+    out = []
+    with open(path, "rb") as f:
+        for lineno, raw in enumerate(f.read().splitlines(), 1):
+            line = raw.decode("ascii", "replace")
+            preferred = line.startswith("+")
+            hexid = line[1:] if preferred else line
+            hexid = hexid.split(" ", 1)[0]
+            if len(hexid) != hexsz or any(c not in "0123456789abcdef" for c in hexid):
+                raise GitodbError(f"could not parse line: {line}", path=path, offset=lineno)
+            out.append((bytes.fromhex(hexid), preferred))
+    return out
+
+
+def _next_index(idx: int) -> int:
+    if idx <= _MUST_REGION:
+        return 0
+    if idx <= _MIN_REGION:
+        return min(idx - _MUST_REGION, _MIN_COMMITS)
+    return max(min(idx - _MIN_REGION, _MAX_COMMITS), _MIN_COMMITS)
+
+
+def select_commits(
+    commits: list[bytes], preferred: set[bytes], is_merge: Callable[[bytes], bool]
+) -> list[bytes]:
+    """Git's choice of commits to bitmap among ``commits`` (newest first)."""
+    n = len(commits)
+    if n < _MIN_COMMITS:
+        return list(commits)
+    chosen: list[bytes] = []
+    i = 0
+    while True:
+        step = _next_index(i)
+        if i + step >= n:
+            break
+        if step == 0:
+            pick = commits[i]
+        else:
+            pick = commits[i + step]
+            for j in range(step + 1):
+                cm = commits[i + j]
+                if cm in preferred:
+                    pick = cm
+                    break
+                if is_merge(cm):
+                    pick = cm
+        chosen.append(pick)
+        i += step + 1
+    return chosen
+
+
+def _prefer_patterns(config_values: list[str]) -> Callable[[str], bool]:
+    """``pack.preferBitmapTips``: a ref matches a value naming it or a directory of it."""
+
+    def match(refname: str) -> bool:
+        for v in config_values:
+            v = v.rstrip("/")
+            if refname == v or refname.startswith(v + "/"):
+                return True
+        return False
+
+    return match
+
+
+class _Closure:
+    """Reachability of commits and trees as bits, memoised, computed without recursion."""
+
+    def __init__(self, odb: ObjectDatabase, bit_of: dict[bytes, int]) -> None:
+        self.odb = odb
+        self.fmt = odb.fmt
+        self.bit_of = bit_of
+        self.trees: dict[bytes, int] = {}
+        self.commits: dict[bytes, int] = {}
+        #: trees whose own entries are in, waiting for their subtrees
+        self._pending_bits: dict[bytes, int] = {}
+
+    def _bit(self, oid: bytes) -> int:
+        pos = self.bit_of.get(oid)
+        if pos is None:
+            raise GitodbError(f"object {oid.hex()} is reachable but not in the multi-pack-index")
+        return 1 << pos
+
+    def tree(self, root: bytes) -> int:
+        rawsz = self.fmt.rawsz
+        stack: list[tuple[bytes, list[bytes] | None]] = [(root, None)]
+        while stack:
+            oid, kids = stack[-1]
+            if oid in self.trees:
+                stack.pop()
+                continue
+            if kids is None:
+                _kind, data = self.odb.read(oid)
+                kids = []
+                bits = self._bit(oid)
+                for mode, _name, child in iter_tree(data, rawsz):
+                    if mode == _GITLINK:
+                        continue
+                    if mode == _TREE:
+                        kids.append(child)
+                    else:
+                        bits |= self._bit(child)
+                stack[-1] = (oid, kids)
+                self._pending_bits[oid] = bits
+                stack.extend((k, None) for k in kids if k not in self.trees)
+                continue
+            stack.pop()
+            bits = self._pending_bits.pop(oid)
+            for k in kids:
+                bits |= self.trees[k]
+            self.trees[oid] = bits
+        return self.trees[root]
+
+    def commit(self, root: bytes) -> int:
+        stack: list[tuple[bytes, tuple[bytes, list[bytes]] | None]] = [(root, None)]
+        while stack:
+            oid, links = stack[-1]
+            if oid in self.commits:
+                stack.pop()
+                continue
+            if links is None:
+                _kind, data = self.odb.read(oid)
+                tree, parents, _end = parse_commit_links(data, self.fmt)
+                stack[-1] = (oid, (tree, parents))
+                stack.extend((p, None) for p in parents if p not in self.commits)
+                continue
+            stack.pop()
+            tree, parents = links
+            bits = self._bit(oid) | self.tree(tree)
+            for p in parents:
+                bits |= self.commits[p]
+            self.commits[oid] = bits
+        return self.commits[root]
+
+
+def _xor_entries(selected: list[tuple[int, int]]) -> list[BitmapEntry]:
+    """Git's compression: each bitmap against the one of the previous ten whose XOR
+    encodes in fewer words, if any does."""
+    out = []
+    sizes = [len(encode_ewah(b, -(-b.bit_length() // 64) * 64)) for _p, b in selected]
+    for i, (pos, bits) in enumerate(selected):
+        best, best_size = 0, sizes[i]
+        for k in range(1, _XOR_SEARCH + 1):
+            if i - k < 0:
+                break
+            x = bits ^ selected[i - k][1]
+            size = len(encode_ewah(x, -(-x.bit_length() // 64) * 64))
+            if size < best_size:
+                best, best_size = k, size
+        out.append(BitmapEntry(pos, bits, xor_offset=best))
+    return out
+
+
+def write_midx_bitmap(
+    repo: object,
+    objects_dir: str,
+    *,
+    refs_snapshot: str | None = None,
+    prefer_tips: list[str] | None = None,
+) -> str:
+    """Write the bitmap of ``objects_dir``'s MIDX (which must carry ``RIDX``, as
+    ``write_midx(bitmap=True)`` writes it); return its path.
+
+    ``repo`` is the ``Repository`` whose refs (or the ``refs_snapshot`` file) name
+    the starting points; ``prefer_tips`` are the ``pack.preferBitmapTips`` values.
+    """
+    from gitodb.history.revwalk import RevWalk
+
+    odb: ObjectDatabase = repo.odb  # type: ignore[attr-defined]
+    fmt = odb.fmt
+    pack_dir = os.path.join(objects_dir, "pack")
+    midx = MultiPackIndex(os.path.join(pack_dir, MIDX_NAME), fmt)
+    try:
+        order = midx.rev_positions()
+        if order is None:
+            raise GitodbError("multi-pack-index has no reverse index for a bitmap", path=midx.path)
+        n = midx.count
+        oids = midx.oid_list()
+        bit_of = {oids[local]: bit for bit, local in enumerate(order)}
+        pos_of = {o: i for i, o in enumerate(oids)}
+        tips = _tips(repo, refs_snapshot, prefer_tips or [], fmt.hexsz)
+        walk = RevWalk(repo)  # type: ignore[arg-type]
+        preferred: set[bytes] = set()
+        for oid, pref in tips:
+            walk.add(oid)
+            if pref:
+                preferred.add(oid)
+        nodes = [node for node in walk.commits() if node.id in pos_of]
+        merges = {node.id for node in nodes if len(node.parent_ids) > 1}
+        list(walk.objects())  # the walk reads what a bitmap needs; names are not used
+        hashes = _reused_name_hashes(odb, oids)
+        by_date = [node.id for node in sorted(nodes, key=lambda nd: nd.date)]
+        chosen = select_commits(by_date, preferred, merges.__contains__)
+        closure = _Closure(odb, bit_of)
+        selected = [(pos_of[c], closure.commit(c)) for c in chosen]
+        types = [0, 0, 0, 0]
+        for oid in oids:
+            kind, _size = odb.read_header(oid)
+            types[TYPE_NAMES.index(kind)] |= 1 << bit_of[oid]
+        data = encode_bitmap(
+            fmt, midx.checksum, n, types, _xor_entries(selected), hash_cache=hashes
+        )
+        target = midx_bitmap_path(pack_dir, midx.checksum)
+    finally:
+        midx.close()
+    lock = LockFile(target, final_mode=0o444)
+    try:
+        lock.write(data)
+        lock.commit()
+    except BaseException:
+        lock.rollback()
+        raise
+    return target
+
+
+def _reused_name_hashes(odb: ObjectDatabase, oids: list[bytes]) -> list[int]:
+    """The name-hash cache as Git fills it for a MIDX bitmap: from the bitmap Git
+    would load before writing (a pack's), for the objects it covers; 0 elsewhere
+    (a MIDX write knows no paths)."""
+    hashes = [0] * len(oids)
+    own = [p for p in odb.packs if p.path.startswith(odb.objects_dir + os.sep)]
+    for pack in own:
+        if not os.path.exists(pack.path[:-5] + ".bitmap"):
+            continue
+        try:
+            old = BitmapIndex(
+                pack.path[:-5] + ".bitmap",
+                odb.fmt,
+                num_objects=pack.count,
+                checksum=pack.idx.pack_checksum,
+            )
+        except BitmapError:
+            return hashes
+        try:
+            for i, oid in enumerate(oids):
+                pos = pack.idx.find(oid)
+                if pos >= 0:
+                    hashes[i] = old.name_hash_at(pos) or 0
+        finally:
+            old.close()
+        break
+    return hashes
+
+
+def _tips(
+    repo: object, refs_snapshot: str | None, prefer: list[str], hexsz: int
+) -> list[tuple[bytes, bool]]:
+    """The starting points: commits only (tags peeled), preferred or not."""
+    odb = repo.odb  # type: ignore[attr-defined]
+    if refs_snapshot is not None:
+        raw = read_refs_snapshot(refs_snapshot, hexsz)
+    else:
+        match = _prefer_patterns(prefer)
+        refs = repo.refs  # type: ignore[attr-defined]
+        raw = []
+        for ref in refs.iter_refs("refs/"):
+            oid = ref.oid if ref.target is None else refs.resolve(ref.name)
+            if oid is not None:
+                raw.append((oid, match(ref.name)))
+    out = []
+    for oid, pref in raw:
+        peeled = _peel(odb, oid)
+        if peeled is not None:
+            out.append((peeled, pref))
+    return out
+
+
+def _peel(odb: ObjectDatabase, oid: bytes) -> bytes | None:
+    """The commit ``oid`` names after peeling tags; None if it is no commit."""
+    hexsz = odb.fmt.hexsz
+    for _ in range(64):
+        kind, data = odb.read(oid)
+        if kind == "commit":
+            return oid
+        if kind != "tag" or not data.startswith(b"object "):
+            return None
+        oid = bytes.fromhex(data[7 : 7 + hexsz].decode("ascii"))
+    return None
