@@ -149,8 +149,9 @@ def run(argv: list[str], ctx: Any) -> int:
 
 
 def _objects_dir(repo: Any, opts: Any) -> str:
-    if opts.object_dir is not None:
-        return os.path.abspath(opts.object_dir)
+    given: str | None = opts.object_dir
+    if given is not None:
+        return os.path.abspath(given)
     return os.path.abspath(
         os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.common_dir, "objects")
     )
