@@ -10,8 +10,8 @@ What goes in, as Git 2.55 decides it:
   bitmap, else Git's spacing rule picks them (every commit of the first 100,
   then one per growing stride, a preferred tip or a merge in the stride first);
 - each bitmap: every object reachable from the commit, as bits in pseudo-pack
-  order; stored XORed against the one of the previous ten that encodes
-  smallest, as Git's writer compresses them;
+  order, stored whole (Git 2.55 wrote no XOR-compressed entry in any history
+  measured here; the reader takes them either way);
 - the type bitmaps of every MIDX object, and the name-hash cache: a MIDX write
   knows no paths, so Git copies the values of the pack bitmap it had loaded for
   the objects that bitmap covers, and writes 0 for the rest.
@@ -32,7 +32,7 @@ from gitodb.objects.commit import parse_commit_links
 from gitodb.objects.tree import iter_tree
 from gitodb.pack.bitmap import TYPE_NAMES, BitmapIndex
 from gitodb.pack.bitmap_write import BitmapEntry, encode_bitmap
-from gitodb.pack.ewah import BitmapError, encode_ewah
+from gitodb.pack.ewah import BitmapError
 from gitodb.pack.midx import MIDX_NAME, MultiPackIndex
 from gitodb.pack.midx_write import midx_bitmap_path
 
@@ -48,7 +48,6 @@ _MUST_REGION = 100
 _MIN_REGION = 20000
 _MIN_COMMITS = 100
 _MAX_COMMITS = 5000
-_XOR_SEARCH = 10
 
 
 def read_refs_snapshot(path: str, hexsz: int) -> list[tuple[bytes, bool]]:
@@ -186,24 +185,6 @@ class _Closure:
         return self.commits[root]
 
 
-def _xor_entries(selected: list[tuple[int, int]]) -> list[BitmapEntry]:
-    """Git's compression: each bitmap against the one of the previous ten whose XOR
-    encodes in fewer words, if any does."""
-    out = []
-    sizes = [len(encode_ewah(b, -(-b.bit_length() // 64) * 64)) for _p, b in selected]
-    for i, (pos, bits) in enumerate(selected):
-        best, best_size = 0, sizes[i]
-        for k in range(1, _XOR_SEARCH + 1):
-            if i - k < 0:
-                break
-            x = bits ^ selected[i - k][1]
-            size = len(encode_ewah(x, -(-x.bit_length() // 64) * 64))
-            if size < best_size:
-                best, best_size = k, size
-        out.append(BitmapEntry(pos, bits, xor_offset=best))
-    return out
-
-
 def write_midx_bitmap(
     repo: object,
     objects_dir: str,
@@ -242,8 +223,10 @@ def write_midx_bitmap(
         merges = {node.id for node in nodes if len(node.parent_ids) > 1}
         list(walk.objects())  # the walk reads what a bitmap needs; names are not used
         hashes = _reused_name_hashes(odb, oids)
-        by_date = [node.id for node in sorted(nodes, key=lambda nd: nd.date)]
-        chosen = select_commits(by_date, preferred, merges.__contains__)
+        # As Git 2.55 (measured): the commits from the walk's end back, sorted by
+        # date, newest first (stably), picked, and written in reverse pick order.
+        by_date = [node.id for node in sorted(reversed(nodes), key=lambda nd: -nd.date)]
+        chosen = select_commits(by_date, preferred, merges.__contains__)[::-1]
         closure = _Closure(odb, bit_of)
         selected = [(pos_of[c], closure.commit(c)) for c in chosen]
         types = [0, 0, 0, 0]
@@ -251,7 +234,12 @@ def write_midx_bitmap(
             kind, _size = odb.read_header(oid)
             types[TYPE_NAMES.index(kind)] |= 1 << bit_of[oid]
         data = encode_bitmap(
-            fmt, midx.checksum, n, types, _xor_entries(selected), hash_cache=hashes
+            fmt,
+            midx.checksum,
+            n,
+            types,
+            [BitmapEntry(pos, bits) for pos, bits in selected],
+            hash_cache=hashes,
         )
         target = midx_bitmap_path(pack_dir, midx.checksum)
     finally:
