@@ -221,7 +221,6 @@ def write_midx_bitmap(
                 preferred.add(oid)
         nodes = [node for node in walk.commits() if node.id in pos_of]
         merges = {node.id for node in nodes if len(node.parent_ids) > 1}
-        list(walk.objects())  # the walk reads what a bitmap needs; names are not used
         hashes = _reused_name_hashes(odb, oids)
         # As Git 2.55 (measured): the commits from the walk's end back, sorted by
         # date, newest first (stably), picked, and written in reverse pick order.
