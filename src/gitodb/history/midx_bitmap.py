@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
 from gitodb.lockfile import LockFile
-from gitodb.objects.commit import parse_commit_links
 from gitodb.objects.tree import iter_tree
 from gitodb.pack.bitmap import TYPE_NAMES, BitmapIndex
 from gitodb.pack.bitmap_write import BitmapEntry, encode_bitmap
@@ -115,74 +114,91 @@ def _prefer_patterns(config_values: list[str]) -> Callable[[str], bool]:
     return match
 
 
-class _Closure:
-    """Reachability of commits and trees as bits, memoised, computed without recursion."""
+def _reachability(
+    odb: ObjectDatabase,
+    bit_of: dict[bytes, int],
+    links: dict[bytes, tuple[bytes, list[bytes]]],
+    wanted: set[bytes],
+) -> dict[bytes, int]:
+    """The reachability bits of the ``wanted`` commits.
 
-    def __init__(self, odb: ObjectDatabase, bit_of: dict[bytes, int]) -> None:
-        self.odb = odb
-        self.fmt = odb.fmt
-        self.bit_of = bit_of
-        self.trees: dict[bytes, int] = {}
-        self.commits: dict[bytes, int] = {}
-        #: trees whose own entries are in, waiting for their subtrees
-        self._pending_bits: dict[bytes, int] = {}
+    Commits go parents first; each starts from the union of its parents' bits and
+    walks only the trees those do not hold yet (a tree's bit set means its whole
+    subtree is set).  A commit's bits are dropped once its last child is done,
+    unless it is wanted, so memory follows the width of history, not its length.
+    """
+    rawsz = odb.fmt.rawsz
 
-    def _bit(self, oid: bytes) -> int:
-        pos = self.bit_of.get(oid)
+    def bit(oid: bytes) -> int:
+        pos = bit_of.get(oid)
         if pos is None:
             raise GitodbError(f"object {oid.hex()} is reachable but not in the multi-pack-index")
-        return 1 << pos
+        return pos
 
-    def tree(self, root: bytes) -> int:
-        rawsz = self.fmt.rawsz
-        stack: list[tuple[bytes, list[bytes] | None]] = [(root, None)]
+    children: dict[bytes, int] = dict.fromkeys(links, 0)
+    for _tree, parents in links.values():
+        for p in parents:
+            children[p] = children.get(p, 0) + 1
+    # Parents-first order by an iterative depth-first walk (post-order).
+    order: list[bytes] = []
+    state: dict[bytes, int] = {}
+    for root in links:
+        if root in state:
+            continue
+        stack = [root]
         while stack:
-            oid, kids = stack[-1]
-            if oid in self.trees:
-                stack.pop()
-                continue
-            if kids is None:
-                _kind, data = self.odb.read(oid)
-                kids = []
-                bits = self._bit(oid)
-                for mode, _name, child in iter_tree(data, rawsz):
-                    if mode == _GITLINK:
-                        continue
-                    if mode == _TREE:
-                        kids.append(child)
-                    else:
-                        bits |= self._bit(child)
-                stack[-1] = (oid, kids)
-                self._pending_bits[oid] = bits
-                stack.extend((k, None) for k in kids if k not in self.trees)
+            c = stack[-1]
+            if c not in state:
+                state[c] = 1
+                stack.extend(p for p in links[c][1] if p not in state)
                 continue
             stack.pop()
-            bits = self._pending_bits.pop(oid)
-            for k in kids:
-                bits |= self.trees[k]
-            self.trees[oid] = bits
-        return self.trees[root]
-
-    def commit(self, root: bytes) -> int:
-        stack: list[tuple[bytes, tuple[bytes, list[bytes]] | None]] = [(root, None)]
-        while stack:
-            oid, links = stack[-1]
-            if oid in self.commits:
-                stack.pop()
-                continue
-            if links is None:
-                _kind, data = self.odb.read(oid)
-                tree, parents, _end = parse_commit_links(data, self.fmt)
-                stack[-1] = (oid, (tree, parents))
-                stack.extend((p, None) for p in parents if p not in self.commits)
-                continue
-            stack.pop()
-            tree, parents = links
-            bits = self._bit(oid) | self.tree(tree)
+            if state[c] == 1:
+                state[c] = 2
+                order.append(c)
+    # Working bitmaps are byte arrays (setting and testing a bit is O(1); a big
+    # int would be copied at every shift); the results are ints.
+    nbytes = (len(bit_of) + 7) // 8
+    bits_of: dict[bytes, bytes] = {}
+    out: dict[bytes, int] = {}
+    for c in order:
+        tree, parents = links[c]
+        if not parents:
+            cur = bytearray(nbytes)
+        elif len(parents) == 1:
+            cur = bytearray(bits_of[parents[0]])
+        else:
+            union = 0
             for p in parents:
-                bits |= self.commits[p]
-            self.commits[oid] = bits
-        return self.commits[root]
+                union |= int.from_bytes(bits_of[p], "little")
+            cur = bytearray(union.to_bytes(nbytes, "little"))
+        pos = bit(c)
+        cur[pos >> 3] |= 1 << (pos & 7)
+        todo = [tree]
+        while todo:
+            t = todo.pop()
+            pos = bit(t)
+            if cur[pos >> 3] >> (pos & 7) & 1:
+                continue
+            cur[pos >> 3] |= 1 << (pos & 7)
+            _kind, data = odb.read(t)
+            for mode, _name, child in iter_tree(data, rawsz):
+                if mode == _GITLINK:
+                    continue
+                if mode == _TREE:
+                    todo.append(child)
+                else:
+                    pos = bit(child)
+                    cur[pos >> 3] |= 1 << (pos & 7)
+        for p in parents:
+            children[p] -= 1
+            if not children[p]:
+                del bits_of[p]
+        if c in wanted:
+            out[c] = int.from_bytes(cur, "little")
+        if children[c]:
+            bits_of[c] = bytes(cur)
+    return out
 
 
 def write_midx_bitmap(
@@ -226,8 +242,14 @@ def write_midx_bitmap(
         # date, newest first (stably), picked, and written in reverse pick order.
         by_date = [node.id for node in sorted(reversed(nodes), key=lambda nd: -nd.date)]
         chosen = select_commits(by_date, preferred, merges.__contains__)[::-1]
-        closure = _Closure(odb, bit_of)
-        selected = [(pos_of[c], closure.commit(c)) for c in chosen]
+        links = {node.id: (node.tree, list(node.parent_ids)) for node in nodes}
+        missing = [p for _t, ps in links.values() for p in ps if p not in links]
+        if missing:
+            raise GitodbError(
+                f"commit {missing[0].hex()} is reachable but not in the multi-pack-index"
+            )
+        reach = _reachability(odb, bit_of, links, set(chosen))
+        selected = [(pos_of[c], reach[c]) for c in chosen]
         types = [0, 0, 0, 0]
         for oid in oids:
             kind, _size = odb.read_header(oid)
