@@ -444,3 +444,67 @@ def test_write_option_grammar_as_git(tmp_path: Path) -> None:
         ours = _gitodb("multi-pack-index", *args, cwd=repo)
         assert ours.returncode == g.returncode
         assert ours.stderr.splitlines()[0] == g.stderr.splitlines()[0]
+
+
+def test_git_ewah_xor_decodes_to_the_xor() -> None:
+    from gitodb.pack.ewah import git_ewah_of, git_ewah_xor
+
+    rng = random.Random(11)
+    for _ in range(200):
+        n = rng.choice([1, 64, 200, 1000, 5000])
+        dens = rng.choice([0.0, 0.01, 0.5, 0.99, 1.0])
+        a = sum(1 << i for i in range(n) if rng.random() < dens)
+        b = a ^ sum(1 << i for i in range(n) if rng.random() < 0.02)
+        ea, eb = git_ewah_of(a), git_ewah_of(b)
+        assert read_ewah(ea.serialise(), 0, path="x")[0] == a
+        x = git_ewah_xor(ea, eb).serialise()
+        assert read_ewah(x, 0, path="x")[0] == a ^ b
+
+
+def _linear_history(repo: Path, n: int) -> None:
+    """``n`` empty commits with distinct committer dates, by fast-import."""
+    git("init", "-q", repo)
+    lines = []
+    for i in range(1, n + 1):
+        msg = f"c{i}\n"
+        lines.append(
+            f"commit refs/heads/main\nmark :{i}\n"
+            f"committer C <c@example.com> {1700000000 + i} +0000\n"
+            f"data {len(msg)}\n{msg}"
+        )
+        if i > 1:
+            lines.append(f"from :{i - 1}\n")
+        lines.append("\n")
+    subprocess.run(
+        ["git", "fast-import", "--quiet"],
+        cwd=repo,
+        input="".join(lines).encode(),
+        env=git_env(),
+        check=True,
+    )
+    git("symbolic-ref", "HEAD", "refs/heads/main", cwd=repo)
+    git("repack", "-adq", cwd=repo)
+
+
+@pytest.mark.skipif(not GIT255.exists(), reason="needs ../shared/git-2.55")
+def test_spaced_selection_and_xor_entries_are_gits(tmp_path: Path) -> None:
+    # 130 commits: the first 101 are all bitmapped, then Git's strides; Git stores
+    # some entries XORed against a neighbour, built as its ewah_xor builds them.
+    repo = tmp_path / "line"
+    _linear_history(repo, 130)
+    env = git_env()
+    subprocess.run(
+        [str(GIT255), "multi-pack-index", "write", "--bitmap"], cwd=repo, env=env, check=True
+    )
+    theirs = _midx_files(repo)
+    for name in theirs:
+        (repo / ".git/objects/pack" / name).unlink()
+    r = _gitodb("multi-pack-index", "write", "--bitmap", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    ours = _midx_files(repo)
+    assert ours == theirs
+    with odb_of(repo) as odb:
+        bm = open_repository_bitmap(odb)
+        assert bm is not None and bm.index.count == 104
+        assert any(e.xor_offset for e in bm.index._entries)
+        bm.close()

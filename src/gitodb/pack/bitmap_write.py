@@ -33,6 +33,9 @@ class BitmapEntry:
     bits: int
     xor_offset: int = 0
     flags: int = 0
+    #: the serialised EWAH to store, when the writer built it (Git's XOR encoding);
+    #: else the canonical encoding of ``bits`` XOR the base's
+    stored: bytes | None = None
 
 
 def encode_bitmap(
@@ -65,9 +68,12 @@ def encode_bitmap(
     for i, e in enumerate(entries):
         if not 0 <= e.xor_offset <= min(i, MAX_XOR_OFFSET):
             raise ValueError(f"entry {i}: XOR offset {e.xor_offset} out of range")
-        stored = e.bits ^ entries[i - e.xor_offset].bits if e.xor_offset else e.bits
         offsets.append(len(out))
         out += struct.pack(">IBB", e.index_pos, e.xor_offset, e.flags)
+        if e.stored is not None:
+            out += e.stored
+            continue
+        stored = e.bits ^ entries[i - e.xor_offset].bits if e.xor_offset else e.bits
         out += encode_ewah(stored, -(-stored.bit_length() // 64) * 64)
     if lookup_table:
         # Sorted by commit position: the entry's file offset and the table row of
