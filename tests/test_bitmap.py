@@ -508,3 +508,67 @@ def test_spaced_selection_and_xor_entries_are_gits(tmp_path: Path) -> None:
         assert bm is not None and bm.index.count == 104
         assert any(e.xor_offset for e in bm.index._entries)
         bm.close()
+
+
+def test_write_bitmap_without_full_closure_fails_and_keeps_no_midx(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git("init", "-q", repo)
+    _commit(repo, 0)
+    _commit(repo, 1)
+    parent = git("rev-parse", "HEAD~1", cwd=repo).decode().strip()
+    # a pack of the tip commit alone: its parent stays loose
+    subprocess.run(
+        ["git", "pack-objects", "-q", str(repo / ".git/objects/pack/pack")],
+        cwd=repo,
+        input=git("rev-parse", "HEAD", cwd=repo),
+        capture_output=True,
+        env=git_env(),
+        check=True,
+    )
+    r = _gitodb("multi-pack-index", "write", "--bitmap", cwd=repo)
+    assert r.returncode == 255
+    assert (
+        r.stderr
+        == (
+            "warning: Failed to write bitmap index. Packfile doesn't have full closure "
+            f"(object {parent} is missing)\nerror: could not write multi-pack bitmap\n"
+        ).encode()
+    )
+    assert _midx_files(repo) == {}
+    assert not list((repo / ".git/objects/pack").glob("*.lock"))
+    if GIT255.exists():
+        g = subprocess.run(
+            [str(GIT255), "multi-pack-index", "write", "--bitmap"],
+            cwd=repo,
+            capture_output=True,
+            env=git_env(),
+        )
+        assert (g.returncode, g.stderr) == (r.returncode, r.stderr)
+
+
+def test_write_bitmap_of_no_objects_writes_only_the_midx(tmp_path: Path) -> None:
+    repo = tmp_path / "repo"
+    git("init", "-q", repo)
+    empty = (
+        subprocess.run(
+            ["git", "pack-objects", "-q", str(repo / ".git/objects/pack/pack")],
+            cwd=repo,
+            input=b"",
+            capture_output=True,
+            env=git_env(),
+            check=True,
+        )
+        .stdout.decode()
+        .strip()
+    )
+    r = _gitodb(
+        "multi-pack-index",
+        "write",
+        "--bitmap",
+        "--stdin-packs",
+        cwd=repo,
+        stdin=f"pack-{empty}.idx\n".encode(),
+    )
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == b"warning: refusing to write multi-pack .bitmap without any objects\n"
+    assert list(_midx_files(repo)) == ["multi-pack-index"]

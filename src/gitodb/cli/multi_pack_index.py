@@ -180,21 +180,8 @@ def _write(opts: Any, ctx: Any) -> int:
             if ln.strip()
         ]
     objects_dir = _objects_dir(repo, opts)
-    try:
-        written = write_midx(
-            objects_dir,
-            repo.object_format,
-            preferred_pack=opts.preferred_pack,
-            include=include,
-            version=version,
-            bitmap=opts.bitmap,
-            warn=_warn,
-            progress=_progress if opts.progress else None,
-        )
-    except MidxWriteError as e:
-        sys.stderr.write(f"error: {e.message}\n")
-        return 255  # Git's cmd_multi_pack_index returns -1
-    if opts.bitmap and written is not None:
+
+    def bitmap(midx_path: str) -> None:
         from gitodb.history.midx_bitmap import write_midx_bitmap
 
         write_midx_bitmap(
@@ -202,7 +189,29 @@ def _write(opts: Any, ctx: Any) -> int:
             objects_dir,
             refs_snapshot=opts.refs_snapshot,
             prefer_tips=repo.config.get_all("pack.preferbitmaptips"),
+            midx_path=midx_path,
+            warn=_warn,
         )
+
+    from gitodb.history.midx_bitmap import MidxBitmapError
+
+    try:
+        write_midx(
+            objects_dir,
+            repo.object_format,
+            preferred_pack=opts.preferred_pack,
+            include=include,
+            version=version,
+            bitmap=opts.bitmap,
+            before_commit=bitmap if opts.bitmap else None,
+            warn=_warn,
+            progress=_progress if opts.progress else None,
+        )
+    except (MidxWriteError, MidxBitmapError) as e:
+        for line in e.details:
+            _warn("warning", line)
+        sys.stderr.write(f"error: {e.message}\n")
+        return 255  # Git's cmd_multi_pack_index returns -1
     return 0
 
 

@@ -38,7 +38,7 @@ from gitodb.pack.midx_write import midx_bitmap_path
 if TYPE_CHECKING:
     from gitodb.repo.odb import ObjectDatabase
 
-__all__ = ["read_refs_snapshot", "select_commits", "write_midx_bitmap"]
+__all__ = ["MidxBitmapError", "read_refs_snapshot", "select_commits", "write_midx_bitmap"]
 
 _GITLINK = 0o160000
 _TREE = 0o040000
@@ -48,6 +48,21 @@ _MIN_REGION = 20000
 _MIN_COMMITS = 100
 _MAX_COMMITS = 5000
 _XOR_SEARCH = 10
+
+
+class MidxBitmapError(GitodbError):
+    """A MIDX bitmap cannot be written: ``details`` are Git's ``warning:`` lines, the
+    message its ``error:`` line (Git then exits 255 and keeps no new MIDX)."""
+
+
+def _closure_error(oid: bytes) -> MidxBitmapError:
+    return MidxBitmapError(
+        "could not write multi-pack bitmap",
+        details=[
+            "Failed to write bitmap index. Packfile doesn't have full closure "
+            f"(object {oid.hex()} is missing)"
+        ],
+    )
 
 
 def read_refs_snapshot(path: str, hexsz: int) -> list[tuple[bytes, bool]]:
@@ -133,7 +148,7 @@ def _reachability(
     def bit(oid: bytes) -> int:
         pos = bit_of.get(oid)
         if pos is None:
-            raise GitodbError(f"object {oid.hex()} is reachable but not in the multi-pack-index")
+            raise _closure_error(oid)
         return pos
 
     children: dict[bytes, int] = dict.fromkeys(links, 0)
@@ -226,20 +241,30 @@ def write_midx_bitmap(
     *,
     refs_snapshot: str | None = None,
     prefer_tips: list[str] | None = None,
-) -> str:
+    midx_path: str | None = None,
+    warn: Callable[[str, str], None] | None = None,
+) -> str | None:
     """Write the bitmap of ``objects_dir``'s MIDX (which must carry ``RIDX``, as
     ``write_midx(bitmap=True)`` writes it); return its path.
 
     ``repo`` is the ``Repository`` whose refs (or the ``refs_snapshot`` file) name
-    the starting points; ``prefer_tips`` are the ``pack.preferBitmapTips`` values.
+    the starting points; ``prefer_tips`` are the ``pack.preferBitmapTips`` values;
+    ``midx_path`` is the MIDX file to read (default: the one in place; ``write_midx``
+    passes its finished lock file).  A MIDX without objects gets no bitmap (Git's
+    warning through ``warn``; None returned).  Raises ``MidxBitmapError`` when an
+    object reachable from the starting points is not in the MIDX.
     """
     from gitodb.history.revwalk import RevWalk
 
     odb: ObjectDatabase = repo.odb  # type: ignore[attr-defined]
     fmt = odb.fmt
     pack_dir = os.path.join(objects_dir, "pack")
-    midx = MultiPackIndex(os.path.join(pack_dir, MIDX_NAME), fmt)
+    midx = MultiPackIndex(midx_path or os.path.join(pack_dir, MIDX_NAME), fmt)
     try:
+        if midx.count == 0:
+            if warn is not None:
+                warn("warning", "refusing to write multi-pack .bitmap without any objects")
+            return None
         order = midx.rev_positions()
         if order is None:
             raise GitodbError("multi-pack-index has no reverse index for a bitmap", path=midx.path)
@@ -264,9 +289,7 @@ def write_midx_bitmap(
         links = {node.id: (node.tree, list(node.parent_ids)) for node in nodes}
         missing = [p for _t, ps in links.values() for p in ps if p not in links]
         if missing:
-            raise GitodbError(
-                f"commit {missing[0].hex()} is reachable but not in the multi-pack-index"
-            )
+            raise _closure_error(missing[0])
         reach = _reachability(odb, bit_of, links, set(chosen))
         selected = [(pos_of[c], reach[c]) for c in chosen]
         types = [0, 0, 0, 0]

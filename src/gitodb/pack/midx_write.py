@@ -206,6 +206,7 @@ def write_midx(
     drop: set[str] | None = None,
     version: int = 1,
     bitmap: bool = False,
+    before_commit: Callable[[str], None] | None = None,
     warn: Warn,
     progress: Progress | None = None,
 ) -> str | None:
@@ -215,6 +216,8 @@ def write_midx(
     to leave out (``expire``).  ``bitmap`` prepares the file for a bitmap as Git
     does (a preferred pack, by default the oldest one with objects; ``RIDX`` and
     ``BTMP``); the bitmap itself is ``gitodb.history.midx_bitmap``'s to write.
+    ``before_commit(path)`` runs on the finished file before it replaces the old
+    one (the bitmap is written there: if it raises, no MIDX is written).
     Returns the path written, or None when the existing MIDX already covers
     exactly these packs (and has a bitmap, if one is wanted): Git keeps it.  ``warn(level, text)``
     receives Git's ``warning:``/``error:`` lines.  Raises ``MidxWriteError``.
@@ -257,7 +260,16 @@ def write_midx(
                 continue
             packs.append(_Pack(name, pack_path, _mtime(pack_path), False, idx, idx.count))
         return _write_packs(
-            pack_dir, fmt, existing, packs, preferred_pack, version, bitmap, warn, progress
+            pack_dir,
+            fmt,
+            existing,
+            packs,
+            preferred_pack,
+            version,
+            bitmap,
+            before_commit,
+            warn,
+            progress,
         )
     finally:
         if existing is not None:
@@ -272,6 +284,7 @@ def _write_packs(
     preferred_pack: str | None,
     version: int,
     bitmap: bool,
+    before_commit: Callable[[str], None] | None,
     warn: Warn,
     progress: Progress | None,
 ) -> str | None:
@@ -363,6 +376,9 @@ def _write_packs(
     lock = LockFile(target, final_mode=None)
     try:
         lock.write(data)
+        if before_commit is not None:
+            lock.close_fd()
+            before_commit(lock.lock_path)
         lock.commit()
     except BaseException:
         lock.rollback()
