@@ -572,3 +572,29 @@ def test_write_bitmap_of_no_objects_writes_only_the_midx(tmp_path: Path) -> None
     assert r.returncode == 0, r.stderr
     assert r.stderr == b"warning: refusing to write multi-pack .bitmap without any objects\n"
     assert list(_midx_files(repo)) == ["multi-pack-index"]
+
+
+def test_lookup_table_when_configured(tmp_path: Path) -> None:
+    repo = _multi_pack_repo(tmp_path)
+    git("config", "pack.writeBitmapLookupTable", "true", cwd=repo)
+    r = _gitodb("multi-pack-index", "write", "--bitmap", cwd=repo)
+    assert r.returncode == 0, r.stderr
+    with odb_of(repo) as odb:
+        bm = open_repository_bitmap(odb)
+        assert bm is not None and bm.index.options & 0x10
+        bm.close()
+    t = subprocess.run(
+        ["git", "rev-list", "--test-bitmap", "HEAD"], cwd=repo, capture_output=True, env=git_env()
+    )
+    assert t.returncode == 0 and b"OK!" in t.stderr, t.stderr
+    if GIT255.exists():
+        theirs = _midx_files(repo)
+        for name in theirs:
+            (repo / ".git/objects/pack" / name).unlink()
+        subprocess.run(
+            [str(GIT255), "multi-pack-index", "write", "--bitmap"],
+            cwd=repo,
+            env=git_env(),
+            check=True,
+        )
+        assert _midx_files(repo) == theirs

@@ -190,6 +190,7 @@ def _write(opts: Any, ctx: Any) -> int:
             refs_snapshot=opts.refs_snapshot,
             prefer_tips=repo.config.get_all("pack.preferbitmaptips"),
             midx_path=midx_path,
+            lookup_table=repo.config.get_bool("pack.writebitmaplookuptable", False),
             warn=_warn,
         )
 

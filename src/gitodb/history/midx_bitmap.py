@@ -242,6 +242,7 @@ def write_midx_bitmap(
     refs_snapshot: str | None = None,
     prefer_tips: list[str] | None = None,
     midx_path: str | None = None,
+    lookup_table: bool = False,
     warn: Callable[[str, str], None] | None = None,
 ) -> str | None:
     """Write the bitmap of ``objects_dir``'s MIDX (which must carry ``RIDX``, as
@@ -250,7 +251,8 @@ def write_midx_bitmap(
     ``repo`` is the ``Repository`` whose refs (or the ``refs_snapshot`` file) name
     the starting points; ``prefer_tips`` are the ``pack.preferBitmapTips`` values;
     ``midx_path`` is the MIDX file to read (default: the one in place; ``write_midx``
-    passes its finished lock file).  A MIDX without objects gets no bitmap (Git's
+    passes its finished lock file); ``lookup_table`` adds the commit lookup table
+    (``pack.writeBitmapLookupTable``).  A MIDX without objects gets no bitmap (Git's
     warning through ``warn``; None returned).  Raises ``MidxBitmapError`` when an
     object reachable from the starting points is not in the MIDX.
     """
@@ -303,6 +305,7 @@ def write_midx_bitmap(
             types,
             _xor_compressed(selected),
             hash_cache=hashes,
+            lookup_table=lookup_table,
         )
         target = midx_bitmap_path(pack_dir, midx.checksum)
     finally:
