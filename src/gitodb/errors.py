@@ -41,6 +41,17 @@ class GitodbError(Exception):
             where = f"offset {self.offset}"
         return f"{self.message} ({where})" if where else self.message
 
+    @property
+    def git_message(self) -> str:
+        """The text of Git's ``fatal:`` line for this error.
+
+        By default the message with the file and offset (Git's wording names the
+        file where Git's does); a subclass whose messages are Git's own lines,
+        which carry no location, returns the bare message, and the location stays
+        in ``path``, ``offset`` and ``str()``.
+        """
+        return str(self)
+
 
 class CompressionError(GitodbError):
     """A zlib stream is corrupt, truncated, or inflates to the wrong size."""
@@ -108,6 +119,12 @@ class MultiPackIndexError(PackError):
     def __init__(self, message: str, *, ignorable: bool = False, **kw: object) -> None:
         self.ignorable = ignorable
         super().__init__(message, **kw)  # type: ignore[arg-type]
+
+    @property
+    def git_message(self) -> str:
+        """Git's line: its multi-pack-index messages never name the file (t5319
+        compares them whole); ``path`` and ``offset`` still say where."""
+        return self.message
 
 
 class DeltaError(PackError):

@@ -237,7 +237,7 @@ def _main(args: list[str]) -> int:
         try:
             sys.stdout.flush()
             sys.stderr.write("".join(f"error: {d}\n" for d in e.details))
-            return fatal(str(e))
+            return fatal(e.git_message)
         except output.StdoutWriteError as e2:
             return output.stdout_failed(e2)
     except output.StdoutWriteError as e:

@@ -1,10 +1,14 @@
-"""``gitodb multi-pack-index [--object-dir=<dir>] [--[no-]progress] write|verify|expire``.
+"""``gitodb multi-pack-index [--object-dir=<dir>] [--[no-]progress] write|verify|expire|repack``.
 
-``write`` takes ``--preferred-pack=<pack>``, ``--stdin-packs`` and ``--no-bitmap``
-(and ``--no-incremental``); ``midx.version`` picks the file version.  ``repack``
-takes ``--batch-size=<n>``.  A thin shell over ``gitodb.pack.midx_write`` and
-``gitodb.repo.midx_repack``.  Not here: ``--bitmap``, ``--incremental`` and
-``compact`` (they answer with an error naming what is missing).
+``write`` takes ``--preferred-pack=<pack>``, ``--stdin-packs``, ``--[no-]bitmap``
+(a multi-pack bitmap, its commits picked from the refs or from
+``--refs-snapshot=<file>``; without it a stale bitmap of a kept MIDX is removed,
+as Git does) and ``--no-incremental``/``--[no-]write-chain-file`` (which only an
+incremental write reads); ``midx.version`` picks the file version.  ``repack``
+takes ``--batch-size=<n>``.  A thin shell over ``gitodb.pack.midx_write``,
+``gitodb.history.midx_bitmap`` and ``gitodb.repo.midx_repack``.  Not here:
+``--incremental``, ``--base`` and ``compact`` (they answer with an error naming
+what is missing).
 """
 
 from __future__ import annotations
@@ -13,117 +17,99 @@ import os
 import sys
 from typing import Any
 
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError, MultiPackIndexError
 
-_COMMON = """\
-    --[no-]object-dir <directory>
-                          object directory containing set of packfile and pack-index pairs
-    --[no-]progress       force progress reporting
-"""
+_COMMON = [
+    Option(
+        None,
+        "object-dir",
+        "string",
+        "object directory containing set of packfile and pack-index pairs",
+        argh="directory",
+    ),
+    Option(None, "progress", "bool", "force progress reporting", default=None),
+]
 
-USAGE = (
-    """\
-usage: git multi-pack-index [<options>] write [--preferred-pack=<pack>]
-         [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]
-         [--refs-snapshot=<path>] [--[no-]write-chain-file]
-         [--base=<checksum>]
-   or: git multi-pack-index [<options>] compact [--[no-]incremental]
-         [--[no-]bitmap] [--base=<checksum>] [--[no-]write-chain-file]
-         <from> <to>
-   or: git multi-pack-index [<options>] verify
-   or: git multi-pack-index [<options>] expire
-   or: git multi-pack-index [<options>] repack [--batch-size=<size>]
+_WRITE_USAGE = (
+    "[<options>] write [--preferred-pack=<pack>]\n"
+    "  [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]\n"
+    "  [--refs-snapshot=<path>] [--[no-]write-chain-file]\n"
+    "  [--base=<checksum>]"
+)
+_COMPACT_USAGE = (
+    "[<options>] compact [--[no-]incremental]\n"
+    "  [--[no-]bitmap] [--base=<checksum>] [--[no-]write-chain-file]\n"
+    "  <from> <to>"
+)
+_VERIFY_USAGE = "[<options>] verify"
+_EXPIRE_USAGE = "[<options>] expire"
+_REPACK_USAGE = "[<options>] repack [--batch-size=<size>]"
 
-"""
-    + _COMMON
-    + "\n"
+PARSER = OptionParser(
+    "multi-pack-index",
+    [_WRITE_USAGE, _COMPACT_USAGE, _VERIFY_USAGE, _EXPIRE_USAGE, _REPACK_USAGE],
+    _COMMON,
+    stop_at_non_option=True,
 )
 
-WRITE_USAGE = (
-    """\
-usage: git multi-pack-index [<options>] write [--preferred-pack=<pack>]
-         [--[no-]bitmap] [--[no-]incremental] [--[no-]stdin-packs]
-         [--refs-snapshot=<path>] [--[no-]write-chain-file]
-         [--base=<checksum>]
-
-"""
-    + _COMMON
-    + """\
-    --[no-]preferred-pack <preferred-pack>
-                          pack for reuse when computing a multi-pack bitmap
-    --[no-]bitmap         write multi-pack bitmap
-    --[no-]base <checksum>
-                          base MIDX for incremental writes
-    --[no-]incremental    write a new incremental MIDX
-    --[no-]write-chain-file
-                          write the multi-pack-index chain file
-    --[no-]stdin-packs    write multi-pack index containing only given indexes
-    --[no-]refs-snapshot <file>
-                          refs snapshot for selecting bitmap commits
-
-"""
+WRITE_PARSER = OptionParser(
+    "multi-pack-index",
+    [_WRITE_USAGE],
+    [
+        *_COMMON,
+        Option(
+            None,
+            "preferred-pack",
+            "string",
+            "pack for reuse when computing a multi-pack bitmap",
+            argh="preferred-pack",
+        ),
+        Option(None, "bitmap", "bool", "write multi-pack bitmap"),
+        Option(None, "base", "string", "base MIDX for incremental writes", argh="checksum"),
+        Option(None, "incremental", "bool", "write a new incremental MIDX"),
+        Option(
+            None,
+            "write-chain-file",
+            "bool",
+            "write the multi-pack-index chain file",
+            initial=True,
+        ),
+        Option(None, "stdin-packs", "bool", "write multi-pack index containing only given indexes"),
+        Option(
+            None,
+            "refs-snapshot",
+            "string",
+            "refs snapshot for selecting bitmap commits",
+            argh="file",
+        ),
+    ],
 )
 
-VERIFY_USAGE = "usage: git multi-pack-index [<options>] verify\n\n" + _COMMON + "\n"
-EXPIRE_USAGE = "usage: git multi-pack-index [<options>] expire\n\n" + _COMMON + "\n"
-REPACK_USAGE = (
-    "usage: git multi-pack-index [<options>] repack [--batch-size=<size>]\n\n"
-    + _COMMON
-    + "    --batch-size <n>      during repack, collect pack-files of smaller size into a "
-    "batch that is larger than this size\n\n"
+VERIFY_PARSER = OptionParser("multi-pack-index", [_VERIFY_USAGE], _COMMON)
+EXPIRE_PARSER = OptionParser("multi-pack-index", [_EXPIRE_USAGE], _COMMON)
+REPACK_PARSER = OptionParser(
+    "multi-pack-index",
+    [_REPACK_USAGE],
+    [
+        *_COMMON,
+        Option(
+            None,
+            "batch-size",
+            "string",
+            "during repack, collect pack-files of smaller size into a batch that is "
+            "larger than this size",
+            argh="n",
+        ),
+    ],
 )
 
-_NOT_HERE = {
-    "--bitmap": "a multi-pack bitmap",
-    "--incremental": "incremental multi-pack-index files",
-    "--base": "incremental multi-pack-index files",
-    "--write-chain-file": "incremental multi-pack-index files",
+_SUBCOMMANDS = {
+    "write": WRITE_PARSER,
+    "verify": VERIFY_PARSER,
+    "expire": EXPIRE_PARSER,
+    "repack": REPACK_PARSER,
 }
-
-
-class _Usage(Exception):
-    def __init__(self, text: str, message: str | None) -> None:
-        self.text = text
-        self.message = message
-
-
-def _usage_exit(e: _Usage) -> int:
-    if e.message:
-        sys.stderr.write(f"error: {e.message}\n")
-    (sys.stdout if e.message is None else sys.stderr).write(e.text)
-    return 129
-
-
-def _unknown(arg: str) -> str:
-    if arg.startswith("--"):
-        return f"unknown option `{arg[2:].split('=', 1)[0]}'"
-    return f"unknown switch `{arg[1:2]}'"
-
-
-class _Opts:
-    def __init__(self) -> None:
-        self.object_dir: str | None = None
-        self.progress = sys.stderr.isatty()
-
-
-def _common(argv: list[str], i: int, opts: _Opts) -> int:
-    """Consume a common option at ``argv[i]``; return the next index (or ``i``)."""
-    arg = argv[i]
-    if arg == "--object-dir":
-        if i + 1 >= len(argv):
-            raise _Usage(USAGE, "option `object-dir' requires a value")
-        opts.object_dir = argv[i + 1]
-        return i + 2
-    if arg.startswith("--object-dir="):
-        opts.object_dir = arg[len("--object-dir=") :]
-        return i + 1
-    if arg == "--no-object-dir":
-        opts.object_dir = None
-        return i + 1
-    if arg in ("--progress", "--no-progress"):
-        opts.progress = arg == "--progress"
-        return i + 1
-    return i
 
 
 def _progress(title: str, count: int) -> None:
@@ -136,102 +122,95 @@ def _warn(level: str, text: str) -> None:
 
 
 def run(argv: list[str], ctx: Any) -> int:
-    """Dispatch ``write``, ``verify`` and ``expire``."""
-    opts = _Opts()
-    try:
-        i = 0
-        while i < len(argv) and argv[i].startswith("-"):
-            if argv[i] in ("-h", "--help"):
-                raise _Usage(USAGE, None)
-            j = _common(argv, i, opts)
-            if j == i:
-                raise _Usage(USAGE, _unknown(argv[i]))
-            i = j
-        if i >= len(argv):
-            raise _Usage(USAGE, "need a subcommand")
-        sub, rest = argv[i], argv[i + 1 :]
-        if sub == "write":
-            return _write(rest, ctx, opts)
-        if sub in ("verify", "expire"):
-            return _verify_or_expire(sub, rest, ctx, opts)
-        if sub == "repack":
-            return _repack(rest, ctx, opts)
-        if sub == "compact":
-            raise GitodbError(f"gitodb multi-pack-index does not implement {sub}")
-        raise _Usage(USAGE, f"unknown subcommand: `{sub}'")
-    except _Usage as e:
-        return _usage_exit(e)
+    """Dispatch ``write``, ``verify``, ``expire`` and ``repack``."""
+    values = PARSER.defaults()
+    _top, rest = PARSER.parse(argv, values)
+    if not rest:
+        raise PARSER.usage_error("need a subcommand")
+    sub, rest = rest[0], rest[1:]
+    if sub == "compact":
+        raise GitodbError(f"gitodb multi-pack-index does not implement {sub}")
+    parser = _SUBCOMMANDS.get(sub)
+    if parser is None:
+        raise PARSER.usage_error(f"unknown subcommand: `{sub}'")
+    sub_values = parser.defaults()
+    sub_values.object_dir = values.object_dir
+    sub_values.progress = values.progress
+    opts, args = parser.parse(rest, sub_values)
+    if args:
+        raise parser.usage_error()
+    if opts.progress is None:
+        opts.progress = sys.stderr.isatty()
+    if sub == "write":
+        return _write(opts, ctx)
+    if sub == "repack":
+        return _repack(opts, ctx)
+    return _verify_or_expire(sub, opts, ctx)
 
 
-def _objects_dir(repo: Any, opts: _Opts) -> str:
-    if opts.object_dir is not None:
-        return os.path.abspath(opts.object_dir)
+def _objects_dir(repo: Any, opts: Any) -> str:
+    given: str | None = opts.object_dir
+    if given is not None:
+        return os.path.abspath(given)
     return os.path.abspath(
         os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.common_dir, "objects")
     )
 
 
-def _write(argv: list[str], ctx: Any, opts: _Opts) -> int:
+def _write(opts: Any, ctx: Any) -> int:
     from gitodb.pack.midx_write import MidxWriteError, write_midx
 
-    preferred: str | None = None
-    stdin_packs = False
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("-h", "--help"):
-            raise _Usage(WRITE_USAGE, None)
-        j = _common(argv, i, opts)
-        if j != i:
-            i = j
-            continue
-        i += 1
-        if arg.startswith("--preferred-pack="):
-            preferred = arg[len("--preferred-pack=") :]
-        elif arg == "--preferred-pack":
-            if i >= len(argv):
-                raise _Usage(WRITE_USAGE, "option `preferred-pack' requires a value")
-            preferred = argv[i]
-            i += 1
-        elif arg == "--no-preferred-pack":
-            preferred = None
-        elif arg in ("--stdin-packs", "--no-stdin-packs"):
-            stdin_packs = arg == "--stdin-packs"
-        elif arg in ("--no-bitmap", "--no-incremental", "--no-write-chain-file"):
-            pass  # the defaults: what is written anyway
-        elif arg.startswith("--refs-snapshot=") or arg == "--no-refs-snapshot":
-            pass  # as Git: only read to pick bitmap commits, and no bitmap is written
-        elif arg == "--refs-snapshot":
-            if i >= len(argv):
-                raise _Usage(WRITE_USAGE, "option `refs-snapshot' requires a value")
-            i += 1
-        elif arg.split("=", 1)[0] in _NOT_HERE:
-            what = _NOT_HERE[arg.split("=", 1)[0]]
-            raise GitodbError(f"gitodb multi-pack-index write cannot write {what} ({arg})")
-        else:
-            raise _Usage(WRITE_USAGE, _unknown(arg) if arg.startswith("-") else None)
+    if opts.base is not None and opts.write_chain_file:
+        raise WRITE_PARSER.usage_error("cannot use --base without --no-write-chain-file")
+    if opts.incremental or opts.base is not None:
+        what = "--incremental" if opts.incremental else "--base"
+        raise GitodbError(
+            f"gitodb multi-pack-index write cannot write incremental multi-pack-index files "
+            f"({what})"
+        )
     repo = ctx.open_repository()
     version = repo.config.get_ulong("midx.version", 1)
     if version not in (1, 2):
         raise GitodbError(f"unknown multi-pack-index version {version}")
     include = None
-    if stdin_packs:
+    if opts.stdin_packs:
         include = [
             ln.decode("utf-8", "surrogateescape").strip()
             for ln in sys.stdin.buffer.read().split(b"\n")
             if ln.strip()
         ]
+    objects_dir = _objects_dir(repo, opts)
+
+    def bitmap(midx_path: str) -> None:
+        from gitodb.history.midx_bitmap import write_midx_bitmap
+
+        write_midx_bitmap(
+            repo,
+            objects_dir,
+            refs_snapshot=opts.refs_snapshot,
+            prefer_tips=repo.config.get_all("pack.preferbitmaptips"),
+            midx_path=midx_path,
+            lookup_table=repo.config.get_bool("pack.writebitmaplookuptable", False),
+            warn=_warn,
+        )
+
+    from gitodb.history.midx_bitmap import MidxBitmapError
+
     try:
         write_midx(
-            _objects_dir(repo, opts),
+            objects_dir,
             repo.object_format,
-            preferred_pack=preferred,
+            preferred_pack=opts.preferred_pack,
             include=include,
             version=version,
+            bitmap=opts.bitmap,
+            before_commit=bitmap if opts.bitmap else None,
             warn=_warn,
             progress=_progress if opts.progress else None,
         )
-    except MidxWriteError as e:
+    except (MidxWriteError, MidxBitmapError) as e:
+        for line in e.details:
+            _warn("warning", line)
         sys.stderr.write(f"error: {e.message}\n")
         return 255  # Git's cmd_multi_pack_index returns -1
     return 0
@@ -244,38 +223,17 @@ def _magnitude(text: str) -> int:
     unit = t[-1:] if t[-1:] in ("k", "m", "g") else ""
     digits = t[: len(t) - len(unit)]
     if not digits.isdigit():
-        raise _Usage(
-            REPACK_USAGE,
-            "option `batch-size' expects a non-negative integer value"
-            " with an optional k/m/g suffix",
+        raise REPACK_PARSER.usage_error(
+            "option `batch-size' expects a non-negative integer value with an optional k/m/g suffix"
         )
     return int(digits) * units[unit]
 
 
-def _repack(argv: list[str], ctx: Any, opts: _Opts) -> int:
+def _repack(opts: Any, ctx: Any) -> int:
     from gitodb.pack.midx_write import MidxWriteError
     from gitodb.repo.midx_repack import midx_repack
 
-    batch = 0
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        if arg in ("-h", "--help"):
-            raise _Usage(REPACK_USAGE, None)
-        j = _common(argv, i, opts)
-        if j != i:
-            i = j
-            continue
-        i += 1
-        if arg.startswith("--batch-size="):
-            batch = _magnitude(arg[len("--batch-size=") :])
-        elif arg == "--batch-size":
-            if i >= len(argv):
-                raise _Usage(REPACK_USAGE, "option `batch-size' requires a value")
-            batch = _magnitude(argv[i])
-            i += 1
-        else:
-            raise _Usage(REPACK_USAGE, _unknown(arg) if arg.startswith("-") else None)
+    batch = _magnitude(opts.batch_size) if opts.batch_size is not None else 0
     repo = ctx.open_repository()
     level = repo.config.get("pack.compression") or repo.config.get("core.compression")
     try:
@@ -294,27 +252,22 @@ def _repack(argv: list[str], ctx: Any, opts: _Opts) -> int:
     return 0
 
 
-def _verify_or_expire(sub: str, argv: list[str], ctx: Any, opts: _Opts) -> int:
+def _verify_or_expire(sub: str, opts: Any, ctx: Any) -> int:
     from gitodb.pack.midx_write import expire_midx, verify_midx
 
-    text = VERIFY_USAGE if sub == "verify" else EXPIRE_USAGE
-    i = 0
-    while i < len(argv):
-        if argv[i] in ("-h", "--help"):
-            raise _Usage(text, None)
-        j = _common(argv, i, opts)
-        if j == i:
-            raise _Usage(text, _unknown(argv[i]) if argv[i].startswith("-") else None)
-        i = j
     repo = ctx.open_repository()
     progress = _progress if opts.progress else None
     if sub == "expire":
         expire_midx(_objects_dir(repo, opts), repo.object_format, warn=_warn, progress=progress)
         return 0
+    found: list[str] = []
     try:
-        errors = verify_midx(_objects_dir(repo, opts), repo.object_format, progress=progress)
+        errors = verify_midx(
+            _objects_dir(repo, opts), repo.object_format, progress=progress, found=found
+        )
     except MultiPackIndexError as e:
         if not e.ignorable:
+            sys.stderr.write("".join(f"{line}\n" for line in found))
             raise
         for line in [*e.details, e.message, "multi-pack-index file exists, but failed to parse"]:
             sys.stderr.write(f"error: {line}\n")

@@ -30,11 +30,13 @@ from gitodb.lockfile import LockFile
 from gitodb.objects.format import ObjectFormat
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.midx import (
+    CHUNK_BTMP,
     CHUNK_LOFF,
     CHUNK_OIDF,
     CHUNK_OIDL,
     CHUNK_OOFF,
     CHUNK_PNAM,
+    CHUNK_RIDX,
     HEADER_SIZE,
     MIDX_CHAIN_DIR,
     MIDX_NAME,
@@ -118,9 +120,16 @@ def encode_midx(
     fmt: ObjectFormat,
     *,
     version: int = 1,
+    preferred: int = -1,
 ) -> bytes:
     """Serialise a MIDX: ``pack_names`` sorted, ``entries`` ``(oid, pack-int-id, offset)``
-    sorted by id."""
+    sorted by id.
+
+    With ``preferred`` (a pack-int-id; set when a bitmap is written, as Git) the
+    file also gets ``RIDX`` (positions in pseudo-pack order: the preferred pack's
+    objects first, then by pack-int-id, each pack in offset order) and ``BTMP``
+    (per pack, where its objects start in that order and how many there are).
+    """
     pnam = b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in pack_names)
     pnam += b"\0" * (-len(pnam) % 4)
     counts = [0] * 256
@@ -149,6 +158,18 @@ def encode_midx(
     ]
     if large_needed:
         chunks.append((CHUNK_LOFF, bytes(loff)))
+    if preferred >= 0:
+        order = pseudo_pack_order(entries, preferred)
+        chunks.append((CHUNK_RIDX, struct.pack(f">{len(order)}I", *order)))
+        starts = [0] * len(pack_names)
+        counts = [0] * len(pack_names)
+        for at, i in enumerate(order):
+            pid = entries[i][1]
+            if not counts[pid]:
+                starts[pid] = at
+            counts[pid] += 1
+        btmp = b"".join(struct.pack(">II", a, n) for a, n in zip(starts, counts, strict=True))
+        chunks.append((CHUNK_BTMP, btmp))
     header = MIDX_SIGNATURE + struct.pack(
         ">BBBBI", version, fmt.pack_hash_id, len(chunks), 0, len(pack_names)
     )
@@ -162,6 +183,20 @@ def encode_midx(
     return body + fmt.new_hasher(body).digest()
 
 
+def pseudo_pack_order(entries: list[tuple[bytes, int, int]], preferred: int) -> list[int]:
+    """Id-order positions of ``entries`` in pseudo-pack order (what ``RIDX`` holds and
+    what a MIDX bitmap's bit positions count)."""
+    return sorted(
+        range(len(entries)),
+        key=lambda i: (entries[i][1] != preferred, entries[i][1], entries[i][2]),
+    )
+
+
+def midx_bitmap_path(pack_dir: str, checksum: bytes) -> str:
+    """Where the bitmap of the MIDX with ``checksum`` lives."""
+    return os.path.join(pack_dir, f"multi-pack-index-{checksum.hex()}.bitmap")
+
+
 def write_midx(
     objects_dir: str,
     fmt: ObjectFormat,
@@ -170,14 +205,21 @@ def write_midx(
     include: list[str] | None = None,
     drop: set[str] | None = None,
     version: int = 1,
+    bitmap: bool = False,
+    before_commit: Callable[[str], None] | None = None,
     warn: Warn,
     progress: Progress | None = None,
 ) -> str | None:
     """Write ``objects_dir/pack/multi-pack-index`` as ``git multi-pack-index write``.
 
     ``include`` is the ``--stdin-packs`` list of ``.idx`` names, ``drop`` names packs
-    to leave out (``expire``).  Returns the path written, or None when the existing
-    MIDX already covers exactly these packs (Git keeps it).  ``warn(level, text)``
+    to leave out (``expire``).  ``bitmap`` prepares the file for a bitmap as Git
+    does (a preferred pack, by default the oldest one with objects; ``RIDX`` and
+    ``BTMP``); the bitmap itself is ``gitodb.history.midx_bitmap``'s to write.
+    ``before_commit(path)`` runs on the finished file before it replaces the old
+    one (the bitmap is written there: if it raises, no MIDX is written).
+    Returns the path written, or None when the existing MIDX already covers
+    exactly these packs (and has a bitmap, if one is wanted): Git keeps it.  ``warn(level, text)``
     receives Git's ``warning:``/``error:`` lines.  Raises ``MidxWriteError``.
     """
     pack_dir = os.path.join(objects_dir, "pack")
@@ -217,7 +259,18 @@ def write_midx(
                 warn("warning", f"failed to open pack-index '{idx_path}'")
                 continue
             packs.append(_Pack(name, pack_path, _mtime(pack_path), False, idx, idx.count))
-        return _write_packs(pack_dir, fmt, existing, packs, preferred_pack, version, warn, progress)
+        return _write_packs(
+            pack_dir,
+            fmt,
+            existing,
+            packs,
+            preferred_pack,
+            version,
+            bitmap,
+            before_commit,
+            warn,
+            progress,
+        )
     finally:
         if existing is not None:
             existing.close()
@@ -230,6 +283,8 @@ def _write_packs(
     packs: list[_Pack],
     preferred_pack: str | None,
     version: int,
+    bitmap: bool,
+    before_commit: Callable[[str], None] | None,
     warn: Warn,
     progress: Progress | None,
 ) -> str | None:
@@ -251,8 +306,24 @@ def _write_packs(
             and all(p.from_midx for p in packs)
             and len(packs) == existing.num_packs
             and existing.version == version
+            and (not bitmap or os.path.exists(midx_bitmap_path(pack_dir, existing.checksum)))
         ):
-            return None  # up to date: Git keeps the file as it is
+            # Up to date: Git keeps the file as it is, and without --bitmap drops
+            # the bitmap it had.
+            if not bitmap:
+                try:
+                    os.unlink(midx_bitmap_path(pack_dir, existing.checksum))
+                except FileNotFoundError:
+                    pass
+            return None
+        if bitmap and preferred < 0:
+            # As Git: a bitmap needs a preferred pack; the oldest one with objects.
+            for i, p in enumerate(packs):
+                if p.idx is None:
+                    p.idx = PackIndex(p.path[:-5] + ".idx", fmt, verify_checksum=False)
+                    p.objects = p.idx.count
+                if p.objects and (preferred < 0 or p.mtime < packs[preferred].mtime):
+                    preferred = i
         if preferred >= 0:
             p = packs[preferred]
             if p.idx is None:
@@ -288,9 +359,15 @@ def _write_packs(
         for new, old in enumerate(order):
             perm[old] = new
         entries = [(oid, perm[pid], off) for oid, pid, off in chosen]
-        data = encode_midx([packs[k].idx_name for k in order], entries, fmt, version=version)
+        data = encode_midx(
+            [packs[k].idx_name for k in order],
+            entries,
+            fmt,
+            version=version,
+            preferred=perm[preferred] if bitmap and preferred >= 0 else -1,
+        )
         if progress is not None:
-            progress("Writing chunks to multi-pack-index", 4 + (b"LOFF" in data[12:80]))
+            progress("Writing chunks to multi-pack-index", data[6])
     finally:
         for p in packs:
             if p.idx is not None:
@@ -299,6 +376,9 @@ def _write_packs(
     lock = LockFile(target, final_mode=None)
     try:
         lock.write(data)
+        if before_commit is not None:
+            lock.close_fd()
+            before_commit(lock.lock_path)
         lock.commit()
     except BaseException:
         lock.rollback()
@@ -334,20 +414,26 @@ def _clear_stale(pack_dir: str, keep_hash: str) -> None:
 
 
 def verify_midx(
-    objects_dir: str, fmt: ObjectFormat, *, progress: Progress | None = None
+    objects_dir: str,
+    fmt: ObjectFormat,
+    *,
+    progress: Progress | None = None,
+    found: list[str] | None = None,
 ) -> list[str]:
     """Check ``objects_dir``'s MIDX as ``git multi-pack-index verify``; return the errors.
 
     The errors are Git's lines, printed bare as Git's verify does.  No MIDX is no
     error.  One Git cannot parse raises ``MultiPackIndexError`` (ignorable set:
-    Git then also says ``multi-pack-index file exists, but failed to parse``).
+    Git then also says ``multi-pack-index file exists, but failed to parse``); so
+    does damage Git dies on midway (a bad pack-int-id), and then ``found`` (the list
+    errors are appended to as they are found) holds what Git printed before dying.
     """
     pack_dir = os.path.join(objects_dir, "pack")
     path = os.path.join(pack_dir, MIDX_NAME)
+    errors: list[str] = found if found is not None else []
     if not os.path.exists(path):
-        return []
+        return errors
     m = MultiPackIndex(path, fmt)
-    errors: list[str] = []
     try:
         if not m.checksum_valid():
             errors.append("incorrect checksum")

@@ -224,6 +224,11 @@ class ObjectDatabase:
         self.midx: dict[str, tuple[MidxSet, list[PackFile | None]] | None] = {}
         #: paths of packs a MIDX covers: lookups go through the MIDX, not their .idx
         self._midx_covered: set[str] = set()
+        #: per directory path: pack-int-id -> ``.pack`` path of packs a MIDX names
+        #: whose ``.pack`` is there but whose ``.idx`` is missing or unusable
+        self._midx_unindexed: dict[str, dict[int, str]] = {}
+        self._said_unindexed: set[str] = set()
+        self._midx_unindexed_any = False
         self.rescan_packs()
 
     @classmethod
@@ -341,13 +346,21 @@ class ObjectDatabase:
             if entry is None:
                 continue
             slots = entry[1]
-            slots[:] = [
-                by_path.get(os.path.join(d.pack_dir, n[:-4] + ".pack"))
-                if n.endswith(".idx")
-                else None
+            paths = [
+                os.path.join(d.pack_dir, n[:-4] + ".pack") if n.endswith(".idx") else None
                 for n in entry[0].pack_names
             ]
+            slots[:] = [by_path.get(p) if p is not None else None for p in paths]
             self._midx_covered.update(p.path for p in slots if p is not None)
+            # As Git: the MIDX names a pack it cannot open without its .idx (Git's
+            # open_packed_git checks the pack against its index); lookups landing
+            # there say so and go on to other copies.
+            self._midx_unindexed[d.path] = {
+                pid: p
+                for pid, (p, slot) in enumerate(zip(paths, slots, strict=True))
+                if slot is None and p is not None and os.path.exists(p)
+            }
+            self._midx_unindexed_any |= bool(self._midx_unindexed[d.path])
 
     def _pack_unusable(self, pack_path: str, e: PackError) -> None:
         """As Git: a pack that cannot be opened is not fatal, its objects are missing.
@@ -382,6 +395,8 @@ class ObjectDatabase:
                 entry[0].close()
         self.midx.clear()
         self._midx_covered.clear()
+        self._midx_unindexed.clear()
+        self._midx_unindexed_any = False
         self.cache.clear()
 
     def __enter__(self) -> ObjectDatabase:
@@ -433,21 +448,30 @@ class ObjectDatabase:
 
     # -- lookup ----------------------------------------------------------------
     def _find_in_midx(self, oid: bytes) -> tuple[PackFile, int] | None:
-        for entry in self.midx.values():
+        for dir_path, entry in self.midx.items():
             if entry is None:
                 continue
             hit = entry[0].find(oid)
             if hit is not None:
                 pack = entry[1][hit[0]]
+                if pack is None:
+                    self._index_unavailable(dir_path, hit[0])
                 if pack is not None and not (
                     self._bad_entries and (pack.key_base, hit[1]) in self._bad_entries
                 ):
                     return pack, hit[1]
         return None
 
+    def _index_unavailable(self, dir_path: str, pack_int_id: int) -> None:
+        """Git's error for a MIDX hit in a pack whose ``.idx`` cannot be read (once per pack)."""
+        pack_path = self._midx_unindexed.get(dir_path, {}).get(pack_int_id)
+        if pack_path is not None and pack_path not in self._said_unindexed:
+            self._said_unindexed.add(pack_path)
+            report("error", f"packfile {pack_path} index unavailable")
+
     def _find_packed(self, oid: bytes) -> tuple[PackFile, int] | None:
         covered = self._midx_covered
-        if covered:
+        if covered or self._midx_unindexed_any:
             hit = self._find_in_midx(oid)
             if hit is not None:
                 return hit

@@ -1,0 +1,368 @@
+"""Reachability bitmaps: ``pack-<hash>.bitmap`` and ``multi-pack-index-<hash>.bitmap``.
+
+A bitmap file gives, for some commits, the set of every object reachable from
+them, as one bit per object of a pack (bit ``n``: the ``n``-th object in pack
+order) or of a multi-pack-index (bit ``n``: the ``n``-th object in pseudo-pack
+order, see ``MultiPackIndex.pseudo_pack_order``).  Layout, integers big-endian:
+
+- header: ``BITM``, version 1 (2 bytes), options (2 bytes: 0x1 full DAG,
+  0x4 name-hash cache, 0x10 lookup table, 0x20 pseudo-merges), the number of
+  bitmapped commits (4 bytes), the checksum of the pack or MIDX it belongs to;
+- four EWAH bitmaps (``gitodb.pack.ewah``): the objects that are commits,
+  trees, blobs, tags;
+- per bitmapped commit: its position in id order (the ``.idx`` or the MIDX), an
+  XOR offset (the bitmap stored is XORed with the one that many entries before:
+  at most 160, never past the first), a flag byte, the EWAH bitmap;
+- optional sections (pseudo-merges, then a lookup table of 16 bytes per commit,
+  then a name-hash cache of 4 bytes per object in id order), then the checksum of
+  the file.
+
+``BitmapIndex`` parses a file's structure eagerly (every length checked against
+the file before use) and decodes commit bitmaps on demand; ``BitmappedObjects``
+ties one to the pack or MIDX it indexes: bit positions to ids and back.
+"""
+
+from __future__ import annotations
+
+import mmap
+import os
+import struct
+from array import array
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from gitodb.errors import MultiPackIndexError, PackError, report
+from gitodb.objects.format import ObjectFormat
+from gitodb.pack.ewah import BitmapError, iter_bits, read_ewah
+from gitodb.pack.midx import MultiPackIndex
+from gitodb.pack.reader import PackFile
+
+__all__ = [
+    "BITMAP_SIGNATURE",
+    "BitmapError",
+    "BitmapIndex",
+    "BitmappedObjects",
+    "name_hash",
+    "open_bitmap",
+]
+
+BITMAP_SIGNATURE = b"BITM"
+OPT_FULL_DAG = 0x1
+OPT_HASH_CACHE = 0x4
+OPT_LOOKUP_TABLE = 0x10
+OPT_PSEUDO_MERGES = 0x20
+MAX_XOR_OFFSET = 160
+LOOKUP_TRIPLET = 16
+#: object types in the order of the four type bitmaps
+TYPE_NAMES = ("commit", "tree", "blob", "tag")
+
+
+def name_hash(name: bytes) -> int:
+    """Git's path-name hash (``pack_name_hash``) of the name-hash cache: the last
+    characters weigh most; whitespace is skipped."""
+    h = 0
+    for c in name:
+        if c in b" \t\n\r\v\f":
+            continue
+        h = ((h >> 2) + (c << 24)) & 0xFFFFFFFF
+    return h
+
+
+@dataclass(frozen=True)
+class _Entry:
+    index_pos: int
+    xor_offset: int
+    flags: int
+    ewah_at: int
+
+
+class BitmapIndex:
+    """One ``.bitmap`` file: type bitmaps, commit bitmaps (by id-order position),
+    the name-hash cache.
+
+    ``num_objects`` is the number of objects of the pack or MIDX the file belongs
+    to and ``checksum`` that file's checksum, which the header must repeat.
+    """
+
+    def __init__(
+        self,
+        path: str | os.PathLike[str],
+        fmt: ObjectFormat,
+        *,
+        num_objects: int,
+        checksum: bytes,
+    ) -> None:
+        self.path = os.fspath(path)
+        self.fmt = fmt
+        self.num_objects = num_objects
+        try:
+            with open(self.path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                if size < 12 + 2 * fmt.rawsz:
+                    raise BitmapError("bitmap file is too small", path=self.path, offset=size)
+                self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
+        except FileNotFoundError:
+            raise BitmapError("bitmap file not found", path=self.path) from None
+        self._buf = memoryview(self._map)
+        self._size = size
+        self._decoded: dict[int, int] = {}
+        try:
+            self._parse(checksum)
+        except BaseException:
+            self.close()
+            raise
+
+    def _parse(self, checksum: bytes) -> None:
+        buf, path, rawsz, n = self._buf, self.path, self.fmt.rawsz, self.num_objects
+        if bytes(buf[:4]) != BITMAP_SIGNATURE:
+            raise BitmapError("bitmap file has a bad signature", path=path, offset=0)
+        version, options, count = struct.unpack_from(">HHI", buf, 4)
+        if version != 1:
+            raise BitmapError(f"unsupported bitmap version {version}", path=path, offset=4)
+        if not options & OPT_FULL_DAG:
+            raise BitmapError(
+                "bitmap index is not full-closure (no BITMAP_OPT_FULL_DAG)", path=path, offset=6
+            )
+        self.options = options
+        self.count = count
+        if bytes(buf[12 : 12 + rawsz]) != checksum:
+            raise BitmapError(
+                "checksum doesn't match in the bitmap and its index", path=path, offset=12
+            )
+        end = self._size - rawsz  # where the optional sections and the trailer end
+        self.hash_cache_at = -1
+        if options & OPT_HASH_CACHE:
+            end -= 4 * n
+            self.hash_cache_at = end
+        if options & OPT_LOOKUP_TABLE:
+            end -= LOOKUP_TRIPLET * count
+        if end < 12 + rawsz:
+            raise BitmapError(
+                "bitmap file is too small for its sections", path=path, offset=self._size
+            )
+        at = 12 + rawsz
+        types = []
+        for _ in TYPE_NAMES:
+            bits, _size, at = read_ewah(buf[:end], at, path=path, max_bits=n)
+            types.append(bits)
+        self.types: tuple[int, ...] = tuple(types)
+        # Every entry takes at least 6 + 12 bytes: a count the file cannot hold is
+        # refused before anything is sized by it.
+        if count > (end - at) // 18:
+            raise BitmapError(
+                f"bitmap claims {count} commits, more than the file holds", path=path, offset=8
+            )
+        self._entries: list[_Entry] = []
+        self._by_pos: dict[int, int] = {}
+        for i in range(count):
+            if at + 6 > end:
+                raise BitmapError("bitmap entry is truncated", path=path, offset=at)
+            pos, xor, flags = struct.unpack_from(">IBB", buf, at)
+            if pos >= n:
+                raise BitmapError(
+                    f"bitmap entry {i}: commit position {pos} out of range ({n} objects)",
+                    path=path,
+                    offset=at,
+                )
+            if xor > MAX_XOR_OFFSET or xor > i:
+                raise BitmapError(
+                    f"bitmap entry {i}: bad XOR offset {xor}", path=path, offset=at + 4
+                )
+            ewah_at = at + 6
+            if ewah_at + 8 > end:
+                raise BitmapError("bitmap entry is truncated", path=path, offset=ewah_at)
+            (nwords,) = struct.unpack_from(">I", buf, ewah_at + 4)
+            at = ewah_at + 8 + 8 * nwords + 4
+            if at > end:
+                raise BitmapError(
+                    f"bitmap entry {i} runs past the end of its section", path=path, offset=ewah_at
+                )
+            self._by_pos[pos] = i
+            self._entries.append(_Entry(pos, xor, flags, ewah_at))
+
+    # -- access --------------------------------------------------------------
+    def commit_positions(self) -> list[int]:
+        """Id-order positions of the bitmapped commits, in file order."""
+        return [e.index_pos for e in self._entries]
+
+    def has(self, index_pos: int) -> bool:
+        """True if the commit at id-order position ``index_pos`` has a bitmap."""
+        return index_pos in self._by_pos
+
+    def bitmap(self, index_pos: int) -> int | None:
+        """The reachability bitmap of the commit at ``index_pos`` (None: not bitmapped)."""
+        i = self._by_pos.get(index_pos)
+        return None if i is None else self._entry_bits(i)
+
+    def _entry_bits(self, i: int) -> int:
+        # XOR chains resolve iteratively, base first; each decoded bitmap is kept.
+        chain = []
+        j = i
+        acc = 0
+        while True:
+            known = self._decoded.get(j)
+            if known is not None:
+                acc = known
+                break
+            chain.append(j)
+            xor = self._entries[j].xor_offset
+            if not xor:
+                break
+            j -= xor
+        for k in reversed(chain):
+            bits, _size, _end = read_ewah(
+                self._buf, self._entries[k].ewah_at, path=self.path, max_bits=self.num_objects
+            )
+            # An entry without an XOR offset starts the chain: acc is 0 then.
+            acc = bits ^ acc
+            self._decoded[k] = acc
+        return self._decoded[i]
+
+    def name_hash_at(self, index_pos: int) -> int | None:
+        """The name-hash cache value of the object at id-order position (None: no cache)."""
+        if self.hash_cache_at < 0 or not 0 <= index_pos < self.num_objects:
+            return None
+        (v,) = struct.unpack_from(">I", self._buf, self.hash_cache_at + 4 * index_pos)
+        return int(v)
+
+    def close(self) -> None:
+        """Release the mapping."""
+        try:
+            self._buf.release()
+            self._map.close()
+        except BufferError:
+            pass
+
+
+class BitmappedObjects:
+    """A bitmap with the ids it is about: bit positions to ids and back.
+
+    ``oid_at(bit)`` and ``position(oid)`` translate; ``bitmap_of(oid)`` is the
+    stored reachability of a bitmapped commit; ``types[k]`` are the type bitmaps
+    (commit, tree, blob, tag).
+    """
+
+    def __init__(
+        self,
+        index: BitmapIndex,
+        count: int,
+        find: Callable[[bytes], int],
+        oid_at_index: Callable[[int], bytes],
+        order: array[int] | list[int],
+        *,
+        pack_paths: list[str],
+    ) -> None:
+        self.index = index
+        self.count = count
+        self._find = find
+        self._oid_at_index = oid_at_index
+        self._order = order  # bit position -> id-order position
+        self._inverse: array[int] | None = None
+        #: the ``.pack`` files whose objects the bits stand for
+        self.pack_paths = pack_paths
+
+    @property
+    def types(self) -> tuple[int, ...]:
+        """The commit, tree, blob and tag bitmaps."""
+        return self.index.types
+
+    def _inv(self) -> array[int]:
+        if self._inverse is None:
+            inv = array("I", bytes(4 * self.count))
+            for bit, pos in enumerate(self._order):
+                inv[pos] = bit
+            self._inverse = inv
+        return self._inverse
+
+    def position(self, oid: bytes) -> int:
+        """Bit position of ``oid``, or -1 if the bitmapped objects do not hold it."""
+        pos = self._find(oid)
+        return self._inv()[pos] if pos >= 0 else -1
+
+    def oid_at(self, bit: int) -> bytes:
+        """The id of bit position ``bit``."""
+        return self._oid_at_index(self._order[bit])
+
+    def bitmap_of(self, oid: bytes) -> int | None:
+        """The stored reachability bitmap of commit ``oid`` (None: it has none)."""
+        pos = self._find(oid)
+        return self.index.bitmap(pos) if pos >= 0 else None
+
+    def type_of_bit(self, bit: int) -> str | None:
+        """``commit``, ``tree``, ``blob`` or ``tag`` for bit position ``bit``."""
+        for name, bits in zip(TYPE_NAMES, self.index.types, strict=True):
+            if bits >> bit & 1:
+                return name
+        return None
+
+    def oids(self, bits: int) -> Iterator[bytes]:
+        """The ids of the positions set in ``bits``, in bit (pack) order."""
+        for b in iter_bits(bits):
+            yield self.oid_at(b)
+
+    def close(self) -> None:
+        """Release the bitmap file."""
+        self.index.close()
+
+
+def _midx_bitmap(
+    objects_dir: str, fmt: ObjectFormat, midx: MultiPackIndex
+) -> BitmappedObjects | None:
+    path = os.path.join(
+        os.path.dirname(midx.path), f"multi-pack-index-{midx.checksum.hex()}.bitmap"
+    )
+    if not os.path.exists(path):
+        return None
+    order = midx.reverse_index()
+    if order is None:
+        report("warning", "multi-pack bitmap is missing required reverse index")
+        return None
+    index = BitmapIndex(path, fmt, num_objects=midx.count, checksum=midx.checksum)
+    pack_dir = os.path.dirname(midx.path)
+    return BitmappedObjects(
+        index,
+        midx.count,
+        midx.find,
+        midx.oid_at,
+        order,
+        pack_paths=[os.path.join(pack_dir, n[:-4] + ".pack") for n in midx.pack_names],
+    )
+
+
+def _pack_bitmap(pack: PackFile) -> BitmappedObjects:
+    path = pack.path[:-5] + ".bitmap"
+    index = BitmapIndex(path, pack.fmt, num_objects=pack.count, checksum=pack.idx.pack_checksum)
+    return BitmappedObjects(
+        index, pack.count, pack.idx.find, pack.idx.oid_at, pack.rev_order, pack_paths=[pack.path]
+    )
+
+
+def open_bitmap(
+    objects_dir: str,
+    fmt: ObjectFormat,
+    *,
+    midx: MultiPackIndex | None,
+    packs: list[PackFile],
+) -> BitmappedObjects | None:
+    """The bitmap Git would use for ``objects_dir``: the MIDX's if it has one, else
+    the first pack's (None: none usable).
+
+    As Git, a damaged bitmap is reported (``error:``) and not used; a MIDX bitmap
+    without a reverse index is reported as a warning.
+    """
+    try:
+        if midx is not None:
+            found = _midx_bitmap(objects_dir, fmt, midx)
+            if found is not None:
+                return found
+        pack_dir = os.path.join(objects_dir, "pack")
+        for pack in packs:
+            if os.path.dirname(pack.path) == pack_dir and os.path.exists(
+                pack.path[:-5] + ".bitmap"
+            ):
+                return _pack_bitmap(pack)
+    except (BitmapError, MultiPackIndexError) as e:
+        report("error", str(e))
+    except PackError as e:
+        report("error", str(e))
+    return None
