@@ -56,6 +56,10 @@ if TYPE_CHECKING:
 from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 
 SLOP = 5
+# --ancestry-path: the ancestors of an --ancestry-path=<commit>, and the scratch mark
+# of the descendants' search (Git's ANCESTRY_PATH and TMP_MARK)
+ANCESTRY_PATH = 1 << 14
+TMP_MARK = 1 << 15
 ORDERS = ("default", "topo", "date", "author-date")
 
 
@@ -106,6 +110,8 @@ class RevWalk:
         use_bloom: bool = True,
         unpacked: bool = False,
         bisect: str | None = None,
+        children: bool = False,
+        ancestry_path: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -148,6 +154,15 @@ class RevWalk:
         self.bisect_reaches = self.bisect_all = 0
         self.bisect_distance: dict[bytes, int] = {}
         self.boundary = boundary
+        # --children: each listed commit's children among the listed ones (Git's
+        # set_children), filled once the walk has limited its list
+        self.want_children = children
+        self.children: dict[bytes, list[bytes]] = {}
+        # --ancestry-path[=<commit>]: only commits on a path from a bottom (the
+        # commits given, else the excluded ones named) to a tip
+        self.ancestry_path = ancestry_path
+        self.ancestry_need_bottoms = ancestry_path  # plain --ancestry-path
+        self.ancestry_bottoms: list[Node] = []
 
     # -- setup -------------------------------------------------------------------
     def set_paths(self, paths: list[bytes]) -> None:
@@ -182,7 +197,13 @@ class RevWalk:
         fmt = self.repo.object_format
         starts: list[Node] = []
         # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
-        self.limited = self.order != "default" or self.side is not None or bool(self.bisect)
+        self.limited = (
+            self.order != "default"
+            or self.side is not None
+            or bool(self.bisect)
+            or self.want_children
+            or self.ancestry_path
+        )
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
@@ -231,6 +252,14 @@ class RevWalk:
                     self._object_pending.append((oid, "blob", _path_bytes(path)))
         return starts
 
+    def add_ancestry_commit(self, oid: bytes) -> None:
+        """``--ancestry-path=<commit>``: keep only what descends from it or it reaches
+        (``oid`` a commit; several widen the set)."""
+        node = self.graph.node(oid)
+        node.flags |= ANCESTRY_PATH
+        self.ancestry_path = True
+        self.ancestry_bottoms.insert(0, node)
+
     def _read(self, oid: bytes, name: str) -> tuple[str, bytes]:
         try:
             return self.repo.odb.read(oid)  # type: ignore[no-any-return]
@@ -270,6 +299,8 @@ class RevWalk:
         if self.limiter is not None:
             self.limiter.simplify(node)  # may keep only the TREESAME parent
         passed = node.flags & SYMMETRIC_LEFT
+        if self.ancestry_path:
+            passed |= node.flags & ANCESTRY_PATH  # ancestors of an --ancestry-path=<c>
         for p in node.parents:
             p.flags |= passed
             if not p.flags & SEEN:
@@ -281,6 +312,16 @@ class RevWalk:
     # -- walking -----------------------------------------------------------------
     def _limit(self, starts: list[Node]) -> list[Node]:
         """Git's ``limit_list``: every interesting commit, in walk order."""
+        if self.ancestry_need_bottoms:
+            # plain --ancestry-path: the excluded commits named are bottoms too
+            for n in starts:
+                if n.flags & BOTTOM:
+                    self.ancestry_bottoms.insert(0, n)
+            if not self.ancestry_bottoms:
+                raise GitodbError("--ancestry-path given but there are no bottom commits")
+        limiter = self.limiter
+        if limiter is not None and limiter.can_increase_treesame():
+            limiter.track_treesame()
         queue = DateQueue()
         for n in starts:
             queue.put(n)
@@ -308,7 +349,36 @@ class RevWalk:
             for node in out:
                 if (node.flags & SYMMETRIC_LEFT) != (self.side == "left") * SYMMETRIC_LEFT:
                     node.flags |= SHOWN
+        if self.ancestry_path:
+            self._limit_to_ancestry(out)
+        if limiter is not None and limiter.can_increase_treesame():
+            # parents made uninteresting may leave a merge TREESAME to the rest
+            for node in out:
+                if not node.flags & (UNINTERESTING | TREESAME):
+                    limiter.update_treesame(node)
         return out
+
+    def _limit_to_ancestry(self, listed: list[Node]) -> None:
+        """Git's ``limit_to_ancestry``: what neither descends from a bottom nor is an
+        ancestor of an ``--ancestry-path=<commit>`` becomes uninteresting."""
+        bottoms = self.ancestry_bottoms
+        for b in bottoms:
+            b.flags |= TMP_MARK
+        backwards = listed[::-1]  # parents before children, most of the time
+        progress = True
+        while progress:
+            progress = False
+            for c in backwards:
+                if c.flags & (TMP_MARK | UNINTERESTING):
+                    continue
+                if any(p.flags & TMP_MARK for p in c.parents):
+                    c.flags |= TMP_MARK
+                    progress = True
+        for c in listed:
+            if not c.flags & (TMP_MARK | ANCESTRY_PATH):
+                c.flags |= UNINTERESTING
+        for c in (*listed, *bottoms):
+            c.flags &= ~(TMP_MARK | ANCESTRY_PATH)
 
     @staticmethod
     def _still_interesting(queue: DateQueue, date: int, slop: int) -> int:
@@ -383,6 +453,8 @@ class RevWalk:
             listed = self._limit(starts)
             if self.order != "default":
                 listed = self._sort_topo(listed)
+            if self.want_children:
+                self._set_children(listed)
             if self.bisect:
                 from gitodb.history.bisect import find_bisection
 
@@ -416,6 +488,14 @@ class RevWalk:
             self._process_parents(head, queue)
             if self._wanted(head):
                 yield head
+
+    def _set_children(self, listed: list[Node]) -> None:
+        """Git's ``set_children``: walking the list, each commit is put first among
+        its parents' children (so a parent's children read latest-listed first)."""
+        children = self.children
+        for node in listed:
+            for p in node.parents:
+                children.setdefault(p.id, []).insert(0, node.id)
 
     def _candidates_limited_paths(self, starts: list[Node]) -> Iterator[Node]:
         """The unlimited walk of ``_candidates`` with paths: parents are rewritten

@@ -66,6 +66,9 @@ class PathLimiter:
         self.dense = dense
         self.first_parent = first_parent
         self.remove_empty = remove_empty
+        # per-parent TREESAME of merges, kept when limiting can make more commits
+        # TREESAME (Git's revs->treesame; ``track_treesame``)
+        self.treesame: dict[bytes, list[bool]] | None = None
         self.bloom_keys: list[list[list[int]]] | None = None
         cg = graph.file
         if use_bloom and cg is not None and cg.bloom is not None and paths:
@@ -137,14 +140,22 @@ class PathLimiter:
             return
         relevant_change = irrelevant_change = False
         relevant_parents = 0
+        same: list[bool] | None = None
         for nth, p in enumerate(parents):
             if relevant(p):
                 relevant_parents += 1
-            if nth == 1 and self.first_parent:
-                break
+            if nth == 1:
+                if self.first_parent:
+                    break
+                if self.treesame is not None and not node.flags & UNINTERESTING:
+                    # a merge that may stay: remember which parents it is TREESAME to
+                    same = self.treesame[node.id] = [False] * len(parents)
+                    same[0] = not (relevant_change or irrelevant_change)
             cmp = self.compare(p, node, nth)
             if cmp == SAME:
                 if not self.simplify_history or not relevant(p):
+                    if same is not None:
+                        same[nth] = True
                     continue
                 _set_parents(node, [p])
                 node.flags |= TREESAME
@@ -158,6 +169,35 @@ class PathLimiter:
             if nth == 0:
                 node.flags |= PULL_MERGE
         if (not relevant_change) if relevant_parents else (not irrelevant_change):
+            node.flags |= TREESAME
+
+    def can_increase_treesame(self) -> bool:
+        """Git's ``limiting_can_increase_treesame``."""
+        return self.dense and not self.simplify_history and not self.first_parent
+
+    def track_treesame(self) -> None:
+        """Remember each merge's per-parent TREESAME from now on."""
+        if self.treesame is None:
+            self.treesame = {}
+
+    def update_treesame(self, node: Node) -> None:
+        """Git's ``update_treesame``: a merge's TREESAME again, now that limiting
+        made some parents uninteresting (only the relevant parents count, if any)."""
+        same = self.treesame.get(node.id) if self.treesame is not None else None
+        parents = node.parents
+        if same is None or len(parents) < 2:
+            return
+        relevant_parents = 0
+        relevant_change = irrelevant_change = False
+        for p, is_same in zip(parents, same, strict=False):
+            if relevant(p):
+                relevant_change |= not is_same
+                relevant_parents += 1
+            else:
+                irrelevant_change |= not is_same
+        if relevant_change if relevant_parents else irrelevant_change:
+            node.flags &= ~TREESAME
+        else:
             node.flags |= TREESAME
 
     def one_relevant_parent(self, parents: list[Node]) -> Node | None:

@@ -1,0 +1,317 @@
+"""rev-list's and log's options on the shared parser (``gitodb.cli.revopts``), and the
+options added with it (``--children``, ``--exclude-hidden=``, ``--alternate-refs``),
+compared with the ``git`` on PATH.
+
+gitodb runs in-process (``run_cli``) so that the many cases stay quick.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import as_gitodb, git, git_env, run_cli
+
+
+def _git(cwd: Path, *args: str) -> tuple[int, bytes, bytes]:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=git_env(), check=False)
+    return proc.returncode, as_gitodb(proc.stdout), as_gitodb(proc.stderr)
+
+
+def _ours(
+    cwd: Path, capfdbinary: pytest.CaptureFixture[bytes], *args: str
+) -> tuple[int, bytes, bytes]:
+    capfdbinary.readouterr()
+    status = run_cli(cwd, *args)
+    out, err = capfdbinary.readouterr()
+    return status, out, err
+
+
+def same(cwd: Path, capfdbinary: pytest.CaptureFixture[bytes], *args: str) -> bytes:
+    """Assert gitodb exits and prints like git; return git's stdout."""
+    theirs = _git(cwd, *args)
+    ours = _ours(cwd, capfdbinary, *args)
+    assert ours == theirs, args
+    return theirs[1]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A history with two merges, branches, tags and a hidden ref."""
+    path = tmp_path_factory.mktemp("revopts")
+    git("init", "-q", "-b", "main", path)
+
+    def commit(name: str) -> None:
+        (path / name).write_text(name + "\n")
+        git("add", name, cwd=path)
+        git("commit", "-q", "-m", name, cwd=path)
+
+    commit("a")
+    commit("b")
+    git("checkout", "-q", "-b", "side", cwd=path)
+    commit("c")
+    commit("d")
+    git("checkout", "-q", "main", cwd=path)
+    commit("e")
+    git("merge", "-q", "--no-edit", "side", cwd=path)
+    git("tag", "v1", cwd=path)
+    git("checkout", "-q", "-b", "topic", "HEAD~2", cwd=path)
+    commit("f")
+    git("checkout", "-q", "main", cwd=path)
+    git("merge", "-q", "--no-edit", "topic", cwd=path)
+    commit("g")
+    git("update-ref", "refs/hidden/one", "side", cwd=path)
+    git("update-ref", "refs/hidden/two", "topic", cwd=path)
+    git("update-ref", "refs/keep/x", "HEAD~1", cwd=path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--max-count",
+        "-n",
+        "--bogus HEAD",
+        "--all=x",
+        "--max-count 2 HEAD",
+        "-n 2 HEAD",
+        "-n2 HEAD",
+        "-3 HEAD",
+        "--skip 1 -2 HEAD",
+        "--glob refs/heads/* --count",
+        "--exclude refs/heads/side --branches",
+        "--min-parents 2 HEAD",
+        "--format %H HEAD",
+        "--end-of-options HEAD",
+        "--count -- HEAD",
+        "--not",
+        "--parents --children HEAD",
+        "--count",
+    ],
+)
+def test_rev_list_grammar(repo: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str) -> None:
+    same(repo, capfdbinary, "rev-list", *args.split())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--bogus",
+        "--oneline --deco",
+        "--oneline --max-count 2",
+        "--oneline -n",
+        "--oneline --parents -4",
+        "--oneline --parents --children",
+        "--oneline --no-decorate -2",
+        "--oneline --decorate=full -2",
+        "--oneline --decorate=bogus -2",
+        "--format=%s --no-use-mailmap -3",
+        "--format=%H -2 --end-of-options HEAD~1",
+        "-h",
+        "--oneline -h",
+    ],
+)
+def test_log_grammar(repo: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str) -> None:
+    same(repo, capfdbinary, "log", *args.split())
+
+
+def test_rev_list_dash_h(repo: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    """Git 2.39 prints rev-list's hand-written usage on stderr; gitodb prints that
+    text on stdout, as Git 2.55 does and as every gitodb command answers ``-h``."""
+    theirs = _git(repo, "rev-list", "-h")
+    status, out, err = _ours(repo, capfdbinary, "rev-list", "-h")
+    assert (status, out, err) == (129, theirs[2], b"")
+    assert out.startswith(b"usage: gitodb rev-list [<options>] <commit>...")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--children HEAD",
+        "--children --topo-order --all",
+        "--children --date-order HEAD~1..HEAD",
+        "--children --reverse --all",
+        "--children --first-parent HEAD",
+        "--children --all -- c",
+        "--children --full-history --all -- d",
+        "--children --count --all",
+        "--children -3 HEAD",
+        "--children --boundary HEAD~2..HEAD",
+    ],
+)
+def test_children(repo: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str) -> None:
+    out = same(repo, capfdbinary, "rev-list", *args.split())
+    assert out
+
+
+@pytest.mark.parametrize("fmt", ["--oneline", "--pretty=medium", "--abbrev-commit"])
+def test_log_children(repo: Path, capfdbinary: pytest.CaptureFixture[bytes], fmt: str) -> None:
+    assert b" " in same(repo, capfdbinary, "log", "--children", fmt, "--all")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--exclude-hidden=receive --all",
+        "--exclude-hidden=uploadpack --all",
+        "--exclude-hidden receive --all",
+        "--exclude-hidden=receive --glob=refs/*",
+        "--exclude-hidden=receive --all --exclude-hidden=receive --all",
+        "--all --exclude-hidden=receive",
+        "--exclude-hidden=bogus --all",
+        "--exclude-hidden=receive --exclude-hidden=uploadpack --all",
+        "HEAD --not --exclude-hidden=receive --all",
+    ],
+)
+def test_exclude_hidden(repo: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str) -> None:
+    cfg = ["-c", "receive.hideRefs=refs/hidden", "-c", "uploadpack.hideRefs=refs/hidden/one"]
+    cfg += ["-c", "uploadpack.hideRefs=!refs/hidden/one", "-c", "transfer.hideRefs=refs/keep/"]
+    same(repo, capfdbinary, *cfg, "rev-list", *args.split())
+
+
+def test_exclude_hidden_refuses_branches(
+    repo: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Git leaves ``--branches`` unknown after ``--exclude-hidden`` (2.55's message)."""
+    status, out, err = _ours(
+        repo, capfdbinary, "rev-list", "--exclude-hidden=receive", "--branches"
+    )
+    assert status == 129 and out == b""
+    assert err.startswith(
+        b"error: options '--exclude-hidden' and '--branches' cannot be used together\n"
+        b"usage: gitodb rev-list "
+    )
+    status, out, err = _ours(repo, capfdbinary, "log", "--exclude-hidden=receive", "--tags")
+    assert (status, out) == (128, b"")
+    assert err == (
+        b"error: options '--exclude-hidden' and '--tags' cannot be used together\n"
+        b"fatal: unrecognized argument: --tags\n"
+    )
+
+
+@pytest.fixture(scope="module")
+def borrower(repo: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("alt") / "b"
+    git("clone", "-q", "--shared", repo, path)
+    (path / "z").write_text("z\n")
+    git("add", "z", cwd=path)
+    git("commit", "-q", "-m", "z", cwd=path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--alternate-refs"],
+        ["HEAD", "--not", "--alternate-refs"],
+        ["--objects", "HEAD", "--not", "--alternate-refs"],
+        ["-c", "core.alternateRefsPrefixes=refs/tags refs/hidden", "--alternate-refs"],
+        ["-c", "core.alternateRefsCommand=f() { echo bogus; }; f", "--alternate-refs"],
+        [
+            "-c",
+            'core.alternateRefsCommand=f() { git --git-dir="$1" rev-parse v1^; }; f',
+            "--alternate-refs",
+        ],
+    ],
+)
+def test_alternate_refs(
+    borrower: Path, capfdbinary: pytest.CaptureFixture[bytes], args: list[str]
+) -> None:
+    cfg = [a for i, a in enumerate(args) if a == "-c" or (i and args[i - 1] == "-c")]
+    rest = [a for a in args if a not in cfg]
+    same(borrower, capfdbinary, *cfg, "rev-list", *rest)
+
+
+def test_alternate_refs_without_alternates(
+    repo: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """No alternate: nothing to start from, Git's usage."""
+    assert not os.path.exists(repo / ".git/objects/info/alternates")
+    theirs = _git(repo, "rev-list", "--alternate-refs")
+    ours = _ours(repo, capfdbinary, "rev-list", "--alternate-refs")
+    assert ours[0] == theirs[0] == 129 and ours[1] == theirs[1] == b""
+
+
+@pytest.fixture(scope="module")
+def ancestry(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The history of Git's t6019 (commits A..M, one file each, merges H, J, L)."""
+    path = tmp_path_factory.mktemp("ancestry")
+    git("init", "-q", "-b", "main", path)
+    env = git_env()
+
+    def run(*args: str, when: int | None = None) -> None:
+        e = dict(env)
+        if when is not None:
+            e["GIT_COMMITTER_DATE"] = e["GIT_AUTHOR_DATE"] = f"@{when} +0000"
+        subprocess.run(["git", *args], cwd=path, env=e, check=True, capture_output=True)
+
+    def commit(name: str, when: int) -> None:
+        (path / f"{name}.t").write_text(name + "\n")
+        run("add", f"{name}.t")
+        run("commit", "-q", "-m", name, when=when)
+        run("tag", name)
+
+    def merge(name: str, other: str, when: int) -> None:
+        run("merge", "-q", "--no-edit", "-m", name, other, when=when)
+        run("tag", name)
+
+    for i, name in enumerate("ABCDEF", 1):
+        commit(name, i)
+    run("reset", "-q", "--hard", "E")
+    commit("G", 7)
+    merge("H", "F", 8)
+    commit("I", 9)
+    merge("J", "F", 10)
+    run("reset", "-q", "--hard", "A")
+    commit("K", 11)
+    merge("L", "J", 12)
+    commit("M", 13)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--ancestry-path D..M",
+        "--ancestry-path=F D..M",
+        "--ancestry-path=G D..M",
+        "--ancestry-path=H D..M",
+        "--ancestry-path=K D..M",
+        "--ancestry-path=K --ancestry-path=F D..M",
+        "--ancestry-path --ancestry-path=K D..M",
+        "--ancestry-path --parents D..M",
+        "--ancestry-path --topo-order --children D..M",
+        "--ancestry-path --boundary D..M",
+        "--ancestry-path F...I",
+        "--ancestry-path D..M -- M.t",
+        "--ancestry-path D..M -- F.t",
+        "--ancestry-path --parents D..M -- F.t",
+        "--ancestry-path --sparse D..M -- F.t",
+        "--full-history D..M -- F.t",
+        "--full-history --parents ^K M -- F.t",
+        "--ancestry-path M",
+    ],
+)
+def test_ancestry_path(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    same(ancestry, capfdbinary, "rev-list", *args.split())
+
+
+def test_ancestry_path_bad_commit(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Git 2.55's messages (2.39 says ``ancestry-path argument``, without dashes)."""
+    status, out, err = _ours(ancestry, capfdbinary, "rev-list", "--ancestry-path=nope", "D..M")
+    assert (status, out) == (128, b"")
+    assert err == b"error: could not get commit for --ancestry-path argument nope\n"
+    tree = git("rev-parse", "M^{tree}", cwd=ancestry).strip()
+    status, out, err = _ours(ancestry, capfdbinary, "rev-list", "--ancestry-path=M^{tree}", "M")
+    assert (status, out) == (128, b"")
+    assert err == (
+        b"error: object " + tree + b" is a tree, not a commit\n"
+        b"error: could not get commit for --ancestry-path argument M^{tree}\n"
+    )
