@@ -315,3 +315,22 @@ def test_ancestry_path_bad_commit(
         b"error: object " + tree + b" is a tree, not a commit\n"
         b"error: could not get commit for --ancestry-path argument M^{tree}\n"
     )
+
+
+@pytest.mark.parametrize(
+    "pattern", ["refs/hidden", "^refs/hidden", "refs/heads", "^refs/namespaces"]
+)
+def test_exclude_hidden_namespace(
+    repo: Path,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+    pattern: str,
+) -> None:
+    """Under ``GIT_NAMESPACE`` patterns match the name inside the namespace (a ref
+    outside it matches none), ``^`` patterns the full name."""
+    git("update-ref", "refs/namespaces/ns/refs/heads/x", "side", cwd=repo)
+    args = ["-c", f"transfer.hideRefs={pattern}", "rev-list", "--exclude-hidden=receive", "--all"]
+    env = {**git_env(), "GIT_NAMESPACE": "ns"}
+    proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, env=env, check=True)
+    monkeypatch.setenv("GIT_NAMESPACE", "ns")
+    assert _ours(repo, capfdbinary, *args) == (0, proc.stdout, b"")

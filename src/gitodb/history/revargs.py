@@ -71,16 +71,31 @@ def hidden_ref_patterns(config: object, section: str) -> list[str]:
     return out
 
 
+def namespace_prefix() -> str:
+    """Git's ``get_git_namespace``: ``GIT_NAMESPACE=a/b`` is
+    ``refs/namespaces/a/refs/namespaces/b/``; "" without one."""
+    names = [n for n in os.environ.get("GIT_NAMESPACE", "").split("/") if n]
+    return "".join(f"refs/namespaces/{n}/" for n in names)
+
+
 def ref_is_hidden(name: str, patterns: list[str]) -> bool:
-    """Git's ``ref_is_hidden``: the last pattern that is ``name`` or a directory
-    above it decides; ``!`` un-hides, ``^`` matches the full name (no namespaces)."""
+    """Git's ``ref_is_hidden``: the last pattern that is the ref or a directory
+    above it decides; ``!`` un-hides; ``^`` matches the full name, others the name
+    inside ``GIT_NAMESPACE`` (a ref outside it matches none of those)."""
+    prefix = namespace_prefix()
+    stripped = name[len(prefix) :] if name.startswith(prefix) else None
     for pattern in reversed(patterns):
         negative = pattern.startswith("!")
         if negative:
             pattern = pattern[1:]
+        subject: str | None = stripped
         if pattern.startswith("^"):
-            pattern = pattern[1:]
-        if name.startswith(pattern) and name[len(pattern) : len(pattern) + 1] in ("", "/"):
+            pattern, subject = pattern[1:], name
+        if (
+            subject is not None
+            and subject.startswith(pattern)
+            and subject[len(pattern) : len(pattern) + 1] in ("", "/")
+        ):
             return not negative
     return False
 
