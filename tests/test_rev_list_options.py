@@ -334,3 +334,70 @@ def test_exclude_hidden_namespace(
     proc = subprocess.run(["git", *args], cwd=repo, capture_output=True, env=env, check=True)
     monkeypatch.setenv("GIT_NAMESPACE", "ns")
     assert _ours(repo, capfdbinary, *args) == (0, proc.stdout, b"")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--simplify-merges M -- F.t",
+        "--simplify-merges --parents M -- F.t",
+        "--simplify-merges --parents D..M -- G.t",
+        "--simplify-merges --parents M -- K.t F.t",
+        "--simplify-merges --parents M -- C.t",
+        "--simplify-merges M",
+        "--simplify-merges --date-order --parents M -- F.t",
+        "--simplify-merges --author-date-order --parents M -- I.t",
+        "--simplify-merges --ancestry-path --parents D..M -- F.t",
+        "--simplify-merges --first-parent --parents M -- F.t",
+        "--simplify-merges --children M -- F.t",
+        "--simplify-merges --reverse --parents M -- E.t G.t",
+        "--simplify-merges --sparse --parents M -- F.t",
+    ],
+)
+def test_simplify_merges(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    same(ancestry, capfdbinary, "rev-list", *args.split())
+
+
+@pytest.fixture(scope="module")
+def pulls(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The history of t6012's --show-pulls part (merges that took one side, a
+    merge with ``-Xtheirs``)."""
+    path = tmp_path_factory.mktemp("pulls")
+    script = """
+    git init -q -b topic . &&
+    c() { echo "$1" >"$2" && git add "$2" && git commit -q -m "$1" && git tag "$1"; } &&
+    c base file && c A file &&
+    git switch -q -c branchB base && c B file && git switch -q topic &&
+    { git merge -q -m M B >/dev/null 2>&1 || true; } &&
+    printf 'A\\nB\\n' >file && git add file && git commit -q -m M && git tag M &&
+    c C other &&
+    git switch -q -c branchX base && c X file &&
+    git switch -q -c branchR M && git merge -q -m R -Xtheirs X && git tag R &&
+    git switch -q topic && git merge -q -m N R && git tag N &&
+    git switch -q -c branchY M && c Y y &&
+    git switch -q -c branchZ C && c Z z &&
+    git switch -q topic && git merge -q -m O Z && git tag O &&
+    git merge -q -m P Y && git tag P
+    """
+    env = {**git_env(), "GIT_MERGE_AUTOEDIT": "no"}
+    subprocess.run(["sh", "-c", script], cwd=path, env=env, check=True, capture_output=True)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--simplify-merges --parents HEAD -- file",
+        "--simplify-merges --topo-order --parents HEAD -- file",
+        "--simplify-merges --ancestry-path --parents A..HEAD -- file",
+        "--full-history --topo-order --parents HEAD -- file",
+        "--ancestry-path --topo-order --parents A..HEAD -- file",
+        "--simplify-merges --parents HEAD -- other file",
+    ],
+)
+def test_simplify_merges_pulls(
+    pulls: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    assert same(pulls, capfdbinary, "rev-list", *args.split())

@@ -74,7 +74,8 @@ def check(settings: RevSettings, unknown: list[str]) -> None:
         sys.stderr.write(f"error: {message}\n")
         unknown.insert(0, arg)
     settings.rejected = []
-    if settings.parents and settings.children:
+    # --simplify-merges rewrites parents too: Git names the option that asks for it
+    if settings.walk_kwargs.get("rewrite_parents") and settings.children:
         raise GitodbError("options '--parents' and '--children' cannot be used together")
 
 
@@ -190,6 +191,26 @@ def _ancestry_path(values: Any, value: str | None, _unset: bool) -> None:
         values.revs.append(("--ancestry-path", value))
 
 
+def _refused(name: str, why: str) -> Any:
+    """An option of Git's that gitodb does not have yet: a clear error, never ignored."""
+
+    def callback(_values: Any, _value: str | None, _unset: bool) -> None:
+        raise GitodbError(f"gitodb does not support {name} yet ({why})")
+
+    return callback
+
+
+def _simplify_merges(values: Any, _value: str | None, _unset: bool) -> None:
+    """``--simplify-merges``: topological order (unless another sort is asked for),
+    parents rewritten, every parent followed."""
+    w = values.walk_kwargs
+    w["simplify_merges"] = True
+    w["rewrite_parents"] = True
+    w["simplify_history"] = False
+    if w.get("order", "default") == "default":
+        w["order"] = "topo"
+
+
 def _opt(long: str, callback: Any, *, value: bool = False, **kw: Any) -> Option:
     return Option(
         None, long, "callback", callback=callback, takes_value=value, dest=None, hidden=True, **kw
@@ -244,6 +265,7 @@ REVISION_OPTIONS: list[Option] = [
     _opt("dense", _walk("dense", True)),
     _opt("sparse", _walk("dense", False)),
     _opt("remove-empty", _walk("remove_empty", True)),
+    _opt("simplify-merges", _simplify_merges),
     _opt("ancestry-path", _ancestry_path, value=True, optional_value=True),
     # ordering
     _opt("topo-order", _walk("order", "topo")),
@@ -259,6 +281,14 @@ REVISION_OPTIONS: list[Option] = [
     Option(None, "left-right", "bool", hidden=True),
     # special purpose
     _opt("bisect", _bisect("one")),
+    # not yet: refused by name
+    _opt("cherry-pick", _refused("--cherry-pick", "it needs patch ids")),
+    _opt("cherry-mark", _refused("--cherry-mark", "it needs patch ids")),
+    _opt("cherry", _refused("--cherry", "it needs patch ids")),
+    _opt("graph", _refused("--graph", "no graph drawing")),
+    _opt(
+        "simplify-by-decoration", _refused("--simplify-by-decoration", "it needs --simplify-merges")
+    ),
 ]
 
 

@@ -112,6 +112,7 @@ class RevWalk:
         bisect: str | None = None,
         children: bool = False,
         ancestry_path: bool = False,
+        simplify_merges: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -163,6 +164,8 @@ class RevWalk:
         self.ancestry_path = ancestry_path
         self.ancestry_need_bottoms = ancestry_path  # plain --ancestry-path
         self.ancestry_bottoms: list[Node] = []
+        # --simplify-merges: Git's simplify_merges over the limited list
+        self.simplify_merges = simplify_merges
 
     # -- setup -------------------------------------------------------------------
     def set_paths(self, paths: list[bytes]) -> None:
@@ -203,6 +206,7 @@ class RevWalk:
             or bool(self.bisect)
             or self.want_children
             or self.ancestry_path
+            or self.simplify_merges
         )
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
@@ -320,7 +324,7 @@ class RevWalk:
             if not self.ancestry_bottoms:
                 raise GitodbError("--ancestry-path given but there are no bottom commits")
         limiter = self.limiter
-        if limiter is not None and limiter.can_increase_treesame():
+        if limiter is not None and (self.simplify_merges or limiter.can_increase_treesame()):
             limiter.track_treesame()
         queue = DateQueue()
         for n in starts:
@@ -453,6 +457,10 @@ class RevWalk:
             listed = self._limit(starts)
             if self.order != "default":
                 listed = self._sort_topo(listed)
+            if self.simplify_merges and self.limiter is not None:
+                from gitodb.history.simplify import simplify_merges
+
+                listed = simplify_merges(self.limiter, listed, self.first_parent)
             if self.want_children:
                 self._set_children(listed)
             if self.bisect:

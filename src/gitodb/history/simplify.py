@@ -219,3 +219,152 @@ def _set_parents(node: Node, parents: list[Node]) -> None:
     """Rewrite a commit's parents in the walk (Git edits ``commit->parents``)."""
     node._parents = parents
     node.parent_ids = [p.id for p in parents]
+
+
+# -- --simplify-merges (Git's simplify_merges and its helpers) --------------------------
+
+_TMP = 1 << 15  # the same scratch bit as revwalk's TMP_MARK, never left set
+
+
+def simplify_merges(limiter: PathLimiter, listed: list[Node], first_parent: bool) -> list[Node]:
+    """Git's ``simplify_merges``: rewrite each commit's parents to what they simplify
+    to, drop parents that others reach, and keep only the commits that simplify to
+    themselves (in ``listed``'s order)."""
+    simplified: dict[bytes, Node] = {}
+    todo = listed[::-1]
+    while todo:
+        later: list[Node] = []
+        for node in todo:
+            _simplify_one(limiter, node, simplified, later, first_parent)
+        todo = later
+    return [n for n in listed if simplified.get(n.id) is n]
+
+
+def _simplify_one(
+    limiter: PathLimiter,
+    node: Node,
+    simplified: dict[bytes, Node],
+    later: list[Node],
+    first_parent: bool,
+) -> None:
+    if node.id in simplified:
+        return
+    if node.flags & UNINTERESTING or not node.parents:
+        simplified[node.id] = node
+        return
+    waiting = 0
+    for p in node.parents:
+        if p.id not in simplified:
+            later.append(p)
+            waiting += 1
+        if first_parent:
+            break
+    if waiting:
+        later.append(node)
+        return
+    parents = list(node.parents)
+    for i, p in enumerate(parents):
+        parents[i] = simplified[p.id]
+        if first_parent:
+            break
+    _set_parents(node, parents)
+    count = 1 if first_parent else _remove_duplicate_parents(limiter, node)
+    if count > 1:
+        marked = _mark_redundant_parents(limiter, node) + _mark_treesame_root_parents(node)
+        if marked:
+            marked -= _leave_one_treesame_to_parent(limiter, node)
+        if marked:
+            count = _remove_marked_parents(limiter, node)
+    parent = None
+    if count and not node.flags & UNINTERESTING and node.flags & TREESAME:
+        parent = limiter.one_relevant_parent(node.parents)
+    simplified[node.id] = node if parent is None else simplified[parent.id]
+
+
+def _compact_treesame(limiter: PathLimiter, node: Node, nth: int) -> bool:
+    """Git's ``compact_treesame``: forget parent ``nth``'s TREESAME (after it went);
+    a merge that became a single-parent commit takes that parent's."""
+    if not node.parents:
+        node.flags &= ~TREESAME
+        return False
+    same = limiter.treesame.get(node.id) if limiter.treesame is not None else None
+    if same is None or nth >= len(same):
+        return False
+    old = same.pop(nth)
+    if len(same) == 1:
+        if same[0] and limiter.dense:
+            node.flags |= TREESAME
+        else:
+            node.flags &= ~TREESAME
+        assert limiter.treesame is not None
+        del limiter.treesame[node.id]
+    return old
+
+
+def _remove_duplicate_parents(limiter: PathLimiter, node: Node) -> int:
+    original = list(node.parents)
+    kept: list[Node] = []
+    seen: set[bytes] = set()
+    for i, p in enumerate(original):
+        if p.id in seen:
+            _set_parents(node, kept + original[i + 1 :])
+            _compact_treesame(limiter, node, len(kept))
+            continue
+        seen.add(p.id)
+        kept.append(p)
+    return len(kept)
+
+
+def _mark_redundant_parents(limiter: PathLimiter, node: Node) -> int:
+    from gitodb.history.graph import reduce_heads
+
+    keep = {n.id for n in reduce_heads(limiter.graph, node.parents)}
+    marked = 0
+    for p in node.parents:
+        if p.id not in keep:
+            p.flags |= _TMP
+            marked += 1
+    return marked
+
+
+def _mark_treesame_root_parents(node: Node) -> int:
+    marked = 0
+    for p in node.parents:
+        if not p.parents and p.flags & TREESAME:
+            p.flags |= _TMP
+            marked += 1
+    return marked
+
+
+def _leave_one_treesame_to_parent(limiter: PathLimiter, node: Node) -> int:
+    """Keep the first TREESAME parent if every TREESAME parent was marked to go."""
+    same = (limiter.treesame or {}).get(node.id) or []
+    marked = None
+    for p, is_same in zip(node.parents, same, strict=False):
+        if not is_same:
+            continue
+        if not p.flags & _TMP:
+            return 0
+        if marked is None:
+            marked = p
+    if marked is not None:
+        marked.flags &= ~_TMP
+        return 1
+    return 0
+
+
+def _remove_marked_parents(limiter: PathLimiter, node: Node) -> int:
+    original = list(node.parents)
+    kept: list[Node] = []
+    removed = 0
+    for i, p in enumerate(original):
+        if p.flags & _TMP:
+            p.flags &= ~_TMP
+            removed += 1
+            _set_parents(node, kept + original[i + 1 :])
+            _compact_treesame(limiter, node, len(kept))
+            continue
+        kept.append(p)
+    if removed and not node.flags & TREESAME:
+        limiter.update_treesame(node)
+    return len(kept)
