@@ -401,3 +401,47 @@ def test_simplify_merges_pulls(
     pulls: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
 ) -> None:
     assert same(pulls, capfdbinary, "rev-list", *args.split())
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--simplify-by-decoration M",
+        "--simplify-by-decoration --parents --all",
+        "--simplify-by-decoration --parents D..M",
+        "--simplify-by-decoration --parents M -- F.t",
+        "--simplify-by-decoration --date-order --parents --all",
+    ],
+)
+def test_simplify_by_decoration(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    git("branch", "-f", "on-h", "H", cwd=ancestry)
+    git("tag", "-f", "-a", "-m", "annotated", "on-g", "G", cwd=ancestry)
+    assert same(ancestry, capfdbinary, "rev-list", *args.split())
+
+
+def test_log_simplify_by_decoration(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    assert same(ancestry, capfdbinary, "log", "--simplify-by-decoration", "--oneline", "--all")
+
+
+def test_all_takes_other_worktrees_heads(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """``--all`` adds the HEAD of every other worktree (a detached one too)."""
+    main = tmp_path / "main"
+    git("init", "-q", "-b", "main", main)
+    for name in ("a", "b"):
+        (main / name).write_text(name)
+        git("add", name, cwd=main)
+        git("commit", "-q", "-m", name, cwd=main)
+    git("worktree", "add", "-q", "--detach", tmp_path / "wt", "HEAD~1", cwd=main)
+    (tmp_path / "wt" / "c").write_text("c")
+    git("add", "c", cwd=tmp_path / "wt")
+    git("commit", "-q", "-m", "c", cwd=tmp_path / "wt")
+    for where in (main, tmp_path / "wt"):
+        out = same(where, capfdbinary, "rev-list", "--all")
+        assert len(out.split()) == 3
+        same(where, capfdbinary, "rev-list", "--exclude=worktrees/*", "--all")

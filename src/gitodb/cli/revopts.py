@@ -211,6 +211,13 @@ def _simplify_merges(values: Any, _value: str | None, _unset: bool) -> None:
         w["order"] = "topo"
 
 
+def _simplify_by_decoration(values: Any, value: str | None, unset: bool) -> None:
+    """``--simplify-by-decoration``: ``--simplify-merges`` where what a ref names
+    is what changed."""
+    _simplify_merges(values, value, unset)
+    values.walk_kwargs["simplify_by_decoration"] = True
+
+
 def _opt(long: str, callback: Any, *, value: bool = False, **kw: Any) -> Option:
     return Option(
         None, long, "callback", callback=callback, takes_value=value, dest=None, hidden=True, **kw
@@ -266,6 +273,7 @@ REVISION_OPTIONS: list[Option] = [
     _opt("sparse", _walk("dense", False)),
     _opt("remove-empty", _walk("remove_empty", True)),
     _opt("simplify-merges", _simplify_merges),
+    _opt("simplify-by-decoration", _simplify_by_decoration),
     _opt("ancestry-path", _ancestry_path, value=True, optional_value=True),
     # ordering
     _opt("topo-order", _walk("order", "topo")),

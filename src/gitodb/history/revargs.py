@@ -140,6 +140,10 @@ class RevisionArgs:
         head = self.repo.refs.resolve("HEAD")
         if head is not None:
             self._add_ref("HEAD", "HEAD", head)
+        for name in other_worktree_heads(self.repo):
+            oid = self.repo.refs.resolve(name)
+            if oid is not None:
+                self._add_ref(name, name, oid)
         self._used()
 
     def exclude_hidden(self, section: str) -> None:
@@ -251,6 +255,26 @@ class RevisionArgs:
         else:
             self._add_object(a, left, None, negative=True)
         self._add_object(b, right, None)
+
+
+def other_worktree_heads(repo: Repository) -> list[str]:
+    """The HEADs of the other worktrees, as ``--all`` adds them (Git's
+    ``other_head_refs``): ``main-worktree/HEAD`` from a linked worktree, then each
+    linked one's ``worktrees/<id>/HEAD`` in directory order, this one left out."""
+    common = os.path.realpath(repo.common_dir)
+    current = os.path.realpath(repo.git_dir)
+    out = [] if current == common else ["main-worktree/HEAD"]
+    base = os.path.join(common, "worktrees")
+    try:
+        ids = os.listdir(base)
+    except OSError:
+        return out
+    for wt in ids:
+        path = os.path.join(base, wt)
+        if os.path.realpath(path) == current or not os.path.isfile(os.path.join(path, "gitdir")):
+            continue
+        out.append(f"worktrees/{wt}/HEAD")
+    return out
 
 
 def alternate_tips(repo: Repository) -> list[bytes]:

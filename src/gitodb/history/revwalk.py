@@ -113,6 +113,7 @@ class RevWalk:
         children: bool = False,
         ancestry_path: bool = False,
         simplify_merges: bool = False,
+        simplify_by_decoration: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -143,11 +144,12 @@ class RevWalk:
             "first_parent": first_parent,
             "remove_empty": remove_empty,
             "use_bloom": use_bloom,
+            "by_decoration": simplify_by_decoration,
         }
         self.paths: list[bytes] = []
         self.limiter: PathLimiter | None = None
-        if paths:
-            self.set_paths(paths)
+        if paths or simplify_by_decoration:
+            self.set_paths(paths or [])  # decorations prune even without paths
         self.rewrite_parents = rewrite_parents
         self.unpacked = unpacked  # --unpacked: commits in a pack are not shown
         # --bisect ("one") / --bisect-all ("all"): gitodb.history.bisect over the list

@@ -58,6 +58,7 @@ class PathLimiter:
         first_parent: bool = False,
         remove_empty: bool = False,
         use_bloom: bool = True,
+        by_decoration: bool = False,
     ) -> None:
         self.repo = repo
         self.graph = graph
@@ -69,6 +70,9 @@ class PathLimiter:
         # per-parent TREESAME of merges, kept when limiting can make more commits
         # TREESAME (Git's revs->treesame; ``track_treesame``)
         self.treesame: dict[bytes, list[bool]] | None = None
+        # --simplify-by-decoration: a commit a ref names differs from its parents;
+        # without paths every other commit is TREESAME
+        self.decorated = decorated_ids(repo) if by_decoration else None
         self.bloom_keys: list[list[list[int]]] | None = None
         cg = graph.file
         if use_bloom and cg is not None and cg.bloom is not None and paths:
@@ -113,6 +117,11 @@ class PathLimiter:
 
     def compare(self, parent: Node, node: Node, nth: int) -> int:
         """Git's ``rev_compare_tree``: SAME, NEW (paths only added), OLD, DIFFERENT."""
+        if self.decorated is not None:
+            if node.id in self.decorated:
+                return DIFFERENT
+            if not self.paths:
+                return SAME
         if nth == 0 and self.bloom_keys is not None and self._bloom_says_same(node):
             return SAME
         changes = diff_trees(self.repo, parent.tree, node.tree, self.paths)
@@ -219,6 +228,42 @@ def _set_parents(node: Node, parents: list[Node]) -> None:
     """Rewrite a commit's parents in the walk (Git edits ``commit->parents``)."""
     node._parents = parents
     node.parent_ids = [p.id for p in parents]
+
+
+def decorated_ids(repo: Repository) -> set[bytes]:
+    """What ``--simplify-by-decoration`` counts as decorated (Git's
+    ``load_ref_decorations`` without a filter): every ref's object and, through
+    tags, what they tag; HEAD's commit; the originals of ``refs/replace/``."""
+    from gitodb.errors import GitodbError
+    from gitodb.objects.tag import Tag
+
+    refs = repo.refs
+    odb = repo.odb
+    fmt = repo.object_format
+    out: set[bytes] = set()
+    for ref in refs.iter_refs("refs/"):
+        if ref.name.startswith("refs/replace/"):
+            try:
+                out.add(bytes.fromhex(ref.name[len("refs/replace/") :]))
+            except ValueError:
+                pass
+            continue
+        oid = ref.oid if ref.target is None else refs.resolve(ref.name)
+        depth = 0
+        while oid is not None and depth < 100:
+            out.add(oid)
+            try:
+                type_name, data = odb.read(oid)
+            except GitodbError:
+                break
+            if type_name != "tag":
+                break
+            oid = Tag(data, fmt, oid).object
+            depth += 1
+    head = refs.resolve("HEAD")
+    if head is not None:
+        out.add(head)
+    return out
 
 
 # -- --simplify-merges (Git's simplify_merges and its helpers) --------------------------
