@@ -141,9 +141,9 @@ class RevisionArgs:
         if head is not None:
             self._add_ref("HEAD", "HEAD", head)
         for name in other_worktree_heads(self.repo):
-            oid = self.repo.refs.resolve(name)
-            if oid is not None:
-                self._add_ref(name, name, oid)
+            tip = self.repo.refs.resolve(name)
+            if tip is not None:
+                self._add_ref(name, name, tip)
         self._used()
 
     def exclude_hidden(self, section: str) -> None:
