@@ -445,3 +445,15 @@ def test_all_takes_other_worktrees_heads(
         out = same(where, capfdbinary, "rev-list", "--all")
         assert len(out.split()) == 3
         same(where, capfdbinary, "rev-list", "--exclude=worktrees/*", "--all")
+
+
+def test_log_subject_lines_end_at_lf_only(
+    tmp_path: Path, capfdbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """A lone CR stays inside its line (Git splits messages at LF only); the
+    placeholders that need no commit (``%x00``, ``%n``, ``%%``) next to others."""
+    git("init", "-q", tmp_path)
+    for message in ("sub\rject line\n\nbody\rx\n", "\n\n  two\n lines \n\n\nbody", "a\r\n\r\nb"):
+        git("commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", message, cwd=tmp_path)
+    for fmt in ("[%s][%b]", "%H%x00%s%x0a%%%n%-s", "%s%n%+b%x00", "%f"):
+        assert same(tmp_path, capfdbinary, "log", f"--format={fmt}")
