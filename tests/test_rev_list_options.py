@@ -457,3 +457,29 @@ def test_log_subject_lines_end_at_lf_only(
         git("commit", "-q", "--allow-empty", "--cleanup=verbatim", "-m", message, cwd=tmp_path)
     for fmt in ("[%s][%b]", "%H%x00%s%x0a%%%n%-s", "%s%n%+b%x00", "%f"):
         assert same(tmp_path, capfdbinary, "log", f"--format={fmt}")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--left-right --oneline F...I",
+        "--left-right F...I",
+        "--left-right --format=%s F...I",
+        "--left-right --left-only --oneline I...K",
+        "--left-right --parents --abbrev-commit F...I",
+    ],
+)
+def test_log_left_right(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    assert same(ancestry, capfdbinary, "log", *args.split())
+
+
+@pytest.mark.parametrize("option", ["--cherry-pick", "--cherry-mark", "--cherry", "--graph"])
+def test_refused_by_name(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], option: str
+) -> None:
+    for command in ("rev-list", "log"):
+        status, out, err = _ours(ancestry, capfdbinary, command, option, "F...I")
+        assert (status, out) == (128, b"")
+        assert err.startswith(f"fatal: gitodb does not support {option} yet".encode())

@@ -329,7 +329,6 @@ def parse_log_args(argv: list[str]) -> tuple[_LogOptions, RevSettings, list[str]
     for given, name in (
         (settings.count, "--count"),
         (settings.walk_kwargs.get("objects"), "--objects"),
-        (settings.left_right, "--left-right"),
     ):
         if given:
             raise GitodbError(f"gitodb log does not support {name}")
@@ -383,16 +382,23 @@ def run(argv: list[str], ctx: Any) -> int:
     if settings.unknown:  # Git reads the revisions first
         raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
     limit_to_paths(repo, ctx, walk, settings.paths)
-    _show(repo, walk, o, settings.parents, settings.children)
+    _show(repo, walk, o, settings.parents, settings.children, settings.left_right)
     return 0
 
 
 def _show(
-    repo: Any, walk: Any, o: _LogOptions, parents: bool = False, children: bool = False
+    repo: Any,
+    walk: Any,
+    o: _LogOptions,
+    parents: bool = False,
+    children: bool = False,
+    left_right: bool = False,
 ) -> None:
     """Print the walk's commits in the chosen format (``parents``: after each id,
     its parents as the walk rewrote them, ``--parents``; ``children``: then its
-    children, ``--children``)."""
+    children, ``--children``; ``left_right``: ``<``/``>`` before it, the side of a
+    symmetric range it is on, ``--left-right``)."""
+    from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
@@ -434,6 +440,8 @@ def _show(
     for node in walk.commits():
         raw = _content(odb, node)
         shown = (abbrev(node.id) if o.abbrev_commit else node.id.hex()).encode()
+        if left_right:
+            shown = (b"< " if node.flags & SYMMETRIC_LEFT else b"> ") + shown
         if parents:
             shown += b"".join(
                 b" " + (abbrev(p) if o.abbrev_commit else p.hex()).encode() for p in node.parent_ids
