@@ -483,3 +483,69 @@ def test_refused_by_name(
         status, out, err = _ours(ancestry, capfdbinary, command, option, "F...I")
         assert (status, out) == (128, b"")
         assert err.startswith(f"fatal: gitodb does not support {option} yet".encode())
+
+
+@pytest.fixture(scope="module")
+def shallow(ancestry: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("shallow") / "s"
+    git("clone", "-q", "--no-local", "--depth", "2", "-b", "main", ancestry, path)
+    return path
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "rev-list --all",
+        "rev-list --parents --all",
+        "rev-list --objects --all",
+        "rev-list --topo-order --parents --all",
+        "log --format=%H%x20%P",
+        "log --oneline --parents",
+    ],
+)
+def test_shallow_history_ends_at_the_shallow_commits(
+    shallow: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    assert (shallow / ".git" / "shallow").exists()
+    assert same(shallow, capfdbinary, *args.split())
+
+
+def test_shallow_file_option(
+    shallow: Path, capfdbinary: pytest.CaptureFixture[bytes], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """``--shallow-file ""`` (what fetch-pack passes when unshallowing): no shallow
+    commits; the walk then meets the missing parents."""
+    monkeypatch.setenv("GIT_SHALLOW_FILE", "unset again after the test")  # the CLI sets it
+    status, out, _err = _ours(shallow, capfdbinary, "--shallow-file", "", "rev-list", "--all")
+    theirs = _git(shallow, "--shallow-file", "", "rev-list", "--all")
+    assert (status, out) == (theirs[0], theirs[1]) and status == 128
+    other = shallow.parent / "other-shallow"
+    other.write_bytes(git("rev-parse", "HEAD", cwd=shallow))
+    status, out, err = _ours(shallow, capfdbinary, "--shallow-file", str(other), "rev-list", "HEAD")
+    assert (status, out, err) == (0, git("rev-parse", "HEAD", cwd=shallow), b"")
+
+
+def test_grafts(ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> None:
+    """info/grafts gives commits other parents (and Git 2.55's deprecation hint)."""
+    h, k = git("rev-parse", "H", "K", cwd=ancestry).split()
+    grafts = ancestry / ".git" / "info" / "grafts"
+    grafts.parent.mkdir(exist_ok=True)
+    grafts.write_bytes(b"# comment\n" + h + b" " + k + b"\n")
+    try:
+        for args in ("--parents M", "--topo-order --parents --all", "--ancestry-path D..M"):
+            theirs = _git(ancestry, "rev-list", *args.split())
+            ours = _ours(ancestry, capfdbinary, "rev-list", *args.split())
+            assert ours[:2] == theirs[:2], args
+            assert ours[2].startswith(b"hint: Support for <GIT_DIR>/info/grafts is deprecated\n")
+        ours = _ours(
+            ancestry,
+            capfdbinary,
+            "-c",
+            "advice.graftFileDeprecated=false",
+            "log",
+            "--format=%H %P",
+            "M",
+        )
+        assert ours == (0, _git(ancestry, "log", "--format=%H %P", "M")[1], b"")
+    finally:
+        grafts.unlink()

@@ -420,7 +420,9 @@ def _show(
             for _node in walk.commits():
                 pass
             return
-        limited = getattr(walk, "limiter", None) is not None
+        # a path-limited walk's parents are the simplified ones, a grafted or shallow
+        # commit's the grafted ones
+        limited = getattr(walk, "limiter", None) is not None or bool(walk.graph.grafts)
 
         def rewritten(node: Any) -> list[bytes] | None:
             # a path-limited walk's parents are the simplified ones (Git's %P)
