@@ -549,3 +549,21 @@ def test_grafts(ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes]) -> No
         assert ours == (0, _git(ancestry, "log", "--format=%H %P", "M")[1], b"")
     finally:
         grafts.unlink()
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--pretty=raw -3 M",
+        "--pretty -3 M",
+        "--pretty=short --parents M",
+        "--pretty=fuller -2 M",
+        "--pretty=full -2 M",
+        "--pretty=med -2 M",
+        "--pretty=bogus M",
+    ],
+)
+def test_rev_list_builtin_pretty(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    same(ancestry, capfdbinary, "rev-list", *args.split())

@@ -136,9 +136,6 @@ class _LogOptions:
         self.mailmap: bool | None = None  # --[no-]use-mailmap; None: log.mailmap
 
 
-_KINDS = (("raw", 1), ("medium", 1), ("short", 1), ("full", 5), ("fuller", 5), ("oneline", 1))
-
-
 def _set_pretty(o: _LogOptions, value: str) -> None:
     """Git's ``get_commit_format``: a built-in name (or a unique prefix), or a user format."""
     o.format_given = True
@@ -149,10 +146,12 @@ def _set_pretty(o: _LogOptions, value: str) -> None:
         o.kind = "user"
         o.user, o.terminator = user_format(value)
         return
-    for name, least in _KINDS:
-        if len(value) >= min(least, len(name)) and name.startswith(value):
-            o.kind = name
-            return
+    from gitodb.cli.revopts import builtin_format
+
+    kind = builtin_format(value)
+    if kind is not None:
+        o.kind = kind
+        return
     if value in ("email", "mboxrd", "reference") or value.startswith("email"):
         raise GitodbError(f"gitodb log does not support --pretty={value}")
     if "%" in value:

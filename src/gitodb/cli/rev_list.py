@@ -381,6 +381,19 @@ def _pretty_line(walk: object, node: object, settings: RevSettings, line: bytes)
     if settings.pretty == "oneline":
         oneline: bytes = pretty_commit("oneline", repo, node.id, raw)  # type: ignore[attr-defined]
         return line + b" " + oneline + b"\n"
+    if settings.pretty_kind is not None:
+        if settings.abbreviator is None:
+            from gitodb.repo.abbrev import Abbreviator, default_abbrev
+
+            settings.abbreviator = Abbreviator(repo, default_abbrev(repo))
+        body: bytes = pretty_commit(
+            settings.pretty_kind,
+            repo,
+            node.id,  # type: ignore[attr-defined]
+            raw,
+            abbrev=settings.abbreviator,
+        )
+        return b"commit " + line + b"\n" + body + b"\n"
     if settings.formatter is None:
         settings.formatter = Formatter(repo, settings.pretty or "")
     text: bytes = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]

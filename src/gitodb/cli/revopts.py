@@ -56,6 +56,8 @@ class RevSettings(SimpleNamespace):
         self.maximal_only = False
         self.bisect_vars = False
         self.pretty: str | None = None  # "oneline", or a user format
+        self.pretty_kind: str | None = None  # a built-in format other than oneline
+        self.abbreviator: Any = None  # its Merge: line's abbreviations
         self.formatter: object = None
         self.header = False
         self.nul = False  # -z
@@ -63,6 +65,19 @@ class RevSettings(SimpleNamespace):
         self.hidden_section: str | None = None  # a pending --exclude-hidden=<section>
         self.rejected: list[tuple[str, str]] = []  # (error, option) Git leaves unknown
         self.unknown: list[str] = []  # options the command does not know
+
+
+#: the built-in formats and the shortest prefix that names each (Git's table order)
+_KINDS = (("raw", 1), ("medium", 1), ("short", 1), ("full", 5), ("fuller", 5), ("oneline", 1))
+
+
+def builtin_format(value: str) -> str | None:
+    """Git's ``get_commit_format`` lookup: the built-in format ``value`` names (a
+    unique prefix will do), else None."""
+    for name, least in _KINDS:
+        if len(value) >= min(least, len(name)) and name.startswith(value):
+            return name
+    return None
 
 
 def check(settings: RevSettings, unknown: list[str]) -> None:
@@ -320,11 +335,18 @@ def rev_list_options() -> list[Option]:
 
     def _pretty(values: Any, value: str | None, _unset: bool, name: str) -> None:
         text = value if value is not None else "medium"
+        values.pretty_kind = None
         if text.startswith(("format:", "tformat:")):
             text = text.partition(":")[2]
-        elif text == "oneline" or (name == "pretty" and "%" not in text):
-            if text != "oneline":
-                raise GitodbError(f"gitodb rev-list does not support --pretty={text}")
+        elif name == "pretty" and "%" not in text:
+            kind = builtin_format(text or "medium")
+            if kind is None:
+                if text in ("email", "mboxrd", "reference") or text.startswith("email"):
+                    raise GitodbError(f"gitodb rev-list does not support --pretty={text}")
+                raise GitodbError(f"invalid --pretty format: {text}")
+            if kind != "oneline":
+                values.pretty_kind = kind  # "commit <id>", the format, a blank line
+            text = kind
         values.pretty = text
 
     def flag(long: str, dest: str, value: bool = True) -> Option:
