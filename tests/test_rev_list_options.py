@@ -567,3 +567,19 @@ def test_rev_list_builtin_pretty(
     ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
 ) -> None:
     same(ancestry, capfdbinary, "rev-list", *args.split())
+
+
+@pytest.mark.parametrize(
+    "args", ["--bisect", "--bisect-all --bisect", "--bisect --count", "--bisect-vars --bisect"]
+)
+def test_bisect_starts_from_the_bisection_refs(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    git("update-ref", "refs/bisect/bad", "M", cwd=ancestry)
+    git("update-ref", "refs/bisect/good-1", "D", cwd=ancestry)
+    git("update-ref", "refs/bisect/good-2", "K", cwd=ancestry)
+    try:
+        assert same(ancestry, capfdbinary, "rev-list", *args.split())
+    finally:
+        for ref in ("bad", "good-1", "good-2"):
+            git("update-ref", "-d", f"refs/bisect/{ref}", cwd=ancestry)

@@ -189,6 +189,8 @@ def add_revisions(repo: object, walk: object, settings: RevSettings, dashdash: b
                 args.refs_in("refs/remotes/", value)
             elif what == "--glob":
                 args.glob(value or "")
+            elif what == "--bisect":
+                args.bisect_refs()
             elif what == "--ancestry-path":
                 _add_ancestry_commit(repo, args, value or "")
             elif what == "--exclude-hidden":
@@ -406,7 +408,7 @@ def _bisect_decoration(walk: object, node: object) -> bytes:
 
     deco = getattr(walk, "_bisect_decorations", None)
     if deco is None:
-        deco = Decorations(walk.repo)  # type: ignore[attr-defined]
+        deco = Decorations(walk.repo, every_ref=True)  # type: ignore[attr-defined]
         walk._bisect_decorations = deco  # type: ignore[attr-defined]
     names = list(deco.of(node.id))  # type: ignore[attr-defined]
     names.append(f"dist={walk.bisect_distance.get(node.id, 0)}")  # type: ignore[attr-defined]

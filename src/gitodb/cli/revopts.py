@@ -173,7 +173,7 @@ def _side(side: str) -> Any:
     return callback
 
 
-def _bisect(mode: str, vars_: bool = False) -> Any:
+def _bisect(mode: str, vars_: bool = False, refs: bool = False) -> Any:
     def callback(values: Any, _value: str | None, _unset: bool) -> None:
         w = values.walk_kwargs
         if mode == "all":
@@ -182,6 +182,9 @@ def _bisect(mode: str, vars_: bool = False) -> Any:
             w.setdefault("bisect", "one")
         if vars_:
             values.bisect_vars = True
+        if refs:
+            # the revision option --bisect also starts from the bisection refs
+            values.revs.append(("--bisect", None))
 
     return callback
 
@@ -303,7 +306,7 @@ REVISION_OPTIONS: list[Option] = [
     Option(None, "count", "bool", hidden=True),
     Option(None, "left-right", "bool", hidden=True),
     # special purpose
-    _opt("bisect", _bisect("one")),
+    _opt("bisect", _bisect("one", refs=True)),
     # not yet: refused by name
     _opt("cherry-pick", _refused("--cherry-pick", "it needs patch ids")),
     _opt("cherry-mark", _refused("--cherry-mark", "it needs patch ids")),

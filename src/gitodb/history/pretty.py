@@ -233,9 +233,10 @@ def sanitized_subject(subject: bytes) -> bytes:
 
 class Decorations:
     """Ref names per object, as ``%d``/``--decorate`` show them (Git's
-    ``load_ref_decorations``): newest added first, ``HEAD -> <branch>`` combined."""
+    ``load_ref_decorations``): newest added first, ``HEAD -> <branch>`` combined;
+    ``every_ref`` also names the refs outside heads, remotes and tags (full names)."""
 
-    def __init__(self, repo: Repository, *, full: bool = False) -> None:
+    def __init__(self, repo: Repository, *, full: bool = False, every_ref: bool = False) -> None:
         from gitodb.objects.tag import Tag
 
         self.names: dict[bytes, list[tuple[str, str]]] = {}
@@ -257,8 +258,8 @@ class Decorations:
                 kind, shown = "remote", name[13:]
             elif name.startswith("refs/tags/"):
                 kind, shown = "tag", name[10:]
-            elif name == "refs/stash":
-                kind, shown = "ref", name
+            elif name == "refs/stash" or every_ref:
+                kind, shown = "ref", name  # every_ref: no filter (rev-list --bisect-all)
             else:
                 continue  # Git's default decoration filter: other namespaces are hidden
             if full:

@@ -146,6 +146,23 @@ class RevisionArgs:
                 self._add_ref(name, name, tip)
         self._used()
 
+    def bisect_refs(self) -> None:
+        """``--bisect``: the bad bisection ref, and the good ones excluded (with the
+        terms ``git bisect`` recorded in BISECT_TERMS, else bad and good)."""
+        bad, good = "bad", "good"
+        try:
+            with open(os.path.join(self.repo.git_dir, "BISECT_TERMS"), encoding="utf-8") as f:
+                terms = f.read().split("\n")
+            if len(terms) >= 2 and terms[0] and terms[1]:
+                bad, good = terms[0], terms[1]
+        except OSError:
+            pass
+        for name, oid in self._refs(f"refs/bisect/{bad}"):
+            if name == f"refs/bisect/{bad}":
+                self._add_object(oid, name, None)
+        for name, oid in self._refs(f"refs/bisect/{good}-"):
+            self._add_object(oid, name, None, negative=True)
+
     def exclude_hidden(self, section: str) -> None:
         """``--exclude-hidden=<section>``: for the next ``--all`` or ``--glob``."""
         if section not in HIDDEN_SECTIONS:
