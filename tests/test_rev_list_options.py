@@ -583,3 +583,23 @@ def test_bisect_starts_from_the_bisection_refs(
     finally:
         for ref in ("bad", "good-1", "good-2"):
             git("update-ref", "-d", f"refs/bisect/{ref}", cwd=ancestry)
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        "--in-commit-order --objects HEAD",
+        "--in-commit-order --objects D..M",
+        "--in-commit-order --objects --all",
+        "--in-commit-order --objects --no-object-names M^{tree} M",
+        "--in-commit-order --objects --count M",
+        "--in-commit-order --objects M^{tree}",
+        "--in-commit-order --objects --boundary D..M",
+        "--in-commit-order --objects --topo-order --all ^D",
+    ],
+)
+def test_in_commit_order(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], args: str
+) -> None:
+    git("tag", "-f", "-a", "-m", "annotated", "on-g", "G", cwd=ancestry)
+    assert same(ancestry, capfdbinary, "rev-list", *args.split())

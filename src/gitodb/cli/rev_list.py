@@ -472,6 +472,13 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
             collect_omits=settings.print_omitted,
             missing=MissingObjects(settings.missing or "error"),
         )
+    if settings.in_commit_order and walk.want_objects:
+        if listing is not None or settings.maximal_only or settings.bisect_vars:
+            raise GitodbError(
+                "gitodb rev-list does not support --in-commit-order with filters, "
+                "paths, --missing, --maximal-only or --bisect-vars"
+            )
+        return _gather_in_commit_order(walk, settings, out, show)
     commits = walk.commits()
     if settings.maximal_only:
         # only the commits no other listed commit reaches
@@ -506,6 +513,36 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
     if listing is not None:
         out += listing.omitted_lines()
         out += listing.missing.lines(settings.nul)
+    if settings.count:
+        out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
+    return 0
+
+
+def _gather_in_commit_order(
+    walk: object, settings: RevSettings, out: list[bytes], show: bool
+) -> int:
+    """``--objects --in-commit-order``: each commit, then the objects it brings."""
+    from gitodb.history.graph import SYMMETRIC_LEFT
+    from gitodb.history.revwalk import RevWalk
+
+    assert isinstance(walk, RevWalk)
+    count = left = 0
+    names = settings.object_names
+    for node, objects in walk.in_commit_order():
+        if node is not None:
+            is_left = bool(node.flags & SYMMETRIC_LEFT)
+            if is_left:
+                left += 1
+            else:
+                count += 1
+            if show:
+                out.append(_commit_line(walk, node, settings, is_left))
+        for oid, _type, name in objects:
+            if walk.unpacked and _packed(walk, oid):
+                continue
+            count += 1
+            if show:
+                out.append(_object_line(oid, name, names, settings.nul))
     if settings.count:
         out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
     return 0

@@ -54,6 +54,7 @@ class RevSettings(SimpleNamespace):
         self.missing: str | None = None  # --missing=<action>, None when not given
         self.timestamp = False
         self.maximal_only = False
+        self.in_commit_order = False  # --objects listed after each commit
         self.bisect_vars = False
         self.pretty: str | None = None  # "oneline", or a user format
         self.pretty_kind: str | None = None  # a built-in format other than oneline
@@ -363,6 +364,7 @@ def rev_list_options() -> list[Option]:
         flag("timestamp", "timestamp"),
         flag("header", "header"),
         flag("maximal-only", "maximal_only"),
+        flag("in-commit-order", "in_commit_order"),
         flag("filter-provided-objects", "filter_provided"),
         flag("filter-print-omitted", "print_omitted"),
         Option("z", None, "const", dest="nul", const=True, hidden=True),

@@ -650,6 +650,43 @@ class RevWalk:
             else:
                 yield from self._tree_objects(oid, name, seen)
 
+    def in_commit_order(self) -> Iterator[tuple[Node | None, list[tuple[bytes, str, bytes]]]]:
+        """``--in-commit-order``: each commit with the objects listed right after it
+        (the starting tags, trees and blobs after the first one, then its tree's new
+        objects), as Git's ``traverse_commit_list`` does; a last ``(None, ...)`` holds
+        what no commit came before (the starting objects when no commit is shown)."""
+        seen: set[bytes] = set()
+        pending: list[tuple[bytes, str, bytes]] = []
+        started = False
+        for node in self.commits():
+            if not started:
+                # once the walk yields, the starting objects and the uninteresting
+                # trees are known
+                for tree in self._uninteresting_trees:
+                    self._mark_tree_uninteresting(tree, seen)
+                pending = list(self._object_pending)
+                started = True
+            pending.append((node.tree, "tree", b""))
+            yield node, list(self._pending_objects(pending, seen))
+            pending = []
+        if not started:
+            for tree in self._uninteresting_trees:
+                self._mark_tree_uninteresting(tree, seen)
+            pending = list(self._object_pending)
+        yield None, list(self._pending_objects(pending, seen))
+
+    def _pending_objects(
+        self, pending: list[tuple[bytes, str, bytes]], seen: set[bytes]
+    ) -> Iterator[tuple[bytes, str, bytes]]:
+        for oid, type_name, name in pending:
+            if oid in seen:
+                continue
+            if type_name in ("tag", "blob"):
+                seen.add(oid)
+                yield oid, type_name, name
+            else:
+                yield from self._tree_objects(oid, name, seen)
+
     def _mark_tree_uninteresting(self, root: bytes, seen: set[bytes]) -> None:
         odb = self.repo.odb
         fmt = self.repo.object_format
