@@ -12,20 +12,20 @@ with the reflog placeholders (%gd %gD %gn %ge %gs %gN).  All formatting is
 from __future__ import annotations
 
 import sys
+from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
 
-from gitodb.cli.options import abbrev_length
+from gitodb.cli.options import Option, OptionParser, abbrev_length
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
 from gitodb.refs.peel import shorten_ref
 
 if TYPE_CHECKING:
+    from gitodb.cli.revopts import RevSettings
     from gitodb.history.pretty import Formatter
 
 _REFLOG_CODES = frozenset({b"gd", b"gD", b"gn", b"ge", b"gs", b"gN"})
-# Options rev-list takes that mean something else (or nothing) to log.
-_NOT_FOR_LOG = ("--count", "--objects", "--no-object-names", "--object-names", "--left-right")
 
 
 def dwim_ref(refs: RefStore, name: str) -> str | None:
@@ -133,9 +133,7 @@ class _LogOptions:
         self.walk_reflogs = False
         self.decorate: str | None = None  # None, "short" or "full"
         self.format_given = False
-
-
-_KINDS = (("raw", 1), ("medium", 1), ("short", 1), ("full", 5), ("fuller", 5), ("oneline", 1))
+        self.mailmap: bool | None = None  # --[no-]use-mailmap; None: log.mailmap
 
 
 def _set_pretty(o: _LogOptions, value: str) -> None:
@@ -148,10 +146,12 @@ def _set_pretty(o: _LogOptions, value: str) -> None:
         o.kind = "user"
         o.user, o.terminator = user_format(value)
         return
-    for name, least in _KINDS:
-        if len(value) >= min(least, len(name)) and name.startswith(value):
-            o.kind = name
-            return
+    from gitodb.cli.revopts import builtin_format
+
+    kind = builtin_format(value)
+    if kind is not None:
+        o.kind = kind
+        return
     if value in ("email", "mboxrd", "reference") or value.startswith("email"):
         raise GitodbError(f"gitodb log does not support --pretty={value}")
     if "%" in value:
@@ -161,57 +161,177 @@ def _set_pretty(o: _LogOptions, value: str) -> None:
     raise GitodbError(f"invalid --pretty format: {value}")
 
 
-def _split_log_options(argv: list[str], o: _LogOptions) -> list[str]:
-    """Take log's own options out of ``argv``; the rest is for the walk."""
-    from gitodb.objects.datefmt import parse_date_mode
+def _decorate(values: Any, value: str | None, unset: bool) -> None:
+    """``--decorate[=short|full|auto|no]``, ``--no-decorate`` (Git's ``decorate_callback``)."""
+    if unset or value == "no":
+        values.decorate = None
+    elif value in (None, "short", "yes", "true"):
+        values.decorate = "short"
+    elif value == "full":
+        values.decorate = "full"
+    elif value == "auto":
+        values.decorate = "short" if sys.stdout.isatty() else None
+    else:
+        raise GitodbError(f"invalid --decorate option: {value}")
 
-    rest: list[str] = []
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg == "--" or arg == "--end-of-options":
-            rest += argv[i - 1 :]
-            break
-        if arg.startswith("--format="):
-            o.format_given = True
-            o.kind = "user"
-            o.user, o.terminator = user_format(arg[9:])
-        elif arg == "--pretty":
-            _set_pretty(o, "medium")
-        elif arg.startswith("--pretty="):
-            _set_pretty(o, arg[9:])
-        elif arg == "--oneline":
-            o.kind = "oneline"
-            o.abbrev_commit = True
-            o.format_given = True
-        elif arg.startswith("--date="):
-            o.date_mode = parse_date_mode(arg[7:])
-        elif arg == "--abbrev-commit":
-            o.abbrev_commit = True
-        elif arg == "--no-abbrev-commit":
-            o.abbrev_commit = False
-        elif arg == "--abbrev":
-            o.abbrev = None
-        elif arg.startswith("--abbrev="):
-            o.abbrev = abbrev_length(arg[9:])
-        elif arg == "--no-abbrev":
-            o.abbrev = 0
-        elif arg in ("-g", "--walk-reflogs"):
-            o.walk_reflogs = True
-        elif arg in ("--decorate", "--decorate=short", "--decorate=auto"):
-            o.decorate = "short" if arg != "--decorate=auto" or sys.stdout.isatty() else None
-        elif arg == "--decorate=full":
-            o.decorate = "full"
-        elif arg in ("--no-decorate", "--decorate=no"):
-            o.decorate = None
-        elif arg in ("--quiet", "-s", "--no-patch"):
-            pass  # no diff is ever shown
-        elif arg in _NOT_FOR_LOG:
-            raise GitodbError(f"gitodb log does not support {arg}")
-        else:
-            rest.append(arg)
-    return rest
+
+def _refuse(name: str) -> Any:
+    def callback(_values: Any, _value: str | None, unset: bool) -> None:
+        if not unset:
+            raise GitodbError(f"gitodb log does not support {name}")
+
+    return callback
+
+
+def _mailmap(values: Any, _value: str | None, unset: bool) -> None:
+    values.mailmap = not unset
+
+
+#: ``git log``'s own options (parse-options; what ``-h`` lists); the rest of the
+#: command line is the revision options (``_revision_parser``)
+PARSER = OptionParser(
+    "",
+    ["log [<options>] [<revision-range>] [[--] <path>...]", "show [<options>] <object>..."],
+    [
+        Option("q", "quiet", "bool", "suppress diff output"),
+        Option(None, "source", "callback", "show source", callback=_refuse("--source")),
+        Option(None, "use-mailmap", "callback", "use mail map file", callback=_mailmap),
+        Option(None, "mailmap", "callback", "alias of --use-mailmap", callback=_mailmap),
+        Option(
+            None,
+            "clear-decorations",
+            "callback",
+            "clear all previously-defined decoration filters",
+            callback=_refuse("--clear-decorations"),
+            negatable=False,
+        ),
+        Option(
+            None,
+            "decorate-refs",
+            "callback",
+            "only decorate refs that match <pattern>",
+            argh="pattern",
+            takes_value=True,
+            callback=_refuse("--decorate-refs"),
+        ),
+        Option(
+            None,
+            "decorate-refs-exclude",
+            "callback",
+            "do not decorate refs that match <pattern>",
+            argh="pattern",
+            takes_value=True,
+            callback=_refuse("--decorate-refs-exclude"),
+        ),
+        Option(
+            None,
+            "decorate",
+            "callback",
+            "decorate options",
+            argh="...",
+            literal_argh=True,
+            takes_value=True,
+            optional_value=True,
+            callback=_decorate,
+        ),
+        Option(
+            "L",
+            None,
+            "callback",
+            "trace the evolution of line range <start>,<end> or function :<funcname> in <file>",
+            argh="range:file",
+            takes_value=True,
+            callback=_refuse("-L"),
+        ),
+    ],
+    keep_unknown=True,
+    keep_dashdash=True,
+)
+
+_REVISION_PARSER: OptionParser | None = None
+
+
+def _revision_parser() -> OptionParser:
+    """The revision options (``gitodb.cli.revopts``) and log's formatting ones."""
+    global _REVISION_PARSER
+    if _REVISION_PARSER is not None:
+        return _REVISION_PARSER
+    from gitodb.cli.revopts import REVISION_OPTIONS
+
+    def fmt(values: Any, value: str | None, _unset: bool) -> None:
+        o = values.log
+        o.format_given = True
+        o.kind = "user"
+        o.user, o.terminator = user_format(value or "")
+
+    def pretty(values: Any, value: str | None, _unset: bool) -> None:
+        _set_pretty(values.log, "medium" if value is None else value)
+
+    def oneline(values: Any, _value: str | None, _unset: bool) -> None:
+        o = values.log
+        o.kind, o.abbrev_commit, o.format_given = "oneline", True, True
+
+    def date(values: Any, value: str | None, _unset: bool) -> None:
+        from gitodb.objects.datefmt import parse_date_mode
+
+        values.log.date_mode = parse_date_mode(value or "")
+
+    def setter(attr: str, value: object) -> Any:
+        def callback(values: Any, _value: str | None, _unset: bool) -> None:
+            setattr(values.log, attr, value)
+
+        return callback
+
+    def abbrev(values: Any, value: str | None, _unset: bool) -> None:
+        values.log.abbrev = None if value is None else abbrev_length(value)
+
+    def nothing(_values: Any, _value: str | None, _unset: bool) -> None:
+        pass  # no diff is ever shown
+
+    def opt(short: str | None, long: str | None, callback: Any, **kw: Any) -> Option:
+        return Option(short, long, "callback", callback=callback, hidden=True, **kw)
+
+    _REVISION_PARSER = OptionParser(
+        "log",
+        [],
+        [
+            *REVISION_OPTIONS,
+            opt(None, "format", fmt, takes_value=True, stuck=True),
+            opt(None, "pretty", pretty, takes_value=True, optional_value=True),
+            opt(None, "oneline", oneline),
+            opt(None, "date", date, takes_value=True),
+            opt(None, "abbrev-commit", setter("abbrev_commit", True)),
+            opt(None, "no-abbrev-commit", setter("abbrev_commit", False)),
+            opt(None, "abbrev", abbrev, takes_value=True, optional_value=True),
+            opt(None, "no-abbrev", setter("abbrev", 0)),
+            opt("g", "walk-reflogs", setter("walk_reflogs", True)),
+            opt("s", "no-patch", nothing),
+        ],
+    )
+    return _REVISION_PARSER
+
+
+def parse_log_args(argv: list[str]) -> tuple[_LogOptions, RevSettings, list[str] | None]:
+    """log's options, then the revision options (Git's ``cmd_log_init``): the log
+    options, the walk's settings and the paths after ``--`` (None without)."""
+    from gitodb.cli.revopts import RevSettings, add_revision, check
+
+    o = _LogOptions()
+    o_values = SimpleNamespace(decorate=None, mailmap=None, quiet=False)
+    _values, rest = PARSER.parse(argv, o_values)
+    o.decorate, o.mailmap = o_values.decorate, o_values.mailmap
+    settings = RevSettings()
+    settings.log = o
+    _s, unknown, paths = _revision_parser().parse_revision(rest, settings, on_arg=add_revision)
+    check(settings, unknown)
+    settings.unknown = unknown
+    for given, name in (
+        (settings.count, "--count"),
+        (settings.walk_kwargs.get("objects"), "--objects"),
+    ):
+        if given:
+            raise GitodbError(f"gitodb log does not support {name}")
+    return o, settings, paths
 
 
 def _config_defaults(repo: Any, o: _LogOptions) -> None:
@@ -233,21 +353,15 @@ def _config_defaults(repo: Any, o: _LogOptions) -> None:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Show commits; see ``git log``."""
-    from gitodb.cli.rev_list import _Settings, _Usage, add_revisions, limit_to_paths, parse_args
+    from gitodb.cli.rev_list import add_revisions, limit_to_paths
     from gitodb.history.revwalk import RevWalk
 
-    o = _LogOptions()
-    rest = _split_log_options(argv, o)
+    o, settings, paths = parse_log_args(argv)
     repo = ctx.open_repository()
     _config_defaults(repo, o)
     if o.walk_reflogs:
-        return _reflog_walk(repo, o, rest)
-    settings = _Settings()
-    try:
-        paths = parse_args(rest, settings)
-    except _Usage as u:
-        raise GitodbError(f"unrecognized argument: {u.args[0]}") from None
-    settings.paths = paths
+        return _reflog_walk(repo, o, settings, paths)
+    settings.paths = paths or []
     if settings.filter is not None or settings.missing or settings.print_omitted:
         raise GitodbError("gitodb log does not support object filters (--filter, --missing)")
     if not any(what not in ("--not", "--exclude") for what, _v in settings.revs):
@@ -261,16 +375,29 @@ def run(argv: list[str], ctx: Any) -> int:
     from gitodb.history.graph import CommitGraph
 
     walk = RevWalk(repo, graph=CommitGraph(repo, keep_raw=True), **settings.walk_kwargs)  # type: ignore[arg-type]
-    status = add_revisions(repo, walk, settings, "--" in argv)
+    status = add_revisions(repo, walk, settings, paths is not None)
     if status:
         return status
+    if settings.unknown:  # Git reads the revisions first
+        raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
     limit_to_paths(repo, ctx, walk, settings.paths)
-    _show(repo, walk, o)
+    _show(repo, walk, o, settings.parents, settings.children, settings.left_right)
     return 0
 
 
-def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
-    """Print the walk's commits in the chosen format."""
+def _show(
+    repo: Any,
+    walk: Any,
+    o: _LogOptions,
+    parents: bool = False,
+    children: bool = False,
+    left_right: bool = False,
+) -> None:
+    """Print the walk's commits in the chosen format (``parents``: after each id,
+    its parents as the walk rewrote them, ``--parents``; ``children``: then its
+    children, ``--children``; ``left_right``: ``<``/``>`` before it, the side of a
+    symmetric range it is on, ``--left-right``)."""
+    from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
@@ -278,7 +405,10 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
     abbrev = Abbreviator(repo, length)
     decorations = Decorations(repo, full=o.decorate == "full") if o.decorate else None
     # log.mailmap (default true since Git 2.29) maps the built-in formats' identities.
-    mailmap = log_mailmap(repo) if repo.config.get_bool("log.mailmap", True) else None
+    use_mailmap = o.mailmap
+    if use_mailmap is None:
+        use_mailmap = repo.config.get_bool("log.mailmap", True)
+    mailmap = log_mailmap(repo) if use_mailmap else None
     odb = repo.odb
     write = sys.stdout.buffer.write
     out: list[bytes] = []
@@ -289,7 +419,9 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
             for _node in walk.commits():
                 pass
             return
-        limited = getattr(walk, "limiter", None) is not None
+        # a path-limited walk's parents are the simplified ones, a grafted or shallow
+        # commit's the grafted ones
+        limited = getattr(walk, "limiter", None) is not None or bool(walk.graph.grafts)
 
         def rewritten(node: Any) -> list[bytes] | None:
             # a path-limited walk's parents are the simplified ones (Git's %P)
@@ -309,6 +441,17 @@ def _show(repo: Any, walk: Any, o: _LogOptions) -> None:
     for node in walk.commits():
         raw = _content(odb, node)
         shown = (abbrev(node.id) if o.abbrev_commit else node.id.hex()).encode()
+        if left_right:
+            shown = (b"< " if node.flags & SYMMETRIC_LEFT else b"> ") + shown
+        if parents:
+            shown += b"".join(
+                b" " + (abbrev(p) if o.abbrev_commit else p.hex()).encode() for p in node.parent_ids
+            )
+        if children:
+            shown += b"".join(
+                b" " + (abbrev(c) if o.abbrev_commit else c.hex()).encode()
+                for c in walk.children.get(node.id, ())
+            )
         decor = b""
         if decorations is not None:
             names = decorations.of(node.id)
@@ -347,7 +490,7 @@ def _content(odb: Any, node: Any) -> bytes:
     return raw  # type: ignore[no-any-return]
 
 
-def _reflog_walk(repo: Any, o: _LogOptions, rest: list[str]) -> int:
+def _reflog_walk(repo: Any, o: _LogOptions, settings: RevSettings, paths: list[str] | None) -> int:
     """``log -g``: the reflogs of the refs named (HEAD by default), user formats only."""
     from gitodb.history.pretty import Formatter
 
@@ -355,10 +498,15 @@ def _reflog_walk(repo: Any, o: _LogOptions, rest: list[str]) -> int:
         if o.format_given:
             raise GitodbError("gitodb log -g supports only --format=<format>")
         o.user, o.terminator = b"%H %gd: %gs", True
-    specs = [a for a in rest if a != "--"]
-    if any(s.startswith("-") for s in specs):
-        bad = next(s for s in specs if s.startswith("-"))
-        raise GitodbError(f"gitodb log -g does not support {bad}")
+    if settings.unknown:
+        raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
+    specs = []
+    for what, value in settings.revs:
+        if what != "rev":
+            raise GitodbError(f"gitodb log -g does not support {what}")
+        specs.append(value or "")
+    if settings.walk_kwargs != {"order": "default"}:
+        raise GitodbError("gitodb log -g supports no walk options")
     f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=o.abbrev, extra_codes=_REFLOG_CODES)
     data = b"".join(walk_reflog(repo, s, o.user, formatter=f) for s in specs or ["HEAD"])
     sys.stdout.buffer.write(data)

@@ -106,6 +106,15 @@ PARSER = OptionParser(
             missing="no attribute source given for --attr-source",
         ),
         Option(None, "version", "bool", "print the gitodb version"),
+        Option(
+            None,
+            "shallow-file",
+            "string",
+            "the shallow file to read instead of the repository's (Git's internal option)",
+            argh="file",
+            hidden=True,
+            missing="no file given for '--shallow-file' option",
+        ),
     ],
     notes="commands: " + ", ".join(sorted(COMMANDS)),
 )
@@ -201,6 +210,10 @@ def _main(args: list[str]) -> int:
                 ctx.zlib_backend = value
             elif opt.long == "attr-source":
                 ctx.attr_source = value
+            elif opt.long == "shallow-file":
+                # Git's set_alternate_shallow_file; GIT_SHALLOW_FILE carries it, as in
+                # Git, to what reads the shallow file (gitodb.history.grafts)
+                os.environ["GIT_SHALLOW_FILE"] = value or ""
             elif opt.long == "version":
                 args.insert(0, "version")
                 break

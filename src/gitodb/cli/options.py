@@ -122,6 +122,9 @@ class Option:
     #: Git's ``PARSE_OPT_LASTARG_DEFAULT``: the value is the next argument, or
     #: ``default`` when the option comes last (``--merged [<commit>]``)
     lastarg_default: bool = False
+    #: for ``parse_revision``: the value must be stuck (``--format=<fmt>``), as the
+    #: revision options Git reads with ``skip_prefix`` (else the name is unknown)
+    stuck: bool = False
     initial: Any = field(default=None, repr=False)
 
     def __post_init__(self) -> None:
@@ -197,6 +200,8 @@ class OptionParser:
         notes: str = "",
         stop_at_non_option: bool = False,
         keep_dashdash: bool = False,
+        keep_unknown: bool = False,
+        literal_usage: str | None = None,
     ) -> None:
         self.command = command
         self.usage = list(usage)
@@ -204,12 +209,18 @@ class OptionParser:
         self.notes = notes
         self.stop_at_non_option = stop_at_non_option
         self.keep_dashdash = keep_dashdash
+        self.keep_unknown = keep_unknown
+        self.literal_usage = literal_usage
         self._short = {o.short: o for o in self.options if o.short and o.kind != "group"}
         self._long = [o for o in self.options if o.long and o.kind != "group"]
 
     # -- the usage text ---------------------------------------------------------------
     def usage_text(self, *, full: bool = False, notes: bool = False) -> str:
-        """Git's usage block: usage lines, a blank line, the options, a blank line."""
+        """Git's usage block: usage lines, a blank line, the options, a blank line
+        (or, for a command whose usage Git writes by hand, ``literal_usage`` with
+        ``gitodb`` for ``git``)."""
+        if self.literal_usage is not None:
+            return as_gitodb_usage(self.literal_usage.rstrip("\n") + "\n")
         prog = f"{PROGRAM} {self.command}" if self.command else PROGRAM
         lines = []
         for i, entry in enumerate(self.usage):
@@ -311,11 +322,15 @@ class OptionParser:
                 args.extend(argv[i - 1 if self.keep_dashdash else i :])
                 return values, args
             if arg == "--end-of-options":
-                args.extend(argv[i:])
+                # kept for the next parser when unknown options are passed on
+                args.extend(argv[i - 1 if self.keep_unknown else i :])
                 return values, args
-            if arg == "-h" and len(argv) == 1:  # a lone -h asks for help, always
-                raise self.help_exit()
+            if arg == "-h" and (len(argv) == 1 or self.keep_unknown):
+                raise self.help_exit()  # a lone -h asks for help, always
             if arg[1] != "-":
+                if self.keep_unknown and arg[1] not in self._short:
+                    args.append(arg)
+                    continue
                 i = self._parse_short(arg, argv, i, values, modes)
                 continue
             name = arg[2:]
@@ -323,8 +338,11 @@ class OptionParser:
                 raise self.help_exit(full=True)
             if name == "help":
                 raise self.help_exit(notes=True)
-            match = self._find_long(name)
+            match = self._find_exact(name) if self.keep_unknown else self._find_long(name)
             if match is None:
+                if self.keep_unknown:
+                    args.append(arg)
+                    continue
                 raise self.usage_error(f"unknown option `{name}'")
             value = match.value
             opt = match.opt
@@ -342,6 +360,86 @@ class OptionParser:
                 i += 1
             self._apply(opt, value, match.unset, False, values, modes)
         return values, args
+
+    def parse_revision(
+        self,
+        argv: Sequence[str],
+        values: SimpleNamespace | None = None,
+        *,
+        on_arg: Callable[[Any, str], None] | None = None,
+    ) -> tuple[SimpleNamespace, list[str], list[str] | None]:
+        """Parse by the rules of Git's ``setup_revisions`` (rev-list's and log's options).
+
+        Names are exact (no prefixes, no bundles, no ``--no-`` forms but those
+        declared); a long option's value is ``--opt=value`` or the next argument
+        (Git's ``parse_long_opt``; ``fatal: Option '--opt' requires a value``, exit
+        128, when there is none), stuck only with ``stuck`` or ``optional_value``; a
+        short one's ``-n5`` or ``-n 5`` (its ``missing`` message, exit 128, when there
+        is none); ``-<digits>`` is ``-n <digits>``.  Every other argument is a
+        revision, given to ``on_arg`` in order (so that pseudo-options like ``--not``
+        stay where they were); after ``--end-of-options`` all are revisions.  Returns
+        the values, the options not declared (in order, for the command to judge)
+        and the paths after ``--`` (None without ``--``).
+        """
+        if values is None:
+            values = self.defaults()
+        modes: dict[str, Option] = {}
+        unknown: list[str] = []
+        argv = list(argv)
+        only_revs = False
+        i = 0
+
+        def revision(arg: str) -> None:
+            if on_arg is None:
+                unknown.append(arg)
+            else:
+                on_arg(values, arg)
+
+        while i < len(argv):
+            arg = argv[i]
+            i += 1
+            if arg == "--":
+                return values, unknown, argv[i:]
+            if only_revs or not arg.startswith("-") or arg == "-":
+                revision(arg)
+                continue
+            if arg == "--end-of-options":
+                only_revs = True
+                continue
+            if arg[1] != "-":
+                short = self._short.get(arg[1])
+                if arg[1:].isdigit() and "n" in self._short:
+                    short, arg = self._short["n"], "-n" + arg[1:]
+                if short is None or (len(arg) > 2 and not short.takes_value):
+                    unknown.append(arg)
+                    continue
+                value: str | None = arg[2:] or None
+                if short.takes_value and value is None:
+                    if i >= len(argv):
+                        message = short.missing or f"-{short.short} requires an argument"
+                        raise UsageError(stderr=f"error: {message}\n", status=128)
+                    value = argv[i]
+                    i += 1
+                self._apply(short, value, False, True, values, modes)
+                continue
+            name, eq, value_text = arg[2:].partition("=")
+            opt = next((o for o in self._long if o.long == name), None)
+            if opt is None or (eq and not opt.takes_value):
+                unknown.append(arg)
+                continue
+            value = value_text if eq else None
+            if value is None and opt.needs_value:
+                if opt.stuck:
+                    unknown.append(arg)
+                    continue
+                if i >= len(argv):
+                    raise UsageError(
+                        stderr=f"fatal: Option '--{name}' requires a value\n", status=128
+                    )
+                value = argv[i]
+                i += 1
+            self._apply(opt, value, False, False, values, modes)
+        return values, unknown, None
 
     def parse_wrapper(
         self, argv: Sequence[str]
@@ -480,6 +578,17 @@ class OptionParser:
         for o in self._long:
             if o.long and o.long.startswith(word):
                 raise self.error(f"did you mean `--{word}` (with two dashes)?")
+
+    def _find_exact(self, arg: str) -> _Match | None:
+        """A long option named exactly (or its exact ``no-`` form), else None."""
+        name, eq, value_text = arg.partition("=")
+        value = value_text if eq else None
+        for o in self._long:
+            assert o.long is not None
+            for candidate, unset in self._spellings(o.long, o.negatable, name):
+                if candidate == name:
+                    return _Match(o, unset, value)
+        return None
 
     def _find_long(self, arg: str) -> _Match | None:
         """Git's ``parse_long_opt``: an exact name, else one unique prefix, else None."""

@@ -9,12 +9,12 @@ gitodb does not implement is refused (exit 129), never ignored.
 from __future__ import annotations
 
 import os
-import re
 import sys
 from typing import TYPE_CHECKING
 
+from gitodb.cli.options import OptionParser, UsageError
+from gitodb.cli.revopts import RevSettings
 from gitodb.errors import GitodbError
-from gitodb.objects.filter import ObjectFilter
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
@@ -62,285 +62,30 @@ usage: git rev-list [<options>] <commit>... [--] [<path>...]
     --bisect-all
 """
 
-# Options gitodb takes, by how they read a value.
-_FLAGS = {
-    "--all",
-    "--branches",
-    "--tags",
-    "--remotes",
-    "--not",
-    "--stdin",
-    "--count",
-    "--parents",
-    "--first-parent",
-    "--merges",
-    "--no-merges",
-    "--no-min-parents",
-    "--no-max-parents",
-    "--topo-order",
-    "--date-order",
-    "--author-date-order",
-    "--reverse",
-    "--objects",
-    "--no-object-names",
-    "--object-names",
-    "--quiet",
-    "--left-right",
-    "--left-only",
-    "--right-only",
-    "--ignore-missing",
-    "--no-filter",
-    "--filter-provided-objects",
-    "--filter-print-omitted",
-    "--full-history",
-    "--simplify-history",
-    "--dense",
-    "--sparse",
-    "--remove-empty",
-    "--boundary",
-    "--timestamp",
-    "--header",
-    "--unpacked",
-    "--maximal-only",
-    "--bisect",
-    "--bisect-all",
-    "--bisect-vars",
-    "--indexed-objects",
-}
-_VALUED = {
-    "--max-count",
-    "--skip",
-    "--min-parents",
-    "--max-parents",
-    "--since",
-    "--after",
-    "--until",
-    "--before",
-    "--max-age",
-    "--min-age",
-    "--glob",
-    "--exclude",
-    "--filter",
-    "--missing",
-    "--format",
-}
-_OPTIONAL_VALUE = {"--branches", "--tags", "--remotes", "--pretty"}
+_PARSER: OptionParser | None = None
 
 
-def _int(text: str) -> int:
-    """A whole number as Git 2.55 reads counts; ``not an integer`` otherwise."""
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
-        raise GitodbError(f"'{text}': not an integer")
-    return int(text)
+def parser() -> OptionParser:
+    """rev-list's options (built on first use): the revision options and its own."""
+    global _PARSER
+    if _PARSER is None:
+        from gitodb.cli.revopts import rev_list_options
+
+        _PARSER = OptionParser("rev-list", [], rev_list_options(), literal_usage=USAGE)
+    return _PARSER
 
 
-def _seconds(text: str) -> int:
-    """``--max-age``/``--min-age``: seconds since the epoch."""
-    if not re.fullmatch(r"[0-9]+", text):
-        raise GitodbError(f"'{text}': not a number of seconds since epoch")
-    return int(text)
+def parse_args(argv: list[str], settings: RevSettings) -> list[str] | None:
+    """Fill ``settings`` from ``argv`` by Git's revision-option rules; return the
+    paths after ``--`` (None without ``--``).  An option rev-list does not know is
+    Git's usage on stderr (exit 129)."""
+    from gitodb.cli.revopts import add_revision, check
 
-
-class _Usage(Exception):
-    pass
-
-
-class _Settings:
-    """What the options ask for, gathered before the walk is built."""
-
-    def __init__(self) -> None:
-        self.walk_kwargs: dict[str, object] = {"order": "default"}
-        self.count = False
-        self.parents = False
-        self.object_names = True
-        self.quiet = False
-        self.left_right = False
-        self.ignore_missing = False
-        self.revs: list[tuple[str, str | None]] = []  # (what, value) in order
-        self.filter: ObjectFilter | None = None  # --filter (repeated: combined)
-        self.filter_provided = False
-        self.print_omitted = False
-        self.missing: str | None = None  # --missing=<action>, None when not given
-        self.timestamp = False
-        self.maximal_only = False
-        self.bisect_vars = False
-        self.pretty: str | None = None  # "oneline", or a user format
-        self.formatter: object = None
-        self.header = False
-        self.nul = False  # -z
-        self.paths: list[str] = []  # pathspecs (after "--", or names of files)
-
-
-def _split(arg: str, argv: list[str], i: int) -> tuple[str, str | None, int]:
-    """``(option, value, next index)`` for one argument starting with ``-``."""
-    name, eq, value = arg.partition("=")
-    if name in _OPTIONAL_VALUE:
-        return name, value if eq else None, i
-    if name in _VALUED:
-        if eq:
-            return name, value, i
-        if i >= len(argv):
-            raise GitodbError(f"{name[2:]} requires an argument")
-        return name, argv[i], i + 1
-    if eq or name not in _FLAGS:
-        raise _Usage(arg)
-    return name, None, i
-
-
-def parse_args(argv: list[str], settings: _Settings) -> list[str]:
-    """Fill ``settings`` from ``argv``; return the paths after ``--`` (if any)."""
-    w = settings.walk_kwargs
-    i = 0
-    while i < len(argv):
-        arg = argv[i]
-        i += 1
-        if arg == "--":
-            return argv[i:]
-        if arg == "--end-of-options":
-            # Everything after it is a revision, even when it starts with "-".
-            rest = argv[i:]
-            if "--" in rest:
-                cut = rest.index("--")
-                settings.revs += [("rev", a) for a in rest[:cut]]
-                return rest[cut + 1 :]
-            settings.revs += [("rev", a) for a in rest]
-            return []
-        if not arg.startswith("-") or arg == "-":
-            settings.revs.append(("rev", arg))
-            continue
-        if arg == "-z":
-            settings.nul = True
-            continue
-        if arg == "-n":
-            if i >= len(argv):
-                raise GitodbError("-n requires an argument")
-            w["max_count"] = _int(argv[i])
-            i += 1
-            continue
-        if arg.startswith("-n") and len(arg) > 2:
-            w["max_count"] = _int(arg[2:])
-            continue
-        if arg[1:2].isdigit():
-            w["max_count"] = _int(arg[1:])
-            continue
-        name, value, i = _split(arg, argv, i)
-        if name in (
-            "--all",
-            "--not",
-            "--stdin",
-            "--glob",
-            "--exclude",
-            "--branches",
-            "--tags",
-            "--remotes",
-            "--indexed-objects",
-        ):
-            settings.revs.append((name, value))
-        elif name == "--max-count":
-            w["max_count"] = _int(value or "")
-        elif name == "--skip":
-            w["skip"] = _int(value or "")
-        elif name == "--min-parents":
-            w["min_parents"] = _int(value or "")
-        elif name == "--max-parents":
-            w["max_parents"] = _int(value or "")
-        elif name == "--no-min-parents":
-            w["min_parents"] = 0
-        elif name == "--no-max-parents":
-            w["max_parents"] = -1
-        elif name == "--merges":
-            w["min_parents"] = 2
-        elif name == "--no-merges":
-            w["max_parents"] = 1
-        elif name == "--first-parent":
-            w["first_parent"] = True
-        elif name == "--topo-order":
-            w["order"] = "topo"
-        elif name == "--date-order":
-            w["order"] = "date"
-        elif name == "--author-date-order":
-            w["order"] = "author-date"
-        elif name == "--reverse":
-            w["reverse"] = not w.get("reverse", False)
-        elif name == "--objects":
-            w["objects"] = True
-        elif name in ("--since", "--after", "--until", "--before"):
-            from gitodb.objects.approxidate import approxidate
-
-            key = "max_age" if name in ("--since", "--after") else "min_age"
-            w[key] = approxidate(value or "")
-        elif name in ("--max-age", "--min-age"):
-            w[name[2:].replace("-", "_")] = _seconds(value or "")
-        elif name == "--count":
-            settings.count = True
-        elif name == "--parents":
-            settings.parents = True
-            w["rewrite_parents"] = True
-        elif name == "--no-object-names":
-            settings.object_names = False
-        elif name == "--object-names":
-            settings.object_names = True
-        elif name == "--quiet":
-            settings.quiet = True
-        elif name == "--left-right":
-            settings.left_right = True
-        elif name == "--ignore-missing":
-            settings.ignore_missing = True
-        elif name == "--full-history":
-            w["simplify_history"] = False
-        elif name == "--simplify-history":
-            w["simplify_history"] = True
-        elif name in ("--dense", "--sparse"):
-            w["dense"] = name == "--dense"
-        elif name == "--remove-empty":
-            w["remove_empty"] = True
-        elif name == "--boundary":
-            w["boundary"] = True
-        elif name in ("--bisect", "--bisect-all", "--bisect-vars"):
-            if name == "--bisect-all":
-                w["bisect"] = "all"
-            else:
-                w.setdefault("bisect", "one")
-            if name == "--bisect-vars":
-                settings.bisect_vars = True
-        elif name == "--maximal-only":
-            settings.maximal_only = True
-        elif name in ("--pretty", "--format"):
-            text = value if value is not None else "medium"
-            if text.startswith(("format:", "tformat:")):
-                text = text.partition(":")[2]
-            elif text == "oneline" or (name == "--pretty" and "%" not in text):
-                if text != "oneline":
-                    raise GitodbError(f"gitodb rev-list does not support --pretty={text}")
-            settings.pretty = text
-        elif name == "--unpacked":
-            w["unpacked"] = True
-        elif name == "--timestamp":
-            settings.timestamp = True
-        elif name == "--header":
-            settings.header = True
-        elif name == "--filter":
-            settings.filter = ObjectFilter.parse(value or "", settings.filter)
-        elif name == "--no-filter":
-            settings.filter = None
-        elif name == "--filter-provided-objects":
-            settings.filter_provided = True
-        elif name == "--filter-print-omitted":
-            settings.print_omitted = True
-        elif name == "--missing":
-            from gitodb.history.objfilter import MISSING_ACTIONS
-
-            # Git ignores a value it does not know (the default, "error", stays)
-            if value in MISSING_ACTIONS:
-                settings.missing = value
-        elif name in ("--left-only", "--right-only"):
-            side = name[2:-5]
-            if w.get("side") not in (None, side):
-                raise GitodbError(
-                    "options '--left-only' and '--right-only' cannot be used together"
-                )
-            w["side"] = side
-    return []
+    p = parser()
+    _values, unknown, paths = p.parse_revision(argv, settings, on_arg=add_revision)
+    check(settings, unknown)
+    settings.unknown = unknown
+    return paths
 
 
 def _unknown_revision(name: str) -> int:
@@ -355,20 +100,26 @@ def _unknown_revision(name: str) -> int:
 
 def run(argv: list[str], ctx: Context) -> int:
     """List commits in Git's order; see ``git rev-list``."""
-    settings = _Settings()
-    try:
-        paths = parse_args(argv, settings)
-    except _Usage:
-        sys.stderr.write(USAGE)
-        return 129
-    settings.paths = paths
+    settings = RevSettings()
+    paths = parse_args(argv, settings)
+    settings.paths = paths or []
+    if settings.unknown:
+        # Git reads the revisions first: a bad one is reported before the usage
+        repo = ctx.open_repository()
+        from gitodb.history.revwalk import RevWalk
+
+        status = add_revisions(repo, RevWalk(repo), settings, paths is not None)
+        if status:
+            return status
+        raise UsageError(stderr=parser().usage_text())
     # Git's rule: nothing to start from and no ref option or --stdin is a usage error,
     # unless objects are listed.
-    if not settings.walk_kwargs.get("objects") and not any(
-        what != "--not" and what != "--exclude" for what, _v in settings.revs
-    ):
-        sys.stderr.write(USAGE)
-        return 129
+    # (--alternate-refs counts when it found a tip)
+    quiet_sources = ("--not", "--exclude", "--exclude-hidden", "--alternate-refs")
+    given = any(what not in quiet_sources for what, _v in settings.revs)
+    alternates = any(what == "--alternate-refs" for what, _v in settings.revs)
+    if not settings.walk_kwargs.get("objects") and not given and not alternates:
+        raise UsageError(stderr=parser().usage_text())
     from gitodb.history.revwalk import RevWalk
 
     if settings.walk_kwargs.get("boundary") and settings.maximal_only:
@@ -381,9 +132,11 @@ def run(argv: list[str], ctx: Context) -> int:
         raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
     walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
-    status = add_revisions(repo, walk, settings, "--" in argv)
+    status = add_revisions(repo, walk, settings, paths is not None)
     if status:
         return status
+    if not settings.walk_kwargs.get("objects") and not given and not walk.pending:
+        raise UsageError(stderr=parser().usage_text())
     limit_to_paths(repo, ctx, walk, settings.paths)
     return _output(walk, settings)
 
@@ -404,7 +157,7 @@ def limit_to_paths(repo: object, ctx: Context, walk: object, paths: list[str]) -
     )
 
 
-def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: bool) -> int:
+def add_revisions(repo: object, walk: object, settings: RevSettings, dashdash: bool) -> int:
     """Feed the revision arguments of ``settings`` into ``walk``; 0, or the exit
     status of Git's unknown-revision message (also used by ``gitodb log``)."""
     from gitodb.history.revargs import RevisionArgs, UnknownRevisionError
@@ -436,6 +189,14 @@ def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: boo
                 args.refs_in("refs/remotes/", value)
             elif what == "--glob":
                 args.glob(value or "")
+            elif what == "--bisect":
+                args.bisect_refs()
+            elif what == "--ancestry-path":
+                _add_ancestry_commit(repo, args, value or "")
+            elif what == "--exclude-hidden":
+                args.exclude_hidden(value or "")
+            elif what == "--alternate-refs":
+                args.alternate_refs()
             elif what == "--exclude":
                 args.exclude(value or "")
             elif what == "--stdin":
@@ -447,6 +208,27 @@ def add_revisions(repo: object, walk: object, settings: _Settings, dashdash: boo
             raise GitodbError(f"bad revision '{e.message}'") from None
         return _unknown_revision(e.message)
     return 0
+
+
+def _add_ancestry_commit(repo: object, args: object, name: str) -> None:
+    """``--ancestry-path=<commit>``: Git's error, exit 128, if it names no commit."""
+    from gitodb.cli.options import UsageError
+    from gitodb.history.revargs import RevisionArgs
+    from gitodb.repo.revparse import peel_to, resolve_full
+
+    assert isinstance(args, RevisionArgs)
+    message = f"error: could not get commit for --ancestry-path argument {name}\n"
+    try:
+        oid = resolve_full(args.repo, name).oid
+    except GitodbError:
+        raise UsageError(stderr=message, status=128) from None
+    try:
+        commit = peel_to(args.repo, oid, "commit", name)
+    except GitodbError:
+        type_name = args.repo.odb.read_header(oid)[0] if args.repo.odb.contains(oid) else ""
+        head = f"error: object {oid.hex()} is a {type_name}, not a commit\n" if type_name else ""
+        raise UsageError(stderr=head + message, status=128) from None
+    args.walk.add_ancestry_commit(commit)
 
 
 def _add_index_objects(repo: object, args: object) -> None:
@@ -513,7 +295,7 @@ class _MissingObject(Exception):
 
 
 def _list_objects(
-    walk: object, settings: _Settings, listing: object, out: list[bytes], count: int, show: bool
+    walk: object, settings: RevSettings, listing: object, out: list[bytes], count: int, show: bool
 ) -> int:
     """Append the ``--objects`` lines to ``out``; the count so far plus the objects."""
     from gitodb.errors import GitodbError, ObjectNotFoundError
@@ -554,7 +336,7 @@ def _list_objects(
     return count
 
 
-def _output(walk: object, settings: _Settings) -> int:
+def _output(walk: object, settings: RevSettings) -> int:
     out: list[bytes] = []
     try:
         return _gather(walk, settings, out)
@@ -563,7 +345,7 @@ def _output(walk: object, settings: _Settings) -> int:
         sys.stdout.buffer.write(b"".join(out))
 
 
-def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool) -> bytes:
+def _commit_line(walk: object, node: object, settings: RevSettings, is_left: bool) -> bytes:
     """One commit as rev-list shows it: timestamp, mark, id, parents, header."""
     from gitodb.history.simplify import BOUNDARY
 
@@ -579,6 +361,9 @@ def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool)
         line += b"\0boundary=yes"  # Git 2.55 puts it before the parents
     if settings.parents:
         line += b"".join(b" " + p.hex().encode() for p in node.parent_ids)  # type: ignore[attr-defined]
+    if settings.children:
+        kids = walk.children.get(node.id, ())  # type: ignore[attr-defined]
+        line += b"".join(b" " + c.hex().encode() for c in kids)
     if walk.bisect == "all":  # type: ignore[attr-defined]
         line += _bisect_decoration(walk, node)
     if settings.pretty is not None:
@@ -589,7 +374,7 @@ def _commit_line(walk: object, node: object, settings: _Settings, is_left: bool)
     return line
 
 
-def _pretty_line(walk: object, node: object, settings: _Settings, line: bytes) -> bytes:
+def _pretty_line(walk: object, node: object, settings: RevSettings, line: bytes) -> bytes:
     """``--pretty``/``--format``: ``oneline``, or ``commit <id>`` and the user format."""
     from gitodb.history.pretty import Formatter, pretty_commit
 
@@ -598,6 +383,19 @@ def _pretty_line(walk: object, node: object, settings: _Settings, line: bytes) -
     if settings.pretty == "oneline":
         oneline: bytes = pretty_commit("oneline", repo, node.id, raw)  # type: ignore[attr-defined]
         return line + b" " + oneline + b"\n"
+    if settings.pretty_kind is not None:
+        if settings.abbreviator is None:
+            from gitodb.repo.abbrev import Abbreviator, default_abbrev
+
+            settings.abbreviator = Abbreviator(repo, default_abbrev(repo))
+        body: bytes = pretty_commit(
+            settings.pretty_kind,
+            repo,
+            node.id,  # type: ignore[attr-defined]
+            raw,
+            abbrev=settings.abbreviator,
+        )
+        return b"commit " + line + b"\n" + body + b"\n"
     if settings.formatter is None:
         settings.formatter = Formatter(repo, settings.pretty or "")
     text: bytes = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
@@ -610,14 +408,14 @@ def _bisect_decoration(walk: object, node: object) -> bytes:
 
     deco = getattr(walk, "_bisect_decorations", None)
     if deco is None:
-        deco = Decorations(walk.repo)  # type: ignore[attr-defined]
+        deco = Decorations(walk.repo, every_ref=True)  # type: ignore[attr-defined]
         walk._bisect_decorations = deco  # type: ignore[attr-defined]
     names = list(deco.of(node.id))  # type: ignore[attr-defined]
     names.append(f"dist={walk.bisect_distance.get(node.id, 0)}")  # type: ignore[attr-defined]
     return b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
 
 
-def _bisect_vars(walk: object, settings: _Settings, out: list[bytes], commits: object) -> int:
+def _bisect_vars(walk: object, settings: RevSettings, out: list[bytes], commits: object) -> int:
     """``--bisect-vars``: the shell variables ``git bisect`` reads (with
     ``--bisect-all``, the commits and a ``------`` line first)."""
     from gitodb.history.bisect import estimate_steps
@@ -650,7 +448,7 @@ def _raw_header(walk: object, node: object) -> bytes:
     return head + b"\n\n" + body
 
 
-def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
+def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
     from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.revwalk import RevWalk
 
@@ -674,6 +472,13 @@ def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
             collect_omits=settings.print_omitted,
             missing=MissingObjects(settings.missing or "error"),
         )
+    if settings.in_commit_order and walk.want_objects:
+        if listing is not None or settings.maximal_only or settings.bisect_vars:
+            raise GitodbError(
+                "gitodb rev-list does not support --in-commit-order with filters, "
+                "paths, --missing, --maximal-only or --bisect-vars"
+            )
+        return _gather_in_commit_order(walk, settings, out, show)
     commits = walk.commits()
     if settings.maximal_only:
         # only the commits no other listed commit reaches
@@ -708,6 +513,36 @@ def _gather(walk: object, settings: _Settings, out: list[bytes]) -> int:
     if listing is not None:
         out += listing.omitted_lines()
         out += listing.missing.lines(settings.nul)
+    if settings.count:
+        out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
+    return 0
+
+
+def _gather_in_commit_order(
+    walk: object, settings: RevSettings, out: list[bytes], show: bool
+) -> int:
+    """``--objects --in-commit-order``: each commit, then the objects it brings."""
+    from gitodb.history.graph import SYMMETRIC_LEFT
+    from gitodb.history.revwalk import RevWalk
+
+    assert isinstance(walk, RevWalk)
+    count = left = 0
+    names = settings.object_names
+    for node, objects in walk.in_commit_order():
+        if node is not None:
+            is_left = bool(node.flags & SYMMETRIC_LEFT)
+            if is_left:
+                left += 1
+            else:
+                count += 1
+            if show:
+                out.append(_commit_line(walk, node, settings, is_left))
+        for oid, _type, name in objects:
+            if walk.unpacked and _packed(walk, oid):
+                continue
+            count += 1
+            if show:
+                out.append(_object_line(oid, name, names, settings.nul))
     if settings.count:
         out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
     return 0

@@ -91,6 +91,13 @@ class CommitGraph:
         )
         # Flags set on commits not loaded yet (Git flags the object before parsing it).
         self.early_flags: dict[bytes, int] = {}
+        # info/grafts and the shallow file replace parents (gitodb.history.grafts);
+        # with either, no commit-graph file is used, as in Git
+        from gitodb.history.grafts import load_grafts
+
+        self.grafts = load_grafts(repo)
+        if self.grafts:
+            self.file = None
 
     def flag(self, oid: bytes, flags: int) -> bool:
         """Set ``flags`` on commit ``oid``; False if it was not loaded (nothing to walk)."""
@@ -124,7 +131,9 @@ class CommitGraph:
                 if type_name != "commit":
                     raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
                 c = Commit(data, self.fmt, oid)
-                n = Node(self, oid, c.parents, c.commit_date, c.tree)
+                grafted = self.grafts.get(oid) if self.grafts else None
+                own: list[bytes] = c.parents if grafted is None else list(grafted)
+                n = Node(self, oid, own, c.commit_date, c.tree)
                 if self.keep_raw:
                     n.raw = data
             self.nodes[oid] = n

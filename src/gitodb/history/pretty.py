@@ -160,8 +160,33 @@ def _reencode(data: bytes, encoding: bytes) -> bytes | None:
 
 
 def _lines(msg: bytes) -> list[bytes]:
-    """The message's lines, each with its LF (the last may lack one)."""
-    return msg.splitlines(keepends=True) if msg else []
+    """The message's lines, each with its LF (the last may lack one); only LF ends a
+    line, as in Git (a lone CR stays inside its line)."""
+    if not msg:
+        return []
+    lines = [line + b"\n" for line in msg.split(b"\n")]
+    last = lines.pop()
+    if last != b"\n":
+        lines.append(last[:-1])
+    return lines
+
+
+def subject_of(msg: bytes) -> bytes:
+    """``%s``: the first paragraph's lines (right-trimmed) joined by spaces, without
+    splitting the whole message (``split_message``'s subject, faster)."""
+    n = len(msg)
+    pos = 0
+    parts: list[bytes] = []
+    while pos < n:
+        eol = msg.find(b"\n", pos)
+        end = n if eol < 0 else eol + 1
+        line = msg[pos:end].rstrip(_WS)
+        pos = end
+        if line:
+            parts.append(line)
+        elif parts:
+            break
+    return b" ".join(parts)
 
 
 def _is_blank(line: bytes) -> bool:
@@ -208,9 +233,10 @@ def sanitized_subject(subject: bytes) -> bytes:
 
 class Decorations:
     """Ref names per object, as ``%d``/``--decorate`` show them (Git's
-    ``load_ref_decorations``): newest added first, ``HEAD -> <branch>`` combined."""
+    ``load_ref_decorations``): newest added first, ``HEAD -> <branch>`` combined;
+    ``every_ref`` also names the refs outside heads, remotes and tags (full names)."""
 
-    def __init__(self, repo: Repository, *, full: bool = False) -> None:
+    def __init__(self, repo: Repository, *, full: bool = False, every_ref: bool = False) -> None:
         from gitodb.objects.tag import Tag
 
         self.names: dict[bytes, list[tuple[str, str]]] = {}
@@ -232,8 +258,8 @@ class Decorations:
                 kind, shown = "remote", name[13:]
             elif name.startswith("refs/tags/"):
                 kind, shown = "tag", name[10:]
-            elif name == "refs/stash":
-                kind, shown = "ref", name
+            elif name == "refs/stash" or every_ref:
+                kind, shown = "ref", name  # every_ref: no filter (rev-list --bisect-all)
             else:
                 continue  # Git's default decoration filter: other namespaces are hidden
             if full:
@@ -294,6 +320,21 @@ def log_mailmap(repo: Repository) -> Mailmap:
     return repository_mailmap(repo, top)
 
 
+def _constant(code: bytes) -> bytes | None:
+    """What a placeholder that depends on no commit expands to (``%n``, ``%%``,
+    ``%xNN``), else None."""
+    if code == b"n":
+        return b"\n"
+    if code == b"%":
+        return b"%"
+    if code[:1] == b"x" and len(code) == 3:
+        try:
+            return bytes([int(code[1:], 16)])
+        except ValueError:
+            return None
+    return None
+
+
 class Formatter:
     """A compiled ``--format`` (see the module docstring)."""
 
@@ -330,10 +371,19 @@ class Formatter:
                 )
             if m.start() > pos:
                 self.parts.append(raw[pos : m.start()])
-            self.parts.append((m.group(1), code))
+            constant = _constant(code) if m.group(1) == b"" else None
+            self.parts.append((m.group(1), code) if constant is None else constant)
             pos = m.end()
         if pos < len(raw):
             self.parts.append(raw[pos:])
+        # adjacent literal parts as one (a %x00 or %n between literals costs nothing)
+        merged: list[bytes | tuple[bytes, bytes]] = []
+        for part in self.parts:
+            if isinstance(part, bytes) and merged and isinstance(merged[-1], bytes):
+                merged[-1] += part
+            else:
+                merged.append(part)
+        self.parts = merged
         self.empty = not raw
 
     @property
@@ -411,7 +461,7 @@ class Formatter:
         if first in (b"a", b"c") and len(code) == 2:
             return self._person(c.ident(first), code[1:2])
         if code == b"s":
-            return b" ".join(split_message(c.message)[0])
+            return subject_of(c.message)
         if code == b"f":
             subject = split_message(c.message)[0]  # Git sanitises the first line only
             return sanitized_subject(subject[0]) if subject else b""

@@ -5,15 +5,20 @@
 parents); ``--not`` flips what follows.  The ref pseudo-options ``--all``,
 ``--branches[=<glob>]``, ``--tags[=<glob>]``, ``--remotes[=<glob>]``,
 ``--glob=<glob>`` add refs in name order, minus those matching the pending
-``--exclude`` patterns (which the next of those options uses up).
+``--exclude`` patterns (which the next of those options uses up);
+``--exclude-hidden=<section>`` hides from the next of them the refs that
+``transfer.hideRefs`` and ``<section>.hideRefs`` hide.  ``--alternate-refs`` adds
+the tips of the alternates' repositories (``core.alternateRefsCommand``, else their
+refs, under ``core.alternateRefsPrefixes`` if set).
 """
 
 from __future__ import annotations
 
 import fnmatch
+import os
 from typing import TYPE_CHECKING
 
-from gitodb.errors import BadRevisionError, ObjectNotFoundError
+from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.history.graph import merge_bases
 from gitodb.repo.revparse import peel_to, resolve_full
 
@@ -33,6 +38,68 @@ def _wildmatch(pattern: str, name: str) -> bool:
     return fnmatch.fnmatchcase(name, pattern)
 
 
+#: the sections ``--exclude-hidden=`` takes (Git 2.55)
+HIDDEN_SECTIONS = ("fetch", "receive", "uploadpack")
+
+#: Git's ``local_repo_env``: what a command run for another repository must not inherit
+_LOCAL_REPO_ENV = (
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_CONFIG",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_IMPLICIT_WORK_TREE",
+    "GIT_GRAFT_FILE",
+    "GIT_INDEX_FILE",
+    "GIT_NO_REPLACE_OBJECTS",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_PREFIX",
+    "GIT_SHALLOW_FILE",
+    "GIT_COMMON_DIR",
+)
+
+
+def hidden_ref_patterns(config: object, section: str) -> list[str]:
+    """``transfer.hideRefs`` then ``<section>.hideRefs``, trailing slashes dropped."""
+    get_all = config.get_all  # type: ignore[attr-defined]
+    out = []
+    for key in ("transfer.hiderefs", f"{section}.hiderefs"):
+        for value in get_all(key):
+            out.append(value.rstrip("/"))
+    return out
+
+
+def namespace_prefix() -> str:
+    """Git's ``get_git_namespace``: ``GIT_NAMESPACE=a/b`` is
+    ``refs/namespaces/a/refs/namespaces/b/``; "" without one."""
+    names = [n for n in os.environ.get("GIT_NAMESPACE", "").split("/") if n]
+    return "".join(f"refs/namespaces/{n}/" for n in names)
+
+
+def ref_is_hidden(name: str, patterns: list[str]) -> bool:
+    """Git's ``ref_is_hidden``: the last pattern that is the ref or a directory
+    above it decides; ``!`` un-hides; ``^`` matches the full name, others the name
+    inside ``GIT_NAMESPACE`` (a ref outside it matches none of those)."""
+    prefix = namespace_prefix()
+    stripped = name[len(prefix) :] if name.startswith(prefix) else None
+    for pattern in reversed(patterns):
+        negative = pattern.startswith("!")
+        if negative:
+            pattern = pattern[1:]
+        subject: str | None = stripped
+        if pattern.startswith("^"):
+            pattern, subject = pattern[1:], name
+        if (
+            subject is not None
+            and subject.startswith(pattern)
+            and subject[len(pattern) : len(pattern) + 1] in ("", "/")
+        ):
+            return not negative
+    return False
+
+
 class RevisionArgs:
     """Feeds revision arguments into ``walk`` the way Git's command line does."""
 
@@ -41,6 +108,7 @@ class RevisionArgs:
         self.walk = walk
         self.negate = False
         self.excludes: list[str] = []
+        self.hidden: list[str] | None = None  # --exclude-hidden's patterns, until used
 
     # -- refs ------------------------------------------------------------------
     def _refs(self, prefix: str) -> list[tuple[str, bytes]]:
@@ -56,7 +124,14 @@ class RevisionArgs:
     def _add_ref(self, shown_name: str, full_name: str, oid: bytes) -> None:
         if any(_wildmatch(p, shown_name) for p in self.excludes):
             return
+        if self.hidden is not None and ref_is_hidden(full_name, self.hidden):
+            return
         self._add_object(oid, full_name, None)
+
+    def _used(self) -> None:
+        """A ref option used the pending exclusions up (Git's ``clear_ref_exclusions``)."""
+        self.excludes = []
+        self.hidden = None
 
     def all(self) -> None:
         """``--all``: every ref, then HEAD."""
@@ -65,7 +140,41 @@ class RevisionArgs:
         head = self.repo.refs.resolve("HEAD")
         if head is not None:
             self._add_ref("HEAD", "HEAD", head)
-        self.excludes = []
+        for name in other_worktree_heads(self.repo):
+            tip = self.repo.refs.resolve(name)
+            if tip is not None:
+                self._add_ref(name, name, tip)
+        self._used()
+
+    def bisect_refs(self) -> None:
+        """``--bisect``: the bad bisection ref, and the good ones excluded (with the
+        terms ``git bisect`` recorded in BISECT_TERMS, else bad and good)."""
+        bad, good = "bad", "good"
+        try:
+            with open(os.path.join(self.repo.git_dir, "BISECT_TERMS"), encoding="utf-8") as f:
+                terms = f.read().split("\n")
+            if len(terms) >= 2 and terms[0] and terms[1]:
+                bad, good = terms[0], terms[1]
+        except OSError:
+            pass
+        for name, oid in self._refs(f"refs/bisect/{bad}"):
+            if name == f"refs/bisect/{bad}":
+                self._add_object(oid, name, None)
+        for name, oid in self._refs(f"refs/bisect/{good}-"):
+            self._add_object(oid, name, None, negative=True)
+
+    def exclude_hidden(self, section: str) -> None:
+        """``--exclude-hidden=<section>``: for the next ``--all`` or ``--glob``."""
+        if section not in HIDDEN_SECTIONS:
+            raise GitodbError(f"unsupported section for hidden refs: {section}")
+        if self.hidden is not None:
+            raise GitodbError("--exclude-hidden= passed more than once")
+        self.hidden = hidden_ref_patterns(self.repo.config, section)
+
+    def alternate_refs(self) -> None:
+        """``--alternate-refs``: the tips of every alternate that is a repository."""
+        for tip in alternate_tips(self.repo):
+            self.walk.add(tip, uninteresting=self.negate, name="alternate")
 
     def refs_in(self, prefix: str, pattern: str | None = None) -> None:
         """``--branches``/``--tags``/``--remotes`` (``prefix`` refs/heads/ ...), maybe a glob."""
@@ -74,12 +183,12 @@ class RevisionArgs:
                 self._add_ref(name[len(prefix) :], name, oid)
         else:
             self._glob(pattern, prefix)
-        self.excludes = []
+        self._used()
 
     def glob(self, pattern: str) -> None:
         """``--glob=<pattern>``: refs matching it (``refs/`` implied)."""
         self._glob(pattern, None)
-        self.excludes = []
+        self._used()
 
     def _glob(self, pattern: str, prefix: str | None) -> None:
         if prefix is None:
@@ -163,3 +272,84 @@ class RevisionArgs:
         else:
             self._add_object(a, left, None, negative=True)
         self._add_object(b, right, None)
+
+
+def other_worktree_heads(repo: Repository) -> list[str]:
+    """The HEADs of the other worktrees, as ``--all`` adds them (Git's
+    ``other_head_refs``): ``main-worktree/HEAD`` from a linked worktree, then each
+    linked one's ``worktrees/<id>/HEAD`` in directory order, this one left out."""
+    common = os.path.realpath(repo.common_dir)
+    current = os.path.realpath(repo.git_dir)
+    out = [] if current == common else ["main-worktree/HEAD"]
+    base = os.path.join(common, "worktrees")
+    try:
+        ids = os.listdir(base)
+    except OSError:
+        return out
+    for wt in ids:
+        path = os.path.join(base, wt)
+        if os.path.realpath(path) == current or not os.path.isfile(os.path.join(path, "gitdir")):
+            continue
+        out.append(f"worktrees/{wt}/HEAD")
+    return out
+
+
+def alternate_tips(repo: Repository) -> list[bytes]:
+    """The ids the alternates' repositories advertise (Git's ``for_each_alternate_ref``).
+
+    Each alternate object directory named ``<repo>/objects`` whose ``<repo>/refs``
+    is a directory is asked: ``core.alternateRefsCommand <repo>`` (through the
+    shell, its output one id a line) if set, else its refs' ids in name order,
+    only under the ``core.alternateRefsPrefixes`` (space-separated) if set.  A
+    line that is no id ends that alternate's list with Git's warning.
+    """
+    import subprocess
+    import sys
+
+    from gitodb.repo import Repository as Repo
+
+    config = repo.config
+    command = config.get("core.alternaterefscommand")
+    prefixes = (config.get("core.alternaterefsprefixes") or "").split()
+    hexsz = repo.object_format.hexsz
+    out: list[bytes] = []
+    for d in repo.odb.dirs[1:]:
+        path = os.path.realpath(d.path)
+        if not path.endswith("/objects") or not os.path.isdir(path[:-8] + "/refs"):
+            continue
+        base = path[:-8]
+        if command is None:
+            alt = Repo(base)
+            try:
+                names = sorted(
+                    (ref.name, ref.oid if ref.target is None else alt.refs.resolve(ref.name))
+                    for ref in alt.refs.iter_refs("refs/")
+                )
+            finally:
+                close = getattr(alt, "close", None)
+                if close is not None:
+                    close()
+            out += [
+                oid
+                for name, oid in names
+                if oid is not None and (not prefixes or any(name.startswith(p) for p in prefixes))
+            ]
+            continue
+        env = {k: v for k, v in os.environ.items() if k not in _LOCAL_REPO_ENV}
+        proc = subprocess.run(
+            ["/bin/sh", "-c", command + ' "$@"', command, base],
+            stdout=subprocess.PIPE,
+            env=env,
+            check=False,
+        )
+        for line in proc.stdout.split(b"\n")[:-1] if proc.stdout else []:
+            text = line.decode("utf-8", "surrogateescape")
+            try:
+                if len(text) != hexsz:
+                    raise ValueError(text)
+                oid = bytes.fromhex(text)
+            except ValueError:
+                sys.stderr.write(f"warning: invalid line while parsing alternate refs: {text}\n")
+                break
+            out.append(oid)
+    return out

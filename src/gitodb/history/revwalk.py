@@ -56,6 +56,10 @@ if TYPE_CHECKING:
 from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 
 SLOP = 5
+# --ancestry-path: the ancestors of an --ancestry-path=<commit>, and the scratch mark
+# of the descendants' search (Git's ANCESTRY_PATH and TMP_MARK)
+ANCESTRY_PATH = 1 << 14
+TMP_MARK = 1 << 15
 ORDERS = ("default", "topo", "date", "author-date")
 
 
@@ -106,6 +110,10 @@ class RevWalk:
         use_bloom: bool = True,
         unpacked: bool = False,
         bisect: str | None = None,
+        children: bool = False,
+        ancestry_path: bool = False,
+        simplify_merges: bool = False,
+        simplify_by_decoration: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -136,11 +144,12 @@ class RevWalk:
             "first_parent": first_parent,
             "remove_empty": remove_empty,
             "use_bloom": use_bloom,
+            "by_decoration": simplify_by_decoration,
         }
         self.paths: list[bytes] = []
         self.limiter: PathLimiter | None = None
-        if paths:
-            self.set_paths(paths)
+        if paths or simplify_by_decoration:
+            self.set_paths(paths or [])  # decorations prune even without paths
         self.rewrite_parents = rewrite_parents
         self.unpacked = unpacked  # --unpacked: commits in a pack are not shown
         # --bisect ("one") / --bisect-all ("all"): gitodb.history.bisect over the list
@@ -148,6 +157,17 @@ class RevWalk:
         self.bisect_reaches = self.bisect_all = 0
         self.bisect_distance: dict[bytes, int] = {}
         self.boundary = boundary
+        # --children: each listed commit's children among the listed ones (Git's
+        # set_children), filled once the walk has limited its list
+        self.want_children = children
+        self.children: dict[bytes, list[bytes]] = {}
+        # --ancestry-path[=<commit>]: only commits on a path from a bottom (the
+        # commits given, else the excluded ones named) to a tip
+        self.ancestry_path = ancestry_path
+        self.ancestry_need_bottoms = ancestry_path  # plain --ancestry-path
+        self.ancestry_bottoms: list[Node] = []
+        # --simplify-merges: Git's simplify_merges over the limited list
+        self.simplify_merges = simplify_merges
 
     # -- setup -------------------------------------------------------------------
     def set_paths(self, paths: list[bytes]) -> None:
@@ -182,7 +202,14 @@ class RevWalk:
         fmt = self.repo.object_format
         starts: list[Node] = []
         # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
-        self.limited = self.order != "default" or self.side is not None or bool(self.bisect)
+        self.limited = (
+            self.order != "default"
+            or self.side is not None
+            or bool(self.bisect)
+            or self.want_children
+            or self.ancestry_path
+            or self.simplify_merges
+        )
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
@@ -231,6 +258,14 @@ class RevWalk:
                     self._object_pending.append((oid, "blob", _path_bytes(path)))
         return starts
 
+    def add_ancestry_commit(self, oid: bytes) -> None:
+        """``--ancestry-path=<commit>``: keep only what descends from it or it reaches
+        (``oid`` a commit; several widen the set)."""
+        node = self.graph.node(oid)
+        node.flags |= ANCESTRY_PATH
+        self.ancestry_path = True
+        self.ancestry_bottoms.insert(0, node)
+
     def _read(self, oid: bytes, name: str) -> tuple[str, bytes]:
         try:
             return self.repo.odb.read(oid)  # type: ignore[no-any-return]
@@ -270,6 +305,8 @@ class RevWalk:
         if self.limiter is not None:
             self.limiter.simplify(node)  # may keep only the TREESAME parent
         passed = node.flags & SYMMETRIC_LEFT
+        if self.ancestry_path:
+            passed |= node.flags & ANCESTRY_PATH  # ancestors of an --ancestry-path=<c>
         for p in node.parents:
             p.flags |= passed
             if not p.flags & SEEN:
@@ -281,6 +318,16 @@ class RevWalk:
     # -- walking -----------------------------------------------------------------
     def _limit(self, starts: list[Node]) -> list[Node]:
         """Git's ``limit_list``: every interesting commit, in walk order."""
+        if self.ancestry_need_bottoms:
+            # plain --ancestry-path: the excluded commits named are bottoms too
+            for n in starts:
+                if n.flags & BOTTOM:
+                    self.ancestry_bottoms.insert(0, n)
+            if not self.ancestry_bottoms:
+                raise GitodbError("--ancestry-path given but there are no bottom commits")
+        limiter = self.limiter
+        if limiter is not None and (self.simplify_merges or limiter.can_increase_treesame()):
+            limiter.track_treesame()
         queue = DateQueue()
         for n in starts:
             queue.put(n)
@@ -308,7 +355,36 @@ class RevWalk:
             for node in out:
                 if (node.flags & SYMMETRIC_LEFT) != (self.side == "left") * SYMMETRIC_LEFT:
                     node.flags |= SHOWN
+        if self.ancestry_path:
+            self._limit_to_ancestry(out)
+        if limiter is not None and limiter.can_increase_treesame():
+            # parents made uninteresting may leave a merge TREESAME to the rest
+            for node in out:
+                if not node.flags & (UNINTERESTING | TREESAME):
+                    limiter.update_treesame(node)
         return out
+
+    def _limit_to_ancestry(self, listed: list[Node]) -> None:
+        """Git's ``limit_to_ancestry``: what neither descends from a bottom nor is an
+        ancestor of an ``--ancestry-path=<commit>`` becomes uninteresting."""
+        bottoms = self.ancestry_bottoms
+        for b in bottoms:
+            b.flags |= TMP_MARK
+        backwards = listed[::-1]  # parents before children, most of the time
+        progress = True
+        while progress:
+            progress = False
+            for c in backwards:
+                if c.flags & (TMP_MARK | UNINTERESTING):
+                    continue
+                if any(p.flags & TMP_MARK for p in c.parents):
+                    c.flags |= TMP_MARK
+                    progress = True
+        for c in listed:
+            if not c.flags & (TMP_MARK | ANCESTRY_PATH):
+                c.flags |= UNINTERESTING
+        for c in (*listed, *bottoms):
+            c.flags &= ~(TMP_MARK | ANCESTRY_PATH)
 
     @staticmethod
     def _still_interesting(queue: DateQueue, date: int, slop: int) -> int:
@@ -383,6 +459,12 @@ class RevWalk:
             listed = self._limit(starts)
             if self.order != "default":
                 listed = self._sort_topo(listed)
+            if self.simplify_merges and self.limiter is not None:
+                from gitodb.history.simplify import simplify_merges
+
+                listed = simplify_merges(self.limiter, listed, self.first_parent)
+            if self.want_children:
+                self._set_children(listed)
             if self.bisect:
                 from gitodb.history.bisect import find_bisection
 
@@ -416,6 +498,14 @@ class RevWalk:
             self._process_parents(head, queue)
             if self._wanted(head):
                 yield head
+
+    def _set_children(self, listed: list[Node]) -> None:
+        """Git's ``set_children``: walking the list, each commit is put first among
+        its parents' children (so a parent's children read latest-listed first)."""
+        children = self.children
+        for node in listed:
+            for p in node.parents:
+                children.setdefault(p.id, []).insert(0, node.id)
 
     def _candidates_limited_paths(self, starts: list[Node]) -> Iterator[Node]:
         """The unlimited walk of ``_candidates`` with paths: parents are rewritten
@@ -560,6 +650,43 @@ class RevWalk:
             else:
                 yield from self._tree_objects(oid, name, seen)
 
+    def in_commit_order(self) -> Iterator[tuple[Node | None, list[tuple[bytes, str, bytes]]]]:
+        """``--in-commit-order``: each commit with the objects listed right after it
+        (the starting tags, trees and blobs after the first one, then its tree's new
+        objects), as Git's ``traverse_commit_list`` does; a last ``(None, ...)`` holds
+        what no commit came before (the starting objects when no commit is shown)."""
+        seen: set[bytes] = set()
+        pending: list[tuple[bytes, str, bytes]] = []
+        started = False
+        for node in self.commits():
+            if not started:
+                # once the walk yields, the starting objects and the uninteresting
+                # trees are known
+                for tree in self._uninteresting_trees:
+                    self._mark_tree_uninteresting(tree, seen)
+                pending = list(self._object_pending)
+                started = True
+            pending.append((node.tree, "tree", b""))
+            yield node, list(self._pending_objects(pending, seen))
+            pending = []
+        if not started:
+            for tree in self._uninteresting_trees:
+                self._mark_tree_uninteresting(tree, seen)
+            pending = list(self._object_pending)
+        yield None, list(self._pending_objects(pending, seen))
+
+    def _pending_objects(
+        self, pending: list[tuple[bytes, str, bytes]], seen: set[bytes]
+    ) -> Iterator[tuple[bytes, str, bytes]]:
+        for oid, type_name, name in pending:
+            if oid in seen:
+                continue
+            if type_name in ("tag", "blob"):
+                seen.add(oid)
+                yield oid, type_name, name
+            else:
+                yield from self._tree_objects(oid, name, seen)
+
     def _mark_tree_uninteresting(self, root: bytes, seen: set[bytes]) -> None:
         odb = self.repo.odb
         fmt = self.repo.object_format
@@ -624,8 +751,8 @@ class RevWalk:
     def _native_candidates(self, starts: list[Node]) -> Iterator[Node] | None:
         """The default-order loop of ``_candidates`` in C, or None where it does not
         apply (``max_age`` ends the walk early there; flags set before the walk)."""
-        if self.max_age is not None or self.graph.early_flags:
-            return None
+        if self.max_age is not None or self.graph.early_flags or self.graph.grafts:
+            return None  # (grafted parents are the Python reader's)
         got = native.commit_walk(self.graph, [n.id for n in starts], self.first_parent)
         if got is None:
             return None
