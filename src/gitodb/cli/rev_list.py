@@ -138,6 +138,14 @@ def run(argv: list[str], ctx: Context) -> int:
     if not settings.walk_kwargs.get("objects") and not given and not walk.pending:
         raise UsageError(stderr=parser().usage_text())
     limit_to_paths(repo, ctx, walk, settings.paths)
+    if settings.test_bitmap or settings.use_bitmap:
+        from gitodb.cli.rev_list_bitmap import bitmap_output, test_bitmap
+
+        if settings.test_bitmap:
+            return test_bitmap(repo, walk)
+        status = bitmap_output(repo, walk, settings)
+        if status is not None:
+            return status
     return _output(walk, settings)
 
 

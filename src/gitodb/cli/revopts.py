@@ -55,6 +55,8 @@ class RevSettings(SimpleNamespace):
         self.timestamp = False
         self.maximal_only = False
         self.in_commit_order = False  # --objects listed after each commit
+        self.use_bitmap = False  # --use-bitmap-index
+        self.test_bitmap = False  # --test-bitmap
         self.bisect_vars = False
         self.pretty: str | None = None  # "oneline", or a user format
         self.pretty_kind: str | None = None  # a built-in format other than oneline
@@ -365,6 +367,8 @@ def rev_list_options() -> list[Option]:
         flag("header", "header"),
         flag("maximal-only", "maximal_only"),
         flag("in-commit-order", "in_commit_order"),
+        flag("use-bitmap-index", "use_bitmap"),
+        flag("test-bitmap", "test_bitmap"),
         flag("filter-provided-objects", "filter_provided"),
         flag("filter-print-omitted", "print_omitted"),
         Option("z", None, "const", dest="nul", const=True, hidden=True),

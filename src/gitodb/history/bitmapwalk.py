@@ -18,11 +18,11 @@ they were reached.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from gitodb.errors import ObjectParseError
+from gitodb.errors import GitodbError, ObjectParseError
 from gitodb.objects.commit import parse_commit_links
 from gitodb.objects.tree import iter_tree
 from gitodb.pack.bitmap import TYPE_NAMES, BitmappedObjects, open_bitmap
@@ -31,7 +31,12 @@ from gitodb.pack.ewah import iter_bits
 if TYPE_CHECKING:
     from gitodb.repo.odb import ObjectDatabase
 
-__all__ = ["BitmapReach", "open_repository_bitmap", "reachable_with_bitmap"]
+__all__ = [
+    "BitmapReach",
+    "check_commit_bitmap",
+    "open_repository_bitmap",
+    "reachable_with_bitmap",
+]
 
 _GITLINK = 0o160000
 _TREE = 0o040000
@@ -79,10 +84,12 @@ def open_repository_bitmap(odb: ObjectDatabase) -> BitmappedObjects | None:
 class _Side:
     """One side of the walk: bits over the bitmap and the objects outside it."""
 
-    def __init__(self, bitmap: BitmappedObjects) -> None:
+    def __init__(self, bitmap: BitmappedObjects, *, by_type: bool = False) -> None:
         self.bitmap = bitmap
         self.bits = 0
         self.extra: dict[bytes, str] = {}
+        #: with ``by_type``, the bits of each type as the objects themselves say
+        self.by_type: dict[str, int] | None = dict.fromkeys(TYPE_NAMES, 0) if by_type else None
 
     def has(self, oid: bytes, pos: int) -> bool:
         return bool(self.bits >> pos & 1) if pos >= 0 else oid in self.extra
@@ -94,8 +101,11 @@ def _walk(
     tips: Iterable[bytes],
     side: _Side,
     stop: _Side | None,
+    *,
+    use_stored: bool = True,
 ) -> None:
-    """Add to ``side`` everything reachable from ``tips`` that ``stop`` does not hold."""
+    """Add to ``side`` everything reachable from ``tips`` that ``stop`` does not hold
+    (``use_stored=False``: walk every object, never taking a stored bitmap)."""
     fmt = odb.fmt
     rawsz = fmt.rawsz
     stack: list[tuple[bytes, str | None]] = [(t, None) for t in tips]
@@ -108,7 +118,7 @@ def _walk(
         if known_type == "blob":
             _add(side, oid, pos, "blob")
             continue
-        if known_type is None or known_type == "commit":
+        if use_stored and (known_type is None or known_type == "commit"):
             stored = bitmap.bitmap_of(oid) if pos >= 0 else None
             if stored is not None:
                 side.bits |= stored
@@ -135,6 +145,8 @@ def _walk(
 def _add(side: _Side, oid: bytes, pos: int, kind: str) -> None:
     if pos >= 0:
         side.bits |= 1 << pos
+        if side.by_type is not None:
+            side.by_type[kind] |= 1 << pos
     else:
         side.extra[oid] = kind
 
@@ -172,3 +184,42 @@ def reachable_with_bitmap(
     _walk(odb, bitmap, list(include), wants, haves)
     extra = {o: t for o, t in wants.extra.items() if o not in haves.extra}
     return BitmapReach(bitmap, wants.bits & ~haves.bits, extra)
+
+
+def check_commit_bitmap(
+    odb: ObjectDatabase, tips: Sequence[bytes], peel: Callable[[bytes], bytes]
+) -> tuple[int, int]:
+    """Git's ``rev-list --test-bitmap <commit>``: the stored bitmap of the one tip
+    (``peel`` makes it a commit) against a walk of every object it reaches, and
+    each walked object against the type bitmaps.  Returns ``(stored bitmaps, bits
+    set)``; raises ``GitodbError`` with Git's message, in Git's order of checks,
+    when there is no bitmap, not one tip, the tip has no bitmap, or they disagree.
+    """
+    bitmap = open_repository_bitmap(odb)
+    if bitmap is None:
+        raise GitodbError("failed to load bitmap indexes")
+    try:
+        if len(tips) != 1:
+            raise GitodbError("you must specify exactly one commit to test")
+        tip = peel(tips[0])
+        stored = bitmap.bitmap_of(tip)
+        if stored is None:
+            raise GitodbError(f"commit '{tip.hex()}' doesn't have an indexed bitmap")
+        walked = _Side(bitmap, by_type=True)
+        _walk(odb, bitmap, [tip], walked, None, use_stored=False)
+        for oid in walked.extra:
+            raise GitodbError(f"object not in bitmap: '{oid.hex()}'")
+        assert walked.by_type is not None
+        for name, type_bits in zip(TYPE_NAMES, bitmap.types, strict=True):
+            wrong = walked.by_type[name] & ~type_bits
+            if wrong:
+                bit = (wrong & -wrong).bit_length() - 1
+                raise GitodbError(
+                    f"object '{bitmap.oid_at(bit).hex()}': real type '{name}', "
+                    f"expected: '{bitmap.type_of_bit(bit)}'"
+                )
+        if walked.bits != stored:
+            raise GitodbError("mismatch in bitmap results")
+        return len(bitmap.index.commit_positions()), stored.bit_count()
+    finally:
+        bitmap.close()

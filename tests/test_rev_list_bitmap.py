@@ -1,0 +1,115 @@
+"""``rev-list --use-bitmap-index`` and ``--test-bitmap`` against git, on pack and MIDX
+bitmaps: the same counts and the same listings (ids only, bitmap order), the
+plain walk where a bitmap cannot answer, and Git's messages."""
+
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from helpers import git, git_env, run_cli
+
+pytestmark = pytest.mark.e2e
+
+
+def _commit(repo: Path, name: str, text: str) -> None:
+    (repo / name).write_text(text)
+    git("add", ".", cwd=repo)
+    git("commit", "-q", "-m", f"{name} {text}", cwd=repo)
+
+
+@pytest.fixture(scope="module", params=["pack", "midx"])
+def repo(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    repo = tmp_path_factory.mktemp(request.param) / "repo"
+    git("init", "-q", "-b", "main", repo)
+    for i in range(20):
+        _commit(repo, f"f{i % 4}.t", f"{i}\n")
+    git("checkout", "-q", "-b", "side", "HEAD~8", cwd=repo)
+    for i in range(3):
+        _commit(repo, "s.t", f"s{i}\n")
+    git("checkout", "-q", "main", cwd=repo)
+    git("merge", "-q", "--no-edit", "-m", "merge", "side", cwd=repo)
+    blob = git("hash-object", "-w", "--stdin", cwd=repo, input=b"tagged\n").decode().strip()
+    git("tag", "tagged-blob", blob, cwd=repo)
+    git("tag", "-a", "-m", "v", "v1", "HEAD~2", cwd=repo)
+    if request.param == "pack":
+        git("repack", "-adbq", cwd=repo)
+    else:
+        git("repack", "-adq", cwd=repo)
+        git("multi-pack-index", "write", "--bitmap", cwd=repo)
+    _commit(repo, "after.t", "outside the bitmap\n")  # loose: the extended index
+    return repo
+
+
+def _ours(repo: Path, *args: str, capsys: pytest.CaptureFixture[bytes]) -> tuple[int, bytes]:
+    status = run_cli(repo, "rev-list", *args)
+    return status, capsys.readouterr().out
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--count", "main"],
+        ["--count", "HEAD~5..HEAD"],
+        ["--count", "-n", "3", "main"],
+        ["--count", "side...main"],
+        ["--count", "--objects", "main"],
+        ["--count", "--objects", "v1", "^side"],
+        ["--count", "main", "--", "f1.t"],
+        ["main"],
+        ["--objects", "main"],
+        ["--objects", "main", "tagged-blob"],
+        ["--objects", "HEAD~3..HEAD"],
+        ["--objects", "-n", "2", "main"],
+        ["--all", "--objects", "--not", "side"],
+        ["--topo-order", "--objects", "main"],
+        ["--parents", "main"],
+    ],
+)
+def test_bitmap_answers_as_git(
+    repo: Path, args: list[str], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    want = git("rev-list", "--use-bitmap-index", *args, cwd=repo)
+    status, got = _ours(repo, "--use-bitmap-index", *args, capsys=capsysbinary)
+    assert status == 0
+    assert got == want
+
+
+def test_the_listing_comes_from_the_bitmap(
+    repo: Path, capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Ids only (no path names), the same set as the plain walk's."""
+    _status, walked = _ours(repo, "--objects", "main", capsys=capsysbinary)
+    _status, mapped = _ours(repo, "--objects", "--use-bitmap-index", "main", capsys=capsysbinary)
+    assert walked != mapped
+    assert all(b" " not in line for line in mapped.splitlines())
+    assert sorted(mapped.split()) == sorted(line.split()[0] for line in walked.splitlines())
+
+
+def test_test_bitmap(repo: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    assert run_cli(repo, "rev-list", "--test-bitmap", "main~1") == 0
+    assert capsysbinary.readouterr().err.endswith(b"OK!\n")
+    for args in (["main"], ["main", "main"]):  # main is not in the bitmap
+        want = subprocess.run(
+            ["git", "rev-list", "--test-bitmap", *args],
+            cwd=repo,
+            env=git_env(),
+            capture_output=True,
+        )
+        status = run_cli(repo, "rev-list", "--test-bitmap", *args)
+        assert (status, capsysbinary.readouterr().err) == (
+            want.returncode,
+            want.stderr.splitlines(keepends=True)[-1],
+        )
+
+
+def test_without_a_bitmap(tmp_path: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    repo = tmp_path / "plain"
+    git("init", "-q", repo)
+    _commit(repo, "a", "a\n")
+    _status, got = _ours(repo, "--objects", "--use-bitmap-index", "HEAD", capsys=capsysbinary)
+    assert got == git("rev-list", "--objects", "HEAD", cwd=repo)
+    assert run_cli(repo, "rev-list", "--test-bitmap", "HEAD") == 128
+    assert capsysbinary.readouterr().err == b"fatal: failed to load bitmap indexes\n"
