@@ -277,3 +277,37 @@ def test_same_as_git_255(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> N
         )
         status, err = _out(capfd, repo, *args)
         assert (status, err) == (theirs.returncode, theirs.stderr.decode()), args
+
+
+def test_files_worktrees_and_root_refs(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Git 2.55 checks each linked worktree's own refs (``worktrees/<id>/...``) after
+    the main ones, and stops at the first root ref with an error."""
+    repo = tmp_path / "repo"
+    git("init", "-q", "-b", "main", repo)
+    git("-C", repo, "commit", "-q", "--allow-empty", "-m", "one")
+    git("-C", repo, "worktree", "add", "-q", tmp_path / "wt")
+    wt = repo / ".git" / "worktrees" / "wt"
+    (wt / "refs" / "bisect").mkdir(parents=True)
+    (wt / "refs" / "bisect" / "bad").write_text("zzz\n")
+    (wt / "FOO_HEAD").write_text("ref: refs/heads/a..b\n")
+    status, err = _out(capfd, repo, "refs", "verify", "--verbose")
+    assert status == 255
+    assert err.endswith(
+        "Checking packed-refs file .git/packed-refs\n"
+        "Checking references consistency\n"
+        "Checking worktrees/wt/refs/bisect/bad\n"
+        "error: worktrees/wt/refs/bisect/bad: badRefContent: zzz\n"
+        "Checking worktrees/wt/FOO_HEAD\n"
+        "error: worktrees/wt/FOO_HEAD: badReferentName: points to invalid refname "
+        "'refs/heads/a..b'\n"
+    )
+    shutil.rmtree(wt / "refs" / "bisect")
+    (wt / "FOO_HEAD").unlink()
+    (repo / ".git" / "FOO_HEAD").write_text("0000\n")
+    (repo / ".git" / "BAR_HEAD").write_text("0000\n")
+    status, err = _out(capfd, repo, "refs", "verify")
+    assert status == 255
+    assert err in (
+        "error: FOO_HEAD: badRefContent: 0000\n",
+        "error: BAR_HEAD: badRefContent: 0000\n",
+    )

@@ -73,11 +73,6 @@ def _show(b: bytes) -> str:
     return b.decode("utf-8", "surrogateescape")
 
 
-def _check_name(name: str, report: Report) -> None:
-    if not refname_format_ok(name, allow_onelevel=is_root_ref(name)):
-        report("badRefName", name, "invalid refname format")
-
-
 def _check_referent(name: str, referent: str, report: Report) -> None:
     """A symref's target (Git's ``refs_fsck_symref``): a bad name that is only a
     warning (by configuration) still goes on to the not-a-ref check."""
@@ -132,35 +127,77 @@ def _walk(directory: Path, prefix: str) -> list[tuple[str, Path]]:
     return out
 
 
-def verify_files(
-    git_dir: Path, fmt: ObjectFormat, report: Report, verbose: Callable[[str], None], shown: str
+class _Seen:
+    """A ``Report`` that remembers whether it reported an error."""
+
+    def __init__(self, report: Report) -> None:
+        self.report = report
+        self.error = False
+
+    def __call__(self, msg_id: str, where: str, text: str) -> bool:
+        error = self.report(msg_id, where, text)
+        self.error = self.error or error
+        return error
+
+
+def _verify_loose(
+    directory: Path, prefix: str, fmt: ObjectFormat, report: Report, verbose: Callable[[str], None]
 ) -> None:
-    """Check a files backend at ``git_dir``; ``shown`` is how Git names that directory."""
-    for name, path in _walk(git_dir / "refs", "refs"):
-        verbose(f"Checking {name}")
-        _check_name(name, report)
+    """The loose refs under ``directory/refs``, then its root refs (names ``prefix + name``)."""
+    for name, path in _walk(directory / "refs", "refs"):
+        shown = prefix + name
+        verbose(f"Checking {shown}")
+        if not refname_format_ok(name, allow_onelevel=is_root_ref(name)):
+            report("badRefName", shown, "invalid refname format")
         if path.is_symlink():
-            report("symlinkRef", name, "use deprecated symbolic link for symref")
+            report("symlinkRef", shown, "use deprecated symbolic link for symref")
             continue
         try:
             data = path.read_bytes()
         except OSError:
-            report("badRefFiletype", name, "unexpected file type")
+            report("badRefFiletype", shown, "unexpected file type")
             continue
-        _check_content(name, data, fmt, report)
-    for entry in sorted(os.listdir(git_dir)):
+        _check_content(shown, data, fmt, report)
+    try:
+        entries = [e.name for e in os.scandir(directory)]  # readdir order, as Git reads it
+    except OSError:
+        entries = []
+    for entry in entries:
         # FETCH_HEAD and MERGE_HEAD are not refs of the store (Git's special refs)
         special = entry in ("FETCH_HEAD", "MERGE_HEAD")
-        if is_root_ref(entry) and not special and (git_dir / entry).is_file():
-            verbose(f"Checking {entry}")
-            _check_content(entry, (git_dir / entry).read_bytes(), fmt, report)
+        if is_root_ref(entry) and not special and (directory / entry).is_file():
+            verbose(f"Checking {prefix}{entry}")
+            seen = _Seen(report)
+            _check_content(prefix + entry, (directory / entry).read_bytes(), fmt, seen)
+            if seen.error:
+                break  # Git 2.55 stops at the first root ref with an error
+
+
+def verify_files(
+    git_dir: Path, fmt: ObjectFormat, report: Report, verbose: Callable[[str], None], shown: str
+) -> None:
+    """Check a files backend at ``git_dir``, then each linked worktree's own refs
+    (named ``worktrees/<id>/...``); ``shown`` is how Git names that directory."""
+    _verify_loose(git_dir, "", fmt, report, verbose)
     packed = git_dir / "packed-refs"
     verbose(f"Checking packed-refs file {os.path.join(shown, 'packed-refs')}")
     try:
         data = packed.read_bytes()
     except (FileNotFoundError, IsADirectoryError):
-        return
-    _check_packed(data, fmt, report)
+        data = None
+    if data is not None:
+        _check_packed(data, fmt, report)
+    for entry in _worktrees(git_dir):
+        verbose("Checking references consistency")
+        _verify_loose(Path(entry.path), f"worktrees/{entry.name}/", fmt, report, verbose)
+
+
+def _worktrees(common_dir: Path) -> list[os.DirEntry[str]]:
+    """Linked worktrees' directories in readdir order (Git's ``get_worktrees``)."""
+    try:
+        return [e for e in os.scandir(common_dir / "worktrees") if e.is_dir()]
+    except OSError:
+        return []
 
 
 def _check_packed(data: bytes, fmt: ObjectFormat, report: Report) -> None:
@@ -346,10 +383,6 @@ def verify_reftable(common_dir: Path, report: Report, verbose: Callable[[str], N
     (gitodb's id: Git 2.55 crashes on it), always an error.
     """
     _verify_stack(common_dir / "reftable", "", report, verbose)
-    try:
-        worktrees = [e for e in os.scandir(common_dir / "worktrees") if e.is_dir()]
-    except OSError:
-        worktrees = []
-    for entry in worktrees:  # readdir order, as Git's get_worktrees()
+    for entry in _worktrees(common_dir):
         verbose("Checking references consistency")
         _verify_stack(Path(entry.path) / "reftable", f"worktrees/{entry.name}/", report, verbose)
