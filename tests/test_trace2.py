@@ -174,3 +174,26 @@ def test_reftable_counts_are_gits(tmp_path: Path, args: list[str], expected: int
     proc = _gitodb(repo, _env(trace), *config, *args)
     assert proc.returncode == 0, proc.stderr
     assert _gitodb_counts(trace) == {"hardware-flush": expected}
+
+
+def test_writeout_attempt_is_counted_where_unsupported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Git counts a write-out attempt even where ``sync_file_range`` is missing,
+    then the fsync it falls back to."""
+    from gitodb import durable
+
+    monkeypatch.setattr(durable, "_SYNC_FILE_RANGE", False)
+    monkeypatch.delenv("GIT_TEST_FSYNC", raising=False)
+    durable.reset_fsync_counts()
+    policy = durable.FsyncPolicy(
+        components=durable.Component.REFERENCE, method=durable.Method.WRITEOUT_ONLY
+    )
+    path = tmp_path / "f"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        policy.sync(durable.Component.REFERENCE, fd, str(path))
+    finally:
+        os.close(fd)
+    assert durable.FSYNC_COUNTS == {"writeout-only": 1, "hardware-flush": 1}
+    durable.reset_fsync_counts()

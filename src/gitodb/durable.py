@@ -287,11 +287,11 @@ def writeout(fd: int) -> bool:
     called through ctypes; where it is missing the caller falls back to fsync.
     """
     global _SYNC_FILE_RANGE
+    FSYNC_COUNTS["writeout-only"] += 1  # Git counts the attempt, supported or not
     if _SYNC_FILE_RANGE is None:
         _SYNC_FILE_RANGE = _load_sync_file_range() or False
     if not _SYNC_FILE_RANGE:
         return False
-    FSYNC_COUNTS["writeout-only"] += 1
     flags = 1 | 2 | 4  # SYNC_FILE_RANGE_WAIT_BEFORE | _WRITE | _WAIT_AFTER
     return bool(_SYNC_FILE_RANGE(fd, 0, 0, flags) == 0)
 
