@@ -705,7 +705,8 @@ class FilesRefStore(RefStore):
     def import_refs(self, refs: list[Ref], logs: dict[str, list[ReflogEntry]]) -> None:
         """Fill an empty store at once, as Git's initial transaction does.
 
-        Ids under ``refs/`` go into ``packed-refs``; symrefs and root refs (HEAD,
+        Ids under ``refs/`` go into ``packed-refs`` (written even when empty, as
+        Git does); symrefs and root refs (HEAD,
         pseudorefs) are loose files; each reflog is written whole.  Nothing is
         checked against the object database: the refs are copied, not created.
         """
@@ -713,8 +714,8 @@ class FilesRefStore(RefStore):
         for ref in refs:
             if ref.name not in packed:
                 self._write_new(self._path(ref.name), _ref_content(ref))
-        if packed:
-            self._write_new(self._packed_path(), self._packed_bytes(packed))
+        # Git's initial transaction writes packed-refs (its header at least) even empty
+        self._write_new(self._packed_path(), self._packed_bytes(packed))
         for name, entries in logs.items():
             self._write_new(self._log_path(name), b"".join(format_reflog_line(e) for e in entries))
 
