@@ -207,3 +207,33 @@ def test_same_as_git_255(
         assert (repo / ".git" / "packed-refs").read_bytes() == (
             theirs / ".git" / "packed-refs"
         ).read_bytes()
+
+
+def test_dry_run_directory_is_gits(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """t1460's dry run: the store is left alone and the result named, as
+    ``ref_migration.XXXXXX`` (Git's mkdtemp: six letters or digits)."""
+    import re
+
+    repo = _files_repo(tmp_path)
+    _setup(repo, "single")
+    status, out, err = _run(capfd, repo, "refs", "migrate", "--dry-run", "--ref-format=reftable")
+    assert (status, err) == (0, "")
+    m = re.fullmatch(
+        r"Finished dry-run migration of refs, the result can be found at "
+        r"'\.git/(ref_migration\.[A-Za-z0-9]{6})'\n",
+        out,
+    )
+    assert m, out
+    assert (repo / ".git" / m.group(1) / "reftable" / "tables.list").is_file()
+    assert Repository(repo).ref_storage == "files"
+    os.chmod(repo / ".git", 0o555)
+    try:
+        if os.access(repo / ".git", os.W_OK):
+            pytest.skip("running as root: permissions are not enforced")
+        status, out, err = _run(capfd, repo, "refs", "migrate", "--ref-format=reftable")
+        assert (status, err) == (
+            255,
+            "error: cannot create migration directory: Permission denied\n",
+        )
+    finally:
+        os.chmod(repo / ".git", 0o755)
