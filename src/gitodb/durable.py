@@ -254,8 +254,22 @@ DEFAULT_POLICY = FsyncPolicy()
 NO_SYNC = FsyncPolicy(components=Component.NONE)
 
 
+#: How many syncs of each kind this process asked for, under Git's trace2 counter
+#: names (category ``fsync``): ``writeout-only`` and ``hardware-flush``.  Like Git's
+#: ``git_fsync``, a sync is counted when it is attempted; ``GIT_TEST_FSYNC=0``
+#: attempts none.  ``gitodb.cli.trace2`` reports them at exit.
+FSYNC_COUNTS: dict[str, int] = {"writeout-only": 0, "hardware-flush": 0}
+
+
+def reset_fsync_counts() -> None:
+    """Zero :data:`FSYNC_COUNTS` (a new command run in the same process)."""
+    for key in FSYNC_COUNTS:
+        FSYNC_COUNTS[key] = 0
+
+
 def full_sync(fd: int, path: str) -> None:
     """``fsync(2)`` on ``fd``; an error raises ``FsyncError`` naming ``path``."""
+    FSYNC_COUNTS["hardware-flush"] += 1
     try:
         os.fsync(fd)
     except OSError as e:
@@ -273,6 +287,7 @@ def writeout(fd: int) -> bool:
     called through ctypes; where it is missing the caller falls back to fsync.
     """
     global _SYNC_FILE_RANGE
+    FSYNC_COUNTS["writeout-only"] += 1  # Git counts the attempt, supported or not
     if _SYNC_FILE_RANGE is None:
         _SYNC_FILE_RANGE = _load_sync_file_range() or False
     if not _SYNC_FILE_RANGE:

@@ -66,6 +66,21 @@ def walk_reflog(
     ``paths`` (what follows ``--``), only entries whose commit changes one of them
     against each of its parents are shown.
     """
+    return b"".join(line for _, line in reflog_lines(repo, spec, fmt, paths, formatter))
+
+
+def reflog_lines(
+    repo: Any,
+    spec: str,
+    fmt: bytes,
+    paths: list[str] | None = None,
+    formatter: Formatter | None = None,
+    shown: str | None = None,
+    start: int = 0,
+) -> list[tuple[int, bytes]]:
+    """:func:`walk_reflog`'s lines, newest first, each with its entry's time (for a
+    walk over several reflogs); ``shown`` replaces the shortened name ``%gd`` prints;
+    ``start`` skips the newest entries (``<ref>@{<start>}``)."""
     from gitodb.history.pretty import Formatter
 
     refs = repo.refs
@@ -74,13 +89,15 @@ def walk_reflog(
         raise BadRevisionError(
             f"ambiguous argument '{spec}': unknown revision or path not in the working tree."
         )
-    short = shorten_ref(full).encode("utf-8", "surrogateescape")
+    short = (shorten_ref(full) if shown is None else shown).encode("utf-8", "surrogateescape")
     full_b = full.encode("utf-8", "surrogateescape")
     if formatter is None:
         formatter = Formatter(repo, fmt, extra_codes=_REFLOG_CODES)
     odb = repo.odb
-    out = []
+    out: list[tuple[int, bytes]] = []
     for n, e in enumerate(reversed(refs.reflog(full))):
+        if n < start:
+            continue
         try:
             if not any(e.new):
                 continue
@@ -107,8 +124,8 @@ def walk_reflog(
                 return bytes(e.message)
             return None
 
-        out.append(formatter.format(e.new, data, extra) + b"\n")
-    return b"".join(out)
+        out.append((e.time, formatter.format(e.new, data, extra) + b"\n"))
+    return out
 
 
 def _touches(repo: Any, commit: bytes, paths: list[str]) -> bool:

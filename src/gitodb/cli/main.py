@@ -13,7 +13,7 @@ import os
 import signal
 import sys
 import warnings
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
@@ -30,6 +30,9 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 _python_showwarning = warnings.showwarning
+
+#: The trace2 session of the running command (``GIT_TRACE2_EVENT``), if any.
+_TRACE2: Any = None
 
 # command name -> module under gitodb.cli
 COMMANDS = {
@@ -167,10 +170,19 @@ def main(argv: list[str] | None = None) -> int:
     Run as the program (``argv`` None), a closed standard output ends the process
     by ``SIGPIPE`` as it ends Git; called with ``argv``, the status is 141.
     """
+    global _TRACE2
     if argv is None:
         output.sanitize_std_fds()
         output.install()
-    status = _main(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
+    if os.environ.get("GIT_TRACE2_EVENT"):
+        from gitodb.cli import trace2
+
+        _TRACE2 = trace2.start([sys.argv[0], *args])
+    status = _main(args)
+    if _TRACE2 is not None:
+        _TRACE2.finish(status)
+        _TRACE2 = None
     if status == output.SIGPIPE_STATUS and argv is None and hasattr(signal, "SIGPIPE"):
         # Git's check_pipe(): restore the default action and die of the signal.
         sys.stderr.flush()
@@ -221,6 +233,8 @@ def _main(args: list[str]) -> int:
             sys.stderr.write(USAGE)
             return 1
         name = args.pop(0)
+        if _TRACE2 is not None:
+            _TRACE2.command = name
         if name not in COMMANDS:
             # Git's wording and status for an unknown command.
             sys.stderr.write(f"gitodb: '{name}' is not a gitodb command. See 'gitodb --help'.\n")

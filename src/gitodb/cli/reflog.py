@@ -6,7 +6,7 @@ import sys
 import time
 from typing import Any
 
-from gitodb.cli.log import dwim_ref, walk_reflog
+from gitodb.cli.log import dwim_ref
 from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError
 from gitodb.refs.base import ReflogEntry
@@ -107,12 +107,13 @@ PARSER = OptionParser(
 )
 
 
-def _show_args(rest: list[str]) -> tuple[str, list[str], list[str]]:
+def _show_args(rest: list[str]) -> tuple[str | None, list[str | None], list[str]]:
     """``reflog show``'s arguments, by Git's revision-option rules (``git log -g``):
-    ``--format=``/``--pretty=`` (stuck), refs, ``--`` then paths; any other option is
-    ``fatal: unrecognized argument``."""
-    fmt = "%h %gd: %gs"
-    specs: list[str] = []
+    ``--format=``/``--pretty=`` (stuck), ``--all`` (None in the specs, where it was
+    given), refs, ``--`` then paths; any other option is ``fatal: unrecognized
+    argument``.  The format is None when not given."""
+    fmt: str | None = None
+    specs: list[str | None] = []
     paths: list[str] = []
     for i, arg in enumerate(rest):
         if arg == "--":
@@ -123,11 +124,75 @@ def _show_args(rest: list[str]) -> tuple[str, list[str], list[str]]:
             break
         if arg.startswith(("--format=", "--pretty=")):
             fmt = arg.partition("=")[2]
+        elif arg == "--all":
+            specs.append(None)
         elif arg.startswith("-") and arg != "-":
             raise GitodbError(f"unrecognized argument: {arg}")
         else:
             specs.append(arg)
     return fmt, specs, paths
+
+
+def _show(repo: Any, fmt: str | None, specs: list[str | None], paths: list[str]) -> bytes:
+    """``git reflog show``: one reflog, or several walked together as Git's reflog walk
+    does: always the newest next entry, a tie to the reflog named first.
+
+    ``--all`` stands, where it is given, for every ref that has a reflog (in ref
+    order) and then HEAD.  Git's default line names each reflog as it was given (a
+    full name for ``--all``); ``%gd`` in a format shortens it.
+    """
+    from gitodb.cli.log import reflog_lines
+
+    given = fmt is not None
+    text = fmt or "%h %gd: %gs"
+    if text.startswith(("format:", "tformat:")):
+        text = text.split(":", 1)[1]
+    walks: list[str] = []
+    for spec in specs or ["HEAD"]:
+        if spec is not None:
+            walks.append(spec)
+            continue
+        refs = repo.refs
+        walks += [r.name for r in refs.iter_refs() if refs.reflog_exists(r.name)]
+        if refs.reflog_exists("HEAD"):
+            walks.append("HEAD")
+    lists = []
+    for spec in walks:
+        base, at, rest = spec.partition("@{")
+        numbered = bool(at) and rest.endswith("}") and rest[:-1].isdigit()
+        start = int(rest[:-1]) if numbered else 0
+        if numbered:
+            full = dwim_ref(repo.refs, base)
+            count = len(repo.refs.reflog(full)) if full is not None else 0
+            if full is None:
+                numbered, start = False, 0  # Git names the whole argument
+            elif start >= count:
+                raise GitodbError(f"log for '{base}' only has {count} entries")
+        lists.append(
+            reflog_lines(
+                repo,
+                base if numbered else spec,
+                text.encode("utf-8", "surrogateescape"),
+                paths,
+                shown=None if given else base,
+                start=start,
+            )
+        )
+    if len(lists) == 1:
+        return b"".join(line for _, line in lists[0])
+    out: list[bytes] = []
+    heads = [0] * len(lists)
+    while True:
+        best = -1
+        for i, entries in enumerate(lists):
+            if heads[i] < len(entries) and (
+                best < 0 or entries[heads[i]][0] > lists[best][heads[best]][0]
+            ):
+                best = i
+        if best < 0:
+            return b"".join(out)
+        out.append(lists[best][heads[best]][1])
+        heads[best] += 1
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -161,13 +226,7 @@ def run(argv: list[str], ctx: Any) -> int:
     if sub == "exists":
         return 0 if refs.reflog_exists(rest[0]) else 1
     if sub == "show":
-        fmt, specs, paths = _show_args(rest)
-        if fmt.startswith(("format:", "tformat:")):
-            fmt = fmt.split(":", 1)[1]
-        for spec in specs or ["HEAD"]:
-            sys.stdout.buffer.write(
-                walk_reflog(repo, spec, fmt.encode("utf-8", "surrogateescape"), paths)
-            )
+        sys.stdout.buffer.write(_show(repo, *_show_args(rest)))
         return 0
     opts.refs = rest
     return _expire(repo, opts)

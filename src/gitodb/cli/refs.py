@@ -118,20 +118,18 @@ def _exists(argv: list[str], ctx: Any) -> int:
 
 
 def _verify(argv: list[str], ctx: Any) -> int:
-    from gitodb.refs.verify import verify_files, verify_reftable
+    from gitodb.objects.fsck import FsckSeverities
+    from gitodb.refs.verify import Findings, verify_files, verify_reftable
 
-    # --strict: the checks gitodb has report the same either way in Git 2.55
     opts, args = _parse(argv, [Option(None, "verbose"), Option(None, "strict")], VERIFY_USAGE)
     if args:
         return _usage_exit(VERIFY_USAGE, "too many arguments")
     verbose = opts.verbose
     repo = ctx.open_repository()
-    failed = False
-
-    def report(level: str, message: str) -> None:
-        nonlocal failed
-        failed = failed or level == "error"
-        sys.stderr.write(f"{level}: {message}\n")
+    # --strict makes warnings errors; fsck.<msg-id> settings override both (Git's order)
+    severities = FsckSeverities(strict=opts.strict)
+    severities.apply_config(repo.config, "fsck.")
+    report = Findings(severities)
 
     def say(message: str) -> None:
         if verbose:
@@ -139,7 +137,7 @@ def _verify(argv: list[str], ctx: Any) -> int:
 
     say("Checking references consistency")
     if repo.ref_storage == "reftable":
-        verify_reftable(Path(repo.common_dir) / "reftable", report, say)
+        verify_reftable(Path(repo.common_dir), report, say)
     else:
         verify_files(
             Path(repo.common_dir),
@@ -148,7 +146,7 @@ def _verify(argv: list[str], ctx: Any) -> int:
             say,
             _git_dir_as_shown(repo),
         )
-    return 255 if failed else 0
+    return 255 if report.failed else 0
 
 
 def _git_dir_as_shown(repo: Any) -> str:

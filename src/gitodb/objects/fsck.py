@@ -36,7 +36,7 @@ DEFAULTS: dict[str, str] = {
         (
             "badDate badDateOverflow badEmail badGpgsig badHeadTarget badName badObjectSha1 "
             "badPackedRefEntry badPackedRefHeader badParentSha1 badRefContent badRefFiletype "
-            "badRefName badReferentName badReftableTableName badTimezone badTree badTreeSha1 "
+            "badRefName badRefOid badReferentName badTimezone badTree badTreeSha1 "
             "badType duplicateEntries missingAuthor missingCommitter missingEmail "
             "missingNameBeforeEmail missingObject missingSpaceBeforeDate "
             "missingSpaceBeforeEmail missingTag missingTagEntry missingTree missingType "
@@ -50,8 +50,8 @@ DEFAULTS: dict[str, str] = {
     ),
     **dict.fromkeys(
         (
-            "emptyName fullPathname hasDot hasDotdot hasDotgit largePathname nullSha1 "
-            "nulInCommit zeroPaddedFilemode"
+            "badReftableTableName emptyName fullPathname hasDot hasDotdot hasDotgit "
+            "largePathname nullSha1 nulInCommit zeroPaddedFilemode"
         ).split(),
         WARN,
     ),

@@ -147,11 +147,19 @@ def check_update_name(name: str, *, writes_value: bool) -> None:
     """Refuse a bad name like Git's ``ref_transaction_add_update``.
 
     A name that gets a value must pass ``check-ref-format`` (one level allowed);
-    a deletion or verification only needs ``refname_is_safe``.
+    a deletion or verification only needs ``refname_is_safe``; the pseudorefs
+    ``FETCH_HEAD`` and ``MERGE_HEAD`` are never written through a ref store.
     """
     ok = refname_format_ok(name, allow_onelevel=True) if writes_value else refname_is_safe(name)
     if not ok:
         raise RefError(f"refusing to update ref with bad name '{name}'")
+    if name in PSEUDO_REFS:
+        # Git 2.55's is_pseudo_ref: files only Git's own commands write
+        raise RefError(f"refusing to update pseudoref '{name}'")
+
+
+#: Git's pseudorefs (``is_pseudo_ref``), kept as files outside every ref store
+PSEUDO_REFS = frozenset({"FETCH_HEAD", "MERGE_HEAD"})
 
 
 def is_root_ref(name: str) -> bool:

@@ -68,6 +68,23 @@ def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> R
     return Ref(name, oid=bytes.fromhex(hex_id.decode("ascii")))
 
 
+def read_ref_file(path: Path, name: str, fmt: ObjectFormat) -> Ref | None:
+    """The ref in the loose file ``path`` (None if there is none), as Git reads one.
+
+    Also how Git reads its special refs ``FETCH_HEAD`` and ``MERGE_HEAD`` on every
+    backend: files in the git directory, the first id of their first line.
+    """
+    try:
+        data = path.read_bytes()
+    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
+        return None
+    except OSError as e:
+        if e.errno == errno.ENAMETOOLONG:
+            return None  # cannot exist; creating it reports the error like Git
+        raise RefError(f"unable to read '{path}': {e.strerror}", path=path) from None
+    return _parse_ref_value(name, data, fmt, path)
+
+
 _HEX = re.compile(rb"[0-9a-fA-F]+")
 #: what may follow an id: the end, a NUL, or Git's isspace() (not \v or \f)
 _ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r")
@@ -345,16 +362,7 @@ class FilesRefStore(RefStore):
 
     # -- reading -----------------------------------------------------------
     def _read_loose(self, name: str) -> Ref | None:
-        path = self._path(name)
-        try:
-            data = path.read_bytes()
-        except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-            return None
-        except OSError as e:
-            if e.errno == errno.ENAMETOOLONG:
-                return None  # cannot exist; creating it reports the error like Git
-            raise RefError(f"unable to read '{path}': {e.strerror}", path=path) from None
-        return _parse_ref_value(name, data, self.fmt, path)
+        return read_ref_file(self._path(name), name, self.fmt)
 
     def read(self, name: str) -> Ref | None:
         """Return ``name`` from its loose file, else from ``packed-refs``."""
@@ -705,7 +713,8 @@ class FilesRefStore(RefStore):
     def import_refs(self, refs: list[Ref], logs: dict[str, list[ReflogEntry]]) -> None:
         """Fill an empty store at once, as Git's initial transaction does.
 
-        Ids under ``refs/`` go into ``packed-refs``; symrefs and root refs (HEAD,
+        Ids under ``refs/`` go into ``packed-refs`` (written even when empty, as
+        Git does); symrefs and root refs (HEAD,
         pseudorefs) are loose files; each reflog is written whole.  Nothing is
         checked against the object database: the refs are copied, not created.
         """
@@ -713,8 +722,8 @@ class FilesRefStore(RefStore):
         for ref in refs:
             if ref.name not in packed:
                 self._write_new(self._path(ref.name), _ref_content(ref))
-        if packed:
-            self._write_new(self._packed_path(), self._packed_bytes(packed))
+        # Git's initial transaction writes packed-refs (its header at least) even empty
+        self._write_new(self._packed_path(), self._packed_bytes(packed))
         for name, entries in logs.items():
             self._write_new(self._log_path(name), b"".join(format_reflog_line(e) for e in entries))
 

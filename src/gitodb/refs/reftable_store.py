@@ -20,6 +20,7 @@ from gitodb.errors import LockError, RefError
 from gitodb.lockfile import LockFile, parse_shared_repository, shared_file_mode
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
+    PSEUDO_REFS,
     PlannedWrite,
     Ref,
     ReflogEntry,
@@ -28,6 +29,7 @@ from gitodb.refs.base import (
     committer_identity,
     is_root_ref,
 )
+from gitodb.refs.files import read_ref_file
 from gitodb.refs.worktree import CURRENT, OTHER, locate
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
@@ -131,6 +133,8 @@ class ReftableRefStore(RefStore):
             parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
         )
         self.stack = self._open_stack(self.git_dir / "reftable")
+        #: the worktree's own git directory (the common one for the main worktree)
+        self.own_dir = Path(worktree_dir) if worktree_dir is not None else self.git_dir
         self.worktree_stack = (
             self._open_stack(Path(worktree_dir) / "reftable") if worktree_dir is not None else None
         )
@@ -168,6 +172,9 @@ class ReftableRefStore(RefStore):
 
     # -- reading ----------------------------------------------------------
     def read(self, name: str) -> Ref | None:
+        if name in PSEUDO_REFS:
+            # Git's refs_read_special_head: files in the git directory on every backend
+            return read_ref_file(self.own_dir / name, name, self.fmt)
         stack, stored = self._route(name)
         rec = stack.read_ref(stored)
         if rec is None:

@@ -12,8 +12,9 @@ directory removed.  Repositories with linked worktrees are refused, like Git.
 from __future__ import annotations
 
 import os
+import secrets
 import shutil
-import tempfile
+import string
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -58,7 +59,7 @@ def migrate_refs(
             entries = source.reflog(name)
             if entries:
                 logs[name] = entries
-    tmp = Path(tempfile.mkdtemp(prefix="ref_migration.", dir=common))
+    tmp = _mkdtemp(common, "ref_migration.")
     if ref_format == "reftable":
         (tmp / "reftable").mkdir()
         (tmp / "reftable" / "tables.list").write_bytes(b"")
@@ -75,6 +76,23 @@ def migrate_refs(
     _set_format(common / "config", ref_format, repo.object_format.name)
     shutil.rmtree(tmp, ignore_errors=True)
     return None
+
+
+_TEMP_CHARS = string.ascii_letters + string.digits
+
+
+def _mkdtemp(directory: Path, prefix: str) -> Path:
+    """Git's ``mkdtemp(<prefix>XXXXXX)``: six letters or digits, mode 0700."""
+    for _ in range(100):
+        path = directory / (prefix + "".join(secrets.choice(_TEMP_CHARS) for _ in range(6)))
+        try:
+            path.mkdir(0o700)
+        except FileExistsError:
+            continue
+        except OSError as e:
+            raise MigrationError(f"cannot create migration directory: {e.strerror}") from None
+        return path
+    raise MigrationError("cannot create migration directory: File exists")
 
 
 def _remove_store(common: Path, storage: str, root_refs: list[str]) -> None:

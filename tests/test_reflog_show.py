@@ -1,0 +1,72 @@
+"""``reflog show`` with several reflogs and ``--all`` (t1460 runs ``git reflog --all``),
+the name as given in the default line, and ``<ref>@{N}``: compared with the git on PATH."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import git, git_env
+
+CASES = [
+    [],
+    ["refs/heads/side"],
+    ["heads/side"],
+    ["side"],
+    ["--all"],
+    ["--all", "refs/heads/side"],
+    ["HEAD", "--all"],
+    ["HEAD", "refs/heads/master", "--format=%gd_%gD_%gs"],
+    ["--all", "--format=%gd|%gD|%gs"],
+    ["refs/tags/t1"],
+    ["master@{0}"],
+    ["master@{1}"],
+    ["HEAD@{2}"],
+    ["master@{3}"],
+    ["master@{9}"],
+    ["side@{1}", "master"],
+]
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """master and side move in turn (side's entries 50 s after master's), plus a tag
+    and a ref without reflogs and a stash-like extra reflog."""
+    path = tmp_path_factory.mktemp("reflogs") / "repo"
+    git("init", "-q", "-b", "master", path)
+    env = git_env()
+    for i in (1, 2, 3):
+        for args, when in (
+            (["commit", "-q", "--allow-empty", "-m", f"m{i}"], 1000000000 + i * 100),
+            (["update-ref", "-m", f"side{i}", "refs/heads/side", "HEAD"], 1000000050 + i * 100),
+        ):
+            env["GIT_COMMITTER_DATE"] = f"{when} +0000"
+            subprocess.run(["git", *args], cwd=path, env=env, check=True)
+    git("tag", "t1", cwd=path)
+    git("update-ref", "refs/foo/bar", "HEAD", cwd=path)
+    env["GIT_COMMITTER_DATE"] = "1000000350 +0000"  # a tie with side's newest entry
+    subprocess.run(
+        ["git", "update-ref", "--create-reflog", "-m", "tie", "refs/heads/tie", "HEAD"],
+        cwd=path,
+        env=env,
+        check=True,
+    )
+    return path
+
+
+@pytest.mark.parametrize("args", CASES, ids=" ".join)
+def test_reflog_show_like_git(repo: Path, args: list[str]) -> None:
+    env = git_env()
+    theirs = subprocess.run(["git", "reflog", *args], cwd=repo, env=env, capture_output=True)
+    mine = subprocess.run(
+        [sys.executable, "-m", "gitodb", "reflog", *args],
+        cwd=repo,
+        env=env,
+        capture_output=True,
+    )
+    assert (mine.returncode, mine.stdout) == (theirs.returncode, theirs.stdout)
+    if theirs.returncode:
+        assert mine.stderr.splitlines()[0] == theirs.stderr.splitlines()[0]
