@@ -130,6 +130,12 @@ PyMethodDef gdc_heads_methods[] = {
 
 const char *gdc_zlib_version = ZLIB_VERSION;
 
+const char *
+gdc_zlib_runtime_version(void)
+{
+    return zlibVersion();
+}
+
 #else /* no zlib at build time: Python reads every head */
 
 PyMethodDef gdc_heads_methods[] = {
@@ -137,5 +143,11 @@ PyMethodDef gdc_heads_methods[] = {
 };
 
 const char *gdc_zlib_version = NULL;
+
+const char *
+gdc_zlib_runtime_version(void)
+{
+    return NULL;
+}
 
 #endif
