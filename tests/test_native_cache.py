@@ -194,3 +194,31 @@ def test_native_inflate_only_for_the_zlib_backend() -> None:
                 assert compress.native_inflate() is None
     finally:
         compress.set_backend(old)
+
+
+@given(values=st.lists(st.integers(0, 2**64 - 1), max_size=40), sort=st.booleans())
+def test_increasing_check_matches_python(values: list[int], sort: bool) -> None:
+    from array import array
+
+    from gitodb.pack import reader as reader_module
+
+    a = array("Q", sorted(set(values)) if sort else values)
+    want = all(x < y for x, y in zip(a, a[1:], strict=False))
+    assert reader_module._increasing(a) is want
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reader_module, "_first_unordered_u64", None)
+        assert reader_module._increasing(a) is want
+
+
+@given(values=st.lists(st.integers(0, 2**32 - 1), max_size=40), count=st.integers(0, 2**32))
+def test_rev_range_check_matches_python(values: list[int], count: int) -> None:
+    from array import array
+
+    from gitodb.pack import rev as rev_module
+
+    a = array("I", values)
+    want = next((i for i, v in enumerate(a) if v >= count), -1)
+    assert rev_module._first_out_of_range(a, count) == want
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(rev_module, "_first_at_least_u32", None)
+        assert rev_module._first_out_of_range(a, count) == want

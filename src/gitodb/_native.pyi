@@ -85,6 +85,8 @@ def check_lines(
 def find_oid(
     table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int, oid: _Buffer, /
 ) -> int: ...
+def first_unordered_u64(values: _Buffer, /) -> int: ...
+def first_at_least_u32(values: _Buffer, limit: int, /) -> int: ...
 def walk_pack(
     buf: _Buffer,
     sorted_offsets: _Buffer,
@@ -108,7 +110,13 @@ ZLIB_VERSION: str | None
 ZLIB_RUNTIME_VERSION: str | None
 
 def delta_result_sizes(
-    buf: _Buffer, kinds: _Buffer, starts: _Buffer, ends: _Buffer, sizes: _Buffer, /
+    buf: _Buffer,
+    kinds: _Buffer,
+    starts: _Buffer,
+    ends: _Buffer,
+    sizes: _Buffer,
+    rev: _Buffer = ...,
+    /,
 ) -> list[int]: ...
 
 # -- the history walks (src/gitodb/_native/histwalk.inc, driven by gitodb.history.native) --

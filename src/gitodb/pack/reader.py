@@ -46,12 +46,14 @@ from gitodb.pack.idx import PackIndex
 from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 
 try:
+    from gitodb._native import first_unordered_u64 as _first_unordered_u64
     from gitodb._native import gather_u64 as _gather_u64
     from gitodb._native import ofs_base_counts as _ofs_base_counts
     from gitodb._native import scan_headers as _scan_headers
     from gitodb._native import walk_pack as _walk_pack
 except ImportError:  # built without a C compiler
     _gather_u64 = _ofs_base_counts = _scan_headers = _walk_pack = None  # type: ignore[assignment]
+    _first_unordered_u64 = None  # type: ignore[assignment]
 try:  # built only where zlib's header and library were found at build time
     from gitodb._native import delta_result_sizes as _delta_result_sizes
 except ImportError:
@@ -473,7 +475,8 @@ class PackFile:
         if _delta_result_sizes is not None:
             # Every delta head at once in C; what it cannot decide (damage) is read
             # below on the chosen backend, which raises the typed error.
-            left = _delta_result_sizes(buf, kinds, starts_raw, ends_raw, sizes)
+            # Read in pack order: front to back through the mapping, not at random.
+            left = _delta_result_sizes(buf, kinds, starts_raw, ends_raw, sizes, self.rev_order)
         else:
             left = [p for p, kind in enumerate(kinds) if kind > 4]
         for p in left:
@@ -852,6 +855,8 @@ class _RevUnusable(Exception):
 
 def _increasing(values: array[int]) -> bool:
     """True if ``values`` is strictly increasing."""
+    if _first_unordered_u64 is not None and values.typecode == "Q":
+        return _first_unordered_u64(values) < 0
     return all(a < b for a, b in zip(values, values[1:], strict=False))
 
 
