@@ -158,6 +158,7 @@ def _three_ways(path: Path) -> tuple[object, object, object]:
     return c_zlib, binding, python
 
 
+@pytest.mark.e2e
 @pytest.mark.skipif(
     getattr(_native, "ZLIB_RUNTIME_VERSION", None) is None
     or getattr(_native, "DeltaCache", None) is None,
@@ -180,6 +181,7 @@ def test_walk_inflates_alike_in_c_through_the_binding_and_in_python(
         assert {oid: data for oid, _off, _t, data in python} == expected
 
 
+@pytest.mark.e2e
 def test_native_inflate_only_for_the_zlib_backend() -> None:
     old = compress.active_backend()
     try:
