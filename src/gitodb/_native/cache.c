@@ -71,20 +71,25 @@ gdc_map_get(const gdc_map *m, unsigned long long key)
     return NULL;
 }
 
-/* Set key to val (non-NULL), replacing any value; 0, or -1 with MemoryError. */
+/* Set key to val (non-NULL), replacing any value; 0, or -1 with MemoryError.
+   Replacing a present key never allocates. */
 int
 gdc_map_set(gdc_map *m, unsigned long long key, void *val)
 {
+    if (m->mask) {
+        size_t s = slot_of(m, key);
+        for (; m->vals[s]; s = (s + 1) & m->mask) {
+            if (m->keys[s] == key) {
+                m->vals[s] = val;
+                return 0;
+            }
+        }
+    }
     if ((m->used + 1) * 2 > (m->mask ? m->mask + 1 : 0) && map_grow(m))
         return -1;
     size_t s = slot_of(m, key);
-    while (m->vals[s]) {
-        if (m->keys[s] == key) {
-            m->vals[s] = val;
-            return 0;
-        }
+    while (m->vals[s])
         s = (s + 1) & m->mask;
-    }
     m->keys[s] = key;
     m->vals[s] = val;
     m->used++;

@@ -395,11 +395,13 @@ walk_pack(PyObject *self, PyObject *args)
                     goto fail;
                 continue;
             }
-            PyObject *delta = walk_inflate(inflate, &z, buf, start, end, size);
+            type = (unsigned int)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(hit, 0));
+            PyObject *delta = NULL;
+            if (!PyErr_Occurred() && type >= 1 && type <= 4)
+                delta = walk_inflate(inflate, &z, buf, start, end, size);
             if (delta) {
                 data = build(PyTuple_GET_ITEM(hit, 1), delta);
                 Py_DECREF(delta);
-                type = (unsigned int)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(hit, 0));
             }
             Py_DECREF(hit);
             if (!data) {
