@@ -46,7 +46,8 @@ class OptionalBuildExt(build_ext):
 
     def build_extension(self, ext) -> None:  # type: ignore[no-untyped-def]
         if ext.name == "gitodb._native" and self._have_zlib():
-            # heads.c reads delta heads with zlib's published API when it is there.
+            # heads.c reads delta heads, and walk.c inflates when zlib is the chosen backend,
+            # with zlib's published API when it is there.
             ext.define_macros.append(("GITODB_HAVE_ZLIB", "1"))
             ext.libraries.append("z")
         super().build_extension(ext)  # an optional extension's failure is filtered out

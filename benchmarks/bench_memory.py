@@ -165,19 +165,25 @@ def main(argv: list[str] | None = None) -> int:
             rows.append(("read every object (Python API)", name, w, c, m))
         print("  api: done", file=sys.stderr)
 
-    print("| command | tool | wall s | CPU s | max RSS MiB | wall / git 2.39 | RSS / git 2.39 |")
-    print("|---|---|---:|---:|---:|---:|---:|")
+    print(
+        "| command | tool | wall s | CPU s | max RSS MiB | CPU / git 2.39 | wall / git 2.39 "
+        "| RSS / git 2.39 |"
+    )
+    print("|---|---|---:|---:|---:|---:|---:|---:|")
     ref = {label: (w, m) for label, name, w, _c, m in rows if name == "git 2.39 (zlib)"}
+    cpu_ref = {label: c for label, name, _w, c, _m in rows if name == "git 2.39 (zlib)"}
     api_ref = next((w for label, name, w, _c, _m in rows if name == "pygit2"), None)
     for label, name, w, c, m in rows:
         rw, rm = ref.get(label, (None, None))
+        rc = cpu_ref.get(label)
         if label.startswith("read every object") and api_ref:
             wr = f"{w / api_ref:.2f}x pygit2"
-            mr = "-"
+            mr = cr = "-"
         else:
             wr = f"{w / rw:.2f}x" if rw else "-"
             mr = f"{m / rm:.2f}x" if rm else "-"
-        print(f"| {label} | {name} | {w:.2f} | {c:.2f} | {m / 1024:.0f} | {wr} | {mr} |")
+            cr = f"{c / rc:.2f}x" if rc else "-"
+        print(f"| {label} | {name} | {w:.2f} | {c:.2f} | {m / 1024:.0f} | {cr} | {wr} | {mr} |")
     return 0
 
 

@@ -22,6 +22,7 @@ from hypothesis import strategies as st
 import gitodb
 from gitodb.objects.format import SHA1
 from gitodb.objects.header import OBJ_BLOB, hash_object
+from gitodb.pack import cache as cache_module
 from gitodb.pack import delta as delta_module
 from gitodb.pack import entry as entry_module
 from gitodb.pack import idx as idx_module
@@ -48,6 +49,8 @@ def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(reader_module, "_gather_u64", None)
     monkeypatch.setattr(rev_module, "_c_rev_order", None)
     monkeypatch.setattr(idx_module, "_find_oid", None)
+    # the Python cache (the reference of _native.DeltaCache) for every PackFile opened
+    monkeypatch.setattr(reader_module, "DeltaBaseCache", cache_module.PyDeltaBaseCache)
 
 
 def _random_pack(tmp: Path, seed: int, count: int) -> tuple[Path, dict[bytes, bytes]]:

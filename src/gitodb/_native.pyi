@@ -33,6 +33,28 @@ class sha1dc:
 
 def set_collision_error(cls: Callable[[str], BaseException], /) -> None: ...
 
+# -- the delta-base cache (src/gitodb/_native/cache.c) ------------------------------
+class DeltaCache:
+    limit: int
+    size: int
+    entries: dict[int, tuple[int, bytes]]
+    def __init__(self, limit: int = ...) -> None: ...
+    def __len__(self) -> int: ...
+    def __contains__(self, key: object) -> bool: ...
+    def get(self, key: int, /) -> tuple[int, bytes] | None: ...
+    def put(self, key: int, type_num: int, data: bytes, /) -> None: ...
+    def pop(self, key: int, /) -> tuple[int, bytes] | None: ...
+    def discard_if(self, drop: Callable[[int], bool], /) -> None: ...
+    def clear(self) -> None: ...
+    def new_pack_key(self) -> int: ...
+
+class PendingBases:
+    cache: DeltaCache
+    pending: dict[int, int]
+    def __init__(self, cache: DeltaCache, pending: dict[int, int], /) -> None: ...
+    def get(self, key: int, /) -> tuple[int, bytes] | None: ...
+    def put(self, key: int, type_num: int, data: bytes, /) -> None: ...
+
 # -- the pack loops (src/gitodb/_native/pack.c) -----------------------------------
 _Buffer = bytes | bytearray | memoryview | mmap | array[Any]
 
@@ -63,28 +85,38 @@ def check_lines(
 def find_oid(
     table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int, oid: _Buffer, /
 ) -> int: ...
+def first_unordered_u64(values: _Buffer, /) -> int: ...
+def first_at_least_u32(values: _Buffer, limit: int, /) -> int: ...
 def walk_pack(
     buf: _Buffer,
     sorted_offsets: _Buffer,
     k: int,
     data_end: int,
-    inflate: Callable[[memoryview, int], bytes],
-    cache_get: Callable[[int], tuple[int, bytes] | None],
-    cache_put: Callable[[int, int, bytes], None],
+    inflate: Callable[[memoryview, int], bytes] | None,
+    cache: Any,
     key_base: int,
     max_items: int,
     max_bytes: int,
+    id_table: tuple[Any, int, int, int, int],
+    rev: _Buffer,
     /,
-) -> tuple[int, list[tuple[int, int, bytes | None]]]: ...
+) -> tuple[int, int, list[tuple[bytes, int, int, bytes | None]]]: ...
 def ofs_base_counts(
     buf: _Buffer, sorted_offsets: _Buffer, data_end: int, key_base: int, /
 ) -> dict[int, int]: ...
 
 # -- heads.c: present only when zlib's header and library were found at build time ------
 ZLIB_VERSION: str | None
+ZLIB_RUNTIME_VERSION: str | None
 
 def delta_result_sizes(
-    buf: _Buffer, kinds: _Buffer, starts: _Buffer, ends: _Buffer, sizes: _Buffer, /
+    buf: _Buffer,
+    kinds: _Buffer,
+    starts: _Buffer,
+    ends: _Buffer,
+    sizes: _Buffer,
+    rev: _Buffer = ...,
+    /,
 ) -> list[int]: ...
 
 # -- the history walks (src/gitodb/_native/histwalk.inc, driven by gitodb.history.native) --

@@ -16,6 +16,7 @@
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
+#include <stdlib.h>
 
 #include "pack.h"
 
@@ -42,20 +43,29 @@ head_of(z_stream *zs, const unsigned char *p, unsigned long long len, unsigned c
 }
 
 /*
- * delta_result_sizes(buf, kinds, starts, ends, sizes) -> list of positions left
+ * delta_result_sizes(buf, kinds, starts, ends, sizes[, rev]) -> list of positions left
  *
  * kinds, starts, ends as scan_headers returns them (indexed by position: the entry
  * type, where its zlib data starts, where the entry ends); sizes a writable native
  * uint64 buffer of the same length.  For every delta position (kind 6 or 7) whose
  * head zlib decodes cleanly, sizes[p] becomes the delta's result size; the
- * positions it could not decide are returned, in order.
+ * positions it could not decide are returned, in ascending order.  rev (native
+ * uint32, the index position of each entry in pack order) makes the reads go
+ * through the pack front to back instead of at random.
  */
+static int
+cmp_uint(const void *a, const void *b)
+{
+    unsigned int x = *(const unsigned int *)a, y = *(const unsigned int *)b;
+    return x < y ? -1 : x > y;
+}
+
 static PyObject *
 delta_result_sizes(PyObject *self, PyObject *args)
 {
-    Py_buffer pack, kinds, starts, ends, sizes;
-    if (!PyArg_ParseTuple(args, "y*y*y*y*w*:delta_result_sizes", &pack, &kinds, &starts, &ends,
-                          &sizes))
+    Py_buffer pack, kinds, starts, ends, sizes, rev = {0};
+    if (!PyArg_ParseTuple(args, "y*y*y*y*w*|y*:delta_result_sizes", &pack, &kinds, &starts,
+                          &ends, &sizes, &rev))
         return NULL;
     PyObject *left = NULL;
     Py_ssize_t n = kinds.len;
@@ -64,6 +74,19 @@ delta_result_sizes(PyObject *self, PyObject *args)
     if (starts.len != n * 8 || ends.len != n * 8 || sizes.len != n * 8) {
         PyErr_SetString(PyExc_ValueError, "delta_result_sizes: arrays differ in length");
         goto done;
+    }
+    const unsigned int *order = rev.obj ? rev.buf : NULL;
+    if (order) {
+        if (rev.len != n * 4) {
+            PyErr_SetString(PyExc_ValueError, "delta_result_sizes: arrays differ in length");
+            goto done;
+        }
+        for (Py_ssize_t k = 0; k < n; k++) {
+            if (order[k] >= (unsigned int)n) {
+                PyErr_SetString(PyExc_ValueError, "delta_result_sizes: position out of range");
+                goto done;
+            }
+        }
     }
     undecided = PyMem_RawMalloc(n ? (size_t)n * sizeof(unsigned int) : 1);
     if (!undecided) {
@@ -83,7 +106,8 @@ delta_result_sizes(PyObject *self, PyObject *args)
         const unsigned long long *start = starts.buf, *end = ends.buf;
         unsigned long long *size = sizes.buf;
         Py_BEGIN_ALLOW_THREADS
-        for (Py_ssize_t p = 0; p < n; p++) {
+        for (Py_ssize_t k = 0; k < n; k++) {
+            Py_ssize_t p = order ? (Py_ssize_t)order[k] : k;
             if (kind[p] < 6)
                 continue;
             unsigned long long s = start[p], e = end[p];
@@ -101,6 +125,8 @@ delta_result_sizes(PyObject *self, PyObject *args)
         Py_END_ALLOW_THREADS
         inflateEnd(&zs);
     }
+    if (order && n_undecided > 1)
+        qsort(undecided, (size_t)n_undecided, sizeof(unsigned int), cmp_uint);
     left = PyList_New(n_undecided);
     if (!left)
         goto done;
@@ -119,6 +145,8 @@ done:
     PyBuffer_Release(&starts);
     PyBuffer_Release(&ends);
     PyBuffer_Release(&sizes);
+    if (rev.obj)
+        PyBuffer_Release(&rev);
     return left;
 }
 
@@ -130,6 +158,12 @@ PyMethodDef gdc_heads_methods[] = {
 
 const char *gdc_zlib_version = ZLIB_VERSION;
 
+const char *
+gdc_zlib_runtime_version(void)
+{
+    return zlibVersion();
+}
+
 #else /* no zlib at build time: Python reads every head */
 
 PyMethodDef gdc_heads_methods[] = {
@@ -137,5 +171,11 @@ PyMethodDef gdc_heads_methods[] = {
 };
 
 const char *gdc_zlib_version = NULL;
+
+const char *
+gdc_zlib_runtime_version(void)
+{
+    return NULL;
+}
 
 #endif

@@ -289,7 +289,8 @@ PyInit__native(void)
                         "sha1dc: bad tables (a DV without a test step, or UBC for other DVs)");
         return NULL;
     }
-    if (PyType_Ready(&Sha1DCType) < 0)
+    if (PyType_Ready(&Sha1DCType) < 0 || PyType_Ready(&gdc_DeltaCacheType) < 0
+        || PyType_Ready(&gdc_PendingType) < 0)
         return NULL;
     m = PyModule_Create(&native_module);
     if (!m)
@@ -303,6 +304,8 @@ PyInit__native(void)
     fallback_error = PyErr_NewException("gitodb._native.CollisionError", PyExc_ValueError, NULL);
     if (!fallback_error || PyModule_AddObjectRef(m, "CollisionError", fallback_error) < 0
         || PyModule_AddObjectRef(m, "sha1dc", (PyObject *)&Sha1DCType) < 0
+        || PyModule_AddObjectRef(m, "DeltaCache", (PyObject *)&gdc_DeltaCacheType) < 0
+        || PyModule_AddObjectRef(m, "PendingBases", (PyObject *)&gdc_PendingType) < 0
         || PyModule_AddIntConstant(m, "SHA1DC_DV_COUNT", gdc_sha1dc_dv_count()) < 0
         || PyModule_AddIntConstant(m, "SHA1DC_UBC_COUNT", gdc_sha1dc_ubc_count()) < 0) {
         Py_DECREF(m);
@@ -311,6 +314,16 @@ PyInit__native(void)
     /* The zlib that heads.c was built with (None: none was found at build time). */
     PyObject *zv = gdc_zlib_version ? PyUnicode_FromString(gdc_zlib_version) : Py_NewRef(Py_None);
     if (!zv || PyModule_AddObjectRef(m, "ZLIB_VERSION", zv) < 0) {
+        Py_XDECREF(zv);
+        Py_DECREF(m);
+        return NULL;
+    }
+    Py_DECREF(zv);
+    /* The zlib linked at run time: walk_pack inflates with it only when it is the
+       one the standard library's zlib module runs on (gitodb.compress checks). */
+    const char *rv = gdc_zlib_runtime_version();
+    zv = rv ? PyUnicode_FromString(rv) : Py_NewRef(Py_None);
+    if (!zv || PyModule_AddObjectRef(m, "ZLIB_RUNTIME_VERSION", zv) < 0) {
         Py_XDECREF(zv);
         Py_DECREF(m);
         return NULL;

@@ -361,6 +361,41 @@ gather_u64(PyObject *self, PyObject *args)
     return out;
 }
 
+/* first_unordered_u64(values: native uint64 buffer) -> the first i with
+ * values[i] >= values[i + 1], or -1 when the values strictly increase. */
+static PyObject *
+first_unordered_u64(PyObject *self, PyObject *arg)
+{
+    Py_buffer view;
+    if (PyObject_GetBuffer(arg, &view, PyBUF_SIMPLE) < 0)
+        return NULL;
+    const unsigned long long *v = view.buf;
+    Py_ssize_t n = view.len / 8, i;
+    for (i = 0; i + 1 < n; i++)
+        if (v[i] >= v[i + 1])
+            break;
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(i + 1 < n ? i : -1);
+}
+
+/* first_at_least_u32(values: native uint32 buffer, limit) -> the first i with
+ * values[i] >= limit, or -1. */
+static PyObject *
+first_at_least_u32(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    unsigned long long limit;
+    if (!PyArg_ParseTuple(args, "y*K:first_at_least_u32", &view, &limit))
+        return NULL;
+    const unsigned int *v = view.buf;
+    Py_ssize_t n = view.len / 4, i;
+    for (i = 0; i < n; i++)
+        if (v[i] >= limit)
+            break;
+    PyBuffer_Release(&view);
+    return PyLong_FromSsize_t(i < n ? i : -1);
+}
+
 /*
  * scan_headers(buf, sorted_offsets, rev, data_end, rawsz, path)
  *     -> (kinds, types, sizes, starts, ends)
@@ -772,6 +807,10 @@ PyMethodDef gdc_pack_methods[] = {
      "check_lines(oids, types, sizes, positions) -> bytes: default --batch-check lines"},
     {"rev_order", rev_order, METH_O,
      "rev_order(offsets) -> bytes: uint32 index positions in pack-offset order"},
+    {"first_unordered_u64", first_unordered_u64, METH_O,
+     "first_unordered_u64(values) -> first i with values[i] >= values[i + 1], or -1"},
+    {"first_at_least_u32", first_at_least_u32, METH_VARARGS,
+     "first_at_least_u32(values, limit) -> first i with values[i] >= limit, or -1"},
     {"gather_u64", gather_u64, METH_VARARGS,
      "gather_u64(values, order) -> bytes: values[order[i]] as native uint64"},
     {"scan_headers", scan_headers, METH_VARARGS,

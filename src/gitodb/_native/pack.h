@@ -8,6 +8,8 @@ extern PyMethodDef gdc_walk_methods[];
 extern PyMethodDef gdc_heads_methods[];
 /* zlib's version when heads.c was built with it (GITODB_HAVE_ZLIB), else NULL. */
 extern const char *gdc_zlib_version;
+/* zlibVersion() of the zlib linked at run time, or NULL without zlib. */
+const char *gdc_zlib_runtime_version(void);
 
 /* A delta-header size varint at *pp (advanced); -1 if truncated or over 64 bits. */
 int gdc_read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out);
@@ -18,5 +20,35 @@ const char *gdc_run_opcodes(const unsigned char *p, const unsigned char *end,
                             const unsigned char *base, unsigned long long base_len,
                             unsigned long long dst_size, unsigned char *out,
                             unsigned long long *produced_out, char *msg, size_t msglen);
+
+/* The delta-base cache (cache.c): gitodb.pack.cache.DeltaBaseCache when native. */
+#define GDC_DEFAULT_CACHE_LIMIT (96 * 1024 * 1024)
+#define GDC_KEY_STRIDE (1ULL << 44)
+
+/* An open-addressing map from uint64 keys to non-NULL pointers. */
+typedef struct {
+    unsigned long long *keys;
+    void **vals;
+    size_t mask; /* capacity - 1, or 0 when nothing is allocated */
+    size_t used;
+} gdc_map;
+void *gdc_map_get(const gdc_map *m, unsigned long long key);
+int gdc_map_set(gdc_map *m, unsigned long long key, void *val);
+void *gdc_map_del(gdc_map *m, unsigned long long key);
+void gdc_map_free(gdc_map *m);
+
+typedef struct gdc_cache gdc_cache;
+typedef struct gdc_pending gdc_pending;
+extern PyTypeObject gdc_DeltaCacheType;
+extern PyTypeObject gdc_PendingType;
+/* The cached (type, data) tuple (borrowed; now most recently used), or NULL. */
+PyObject *gdc_cache_get(gdc_cache *c, unsigned long long key);
+/* Keep bytes data under key unless too large or present: 0, or -1 with an error. */
+int gdc_cache_put(gdc_cache *c, unsigned long long key, unsigned int type, PyObject *data);
+/* PendingBases.get in C: a new reference to (type, data), or NULL (no error). */
+PyObject *gdc_pending_get(gdc_pending *p, unsigned long long key);
+/* True if a later entry is a delta against key (PendingBases.put stores only those). */
+int gdc_pending_wants(gdc_pending *p, unsigned long long key);
+gdc_cache *gdc_pending_cache(gdc_pending *p);
 
 #endif

@@ -3,10 +3,13 @@
  * PackFile.iter_objects does per entry, in C.  gitodb.pack.reader's Python loop is
  * its reference (PackFile._iter_objects_python); tests compare the two.
  *
- * It receives everything it calls: the inflate the compression layer chose
- * (compress.inflate, a binding's public callable, which releases the GIL for its
- * own work) and the one delta-base cache's own get/put methods, so the cache is
- * accounted in one place only (gitodb.pack.cache).  Delta application runs
+ * The delta-base cache is the one cache (cache.c, gitodb.pack.cache): a native
+ * PendingBases is used through its C functions, so no Python call is made per
+ * object; any other object with get/put is called through its methods.  Inflate
+ * is the compression layer's choice: its binding's public callable, or, when
+ * compress.native_inflate() says the chosen backend is the zlib this module was
+ * linked with at build time (GITODB_HAVE_ZLIB), zlib's published C API on one
+ * z_stream reset between entries.  Large inflates and delta application run
  * without the GIL.
  *
  * Anything unusual about an entry (a damaged header, a base not in the cache, a
@@ -144,11 +147,157 @@ build(PyObject *base, PyObject *delta)
     return out;
 }
 
-/* Append (k, type, data) to items; data NULL: a fallback (type 0, None). */
-static int
-emit(PyObject *items, Py_ssize_t k, unsigned int type, PyObject *data)
+#ifdef GITODB_HAVE_ZLIB
+#include <zlib.h>
+
+/* One z_stream for a whole walk_pack call, reset between entries. */
+typedef struct {
+    z_stream zs;
+    int ready;
+} zinflater;
+
+/* [start, end) inflated to exactly size bytes, as compress.inflate accepts it (the
+   stream ends, the output is size bytes; input after the stream's end is allowed);
+   NULL with no error set for anything else (the caller falls back to read_at). */
+static PyObject *
+zlib_inflate(zinflater *z, const unsigned char *buf, unsigned long long start,
+             unsigned long long end, unsigned long long size)
 {
-    PyObject *t = Py_BuildValue("(nIO)", k, data ? type : 0u, data ? data : Py_None);
+    if (end - start > 0xffffffffULL || size > 0xffffffffULL)
+        return NULL;
+    if (!z->ready) {
+        memset(&z->zs, 0, sizeof(z->zs));
+        if (inflateInit(&z->zs) != Z_OK)
+            return NULL;
+        z->ready = 1;
+    } else if (inflateReset(&z->zs) != Z_OK) {
+        return NULL;
+    }
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!out) {
+        PyErr_Clear();
+        return NULL;
+    }
+    /* `out` is not visible to any other code until it is returned. */
+    z->zs.next_in = (Bytef *)buf + start;
+    z->zs.avail_in = (uInt)(end - start);
+    z->zs.next_out = (Bytef *)PyBytes_AS_STRING(out);
+    z->zs.avail_out = (uInt)size;
+    int r;
+    if (size >= NOGIL_MIN) {
+        Py_BEGIN_ALLOW_THREADS
+        r = inflate(&z->zs, Z_FINISH);
+        Py_END_ALLOW_THREADS
+    } else {
+        r = inflate(&z->zs, Z_FINISH);
+    }
+    if (r != Z_STREAM_END || z->zs.total_out != size) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
+static void
+zinflater_end(zinflater *z)
+{
+    if (z->ready)
+        inflateEnd(&z->zs);
+    z->ready = 0;
+}
+#else
+typedef struct {
+    int ready;
+} zinflater;
+static void
+zinflater_end(zinflater *z)
+{
+    (void)z;
+}
+#endif
+
+/* The chosen inflate: the Python callable, or (inflate None) zlib's C API. */
+static PyObject *
+walk_inflate(PyObject *inflate, zinflater *z, const unsigned char *buf,
+             unsigned long long start, unsigned long long end, unsigned long long size)
+{
+#ifdef GITODB_HAVE_ZLIB
+    if (inflate == Py_None)
+        return zlib_inflate(z, buf, start, end, size);
+#endif
+    (void)z;
+    return call_inflate(inflate, buf, start, end, size);
+}
+
+/* The cache's base for key: a new reference to (type, data), or NULL.  -1: error. */
+static int
+walk_cache_get(PyObject *cache, unsigned long long key, PyObject **hit)
+{
+    if (Py_IS_TYPE(cache, &gdc_PendingType)) {
+        *hit = gdc_pending_get((gdc_pending *)cache, key);
+        return 0;
+    }
+    PyObject *k = PyLong_FromUnsignedLongLong(key);
+    if (!k)
+        return -1;
+    PyObject *r = PyObject_CallMethod(cache, "get", "O", k);
+    Py_DECREF(k);
+    if (!r)
+        return -1;
+    if (r == Py_None) {
+        Py_DECREF(r);
+        r = NULL;
+    }
+    *hit = r;
+    return 0;
+}
+
+static int
+walk_cache_put(PyObject *cache, unsigned long long key, unsigned int type, PyObject *data)
+{
+    if (Py_IS_TYPE(cache, &gdc_PendingType)) {
+        gdc_pending *p = (gdc_pending *)cache;
+        if (!gdc_pending_wants(p, key))
+            return 0;
+        return gdc_cache_put(gdc_pending_cache(p), key, type, data);
+    }
+    PyObject *r = PyObject_CallMethod(cache, "put", "KIO", key, type, data);
+    if (!r)
+        return -1;
+    Py_DECREF(r);
+    return 0;
+}
+
+/* The id of the entry at pack position k, from the mapped index's id table. */
+typedef struct {
+    const unsigned char *table;
+    Py_ssize_t start, stride, rawsz, count;
+    const unsigned int *rev;
+    Py_ssize_t nrev;
+} id_lookup;
+
+/* Append (oid, offset, type, data) to items; data NULL: a fallback (type 0, None). */
+static int
+emit(PyObject *items, const id_lookup *ids, Py_ssize_t k, unsigned long long off,
+     unsigned int type, PyObject *data, Py_ssize_t *fallbacks)
+{
+    unsigned int p = ids->rev[k];
+    if ((Py_ssize_t)p >= ids->count) {
+        PyErr_SetString(PyExc_ValueError, "walk_pack: index position out of range");
+        return -1;
+    }
+    PyObject *oid = PyBytes_FromStringAndSize(
+        (const char *)ids->table + ids->start + (Py_ssize_t)p * ids->stride, ids->rawsz);
+    if (!oid)
+        return -1;
+    PyObject *offset = PyLong_FromUnsignedLongLong(off);
+    if (!offset) {
+        Py_DECREF(oid);
+        return -1;
+    }
+    if (!data)
+        (*fallbacks)++;
+    PyObject *t = Py_BuildValue("(NNIO)", oid, offset, data ? type : 0u, data ? data : Py_None);
     if (!t)
         return -1;
     int r = PyList_Append(items, t);
@@ -157,29 +306,57 @@ emit(PyObject *items, Py_ssize_t k, unsigned int type, PyObject *data)
 }
 
 /*
- * walk_pack(buf, sorted_offsets, k, data_end, inflate, cache_get, cache_put, key_base,
- *           max_items, max_bytes) -> (next_k, [(k, type, data), ...])
+ * walk_pack(buf, sorted_offsets, k, data_end, inflate, cache, key_base, max_items,
+ *           max_bytes, id_table, rev) -> (next_k, fallbacks, [(oid, offset, type, data)])
  *
- * Entries k, k+1, ... (positions in pack order; sorted_offsets is native uint64)
- * until max_items entries or max_bytes of results are out.  type 0 / data None:
- * read entry k with read_at.  Results are cached as PackFile.iter_objects caches
- * them: every delta result, and full trees and blobs (the bases of later deltas).
+ * Entries k, k+1, ... (positions in pack order; sorted_offsets is native uint64,
+ * rev the index position of each, uint32) until max_items entries or max_bytes of
+ * results are out.  id_table is PackIndex.id_table().  type 0 / data None (counted
+ * in fallbacks): read that entry with read_at.  inflate is the compression layer's
+ * inflate, or None for zlib's C API when compress.native_inflate() says zlib is the
+ * chosen backend.  cache is a PendingBases (the native one is used without a
+ * Python call).  Results are cached as PackFile.iter_objects caches them.
  */
 static PyObject *
 walk_pack(PyObject *self, PyObject *args)
 {
-    Py_buffer pack, sorted;
+    Py_buffer pack, sorted, table, revbuf;
     Py_ssize_t k, max_items, max_bytes;
     unsigned long long data_end, key_base;
-    PyObject *inflate, *cache_get, *cache_put;
-    if (!PyArg_ParseTuple(args, "y*y*nKOOOKnn:walk_pack", &pack, &sorted, &k, &data_end,
-                          &inflate, &cache_get, &cache_put, &key_base, &max_items, &max_bytes))
+    PyObject *inflate, *cache, *table_obj;
+    id_lookup ids;
+    zinflater z = {0};
+    if (!PyArg_ParseTuple(args, "y*y*nKOOKnnOy*:walk_pack", &pack, &sorted, &k, &data_end,
+                          &inflate, &cache, &key_base, &max_items, &max_bytes, &table_obj,
+                          &revbuf))
         return NULL;
+    table.obj = NULL;
+    PyObject *items = NULL;
+    Py_ssize_t fallbacks = 0;
+    if (!PyArg_ParseTuple(table_obj, "y*nnnn:walk_pack id_table", &table, &ids.start,
+                          &ids.stride, &ids.rawsz, &ids.count)) {
+        table.obj = NULL;
+        goto fail;
+    }
+#ifndef GITODB_HAVE_ZLIB
+    if (inflate == Py_None) {
+        PyErr_SetString(PyExc_TypeError, "walk_pack: built without zlib, inflate is required");
+        goto fail;
+    }
+#endif
+    ids.table = table.buf;
+    ids.rev = revbuf.buf;
+    ids.nrev = revbuf.len / 4;
     const unsigned char *buf = pack.buf;
     unsigned long long len = (unsigned long long)pack.len;
     const unsigned long long *so = sorted.buf;
     Py_ssize_t n = sorted.len / 8;
-    PyObject *items = PyList_New(0);
+    if (ids.nrev != n || ids.rawsz <= 0 || ids.stride < ids.rawsz || ids.count != n
+        || ids.start < 0 || ids.start + n * ids.stride > table.len) {
+        PyErr_SetString(PyExc_ValueError, "walk_pack: id table and offsets differ");
+        goto fail;
+    }
+    items = PyList_New(0);
     Py_ssize_t out_bytes = 0;
     if (!items)
         goto fail;
@@ -193,7 +370,7 @@ walk_pack(PyObject *self, PyObject *args)
         PyObject *data = NULL;
         if (off < PACK_HEADER_LEN || end > data_end || off >= end
             || entry_header(buf, end, off, &type, &size, &hlen)) {
-            if (emit(items, k, 0, NULL))
+            if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                 goto fail;
             continue;
         }
@@ -202,92 +379,82 @@ walk_pack(PyObject *self, PyObject *args)
             unsigned long long dist, nlen;
             if (ofs_distance(buf, end, pos, &dist, &nlen) || dist == 0
                 || dist > off - PACK_HEADER_LEN) {
-                if (emit(items, k, 0, NULL))
+                if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                     goto fail;
                 continue;
             }
             unsigned long long start = pos + nlen;
-            PyObject *key = PyLong_FromUnsignedLongLong(key_base + off - dist);
-            if (!key)
+            PyObject *hit;
+            if (walk_cache_get(cache, key_base + off - dist, &hit))
                 goto fail;
-            PyObject *hit = PyObject_CallOneArg(cache_get, key);
-            Py_DECREF(key);
-            if (!hit)
-                goto fail;
-            if (hit == Py_None || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2
+            if (!hit || !PyTuple_Check(hit) || PyTuple_GET_SIZE(hit) != 2
                 || !PyBytes_Check(PyTuple_GET_ITEM(hit, 1))
                 || size > (end - start) * MAX_INFLATE_RATIO) {
-                Py_DECREF(hit);
-                if (emit(items, k, 0, NULL))
+                Py_XDECREF(hit);
+                if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                     goto fail;
                 continue;
             }
-            PyObject *delta = call_inflate(inflate, buf, start, end, size);
+            type = (unsigned int)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(hit, 0));
+            PyObject *delta = NULL;
+            if (!PyErr_Occurred() && type >= 1 && type <= 4)
+                delta = walk_inflate(inflate, &z, buf, start, end, size);
             if (delta) {
                 data = build(PyTuple_GET_ITEM(hit, 1), delta);
                 Py_DECREF(delta);
-                type = (unsigned int)PyLong_AsUnsignedLong(PyTuple_GET_ITEM(hit, 0));
             }
             Py_DECREF(hit);
             if (!data) {
                 PyErr_Clear();
-                if (emit(items, k, 0, NULL))
+                if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                     goto fail;
                 continue;
             }
         } else if (type >= 1 && type <= 4 && size <= (end - pos) * MAX_INFLATE_RATIO) {
-            data = call_inflate(inflate, buf, pos, end, size);
+            data = walk_inflate(inflate, &z, buf, pos, end, size);
             if (!data) {
                 PyErr_Clear();
-                if (emit(items, k, 0, NULL))
+                if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                     goto fail;
                 continue;
             }
             if (type != 2 && type != 3) {  /* commits and tags are rarely delta bases */
                 out_bytes += PyBytes_GET_SIZE(data);
-                int r = emit(items, k, type, data);
+                int r = emit(items, &ids, k, off, type, data, &fallbacks);
                 Py_DECREF(data);
                 if (r)
                     goto fail;
                 continue;
             }
         } else {
-            if (emit(items, k, 0, NULL))
+            if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                 goto fail;
             continue;
         }
-        {
-            PyObject *key = PyLong_FromUnsignedLongLong(key_base + off);
-            PyObject *tnum = PyLong_FromUnsignedLong(type);
-            PyObject *r = NULL;
-            if (key && tnum) {
-                PyObject *cargs[3] = {key, tnum, data};
-                r = PyObject_Vectorcall(cache_put, cargs, 3, NULL);
-            }
-            Py_XDECREF(key);
-            Py_XDECREF(tnum);
-            if (!r) {
-                Py_DECREF(data);
-                goto fail;
-            }
-            Py_DECREF(r);
+        if (walk_cache_put(cache, key_base + off, type, data)) {
+            Py_DECREF(data);
+            goto fail;
         }
         out_bytes += PyBytes_GET_SIZE(data);
-        int r = emit(items, k, type, data);
+        int r = emit(items, &ids, k, off, type, data, &fallbacks);
         Py_DECREF(data);
         if (r)
             goto fail;
     }
+    zinflater_end(&z);
     PyBuffer_Release(&pack);
     PyBuffer_Release(&sorted);
-    {
-        PyObject *res = Py_BuildValue("(nN)", k, items);
-        return res;
-    }
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&revbuf);
+    return Py_BuildValue("(nnN)", k, fallbacks, items);
 fail:
+    zinflater_end(&z);
     Py_XDECREF(items);
     PyBuffer_Release(&pack);
     PyBuffer_Release(&sorted);
+    if (table.obj)
+        PyBuffer_Release(&table);
+    PyBuffer_Release(&revbuf);
     return NULL;
 }
 
@@ -295,8 +462,9 @@ fail:
 
 PyMethodDef gdc_walk_methods[] = {
     {"walk_pack", walk_pack, METH_VARARGS,
-     "walk_pack(buf, sorted_offsets, k, data_end, inflate, cache_get, cache_put, key_base, "
-     "max_items, max_bytes) -> (next_k, [(k, type, data)]): iter_objects' loop"},
+     "walk_pack(buf, sorted_offsets, k, data_end, inflate, cache, key_base, max_items, "
+     "max_bytes, id_table, rev) -> (next_k, fallbacks, [(oid, offset, type, data)]): "
+     "iter_objects' loop"},
     {"odb_reader", odb_reader_new, METH_VARARGS,
      "odb_reader(packs, rawsz, inflate, cache_get, cache_put, fallback, bad_tree) -> "
      "OdbReader: object reads, tree and commit walks in C (gitodb.history.native)"},

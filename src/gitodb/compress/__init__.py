@@ -61,6 +61,11 @@ from . import calibrate, selection
 from .backends.base import GIT_LEVELS, Backend, PrefixContext
 from .backends.ops import corrupt, make_head
 
+try:  # the zlib the native core was linked with, when one was found at build time
+    from gitodb._native import ZLIB_RUNTIME_VERSION as _NATIVE_ZLIB
+except ImportError:  # built without a C compiler (or an older native core)
+    _NATIVE_ZLIB = None
+
 __all__ = [
     "BACKEND_NAMES",
     "Buffer",
@@ -74,6 +79,7 @@ __all__ = [
     "inflate",
     "inflate_head",
     "inflate_prefix",
+    "native_inflate",
     "new_inflater",
     "routing",
     "set_backend",
@@ -105,6 +111,7 @@ crc32: Callable[..., int]
 crc32_combine: Callable[[int, int, int], int]
 
 _routing: selection.Routing
+_native_inflate: str | None = None
 
 
 def _bad_level(level: int) -> CompressionError:
@@ -147,6 +154,7 @@ def set_backend(name: str | None) -> None:
     leaves the current backend in place.
     """
     global _routing, inflate, inflate_prefix, inflate_head, deflate, crc32, crc32_combine
+    global _native_inflate
     if name is None:
         name = os.environ.get(ENV_VAR) or "auto"
     calibrated = _calibration() if name == "auto" else None
@@ -161,7 +169,19 @@ def set_backend(name: str | None) -> None:
     deflate = _make_deflate(d.backend, d.level_fallback)
     crc32 = r.backend("crc32").crc32
     crc32_combine = r.backend("crc32").crc32_combine
+    chosen = r.backend("inflate")
+    # The native walk may inflate through zlib's C API only where that is the very
+    # library the chosen backend runs on (the standard library's zlib module).
+    same = chosen.name == "zlib" and chosen.library_version == _NATIVE_ZLIB
+    _native_inflate = "zlib" if same else None
     _routing = r
+
+
+def native_inflate() -> str | None:
+    """``"zlib"`` when the native core inflates with the chosen backend's own library
+    (the ``inflate`` backend is ``zlib`` and the core links that zlib), else None:
+    then native loops call ``inflate``, the backend's binding."""
+    return _native_inflate
 
 
 def _calibration() -> dict[str, Any] | None:

@@ -10,12 +10,24 @@ out: an entry's header size (for a delta, the size of the delta rather than of
 the object it builds) is not what the cache holds.  The limit is Git's
 ``core.deltaBaseCacheLimit`` (96 MiB by default); an object larger than the
 limit is never kept.  Least recently used entries are evicted first.
+
+With the native core built, ``DeltaBaseCache`` and ``pending_bases`` give the C
+implementation (``_native/cache.c``), which the native pack walk uses without a
+Python call per object; the classes below are its reference and the fallback
+(``PyDeltaBaseCache``, ``PendingBases``), and the differential tests compare the two.
 """
 
 from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
+
+try:
+    from gitodb._native import DeltaCache as _NativeCache
+    from gitodb._native import PendingBases as _NativePending
+except ImportError:  # built without a C compiler
+    _NativeCache = _NativePending = None  # type: ignore[assignment,misc]
 
 #: Git's default ``core.deltaBaseCacheLimit``
 DEFAULT_DELTA_BASE_CACHE_LIMIT = 96 * 1024 * 1024
@@ -24,7 +36,7 @@ DEFAULT_DELTA_BASE_CACHE_LIMIT = 96 * 1024 * 1024
 KEY_STRIDE = 1 << 44
 
 
-class DeltaBaseCache:
+class PyDeltaBaseCache:
     """Objects keyed by an int (a pack's key + an offset, or an entry number), LRU out.
 
     ``limit`` bounds ``size``, the total ``len(data)`` of the cached values.  An
@@ -90,6 +102,28 @@ class DeltaBaseCache:
         self.size = 0
 
 
+if TYPE_CHECKING:
+    DeltaBaseCache = PyDeltaBaseCache
+else:
+    # The one cache: the native type when built (same interface, same accounting).
+    DeltaBaseCache = _NativeCache if _NativeCache is not None else PyDeltaBaseCache
+
+
+class BaseGetPut(Protocol):
+    """What a walk over a pack needs of the cache: ``get`` and ``put``."""
+
+    def get(self, key: int, /) -> tuple[int, bytes] | None: ...
+
+    def put(self, key: int, type_num: int, data: bytes, /) -> None: ...
+
+
+def pending_bases(cache: DeltaBaseCache, pending: dict[int, int]) -> BaseGetPut:
+    """``PendingBases(cache, pending)``: the native one for the native cache."""
+    if _NativePending is not None and type(cache) is _NativeCache:  # type: ignore[comparison-overlap]
+        return _NativePending(cache, pending)
+    return PendingBases(cache, pending)
+
+
 class PendingBases:
     """The one cache as a walk over a whole pack in offset order uses it.
 
@@ -126,4 +160,12 @@ class PendingBases:
             self.cache.put(key, type_num, data)
 
 
-__all__ = ["DEFAULT_DELTA_BASE_CACHE_LIMIT", "KEY_STRIDE", "DeltaBaseCache", "PendingBases"]
+__all__ = [
+    "DEFAULT_DELTA_BASE_CACHE_LIMIT",
+    "KEY_STRIDE",
+    "BaseGetPut",
+    "DeltaBaseCache",
+    "PendingBases",
+    "PyDeltaBaseCache",
+    "pending_bases",
+]

@@ -34,19 +34,26 @@ from gitodb.errors import (
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
-from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache, PendingBases
+from gitodb.pack.cache import (
+    DEFAULT_DELTA_BASE_CACHE_LIMIT,
+    BaseGetPut,
+    DeltaBaseCache,
+    pending_bases,
+)
 from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 
 try:
+    from gitodb._native import first_unordered_u64 as _first_unordered_u64
     from gitodb._native import gather_u64 as _gather_u64
     from gitodb._native import ofs_base_counts as _ofs_base_counts
     from gitodb._native import scan_headers as _scan_headers
     from gitodb._native import walk_pack as _walk_pack
 except ImportError:  # built without a C compiler
     _gather_u64 = _ofs_base_counts = _scan_headers = _walk_pack = None  # type: ignore[assignment]
+    _first_unordered_u64 = None  # type: ignore[assignment]
 try:  # built only where zlib's header and library were found at build time
     from gitodb._native import delta_result_sizes as _delta_result_sizes
 except ImportError:
@@ -306,35 +313,40 @@ class PackFile:
         if _walk_pack is None:
             yield from self._iter_objects_python()
             return
-        # The per-entry loop runs in the native core (_native/walk.c), on the
-        # inflate the compression layer chose and the one cache's own get/put;
-        # anything unusual comes back as a fallback that read_at handles.
+        # The per-entry loop runs in the native core (_native/walk.c) on the one
+        # cache (native: no Python call per object) and on the inflate the
+        # compression layer chose (None: the same zlib through its C API); anything
+        # unusual comes back as a fallback that read_at handles.
         so = self.sorted_offsets
         rev = self.rev_order
-        oids = self.idx.oid_list()
         cache = self.pending_bases()
         walk = _walk_pack
         read_at = self.read_at
+        inflate = compress.inflate if compress.native_inflate() is None else None
+        table = self.idx.id_table()
         n = len(so)
         k = 0
         while k < n:
-            k, items = walk(
+            k, fallbacks, items = walk(
                 self.buf,
                 so,
                 k,
                 self.data_end,
-                compress.inflate,
-                cache.get,
-                cache.put,
+                inflate,
+                cache,
                 self.key_base,
                 _WALK_ITEMS,
                 _WALK_BYTES,
+                table,
+                rev,
             )
-            for j, t, got in items:
-                off = so[j]
+            if not fallbacks:  # no None among the data
+                yield from items  # type: ignore[misc]
+                continue
+            for oid, off, t, got in items:
                 if got is None:
                     t, got = read_at(off)
-                yield oids[rev[j]], off, t, got
+                yield oid, off, t, got
 
     def ofs_base_counts(self) -> dict[int, int]:
         """``{cache key of an entry: number of OFS_DELTA entries against it}``.
@@ -375,9 +387,9 @@ class PackFile:
                 counts[key] = counts.get(key, 0) + 1
         return counts
 
-    def pending_bases(self) -> PendingBases:
+    def pending_bases(self) -> BaseGetPut:
         """The cache as a walk over this whole pack uses it (see ``PendingBases``)."""
-        return PendingBases(self.cache, self.ofs_base_counts())
+        return pending_bases(self.cache, self.ofs_base_counts())
 
     def _iter_objects_python(self) -> Iterator[tuple[bytes, int, int, bytes]]:
         """``iter_objects`` in Python: the native walk's reference and fallback."""
@@ -463,7 +475,8 @@ class PackFile:
         if _delta_result_sizes is not None:
             # Every delta head at once in C; what it cannot decide (damage) is read
             # below on the chosen backend, which raises the typed error.
-            left = _delta_result_sizes(buf, kinds, starts_raw, ends_raw, sizes)
+            # Read in pack order: front to back through the mapping, not at random.
+            left = _delta_result_sizes(buf, kinds, starts_raw, ends_raw, sizes, self.rev_order)
         else:
             left = [p for p, kind in enumerate(kinds) if kind > 4]
         for p in left:
@@ -842,6 +855,8 @@ class _RevUnusable(Exception):
 
 def _increasing(values: array[int]) -> bool:
     """True if ``values`` is strictly increasing."""
+    if _first_unordered_u64 is not None and values.typecode == "Q":
+        return _first_unordered_u64(values) < 0
     return all(a < b for a, b in zip(values, values[1:], strict=False))
 
 

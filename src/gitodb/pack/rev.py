@@ -21,9 +21,10 @@ from gitodb.objects.format import ObjectFormat
 RIDX_MAGIC = b"RIDX"
 
 try:
+    from gitodb._native import first_at_least_u32 as _first_at_least_u32
     from gitodb._native import rev_order as _c_rev_order
 except ImportError:  # built without a C compiler
-    _c_rev_order = None  # type: ignore[assignment]
+    _c_rev_order = _first_at_least_u32 = None  # type: ignore[assignment]
 
 
 def compute_rev_order(offsets: Sequence[int]) -> array[int]:
@@ -81,12 +82,22 @@ def read_rev(
     order = array("I", data[12 : 12 + 4 * count])
     if sys.byteorder == "little":
         order.byteswap()
+    bad = _first_out_of_range(order, count)
+    if bad >= 0:
+        raise PackError(
+            "reverse-index file is corrupt (entry out of range)", path=p, offset=12 + 4 * bad
+        )
+    return order
+
+
+def _first_out_of_range(order: array[int], count: int) -> int:
+    """The first i with ``order[i] >= count``, or -1 (in C when the core is built)."""
+    if _first_at_least_u32 is not None and order.itemsize == 4:
+        return _first_at_least_u32(order, count)
     for i, pos in enumerate(order):
         if pos >= count:
-            raise PackError(
-                "reverse-index file is corrupt (entry out of range)", path=p, offset=12 + 4 * i
-            )
-    return order
+            return i
+    return -1
 
 
 def map_rev(path: str, count: int, fmt: ObjectFormat, pack_checksum: bytes) -> memoryview | None:
