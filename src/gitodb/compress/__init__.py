@@ -57,7 +57,7 @@ from typing import Any
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
 
-from . import calibrate, selection
+from . import selection
 from .backends.base import GIT_LEVELS, Backend, PrefixContext
 from .backends.ops import corrupt, make_head
 
@@ -150,7 +150,12 @@ def set_backend(name: str | None) -> None:
     if name is None:
         name = os.environ.get(ENV_VAR) or "auto"
     calibrated = _calibration() if name == "auto" else None
-    r = selection.route(name, calibrated, calibrate.summary)
+    describe = None
+    if calibrated is not None:
+        from . import calibrate
+
+        describe = calibrate.summary
+    r = selection.route(name, calibrated, describe)
     # Bind straight to the backend's functions: no per-call dispatch.
     inflate = r.backend("inflate").inflate
     inflate_prefix = r.backend("inflate-prefix").inflate_prefix
@@ -168,6 +173,8 @@ def _calibration() -> dict[str, Any] | None:
     """The stored ``gitodb calibrate`` record ``auto`` follows, if any (read once)."""
     global _calibrated
     if _calibrated is False:
+        from . import calibrate
+
         _calibrated = calibrate.load()
     return _calibrated  # type: ignore[return-value]
 

@@ -147,11 +147,13 @@ def _check_name(name: str) -> Backend | None:
     """The backend for a user-given name (None for ``auto``); raise if unusable."""
     if name == "auto":
         return None
-    names = ", ".join(["auto", *installed()])
     if name not in backends.BACKENDS:
+        names = ", ".join(["auto", *installed()])
         raise BackendUnavailableError(f"unknown zlib backend '{name}' (installed: {names})")
     backend = backends.load(name)
     if backend is None:
+        # only now every backend is loaded, to list them: a named one loads only itself
+        names = ", ".join(["auto", *installed()])
         raise BackendUnavailableError(
             f"zlib backend '{name}' is not installed ({backends.install_hint(name)};"
             f" installed: {names})"
