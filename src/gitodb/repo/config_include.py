@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -140,7 +139,14 @@ class Includes:
 @lru_cache(maxsize=1)
 def git_prefix() -> str | None:
     """The installation prefix of the ``git`` on ``PATH`` (``/usr`` for ``/usr/bin/git``)."""
-    found = shutil.which("git")
+    # shutil.which's search, without importing shutil (and the zlib, bz2 and lzma
+    # modules it imports) in every command that reads the system config
+    found = None
+    for d in os.get_exec_path():
+        candidate = os.path.join(d, "git")
+        if os.access(candidate, os.X_OK) and not os.path.isdir(candidate):
+            found = candidate
+            break
     if found is None:
         return None
     return os.path.dirname(os.path.dirname(os.path.realpath(found)))
