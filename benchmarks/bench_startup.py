@@ -8,6 +8,10 @@ Two measurements:
   time, which other processes on a shared machine inflate: the figure is the
   *minimum* over ``--repeat`` runs (the least disturbed one), and it includes
   ``importtime``'s own overhead (about a third more than the same imports cost without it);
+* **start-up CPU**: in one process, the CPU time to import the entry point and run
+  the command once, minus a second run of it over a fresh ``Repository``: the
+  imports and one-time set-up (median of ``--repeat``; CPU time is far less
+  disturbed by other processes than ``importtime``'s wall time);
 * **CPU** (user + sys of the process, from ``wait4``): median of ``--repeat`` runs of
   the whole command, git 2.55 and gitodb alternating run by run.
 
@@ -145,6 +149,30 @@ def env_for(src: Path) -> dict[str, str]:
     return {**ENV, "PYTHONPATH": os.pathsep.join([str(src), *SITE])}
 
 
+# In one process: CPU to import the entry point, then the command twice over a fresh
+# Repository each time; imports and one-time set-up are what the first run costs more.
+_PHASES = """
+import io, sys, time
+t0 = time.process_time()
+from gitodb.cli.main import _main
+t1 = time.process_time()
+out, sys.stdout = sys.stdout, io.TextIOWrapper(io.BytesIO())
+_main(sys.argv[1:])
+t2 = time.process_time()
+_main(sys.argv[1:])
+t3 = time.process_time()
+sys.stdout = out
+print((t1 - t0) + (t2 - t1) - (t3 - t2))
+"""
+
+
+def startup_cpu(repo: Path, argv: list[str], env: dict[str, str]) -> float:
+    """CPU seconds of a command's imports and one-time set-up (see ``_PHASES``)."""
+    cmd = [sys.executable, "-S", "-c", _PHASES, f"--git-dir={repo}", *argv]
+    p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
+    return float(p.stdout.split()[-1])
+
+
 def import_time(cmd: list[str], env: dict[str, str]) -> tuple[float, int, set[str]]:
     """(summed import time in ms outside ``site``, number of modules, their names)."""
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
@@ -184,13 +212,15 @@ def main() -> None:
     )
 
     # Start-up: imports and CPU of each command, per source tree.
-    head = ["command"] + [f"{label} imports ms (modules)" for label, _ in srcs]
+    head = ["command"] + [f"{label} modules" for label, _ in srcs]
+    head += [f"{label} importtime ms" for label, _ in srcs]
+    head += [f"{label} start-up CPU ms" for label, _ in srcs]
     head += [f"{label} CPU ms" for label, _ in srcs] + ["`python -S -c pass` CPU ms"]
     print("| " + " | ".join(head) + " |")
     print("|" + "---|" * len(head))
     bare = [run([sys.executable, "-S", "-c", "pass"])[1] for _ in range(args.repeat)]
     for title, argv, repo in STARTUP:
-        imports, cpus = [], []
+        counts, imports, starts, cpus = [], [], [], []
         for _label, src in srcs:
             env = env_for(Path(src))
             cmd = gitodb_cmd(repos[repo], argv)
@@ -199,9 +229,14 @@ def main() -> None:
                 icmd = gitodb_cmd(repos[repo], argv, "-X", "importtime")
                 ms, count, _names = import_time(icmd, env)
                 times.append(ms)
-            imports.append(f"{min(times):.1f} ({count})")
+            counts.append(str(count))
+            imports.append(f"{min(times):.1f}")
+            starts.append(
+                median_ms([startup_cpu(repos[repo], argv, env) for _ in range(args.repeat)])
+            )
             cpus.append(median_ms([run(cmd, env=env)[1] for _ in range(args.repeat)]))
-        print(f"| {title} | " + " | ".join(imports + cpus) + f" | {median_ms(bare)} |")
+        cells = counts + imports + starts + cpus
+        print(f"| {title} | " + " | ".join(cells) + f" | {median_ms(bare)} |")
 
     # Whole commands against git, alternating.
     label, src = srcs[-1]
