@@ -16,7 +16,6 @@ someone else, ``RefWriteError`` (with Git's wording and the file named) otherwis
 from __future__ import annotations
 
 import os
-import random
 import stat
 import time
 
@@ -88,6 +87,8 @@ class LockFile:
                     f"Unable to create '{self.lock_path}': File exists.", path=self.lock_path
                 )
             backoff = multiplier * _INITIAL_BACKOFF_MS
+            import random  # only a contended lock waits
+
             wait_ms = (750 + random.randrange(500)) * backoff / 1000
             time.sleep(wait_ms / 1000)
             remaining -= wait_ms

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 from array import array
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, BinaryIO
@@ -905,6 +904,8 @@ class BatchRunner:
         starts = array("Q", bytes(8 * len(located)))
         ends = array("Q", bytes(8 * len(located)))
         real_out = self.out
+        import tempfile
+
         with tempfile.TemporaryFile(prefix="gitodb-cat-file-") as spill_file:
             spill = _Output(spill_file, buffered=True)  # type: ignore[arg-type]
             self.out = spill

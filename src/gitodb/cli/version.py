@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import platform
 import sys
 
 import gitodb
@@ -22,6 +21,8 @@ def run(argv: list[str], ctx: object) -> int:
     args, _ignored = PARSER.parse(argv)  # like Git, other arguments are ignored
     out = [f"gitodb version {gitodb.__version__}\n"]
     if args.build_options:
+        import platform
+
         from gitodb.compress import info
 
         out.append(f"python: {platform.python_version()} ({platform.python_implementation()})\n")

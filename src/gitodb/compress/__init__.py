@@ -57,7 +57,7 @@ from typing import Any
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
 
-from . import calibrate, selection
+from . import selection
 from .backends.base import GIT_LEVELS, Backend, PrefixContext
 from .backends.ops import corrupt, make_head
 
@@ -102,7 +102,9 @@ def max_inflated_size(compressed_len: int) -> int:
     return compressed_len * MAX_INFLATE_RATIO + 64
 
 
-# Rebound by set_backend(); these initial values are replaced at import time.
+# Bound on first use to the chosen backend's functions (``__getattr__`` below), and
+# unbound by set_backend(): importing this module loads no compression library, and
+# a process loads only the ones its operations are routed to.
 inflate: Callable[[Buffer, int], bytes]
 inflate_prefix: Callable[[Buffer, int], tuple[bytes, int]]
 inflate_head: Callable[[Buffer, int], bytes]
@@ -110,8 +112,8 @@ deflate: Callable[..., bytes]
 crc32: Callable[..., int]
 crc32_combine: Callable[[int, int, int], int]
 
-_routing: selection.Routing
-_native_inflate: str | None = None
+_selected = "auto"
+_routes: dict[str, selection.Route] = {}
 
 
 def _bad_level(level: int) -> CompressionError:
@@ -153,41 +155,78 @@ def set_backend(name: str | None) -> None:
     ``BackendUnavailableError`` for an unknown or uninstalled name and then
     leaves the current backend in place.
     """
-    global _routing, inflate, inflate_prefix, inflate_head, deflate, crc32, crc32_combine
-    global _native_inflate
+    global _selected
     if name is None:
         name = os.environ.get(ENV_VAR) or "auto"
-    calibrated = _calibration() if name == "auto" else None
-    r = selection.route(name, calibrated, calibrate.summary)
-    # Bind straight to the backend's functions: no per-call dispatch.
-    inflate = r.backend("inflate").inflate
-    inflate_prefix = r.backend("inflate-prefix").inflate_prefix
-    head = r.backend("inflate-head")
+    selection.check_name(name)
+    _selected = name
+    _routes.clear()
+    for attr in _BIND:
+        globals().pop(attr, None)
+
+
+def _route(op: str) -> selection.Route:
+    """The route of ``op`` under the selected backend (computed on first use)."""
+    got = _routes.get(op)
+    if got is None:
+        calibrated = _calibration() if _selected == "auto" else None
+        describe = None
+        if calibrated is not None:
+            from . import calibrate
+
+            describe = calibrate.summary
+        got = _routes[op] = selection.route_op(_selected, op, calibrated, describe)
+    return got
+
+
+def _bind_head() -> Callable[[Buffer, int], bytes]:
+    head = _route("inflate-head").backend
     assert head.decompressobj is not None
-    inflate_head = make_head(head.decompressobj, head.stream_errors)
-    d = r.routes["deflate"]
-    deflate = _make_deflate(d.backend, d.level_fallback)
-    crc32 = r.backend("crc32").crc32
-    crc32_combine = r.backend("crc32").crc32_combine
-    chosen = r.backend("inflate")
-    # The native walk may inflate through zlib's C API only where that is the very
-    # library the chosen backend runs on (the standard library's zlib module).
-    same = chosen.name == "zlib" and chosen.library_version == _NATIVE_ZLIB
-    _native_inflate = "zlib" if same else None
-    _routing = r
+    return make_head(head.decompressobj, head.stream_errors)
+
+
+def _bind_deflate() -> Callable[..., bytes]:
+    d = _route("deflate")
+    return _make_deflate(d.backend, d.level_fallback)
+
+
+# module attribute -> what it is bound to: straight to the backend's functions, so a
+# call costs no dispatch
+_BIND: dict[str, Callable[[], Any]] = {
+    "inflate": lambda: _route("inflate").backend.inflate,
+    "inflate_prefix": lambda: _route("inflate-prefix").backend.inflate_prefix,
+    "inflate_head": _bind_head,
+    "deflate": _bind_deflate,
+    "crc32": lambda: _route("crc32").backend.crc32,
+    "crc32_combine": lambda: _route("crc32").backend.crc32_combine,
+}
+
+
+def __getattr__(name: str) -> Any:
+    bind = _BIND.get(name)
+    if bind is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = globals()[name] = bind()
+    return value
 
 
 def native_inflate() -> str | None:
     """``"zlib"`` when the native core inflates with the chosen backend's own library
     (the ``inflate`` backend is ``zlib`` and the core links that zlib), else None:
     then native loops call ``inflate``, the backend's binding."""
-    return _native_inflate
+    chosen = _route("inflate").backend
+    # The native walk may inflate through zlib's C API only where that is the very
+    # library the chosen backend runs on (the standard library's zlib module).
+    same = chosen.name == "zlib" and chosen.library_version == _NATIVE_ZLIB
+    return "zlib" if same else None
 
 
 def _calibration() -> dict[str, Any] | None:
     """The stored ``gitodb calibrate`` record ``auto`` follows, if any (read once)."""
     global _calibrated
     if _calibrated is False:
+        from . import calibrate
+
         _calibrated = calibrate.load()
     return _calibrated  # type: ignore[return-value]
 
@@ -199,7 +238,7 @@ def reload_calibration() -> None:
     """Read the stored calibration again (after ``gitodb calibrate``) and re-route."""
     global _calibrated
     _calibrated = False
-    set_backend(_routing.selected)
+    set_backend(_selected)
 
 
 def active_backend(op: str | None = None) -> str:
@@ -209,13 +248,13 @@ def active_backend(op: str | None = None) -> str:
     inflate-reuse, inflate-stream, deflate, deflate-stream, crc32.
     """
     if op is None:
-        return _routing.selected
-    return _routing.backend(op).name
+        return _selected
+    return _route(op).backend.name
 
 
 def routing() -> selection.Routing:
     """The current per-operation routing with reasons (for ``version``)."""
-    return _routing
+    return selection.Routing(_selected, {op: _route(op) for op in selection.OPERATIONS})
 
 
 def available_backends() -> list[str]:
@@ -234,11 +273,11 @@ class Inflater:
     __slots__ = ("_decompressobj", "_errors", "_d", "consumed", "_new_ctx", "_ctx")
 
     def __init__(self, op: str = "inflate-stream") -> None:
-        stream = _routing.backend(op)
+        stream = _route(op).backend
         assert stream.decompressobj is not None
         self._decompressobj = stream.decompressobj
         self._errors = stream.stream_errors
-        self._new_ctx = _routing.backend("inflate-reuse").new_prefix_context
+        self._new_ctx = _route("inflate-reuse").backend.new_prefix_context
         self._d: Any = None  # created on first use: inflate_prefix-only users need none
         self._ctx: PrefixContext | None = None
         self.consumed = 0
@@ -341,7 +380,7 @@ class Deflater:
     def __init__(self, level: int = -1) -> None:
         if level not in GIT_LEVELS:
             raise _bad_level(level)
-        route = _routing.routes["deflate-stream"]
+        route = _route("deflate-stream")
         backend = route.backend
         if level not in backend.deflate_levels and route.level_fallback is not None:
             backend = route.level_fallback

@@ -16,12 +16,7 @@ so one very large size cannot hide a slow small one.
 
 from __future__ import annotations
 
-import json
 import os
-import platform
-import random
-import time
-import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -43,6 +38,8 @@ def cache_path() -> Path:
 
 
 def _text(n: int, seed: int) -> bytes:
+    import random
+
     rng = random.Random(seed)
     words = [
         bytes(rng.choices(b"abcdefghijklmnopqrstuvwxyz_()", k=rng.randint(1, 9)))
@@ -56,6 +53,8 @@ def _text(n: int, seed: int) -> bytes:
 
 def _best(fn: Callable[[], object], seconds: float) -> float:
     """Best time of ``fn`` over repeated calls for about ``seconds`` (at least 3 calls)."""
+    import time
+
     fn()  # warm up
     best = float("inf")
     end = time.perf_counter() + seconds
@@ -113,6 +112,12 @@ def _workloads(b: Any, op: str, data: bytes, z: bytes) -> Callable[[], object] |
 
 def measure(budget: float = DEFAULT_BUDGET) -> dict[str, Any]:
     """Time every installed backend on every operation; return the calibration record."""
+    # Imported here, not at the top: every command that inflates loads this module
+    # to read a stored record, and none of these is needed for that.
+    import platform
+    import time
+    import zlib
+
     from .info import cpu_model  # info reads the routing: not needed to load a record
 
     names = selection.installed()
@@ -154,6 +159,8 @@ def measure(budget: float = DEFAULT_BUDGET) -> dict[str, Any]:
 
 def save(record: dict[str, Any], path: Path | None = None) -> Path:
     """Write ``record`` atomically to ``path`` (default: ``cache_path()``)."""
+    import json
+
     path = path or cache_path()
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(f".{path.name}.{os.getpid()}.tmp")
@@ -170,8 +177,14 @@ def load(path: Path | None = None) -> dict[str, Any] | None:
     """
     path = path or cache_path()
     try:
-        record = json.loads(path.read_text())
+        text = path.read_text()
     except (OSError, ValueError):
+        return None
+    import json  # only when there is a record: most machines have none
+
+    try:
+        record = json.loads(text)
+    except ValueError:
         return None
     if not isinstance(record, dict) or record.get("format") != FORMAT_VERSION:
         return None

@@ -147,11 +147,13 @@ def _check_name(name: str) -> Backend | None:
     """The backend for a user-given name (None for ``auto``); raise if unusable."""
     if name == "auto":
         return None
-    names = ", ".join(["auto", *installed()])
     if name not in backends.BACKENDS:
+        names = ", ".join(["auto", *installed()])
         raise BackendUnavailableError(f"unknown zlib backend '{name}' (installed: {names})")
     backend = backends.load(name)
     if backend is None:
+        # only now every backend is loaded, to list them: a named one loads only itself
+        names = ", ".join(["auto", *installed()])
         raise BackendUnavailableError(
             f"zlib backend '{name}' is not installed ({backends.install_hint(name)};"
             f" installed: {names})"
@@ -191,32 +193,50 @@ def route(
     ``calibrated``: a record of ``gitodb calibrate`` whose ranking ``auto`` then
     follows (``describe(record, op)`` gives its figures for the reason).
     """
+    check_name(name)
+    return Routing(name, {op: route_op(name, op, calibrated, describe) for op in OPERATIONS})
+
+
+def check_name(name: str) -> None:
+    """Raise ``BackendUnavailableError`` unless ``name`` is ``auto`` or an installed backend.
+
+    Loads only that backend (the others only to list them in the error).
+    """
+    _check_name(name)
+
+
+def route_op(
+    name: str,
+    op: str,
+    calibrated: dict[str, Any] | None = None,
+    describe: Callable[[dict[str, Any], str], str] | None = None,
+) -> Route:
+    """The route of one operation under backend ``name`` (see ``route``).
+
+    Loads only the backends this operation's choice needs, so a process that never
+    deflates never imports the library that would.
+    """
     chosen = _check_name(name)
-    routes: dict[str, Route] = {}
     ranking = calibrated["ranking"] if calibrated is not None else None
-    for op in OPERATIONS:
-        if chosen is None and calibrated is not None:
-            b = _best(op, ranking=ranking)
-            figures = describe(calibrated, op) if describe is not None else ""
-            reason = (
-                f"auto, calibrated {calibrated['measured']} on {calibrated['machine']}: {figures}"
-            )
-        elif chosen is None:
-            b = _best(op)
-            reason = f"auto: {AUTO_RANKING[op][1]}"
-        elif (why := can_do(chosen, op)) is None:
-            b, reason = chosen, "selected"
-        else:
-            b = _best(op, exclude=chosen.name)
-            reason = f"{why}; next best"
-        fallback = None
-        if op.startswith("deflate") and b.deflate_levels != GIT_LEVELS:
-            fallback = _best(op, exclude=b.name, all_levels=True)
-            others = ", ".join(str(n) for n in sorted(GIT_LEVELS - b.deflate_levels))
-            reason += (
-                f"; Git levels {others} on {fallback.name} (ISA-L levels 0-3 only)"
-                if b.name == "isal"
-                else f"; Git levels {others} on {fallback.name}"
-            )
-        routes[op] = Route(b, reason, fallback)
-    return Routing(name, routes)
+    if chosen is None and calibrated is not None:
+        b = _best(op, ranking=ranking)
+        figures = describe(calibrated, op) if describe is not None else ""
+        reason = f"auto, calibrated {calibrated['measured']} on {calibrated['machine']}: {figures}"
+    elif chosen is None:
+        b = _best(op)
+        reason = f"auto: {AUTO_RANKING[op][1]}"
+    elif (why := can_do(chosen, op)) is None:
+        b, reason = chosen, "selected"
+    else:
+        b = _best(op, exclude=chosen.name)
+        reason = f"{why}; next best"
+    fallback = None
+    if op.startswith("deflate") and b.deflate_levels != GIT_LEVELS:
+        fallback = _best(op, exclude=b.name, all_levels=True)
+        others = ", ".join(str(n) for n in sorted(GIT_LEVELS - b.deflate_levels))
+        reason += (
+            f"; Git levels {others} on {fallback.name} (ISA-L levels 0-3 only)"
+            if b.name == "isal"
+            else f"; Git levels {others} on {fallback.name}"
+        )
+    return Route(b, reason, fallback)

@@ -22,7 +22,6 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
-import tempfile
 import time
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
@@ -435,6 +434,8 @@ def write_commit_graph(
         # The single file becomes the chain's base layer, as Git moves it.
         os.rename(single, os.path.join(cdir, f"graph-{base.checksum.hex()}.graph"))
     name = f"graph-{data[-rawsz:].hex()}.graph"
+    import tempfile  # on use: readers import this module for graph_compatible
+
     fd, tmp = tempfile.mkstemp(prefix="tmp_graph_", dir=cdir)
     try:
         with os.fdopen(fd, "wb") as f:

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Callable
 from typing import Any
 
@@ -45,6 +44,8 @@ class ObjectFormat:
         """The constructor ``new_hasher`` calls (bind it once in per-object loops)."""
         if self.name == "sha1":
             return sha1dc.sha1_factory()
+        import hashlib  # imported on use: SHA-1 repositories never need it
+
         return getattr(hashlib, self.name)  # type: ignore[no-any-return]
 
     @property

@@ -50,6 +50,7 @@ from gitodb.refs.base import (
     refname_is_safe,
     rewrite_old_ids,
 )
+from gitodb.refs.packed import parse_plain
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
@@ -300,6 +301,9 @@ class FilesRefStore(RefStore):
         The message names the file as Git does; the error's ``path`` and ``offset``
         say where exactly.
         """
+        plain = parse_plain(data, self.fmt.hexsz)  # the common file, in one pass
+        if plain is not None:
+            return plain
         shown = self._display(path)
 
         def located(err: RefError, at: int) -> RefError:

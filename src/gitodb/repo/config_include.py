@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 import pwd
-import shutil
 from collections.abc import Callable
 from functools import lru_cache
 
@@ -140,7 +139,20 @@ class Includes:
 @lru_cache(maxsize=1)
 def git_prefix() -> str | None:
     """The installation prefix of the ``git`` on ``PATH`` (``/usr`` for ``/usr/bin/git``)."""
-    found = shutil.which("git")
+    # shutil.which's search, without importing shutil (and the zlib, bz2 and lzma
+    # modules it imports) in every command that reads the system config
+    path = os.environ.get("PATH")
+    if path is None:
+        try:
+            path = os.confstr("CS_PATH") or os.defpath
+        except (AttributeError, ValueError):
+            path = os.defpath
+    found = None
+    for d in path.split(os.pathsep) if path else []:
+        candidate = os.path.join(d, "git")
+        if os.access(candidate, os.F_OK | os.X_OK) and not os.path.isdir(candidate):
+            found = candidate
+            break
     if found is None:
         return None
     return os.path.dirname(os.path.dirname(os.path.realpath(found)))

@@ -21,11 +21,9 @@ from gitodb.errors import (
     GitodbError,
     ObjectNotFoundError,
 )
-from gitodb.objects.approxidate import approxidate
 from gitodb.objects.commit import Commit
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
-from gitodb.refs.reflog_at import value_at_time
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -297,6 +295,10 @@ def _resolve_at(repo: Repository, ref: str, spec: str, name: str) -> bytes:
         if target is not None and target.target is not None:
             full = target.target
     if not spec.isdigit():
+        # Imported here: dates (and their calendar modules) only for @{<date>}
+        from gitodb.objects.approxidate import approxidate
+        from gitodb.refs.reflog_at import value_at_time
+
         try:
             when = approxidate(spec)
         except GitodbError:

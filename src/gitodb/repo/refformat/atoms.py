@@ -9,10 +9,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError
-from gitodb.objects.trailers import TrailerOptions
+
+if TYPE_CHECKING:
+    from gitodb.objects.trailers import TrailerOptions
 
 #: atom name -> where its value comes from: "none" (the ref), "other" (the object's
 #: header), "obj" (the object's content)
@@ -173,6 +175,8 @@ def _expand_literal(text: str) -> bytes:
 
 def parse_trailer_options(arg: str | None) -> TrailerOptions:
     """``%(trailers:<options>)`` by Git's ``format_set_trailers_options``."""
+    from gitodb.objects.trailers import TrailerOptions
+
     opts = TrailerOptions()
     if arg is None:
         return opts

@@ -231,6 +231,16 @@ def sort_items(
 ) -> list[RefItem]:
     """``items`` ordered by ``keys`` (primary first), then by ref name."""
     atoms = [(fmt.atom(k.atom), k) for k in keys]
+    if len(atoms) == 1:
+        atom, key = atoms[0]
+        if atom.name == "refname" and not (atom.deref or atom.refname.kind or key.version):
+            # By plain name (the default): its value is the name, which also breaks
+            # ties, so a key sort gives compare's order (stable for ignore_case's ties).
+            def name_key(item: RefItem) -> bytes:
+                name = item.name.encode("utf-8", "surrogateescape")
+                return name.lower() if ignore_case else name
+
+            return sorted(items, key=name_key, reverse=key.reverse)
 
     def text(v: bytes) -> bytes:
         return v.lower() if ignore_case else v

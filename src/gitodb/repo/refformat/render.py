@@ -17,11 +17,8 @@ from typing import TYPE_CHECKING, Any
 from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.objects.blob import GitObject, parse_object
 from gitodb.objects.commit import Commit
-from gitodb.objects.datefmt import DateMode, show_date
-from gitodb.objects.mailmap import Mailmap, repository_mailmap
 from gitodb.objects.signature import Signature
 from gitodb.objects.tag import Tag, signature_start
-from gitodb.objects.trailers import format_trailers
 from gitodb.refs.peel import shorten_ref
 from gitodb.repo.refformat.atoms import Atom, MalformedFormatError, Piece, parse_atom, parse_format
 from gitodb.repo.refformat.color import RESET
@@ -29,10 +26,12 @@ from gitodb.repo.refformat.quote import NONE, PERL, quote
 from gitodb.repo.refformat.tracking import Tracking
 
 if TYPE_CHECKING:
+    from gitodb.objects.mailmap import Mailmap
     from gitodb.repo import Repository
     from gitodb.repo.refformat.describe import Describer
 
-_DEFAULT_DATE = DateMode()
+# the steps of Formatter._plain_plan
+_LITERAL, _REFNAME, _OBJECTNAME, _OBJECTTYPE = range(4)
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
@@ -236,6 +235,35 @@ class Formatter:
         self._describer: Describer | None = None
         self._signatures: dict[bytes, Any] = {}
         self._strict = repo.config.get_bool("core.warnambiguousrefs", True)
+        self._plain = self._plain_plan()
+
+    def _plain_plan(self) -> list[tuple[int, bytes]] | None:
+        """The format as (kind, literal) steps when it holds only literals and plain
+        ``%(refname)``, ``%(objectname)`` and ``%(objecttype)`` (the default format),
+        without quoting or colour; else None.
+
+        ``format`` then builds each line from these without the per-atom values
+        (and their cache) of the general path: the same bytes, a fraction of the work
+        for thousands of refs.
+        """
+        if self.quote_style or self.reset_at_eol:
+            return None
+        plan: list[tuple[int, bytes]] = []
+        for p in self.pieces:
+            a = p.atom
+            if a is None:
+                plan.append((_LITERAL, p.literal))
+            elif a.deref or a.option:
+                return None
+            elif a.name == "refname" and not a.refname.kind:
+                plan.append((_REFNAME, b""))
+            elif a.name == "objectname":
+                plan.append((_OBJECTNAME, b""))
+            elif a.name == "objecttype":
+                plan.append((_OBJECTTYPE, b""))
+            else:
+                return None
+        return plan
 
     # -- atoms used for sorting ---------------------------------------------------
     def atom(self, text: str) -> Atom:
@@ -357,6 +385,8 @@ class Formatter:
             top = None if bare else find_work_tree_top(self.repo, False)
             if top is None and not bare and self.repo.git_dir.name == ".git":
                 top = str(self.repo.git_dir.parent)
+            from gitodb.objects.mailmap import repository_mailmap
+
             self._mailmap = repository_mailmap(self.repo, top)
         return self._mailmap
 
@@ -571,7 +601,10 @@ class Formatter:
             sig = Signature(line)
             if sig.timestamp is None or sig.tz is None:
                 return Value()
-            mode = atom.extra.get("date", _DEFAULT_DATE)
+            # dates, mailmaps and trailers load with the first atom that needs them
+            from gitodb.objects.datefmt import DateMode, show_date
+
+            mode = atom.extra["date"] if "date" in atom.extra else DateMode()
             try:
                 tz = int(sig.tz)
             except ValueError:
@@ -599,6 +632,8 @@ class Formatter:
         if name == "trailers" or opt == "trailers":
             assert atom.trailers is not None
             msg = buf[_message_start(buf) : len(buf) - len(body) + len(nonsig)]
+            from gitodb.objects.trailers import format_trailers
+
             return Value(_cstr(format_trailers(msg, atom.trailers)))
         if opt == "subject":
             return Value(_cstr(copy_subject(sub)))
@@ -718,6 +753,19 @@ class Formatter:
     # -- output -----------------------------------------------------------------------
     def format(self, item: RefItem) -> bytes:
         """The expanded format for ``item`` (no newline)."""
+        plan = self._plain
+        if plan is not None:
+            out = []
+            for kind, literal in plan:
+                if kind == _LITERAL:
+                    out.append(literal)
+                elif kind == _REFNAME:
+                    out.append(item.name.encode("utf-8", "surrogateescape"))
+                elif kind == _OBJECTNAME:
+                    out.append(item.oid.hex().encode())
+                else:
+                    out.append(self._header(item.oid, item.name)[0].encode())
+            return b"".join(out)
         stack = [_Frame()]
         for piece in self.pieces:
             atom = piece.atom

@@ -1,0 +1,68 @@
+"""A fast parse of ``packed-refs`` for the common file: one regular expression pass.
+
+``FilesRefStore`` reads ``packed-refs`` line by line with Git's rules and its exact
+messages for every line it refuses; that is the reference, and it costs several
+microseconds per ref (a repository with thousands of refs pays it in every command
+that reads a ref).  ``parse_plain`` accepts only files in which every line is
+plainly valid -- an optional ``# pack-refs with: `` header, then ``<hex id> refs/...``
+lines with lower-case ids, ASCII names from a conservative character set and none
+of the sequences the ref-name rules forbid, each optionally followed by one
+``^<hex id>`` peeled line -- and returns None for anything else, so that the
+reference parse decides (and reports) it.  On the files it accepts, both give the
+same refs.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gitodb.refs.base import Ref
+
+#: Characters a ref name may hold here: printable ASCII without space and the
+#: ones ``check_refname_format`` refuses (``~ ^ : ? * [ \``, ``{`` for ``@{``).
+_NAME = r"[A-Za-z0-9!\"#$%&'()+,\-./;<=>@\]_`|}]"
+#: Sequences after which a name may break a rule (``..``, a component starting
+#: with a dot or empty, a ``.lock`` component, a name ending in ``.`` or ``/``):
+#: a file holding any of them goes to the reference parse.
+_SUSPECT = ("..", "/.", "//", ".lock\n", ".lock/", ".\n", "/\n")
+
+_LINES: dict[int, re.Pattern[str]] = {}
+
+
+def _pattern(hexsz: int) -> re.Pattern[str]:
+    got = _LINES.get(hexsz)
+    if got is None:
+        got = _LINES[hexsz] = re.compile(
+            rf"([0-9a-f]{{{hexsz}}}) (refs/{_NAME}+)\n(?:\^([0-9a-f]{{{hexsz}}})\n)?"
+        )
+    return got
+
+
+def parse_plain(data: bytes, hexsz: int) -> dict[str, Ref] | None:
+    """The refs of ``packed-refs`` ``data`` if every line is plainly valid, else None."""
+    try:
+        text = data.decode("ascii")
+    except UnicodeDecodeError:
+        return None
+    if text.startswith("#"):
+        end = text.find("\n")
+        if end < 0 or not text.startswith("# pack-refs with: "):
+            return None
+        text = text[end + 1 :]
+    if any(s in text for s in _SUSPECT):
+        return None
+    refs: dict[str, Ref] = {}
+    fromhex = bytes.fromhex
+    covered = 0
+    line = hexsz + 2  # "<id> " and the newline, around the name
+    peeled_line = hexsz + 2  # "^<id>\n"
+    for oid, name, peeled in _pattern(hexsz).findall(text):
+        # A later line for the same name wins, as in the reference parse.
+        if peeled:
+            refs[name] = Ref(name, fromhex(oid), None, fromhex(peeled))
+            covered += line + len(name) + peeled_line
+        else:
+            refs[name] = Ref(name, fromhex(oid), None, None)
+            covered += line + len(name)
+    # The matches do not overlap: if they cover every character, no line was skipped.
+    return refs if covered == len(text) else None

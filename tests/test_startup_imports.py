@@ -1,0 +1,152 @@
+"""Each command imports only what it uses: a structural check of start-up, never a timing.
+
+A command runs in a fresh interpreter (``python -S``: no ``.pth`` start-up hooks of the
+installation, which may import anything) and reports ``sys.modules``; modules a
+command does not need must be absent.  Start-up time itself is measured by
+``benchmarks/bench_startup.py``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from gitodb.objects import sha1dc
+from helpers import git, git_env
+
+#: never needed by the plain commands below
+HEAVY = {
+    "pyarrow",
+    "pandas",
+    "numpy",
+    "dask",
+    "hypothesis",
+    "gitodb.bulk",
+    "gitodb.dask",
+    # only `gitodb calibrate` measures, only `version --build-options` describes
+    "platform",
+    "gitodb.compress.info",
+    # standard-library modules that pull in many others
+    "json",
+    "shutil",
+    "tempfile",
+    "subprocess",
+    "zipfile",
+    "bz2",
+    "lzma",
+    "calendar",
+}
+ZLIB_LIBRARIES = {"zlib_ng", "isal", "deflate"}
+
+PROBE = """
+import io, sys
+from gitodb.cli.main import main
+out = sys.stdout
+sys.stdout = io.TextIOWrapper(io.BytesIO())
+status = main(sys.argv[1:])
+sys.stdout = out
+modules = sorted(sys.modules)
+import json  # after the snapshot
+print(json.dumps([status, modules]))
+"""
+
+
+@pytest.fixture(scope="module")
+def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    path = tmp_path_factory.mktemp("startup") / "r"
+    git("init", "-q", str(path))
+    (path / "a.txt").write_text("a\n" * 100)
+    (path / "dir").mkdir()
+    (path / "dir" / "b.txt").write_text("b\n")
+    git("-C", str(path), "add", ".")
+    git("-C", str(path), "commit", "-q", "-m", "one")
+    (path / "a.txt").write_text("a\n" * 101)
+    git("-C", str(path), "commit", "-q", "-am", "two")
+    git("-C", str(path), "tag", "-a", "-m", "t", "v1")
+    git("-C", str(path), "branch", "topic")
+    git("-C", str(path), "gc", "-q")  # packed objects (with deltas) and packed refs
+    return path
+
+
+def modules_after(repo: Path, *args: str, env: dict[str, str] | None = None) -> set[str]:
+    """The modules loaded once ``gitodb <args>`` has run in a fresh interpreter."""
+    # -S: without the installation's .pth hooks; the path they set up is passed on.
+    environ = {**git_env(), **(env or {})}
+    environ["PYTHONPATH"] = os.pathsep.join(p for p in sys.path if p)
+    p = subprocess.run(
+        [sys.executable, "-S", "-c", PROBE, f"--git-dir={repo / '.git'}", *args],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    status, modules = json.loads(p.stdout.splitlines()[-1])
+    assert status == 0, p.stderr
+    return set(modules)
+
+
+def _under(modules: set[str], names: set[str]) -> set[str]:
+    return {m for m in modules if m in names or any(m.startswith(n + ".") for n in names)}
+
+
+COMMANDS = [
+    ["version"],
+    ["cat-file", "-t", "HEAD"],
+    ["cat-file", "-p", "HEAD"],
+    ["for-each-ref"],
+    ["show-ref"],
+    ["rev-list", "--count", "--all"],
+    ["ls-tree", "-r", "HEAD"],
+]
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+def test_commands_do_not_import_heavy_modules(repo: Path, args: list[str]) -> None:
+    loaded = modules_after(repo, *args)
+    assert not _under(loaded, HEAVY)
+    if sha1dc.native_available():
+        # the pure-Python SHA-1DC (and its tables) only when the native core is missing
+        assert not _under(loaded, {"gitodb.objects.sha1dc_ref", "gitodb.objects.sha1dc_ubc"})
+
+
+@pytest.mark.parametrize(
+    "args", [["for-each-ref"], ["show-ref"], ["cat-file", "-t", "HEAD"]], ids=" ".join
+)
+def test_ref_commands_do_not_import_history(repo: Path, args: list[str]) -> None:
+    loaded = modules_after(repo, *args)
+    assert not _under(loaded, {"gitodb.history", "gitodb.reftable"})
+    # nothing here parses a date or hashes with SHA-256
+    assert not _under(loaded, {"datetime", "gitodb.objects.approxidate", "hashlib"})
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+def test_a_named_zlib_backend_loads_only_itself(repo: Path, args: list[str]) -> None:
+    loaded = modules_after(repo, *args, env={"GITODB_ZLIB_BACKEND": "zlib"})
+    assert not _under(loaded, ZLIB_LIBRARIES)
+
+
+def test_version_opens_no_repository(repo: Path) -> None:
+    loaded = modules_after(repo, "version")
+    assert not _under(loaded, {"gitodb.repo", "gitodb.compress", "gitodb.objects", "gitodb.refs"})
+
+
+def test_import_gitodb_is_the_package_alone() -> None:
+    environ = {**os.environ, "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-S",
+            "-c",
+            "import sys, gitodb; print(' '.join(m for m in sys.modules if 'gitodb' in m))",
+        ],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert p.stdout.split() == ["gitodb"]
