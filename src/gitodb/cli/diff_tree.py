@@ -1,17 +1,24 @@
 """``gitodb diff-tree``: compare two trees, or commits with their parents, like Git.
 
 Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
-``--name-status``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
+``--name-status``, patches (``-p``/``-u``/``--patch``, ``-U<n>``/``--unified=<n>``,
+``--patch-with-raw``, ``--raw``, ``-s``/``--no-patch``, ``--full-index``, ``-a``/``--text``,
+``--src-prefix``/``--dst-prefix``/``--no-prefix``/``--default-prefix``,
+``--inter-hunk-context``, ``--[no-]indent-heuristic``, ``--minimal``), ``--numstat``,
+``--shortstat``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
 ``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
 limiting, and rename detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-l<n>``).
-A thin shell over ``gitodb.history.treediff`` and ``gitodb.history.renames``.  An
-option Git has that gitodb does not implement is refused with Git's usage (exit 129).
+A thin shell over ``gitodb.history.treediff``, ``gitodb.history.renames`` and
+``gitodb.history.patch``.  An option Git has that gitodb does not implement
+(``--binary``, ``-c``, ``--cc``, ``--stat``, ``-C``, ``-B``, ...) is refused with
+Git's usage (exit 129), never ignored.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gitodb.cli.options import abbrev_length
@@ -75,7 +82,20 @@ _FLAGS = {
     "--exit-code": "exit_code",
     "--stdin": "stdin",
     "--full-index": "full_index",
-    "--raw": "raw",
+    "-a": "text",
+    "--text": "text",
+    "--minimal": "minimal",
+}
+
+# Output formats, in the order Git prints them (diff.c's diff_flush).
+_FORMAT_OPTIONS = {
+    "-p": ("patch",),
+    "-u": ("patch",),
+    "--patch": ("patch",),
+    "--raw": ("raw",),
+    "--patch-with-raw": ("patch", "raw"),
+    "--numstat": ("numstat",),
+    "--shortstat": ("shortstat",),
 }
 
 
@@ -99,8 +119,17 @@ class Options:
         self.exit_code = False
         self.stdin = False
         self.full_index = False
-        self.raw = False
+        self.text = False
+        self.minimal = False
+        self.indent_heuristic = True
+        self.context = 3
+        self.inter_hunk = 0
+        self.src_prefix = b"a/"
+        self.dst_prefix = b"b/"
+        self.formats: set[str] = set()  # raw, patch, numstat, shortstat
+        self.no_output = False  # -s
         self.output = "raw"  # raw, name-only, name-status
+        self.name_option = ""
         self.renames: int | None = None  # -M: the minimum score (of 60000)
         self.rename_limit: int | None = None  # -l<n>
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
@@ -125,8 +154,40 @@ def parse_args(argv: list[str]) -> Options:
             continue
         if arg in _FLAGS:
             setattr(o, _FLAGS[arg], True)
+        elif arg in _FORMAT_OPTIONS:
+            o.formats.update(_FORMAT_OPTIONS[arg])
+            o.no_output = False
+        elif arg in ("-s", "--no-patch"):
+            # Git 2.55: everything given so far is dropped; later formats count again.
+            o.formats.clear()
+            o.output = "raw"
+            o.no_output = True
+        elif arg.startswith("-U") or arg.startswith("--unified="):
+            value = arg[2:] if arg.startswith("-U") else arg[10:]
+            o.context = _count(arg, value)
+            o.formats.add("patch")
+            o.no_output = False
+        elif arg.startswith("--inter-hunk-context="):
+            o.inter_hunk = _count(arg, arg[21:])
+        elif arg in ("--indent-heuristic", "--no-indent-heuristic"):
+            o.indent_heuristic = arg == "--indent-heuristic"
+        elif arg.startswith("--src-prefix="):
+            o.src_prefix = os.fsencode(arg[13:])
+        elif arg.startswith("--dst-prefix="):
+            o.dst_prefix = os.fsencode(arg[13:])
+        elif arg == "--no-prefix":
+            o.src_prefix = o.dst_prefix = b""
+        elif arg == "--default-prefix":
+            o.src_prefix, o.dst_prefix = b"a/", b"b/"
         elif arg in ("--name-only", "--name-status"):
+            if o.name_option and o.name_option != arg:
+                raise GitodbError(
+                    "options '--name-only', '--name-status', '--check', and '-s' cannot be "
+                    "used together"
+                )
+            o.name_option = arg
             o.output = arg[2:]
+            o.no_output = False
         elif arg == "--abbrev":
             o.abbrev = None
         elif arg.startswith("--abbrev="):
@@ -144,7 +205,21 @@ def parse_args(argv: list[str]) -> Options:
             raise _Usage(arg)
     if o.show_trees:
         o.recursive = True  # -t implies -r
+    if o.output != "raw":
+        o.formats.clear()  # names replace every other format (diff_setup_done)
+    elif not o.formats and not o.no_output:
+        o.formats.add("raw")
+    if o.formats - {"raw"}:
+        o.recursive = True  # patches and stats always look at files
     return o
+
+
+def _count(arg: str, value: str) -> int:
+    """A non-negative number option value, as Git's parse-options reads it."""
+    if value.isdigit():
+        return int(value)
+    name = arg.split("=")[0] if arg.startswith("--") else arg[:2]
+    raise GitodbError(f"{name} expects a numerical value")
 
 
 def _print_usage(to_stdout: bool = False) -> int:
@@ -167,6 +242,51 @@ class _Printer:
         self.null = repo.object_format.null_oid
         self.term = b"\0" if o.nul else b"\n"
         self.changed = False
+        self.repo = repo
+        self._patcher: Any = None
+
+    def patcher(self) -> Any:
+        """The patch formatter, made when the first patch is wanted."""
+        if self._patcher is None:
+            from gitodb.history.patch import PatchFormatter, PatchOptions
+            from gitodb.repo.abbrev import Abbreviator, default_abbrev
+
+            o = self.o
+            repo = self.repo
+            hexsz = repo.object_format.hexsz
+            # The index line abbreviates like Git's default unless told otherwise.
+            length = hexsz if o.full_index else (o.abbrev or default_abbrev(repo))
+            options = PatchOptions(
+                context=o.context,
+                inter_hunk=o.inter_hunk,
+                src_prefix=o.src_prefix,
+                dst_prefix=o.dst_prefix,
+                reverse=o.reverse,
+                text=o.text,
+                indent_heuristic=o.indent_heuristic,
+                minimal=o.minimal,
+                quote_fully=self.quote_fully,
+                abbrev=Abbreviator(repo, length),
+                hexsz=hexsz,
+            )
+            odb = repo.odb
+            self._patcher = PatchFormatter(
+                lambda oid: odb.read(oid)[1], options, binary_attr=self.binary_attr()
+            )
+        return self._patcher
+
+    def binary_attr(self) -> Any:
+        """``path -> bool``: whether attributes make the path binary (``-diff``)."""
+        from gitodb.repo.attributes import AttributeReader
+
+        reader = AttributeReader(self.repo, self.repo.config, work_tree=self.work_tree)
+
+        def check(path: bytes) -> bool:
+            return reader.attributes(path.decode("utf-8", "surrogateescape")).get("diff") is False
+
+        return check
+
+    work_tree: str | None = None
 
     def _id(self, oid: bytes | None) -> bytes:
         if oid is None:
@@ -185,12 +305,68 @@ class _Printer:
             out.append(header + self.term)
         if o.quiet:
             return b"".join(out)
+        separator = False
+        if o.output != "raw" or "raw" in o.formats:
+            self._raw(changes, out)
+            separator = True
+        if o.formats & {"numstat", "shortstat"}:
+            self._stats(changes, out)
+            separator = True
+        if "patch" in o.formats:
+            if separator:
+                out.append(self.term)
+            patch = self.patcher().file_patch
+            for ch in changes:
+                out.append(patch(ch))
+        return b"".join(out)
+
+    def _stats(self, changes: list[Change], out: list[bytes]) -> None:
+        """``--numstat`` lines, then the ``--shortstat`` summary."""
+        from gitodb.history.patch import line_counts
+
+        odb = self.repo.odb
+        files = added = deleted = 0
+        for ch in changes:
+            if (ch.old_mode or 0) & 0o170000 == 0o040000 or (
+                ch.new_mode or 0
+            ) & 0o170000 == 0o040000:
+                continue
+            counts = line_counts(ch, lambda oid: odb.read(oid)[1], self.o.text)
+            files += 1
+            if counts is not None:
+                added += counts[0]
+                deleted += counts[1]
+            if "numstat" not in self.o.formats:
+                continue
+            num = b"-\t-\t" if counts is None else b"%d\t%d\t" % counts
+            old_path = getattr(ch, "old_path", None)
+            if self.o.nul:
+                if old_path is not None:
+                    out.append(num + b"\0" + old_path + b"\0" + ch.path + b"\0")
+                else:
+                    out.append(num + ch.path + b"\0")
+            else:
+                if old_path is not None:
+                    name = _rename_name(
+                        old_path, ch.path, lambda p: self.quote(p, self.quote_fully)
+                    )
+                else:
+                    name = self.quote(ch.path, self.quote_fully)
+                out.append(num + name + b"\n")
+        if "shortstat" in self.o.formats and files:
+            line = b" %d file%s changed" % (files, b"" if files == 1 else b"s")
+            if added or not deleted:
+                line += b", %d insertion%s(+)" % (added, b"" if added == 1 else b"s")
+            if deleted or not added:
+                line += b", %d deletion%s(-)" % (deleted, b"" if deleted == 1 else b"s")
+            out.append(line + b"\n")
+
+    def _raw(self, changes: list[Change], out: list[bytes]) -> None:
+        o = self.o
         nul = o.nul
         term = self.term
         sep = b"\0" if nul else b"\t"
         for ch in changes:
-            if o.reverse and o.renames is None:  # with -M the trees were swapped before
-                ch = ch.reversed()
             path = ch.path if nul else self.quote(ch.path, self.quote_fully)
             status = ch.status.encode()
             old_path = getattr(ch, "old_path", None)
@@ -215,7 +391,41 @@ class _Printer:
                         term,
                     )
                 )
-        return b"".join(out)
+
+
+def _rename_name(old: bytes, new: bytes, quote: Callable[[bytes], bytes]) -> bytes:
+    """Git's ``pprint_rename``: ``a/{b => c}/d``, the common leading and trailing
+    directories outside the braces; both names quoted whole when either needs it."""
+    qa, qb = quote(old), quote(new)
+    if qa != old or qb != new:
+        return qa + b" => " + qb
+    len_a, len_b = len(old), len(new)
+    pfx = 0
+    i = 0
+    while i < len_a and i < len_b and old[i] == new[i]:
+        if old[i] == 0x2F:
+            pfx = i + 1
+        i += 1
+    # From the terminating NUL backwards; with a prefix, one step into it to see
+    # its slash.
+    adjust = 1 if pfx else 0
+    oa, ob = len_a, len_b
+    sfx = 0
+    while pfx - adjust <= oa and pfx - adjust <= ob:
+        ca = old[oa] if oa < len_a else 0
+        cb = new[ob] if ob < len_b else 0
+        if ca != cb:
+            break
+        if ca == 0x2F:
+            sfx = len_a - oa
+        oa -= 1
+        ob -= 1
+    a_mid = max(len_a - pfx - sfx, 0)
+    b_mid = max(len_b - pfx - sfx, 0)
+    mid = old[pfx : pfx + a_mid] + b" => " + new[pfx : pfx + b_mid]
+    if pfx + sfx:
+        return old[:pfx] + b"{" + mid + b"}" + old[len_a - sfx :]
+    return mid
 
 
 class _DiffTree:
@@ -242,12 +452,12 @@ class _DiffTree:
             recursive=self.o.recursive,
             show_trees=self.o.show_trees,
         )
+        if self.o.reverse:
+            changes = [c.reversed() for c in changes]
         if self.o.renames is None:
             return changes
         from gitodb.history.renames import detect_renames
 
-        if self.o.reverse:
-            changes = [c.reversed() for c in changes]
         limit = self.o.rename_limit
         if limit is None:
             limit = self.repo.config.get_ulong("diff.renamelimit", 1000)
@@ -394,6 +604,12 @@ def run(argv: list[str], ctx: Context) -> int:
         return _print_usage()
     paths = [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape") for p in o.paths]
     d = _DiffTree(repo, o, paths)
+    if o.formats & {"patch", "numstat", "shortstat"}:
+        from gitodb.repo import find_work_tree_top
+
+        d.printer.work_tree = find_work_tree_top(
+            repo, explicit_git_dir=ctx.git_dir is not None or "GIT_DIR" in os.environ
+        )
     if len(revs) == 1:
         oid = revs[0][0]
         try:

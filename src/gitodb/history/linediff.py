@@ -429,15 +429,11 @@ def _split_score(ind: _Indents, n: int, split: int) -> tuple[int, int]:
     if indent == -1 or pre_indent == -1:
         pass
     elif indent > pre_indent:
-        penalty += (
-            _RELATIVE_INDENT_WITH_BLANK_PENALTY if any_blanks else _RELATIVE_INDENT_PENALTY
-        )
+        penalty += _RELATIVE_INDENT_WITH_BLANK_PENALTY if any_blanks else _RELATIVE_INDENT_PENALTY
     elif indent == pre_indent:
         pass
     elif post_indent != -1 and post_indent > indent:
-        penalty += (
-            _RELATIVE_OUTDENT_WITH_BLANK_PENALTY if any_blanks else _RELATIVE_OUTDENT_PENALTY
-        )
+        penalty += _RELATIVE_OUTDENT_WITH_BLANK_PENALTY if any_blanks else _RELATIVE_OUTDENT_PENALTY
     else:
         penalty += _RELATIVE_DEDENT_WITH_BLANK_PENALTY if any_blanks else _RELATIVE_DEDENT_PENALTY
     return indent, penalty

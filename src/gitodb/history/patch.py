@@ -41,6 +41,7 @@ if TYPE_CHECKING:
 FIRST_FEW_BYTES = 8000  # Git looks this far for a NUL to call a file binary
 FUNC_LINE_MAX = 80  # the hunk header's function name is cut to this many bytes
 _S_IFGITLINK = 0o160000
+_S_IFMT = 0o170000
 _SPACE = b" \t\n\r"  # Git's isspace()
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
 
@@ -73,8 +74,9 @@ def _trim_common_tail(a: bytes, b: bytes) -> tuple[bytes, bytes]:
     trimmed = 0
     smaller = min(len(a), len(b))
     la, lb = len(a), len(b)
-    while blk + trimmed <= smaller and a[la - trimmed - blk : la - trimmed] == (
-        b[lb - trimmed - blk : lb - trimmed]
+    while (
+        blk + trimmed <= smaller
+        and a[la - trimmed - blk : la - trimmed] == (b[lb - trimmed - blk : lb - trimmed])
     ):
         trimmed += blk
     recovered = 0
@@ -257,7 +259,7 @@ class PatchFormatter:
         old_path = getattr(change, "old_path", None) or change.path
         one = _Side(old_mode, change.old_id, old_path)
         two = _Side(new_mode, change.new_id, change.path)
-        if one.valid and two.valid and (old_mode ^ new_mode) & stat.S_IFMT:
+        if one.valid and two.valid and (old_mode ^ new_mode) & _S_IFMT:
             # A file that became a symlink (or the like) is shown as a deletion
             # and a creation.
             return self._pair(one, _Side(0, None, two.path), change) + self._pair(
@@ -311,7 +313,7 @@ class PatchFormatter:
                 header += b"old mode %06o\nnew mode %06o\n" % (one.mode, two.mode)
                 must_show = True
             header += meta
-            if (one.mode ^ two.mode) & stat.S_IFMT:
+            if (one.mode ^ two.mode) & _S_IFMT:
                 return header
         data1 = self._content(one)
         data2 = self._content(two)
@@ -421,7 +423,7 @@ def diff(
     def tree_of(rev: Any) -> bytes | None:
         if rev is None:
             return None
-        return bytes(repo.tree(rev).oid)
+        return repo._peeled(rev, "tree")
 
     changes: list[Any] = diff_trees(repo, tree_of(old), tree_of(new), paths)
     if renames is not False:
