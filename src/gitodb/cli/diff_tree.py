@@ -103,6 +103,10 @@ class _Usage(Exception):
     pass
 
 
+class _BadValue(Exception):
+    """An option value Git's option parser rejects: one ``error:`` line, exit 129."""
+
+
 class Options:
     """Parsed ``diff-tree`` options."""
 
@@ -164,11 +168,18 @@ def parse_args(argv: list[str]) -> Options:
             o.no_output = True
         elif arg.startswith("-U") or arg.startswith("--unified="):
             value = arg[2:] if arg.startswith("-U") else arg[10:]
-            o.context = _count(arg, value)
+            if value and not value.isdigit():  # empty is 0, as strtol reads it
+                raise _BadValue("error: --unified expects a numerical value")
+            o.context = int(value or "0")
             o.formats.add("patch")
             o.no_output = False
         elif arg.startswith("--inter-hunk-context="):
-            o.inter_hunk = _count(arg, arg[21:])
+            if not arg[21:].isdigit():
+                raise _BadValue(
+                    "error: option `inter-hunk-context' expects a non-negative integer value"
+                    " with an optional k/m/g suffix"
+                )
+            o.inter_hunk = int(arg[21:])
         elif arg in ("--indent-heuristic", "--no-indent-heuristic"):
             o.indent_heuristic = arg == "--indent-heuristic"
         elif arg.startswith("--src-prefix="):
@@ -212,14 +223,6 @@ def parse_args(argv: list[str]) -> Options:
     if o.formats - {"raw"}:
         o.recursive = True  # patches and stats always look at files
     return o
-
-
-def _count(arg: str, value: str) -> int:
-    """A non-negative number option value, as Git's parse-options reads it."""
-    if value.isdigit():
-        return int(value)
-    name = arg.split("=")[0] if arg.startswith("--") else arg[:2]
-    raise GitodbError(f"{name} expects a numerical value")
 
 
 def _print_usage(to_stdout: bool = False) -> int:
@@ -593,6 +596,9 @@ def run(argv: list[str], ctx: Context) -> int:
         o = parse_args(argv)
     except _Usage:
         return _print_usage()
+    except _BadValue as e:
+        sys.stderr.write(f"{e}\n")
+        return 129
     from gitodb.cli.ls_tree import _work_tree_prefix
     from gitodb.history.paths import normalize_pathspec
     from gitodb.repo.revparse import peel_to
