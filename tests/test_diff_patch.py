@@ -283,3 +283,11 @@ def test_corpus_first_parent_patches(tmp_path: Path) -> None:
     lines = git("rev-list", "--first-parent", "--parents", "-n", "300", "HEAD", cwd=CORPUS)
     pairs = b"".join(b" ".join(line.split()[:2]) + b"\n" for line in lines.splitlines())
     assert_same(CORPUS, "diff-tree", "--stdin", "-p", "--root", "-M", input=pairs)
+
+
+def test_pure_insertion_is_still_slid_like_git(tmp_path: Path) -> None:
+    """Only additions in the middle: the group still slides (compaction runs)."""
+    old = b"c\n  x\na\nb\nc\nb\na\n"
+    new = b"c\n  x\na\nb\n  x\nb\nc\nb\na\n"
+    assert unified(old, new) == git_unified(tmp_path, old, new)
+    assert unified(old, new).startswith(b"@@ -1,6 +1,8 @@\n c\n   x\n a\n+b\n+  x\n")

@@ -69,6 +69,8 @@ class Edit(NamedTuple):
 
 def split_lines(data: bytes) -> list[bytes]:
     """``data`` cut after each ``\\n`` (only ``\\n`` ends a line, as in xdiff)."""
+    if b"\r" not in data:  # then bytes.splitlines cuts exactly at each \n, in C
+        return data.splitlines(True)
     parts = data.split(b"\n")
     last = parts.pop()
     lines = [p + b"\n" for p in parts]
@@ -127,29 +129,34 @@ def _clean_mmatch(dis: bytearray, i: int, s: int, e: int) -> bool:
 
 
 def _effective(
-    ids: list[int],
-    other_counts: Counter[int],
+    ids: Sequence[bytes],
+    other_counts: Counter[bytes],
     start: int,
     end: int,
     rchg: bytearray,
     minimal: bool,
-) -> tuple[list[int], list[int]]:
-    """Stage 3 for one side: the lines left to the search (their ids and indexes);
+) -> tuple[list[bytes], list[int]]:
+    """Stage 3 for one side: the lines left to the search (and their indexes);
     the others are marked changed in ``rchg``."""
     mlim = min(_bogosqrt(len(ids)), _MAX_EQLIMIT)
-    dis = bytearray(len(ids) + 1)
-    for i in range(start, end + 1):
-        nm = other_counts.get(ids[i], 0)
-        dis[i] = 0 if nm == 0 else (2 if nm >= mlim and not minimal else 1)
-    ha: list[int] = []
-    index: list[int] = []
-    for i in range(start, end + 1):
-        d = dis[i]
-        if d == 1 or (d == 2 and not _clean_mmatch(dis, i, start, end)):
-            index.append(i)
-            ha.append(ids[i])
-        else:
-            rchg[i] = 1
+    get = other_counts.get
+    if minimal:
+        marks = [1 if get(x) else 0 for x in ids[start : end + 1]]
+    else:
+        marks = [
+            0 if not (nm := get(x)) else (2 if nm >= mlim else 1) for x in ids[start : end + 1]
+        ]
+    # dis[i] is line i's mark (positions before ``start`` are never looked at)
+    dis = bytearray(start) + bytearray(marks)
+    index = [
+        i
+        for i in range(start, end + 1)
+        if dis[i] == 1 or (dis[i] == 2 and not _clean_mmatch(dis, i, start, end))
+    ]
+    rchg[start : end + 1] = b"\1" * (end + 1 - start)
+    for i in index:
+        rchg[i] = 0
+    ha = [ids[i] for i in index]
     return ha, index
 
 
@@ -439,33 +446,45 @@ def _split_score(ind: _Indents, n: int, split: int) -> tuple[int, int]:
     return indent, penalty
 
 
+def _nth_zero(r: bytearray, pos: int, m: int) -> int:
+    """The position of the ``m``-th unchanged line (0 byte) at or after ``pos``."""
+    while True:
+        pos = r.find(0, pos)
+        z = r.count(0, pos, pos + m)
+        if z == m:
+            return pos + m - 1
+        pos += m
+        m -= z
+
+
 def _compact(
-    ids: list[int],
+    lines: Sequence[bytes],
     rchg: bytearray,
     rchg_o: bytearray,
-    lines: Sequence[bytes],
     heuristic: bool,
 ) -> None:
     """Stage 5 for one side (xdiff's ``xdl_change_compact``), keeping the other
     side's groups in step.
 
     ``rchg`` has one byte past the last line, always 0: it is the sentinel both
-    after the end and, through Python's index -1, before the start.
+    after the end and, through Python's index -1, before the start.  A group is
+    the run of changed lines after an unchanged one (often empty); group ``k`` of
+    one side goes with group ``k`` of the other.  Groups that cannot slide are
+    skipped over in C (``find``/``count``), the other side's position jumped by as
+    many groups.
     """
     n = len(rchg) - 1
     n_o = len(rchg_o) - 1
     ind: _Indents | None = None
-    gs = ge = 0
-    while rchg[ge]:
-        ge += 1
-    os = oe = 0
-    while rchg_o[oe]:
-        oe += 1
+    gs = 0
+    ge = rchg.find(0)
+    os = 0
+    oe = rchg_o.find(0)
 
     def up() -> bool:
         # group_slide_up, then group_previous on the other side
         nonlocal gs, ge, os, oe
-        if gs > 0 and ids[gs - 1] == ids[ge - 1]:
+        if gs > 0 and lines[gs - 1] == lines[ge - 1]:
             gs -= 1
             rchg[gs] = 1
             ge -= 1
@@ -482,7 +501,9 @@ def _compact(
         return False
 
     while True:
-        if ge != gs:
+        if ge != gs and (
+            (gs > 0 and lines[gs - 1] == lines[ge - 1]) or (ge < n and lines[gs] == lines[ge])
+        ):
             while True:
                 groupsize = ge - gs
                 end_matching_other = -1
@@ -492,7 +513,7 @@ def _compact(
                 if oe > os:
                     end_matching_other = ge
                 # slide down as far as possible
-                while ge < n and ids[gs] == ids[ge]:
+                while ge < n and lines[gs] == lines[ge]:
                     rchg[gs] = 0
                     gs += 1
                     rchg[ge] = 1
@@ -502,9 +523,7 @@ def _compact(
                     if oe == n_o:
                         raise AssertionError("group sync broken sliding down")
                     os = oe + 1
-                    oe = os
-                    while rchg_o[oe]:
-                        oe += 1
+                    oe = rchg_o.find(0, os)
                     if oe > os:
                         end_matching_other = ge
                 if groupsize == ge - gs:
@@ -538,19 +557,19 @@ def _compact(
                 while ge > best_shift:
                     if not up():
                         raise AssertionError("best shift unreached")
-        # the next group
+        # on to the next group that has lines
         if ge == n:
             break
-        gs = ge + 1
-        ge = gs
-        while rchg[ge]:
-            ge += 1
-        if oe == n_o:
+        nxt = rchg.find(1, ge + 1)
+        if nxt < 0:
+            break
+        m = nxt - ge  # unchanged lines passed: as many groups on the other side
+        gs = nxt
+        ge = rchg.find(0, nxt)
+        if _nth_zero(rchg_o, oe, m) >= n_o:
             raise AssertionError("group sync broken moving to next group")
-        os = oe + 1
-        oe = os
-        while rchg_o[oe]:
-            oe += 1
+        os = _nth_zero(rchg_o, oe, m) + 1
+        oe = rchg_o.find(0, os)
 
 
 def diff_lines(
@@ -563,51 +582,67 @@ def diff_lines(
     """The edit script from lines ``a`` to lines ``b``, as Git's default diff finds
     it (``indent_heuristic``: ``diff.indentHeuristic``, on by default;
     ``minimal``: ``--minimal``, no shortcuts)."""
-    classes: dict[bytes, int] = {}
-    ids1 = [classes.setdefault(x, len(classes)) for x in a]
-    ids2 = [classes.setdefault(x, len(classes)) for x in b]
-    n1 = len(ids1)
-    n2 = len(ids2)
-    rchg1 = bytearray(n1 + 1)
-    rchg2 = bytearray(n2 + 1)
+    n1 = len(a)
+    n2 = len(b)
     # Stage 2: the common ends.
-    lim = min(n1, n2)
     start = 0
-    while start < lim and ids1[start] == ids2[start]:
+    for x, y in zip(a, b, strict=False):
+        if x != y:
+            break
         start += 1
+    lim = min(n1, n2) - start
     tail = 0
-    lim -= start
-    while tail < lim and ids1[n1 - 1 - tail] == ids2[n2 - 1 - tail]:
-        tail += 1
+    if lim:
+        for x, y in zip(reversed(a), reversed(b), strict=False):
+            if tail == lim or x != y:
+                break
+            tail += 1
     end1 = n1 - tail - 1
     end2 = n2 - tail - 1
     if start > end1 and start > end2:
         return []
-    # Stage 3, then 4.
-    ha1, index1 = _effective(ids1, Counter(ids2), start, end1, rchg1, minimal)
-    ha2, index2 = _effective(ids2, Counter(ids1), start, end2, rchg2, minimal)
-    _myers(ha1, index1, rchg1, ha2, index2, rchg2, minimal)
+    if not n1 or not n2:
+        # One side is empty: nothing to search or slide.
+        return [Edit(0, 0, n1, n2)]
+    rchg1 = bytearray(n1 + 1)
+    rchg2 = bytearray(n2 + 1)
+    # Stage 3 (counts over the whole files, as xdiff's classifier keeps them),
+    # then 4 on the lines left, numbered by class.
+    ha1, index1 = _effective(a, Counter(b), start, end1, rchg1, minimal)
+    ha2, index2 = _effective(b, Counter(a), start, end2, rchg2, minimal)
+    if ha1 and ha2:
+        classes: dict[bytes, int] = {}
+        ids1 = [classes.setdefault(x, len(classes)) for x in ha1]
+        ids2 = [classes.setdefault(x, len(classes)) for x in ha2]
+        _myers(ids1, index1, rchg1, ids2, index2, rchg2, minimal)
+    else:
+        for k in index1:
+            rchg1[k] = 1
+        for k in index2:
+            rchg2[k] = 1
     # Stage 5, each side against the other.
-    _compact(ids1, rchg1, rchg2, a, indent_heuristic)
-    _compact(ids2, rchg2, rchg1, b, indent_heuristic)
+    _compact(a, rchg1, rchg2, indent_heuristic)
+    _compact(b, rchg2, rchg1, indent_heuristic)
     return _script(rchg1, rchg2)
 
 
 def _script(rchg1: bytearray, rchg2: bytearray) -> list[Edit]:
-    """The changed runs of both sides, paired up in order (``xdl_build_script``)."""
+    """The changed runs of both sides, paired up in order (``xdl_build_script``):
+    unchanged lines pair one to one, so both sides advance together between runs."""
     out: list[Edit] = []
-    i1 = len(rchg1) - 1
-    i2 = len(rchg2) - 1
-    while i1 >= 0 or i2 >= 0:
-        if rchg1[i1 - 1] or rchg2[i2 - 1]:
-            l1 = i1
-            while rchg1[i1 - 1]:
-                i1 -= 1
-            l2 = i2
-            while rchg2[i2 - 1]:
-                i2 -= 1
-            out.append(Edit(i1, i2, l1 - i1, l2 - i2))
-        i1 -= 1
-        i2 -= 1
-    out.reverse()
-    return out
+    n1 = len(rchg1) - 1
+    n2 = len(rchg2) - 1
+    i1 = i2 = 0
+    while True:
+        c1 = rchg1.find(1, i1)
+        c2 = rchg2.find(1, i2)
+        if c1 < 0 and c2 < 0:
+            return out
+        step = min(c1 - i1 if c1 >= 0 else n1 - i1, c2 - i2 if c2 >= 0 else n2 - i2)
+        i1 += step
+        i2 += step
+        e1 = rchg1.find(0, i1)
+        e2 = rchg2.find(0, i2)
+        out.append(Edit(i1, i2, e1 - i1, e2 - i2))
+        i1 = e1
+        i2 = e2

@@ -133,32 +133,34 @@ def hunks(
         func_prev = s1 - 1
         header = b"@@ -%s +%s @@" % (_range(s1 + 1, e1 - s1), _range(s2 + 1, e2 - s2))
         add(header + b" " + func + b"\n" if func else header + b"\n")
-        for s in range(s2, first.i2):
-            _line(out, b" ", b[s])
+        _lines(out, b" ", b, s2, first.i2)
         s1 = first.i1
         s2 = first.i2
         for e in edits[k:j]:
-            while s1 < e.i1 and s2 < e.i2:
-                _line(out, b" ", b[s2])
-                s1 += 1
-                s2 += 1
-            for s in range(e.i1, e.i1 + e.n1):
-                _line(out, b"-", a[s])
-            for s in range(e.i2, e.i2 + e.n2):
-                _line(out, b"+", b[s])
+            # the unchanged lines since the previous change of the hunk
+            gap = min(e.i1 - s1, e.i2 - s2)
+            if gap > 0:
+                _lines(out, b" ", b, s2, s2 + gap)
+            _lines(out, b"-", a, e.i1, e.i1 + e.n1)
+            _lines(out, b"+", b, e.i2, e.i2 + e.n2)
             s1 = e.i1 + e.n1
             s2 = e.i2 + e.n2
-        for s in range(last.i2 + last.n2, e2):
-            _line(out, b" ", b[s])
+        _lines(out, b" ", b, last.i2 + last.n2, e2)
         k = j
     return out
 
 
-def _line(out: list[bytes], sign: bytes, line: bytes) -> None:
-    if line.endswith(b"\n"):
-        out.append(sign + line)
+def _lines(out: list[bytes], sign: bytes, lines: Sequence[bytes], start: int, end: int) -> None:
+    """Lines ``start`` to ``end`` with ``sign`` before each; only the last line of a
+    file can lack its newline, and gets Git's marker after it."""
+    if start >= end:
+        return
+    if end == len(lines) and not lines[end - 1].endswith(b"\n"):
+        if end - 1 > start:
+            out.append(sign + sign.join(lines[start : end - 1]))
+        out.append(sign + lines[end - 1] + _NO_NEWLINE)
     else:
-        out.append(sign + line + _NO_NEWLINE)
+        out.append(sign + sign.join(lines[start:end]))
 
 
 def unified(
