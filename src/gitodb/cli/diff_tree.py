@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from gitodb.cli.options import abbrev_length
@@ -96,6 +95,10 @@ _FORMAT_OPTIONS = {
     "--patch-with-raw": ("patch", "raw"),
     "--numstat": ("numstat",),
     "--shortstat": ("shortstat",),
+    "--stat": ("stat",),
+    "--patch-with-stat": ("patch", "stat"),
+    "--summary": ("summary",),
+    "--compact-summary": ("stat",),
 }
 
 
@@ -134,6 +137,11 @@ class Options:
         self.no_output = False  # -s
         self.output = "raw"  # raw, name-only, name-status
         self.name_option = ""
+        self.compact_summary = False
+        self.stat_width: int | None = None  # None: the terminal's
+        self.stat_name_width = 0
+        self.stat_graph_width = 0
+        self.stat_count = 0
         self.renames: int | None = None  # -M: the minimum score (of 60000)
         self.rename_limit: int | None = None  # -l<n>
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
@@ -160,6 +168,36 @@ def parse_args(argv: list[str]) -> Options:
             setattr(o, _FLAGS[arg], True)
         elif arg in _FORMAT_OPTIONS:
             o.formats.update(_FORMAT_OPTIONS[arg])
+            o.no_output = False
+            if arg == "--compact-summary":
+                o.compact_summary = True
+        elif arg.startswith("--stat="):
+            # --stat=<width>[,<name-width>[,<count>]]
+            parts = arg[7:].split(",")
+            if len(parts) > 3 or not all(p.isdigit() for p in parts):
+                raise _Usage(arg)
+            o.stat_width = int(parts[0])
+            if len(parts) > 1:
+                o.stat_name_width = int(parts[1])
+            if len(parts) > 2:
+                o.stat_count = int(parts[2])
+            o.formats.add("stat")
+            o.no_output = False
+        elif (
+            arg.split("=")[0]
+            in (
+                "--stat-width",
+                "--stat-name-width",
+                "--stat-graph-width",
+                "--stat-count",
+            )
+            and "=" in arg
+        ):
+            name, _eq, value = arg.partition("=")
+            if not value.isdigit():
+                raise _BadValue(f"error: {name} expects a numerical value")
+            setattr(o, name[2:].replace("-", "_"), int(value))
+            o.formats.add("stat")
             o.no_output = False
         elif arg in ("-s", "--no-patch"):
             # Git 2.55: everything given so far is dropped; later formats count again.
@@ -230,6 +268,20 @@ def _print_usage(to_stdout: bool = False) -> int:
     return 129
 
 
+def _term_columns() -> int:
+    """Git's ``term_columns``: ``$COLUMNS``, else the terminal's width, else 80."""
+    try:
+        n = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        n = 0
+    if n > 0:
+        return n
+    try:
+        return os.get_terminal_size(1).columns or 80
+    except OSError:
+        return 80
+
+
 class _Printer:
     """Formats changes as raw lines, names or names with status."""
 
@@ -292,9 +344,20 @@ class _Printer:
     work_tree: str | None = None
 
     def _id(self, oid: bytes | None) -> bytes:
-        if oid is None:
-            return b"0" * self.abbrev.length
-        return self.abbrev(oid).encode()
+        hexsz = self.repo.object_format.hexsz
+        if self.abbrev.length >= hexsz:
+            return (oid or self.null).hex().encode()
+        text = self.abbrev(oid or self.null).encode()
+        if os.environ.get("GIT_PRINT_SHA1_ELLIPSIS", "").lower() != "yes":
+            return text
+        # Git's diff_aligned_abbrev: dots to line up with the requested length
+        # (always three when the length was left to Git).
+        want = self.o.abbrev
+        if len(text) >= hexsz - 3:
+            return (oid or self.null).hex().encode()
+        if want is not None and want < len(text) <= want + 2:
+            return text + b"." * (want + 3 - len(text))
+        return text + b"..."
 
     def lines(self, changes: list[Change], header: bytes | None) -> bytes:
         """The output of one diff (with the commit line first when there is one)."""
@@ -312,9 +375,16 @@ class _Printer:
         if o.output != "raw" or "raw" in o.formats:
             self._raw(changes, out)
             separator = True
-        if o.formats & {"numstat", "shortstat"}:
+        if o.formats & {"numstat", "stat", "shortstat"}:
             self._stats(changes, out)
             separator = True
+        if "summary" in o.formats:
+            from gitodb.history.diffstat import summary
+
+            text = summary(changes, self.quote_fully)
+            if text:
+                out.append(text)
+                separator = True
         if "patch" in o.formats:
             if separator:
                 out.append(self.term)
@@ -324,45 +394,38 @@ class _Printer:
         return b"".join(out)
 
     def _stats(self, changes: list[Change], out: list[bytes]) -> None:
-        """``--numstat`` lines, then the ``--shortstat`` summary."""
-        from gitodb.history.patch import line_counts
+        """``--numstat``, ``--stat``, ``--shortstat`` (in Git's order)."""
+        from gitodb.history import diffstat
 
+        o = self.o
         odb = self.repo.odb
-        files = added = deleted = 0
-        for ch in changes:
-            if (ch.old_mode or 0) & 0o170000 == 0o040000 or (
-                ch.new_mode or 0
-            ) & 0o170000 == 0o040000:
-                continue
-            counts = line_counts(ch, lambda oid: odb.read(oid)[1], self.o.text)
-            files += 1
-            if counts is not None:
-                added += counts[0]
-                deleted += counts[1]
-            if "numstat" not in self.o.formats:
-                continue
-            num = b"-\t-\t" if counts is None else b"%d\t%d\t" % counts
-            old_path = getattr(ch, "old_path", None)
-            if self.o.nul:
-                if old_path is not None:
-                    out.append(num + b"\0" + old_path + b"\0" + ch.path + b"\0")
-                else:
-                    out.append(num + ch.path + b"\0")
-            else:
-                if old_path is not None:
-                    name = _rename_name(
-                        old_path, ch.path, lambda p: self.quote(p, self.quote_fully)
-                    )
-                else:
-                    name = self.quote(ch.path, self.quote_fully)
-                out.append(num + name + b"\n")
-        if "shortstat" in self.o.formats and files:
-            line = b" %d file%s changed" % (files, b"" if files == 1 else b"s")
-            if added or not deleted:
-                line += b", %d insertion%s(+)" % (added, b"" if added == 1 else b"s")
-            if deleted or not added:
-                line += b", %d deletion%s(-)" % (deleted, b"" if deleted == 1 else b"s")
-            out.append(line + b"\n")
+        stats = diffstat.file_stats(
+            changes,
+            lambda oid: odb.read(oid)[1],
+            text=o.text,
+            binary_attr=self.binary_attr(),
+            indent_heuristic=o.indent_heuristic,
+            minimal=o.minimal,
+        )
+        if not o.compact_summary:
+            for fs in stats:
+                fs.comment = None
+        if "numstat" in o.formats:
+            out.append(diffstat.numstat(stats, o.nul, self.quote_fully))
+        if "stat" in o.formats:
+            width = o.stat_width if o.stat_width is not None else _term_columns()
+            out.append(
+                diffstat.diffstat(
+                    stats,
+                    width=width,
+                    name_width=o.stat_name_width,
+                    graph_width=o.stat_graph_width,
+                    count=o.stat_count,
+                    quote_fully=self.quote_fully,
+                )
+            )
+        if "shortstat" in o.formats:
+            out.append(diffstat.shortstat(stats))
 
     def _raw(self, changes: list[Change], out: list[bytes]) -> None:
         o = self.o
@@ -394,41 +457,6 @@ class _Printer:
                         term,
                     )
                 )
-
-
-def _rename_name(old: bytes, new: bytes, quote: Callable[[bytes], bytes]) -> bytes:
-    """Git's ``pprint_rename``: ``a/{b => c}/d``, the common leading and trailing
-    directories outside the braces; both names quoted whole when either needs it."""
-    qa, qb = quote(old), quote(new)
-    if qa != old or qb != new:
-        return qa + b" => " + qb
-    len_a, len_b = len(old), len(new)
-    pfx = 0
-    i = 0
-    while i < len_a and i < len_b and old[i] == new[i]:
-        if old[i] == 0x2F:
-            pfx = i + 1
-        i += 1
-    # From the terminating NUL backwards; with a prefix, one step into it to see
-    # its slash.
-    adjust = 1 if pfx else 0
-    oa, ob = len_a, len_b
-    sfx = 0
-    while pfx - adjust <= oa and pfx - adjust <= ob:
-        ca = old[oa] if oa < len_a else 0
-        cb = new[ob] if ob < len_b else 0
-        if ca != cb:
-            break
-        if ca == 0x2F:
-            sfx = len_a - oa
-        oa -= 1
-        ob -= 1
-    a_mid = max(len_a - pfx - sfx, 0)
-    b_mid = max(len_b - pfx - sfx, 0)
-    mid = old[pfx : pfx + a_mid] + b" => " + new[pfx : pfx + b_mid]
-    if pfx + sfx:
-        return old[:pfx] + b"{" + mid + b"}" + old[len_a - sfx :]
-    return mid
 
 
 class _DiffTree:
@@ -610,7 +638,7 @@ def run(argv: list[str], ctx: Context) -> int:
         return _print_usage()
     paths = [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape") for p in o.paths]
     d = _DiffTree(repo, o, paths)
-    if o.formats & {"patch", "numstat", "shortstat"}:
+    if o.formats - {"raw"}:
         from gitodb.repo import find_work_tree_top
 
         d.printer.work_tree = find_work_tree_top(
