@@ -138,6 +138,8 @@ class Options:
         self.output = "raw"  # raw, name-only, name-status
         self.name_option = ""
         self.compact_summary = False
+        # --pretty/--format: (kind, user format, whether each entry is terminated)
+        self.pretty: tuple[str, str | None, bool] | None = None
         self.stat_width: int | None = None  # None: the terminal's
         self.stat_name_width = 0
         self.stat_graph_width = 0
@@ -171,6 +173,8 @@ def parse_args(argv: list[str]) -> Options:
             o.no_output = False
             if arg == "--compact-summary":
                 o.compact_summary = True
+        elif arg in ("--pretty", "-v") or arg.startswith(("--pretty=", "--format=")):
+            o.pretty = _pretty(arg)
         elif arg.startswith("--stat="):
             # --stat=<width>[,<name-width>[,<count>]]
             parts = arg[7:].split(",")
@@ -268,6 +272,27 @@ def _print_usage(to_stdout: bool = False) -> int:
     return 129
 
 
+_BUILTIN_FORMATS = ("oneline", "short", "medium", "full", "fuller", "raw")
+
+
+def _pretty(arg: str) -> tuple[str, str | None, bool]:
+    """``--pretty[=<format>]``, ``--format=<format>``, ``-v`` as Git reads them."""
+    if arg in ("--pretty", "-v"):
+        return "medium", None, False
+    name, _eq, value = arg.partition("=")
+    if value in _BUILTIN_FORMATS:
+        return value, None, value == "oneline"
+    if value.startswith("format:"):
+        return "user", value[7:], False
+    if value.startswith("tformat:"):
+        return "user", value[8:], True
+    if name == "--format" or "%" in value:
+        return "user", value, True
+    if not value:
+        return "medium", None, False
+    raise GitodbError(f"invalid --pretty format: {value}")
+
+
 def _term_columns() -> int:
     """Git's ``term_columns``: ``$COLUMNS``, else the terminal's width, else 80."""
     try:
@@ -299,6 +324,8 @@ class _Printer:
         self.changed = False
         self.repo = repo
         self._patcher: Any = None
+        self._formatter: Any = None
+        self.shown_one = False
 
     def patcher(self) -> Any:
         """The patch formatter, made when the first patch is wanted."""
@@ -359,8 +386,41 @@ class _Printer:
             return text + b"." * (want + 3 - len(text))
         return text + b"..."
 
-    def lines(self, changes: list[Change], header: bytes | None) -> bytes:
-        """The output of one diff (with the commit line first when there is one)."""
+    def log_entry(self, oid: bytes, parent: bytes | None) -> bytes:
+        """Git's ``show_log`` with ``--pretty``/``--format`` and the blank line (or
+        ``---``) that ``log_tree_diff_flush`` puts between message and diff."""
+        from gitodb.history.pretty import Formatter, pretty_commit
+
+        o = self.o
+        assert o.pretty is not None
+        kind, fmt, terminator = o.pretty
+        out = [self.term] if self.shown_one and not terminator else []
+        self.shown_one = True
+        raw = self.repo.odb.read(oid)[1]
+        ident = oid.hex().encode()
+        if parent is not None:
+            ident += b" (from %s)" % parent.hex().encode()
+        empty = False
+        if kind == "user":
+            if self._formatter is None:
+                self._formatter = Formatter(self.repo, fmt or "")
+            out.append(self._formatter.format(oid, raw))
+            empty = self._formatter.empty
+        elif kind == "oneline":
+            out.append(ident + b" " + pretty_commit(kind, self.repo, oid, raw))
+        else:
+            out.append(b"commit " + ident + b"\n" + pretty_commit(kind, self.repo, oid, raw))
+        if terminator and not empty:
+            out.append(self.term)
+        if (o.formats or o.output != "raw") and kind != "oneline" and not empty:
+            if {"patch", "stat"} <= o.formats:
+                out.append(b"---")
+            out.append(b"\n")
+        return b"".join(out)
+
+    def lines(self, changes: list[Change], header: tuple[bytes, bytes | None] | None) -> bytes:
+        """The output of one diff, after the commit's line or log message when it
+        is a commit's (``header``: the commit and the parent to name, if any)."""
         o = self.o
         if not changes and not (o.always and header is not None):
             return b""
@@ -368,7 +428,10 @@ class _Printer:
             self.changed = True
         out = []
         if header is not None and not o.no_commit_id:
-            out.append(header + self.term)
+            if o.pretty is None:
+                out.append(header[0].hex().encode() + self.term)
+            else:
+                out.append(self.log_entry(*header))
         if o.quiet:
             return b"".join(out)
         separator = False
@@ -507,14 +570,15 @@ class _DiffTree:
         c = odb.commit(oid)
         if parents is None:
             parents = c.parents
-        header = oid.hex().encode()
         if not parents:
             if self.o.root:
-                self.write(self.printer.lines(self.trees(None, c.tree), header))
+                self.write(self.printer.lines(self.trees(None, c.tree), (oid, None)))
             return
         if len(parents) > 1 and not self.o.merges:
             return
         for p in parents:
+            # A merge's log names the parent each diff is against.
+            header = (oid, p if len(parents) > 1 else None)
             self.write(self.printer.lines(self.trees(odb.commit(p).tree, c.tree), header))
 
     def _is_commit(self, oid: bytes) -> bool:
