@@ -207,12 +207,53 @@ def build(path: Path) -> Path:
         ["--numstat", "-p"],
         ["-p", "--minimal", "--no-indent-heuristic"],
         ["-p", "--inter-hunk-context=30"],
+        ["--stat"],
+        ["--stat=50,20"],
+        ["--stat", "--stat-count=3", "-M"],
+        ["--stat-graph-width=5"],
+        ["--patch-with-stat", "-M"],
+        ["--summary", "-M"],
+        ["--stat", "--summary"],
+        ["--compact-summary"],
+        ["--pretty"],
+        ["--pretty=oneline", "-p"],
+        ["--pretty=fuller", "--patch-with-stat"],
+        ["--format=%s%n%an", "--raw"],
+        ["--pretty=format:%h", "--stat"],
+        ["-v", "-s"],
     ],
 )
 def test_diff_tree_patch_matches_git(tmp_path: Path, options: list[str]) -> None:
     repo = build(tmp_path / "r")
     assert_same(repo, "diff-tree", *options, "HEAD")
     assert_same(repo, "diff-tree", *options, "HEAD^", "HEAD")
+
+
+def test_raw_ids_get_gits_ellipsis(tmp_path: Path) -> None:
+    repo = build(tmp_path / "r")
+    env = {**git_env(), "GIT_PRINT_SHA1_ELLIPSIS": "yes"}
+    for options in (["--abbrev"], ["--abbrev=4"], ["--abbrev=12", "--patch-with-raw"]):
+        args = ["diff-tree", *options, "HEAD"]
+        want = subprocess.run(["git", *args], cwd=repo, env=env, capture_output=True, check=True)
+        got = subprocess.run(
+            [sys.executable, "-m", "gitodb", *args], cwd=repo, env=env, capture_output=True
+        )
+        assert got.stdout == want.stdout and b"... " in got.stdout, options
+
+
+def test_merge_logs_name_each_parent(tmp_path: Path) -> None:
+    repo = build(tmp_path / "r")
+    git("checkout", "-q", "-b", "side", "HEAD^", cwd=repo)
+    (repo / "side").write_text("s\n")
+    git("add", "side", cwd=repo)
+    git("commit", "-q", "-m", "side", cwd=repo)
+    git("checkout", "-q", "-", cwd=repo)
+    git("merge", "-q", "--no-edit", "side", cwd=repo)
+    for options in (["-m", "--pretty"], ["-m", "-p", "--format=%s"], ["-m", "--pretty=oneline"]):
+        assert_same(repo, "diff-tree", *options, "HEAD")
+    revs = git("rev-list", "HEAD", cwd=repo)
+    for options in (["--pretty"], ["--pretty=format:%s"], ["--pretty", "-p", "--root"]):
+        assert_same(repo, "diff-tree", "--stdin", *options, input=revs)
 
 
 def test_root_commit_and_stdin_patches(tmp_path: Path) -> None:
@@ -232,7 +273,7 @@ def test_binary_attribute_makes_a_text_file_binary(tmp_path: Path) -> None:
 
 def test_refused_options_are_errors(tmp_path: Path) -> None:
     repo = build(tmp_path / "r")
-    for option in ("--binary", "--cc", "-c", "--stat", "-C", "-B"):
+    for option in ("--binary", "--cc", "-c", "-C", "-B", "--dirstat"):
         proc = subprocess.run(
             [sys.executable, "-m", "gitodb", "diff-tree", option, "HEAD"],
             cwd=repo,

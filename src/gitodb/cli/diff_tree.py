@@ -403,7 +403,8 @@ class _Printer:
         empty = False
         if kind == "user":
             if self._formatter is None:
-                self._formatter = Formatter(self.repo, fmt or "")
+                # diff-tree abbreviates nothing unless told: %h is the full id.
+                self._formatter = Formatter(self.repo, fmt or "", abbrev=self.o.abbrev)
             out.append(self._formatter.format(oid, raw))
             empty = self._formatter.empty
         elif kind == "oneline":
