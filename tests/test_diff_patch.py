@@ -262,6 +262,7 @@ def test_root_commit_and_stdin_patches(tmp_path: Path) -> None:
     revs = git("rev-list", "HEAD", cwd=repo)
     assert_same(repo, "diff-tree", "--stdin", "-p", "--root", input=revs)
     assert_same(repo, "-c", "core.quotepath=false", "diff-tree", "-p", "HEAD")
+    assert_same(repo, "-c", "core.quotepath=false", "diff-tree", "--stat=25", "-M", "HEAD")
 
 
 def test_binary_attribute_makes_a_text_file_binary(tmp_path: Path) -> None:
@@ -332,3 +333,36 @@ def test_pure_insertion_is_still_slid_like_git(tmp_path: Path) -> None:
     new = b"c\n  x\na\nb\n  x\nb\nc\nb\na\n"
     assert unified(old, new) == git_unified(tmp_path, old, new)
     assert unified(old, new).startswith(b"@@ -1,6 +1,8 @@\n c\n   x\n a\n+b\n+  x\n")
+
+
+def _reference_span_counts(data: bytes) -> dict[int, int]:
+    """Git's hash_chars byte by byte (the form renames.span_counts replaced)."""
+    text = b"\0" not in data[:8000]
+    counts: dict[int, int] = {}
+    a1 = a2 = n = 0
+    m32 = 0xFFFFFFFF
+    for i, c in enumerate(data):
+        if text and c == 13 and i + 1 < len(data) and data[i + 1] == 10:
+            continue
+        a1, a2 = (((a1 << 7) ^ (a2 >> 25)) + c) & m32, ((a2 << 7) ^ (a1 >> 25)) & m32
+        n += 1
+        if n < 64 and c != 10:
+            continue
+        h = ((a1 + a2 * 0x61) & m32) % 107927
+        counts[h] = counts.get(h, 0) + n
+        a1 = a2 = n = 0
+    if n:
+        h = ((a1 + a2 * 0x61) & m32) % 107927
+        counts[h] = counts.get(h, 0) + n
+    return counts
+
+
+@settings(max_examples=200 * max(1, stress_scale()), deadline=None)
+@given(
+    st.binary(max_size=300)
+    | st.lists(st.sampled_from([b"ab", b"\r\n", b"\n", b"x" * 63, b"\0"])).map(b"".join)
+)
+def test_span_counts_are_gits(data: bytes) -> None:
+    from gitodb.history.renames import span_counts
+
+    assert dict(span_counts(data)) == _reference_span_counts(data)

@@ -325,6 +325,7 @@ class _Printer:
         self.repo = repo
         self._patcher: Any = None
         self._formatter: Any = None
+        self._binary_attr: Any = None
         self.shown_one = False
 
     def patcher(self) -> Any:
@@ -359,6 +360,11 @@ class _Printer:
 
     def binary_attr(self) -> Any:
         """``path -> bool``: whether attributes make the path binary (``-diff``)."""
+        if self._binary_attr is None:
+            self._binary_attr = self._make_binary_attr()
+        return self._binary_attr
+
+    def _make_binary_attr(self) -> Any:
         from gitodb.repo.attributes import AttributeReader
 
         reader = AttributeReader(self.repo, self.repo.config, work_tree=self.work_tree)

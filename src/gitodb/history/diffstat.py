@@ -155,29 +155,38 @@ def _print_name(fs: FileStat, quote_fully: bool) -> bytes:
     return name
 
 
+def _char_width(c: str) -> int:
+    if unicodedata.combining(c):
+        return 0
+    return 2 if unicodedata.east_asian_width(c) in ("W", "F") else 1
+
+
 def _width(name: bytes) -> int:
     """Display columns of a name (Git's ``utf8_strwidth``; bytes if not UTF-8)."""
+    if name.isascii():
+        return len(name)
     try:
         text = name.decode("utf-8")
     except UnicodeDecodeError:
         return len(name)
-    return sum(
-        0
-        if unicodedata.combining(c)
-        else (2 if unicodedata.east_asian_width(c) in ("W", "F") else 1)
-        for c in text
-    )
+    return sum(_char_width(c) for c in text)
 
 
 def _tail(name: bytes, columns: int) -> bytes:
     """The end of ``name`` that fits in ``columns`` (whole characters)."""
+    if name.isascii():
+        return name[len(name) - columns :] if columns else b""
     try:
         text = name.decode("utf-8")
     except UnicodeDecodeError:
         return name[len(name) - columns :] if columns else b""
-    while text and _width(text.encode()) > columns:
-        text = text[1:]
-    return text.encode()
+    widths = [_char_width(c) for c in text]
+    total = sum(widths)
+    k = 0
+    while k < len(text) and total > columns:
+        total -= widths[k]
+        k += 1
+    return text[k:].encode()
 
 
 def numstat(stats: Sequence[FileStat], nul: bool = False, quote_fully: bool = True) -> bytes:
