@@ -272,6 +272,24 @@ def test_binary_attribute_makes_a_text_file_binary(tmp_path: Path) -> None:
     assert b"Binary files a/mod and b/mod differ" in git("diff-tree", "-p", "HEAD", cwd=repo)
 
 
+def test_diff_drivers_binary_or_refused(tmp_path: Path) -> None:
+    repo = build(tmp_path / "r")
+    (repo / ".gitattributes").write_text("mod diff=plain\nnew diff=bin\n")
+    git("config", "diff.bin.binary", "true", cwd=repo)
+    out = assert_same(repo, "diff-tree", "-p", "HEAD")
+    assert b"Binary files /dev/null and b/new differ" in out
+    # A driver with its own function names: refused rather than printed differently.
+    (repo / ".gitattributes").write_text("mod diff=cpp\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "gitodb", "diff-tree", "-p", "HEAD"],
+        cwd=repo,
+        capture_output=True,
+        check=False,
+    )
+    assert proc.returncode == 128
+    assert proc.stderr == b"fatal: gitodb does not support the built-in diff driver 'cpp'\n"
+
+
 def test_refused_options_are_errors(tmp_path: Path) -> None:
     repo = build(tmp_path / "r")
     for option in ("--binary", "--cc", "-c", "-C", "-B", "--dirstat"):

@@ -365,14 +365,9 @@ class _Printer:
         return self._binary_attr
 
     def _make_binary_attr(self) -> Any:
-        from gitodb.repo.attributes import AttributeReader
+        from gitodb.history.patch import binary_by_attributes
 
-        reader = AttributeReader(self.repo, self.repo.config, work_tree=self.work_tree)
-
-        def check(path: bytes) -> bool:
-            return reader.attributes(path.decode("utf-8", "surrogateescape")).get("diff") is False
-
-        return check
+        return binary_by_attributes(self.repo, self.work_tree)
 
     work_tree: str | None = None
 

@@ -51,6 +51,45 @@ def is_binary(data: bytes) -> bool:
     return b"\0" in data[:FIRST_FEW_BYTES]
 
 
+# Git's built-in diff drivers (userdiff.c): each brings its own function-name
+# pattern, which gitodb does not have.
+_BUILTIN_DRIVERS = frozenset(
+    "ada bash bibtex cpp csharp css dts elixir fortran fountain golang html ini java "
+    "kotlin markdown matlab objc pascal perl php python r ruby rust scheme tex".split()
+)
+
+
+def binary_by_attributes(repo: Repository, work_tree: str | None = None) -> Callable[[bytes], bool]:
+    """``path -> bool``: whether the ``diff`` attribute makes a path binary
+    (``-diff``, the ``binary`` macro, or a driver with ``diff.<driver>.binary``).
+
+    A driver that changes what a patch looks like (a built-in one, or one with
+    ``textconv``, ``funcname`` or ``xfuncname`` configured) raises
+    ``GitodbError``: gitodb would print a different patch than Git, so it
+    refuses instead.
+    """
+    from gitodb.errors import GitodbError
+    from gitodb.repo.attributes import AttributeReader
+
+    reader = AttributeReader(repo, repo.config, work_tree=work_tree)
+    config = repo.config
+
+    def check(path: bytes) -> bool:
+        value = reader.attributes(path.decode("utf-8", "surrogateescape")).get("diff")
+        if value is False:
+            return True
+        if not isinstance(value, str):
+            return False
+        for key in ("textconv", "funcname", "xfuncname"):
+            if config.get(f"diff.{value}.{key}") is not None:
+                raise GitodbError(f"gitodb does not support diff.{value}.{key}")
+        if value in _BUILTIN_DRIVERS:
+            raise GitodbError(f"gitodb does not support the built-in diff driver '{value}'")
+        return bool(config.get_bool(f"diff.{value}.binary", False))
+
+    return check
+
+
 def _func_name(line: bytes) -> bytes | None:
     """Git's default ``find_func``: the line, if it starts like an identifier."""
     if not line:
@@ -398,7 +437,9 @@ class FileDiff:
             kwargs.setdefault("abbrev", Abbreviator(repo, default_abbrev(repo)))
             kwargs.setdefault("hexsz", repo.object_format.hexsz)
             options = PatchOptions(**kwargs)
-        return PatchFormatter(self._read, options).file_patch(self.change)
+        return PatchFormatter(
+            self._read, options, binary_attr=binary_by_attributes(self.repo)
+        ).file_patch(self.change)
 
     unified = patch
 
