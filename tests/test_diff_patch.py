@@ -221,6 +221,7 @@ def build(path: Path) -> Path:
         ["--format=%s%n%an", "--raw"],
         ["--pretty=format:%h", "--stat"],
         ["-v", "-s"],
+        ["-p", "-M", "--no-renames", "--no-ext-diff", "--no-textconv"],
     ],
 )
 def test_diff_tree_patch_matches_git(tmp_path: Path, options: list[str]) -> None:
@@ -276,6 +277,7 @@ def test_diff_drivers_binary_or_refused(tmp_path: Path) -> None:
     repo = build(tmp_path / "r")
     (repo / ".gitattributes").write_text("mod diff=plain\nnew diff=bin\n")
     git("config", "diff.bin.binary", "true", cwd=repo)
+    git("config", "diff.plain.textconv", "false", cwd=repo)  # diff-tree does not textconv
     out = assert_same(repo, "diff-tree", "-p", "HEAD")
     assert b"Binary files /dev/null and b/new differ" in out
     # A driver with its own function names: refused rather than printed differently.

@@ -252,6 +252,10 @@ def parse_args(argv: list[str]) -> Options:
 
             value = arg[2:] if arg.startswith("-M") else arg.partition("=")[2]
             o.renames = parse_rename_score(value) if value else DEFAULT_MIN_SCORE
+        elif arg == "--no-renames":
+            o.renames = None
+        elif arg in ("--no-ext-diff", "--no-textconv"):
+            pass  # diff-tree runs neither an external diff nor textconv unless told to
         elif arg.startswith("-l") and arg[2:].isdigit():
             o.rename_limit = int(arg[2:])
         else:

@@ -64,9 +64,10 @@ def binary_by_attributes(repo: Repository, work_tree: str | None = None) -> Call
     (``-diff``, the ``binary`` macro, or a driver with ``diff.<driver>.binary``).
 
     A driver that changes what a patch looks like (a built-in one, or one with
-    ``textconv``, ``funcname`` or ``xfuncname`` configured) raises
-    ``GitodbError``: gitodb would print a different patch than Git, so it
-    refuses instead.
+    ``funcname`` or ``xfuncname`` configured) raises ``GitodbError``: gitodb
+    would print different hunk headers than Git, so it refuses instead.
+    (``textconv`` is not applied by ``diff-tree`` unless asked for, so it is not
+    looked at.)
     """
     from gitodb.errors import GitodbError
     from gitodb.repo.attributes import AttributeReader
@@ -80,7 +81,7 @@ def binary_by_attributes(repo: Repository, work_tree: str | None = None) -> Call
             return True
         if not isinstance(value, str):
             return False
-        for key in ("textconv", "funcname", "xfuncname"):
+        for key in ("funcname", "xfuncname"):
             if config.get(f"diff.{value}.{key}") is not None:
                 raise GitodbError(f"gitodb does not support diff.{value}.{key}")
         if value in _BUILTIN_DRIVERS:
