@@ -29,6 +29,7 @@ MAX_SCORE = 60000
 DEFAULT_MIN_SCORE = 30000  # 50%
 _HASHBASE = 107927
 _CANDIDATES = 4
+_EXACT_TRIES = 100  # identical sources looked at per destination
 _M32 = 0xFFFFFFFF
 _FIRST_FEW = 8000  # Git's binary test looks at this many bytes for a NUL
 
@@ -91,6 +92,7 @@ def span_counts(data: bytes) -> Counter[int]:
 
     A span ends after a newline or after 64 bytes; each span is hashed on its
     own, so the file is cut at those places and each distinct span hashed once.
+    Bytes after the last complete span are not counted, as in Git.
     """
     if b"\0" not in data[:_FIRST_FEW]:
         data = data.replace(b"\r\n", b"\n")  # what skipping each CR before LF leaves
@@ -101,8 +103,10 @@ def span_counts(data: bytes) -> Counter[int]:
     lines = data.split(b"\n")
     last = lines.pop()
     pieces = [line + b"\n" for line in lines]
-    if last:
-        pieces.append(last)
+    # A last line without a newline: its 64-byte spans count, the shorter rest
+    # does not (Git hashes a span only when it closes).
+    if len(last) >= 64:
+        pieces.append(last[: len(last) - len(last) % 64])
     for line in pieces:
         size = len(line)
         for k in range(0, size, 64) if size > 64 else (0,):
@@ -172,15 +176,27 @@ def detect_renames(
     for d in dsts:
         best, best_score = -1, -1
         dst = changes[d]
-        # Git's hash map hands back the last source added first.
-        for s in reversed(by_id.get(dst.new_id, [])):
+        # Git fills its hash table with the sources in reverse and reads a bucket
+        # newest first: the sources come in their own order.  At most 100
+        # candidates are looked at.
+        tries = _EXACT_TRIES
+        for s in by_id.get(dst.new_id, []):
+            src = changes[s]
             if s in used:
                 continue
-            score = 1 + (_basename(changes[s].path) == _basename(dst.path))
+            # Anything but two regular files must have the same mode.
+            if not (stat.S_ISREG(src.old_mode or 0) and stat.S_ISREG(dst.new_mode or 0)) and (
+                src.old_mode != dst.new_mode
+            ):
+                continue
+            score = 1 + (_basename(src.path) == _basename(dst.path))
             if score > best_score:
                 best, best_score = s, score
                 if score == 2:
                     break
+            tries -= 1
+            if not tries:
+                break
         if best >= 0:
             found[d] = (best, MAX_SCORE)
             used.add(best)
