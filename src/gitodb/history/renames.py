@@ -92,7 +92,6 @@ def span_counts(data: bytes) -> Counter[int]:
 
     A span ends after a newline or after 64 bytes; each span is hashed on its
     own, so the file is cut at those places and each distinct span hashed once.
-    Bytes after the last complete span are not counted, as in Git.
     """
     if b"\0" not in data[:_FIRST_FEW]:
         data = data.replace(b"\r\n", b"\n")  # what skipping each CR before LF leaves
@@ -103,10 +102,10 @@ def span_counts(data: bytes) -> Counter[int]:
     lines = data.split(b"\n")
     last = lines.pop()
     pieces = [line + b"\n" for line in lines]
-    # A last line without a newline: its 64-byte spans count, the shorter rest
-    # does not (Git hashes a span only when it closes).
-    if len(last) >= 64:
-        pieces.append(last[: len(last) - len(last) % 64])
+    # A last line without a newline counts as a span of its own (Git 2.55; Git
+    # 2.39 left it out).
+    if last:
+        pieces.append(last)
     for line in pieces:
         size = len(line)
         for k in range(0, size, 64) if size > 64 else (0,):
