@@ -1,11 +1,17 @@
 """``gitodb diff-tree``: compare two trees, or commits with their parents, like Git.
 
 Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
-``--name-status``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
+``--name-status``, patches (``-p``/``-u``/``--patch``, ``-U<n>``/``--unified=<n>``,
+``--patch-with-raw``, ``--raw``, ``-s``/``--no-patch``, ``--full-index``, ``-a``/``--text``,
+``--src-prefix``/``--dst-prefix``/``--no-prefix``/``--default-prefix``,
+``--inter-hunk-context``, ``--[no-]indent-heuristic``, ``--minimal``), ``--numstat``,
+``--shortstat``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
 ``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
 limiting, and rename detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-l<n>``).
-A thin shell over ``gitodb.history.treediff`` and ``gitodb.history.renames``.  An
-option Git has that gitodb does not implement is refused with Git's usage (exit 129).
+A thin shell over ``gitodb.history.treediff``, ``gitodb.history.renames`` and
+``gitodb.history.patch``.  An option Git has that gitodb does not implement
+(``--binary``, ``-c``, ``--cc``, ``--stat``, ``-C``, ``-B``, ...) is refused with
+Git's usage (exit 129), never ignored.
 """
 
 from __future__ import annotations
@@ -75,12 +81,33 @@ _FLAGS = {
     "--exit-code": "exit_code",
     "--stdin": "stdin",
     "--full-index": "full_index",
-    "--raw": "raw",
+    "-a": "text",
+    "--text": "text",
+    "--minimal": "minimal",
+}
+
+# Output formats, in the order Git prints them (diff.c's diff_flush).
+_FORMAT_OPTIONS = {
+    "-p": ("patch",),
+    "-u": ("patch",),
+    "--patch": ("patch",),
+    "--raw": ("raw",),
+    "--patch-with-raw": ("patch", "raw"),
+    "--numstat": ("numstat",),
+    "--shortstat": ("shortstat",),
+    "--stat": ("stat",),
+    "--patch-with-stat": ("patch", "stat"),
+    "--summary": ("summary",),
+    "--compact-summary": ("stat",),
 }
 
 
 class _Usage(Exception):
     pass
+
+
+class _BadValue(Exception):
+    """An option value Git's option parser rejects: one ``error:`` line, exit 129."""
 
 
 class Options:
@@ -99,8 +126,24 @@ class Options:
         self.exit_code = False
         self.stdin = False
         self.full_index = False
-        self.raw = False
+        self.text = False
+        self.minimal = False
+        self.indent_heuristic = True
+        self.context = 3
+        self.inter_hunk = 0
+        self.src_prefix = b"a/"
+        self.dst_prefix = b"b/"
+        self.formats: set[str] = set()  # raw, patch, numstat, shortstat
+        self.no_output = False  # -s
         self.output = "raw"  # raw, name-only, name-status
+        self.name_option = ""
+        self.compact_summary = False
+        # --pretty/--format: (kind, user format, whether each entry is terminated)
+        self.pretty: tuple[str, str | None, bool] | None = None
+        self.stat_width: int | None = None  # None: the terminal's
+        self.stat_name_width = 0
+        self.stat_graph_width = 0
+        self.stat_count = 0
         self.renames: int | None = None  # -M: the minimum score (of 60000)
         self.rename_limit: int | None = None  # -l<n>
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
@@ -125,8 +168,79 @@ def parse_args(argv: list[str]) -> Options:
             continue
         if arg in _FLAGS:
             setattr(o, _FLAGS[arg], True)
+        elif arg in _FORMAT_OPTIONS:
+            o.formats.update(_FORMAT_OPTIONS[arg])
+            o.no_output = False
+            if arg == "--compact-summary":
+                o.compact_summary = True
+        elif arg in ("--pretty", "-v") or arg.startswith(("--pretty=", "--format=")):
+            o.pretty = _pretty(arg)
+        elif arg.startswith("--stat="):
+            # --stat=<width>[,<name-width>[,<count>]]
+            parts = arg[7:].split(",")
+            if len(parts) > 3 or not all(p.isdigit() for p in parts):
+                raise _Usage(arg)
+            o.stat_width = int(parts[0])
+            if len(parts) > 1:
+                o.stat_name_width = int(parts[1])
+            if len(parts) > 2:
+                o.stat_count = int(parts[2])
+            o.formats.add("stat")
+            o.no_output = False
+        elif (
+            arg.split("=")[0]
+            in (
+                "--stat-width",
+                "--stat-name-width",
+                "--stat-graph-width",
+                "--stat-count",
+            )
+            and "=" in arg
+        ):
+            name, _eq, value = arg.partition("=")
+            if not value.isdigit():
+                raise _BadValue(f"error: {name} expects a numerical value")
+            setattr(o, name[2:].replace("-", "_"), int(value))
+            o.formats.add("stat")
+            o.no_output = False
+        elif arg in ("-s", "--no-patch"):
+            # Git 2.55: everything given so far is dropped; later formats count again.
+            o.formats.clear()
+            o.output = "raw"
+            o.no_output = True
+        elif arg.startswith("-U") or arg.startswith("--unified="):
+            value = arg[2:] if arg.startswith("-U") else arg[10:]
+            if value and not value.isdigit():  # empty is 0, as strtol reads it
+                raise _BadValue("error: --unified expects a numerical value")
+            o.context = int(value or "0")
+            o.formats.add("patch")
+            o.no_output = False
+        elif arg.startswith("--inter-hunk-context="):
+            if not arg[21:].isdigit():
+                raise _BadValue(
+                    "error: option `inter-hunk-context' expects a non-negative integer value"
+                    " with an optional k/m/g suffix"
+                )
+            o.inter_hunk = int(arg[21:])
+        elif arg in ("--indent-heuristic", "--no-indent-heuristic"):
+            o.indent_heuristic = arg == "--indent-heuristic"
+        elif arg.startswith("--src-prefix="):
+            o.src_prefix = os.fsencode(arg[13:])
+        elif arg.startswith("--dst-prefix="):
+            o.dst_prefix = os.fsencode(arg[13:])
+        elif arg == "--no-prefix":
+            o.src_prefix = o.dst_prefix = b""
+        elif arg == "--default-prefix":
+            o.src_prefix, o.dst_prefix = b"a/", b"b/"
         elif arg in ("--name-only", "--name-status"):
+            if o.name_option and o.name_option != arg:
+                raise GitodbError(
+                    "options '--name-only', '--name-status', '--check', and '-s' cannot be "
+                    "used together"
+                )
+            o.name_option = arg
             o.output = arg[2:]
+            o.no_output = False
         elif arg == "--abbrev":
             o.abbrev = None
         elif arg.startswith("--abbrev="):
@@ -138,18 +252,63 @@ def parse_args(argv: list[str]) -> Options:
 
             value = arg[2:] if arg.startswith("-M") else arg.partition("=")[2]
             o.renames = parse_rename_score(value) if value else DEFAULT_MIN_SCORE
+        elif arg == "--no-renames":
+            o.renames = None
+        elif arg in ("--no-ext-diff", "--no-textconv"):
+            pass  # diff-tree runs neither an external diff nor textconv unless told to
         elif arg.startswith("-l") and arg[2:].isdigit():
             o.rename_limit = int(arg[2:])
         else:
             raise _Usage(arg)
     if o.show_trees:
         o.recursive = True  # -t implies -r
+    if o.output != "raw":
+        o.formats.clear()  # names replace every other format (diff_setup_done)
+    elif not o.formats and not o.no_output:
+        o.formats.add("raw")
+    if o.formats - {"raw"}:
+        o.recursive = True  # patches and stats always look at files
     return o
 
 
 def _print_usage(to_stdout: bool = False) -> int:
     (sys.stdout if to_stdout else sys.stderr).write(USAGE)
     return 129
+
+
+_BUILTIN_FORMATS = ("oneline", "short", "medium", "full", "fuller", "raw")
+
+
+def _pretty(arg: str) -> tuple[str, str | None, bool]:
+    """``--pretty[=<format>]``, ``--format=<format>``, ``-v`` as Git reads them."""
+    if arg in ("--pretty", "-v"):
+        return "medium", None, False
+    name, _eq, value = arg.partition("=")
+    if value in _BUILTIN_FORMATS:
+        return value, None, value == "oneline"
+    if value.startswith("format:"):
+        return "user", value[7:], False
+    if value.startswith("tformat:"):
+        return "user", value[8:], True
+    if name == "--format" or "%" in value:
+        return "user", value, True
+    if not value:
+        return "medium", None, False
+    raise GitodbError(f"invalid --pretty format: {value}")
+
+
+def _term_columns() -> int:
+    """Git's ``term_columns``: ``$COLUMNS``, else the terminal's width, else 80."""
+    try:
+        n = int(os.environ.get("COLUMNS", ""))
+    except ValueError:
+        n = 0
+    if n > 0:
+        return n
+    try:
+        return os.get_terminal_size(1).columns or 80
+    except OSError:
+        return 80
 
 
 class _Printer:
@@ -167,14 +326,107 @@ class _Printer:
         self.null = repo.object_format.null_oid
         self.term = b"\0" if o.nul else b"\n"
         self.changed = False
+        self.repo = repo
+        self._patcher: Any = None
+        self._formatter: Any = None
+        self._binary_attr: Any = None
+        self.shown_one = False
+
+    def patcher(self) -> Any:
+        """The patch formatter, made when the first patch is wanted."""
+        if self._patcher is None:
+            from gitodb.history.patch import PatchFormatter, PatchOptions
+            from gitodb.repo.abbrev import Abbreviator, default_abbrev
+
+            o = self.o
+            repo = self.repo
+            hexsz = repo.object_format.hexsz
+            # The index line abbreviates like Git's default unless told otherwise.
+            length = hexsz if o.full_index else (o.abbrev or default_abbrev(repo))
+            options = PatchOptions(
+                context=o.context,
+                inter_hunk=o.inter_hunk,
+                src_prefix=o.src_prefix,
+                dst_prefix=o.dst_prefix,
+                reverse=o.reverse,
+                text=o.text,
+                indent_heuristic=o.indent_heuristic,
+                minimal=o.minimal,
+                quote_fully=self.quote_fully,
+                abbrev=Abbreviator(repo, length),
+                hexsz=hexsz,
+            )
+            odb = repo.odb
+            self._patcher = PatchFormatter(
+                lambda oid: odb.read(oid)[1], options, binary_attr=self.binary_attr()
+            )
+        return self._patcher
+
+    def binary_attr(self) -> Any:
+        """``path -> bool``: whether attributes make the path binary (``-diff``)."""
+        if self._binary_attr is None:
+            self._binary_attr = self._make_binary_attr()
+        return self._binary_attr
+
+    def _make_binary_attr(self) -> Any:
+        from gitodb.history.patch import binary_by_attributes
+
+        return binary_by_attributes(self.repo, self.work_tree)
+
+    work_tree: str | None = None
 
     def _id(self, oid: bytes | None) -> bytes:
-        if oid is None:
-            return b"0" * self.abbrev.length
-        return self.abbrev(oid).encode()
+        hexsz = self.repo.object_format.hexsz
+        if self.abbrev.length >= hexsz:
+            return (oid or self.null).hex().encode()
+        text = self.abbrev(oid or self.null).encode()
+        if os.environ.get("GIT_PRINT_SHA1_ELLIPSIS", "").lower() != "yes":
+            return text
+        # Git's diff_aligned_abbrev: dots to line up with the requested length
+        # (always three when the length was left to Git).
+        want = self.o.abbrev
+        if len(text) >= hexsz - 3:
+            return (oid or self.null).hex().encode()
+        if want is not None and want < len(text) <= want + 2:
+            return text + b"." * (want + 3 - len(text))
+        return text + b"..."
 
-    def lines(self, changes: list[Change], header: bytes | None) -> bytes:
-        """The output of one diff (with the commit line first when there is one)."""
+    def log_entry(self, oid: bytes, parent: bytes | None) -> bytes:
+        """Git's ``show_log`` with ``--pretty``/``--format`` and the blank line (or
+        ``---``) that ``log_tree_diff_flush`` puts between message and diff."""
+        from gitodb.history.pretty import Formatter, pretty_commit
+
+        o = self.o
+        assert o.pretty is not None
+        kind, fmt, terminator = o.pretty
+        out = [self.term] if self.shown_one and not terminator else []
+        self.shown_one = True
+        raw = self.repo.odb.read(oid)[1]
+        ident = oid.hex().encode()
+        if parent is not None:
+            ident += b" (from %s)" % parent.hex().encode()
+        empty = False
+        if kind == "user":
+            if self._formatter is None:
+                # diff-tree abbreviates nothing unless told: %h is the full id.
+                self._formatter = Formatter(self.repo, fmt or "", abbrev=self.o.abbrev)
+            out.append(self._formatter.format(oid, raw))
+            empty = self._formatter.empty
+        elif kind == "oneline":
+            out.append(ident + b" " + pretty_commit(kind, self.repo, oid, raw))
+        else:
+            out.append(b"commit " + ident + b"\n" + pretty_commit(kind, self.repo, oid, raw))
+        if terminator and not empty:
+            out.append(self.term)
+        if (o.formats or o.output != "raw") and kind != "oneline" and not empty:
+            if {"patch", "stat"} <= o.formats:
+                out.append(b"---")
+            out.append(b"\n")
+        return b"".join(out)
+
+    def lines(self, changes: list[Change], header: tuple[bytes, bytes | None] | None) -> bytes:
+        """The output of one diff, after the commit's line or log message when it
+        is a commit's (``header``: the commit and the parent to name, if any)."""
         o = self.o
         if not changes and not (o.always and header is not None):
             return b""
@@ -182,15 +434,74 @@ class _Printer:
             self.changed = True
         out = []
         if header is not None and not o.no_commit_id:
-            out.append(header + self.term)
+            if o.pretty is None:
+                out.append(header[0].hex().encode() + self.term)
+            else:
+                out.append(self.log_entry(*header))
         if o.quiet:
             return b"".join(out)
+        separator = False
+        if o.output != "raw" or "raw" in o.formats:
+            self._raw(changes, out)
+            separator = True
+        if o.formats & {"numstat", "stat", "shortstat"}:
+            self._stats(changes, out)
+            separator = True
+        if "summary" in o.formats:
+            from gitodb.history.diffstat import summary
+
+            text = summary(changes, self.quote_fully)
+            if text:
+                out.append(text)
+                separator = True
+        if "patch" in o.formats:
+            if separator:
+                out.append(self.term)
+            patch = self.patcher().file_patch
+            for ch in changes:
+                out.append(patch(ch))
+        return b"".join(out)
+
+    def _stats(self, changes: list[Change], out: list[bytes]) -> None:
+        """``--numstat``, ``--stat``, ``--shortstat`` (in Git's order)."""
+        from gitodb.history import diffstat
+
+        o = self.o
+        odb = self.repo.odb
+        stats = diffstat.file_stats(
+            changes,
+            lambda oid: odb.read(oid)[1],
+            text=o.text,
+            binary_attr=self.binary_attr(),
+            indent_heuristic=o.indent_heuristic,
+            minimal=o.minimal,
+        )
+        if not o.compact_summary:
+            for fs in stats:
+                fs.comment = None
+        if "numstat" in o.formats:
+            out.append(diffstat.numstat(stats, o.nul, self.quote_fully))
+        if "stat" in o.formats:
+            width = o.stat_width if o.stat_width is not None else _term_columns()
+            out.append(
+                diffstat.diffstat(
+                    stats,
+                    width=width,
+                    name_width=o.stat_name_width,
+                    graph_width=o.stat_graph_width,
+                    count=o.stat_count,
+                    quote_fully=self.quote_fully,
+                )
+            )
+        if "shortstat" in o.formats:
+            out.append(diffstat.shortstat(stats))
+
+    def _raw(self, changes: list[Change], out: list[bytes]) -> None:
+        o = self.o
         nul = o.nul
         term = self.term
         sep = b"\0" if nul else b"\t"
         for ch in changes:
-            if o.reverse and o.renames is None:  # with -M the trees were swapped before
-                ch = ch.reversed()
             path = ch.path if nul else self.quote(ch.path, self.quote_fully)
             status = ch.status.encode()
             old_path = getattr(ch, "old_path", None)
@@ -215,7 +526,6 @@ class _Printer:
                         term,
                     )
                 )
-        return b"".join(out)
 
 
 class _DiffTree:
@@ -242,12 +552,12 @@ class _DiffTree:
             recursive=self.o.recursive,
             show_trees=self.o.show_trees,
         )
+        if self.o.reverse:
+            changes = [c.reversed() for c in changes]
         if self.o.renames is None:
             return changes
         from gitodb.history.renames import detect_renames
 
-        if self.o.reverse:
-            changes = [c.reversed() for c in changes]
         limit = self.o.rename_limit
         if limit is None:
             limit = self.repo.config.get_ulong("diff.renamelimit", 1000)
@@ -266,14 +576,15 @@ class _DiffTree:
         c = odb.commit(oid)
         if parents is None:
             parents = c.parents
-        header = oid.hex().encode()
         if not parents:
             if self.o.root:
-                self.write(self.printer.lines(self.trees(None, c.tree), header))
+                self.write(self.printer.lines(self.trees(None, c.tree), (oid, None)))
             return
         if len(parents) > 1 and not self.o.merges:
             return
         for p in parents:
+            # A merge's log names the parent each diff is against.
+            header = (oid, p if len(parents) > 1 else None)
             self.write(self.printer.lines(self.trees(odb.commit(p).tree, c.tree), header))
 
     def _is_commit(self, oid: bytes) -> bool:
@@ -383,6 +694,9 @@ def run(argv: list[str], ctx: Context) -> int:
         o = parse_args(argv)
     except _Usage:
         return _print_usage()
+    except _BadValue as e:
+        sys.stderr.write(f"{e}\n")
+        return 129
     from gitodb.cli.ls_tree import _work_tree_prefix
     from gitodb.history.paths import normalize_pathspec
     from gitodb.repo.revparse import peel_to
@@ -394,6 +708,12 @@ def run(argv: list[str], ctx: Context) -> int:
         return _print_usage()
     paths = [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape") for p in o.paths]
     d = _DiffTree(repo, o, paths)
+    if o.formats - {"raw"}:
+        from gitodb.repo import find_work_tree_top
+
+        d.printer.work_tree = find_work_tree_top(
+            repo, explicit_git_dir=ctx.git_dir is not None or "GIT_DIR" in os.environ
+        )
     if len(revs) == 1:
         oid = revs[0][0]
         try:

@@ -29,6 +29,7 @@ MAX_SCORE = 60000
 DEFAULT_MIN_SCORE = 30000  # 50%
 _HASHBASE = 107927
 _CANDIDATES = 4
+_EXACT_TRIES = 100  # identical sources looked at per destination
 _M32 = 0xFFFFFFFF
 _FIRST_FEW = 8000  # Git's binary test looks at this many bytes for a NUL
 
@@ -69,27 +70,50 @@ def parse_rename_score(text: str) -> int:
     return MAX_SCORE if num >= scale else MAX_SCORE * num // scale
 
 
-def span_counts(data: bytes) -> Counter[int]:
-    """Git's ``hash_chars``: bytes per span hash (CR before LF skipped in text)."""
-    text = b"\0" not in data[:_FIRST_FEW]
-    counts: Counter[int] = Counter()
-    a1 = a2 = n = 0
-    size = len(data)
-    for i in range(size):
-        c = data[i]
-        if text and c == 13 and i + 1 < size and data[i + 1] == 10:
-            continue
+def _span_hash(piece: bytes) -> int:
+    """Git's hash of one span (the bytes between two cuts)."""
+    a1 = a2 = 0
+    for c in piece:
         old1 = a1
         a1 = ((a1 << 7) ^ (a2 >> 25)) & _M32
         a2 = ((a2 << 7) ^ (old1 >> 25)) & _M32
         a1 = (a1 + c) & _M32
-        n += 1
-        if n < 64 and c != 10:
-            continue
-        counts[((a1 + a2 * 0x61) & _M32) % _HASHBASE] += n
-        a1 = a2 = n = 0
-    if n:
-        counts[((a1 + a2 * 0x61) & _M32) % _HASHBASE] += n
+    return ((a1 + a2 * 0x61) & _M32) % _HASHBASE
+
+
+# Spans repeat across the files of a history (source lines do), so their hashes
+# are kept; the table is dropped when it grows large.
+_SPAN_HASHES: dict[bytes, int] = {}
+_SPAN_CACHE_MAX = 1 << 20
+
+
+def span_counts(data: bytes) -> Counter[int]:
+    """Git's ``hash_chars``: bytes per span hash (CR before LF skipped in text).
+
+    A span ends after a newline or after 64 bytes; each span is hashed on its
+    own, so the file is cut at those places and each distinct span hashed once.
+    """
+    if b"\0" not in data[:_FIRST_FEW]:
+        data = data.replace(b"\r\n", b"\n")  # what skipping each CR before LF leaves
+    if len(_SPAN_HASHES) > _SPAN_CACHE_MAX:
+        _SPAN_HASHES.clear()
+    cache = _SPAN_HASHES
+    counts: Counter[int] = Counter()
+    lines = data.split(b"\n")
+    last = lines.pop()
+    pieces = [line + b"\n" for line in lines]
+    # A last line without a newline counts as a span of its own (Git 2.55; Git
+    # 2.39 left it out).
+    if last:
+        pieces.append(last)
+    for line in pieces:
+        size = len(line)
+        for k in range(0, size, 64) if size > 64 else (0,):
+            piece = line[k : k + 64] if size > 64 else line
+            h = cache.get(piece)
+            if h is None:
+                h = cache[piece] = _span_hash(piece)
+            counts[h] += len(piece)
     return counts
 
 
@@ -151,15 +175,27 @@ def detect_renames(
     for d in dsts:
         best, best_score = -1, -1
         dst = changes[d]
-        # Git's hash map hands back the last source added first.
-        for s in reversed(by_id.get(dst.new_id, [])):
+        # Git fills its hash table with the sources in reverse and reads a bucket
+        # newest first: the sources come in their own order.  At most 100
+        # candidates are looked at.
+        tries = _EXACT_TRIES
+        for s in by_id.get(dst.new_id, []):
+            src = changes[s]
             if s in used:
                 continue
-            score = 1 + (_basename(changes[s].path) == _basename(dst.path))
+            # Anything but two regular files must have the same mode.
+            if not (stat.S_ISREG(src.old_mode or 0) and stat.S_ISREG(dst.new_mode or 0)) and (
+                src.old_mode != dst.new_mode
+            ):
+                continue
+            score = 1 + (_basename(src.path) == _basename(dst.path))
             if score > best_score:
                 best, best_score = s, score
                 if score == 2:
                     break
+            tries -= 1
+            if not tries:
+                break
         if best >= 0:
             found[d] = (best, MAX_SCORE)
             used.add(best)
