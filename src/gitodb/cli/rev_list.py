@@ -143,9 +143,9 @@ def run(argv: list[str], ctx: Context) -> int:
 
         if settings.test_bitmap:
             return test_bitmap(repo, walk)
-        status = bitmap_output(repo, walk, settings)
-        if status is not None:
-            return status
+        answered = bitmap_output(repo, walk, settings)
+        if answered is not None:
+            return answered
     return _output(walk, settings)
 
 
