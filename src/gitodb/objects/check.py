@@ -28,6 +28,11 @@ from gitodb.objects.format import ObjectFormat
 from gitodb.objects.fsck import (
     ATTR_MAX_FILE_SIZE,
     ATTR_MAX_LINE_LENGTH,
+    ERROR,
+    FATAL,
+    IGNORE,
+    INFO,
+    WARN,
     Fsck,
     FsckSeverities,
 )
@@ -112,6 +117,56 @@ class ObjectChecker:
         if not self._lookup(target, type_name.decode("ascii"), errors):
             errors.append(f"bad tag pointer to {target.hex()} in {null}")
             raise ObjectCheckError("corrupt tag", details=errors)
+
+
+class _CollectingFsck(Fsck):
+    """Fsck whose findings are kept as ``(level, "<msgId>: <text>")`` (``git mktag``'s
+    error function): a warning counts as an error unless ``strict`` is off."""
+
+    def __init__(
+        self,
+        fmt: ObjectFormat,
+        severities: FsckSeverities,
+        refname_ok: Callable[[str], bool] | None,
+        strict: bool,
+    ) -> None:
+        super().__init__(fmt, severities, refname_ok=refname_ok)
+        self.strict_input = strict
+        self.found: list[tuple[str, str]] = []
+
+    def report(self, oid: bytes, msg_id: str, text: str) -> bool:
+        severity = self.severities.of(msg_id)
+        if severity == IGNORE:
+            return False
+        if severity == FATAL:
+            severity = ERROR
+        elif severity == INFO:
+            severity = WARN
+        if severity == WARN and not self.strict_input:
+            self.found.append(("warning", f"{msg_id}: {text}"))
+            return False
+        self.found.append(("error", f"{msg_id}: {text}"))
+        return True
+
+
+def check_tag_input(
+    fmt: ObjectFormat,
+    data: bytes,
+    severities: FsckSeverities,
+    *,
+    strict: bool = True,
+    refname_ok: Callable[[str], bool] | None = None,
+) -> tuple[bool, list[tuple[str, str]]]:
+    """Git's ``fsck_tag_standalone`` as ``git mktag`` runs it: whether the tag fails,
+    and what was reported in order, ``("error"|"warning", "<msgId>: <text>")``.
+
+    With ``strict`` (mktag's default) every finding reported as a warning is an
+    error.  As in Git, the verdict is that of the last check that ran: a bad tagger
+    line followed by a header that is only a warning passes, its error printed.
+    """
+    fsck = _CollectingFsck(fmt, severities, refname_ok, strict)
+    failed = fsck.check("tag", data, bytes(fmt.rawsz))
+    return failed, fsck.found
 
 
 def check_object(fmt: ObjectFormat, type_name: str, data: Buffer) -> None:

@@ -339,21 +339,21 @@ class Fsck:
         ):
             return True
         pos = eol + 1
+        bad = False
         if not data.startswith(b"tagger ", pos):
             # early tags have no tagger line
             if self.report(oid, "missingTaggerEntry", "invalid format - expected 'tagger' line"):
                 return True
         else:
+            # Git goes on after a bad tagger line: what follows is checked too
             bad, pos = self._ident(data, pos + 7, oid)
-            if bad:
-                return True
         if pos >= len(data) or data[pos : pos + 1] == b"\0":
-            return False
+            return bad
         if data[pos : pos + 1] != b"\n":
             return self.report(
                 oid, "extraHeaderEntry", "invalid format - extra header(s) after 'tagger'"
             )
-        return False
+        return bad
 
     def _good_tag_name(self, name: bytes) -> bool:
         if self.refname_ok is None:
