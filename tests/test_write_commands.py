@@ -199,6 +199,12 @@ def test_commit_tree_refuses_signing(repo: Path) -> None:
     tree = rev(repo, "HEAD^{tree}")
     assert run("gitodb", repo, "commit-tree", "-S", tree, "-m", "x", env=ENV)[0] == 129
     assert run("gitodb", repo, "commit-tree", "--gpg-sign", tree, "-m", "x", env=ENV)[0] == 129
+    signing = ["-c", "commit.gpgSign=true", "commit-tree", tree, "-m", "x"]
+    status, _out, err = run("gitodb", repo, *signing, env=ENV)
+    assert (status, err) == (128, b"fatal: commit.gpgSign is set, but git does not sign commits\n")
+    same(
+        repo, "-c", "commit.gpgSign=true", "commit-tree", "--no-gpg-sign", tree, "-m", "x", env=ENV
+    )
 
 
 def test_commit_tree_identity_from_config(repo: Path) -> None:

@@ -5,7 +5,8 @@ The message is the ``-m`` paragraphs and ``-F`` files (``-`` for standard input)
 order, else standard input.  Author and committer come from the ``GIT_*`` variables
 and the configuration (``gitodb.repo.ident``); the object is written by
 ``ObjectWriter.write_commit_tree``.  Signing (``-S``) is not offered: gitodb does not
-sign, and an option it accepted would have to.
+sign, and an option it accepted would have to; with ``commit.gpgSign`` set it
+refuses (``--no-gpg-sign`` overrides it, as in Git).
 """
 
 from __future__ import annotations
@@ -48,6 +49,8 @@ PARSER = OptionParser(
                negatable=False, callback=_message),
         Option("F", None, "callback", "read commit log message from file", argh="file",
                takes_value=True, negatable=False, callback=_file),
+        Option(None, "no-gpg-sign", "bool", "do not GPG sign commit (commit.gpgSign)",
+               negatable=False),
     ],
 )  # fmt: skip
 
@@ -80,6 +83,9 @@ def run(argv: list[str], ctx: Context) -> int:
     values.parents, values.message_parts = [], []
     opts, args = PARSER.parse(argv, values)
     repo = ctx.open_repository()
+    if not opts.no_gpg_sign and repo.config.get_bool("commit.gpgsign", False):
+        # Git would sign; a commit without the signature asked for is a wrong answer
+        raise GitodbError("commit.gpgSign is set, but gitodb does not sign commits")
     writer = ObjectWriter(repo)
     parents: list[bytes] = []
     for name in opts.parents:  # Git resolves and checks them as it parses the options
