@@ -324,6 +324,7 @@ def _checker(args: Any, fmt: Any) -> PackObjectChecker:
     """The object checker for --strict/--fsck-objects[=<msg-id>=<severity>,...]."""
     from gitodb.objects.fsck import FsckConfigError, FsckSeverities
     from gitodb.refs.base import refname_format_ok
+    from gitodb.repo.gitmodules import parse_gitmodules
 
     severities = FsckSeverities(strict=True)  # index-pack's fsck: warnings are errors
     try:
@@ -332,7 +333,13 @@ def _checker(args: Any, fmt: Any) -> PackObjectChecker:
     except FsckConfigError as e:
         raise PackError(e.message) from None
     do_fsck = args.strict or args.fsck_objects or bool(args.strict_msgs or args.fsck_msgs)
-    return PackObjectChecker(fmt, fsck=do_fsck, severities=severities, refname_ok=refname_format_ok)
+    return PackObjectChecker(
+        fmt,
+        fsck=do_fsck,
+        severities=severities,
+        refname_ok=refname_format_ok,
+        gitmodules_parser=parse_gitmodules,
+    )
 
 
 def _blob_reader(repo: Any) -> Any:

@@ -35,6 +35,7 @@ from gitodb.objects.fsck import (
     WARN,
     Fsck,
     FsckSeverities,
+    GitmodulesParser,
 )
 from gitodb.objects.header import TYPE_NAMES
 from gitodb.objects.tag import parse_tag_fields
@@ -194,10 +195,16 @@ class PackObjectChecker:
         fsck: bool = True,
         severities: FsckSeverities | None = None,
         refname_ok: Callable[[str], bool] | None = None,
+        gitmodules_parser: GitmodulesParser | None = None,
     ) -> None:
         self.fmt = fmt
         self.path = path
-        self.fsck = Fsck(fmt, severities or FsckSeverities(strict=True), refname_ok=refname_ok)
+        self.fsck = Fsck(
+            fmt,
+            severities or FsckSeverities(strict=True),
+            refname_ok=refname_ok,
+            gitmodules_parser=gitmodules_parser,
+        )
         self.run_fsck = fsck
         self.links: list[bytes] = []
         #: linked objects found in the repository rather than the pack (after finish)
@@ -214,7 +221,11 @@ class PackObjectChecker:
                 self._note_blob(data, oid)
             errors: list[str] = []
             fsck = Fsck(
-                self.fmt, self.fsck.severities, _split_reporter(errors), self.fsck.refname_ok
+                self.fmt,
+                self.fsck.severities,
+                _split_reporter(errors),
+                self.fsck.refname_ok,
+                self.fsck.gitmodules_parser,
             )
             fsck.gitattributes_found = self.fsck.gitattributes_found
             fsck.gitmodules_found = self.fsck.gitmodules_found
@@ -258,12 +269,21 @@ class PackObjectChecker:
         if not self.run_fsck:
             return
         errors: list[str] = []
-        fsck = Fsck(self.fmt, self.fsck.severities, _split_reporter(errors))
+        fsck = Fsck(
+            self.fmt,
+            self.fsck.severities,
+            _split_reporter(errors),
+            gitmodules_parser=self.fsck.gitmodules_parser,
+        )
         fsck.gitattributes_found = self.fsck.gitattributes_found
         fsck.gitmodules_found = self.fsck.gitmodules_found
         fsck.blobs_done = self.fsck.blobs_done
         err = False
-        for oid in [o for o, _what in fsck.pending_blobs() if o in self._blobs]:
+        # .gitattributes blobs of the pack were measured as they came; a .gitmodules
+        # one is read back below (its content was not kept)
+        for oid in [o for o, what in fsck.pending_blobs() if o in self._blobs]:
+            if oid in fsck.gitmodules_found:
+                continue
             fsck.blobs_done.add(oid)
             if oid in fsck.gitattributes_found and oid in self._attr_problems:
                 err |= fsck.report(oid, *self._attr_problems[oid])
