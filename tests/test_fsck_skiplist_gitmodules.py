@@ -147,3 +147,29 @@ def test_rules_and_parser_directly() -> None:
     sev = FsckSeverities(strict=True)
     with pytest.raises(FsckConfigError, match="skiplist requires a path"):
         sev.parse("skiplist")
+
+
+def test_odd_pack_outside_the_object_directory(tmp_path: Path) -> None:
+    """Git's t7450 'index-pack --strict works for non-repo pack': the .gitmodules blob
+    comes before the tree naming it, and the pack is not in the repository, so the
+    queued check reads the blob from the pack being indexed."""
+    from gitodb.objects.format import SHA1
+    from gitodb.pack.writer import PackWriter
+
+    content = b'[submodule "../../modules/evil"]\n\tpath = x\n\turl = ./x\n'
+    made = tmp_path / "made"
+    with PackWriter(made, SHA1, expected_count=3, write_rev=False) as w:
+        blob = w.add_object("blob", content)
+        tree = w.add_object("tree", b"100644 .gitmodules\0" + blob)
+        commit = f"tree {tree.hex()}\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nm\n"
+        w.add_object("commit", commit.encode())
+        written = w.finish()
+    assert written is not None
+    results = []
+    for name, cmd in (("git", ["git"]), ("gitodb", [sys.executable, "-m", "gitodb"])):
+        repo = tmp_path / name
+        git("init", "-q", "--bare", repo)
+        (repo / "odd.pack").write_bytes(Path(written.pack_path).read_bytes())
+        results.append(_run([*cmd, "index-pack", "--strict", "odd.pack"], repo))
+    assert results[1] == results[0]
+    assert results[1][0] == 128 and b"gitmodulesName" in results[1][2]
