@@ -173,3 +173,31 @@ def test_odd_pack_outside_the_object_directory(tmp_path: Path) -> None:
         results.append(_run([*cmd, "index-pack", "--strict", "odd.pack"], repo))
     assert results[1] == results[0]
     assert results[1][0] == 128 and b"gitmodulesName" in results[1][2]
+
+
+HFS_NTFS_GITMODULES = [
+    ".GITMODULES",
+    ".gitmodules.",
+    ".gitmodules ..",
+    "gitmod~1",
+    "GITMOD~4",
+    "gitmod~5",
+    "gi7eba~1",
+    ".gitmodules:x",
+    ".git\u200cmodules",
+    ".gitmodules\ufeff",
+    ".gitmodulesx",
+]
+
+
+@pytest.mark.parametrize("name", HFS_NTFS_GITMODULES)
+def test_gitmodules_by_other_names_like_git(src: Path, tmp_path: Path, name: str) -> None:
+    """Names HFS+ and NTFS read as .gitmodules are checked as .gitmodules."""
+    _both(tmp_path, _pack(src, [("100644", name, GITMODULES[0])]), "--strict")
+
+
+@pytest.mark.parametrize(
+    "name", [".gitignore", ".mailmap", "gi250a~1", "maba30~2", ".GITIGNORE ", "GIT~1", ".g\u200cit"]
+)
+def test_special_symlinks_like_git(src: Path, tmp_path: Path, name: str) -> None:
+    _both(tmp_path, _pack(src, [("120000", name, b"target")]), "--strict")

@@ -27,6 +27,13 @@ import sys
 from collections.abc import Callable, Iterable
 
 from gitodb.errors import GitodbError
+from gitodb.objects.dotnames import (
+    is_dotgit,
+    is_dotgitattributes,
+    is_dotgitignore,
+    is_dotgitmodules,
+    is_dotmailmap,
+)
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.submodule_rules import gitmodules_problems
 
@@ -427,7 +434,7 @@ class Fsck:
                 found.add("hasDot")
             if name == b"..":
                 found.add("hasDotdot")
-            if name.lower() in (b".git", b"git~1"):
+            if is_dotgit(name):
                 found.add("hasDotgit")
             if len(name) > MAX_PATHNAME:
                 found.add("largePathname")
@@ -438,17 +445,22 @@ class Fsck:
             # 100664 was written by early Gits: bad only when strict
             if mode not in _GOOD_MODES and (mode != 0o100664 or self.severities.strict):
                 found.add("badFilemode")
-            lname = name.lower()
-            if lname == b".gitattributes":
-                if mode & 0o170000 == 0o120000:
-                    err |= self.report(oid, "gitattributesSymlink", ".gitattributes is a symlink")
-                else:
-                    self.gitattributes_found.add(entry)
-            if lname == b".gitmodules":
-                if mode & 0o170000 == 0o120000:
+            # the names HFS+ and NTFS read as these files count too
+            link = mode & 0o170000 == 0o120000
+            if is_dotgitmodules(name):
+                if link:
                     err |= self.report(oid, "gitmodulesSymlink", ".gitmodules is a symbolic link")
                 else:
                     self.gitmodules_found.add(entry)
+            if is_dotgitattributes(name):
+                if link:
+                    err |= self.report(oid, "gitattributesSymlink", ".gitattributes is a symlink")
+                else:
+                    self.gitattributes_found.add(entry)
+            if link and is_dotgitignore(name):
+                err |= self.report(oid, "gitignoreSymlink", ".gitignore is a symlink")
+            if link and is_dotmailmap(name):
+                err |= self.report(oid, "mailmapSymlink", ".mailmap is a symlink")
             if prev_name is not None:
                 order = _tree_order(prev_name, prev_mode, name, mode)
                 if order < 0:
