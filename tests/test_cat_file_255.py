@@ -194,7 +194,7 @@ def test_usage_messages_like_git_255(links, args, first, status):
     assert p.returncode == status
     assert p.stderr.decode().splitlines()[0] == first
     if first.startswith("fatal: ") and status == 129:
-        assert b"\nusage: git cat-file <type> <object>\n" in p.stderr
+        assert b"\nusage: gitodb cat-file <type> <object>\n" in p.stderr
 
 
 def test_abbreviated_long_options(links):

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -228,10 +229,12 @@ def test_severity_parsing_and_config() -> None:
             ]
 
         def get(self, key: str) -> str:
-            return "ignore"
+            # a skip list is a file of ids (here: none listed)
+            return os.devnull if key.endswith("skiplist") else "ignore"
 
     sev = FsckSeverities()
     sev.apply_config(Config(), "fetch.fsck.")
+    assert sev.skip == set()
     seen: list[str] = []
     commit = BAD_COMMITS["noemail"].encode()
     assert Fsck(SHA1, sev, seen.append).check("commit", commit, b"\1" * 20) is False

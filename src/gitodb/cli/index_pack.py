@@ -24,6 +24,7 @@ from gitodb.durable import DEFAULT_POLICY
 from gitodb.errors import ConfigError, GitodbError, ObjectNotFoundError, PackError, RepositoryError
 from gitodb.objects import SHA1, format_by_name
 from gitodb.objects.check import PackObjectChecker
+from gitodb.objects.header import TYPE_NAMES
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
 from gitodb.pack.idx import OFFSET32_LIMIT
 from gitodb.pack.index_write import (
@@ -314,7 +315,7 @@ def run(argv: list[str], ctx: Any) -> int:
     if do_fsck:
         # after the outputs, as Git 2.55 does: the queued .gitattributes/.gitmodules
         # blobs may be in the pack just stored
-        checker.finish_blobs(_blob_reader(repo))
+        checker.finish_blobs(_blob_reader(repo, outcome))
     if args.check_self_contained_and_connected and checker.foreign:
         return 1
     return 0
@@ -324,6 +325,7 @@ def _checker(args: Any, fmt: Any) -> PackObjectChecker:
     """The object checker for --strict/--fsck-objects[=<msg-id>=<severity>,...]."""
     from gitodb.objects.fsck import FsckConfigError, FsckSeverities
     from gitodb.refs.base import refname_format_ok
+    from gitodb.repo.gitmodules import parse_gitmodules
 
     severities = FsckSeverities(strict=True)  # index-pack's fsck: warnings are errors
     try:
@@ -332,17 +334,38 @@ def _checker(args: Any, fmt: Any) -> PackObjectChecker:
     except FsckConfigError as e:
         raise PackError(e.message) from None
     do_fsck = args.strict or args.fsck_objects or bool(args.strict_msgs or args.fsck_msgs)
-    return PackObjectChecker(fmt, fsck=do_fsck, severities=severities, refname_ok=refname_format_ok)
+    return PackObjectChecker(
+        fmt,
+        fsck=do_fsck,
+        severities=severities,
+        refname_ok=refname_format_ok,
+        gitmodules_parser=parse_gitmodules,
+    )
 
 
-def _blob_reader(repo: Any) -> Any:
-    """``oid -> (type, data) | None`` over the repository (packs rescanned), or None."""
+def _blob_reader(repo: Any, outcome: Any = None) -> Any:
+    """``oid -> (type, data) | None`` over the pack just indexed (``outcome``: it may
+    lie outside the repository, as Git reads it too) and the repository (packs
+    rescanned), or None outside a repository."""
     if repo is None:
         return None
     odb = repo.odb
     odb.rescan_packs()
+    pack = None
+    if outcome is not None:
+        from gitodb.pack.reader import PackFile
+
+        pack = PackFile(outcome.pack_path, repo.object_format, idx_path=outcome.index_path)
 
     def read(oid: bytes) -> tuple[str, bytes] | None:
+        if pack is not None:
+            offset = pack.find(oid)
+            if offset >= 0:
+                try:
+                    type_num, data = pack.read_at(offset)
+                    return TYPE_NAMES[type_num], data
+                except GitodbError:
+                    pass  # a delta on a base only the repository has: read it there
         try:
             return odb.read(oid)  # type: ignore[no-any-return]
         except ObjectNotFoundError:

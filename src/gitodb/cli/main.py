@@ -59,6 +59,9 @@ COMMANDS = {
     "show-index": "show_index",
     "unpack-objects": "unpack_objects",
     "multi-pack-index": "multi_pack_index",
+    "mktag": "mktag",
+    "mktree": "mktree",
+    "commit-tree": "commit_tree",
 }
 
 PARSER = OptionParser(

@@ -23,6 +23,12 @@ stdout (as Git 2.39 does); a second command mode is ``error: switch `e' is
 incompatible with -p``.  Every one exits 129 through ``UsageError``, which
 ``gitodb.cli.main`` turns into the output and the exit status.
 
+``layout="2.55"`` gives a command Git 2.55's wording where it differs from 2.39's
+(``cat-file``, whose Git tests are 2.55's): negatable options listed as
+``--[no-]name``, a second command mode ``error: options '-p' and '-e' cannot be used
+together``, and an alias (``alias_of``) shown with ``...`` in the usage a command
+prints after parsing, as Git 2.55 prints it.
+
 A command declares its options once and parses with them::
 
     USAGE = ["[-v | --verbose] [-s | --stat-only] [--] <pack>.idx..."]
@@ -122,6 +128,9 @@ class Option:
     #: Git's ``PARSE_OPT_LASTARG_DEFAULT``: the value is the next argument, or
     #: ``default`` when the option comes last (``--merged [<commit>]``)
     lastarg_default: bool = False
+    #: Git's ``OPT_ALIAS``: this option is another name of the long option given
+    #: (declare it with the same kind and ``dest``); the help defaults to Git's text
+    alias_of: str | None = None
     #: for ``parse_revision``: the value must be stuck (``--format=<fmt>``), as the
     #: revision options Git reads with ``skip_prefix`` (else the name is unknown)
     stuck: bool = False
@@ -135,6 +144,8 @@ class Option:
             self.dest = name.replace("-", "_")
         if self.kind == "cmdmode":
             self.negatable = False
+        if self.alias_of is not None and not self.help:
+            self.help = f"alias of --{self.alias_of}"
         if self.kind in ("string", "int"):
             self.takes_value = True
             if self.argh is None:
@@ -200,9 +211,13 @@ class OptionParser:
         notes: str = "",
         stop_at_non_option: bool = False,
         keep_dashdash: bool = False,
+        layout: str = "2.39",
         keep_unknown: bool = False,
         literal_usage: str | None = None,
     ) -> None:
+        if layout not in ("2.39", "2.55"):
+            raise ValueError(f"unknown layout {layout!r}")
+        self.layout = layout
         self.command = command
         self.usage = list(usage)
         self.options = list(options)
@@ -215,10 +230,14 @@ class OptionParser:
         self._long = [o for o in self.options if o.long and o.kind != "group"]
 
     # -- the usage text ---------------------------------------------------------------
-    def usage_text(self, *, full: bool = False, notes: bool = False) -> str:
+    def usage_text(self, *, full: bool = False, notes: bool = False, parsed: bool = False) -> str:
         """Git's usage block: usage lines, a blank line, the options, a blank line
         (or, for a command whose usage Git writes by hand, ``literal_usage`` with
-        ``gitodb`` for ``git``)."""
+        ``gitodb`` for ``git``).
+
+        ``parsed``: the usage a command prints once parsing is done (Git 2.55 then
+        shows an alias option with ``...``).
+        """
         if self.literal_usage is not None:
             return as_gitodb_usage(self.literal_usage.rstrip("\n") + "\n")
         prog = f"{PROGRAM} {self.command}" if self.command else PROGRAM
@@ -236,28 +255,35 @@ class OptionParser:
             )
         out = "\n".join(lines) + "\n"
         shown = [o for o in self.options if full or not o.hidden]
-        out += "\n"  # Git leaves one blank line after the usage, with options or without
+        # Git leaves one blank line after the usage, with options or without; a
+        # group heading brings its own
+        if not shown or shown[0].kind != "group":
+            out += "\n"
         for o in shown:
             if o.kind == "group":
                 out += "\n" + (f"{o.help}\n" if o.help else "")
                 continue
-            out += self._option_line(o)
+            out += self._option_line(o, parsed)
         if shown:
             out += "\n"
         if notes and self.notes:
             out += self.notes.rstrip("\n") + "\n"
         return out
 
-    @staticmethod
-    def _option_line(o: Option) -> str:
+    def _option_line(self, o: Option, parsed: bool = False) -> str:
         text = "    "
         if o.short:
             text += f"-{o.short}"
             if o.long:
                 text += ", "
         if o.long:
-            text += f"--{o.long}"
-        if o.takes_value and o.argh:
+            if self.layout == "2.55" and o.negatable and not o.long.startswith("no-"):
+                text += f"--[no-]{o.long}"
+            else:
+                text += f"--{o.long}"
+        if self.layout == "2.55" and o.alias_of is not None and parsed:
+            text += " ..."
+        elif o.takes_value and o.argh:
             argh = o.argh if o.literal_argh else f"<{o.argh}>"
             if o.optional_value:
                 text += f"[={argh}]" if o.long else f"[{argh}]"
@@ -265,6 +291,8 @@ class OptionParser:
                 text += f" {argh}"
         if len(text) <= _OPTS_WIDTH:
             text += " " * (_OPTS_WIDTH - len(text) + _GAP)
+        elif len(text) == _OPTS_WIDTH + 1 and self.layout == "2.55":
+            text += " "  # one column over: Git 2.55 keeps the help on the line
         else:
             text += "\n" + " " * (_OPTS_WIDTH + _GAP)
         return text + o.help + "\n"
@@ -273,14 +301,17 @@ class OptionParser:
         """``-h``: the usage on stdout, exit 129."""
         return UsageError(stdout=self.usage_text(full=full, notes=notes))
 
-    def usage_error(self, message: str | None = None) -> UsageError:
-        """``error: <message>`` (if any) and the usage on stderr, exit 129."""
+    def usage_error(self, message: str | None = None, *, parsed: bool = True) -> UsageError:
+        """``error: <message>`` (if any) and the usage on stderr, exit 129.
+
+        ``parsed=False`` while parsing (an unknown option), where it matters (see
+        ``usage_text``)."""
         head = f"error: {message}\n" if message else ""
-        return UsageError(stderr=head + self.usage_text())
+        return UsageError(stderr=head + self.usage_text(parsed=parsed))
 
     def usage_fatal(self, message: str) -> UsageError:
         """Git's ``usage_msg_opt``: ``fatal: <message>``, a blank line, the usage; 129."""
-        return UsageError(stderr=f"fatal: {message}\n\n{self.usage_text()}")
+        return UsageError(stderr=f"fatal: {message}\n\n{self.usage_text(parsed=True)}")
 
     @staticmethod
     def error(message: str) -> UsageError:
@@ -305,7 +336,7 @@ class OptionParser:
         """
         if values is None:
             values = self.defaults()
-        modes: dict[str, Option] = {}
+        modes: dict[str, tuple[Option, str]] = {}
         args: list[str] = []
         argv = list(argv)
         i = 0
@@ -343,7 +374,7 @@ class OptionParser:
                 if self.keep_unknown:
                     args.append(arg)
                     continue
-                raise self.usage_error(f"unknown option `{name}'")
+                raise self.usage_error(f"unknown option `{name}'", parsed=False)
             value = match.value
             opt = match.opt
             if match.unset and value is not None:
@@ -496,7 +527,7 @@ class OptionParser:
         """
         if values is None:
             values = self.defaults()
-        modes: dict[str, Option] = {}
+        modes: dict[str, tuple[Option, str]] = {}
         seen: set[str] = set()
         args: list[str] = []
         usage = UsageError(stderr=self.usage_lines())
@@ -538,7 +569,12 @@ class OptionParser:
         return self.usage_text().split("\n\n", 1)[0].rstrip("\n") + "\n"
 
     def _parse_short(
-        self, arg: str, argv: list[str], i: int, values: SimpleNamespace, modes: dict[str, Option]
+        self,
+        arg: str,
+        argv: list[str],
+        i: int,
+        values: SimpleNamespace,
+        modes: dict[str, tuple[Option, str]],
     ) -> int:
         j = 1
         while j < len(arg):
@@ -549,7 +585,7 @@ class OptionParser:
                     self._check_typos(arg[1:])
                 if c == "h":
                     raise self.help_exit()
-                raise self.usage_error(f"unknown switch `{c}'")
+                raise self.usage_error(f"unknown switch `{c}'", parsed=False)
             j += 1
             rest = arg[j:] or None
             if not opt.takes_value:
@@ -644,7 +680,7 @@ class OptionParser:
         unset: bool,
         short: bool,
         values: SimpleNamespace,
-        modes: dict[str, Option],
+        modes: dict[str, tuple[Option, str]],
     ) -> None:
         dest = opt.dest
         assert dest is not None
@@ -656,10 +692,15 @@ class OptionParser:
         elif kind == "const":
             setattr(values, dest, opt.default if unset else opt.const)
         elif kind == "cmdmode":
-            earlier = modes.get(dest)
+            given = f"-{opt.short}" if short else f"--{opt.long}"
+            earlier, earlier_given = modes.get(dest, (None, ""))
             if earlier is not None and earlier.const != opt.const:
+                if self.layout == "2.55":
+                    raise self.error(
+                        f"options '{given}' and '{earlier_given}' cannot be used together"
+                    )
                 raise self.error(f"{opt.name(short, False)} is incompatible with {earlier.shown()}")
-            modes[dest] = opt
+            modes[dest] = (opt, given)
             setattr(values, dest, opt.const)
         elif kind == "string":
             setattr(values, dest, None if unset else (opt.default if value is None else value))

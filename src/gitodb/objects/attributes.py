@@ -63,8 +63,10 @@ class AttrFile:
     origin: str = ""
 
 
-def _unquote(text: str) -> tuple[str, int] | None:
-    """A C-quoted string at the start of ``text``: (value, length used), or None."""
+def unquote_c_style(text: str) -> tuple[str, int] | None:
+    """Git's ``unquote_c_style``: the C-quoted string at the start of ``text`` (which
+    starts with ``"``): (value, length used), or None when it is malformed.  Bytes
+    travel as ``surrogateescape`` characters."""
     escapes = {"a": "\a", "b": "\b", "f": "\f", "n": "\n", "r": "\r", "t": "\t", "v": "\v"}
     out: list[str] = []
     i = 1
@@ -93,6 +95,9 @@ def _unquote(text: str) -> tuple[str, int] | None:
         else:
             return None
     return None
+
+
+_unquote = unquote_c_style
 
 
 def _span(text: str, chars: str) -> int:

@@ -28,8 +28,14 @@ from gitodb.objects.format import ObjectFormat
 from gitodb.objects.fsck import (
     ATTR_MAX_FILE_SIZE,
     ATTR_MAX_LINE_LENGTH,
+    ERROR,
+    FATAL,
+    IGNORE,
+    INFO,
+    WARN,
     Fsck,
     FsckSeverities,
+    GitmodulesParser,
 )
 from gitodb.objects.header import TYPE_NAMES
 from gitodb.objects.tag import parse_tag_fields
@@ -114,6 +120,56 @@ class ObjectChecker:
             raise ObjectCheckError("corrupt tag", details=errors)
 
 
+class _CollectingFsck(Fsck):
+    """Fsck whose findings are kept as ``(level, "<msgId>: <text>")`` (``git mktag``'s
+    error function): a warning counts as an error unless ``strict`` is off."""
+
+    def __init__(
+        self,
+        fmt: ObjectFormat,
+        severities: FsckSeverities,
+        refname_ok: Callable[[str], bool] | None,
+        strict: bool,
+    ) -> None:
+        super().__init__(fmt, severities, refname_ok=refname_ok)
+        self.strict_input = strict
+        self.found: list[tuple[str, str]] = []
+
+    def report(self, oid: bytes, msg_id: str, text: str) -> bool:
+        severity = self.severities.of(msg_id)
+        if severity == IGNORE:
+            return False
+        if severity == FATAL:
+            severity = ERROR
+        elif severity == INFO:
+            severity = WARN
+        if severity == WARN and not self.strict_input:
+            self.found.append(("warning", f"{msg_id}: {text}"))
+            return False
+        self.found.append(("error", f"{msg_id}: {text}"))
+        return True
+
+
+def check_tag_input(
+    fmt: ObjectFormat,
+    data: bytes,
+    severities: FsckSeverities,
+    *,
+    strict: bool = True,
+    refname_ok: Callable[[str], bool] | None = None,
+) -> tuple[bool, list[tuple[str, str]]]:
+    """Git's ``fsck_tag_standalone`` as ``git mktag`` runs it: whether the tag fails,
+    and what was reported in order, ``("error"|"warning", "<msgId>: <text>")``.
+
+    With ``strict`` (mktag's default) every finding reported as a warning is an
+    error.  As in Git, the verdict is that of the last check that ran: a bad tagger
+    line followed by a header that is only a warning passes, its error printed.
+    """
+    fsck = _CollectingFsck(fmt, severities, refname_ok, strict)
+    failed = fsck.check("tag", data, bytes(fmt.rawsz))
+    return failed, fsck.found
+
+
 def check_object(fmt: ObjectFormat, type_name: str, data: Buffer) -> None:
     """Check one object's content like ``git hash-object -t <type>``; raise ``ObjectCheckError``."""
     ObjectChecker(fmt).check(type_name, data)
@@ -139,10 +195,16 @@ class PackObjectChecker:
         fsck: bool = True,
         severities: FsckSeverities | None = None,
         refname_ok: Callable[[str], bool] | None = None,
+        gitmodules_parser: GitmodulesParser | None = None,
     ) -> None:
         self.fmt = fmt
         self.path = path
-        self.fsck = Fsck(fmt, severities or FsckSeverities(strict=True), refname_ok=refname_ok)
+        self.fsck = Fsck(
+            fmt,
+            severities or FsckSeverities(strict=True),
+            refname_ok=refname_ok,
+            gitmodules_parser=gitmodules_parser,
+        )
         self.run_fsck = fsck
         self.links: list[bytes] = []
         #: linked objects found in the repository rather than the pack (after finish)
@@ -159,7 +221,11 @@ class PackObjectChecker:
                 self._note_blob(data, oid)
             errors: list[str] = []
             fsck = Fsck(
-                self.fmt, self.fsck.severities, _split_reporter(errors), self.fsck.refname_ok
+                self.fmt,
+                self.fsck.severities,
+                _split_reporter(errors),
+                self.fsck.refname_ok,
+                self.fsck.gitmodules_parser,
             )
             fsck.gitattributes_found = self.fsck.gitattributes_found
             fsck.gitmodules_found = self.fsck.gitmodules_found
@@ -203,12 +269,21 @@ class PackObjectChecker:
         if not self.run_fsck:
             return
         errors: list[str] = []
-        fsck = Fsck(self.fmt, self.fsck.severities, _split_reporter(errors))
+        fsck = Fsck(
+            self.fmt,
+            self.fsck.severities,
+            _split_reporter(errors),
+            gitmodules_parser=self.fsck.gitmodules_parser,
+        )
         fsck.gitattributes_found = self.fsck.gitattributes_found
         fsck.gitmodules_found = self.fsck.gitmodules_found
         fsck.blobs_done = self.fsck.blobs_done
         err = False
-        for oid in [o for o, _what in fsck.pending_blobs() if o in self._blobs]:
+        # .gitattributes blobs of the pack were measured as they came; a .gitmodules
+        # one is read back below (its content was not kept)
+        for oid in [o for o, what in fsck.pending_blobs() if o in self._blobs]:
+            if oid in fsck.gitmodules_found:
+                continue
             fsck.blobs_done.add(oid)
             if oid in fsck.gitattributes_found and oid in self._attr_problems:
                 err |= fsck.report(oid, *self._attr_problems[oid])

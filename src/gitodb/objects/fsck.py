@@ -13,18 +13,29 @@ default severity: fatal, error, warn, info (printed as a warning) or ignore.
 as Git prints it (``error: object <id>: <msgId>: <text>``, ``warning: ...``)
 and returns whether an error was reported.  Trees also queue the
 ``.gitattributes`` and ``.gitmodules`` blobs they name: ``check_blob`` checks a
-queued ``.gitattributes`` blob's size and line lengths; ``.gitmodules`` content
-is not parsed (gitodb has no submodule config reader).
+queued ``.gitattributes`` blob's size and line lengths, and a ``.gitmodules``
+blob's submodule names, URLs, paths and update settings
+(``gitodb.objects.submodule_rules``), parsed by the config reader the caller
+gives.  ``skiplist=<file>`` (``fsck.skipList``) names objects never reported.
 """
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from collections.abc import Callable, Iterable
 
 from gitodb.errors import GitodbError
+from gitodb.objects.dotnames import (
+    is_dotgit,
+    is_dotgitattributes,
+    is_dotgitignore,
+    is_dotgitmodules,
+    is_dotmailmap,
+)
 from gitodb.objects.format import ObjectFormat
+from gitodb.objects.submodule_rules import gitmodules_problems
 
 FATAL, ERROR, WARN, INFO, IGNORE = "fatal", "error", "warn", "info", "ignore"
 
@@ -86,6 +97,27 @@ class FsckSeverities:
     def __init__(self, *, strict: bool = False) -> None:
         self.strict = strict
         self._set: dict[str, str] = {}
+        #: objects whose problems are not reported (``skiplist=<file>``, ``fsck.skipList``)
+        self.skip: set[bytes] = set()
+
+    def read_skiplist(self, path: str) -> None:
+        """Git's ``oidset_parse_file``: one object id per line; ``#`` starts a comment,
+        blanks around and empty lines are allowed.  Raises ``FsckConfigError``
+        (``could not open object name list``, ``invalid object name``)."""
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except OSError:
+            raise FsckConfigError(f"could not open object name list: {path}") from None
+        for line in data.split(b"\n"):
+            text = line.split(b"#", 1)[0].strip(b" \t\n\v\f\r")
+            if not text:
+                continue
+            if not re.fullmatch(rb"[0-9a-fA-F]{40}|[0-9a-fA-F]{64}", text):
+                raise FsckConfigError(
+                    f"invalid object name: {text.decode('utf-8', 'surrogateescape')}"
+                )
+            self.skip.add(bytes.fromhex(text.decode()))
 
     def of(self, msg_id: str) -> str:
         """The severity ``msg_id`` is reported with (before info becomes a warning)."""
@@ -116,7 +148,10 @@ class FsckSeverities:
             assert m is not None
             key = m.group(0).lower()
             if key == "skiplist":
-                raise FsckConfigError("fsck skiplist is not supported by gitodb")
+                if m.end() == len(item):
+                    raise FsckConfigError("skiplist requires a path")
+                self.read_skiplist(item[m.end() + 1 :])
+                continue
             if m.end() == len(item):
                 raise FsckConfigError(f"Missing '=': '{item.lower()}'")
             self.set(key, item[m.end() + 1 :])
@@ -126,14 +161,20 @@ class FsckSeverities:
         keys: Callable[[str], list[str]] = config.keys  # type: ignore[attr-defined]
         for key in keys(prefix):
             name = key[len(prefix) :]
-            if "." in name or name == "skiplist":
+            if "." in name:
                 continue
             value = config.get(key)  # type: ignore[attr-defined]
-            if value is not None:
+            if value is None:
+                continue
+            if name == "skiplist":  # a path, "~/" expanded as Git's pathname values are
+                self.read_skiplist(os.path.expanduser(value))
+            else:
                 self.set(name, value)
 
 
 Reporter = Callable[[str], None]
+#: reads a ``.gitmodules`` blob: ``(key, value)`` entries in order, None if unparsable
+GitmodulesParser = Callable[[bytes], "list[tuple[str, str | None]] | None"]
 
 
 def _stderr(line: str) -> None:
@@ -150,10 +191,15 @@ class Fsck:
         severities: FsckSeverities | None = None,
         reporter: Reporter = _stderr,
         refname_ok: Callable[[str], bool] | None = None,
+        gitmodules_parser: GitmodulesParser | None = None,
     ) -> None:
-        """``refname_ok`` checks ``refs/tags/<name>`` of a tag (none: tag names pass)."""
+        """``refname_ok`` checks ``refs/tags/<name>`` of a tag (none: tag names pass);
+        ``gitmodules_parser`` reads a ``.gitmodules`` blob as Git's config parser does
+        (``(key, value)`` entries in order, None when it cannot be parsed; none: such
+        blobs are not parsed)."""
         self.fmt = fmt
         self.refname_ok = refname_ok
+        self.gitmodules_parser = gitmodules_parser
         self.severities = severities or FsckSeverities()
         self.reporter = reporter
         self.gitattributes_found: set[bytes] = set()
@@ -164,7 +210,7 @@ class Fsck:
     def report(self, oid: bytes, msg_id: str, text: str) -> bool:
         """Report one problem; True when it counts as an error (Git's ``report``)."""
         severity = self.severities.of(msg_id)
-        if severity == IGNORE:
+        if severity == IGNORE or oid in self.severities.skip:
             return False
         if severity == FATAL:
             severity = ERROR
@@ -339,21 +385,21 @@ class Fsck:
         ):
             return True
         pos = eol + 1
+        bad = False
         if not data.startswith(b"tagger ", pos):
             # early tags have no tagger line
             if self.report(oid, "missingTaggerEntry", "invalid format - expected 'tagger' line"):
                 return True
         else:
+            # Git goes on after a bad tagger line: what follows is checked too
             bad, pos = self._ident(data, pos + 7, oid)
-            if bad:
-                return True
         if pos >= len(data) or data[pos : pos + 1] == b"\0":
-            return False
+            return bad
         if data[pos : pos + 1] != b"\n":
             return self.report(
                 oid, "extraHeaderEntry", "invalid format - extra header(s) after 'tagger'"
             )
-        return False
+        return bad
 
     def _good_tag_name(self, name: bytes) -> bool:
         if self.refname_ok is None:
@@ -388,7 +434,7 @@ class Fsck:
                 found.add("hasDot")
             if name == b"..":
                 found.add("hasDotdot")
-            if name.lower() in (b".git", b"git~1"):
+            if is_dotgit(name):
                 found.add("hasDotgit")
             if len(name) > MAX_PATHNAME:
                 found.add("largePathname")
@@ -399,17 +445,22 @@ class Fsck:
             # 100664 was written by early Gits: bad only when strict
             if mode not in _GOOD_MODES and (mode != 0o100664 or self.severities.strict):
                 found.add("badFilemode")
-            lname = name.lower()
-            if lname == b".gitattributes":
-                if mode & 0o170000 == 0o120000:
-                    err |= self.report(oid, "gitattributesSymlink", ".gitattributes is a symlink")
-                else:
-                    self.gitattributes_found.add(entry)
-            if lname == b".gitmodules":
-                if mode & 0o170000 == 0o120000:
+            # the names HFS+ and NTFS read as these files count too
+            link = mode & 0o170000 == 0o120000
+            if is_dotgitmodules(name):
+                if link:
                     err |= self.report(oid, "gitmodulesSymlink", ".gitmodules is a symbolic link")
                 else:
                     self.gitmodules_found.add(entry)
+            if is_dotgitattributes(name):
+                if link:
+                    err |= self.report(oid, "gitattributesSymlink", ".gitattributes is a symlink")
+                else:
+                    self.gitattributes_found.add(entry)
+            if link and is_dotgitignore(name):
+                err |= self.report(oid, "gitignoreSymlink", ".gitignore is a symlink")
+            if link and is_dotmailmap(name):
+                err |= self.report(oid, "mailmapSymlink", ".mailmap is a symlink")
             if prev_name is not None:
                 order = _tree_order(prev_name, prev_mode, name, mode)
                 if order < 0:
@@ -423,21 +474,48 @@ class Fsck:
                 err |= self.report(oid, msg_id, text)
         return err
 
-    def check_blob(self, data: bytes, oid: bytes) -> bool:
-        """Check a blob a tree named ``.gitattributes`` (others need no check)."""
+    def check_blob(self, data: bytes | None, oid: bytes) -> bool:
+        """Check a blob a tree named ``.gitmodules`` or ``.gitattributes`` (others
+        need no check); ``data`` None: too large to be read."""
+        if oid in self.severities.skip:
+            return False
+        err = False
         if oid in self.gitmodules_found:
             self.blobs_done.add(oid)
+            err |= self._check_gitmodules(data, oid)
         if oid not in self.gitattributes_found:
-            return False
+            return err
+        if data is None:
+            return err
         self.blobs_done.add(oid)
         if len(data) > ATTR_MAX_FILE_SIZE:
-            return self.report(oid, "gitattributesLarge", ".gitattributes too large to parse")
+            return (
+                self.report(oid, "gitattributesLarge", ".gitattributes too large to parse") or err
+            )
         text = data.split(b"\0", 1)[0]
         if _LONG_LINE.search(text):
-            return self.report(
-                oid, "gitattributesLineLength", ".gitattributes has too long lines to parse"
+            return (
+                self.report(
+                    oid, "gitattributesLineLength", ".gitattributes has too long lines to parse"
+                )
+                or err
             )
-        return False
+        return err
+
+    def _check_gitmodules(self, data: bytes | None, oid: bytes) -> bool:
+        """Git's ``fsck_blob`` for ``.gitmodules``: the blob parses as config, and its
+        submodule names, URLs, paths and update settings are safe."""
+        if data is None:
+            return self.report(oid, "gitmodulesLarge", ".gitmodules too large to parse")
+        if self.gitmodules_parser is None:
+            return False
+        entries = self.gitmodules_parser(data)
+        if entries is None:
+            return self.report(oid, "gitmodulesParse", "could not parse gitmodules blob")
+        err = False
+        for msg_id, text in gitmodules_problems(entries):
+            err |= self.report(oid, msg_id, text)
+        return err
 
     def pending_blobs(self) -> Iterable[tuple[bytes, str]]:
         """The queued special blobs not checked yet: (id, ``.gitattributes``/``.gitmodules``)."""
@@ -461,9 +539,8 @@ class Fsck:
             if got[0] != "blob":
                 err |= self.report(oid, f"{kind}Blob", f"non-blob found at {what}")
                 continue
+            err |= self.check_blob(got[1], oid)
             self.blobs_done.add(oid)
-            if what == ".gitattributes":
-                err |= self.check_blob(got[1], oid)
         return err
 
 

@@ -75,8 +75,9 @@ def canonical_key(key: str) -> str:
     first, _, rest = key.partition(".")
     if not rest:
         raise ConfigError(f"key does not contain a section: {key}")
-    sub, _, var = rest.rpartition(".")
-    return f"{first.lower()}.{sub}.{var.lower()}" if sub else f"{first.lower()}.{var.lower()}"
+    sub, dot, var = rest.rpartition(".")
+    # an empty subsection ([submodule ""]) is one, as in Git: "submodule..url"
+    return f"{first.lower()}.{sub}.{var.lower()}" if dot else f"{first.lower()}.{var.lower()}"
 
 
 def _unquote_value(raw: str, path: str, lineno: int) -> str:

@@ -24,21 +24,33 @@ pack of its own, like Git's bulk-checkin; everything else is written loose.
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, BinaryIO
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
-from gitodb.errors import ConfigError, ObjectFormatError, ObjectNotFoundError, ObjectTypeError
+from gitodb.errors import (
+    ConfigError,
+    GitodbError,
+    ObjectCheckError,
+    ObjectFormatError,
+    ObjectNotFoundError,
+    ObjectParseError,
+    ObjectTypeError,
+    report,
+)
 from gitodb.loose.write import LooseBatch, read_exactly, write_loose_object, write_loose_stream
+from gitodb.objects.attributes import unquote_c_style
 from gitodb.objects.blob import GitObject
-from gitodb.objects.check import ObjectChecker
+from gitodb.objects.check import ObjectChecker, check_tag_input
 from gitodb.objects.commit import Commit
 from gitodb.objects.format import ObjectFormat
+from gitodb.objects.fsck import FsckSeverities
 from gitodb.objects.header import TYPE_NUMBERS
-from gitodb.objects.tag import Tag
-from gitodb.objects.tree import Tree
+from gitodb.objects.tag import Tag, parse_tag_fields
+from gitodb.objects.tree import Tree, tree_sort_key
 from gitodb.types import Buffer
 
 if TYPE_CHECKING:
@@ -214,6 +226,148 @@ class ObjectWriter:
                     raise ObjectTypeError(f"{what}: object {oid.hex()} is a {got}, not a {want}")
         return self.write(obj.type_name, data)
 
+    def write_tag_checked(self, data: bytes, *, strict: bool = True) -> bytes:
+        """Store tag content as ``git mktag`` does; return its id.
+
+        The content must pass Git's fsck of a tag (``fsck.<msgId>`` settings apply;
+        ``extraHeaderEntry`` is a warning), every warning counting as an error with
+        ``strict`` (others are reported as ``GitodbWarning``s); the tagged object
+        must exist (replace refs honoured) with the type the tag names.  Raises
+        ``ObjectCheckError`` (details: Git's ``error:`` lines), ``ObjectNotFoundError``
+        or ``ObjectTypeError`` with Git's messages; nothing is stored then.
+        """
+        from gitodb.refs.base import refname_format_ok
+        from gitodb.repo.replace import replace_map, replaced
+
+        severities = FsckSeverities(strict=True)
+        severities.set("extraHeaderEntry", "warn")
+        severities.apply_config(self.repo.config, "fsck.")
+        failed, found = check_tag_input(
+            self.fmt, data, severities, strict=strict, refname_ok=refname_format_ok
+        )
+        # a failing tag's errors come last (every earlier error stops the check)
+        errors = [text for level, text in found if level == "error"] if failed else []
+        for level, text in found:
+            if level == "warning" or not failed:
+                report(level, f"tag input does not pass fsck: {text}")
+        if failed:
+            raise ObjectCheckError(
+                "tag on stdin did not pass our strict fsck check",
+                details=[f"tag input does not pass fsck: {line}" for line in errors],
+            )
+        try:
+            target, type_bytes, _name = parse_tag_fields(data, self.fmt)
+        except ObjectParseError:  # fsck passed what the parser refuses
+            raise ObjectCheckError("tag on stdin did not pass our strict fsck check") from None
+        want = type_bytes.decode("ascii")
+        read_oid = replaced(replace_map(self.repo), target)
+        try:
+            got, content = self.repo.odb.read(read_oid)
+        except ObjectNotFoundError:
+            raise ObjectNotFoundError(f"could not read tagged object '{target.hex()}'") from None
+        if got != want:
+            raise ObjectTypeError(
+                f"object '{target.hex()}' tagged as '{want}', but is a '{got}' type"
+            )
+        if compute_object_id(self.fmt, got, content) != read_oid:
+            raise GitodbError("tag on stdin did not refer to a valid object")
+        return self.write("tag", data)
+
+    def assert_type(self, oid: bytes, want: str) -> None:
+        """Git's ``assert_oid_type``: ``oid`` is an object of type ``want`` (replace
+        refs honoured), else ``ObjectTypeError`` ``<id> is not a valid '<type>' object``."""
+        from gitodb.repo.replace import replace_map, replaced
+
+        try:
+            got: str | None = self.repo.odb.read_header(replaced(replace_map(self.repo), oid))[0]
+        except ObjectNotFoundError:
+            got = None
+        if got != want:
+            raise ObjectTypeError(f"{oid.hex()} is not a valid '{want}' object")
+
+    def write_commit_tree(
+        self,
+        tree: bytes,
+        parents: list[bytes],
+        message: bytes,
+        *,
+        author: bytes,
+        committer: bytes,
+        encoding: str | None = None,
+    ) -> bytes:
+        """Store a commit as ``git commit-tree`` writes it; return its id.
+
+        ``tree`` must be a tree and every parent a commit (replace refs honoured
+        for the check); ``author``/``committer`` are ident lines
+        (``gitodb.repo.ident.ident_line``).  ``encoding`` (``i18n.commitEncoding``)
+        other than UTF-8 is recorded in an ``encoding`` header; otherwise a message
+        that is not UTF-8 has its stray bytes read as Latin-1, with Git's warning.
+        Raises ``ObjectTypeError`` (``<id> is not a valid 'tree' object``) or
+        ``CommitMessageError`` for a NUL in the message.
+        """
+        for oid, want in [*((p, "commit") for p in parents), (tree, "tree")]:
+            self.assert_type(oid, want)
+        if b"\0" in message:
+            raise CommitMessageError("a NUL byte in commit log message not allowed.")
+        utf8 = encoding is None or encoding.lower() in ("utf-8", "utf8")
+        if utf8:
+            fixed = utf8_or_latin1(message)
+            if fixed != message:
+                report(
+                    "Warning",
+                    "commit message did not conform to UTF-8.\n"
+                    "You may want to amend it after fixing the message, or set the config\n"
+                    "variable i18n.commitEncoding to the encoding your project uses.",
+                )
+                message = fixed
+        head = [b"tree %s\n" % tree.hex().encode()]
+        head += [b"parent %s\n" % p.hex().encode() for p in parents]
+        head.append(b"author %s\n" % author)
+        head.append(b"committer %s\n" % committer)
+        if not utf8:
+            assert encoding is not None
+            head.append(b"encoding %s\n" % encoding.encode())
+        return self.write("commit", b"".join(head) + b"\n" + message)
+
+    def check_tree_input(self, entry: TreeInput, *, allow_missing: bool = False) -> None:
+        """``git mktree``'s check of one entry: no slash in the name, and the object
+        exists with the type its mode says (replace refs honoured), unless
+        ``allow_missing`` or it is a gitlink.  Raises ``GitodbError``,
+        ``ObjectNotFoundError`` or ``ObjectTypeError`` with Git's messages."""
+        from gitodb.repo.replace import replace_map, replaced
+
+        want = entry.object_type
+        try:
+            got = self.repo.odb.read_header(replaced(replace_map(self.repo), entry.oid))[0]
+        except ObjectNotFoundError:
+            if allow_missing or want == "commit":
+                got = want
+            else:
+                raise ObjectNotFoundError(
+                    f"entry '{_shown(entry.name)}' object {entry.oid.hex()} is unavailable"
+                ) from None
+        if got != want:
+            raise ObjectTypeError(
+                f"entry '{_shown(entry.name)}' object {entry.oid.hex()} is a {got} "
+                f"but specified type was ({want})"
+            )
+        if b"/" in entry.name:
+            raise GitodbError(f"path {_shown(entry.name)} contains slash")
+
+    def write_tree_entries(
+        self, entries: list[TreeInput], *, allow_missing: bool = False, check: bool = True
+    ) -> bytes:
+        """Store a tree of ``entries``, sorted into Git's order, as ``git mktree``
+        does; return its id.  With ``check`` every entry is checked first
+        (``check_tree_input``); names are not checked further (mktree writes what
+        it is given, duplicates too)."""
+        if check:
+            for e in entries:
+                self.check_tree_input(e, allow_missing=allow_missing)
+        ordered = sorted(entries, key=lambda e: tree_sort_key(e.name, e.mode))
+        data = b"".join(b"%o %s\0%s" % (e.mode, e.name, e.oid) for e in ordered)
+        return self.write("tree", data)
+
     def write_stream(
         self,
         type_name: str,
@@ -300,6 +454,101 @@ class ObjectWriter:
         odb = self.repo.__dict__.get("odb")
         if odb is not None and hasattr(odb, "rescan_packs"):
             odb.rescan_packs()
+
+
+class CommitMessageError(GitodbError):
+    """A commit message Git refuses to store (a NUL byte in it)."""
+
+
+def utf8_or_latin1(data: bytes) -> bytes:
+    """Git's ``verify_utf8``: ``data`` with every byte that does not start a valid
+    UTF-8 character (no overlong forms, surrogates, noncharacters or code points
+    past U+10FFFF) re-encoded as the Latin-1 character it would be."""
+    out = bytearray()
+    i, n = 0, len(data)
+    while i < n:
+        c = data[i]
+        if c < 0x80:
+            out.append(c)
+            i += 1
+            continue
+        size = 2 if 0xC0 <= c < 0xE0 else 3 if 0xE0 <= c < 0xF0 else 4 if 0xF0 <= c < 0xF8 else 0
+        chunk = data[i : i + size] if size else b""
+        try:
+            ch = chunk.decode("utf-8") if size and len(chunk) == size else ""
+        except UnicodeDecodeError:
+            ch = ""
+        cp = ord(ch) if len(ch) == 1 else -1
+        if cp < 0 or (cp & 0xFFFE) == 0xFFFE or 0xFDD0 <= cp <= 0xFDEF:
+            out += bytes([c]).decode("latin-1").encode()
+            i += 1
+            continue
+        out += chunk
+        i += size
+    return bytes(out)
+
+
+def _shown(name: bytes) -> str:
+    return name.decode("utf-8", "surrogateescape")
+
+
+@dataclass(frozen=True)
+class TreeInput:
+    """One entry for ``ObjectWriter.write_tree_entries``: mode, name, id."""
+
+    mode: int
+    name: bytes
+    oid: bytes
+
+    @property
+    def object_type(self) -> str:
+        """The type the mode implies (Git's ``object_type``)."""
+        kind = self.mode & 0o170000
+        if kind == 0o040000:
+            return "tree"
+        if kind == 0o160000:
+            return "commit"
+        return "blob"
+
+
+def parse_mktree_line(line: bytes, fmt: ObjectFormat, *, nul_terminated: bool = False) -> TreeInput:
+    """One line of ``git ls-tree`` output (``<mode> SP <type> SP <id> TAB <name>``) as
+    ``git mktree`` reads it; the name may be C-quoted unless ``nul_terminated``.
+    Raises ``GitodbError`` with Git's messages."""
+    shown = _shown(line)
+    m = re.match(rb"[ \t\n\v\f\r]*[+-]?([0-7]+)", line)
+    if m is None or line[m.end() : m.end() + 1] != b" ":
+        raise GitodbError(f"input format error: {shown}")
+    mode = int(m.group(1), 8) & 0xFFFFFFFF
+    if line[m.start(1) - 1 : m.start(1)] == b"-":
+        mode = (-mode) & 0xFFFFFFFF
+    type_start = m.end() + 1
+    sp = line.find(b" ", type_start)
+    hexsz = fmt.hexsz
+    hex_id = line[sp + 1 : sp + 1 + hexsz] if sp >= 0 else b""
+    if (
+        sp < 0
+        or len(hex_id) != hexsz
+        or hex_id.strip(b"0123456789abcdef")
+        or line[sp + 1 + hexsz : sp + 2 + hexsz] != b"\t"
+    ):
+        raise GitodbError(f"input format error: {shown}")
+    type_text = line[type_start:sp]
+    path = line[sp + 2 + hexsz :]
+    if not nul_terminated and path.startswith(b'"'):
+        got = unquote_c_style(_shown(path))
+        if got is None:
+            raise GitodbError("invalid quoting")
+        path = got[0].encode("utf-8", "surrogateescape")
+    entry = TreeInput(mode, path, bytes.fromhex(hex_id.decode()))
+    if type_text.decode("utf-8", "surrogateescape") not in TYPE_NUMBERS:
+        raise GitodbError(f'invalid object type "{_shown(type_text)}"')
+    if type_text.decode() != entry.object_type:
+        raise GitodbError(
+            f"entry '{_shown(path)}' object type ({_shown(type_text)}) doesn't match "
+            f"mode type ({entry.object_type})"
+        )
+    return entry
 
 
 def _links(obj: GitObject) -> list[tuple[bytes, str, str]]:
