@@ -13,16 +13,24 @@ from gitodb.types import Hasher
 class ObjectFormat:
     """One of Git's object formats (``extensions.objectFormat``); there are two instances."""
 
-    __slots__ = ("name", "rawsz", "hexsz", "reftable_id", "pack_hash_id")
+    __slots__ = ("name", "rawsz", "hexsz", "reftable_id", "pack_hash_id", "empty_tree")
 
     def __init__(
-        self, name: str, rawsz: int, hexsz: int, reftable_id: bytes, pack_hash_id: int
+        self,
+        name: str,
+        rawsz: int,
+        hexsz: int,
+        reftable_id: bytes,
+        pack_hash_id: int,
+        empty_tree: str,
     ) -> None:
         self.name = name  # "sha1" or "sha256", as Git spells it
         self.rawsz = rawsz  # bytes in a binary id
         self.hexsz = hexsz  # characters in a hex id
         self.reftable_id = reftable_id  # hash id in a reftable v2 header
         self.pack_hash_id = pack_hash_id  # id in .rev and midx headers: 1 sha1, 2 sha256
+        # the id of the empty tree, which Git reads as existing whether stored or not
+        self.empty_tree = bytes.fromhex(empty_tree)
 
     def __repr__(self) -> str:
         return f"ObjectFormat({self.name!r})"
@@ -59,8 +67,15 @@ class ObjectFormat:
         return "0" * self.hexsz
 
 
-SHA1 = ObjectFormat("sha1", 20, 40, b"sha1", 1)
-SHA256 = ObjectFormat("sha256", 32, 64, b"s256", 2)
+SHA1 = ObjectFormat("sha1", 20, 40, b"sha1", 1, "4b825dc642cb6eb9a060e54bf8d69288fbee4904")
+SHA256 = ObjectFormat(
+    "sha256",
+    32,
+    64,
+    b"s256",
+    2,
+    "6ef19b41225c5369f1c104d45d8d85efa9b057b53b14b4b9b939dd74decc5321",
+)
 
 _BY_NAME = {"sha1": SHA1, "sha256": SHA256}
 

@@ -86,6 +86,7 @@ _CHECK_LINES_CHUNK = 1 << 16
 # Buffers per writev call (the kernel's UIO_MAXIOV).
 _IOV_MAX = 1024
 _BLOB = TYPE_NUMBERS["blob"]
+_TREE = TYPE_NUMBERS["tree"]
 
 
 def shown_path(path: str) -> str:
@@ -323,6 +324,13 @@ class BatchRunner:
         oid = self.replaced(got.oid)
         self.mode = got.mode
         where = self.odb.locate(oid)
+        if where is None and oid == self.odb.fmt.empty_tree:  # Git's one "cached object"
+            if self.filter is not None and self.filter.excludes("tree", 0):
+                self.out.write(got.name_oid.hex().encode() + b" excluded" + d)
+                return
+            line = self.fmt.render(got.oid, _TREE, 0, 0, None, rest, self.rawsz, self.mode)
+            self.out.write(line + (d if contents else b""))
+            return
         if where is None:
             if got.mode is not None and got.mode & 0o170000 == 0o160000:
                 self.out.write(got.oid.hex().encode() + b" submodule" + d)

@@ -521,7 +521,7 @@ class ObjectDatabase:
                 oid = self.object_id(oid)
             except ObjectNotFoundError:
                 return False
-        return self.locate(oid) is not None
+        return self.locate(oid) is not None or oid == self.fmt.empty_tree
 
     def _missing(self, oid: bytes) -> ObjectNotFoundError:
         return ObjectNotFoundError(f"object {oid.hex()} not found")
@@ -532,6 +532,8 @@ class ObjectDatabase:
             oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
+            if oid == self.fmt.empty_tree:  # Git's one "cached object"
+                return "tree", b""
             raise self._missing(oid)
         if isinstance(where, tuple):
             try:
@@ -593,6 +595,8 @@ class ObjectDatabase:
             oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
+            if oid == self.fmt.empty_tree:
+                return "tree", 0
             raise self._missing(oid)
         if isinstance(where, tuple):
             t, size = where[0].header_at(where[1])
@@ -608,6 +612,8 @@ class ObjectDatabase:
         oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
+            if oid == self.fmt.empty_tree:  # not stored: no file, nothing on disk
+                return ObjectInfo(oid, "tree", 0, 0, None, "")
             raise self._missing(oid)
         if isinstance(where, tuple):
             pack, off = where
@@ -640,6 +646,8 @@ class ObjectDatabase:
             oid = self.object_id(oid)
         where = self.locate(oid)
         if where is None:
+            if oid == self.fmt.empty_tree:
+                return _BytesStream("tree", b"")
             raise self._missing(oid)
         if isinstance(where, tuple):
             stream = where[0].open_stream(where[1])
