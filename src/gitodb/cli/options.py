@@ -414,7 +414,7 @@ class OptionParser:
         """
         if values is None:
             values = self.defaults()
-        modes: dict[str, Option] = {}
+        modes: dict[str, tuple[Option, str]] = {}
         unknown: list[str] = []
         argv = list(argv)
         only_revs = False
