@@ -211,9 +211,10 @@ def test_write_errors_as_git(tmp_path: Path) -> None:
         env=git_env(),
         check=False,
     )
-    # Git 2.39 exits 1, Git 2.55 255 (the reference)
+    # Git 2.39 exits 1, Git 2.55 255 (the reference); 2.39 words the error otherwise
     assert r.returncode == 255 and g.returncode in (1, 255)
-    assert g.stderr == r.stderr
+    if GIT255.exists():
+        assert g.stderr == r.stderr
     assert r.stderr == b"warning: unknown preferred pack: 'nope'\nerror: no pack files to index.\n"
     assert not (empty / ".git/objects/pack/multi-pack-index").exists()
     assert gitodb("multi-pack-index", cwd=empty).returncode == 129
