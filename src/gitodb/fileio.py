@@ -14,11 +14,12 @@ them away (``monkeypatch.delattr(os, "pread")``) and exercise the fallback.
 
 from __future__ import annotations
 
+import mmap
 import os
 
 from gitodb.types import Buffer
 
-__all__ = ["pread", "preadinto", "pwrite", "readinto"]
+__all__ = ["pread", "preadinto", "pwrite", "readinto", "release_mapping"]
 
 
 def pread(fd: int, n: int, offset: int) -> bytes:
@@ -75,3 +76,17 @@ def pwrite(fd: int, data: Buffer, offset: int) -> int:
         return done
     finally:
         os.lseek(fd, saved, os.SEEK_SET)
+
+
+def release_mapping(view: memoryview, mapping: mmap.mmap) -> None:
+    """Release a read-only file mapping and the view over it.
+
+    While a slice of the view is still referenced elsewhere (say, by the traceback
+    of an error being handled) the mapping cannot close; it then stays alive until
+    that slice is dropped, rather than failing the close.
+    """
+    try:
+        view.release()
+        mapping.close()
+    except BufferError:
+        pass

@@ -32,6 +32,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
 from gitodb.errors import MultiPackIndexError, PackError, report
+from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
 from gitodb.pack.ewah import BitmapError, iter_bits, read_ewah
 from gitodb.pack.midx import MultiPackIndex
@@ -227,11 +228,7 @@ class BitmapIndex:
 
     def close(self) -> None:
         """Release the mapping."""
-        try:
-            self._buf.release()
-            self._map.close()
-        except BufferError:
-            pass
+        release_mapping(self._buf, self._map)
 
 
 class BitmappedObjects:

@@ -19,6 +19,7 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from typing import Any
 
 from gitodb.errors import PackError
+from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
 
 IDX_V2_MAGIC = b"\377tOc"
@@ -275,11 +276,7 @@ class PackIndex:
 
     def close(self) -> None:
         """Release the mapping (kept alive while a slice of it is still referenced)."""
-        try:
-            self._buf.release()
-            self._map.close()
-        except BufferError:
-            pass
+        release_mapping(self._buf, self._map)
 
 
 def write_index_v2(

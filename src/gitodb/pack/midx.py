@@ -35,6 +35,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 from gitodb.errors import MultiPackIndexError, report
+from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
 from gitodb.pack.idx import sorted_prefix_positions
 from gitodb.pack.rev import read_rev
@@ -441,11 +442,7 @@ class MultiPackIndex:
 
     def close(self) -> None:
         """Release the mapping (kept alive while a slice of it is still referenced)."""
-        try:
-            self._buf.release()
-            self._map.close()
-        except BufferError:
-            pass
+        release_mapping(self._buf, self._map)
 
 
 class MidxSet:

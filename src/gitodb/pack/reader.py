@@ -31,6 +31,7 @@ from gitodb.errors import (
     PackError,
     report,
 )
+from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
@@ -832,11 +833,7 @@ class PackFile:
         A slice of the pack still referenced somewhere (say, by the traceback of
         an error being handled) keeps its mapping alive until it is dropped.
         """
-        try:
-            self.buf.release()
-            self._map.close()
-        except BufferError:
-            pass
+        release_mapping(self.buf, self._map)
         if isinstance(self._rev_map, memoryview):
             m = self._rev_map.obj
             self._rev_map.release()
