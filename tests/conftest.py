@@ -22,6 +22,19 @@ os.environ.setdefault("GIT_CONFIG_GLOBAL", "/dev/null")
 os.environ.setdefault("GIT_CONFIG_NOSYSTEM", "1")
 
 
+@pytest.fixture
+def git_identity(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Only the test identity of ``helpers.GIT_ENV`` among the ``GIT_*`` variables, for
+    gitodb run in-process and for ``git``."""
+    from helpers import GIT_ENV
+
+    for k in list(os.environ):
+        if k.startswith("GIT_"):
+            monkeypatch.delenv(k)
+    for k, v in GIT_ENV.items():
+        monkeypatch.setenv(k, v)
+
+
 def stress_scale() -> int:
     """The size factor of the stress tests (0 when they are not to run)."""
     value = os.environ.get("GITODB_STRESS", "")

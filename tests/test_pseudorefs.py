@@ -7,21 +7,16 @@ repositories come from ``gitodb refs migrate``.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from helpers import GIT_ENV, git, run_cli
+from helpers import git, run_cli
 
 
 @pytest.fixture(autouse=True)
-def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for k in list(os.environ):
-        if k.startswith("GIT_"):
-            monkeypatch.delenv(k)
-    for k, v in GIT_ENV.items():
-        monkeypatch.setenv(k, v)
+def _identity(git_identity: None) -> None:
+    """Every test runs with the test identity alone (``conftest.git_identity``)."""
 
 
 def _run(

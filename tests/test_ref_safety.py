@@ -19,18 +19,14 @@ import pytest
 from gitodb.errors import LockError, RefError
 from gitodb.refs.files import FilesRefStore
 from gitodb.repo import Repository
-from helpers import GIT_ENV, git, run_cli, snapshot
+from helpers import git, run_cli, snapshot
 
 GIT255 = Path(__file__).resolve().parents[2] / "shared" / "git-2.55" / "git" / "bin" / "git"
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for k in list(os.environ):
-        if k.startswith("GIT_"):
-            monkeypatch.delenv(k)
-    for k, v in GIT_ENV.items():
-        monkeypatch.setenv(k, v)
+def env(git_identity: None) -> None:
+    """The test identity alone (``conftest.git_identity``)."""
 
 
 def _repo(path: Path, reftable: bool = False) -> str:

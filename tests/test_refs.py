@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 from pathlib import Path
 
@@ -12,18 +11,14 @@ from gitodb.errors import LockError, RefError
 from gitodb.refs.base import check_refname, normalize_reflog_message
 from gitodb.refs.files import FilesRefStore
 from gitodb.repo import Repository
-from helpers import GIT_ENV, git, run_cli
+from helpers import git, run_cli
 
 DATA = Path(__file__).parent / "data"
 
 
 @pytest.fixture
-def env(monkeypatch: pytest.MonkeyPatch) -> None:
-    for k in list(os.environ):
-        if k.startswith("GIT_"):
-            monkeypatch.delenv(k)
-    for k, v in GIT_ENV.items():
-        monkeypatch.setenv(k, v)
+def env(git_identity: None) -> None:
+    """The test identity alone (``conftest.git_identity``)."""
 
 
 def _make_repo(path: Path) -> list[bytes]:

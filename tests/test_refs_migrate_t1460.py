@@ -24,12 +24,8 @@ FER = "--format=%(refname) %(objectname) %(symref)"
 
 
 @pytest.fixture(autouse=True)
-def _identity(monkeypatch: pytest.MonkeyPatch) -> None:
-    for k in list(os.environ):
-        if k.startswith("GIT_"):
-            monkeypatch.delenv(k)
-    for k, v in GIT_ENV.items():
-        monkeypatch.setenv(k, v)
+def _identity(git_identity: None) -> None:
+    """Every test runs with the test identity alone (``conftest.git_identity``)."""
 
 
 def _run(capfd: pytest.CaptureFixture[str], repo: Path, *args: str) -> tuple[int, str, str]:
