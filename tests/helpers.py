@@ -92,6 +92,23 @@ def run_cli(path: str | os.PathLike[str], *args: str, stdin: bytes | None = None
         os.chdir(old)
 
 
+def run_gitodb(
+    *args: str, cwd: str | os.PathLike[str], stdin: bytes | None = None
+) -> subprocess.CompletedProcess[bytes]:
+    """Run ``python -m gitodb`` in a child process from ``cwd`` with git's isolated
+    environment; the exit status and output are the caller's to check."""
+    import sys
+
+    return subprocess.run(
+        [sys.executable, "-m", "gitodb", *args],
+        cwd=cwd,
+        input=stdin,
+        capture_output=True,
+        env=git_env(),
+        check=False,
+    )
+
+
 def as_gitodb(output: bytes) -> bytes:
     """Git's output as gitodb prints it: usage lines name ``gitodb``, not ``git``."""
     from gitodb.cli.options import as_gitodb_usage

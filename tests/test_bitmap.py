@@ -21,7 +21,7 @@ from gitodb.pack.bitmap import BitmapIndex, BitmappedObjects, name_hash
 from gitodb.pack.bitmap_write import BitmapEntry, encode_bitmap
 from gitodb.pack.ewah import BitmapError, encode_ewah, iter_bits, read_ewah
 from gitodb.repo.odb import ObjectDatabase
-from helpers import git, git_env
+from helpers import git, git_env, run_gitodb
 
 pytestmark = pytest.mark.e2e
 
@@ -322,17 +322,7 @@ def test_git_reads_a_bitmap_gitodb_encodes(tmp_path: Path) -> None:
 GIT255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
 
 
-def _gitodb(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    import sys
-
-    return subprocess.run(
-        [sys.executable, "-m", "gitodb", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        env=git_env(),
-        check=False,
-    )
+_gitodb = run_gitodb
 
 
 def _multi_pack_repo(tmp_path: Path, name: str = "repo") -> Path:

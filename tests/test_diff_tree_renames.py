@@ -3,27 +3,18 @@ compared byte for byte with the ``git`` on PATH."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from gitodb.history.renames import MAX_SCORE, parse_rename_score, similarity, span_counts
-from helpers import git, git_env
+from helpers import git, run_gitodb
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/libgit2.git"
 
 
 def gitodb(*args: str, cwd: Path, stdin: bytes | None = None) -> bytes:
-    r = subprocess.run(
-        [sys.executable, "-m", "gitodb", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        env=git_env(),
-        check=False,
-    )
+    r = run_gitodb(*args, cwd=cwd, stdin=stdin)
     assert r.returncode == 0, r.stderr
     return r.stdout
 

@@ -21,24 +21,14 @@ from gitodb.pack.idx import PackIndex
 from gitodb.pack.midx import MultiPackIndex, load_midx
 from gitodb.pack.midx_write import verify_midx
 from gitodb.repo.odb import ObjectDatabase
-from helpers import git, git_env
+from helpers import git, git_env, run_gitodb
 
 GIT255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
 
 pytestmark = pytest.mark.e2e
 
 
-def gitodb(*args: str, cwd: Path, stdin: bytes | None = None) -> subprocess.CompletedProcess:
-    import sys
-
-    return subprocess.run(
-        [sys.executable, "-m", "gitodb", *args],
-        cwd=cwd,
-        input=stdin,
-        capture_output=True,
-        env=git_env(),
-        check=False,
-    )
+gitodb = run_gitodb
 
 
 def git_run(*args: str, cwd: Path, exe: str = "git") -> subprocess.CompletedProcess:
