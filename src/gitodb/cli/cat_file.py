@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
     from gitodb.repo.conversion import Conversion
 
 
-def _batch_callback(mode: str) -> Callable[[SimpleNamespace, str | None, bool], None]:
+def _batch_option(mode: str, help: str) -> Option:
     """``--batch``, ``--batch-check``, ``--batch-command``: one of them, with an
     optional format (Git's ``batch_option_callback``)."""
 
@@ -50,7 +49,17 @@ def _batch_callback(mode: str) -> Callable[[SimpleNamespace, str | None, bool], 
         values.batch = mode
         values.format = value
 
-    return callback
+    return Option(
+        None,
+        mode,
+        "callback",
+        help,
+        argh="format",
+        takes_value=True,
+        optional_value=True,
+        negatable=False,
+        callback=callback,
+    )
 
 
 def _filter_callback(values: SimpleNamespace, value: str | None, unset: bool) -> None:
@@ -90,41 +99,11 @@ PARSER = OptionParser(
         Option(None, "use-mailmap", "bool", "use mail map file", dest="mailmap"),
         Option(None, "mailmap", "bool", dest="mailmap", alias_of="use-mailmap"),
         Option(None, None, "group", "Batch objects requested on stdin (or --batch-all-objects)"),
-        Option(
-            None,
-            "batch",
-            "callback",
-            "show full <object> or <rev> contents",
-            argh="format",
-            takes_value=True,
-            optional_value=True,
-            negatable=False,
-            callback=_batch_callback("batch"),
-        ),
-        Option(
-            None,
-            "batch-check",
-            "callback",
-            "like --batch, but don't emit <contents>",
-            argh="format",
-            takes_value=True,
-            optional_value=True,
-            negatable=False,
-            callback=_batch_callback("batch-check"),
-        ),
+        _batch_option("batch", "show full <object> or <rev> contents"),
+        _batch_option("batch-check", "like --batch, but don't emit <contents>"),
         Option("z", None, "bool", "stdin is NUL-terminated", dest="nul_input", hidden=True),
         Option("Z", None, "bool", "stdin and stdout is NUL-terminated", dest="nul_output"),
-        Option(
-            None,
-            "batch-command",
-            "callback",
-            "read commands from stdin",
-            argh="format",
-            takes_value=True,
-            optional_value=True,
-            negatable=False,
-            callback=_batch_callback("batch-command"),
-        ),
+        _batch_option("batch-command", "read commands from stdin"),
         Option(
             None,
             "batch-all-objects",
