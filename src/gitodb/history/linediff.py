@@ -566,9 +566,10 @@ def _compact(
         m = nxt - ge  # unchanged lines passed: as many groups on the other side
         gs = nxt
         ge = rchg.find(0, nxt)
-        if _nth_zero(rchg_o, oe, m) >= n_o:
+        other = _nth_zero(rchg_o, oe, m)
+        if other >= n_o:
             raise AssertionError("group sync broken moving to next group")
-        os = _nth_zero(rchg_o, oe, m) + 1
+        os = other + 1
         oe = rchg_o.find(0, os)
 
 
