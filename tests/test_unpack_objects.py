@@ -134,3 +134,108 @@ def test_index_pack_warns_on_missing_tagger_like_git(tmp_path, option):
     (r / f"tt-{name}.idx").unlink()
     assert mine == run(["git", "index-pack", option, pack], r, b"")
     assert b"missingTaggerEntry" in mine[2]
+
+
+EMPTY_TREE = b"4b825dc642cb6eb9a060e54bf8d69288fbee4904"
+
+
+def _raw_pack(entries: list[tuple[int, bytes]]) -> bytes:
+    """A pack of whole objects in the order given (Git writes commits first)."""
+    import hashlib
+    import struct
+    import zlib
+
+    out = bytearray(b"PACK" + struct.pack(">II", 2, len(entries)))
+    for type_num, data in entries:
+        size = len(data)
+        byte = (type_num << 4) | (size & 15)
+        size >>= 4
+        while size:
+            out.append(byte | 0x80)
+            byte, size = size & 0x7F, size >> 7
+        out.append(byte)
+        out += zlib.compress(data)
+    return bytes(out + hashlib.sha1(out).digest())
+
+
+def _strict_both(tmp_path: Path, data: bytes, *args: str) -> tuple[tuple, tuple]:
+    """unpack-objects --strict by gitodb and by git, each into a new repository."""
+    mine, theirs = _repo(tmp_path, "mine"), _repo(tmp_path, "theirs")
+    got = ours(["unpack-objects", "--strict", *args], mine, data)
+    want = run(["git", "unpack-objects", "--strict", *args], theirs, data)
+    return (got, loose(mine)), (want, loose(theirs))
+
+
+def test_strict_checks_gitmodules_of_an_oddly_ordered_pack(tmp_path):
+    # t7450 13: the .gitmodules blob comes before the tree naming it
+    blob = b'[submodule "../../x"]\n\tpath = x\n\turl = https://example.com/x\n'
+    blob_id = bytes.fromhex(git("hash-object", "--stdin", input=blob).decode().strip())
+    tree = b"100644 .gitmodules\0" + blob_id
+    tree_id = git("hash-object", "-t", "tree", "--stdin", input=tree).decode().strip()
+    commit = b"tree %s\nauthor A <a@b> 1 +0000\ncommitter A <a@b> 1 +0000\n\nodd\n" % (
+        tree_id.encode()
+    )
+    data = _raw_pack([(3, blob), (2, tree), (1, commit)])
+    mine, theirs = _strict_both(tmp_path, data)
+    assert mine == theirs
+    assert mine[0][0] == 128 and b"gitmodulesName" in mine[0][2]
+
+
+def test_strict_refuses_a_missing_link_and_keeps_only_the_blobs(tmp_path):
+    src = _repo(tmp_path, "src")
+    blob = git("hash-object", "-w", "--stdin", cwd=src, input=b"x\n").strip()
+    tree = git("mktree", cwd=src, input=b"100644 blob %s\tf\n" % blob).strip()
+    other = git("hash-object", "-w", "--stdin", cwd=src, input=b"y\n").strip()
+    commit = git("commit-tree", "-m", "m", tree, cwd=src).strip()
+    # the pack lacks the tree the commit names
+    data = git("pack-objects", "--stdout", cwd=src, input=commit + b"\n" + other + b"\n")
+    mine, theirs = _strict_both(tmp_path, data)
+    assert mine == theirs
+    assert mine[0][2] == b"fatal: object of unexpected type\n"
+    assert mine[1] == {other.decode()}  # the commit was not written
+
+
+def test_strict_fsck_messages_and_severities_like_git(tmp_path):
+    blob = b"x\n"
+    blob_id = git("hash-object", "--stdin", input=blob).strip()
+    tag = b"object %s\ntype blob\ntag t\n\nno tagger\n" % blob_id
+    data = _raw_pack([(4, tag), (3, blob)])
+    mine, theirs = _strict_both(tmp_path, data)
+    assert mine == theirs and b"missingTaggerEntry" in mine[0][2]
+    mine, theirs = _strict_both(tmp_path, data, "--strict=missingTaggerEntry=ignore")
+    assert mine == theirs and mine[0][0] == 0 and len(mine[1]) == 2
+
+
+_BLOB = b"x\n"
+_BLOB_ID = b"587be6b4c3f93f93c489c0111bba5596147a26cb"
+_TREE_NAMING_BLOB_AS_TREE = b"40000 d\0" + bytes.fromhex(_BLOB_ID.decode())
+_PERSON = b"A <a@b> 1 +0000"
+
+
+def _commit(head: bytes) -> bytes:
+    return head + b"author %s\ncommitter %s\n\nm\n" % (_PERSON, _PERSON)
+
+
+def _tag(target: bytes, type_name: bytes) -> bytes:
+    return b"object %s\ntype %s\ntag t\ntagger %s\n\nm\n" % (target, type_name, _PERSON)
+
+
+@pytest.mark.parametrize(
+    "entries",
+    [
+        [(3, _BLOB), (4, _tag(_BLOB_ID, b"commit"))],  # a tag naming a blob as a commit
+        [(4, _tag(_BLOB_ID, b"commit")), (3, _BLOB)],  # ... the other way round
+        [(4, _tag(_BLOB_ID, b"bogus")), (3, _BLOB)],  # an unknown tag type
+        [(2, _TREE_NAMING_BLOB_AS_TREE), (3, _BLOB)],  # found when the tree is walked
+        [(3, _BLOB), (1, _commit(b"tree %s\n" % _BLOB_ID))],
+        [(3, _BLOB), (1, _commit(b"tree %s\nparent %s\n" % (EMPTY_TREE, _BLOB_ID)))],
+        [(1, _commit(b""))],  # no tree line: a bogus commit
+    ],
+    ids=["blob-then-tag", "tag-then-blob", "tag-type", "tree", "commit-tree", "parent", "bogus"],
+)
+def test_strict_keeps_one_table_of_types_like_git(tmp_path, entries):
+    # Git parses each commit and tag as it arrives, looking up what it names as the
+    # type it is named as; an id met as two types is refused
+    mine, theirs = _strict_both(tmp_path, _raw_pack(entries))
+    assert mine == theirs
+    assert mine[0][0] == 128 and mine[0][2].startswith(b"error: ")

@@ -3,8 +3,9 @@
 ``[-n] [-q] [-r] [--strict] [--max-input-size=<n>] [--pack_header=<v>,<n>]``, like
 ``git unpack-objects``:
 ``-n`` checks without writing, ``-q`` hides progress, ``-r`` skips damaged entries
-(exit status 1 when one is skipped or met without ``-r``), ``--strict`` checks
-each object and that what it names exists.  Input after the pack goes to stdout.
+(exit status 1 when one is skipped or met without ``-r``),
+``--strict[=<msg-id>=<severity>,...]`` runs Git's fsck on each object and checks
+that what it names exists.  Input after the pack goes to stdout.
 The work is ``gitodb.repo.unpack``.
 """
 
@@ -22,6 +23,7 @@ USAGE = "usage: git unpack-objects [-n] [-q] [-r] [--strict]\n"
 def run(argv: list[str], ctx: Any) -> int:
     """Entry point for ``gitodb unpack-objects``."""
     dry_run = quiet = recover = strict = False
+    strict_msgs: list[str] = []
     max_input = 0
     header = b""
     for arg in argv:
@@ -33,6 +35,8 @@ def run(argv: list[str], ctx: Any) -> int:
             recover = True
         elif arg == "--strict" or arg.startswith("--strict="):
             strict = True
+            if "=" in arg:
+                strict_msgs.append(arg.split("=", 1)[1])
         elif arg.startswith("--pack_header="):
             # receive-pack read the pack header itself to choose unpack-objects
             header = _pack_header(arg.split("=", 1)[1])
@@ -63,6 +67,7 @@ def run(argv: list[str], ctx: Any) -> int:
             dry_run=dry_run,
             recover=recover,
             strict=strict,
+            strict_msgs=strict_msgs,
             max_input_size=max_input,
             report=report,
             progress=progress if show else None,

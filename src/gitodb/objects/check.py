@@ -62,17 +62,19 @@ class ObjectChecker:
         elif type_name == "tag":
             self.check_tag(data)
 
-    def _lookup(self, oid: bytes, type_name: str, errors: list[str]) -> bool:
-        """Git's ``lookup_<type>``: an id already seen as another type is refused."""
+    def lookup(self, oid: bytes, type_name: str, errors: list[str]) -> bool:
+        """Git's ``lookup_<type>``: an id already seen as another type is refused
+        (False, with Git's ``error:`` line added to ``errors``)."""
         seen = self._looked_up.setdefault(oid, type_name)
         if seen != type_name:
             errors.append(f"object {oid.hex()} is a {seen}, not a {type_name}")
             return False
         return True
 
-    def check_commit(self, data: Buffer) -> None:
-        """Check a commit as Git 2.39's ``parse_commit_buffer`` does."""
-        null = self.fmt.null_hex
+    def check_commit(self, data: Buffer, oid: bytes | None = None) -> None:
+        """Check a commit as Git 2.39's ``parse_commit_buffer`` does; the messages
+        name ``oid`` (hash-object's: the null id)."""
+        null = oid.hex() if oid is not None else self.fmt.null_hex
         errors: list[str] = []
         try:
             tree, parents, _pos = parse_commit_links(bytes(data), self.fmt)
@@ -82,11 +84,11 @@ class ObjectChecker:
                 "bad-tree": f"bad tree pointer in commit {null}",
             }.get(e.reason, f"bad parents in commit {null}")
             raise ObjectCheckError("corrupt commit", details=[text]) from None
-        if not self._lookup(tree, "tree", errors):
+        if not self.lookup(tree, "tree", errors):
             errors.append(f"bad tree pointer {tree.hex()} in commit {null}")
             raise ObjectCheckError("corrupt commit", details=errors)
         for parent in parents:
-            if not self._lookup(parent, "commit", errors):
+            if not self.lookup(parent, "commit", errors):
                 errors.append(f"bad parent {parent.hex()} in commit {null}")
                 raise ObjectCheckError("corrupt commit", details=errors)
 
@@ -105,9 +107,10 @@ class ObjectChecker:
                 details=["object fails fsck: duplicateEntries: contains duplicate file entries"],
             )
 
-    def check_tag(self, data: Buffer) -> None:
-        """Check a tag as Git 2.39's ``parse_tag_buffer`` does."""
-        null = self.fmt.null_hex
+    def check_tag(self, data: Buffer, oid: bytes | None = None) -> None:
+        """Check a tag as Git 2.39's ``parse_tag_buffer`` does; the messages name
+        ``oid`` (hash-object's: the null id)."""
+        null = oid.hex() if oid is not None else self.fmt.null_hex
         errors: list[str] = []
         try:
             target, type_name, _name = parse_tag_fields(bytes(data), self.fmt)
@@ -115,7 +118,7 @@ class ObjectChecker:
             if e.reason == "unknown-type":
                 errors.append(f"{e.message} in {null}")
             raise ObjectCheckError("corrupt tag", details=errors) from None
-        if not self._lookup(target, type_name.decode("ascii"), errors):
+        if not self.lookup(target, type_name.decode("ascii"), errors):
             errors.append(f"bad tag pointer to {target.hex()} in {null}")
             raise ObjectCheckError("corrupt tag", details=errors)
 
@@ -309,8 +312,16 @@ def _split_reporter(errors: list[str]) -> Callable[[str], None]:
 def _links(type_name: str, data: bytes, fmt: ObjectFormat) -> list[bytes]:
     """The ids a commit (tree, parents), tag (object) or tree (entries but gitlinks)
     names; what cannot be parsed names nothing (fsck has reported it)."""
+    return [oid for oid, _type in typed_links(type_name, data, fmt)]
+
+
+def typed_links(type_name: str, data: bytes, fmt: ObjectFormat) -> list[tuple[bytes, str]]:
+    """``(id, type it must have)`` for each object a commit, tag or tree names, as
+    Git's ``fsck_walk`` looks them up: a commit's tree and parents, a tag's object
+    (as its ``type`` line says), a tree's entries but gitlinks.  What cannot be
+    parsed names nothing (fsck has reported it)."""
     hexsz, rawsz = fmt.hexsz, fmt.rawsz
-    out: list[bytes] = []
+    out: list[tuple[bytes, str]] = []
 
     def hex_at(pos: int) -> bytes | None:
         text = data[pos : pos + hexsz]
@@ -319,24 +330,29 @@ def _links(type_name: str, data: bytes, fmt: ObjectFormat) -> list[bytes]:
         return bytes.fromhex(text.decode())
 
     if type_name == "commit":
-        pos, key = 0, b"tree "
+        pos, key, kind = 0, b"tree ", "tree"
         while data.startswith(key, pos):
             got = hex_at(pos + len(key))
             if got is not None:
-                out.append(got)
+                out.append((got, kind))
             nl = data.find(b"\n", pos)
             if nl < 0:
                 break
-            pos, key = nl + 1, b"parent "
+            pos, key, kind = nl + 1, b"parent ", "commit"
     elif type_name == "tag":
         if data.startswith(b"object "):
             got = hex_at(7)
-            if got is not None:
-                out.append(got)
+            line = data[8 + hexsz :].split(b"\n", 1)[0]
+            if got is not None and line.startswith(b"type "):
+                out.append((got, line[5:].decode("ascii", "replace")))
     elif type_name == "tree":
         try:
             entries = parse_entries(data, rawsz)
         except ObjectParseError:
             return out
-        out.extend(entry_id for mode, _name, entry_id in entries if mode != b"160000")
+        out.extend(
+            (entry_id, "tree" if mode.lstrip(b"0") == b"40000" else "blob")
+            for mode, _name, entry_id in entries
+            if mode != b"160000"
+        )
     return out

@@ -23,16 +23,24 @@ Example::
 from __future__ import annotations
 
 import struct
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitodb import compress
-from gitodb.errors import CompressionError, DeltaError, GitodbError, ObjectNotFoundError, PackError
-from gitodb.objects.check import ObjectChecker
-from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
+from gitodb.errors import (
+    CompressionError,
+    DeltaError,
+    GitodbError,
+    ObjectCheckError,
+    ObjectNotFoundError,
+    PackError,
+)
+from gitodb.objects.check import ObjectChecker, typed_links
+from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, TYPE_NUMBERS
 from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import parse_entry_header_python, parse_ofs_distance_python
+from gitodb.repo.packcheck import received_pack_checker
 from gitodb.repo.write import ObjectWriter, compute_object_id
 from gitodb.types import Progress
 
@@ -67,15 +75,19 @@ def unpack_objects(
     dry_run: bool = False,
     recover: bool = False,
     strict: bool = False,
+    strict_msgs: Sequence[str] = (),
     max_input_size: int = 0,
     report: Callable[[str], None] | None = None,
     progress: Progress | None = None,
 ) -> UnpackResult:
     """Store every object of the pack ``data`` loose in ``repo`` (see the module docstring).
 
-    ``dry_run`` checks and resolves without writing; ``strict`` checks each
-    object as ``git hash-object`` does and that every object it names is in the
-    pack or the repository; ``max_input_size`` (bytes, 0 = none) bounds the pack.
+    ``dry_run`` checks and resolves without writing.  ``strict`` is Git's: blobs
+    are stored as they come, every other object only once Git's fsck passed on it
+    and every object it names is in the pack or the repository with the type it is
+    named as; then the queued ``.gitmodules``/``.gitattributes`` checks run.
+    ``strict_msgs`` are ``<msg-id>=<severity>`` lists changing the fsck severities.
+    ``max_input_size`` (bytes, 0 = none) bounds the pack.
     ``progress`` (``gitodb.types.Progress``) is called as ``("Unpacking objects",
     done, total, finished)`` after each entry.
     """
@@ -90,21 +102,26 @@ def unpack_objects(
     if version not in (2, 3):
         raise UnpackError(f"unknown pack file version {version}")
     writer = None if dry_run else ObjectWriter(repo)
-    checker = ObjectChecker(fmt) if strict else None
     result = UnpackResult(objects=nr)
     by_offset: dict[int, tuple[str, bytes]] = {}
     by_oid: dict[bytes, tuple[str, bytes]] = {}
     waiting: dict[bytes, list[tuple[int, bytes]]] = {}  # base id -> (offset, delta)
-    links: list[bytes] = []
+    held: list[tuple[bytes, int]] = []  # with strict: (id, offset) of what waits for its check
+    # with strict: Git's table of every id looked up, as what type (parsing a commit
+    # or tag looks up what it names)
+    parser = ObjectChecker(fmt) if strict else None
 
     def store(offset: int, type_name: str, content: bytes) -> None:
-        if checker is not None:
-            checker.check(type_name, content)
-            links.extend(_links(type_name, content, fmt))
         oid = compute_object_id(fmt, type_name, content)
         by_offset[offset] = by_oid[oid] = (type_name, content)
-        if writer is not None:
+        # with strict, Git writes a blob before it looks the id up, and holds the
+        # other objects back until their links are checked
+        if writer is not None and not (strict and type_name != "blob"):
             writer.write(type_name, content)
+        if parser is not None:
+            _parse(parser, oid, type_name, content)
+            if type_name != "blob":
+                held.append((oid, offset))
         result.written.append(oid)
         for delta_offset, delta in waiting.pop(oid, []):
             store(delta_offset, type_name, apply_delta(content, delta))
@@ -179,6 +196,10 @@ def unpack_objects(
             progress("Unpacking objects", i + 1, nr, i + 1 == nr)
     if waiting and not result.had_errors:
         raise UnpackError("unresolved deltas left after unpacking")
+    if strict:
+        # Git checks before it compares the trailing checksum
+        assert parser is not None
+        _check_held(repo, held, by_oid, parser, strict_msgs, writer)
     if not result.had_errors:
         end = pos + fmt.rawsz
         if end > len(data):
@@ -186,11 +207,6 @@ def unpack_objects(
         if fmt.new_hasher(view[:pos]).digest() != bytes(view[pos:end]):
             raise UnpackError("final sha1 did not match")
         result.trailing = bytes(view[end:])
-    if strict:
-        have = set(by_oid)
-        for link in links:
-            if link not in have and not repo.odb.contains(link):
-                raise UnpackError(f"object {link.hex()}: not found (fsck error)")
     return result
 
 
@@ -206,17 +222,85 @@ def _inflate_at(view: memoryview, pos: int, size: int) -> tuple[bytes, int]:
     return out, inf.consumed
 
 
-def _links(type_name: str, content: bytes, fmt) -> list[bytes]:  # type: ignore[no-untyped-def]
-    """The objects a commit, tree or tag names (checked to exist with ``strict``)."""
-    from gitodb.objects.commit import Commit
-    from gitodb.objects.tag import Tag
-    from gitodb.objects.tree import Tree
+def _parse(parser: ObjectChecker, oid: bytes, type_name: str, content: bytes) -> None:
+    """Git's ``parse_object_buffer`` as ``unpack-objects --strict`` calls it on each
+    object it receives: the id is looked up as its type, a commit or tag parsed."""
+    errors: list[str] = []
+    if not parser.lookup(oid, type_name, errors):
+        what = "blob object" if type_name == "blob" else type_name
+        raise UnpackError(f"invalid {what}", details=errors)
+    try:
+        if type_name == "commit":
+            parser.check_commit(content, oid)
+        elif type_name == "tag":
+            parser.check_tag(content, oid)
+    except ObjectCheckError as e:
+        raise UnpackError(f"invalid {type_name}", details=e.details) from None
 
-    if type_name == "commit":
-        c = Commit(content, fmt)
-        return [c.tree, *c.parents]
-    if type_name == "tag":
-        return [Tag(content, fmt).object]
-    if type_name == "tree":
-        return [e.id for e in Tree(content, fmt) if e.mode != 0o160000]
-    return []
+
+def _check_held(
+    repo: Repository,
+    held: list[tuple[bytes, int]],
+    by_oid: dict[bytes, tuple[str, bytes]],
+    parser: ObjectChecker,
+    strict_msgs: Sequence[str],
+    writer: ObjectWriter | None,
+) -> None:
+    """Git's ``write_rest`` and ``fsck_finish`` for ``unpack-objects --strict``: each
+    held object is checked, then what it names (looked up in ``parser``'s table as
+    the type it is named as; held objects recursively, others must be in the
+    repository), then it is written; the queued blob checks run last."""
+    fmt = repo.object_format
+    checker = received_pack_checker(fmt, strict_msgs)
+    offsets = dict(held)
+    done: set[bytes] = set()
+    # depth first without recursion: (id, the links still to check)
+    stack: list[tuple[bytes, list[tuple[bytes, str]]]] = []
+
+    def enter(oid: bytes) -> None:
+        type_name, content = by_oid[oid]
+        done.add(oid)
+        checker(TYPE_NUMBERS[type_name], content, oid, offsets[oid])
+        # reversed: popped from the end, the links are walked in Git's order
+        stack.append((oid, typed_links(type_name, content, fmt)[::-1]))
+
+    for oid, _offset in held:
+        if oid in done:
+            continue
+        enter(oid)
+        while stack:
+            top, links = stack[-1]
+            if not links:
+                stack.pop()
+                if writer is not None:
+                    writer.write(*by_oid[top])
+                continue
+            link, want = links.pop()
+            errors: list[str] = []
+            if not parser.lookup(link, want, errors):
+                raise UnpackError(f"Error on reachable objects of {top.hex()}", details=errors)
+            if link in by_oid:
+                if link in offsets and link not in done:
+                    enter(link)
+            elif link not in done:
+                if _object_type(repo, link) != want:
+                    raise UnpackError("object of unexpected type")
+                done.add(link)
+
+    def read_blob(oid: bytes) -> tuple[str, bytes] | None:
+        if oid in by_oid:
+            return by_oid[oid]
+        try:
+            return repo.odb.read(oid)
+        except ObjectNotFoundError:
+            return None
+
+    checker.finish_blobs(read_blob)
+
+
+def _object_type(repo: Repository, oid: bytes) -> str | None:
+    """The type of ``oid`` in the repository, or None when it has no such object."""
+    try:
+        return repo.odb.read_header(oid)[0]
+    except ObjectNotFoundError:
+        return None
