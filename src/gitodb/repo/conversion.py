@@ -11,9 +11,11 @@ Drivers run through the shell as Git runs them: ``%f`` in a filter command is
 the path (shell-quoted); a textconv command gets a temporary file holding the
 content.  A filter that fails leaves the content unconverted with Git's
 ``error:`` lines, unless ``filter.<driver>.required`` (then
-``ConversionError``).  The long-running ``process`` protocol is not spoken:
-a driver with only ``process`` is refused (``ConversionError``), never skipped.
-``working-tree-encoding`` is not applied (also refused).
+``ConversionError``).  A driver's ``process`` command (the long-running
+protocol, ``gitodb.repo.filterproc``) takes precedence over its ``clean`` and
+``smudge``; one process serves the whole run.  ``working-tree-encoding``
+(``gitodb.objects.wtencoding``) re-encodes between the filter and the line
+endings, as Git does.
 """
 
 from __future__ import annotations
@@ -35,11 +37,18 @@ from gitodb.objects.eol import (
     ident_to_worktree,
     output_eol_is_crlf,
 )
+from gitodb.objects.wtencoding import (
+    EncodingError,
+    attribute_encoding,
+    encode_to_git,
+    encode_to_worktree,
+)
 from gitodb.repo.attributes import AttributeReader
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
     from gitodb.repo.config import Config
+    from gitodb.repo.filterproc import FilterProcesses
 
 # Git runs a command without a shell when its name has none of these
 _SHELL_META = set("|&;<>()$`\\\"' \t\n*?[#~=%")
@@ -122,6 +131,8 @@ class Conversion:
         self.safecrlf = (
             SafeCrlf.WARN if safe == "warn" else (SafeCrlf.DIE if safe else SafeCrlf.OFF)
         )
+        self.roundtrip = config.get("core.checkRoundtripEncoding") or "SHIFT-JIS"
+        self._processes: FilterProcesses | None = None
 
     # ------------------------------------------------------------ attributes
     def _crlf_action(self, attrs: dict[str, AttrValue]) -> CrlfAction:
@@ -160,10 +171,12 @@ class Conversion:
             return None
         return name
 
-    def _check_encoding(self, path: str, attrs: dict[str, AttrValue]) -> None:
-        enc = attrs.get("working-tree-encoding")
-        if isinstance(enc, str) and enc.upper().replace("-", "") != "UTF8":
-            raise ConversionError(f"{path}: working-tree-encoding is not supported by gitodb")
+    def _encoding(self, attrs: dict[str, AttrValue]) -> str | None:
+        """The ``working-tree-encoding`` to convert for (Git dies on true/false)."""
+        try:
+            return attribute_encoding(attrs.get("working-tree-encoding"))
+        except EncodingError as e:
+            raise ConversionError(e.message) from None
 
     def may_convert(self, path: str) -> bool:
         """Whether any conversion applies to ``path`` (else its bytes are stored as they are)."""
@@ -172,7 +185,7 @@ class Conversion:
             self._driver(attrs) is not None
             or attrs.get("ident") is True
             or self._crlf_action(attrs) is not CrlfAction.BINARY
-            or isinstance(attrs.get("working-tree-encoding"), str)
+            or self._encoding(attrs) is not None
         )
 
     def would_convert_to_git(self, path: str) -> bool:
@@ -196,7 +209,16 @@ class Conversion:
         name = self._driver(attrs)
         if name is not None:
             data = self._run_filter(name, "clean", path, data)
-        self._check_encoding(path, attrs)
+        enc = self._encoding(attrs)
+        if enc is not None:
+            try:
+                data = encode_to_git(
+                    path, data, enc, write=write, say=_err, roundtrip=self.roundtrip
+                )
+            except EncodingError as e:
+                for hint in e.hints:
+                    _err(f"hint: {hint}")
+                raise ConversionError(e.message) from None
         action = self._crlf_action(attrs)
         warnings: list[str] = []
         data = crlf_to_git(
@@ -216,16 +238,19 @@ class Conversion:
     def to_worktree(self, path: str, data: bytes) -> bytes:
         """The blob ``data`` as Git writes it to ``path`` in the work tree."""
         attrs = self.reader.attributes(path)
+        blob = self._blob_hex(data) if attrs.get("ident") is True or attrs.get("filter") else ""
         if attrs.get("ident") is True:
-            data = ident_to_worktree(data, self._blob_hex(data))
+            data = ident_to_worktree(data, blob)
         action = self._crlf_action(attrs)
         data = crlf_to_worktree(
             data, action, crlf_out=output_eol_is_crlf(action, self.autocrlf, self.core_eol)
         )
-        self._check_encoding(path, attrs)
+        enc = self._encoding(attrs)
+        if enc is not None:
+            data = encode_to_worktree(path, data, enc, say=_err)
         name = self._driver(attrs)
         if name is not None:
-            data = self._run_filter(name, "smudge", path, data)
+            data = self._run_filter(name, "smudge", path, data, blob=blob)
         return data
 
     def textconv_command(self, path: str) -> str | None:
@@ -273,18 +298,27 @@ class Conversion:
     def _cwd(self) -> str | None:
         return self.work_tree
 
-    def _run_filter(self, name: str, which: str, path: str, data: bytes) -> bytes:
-        """Run ``filter.<name>.<which>``; the unchanged data when it fails (not required)."""
-        cmd = self.config.get(f"filter.{name}.{which}")
+    def _run_filter(
+        self, name: str, which: str, path: str, data: bytes, *, blob: str = ""
+    ) -> bytes:
+        """Run ``filter.<name>.process`` or else ``filter.<name>.<which>``; the
+        unchanged data when it fails (not required).  ``blob``: the id of the blob
+        being smudged, which a process is told."""
         required = self.config.get_bool(f"filter.{name}.required", False)
         quoted_name = f"'{name}'" if which == "clean" else name  # Git's two messages differ
         failed = f"{path}: {which} filter {quoted_name} failed"
+        process = self.config.get(f"filter.{name}.process")
+        if process:
+            if self._processes is None:
+                from gitodb.repo.filterproc import FilterProcesses
+
+                self._processes = FilterProcesses(lambda c: _argv(c, []), self._cwd())
+            out = self._processes.apply(process, which, path, data, blob or None, _err)
+            if out is None and required:
+                raise ConversionError(failed)
+            return data if out is None else out
+        cmd = self.config.get(f"filter.{name}.{which}")
         if not cmd:
-            if self.config.get(f"filter.{name}.process"):
-                raise ConversionError(
-                    f"{path}: filter.{name}.process (the long-running filter protocol)"
-                    " is not supported by gitodb"
-                )
             if required:
                 raise ConversionError(failed)
             return data
