@@ -66,6 +66,7 @@ def test_only_compress_imports_zlib() -> None:
 LAYERS = [
     "types",
     "errors",
+    "trace2",
     "fileio",
     "_native",
     "compress",

@@ -181,11 +181,11 @@ def test_writeout_attempt_is_counted_where_unsupported(
 ) -> None:
     """Git counts a write-out attempt even where ``sync_file_range`` is missing,
     then the fsync it falls back to."""
-    from gitodb import durable
+    from gitodb import durable, trace2
 
     monkeypatch.setattr(durable, "_SYNC_FILE_RANGE", False)
     monkeypatch.delenv("GIT_TEST_FSYNC", raising=False)
-    durable.reset_fsync_counts()
+    trace2.reset()
     policy = durable.FsyncPolicy(
         components=durable.Component.REFERENCE, method=durable.Method.WRITEOUT_ONLY
     )
@@ -195,5 +195,73 @@ def test_writeout_attempt_is_counted_where_unsupported(
         policy.sync(durable.Component.REFERENCE, fd, str(path))
     finally:
         os.close(fd)
-    assert durable.FSYNC_COUNTS == {"writeout-only": 1, "hardware-flush": 1}
-    durable.reset_fsync_counts()
+    assert trace2.counters() == {("fsync", "writeout-only"): 1, ("fsync", "hardware-flush"): 1}
+    trace2.reset()
+
+
+def _bitmap_repo(tmp_path: Path) -> Path:
+    r = tmp_path / "r"
+    git("init", "-q", r)
+    for i in range(3):
+        (r / "f").write_text(f"{i}\n")
+        git("add", "f", cwd=r)
+        git("commit", "-q", "-m", f"c{i}", cwd=r)
+    git("repack", "-q", "-a", "-d", cwd=r)
+    return r
+
+
+def _wanted(trace: Path, event: str) -> list[dict[str, object]]:
+    return [e for e in _events(trace) if e["event"] == event]
+
+
+@pytest.mark.parametrize("source", ["midx", "rev"])
+def test_where_the_midx_reverse_index_came_from(tmp_path: Path, source: str) -> None:
+    # t5326 greps this data event: "midx" when the RIDX chunk is read, "rev" for the
+    # multi-pack-index-<checksum>.rev that GIT_TEST_MIDX_WRITE_REV=1 writes beside it
+    # and GIT_TEST_MIDX_READ_RIDX=0 reads instead
+    r = _bitmap_repo(tmp_path)
+    knobs = {"GIT_TEST_MIDX_WRITE_REV": "1", "GIT_TEST_MIDX_READ_RIDX": "0"}
+    knobs = knobs if source == "rev" else {}
+    write_env = {**git_env(), **knobs}
+    assert _gitodb(r, write_env, "multi-pack-index", "write", "--bitmap").returncode == 0
+    revs = list((r / ".git/objects/pack").glob("multi-pack-index-*.rev"))
+    assert len(revs) == (1 if source == "rev" else 0)
+    trace = tmp_path / "trace"
+    got = _gitodb(r, _env(trace, **knobs), "rev-list", "--test-bitmap", "HEAD")
+    assert got.returncode == 0, got.stderr
+    data = [(e["category"], e["key"], e["value"]) for e in _wanted(trace, "data")]
+    assert ("load_midx_revindex", "source", source) in data
+    text = trace.read_text()
+    assert f'"category":"load_midx_revindex","key":"source","value":"{source}"' in text
+    if source == "rev" and GIT255.exists():
+        # Git reads the file gitodb wrote
+        check = subprocess.run(
+            [GIT255, "rev-list", "--test-bitmap", "HEAD"], cwd=r, env=write_env, capture_output=True
+        )
+        assert check.returncode == 0 and b"OK!" in check.stderr + check.stdout
+
+
+def test_bitmap_lookup_table_write_is_a_region(tmp_path: Path) -> None:
+    r = _bitmap_repo(tmp_path)
+    trace = tmp_path / "trace"
+    got = _gitodb(
+        r,
+        _env(trace),
+        "-c",
+        "pack.writeBitmapLookupTable=true",
+        "multi-pack-index",
+        "write",
+        "--bitmap",
+    )
+    assert got.returncode == 0, got.stderr
+    enter = _wanted(trace, "region_enter")
+    leave = _wanted(trace, "region_leave")
+    assert [(e["category"], e["label"]) for e in enter] == [
+        ("pack-bitmap-write", "writing_lookup_table")
+    ]
+    assert [e["label"] for e in leave] == ["writing_lookup_table"]
+    assert enter[0]["nesting"] == 1 and leave[0]["nesting"] == 1
+    # nothing is recorded when the table is not written
+    trace.unlink()
+    assert _gitodb(r, _env(trace), "multi-pack-index", "write", "--bitmap").returncode == 0
+    assert not _wanted(trace, "region_enter")

@@ -38,6 +38,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from gitodb import trace2
 from gitodb.errors import ConfigError, FsyncError
 
 
@@ -138,7 +139,7 @@ def parse_components(
     return (current & ~negative) | positive
 
 
-def _env_bool(name: str, default: bool) -> bool:
+def env_bool(name: str, default: bool) -> bool:
     """``git_env_bool``: unset means ``default``; a bad value is Git's fatal error."""
     text = os.environ.get(name)
     if text is None:
@@ -204,7 +205,7 @@ class FsyncPolicy:
                 except ValueError:
                     warnings.append(f"ignoring unknown core.fsyncMethod value '{value}'")
         return cls(
-            components, method, object_files, _env_bool("GIT_TEST_FSYNC", True), tuple(warnings)
+            components, method, object_files, env_bool("GIT_TEST_FSYNC", True), tuple(warnings)
         )
 
     def wants(self, component: Component) -> bool:
@@ -254,22 +255,14 @@ DEFAULT_POLICY = FsyncPolicy()
 NO_SYNC = FsyncPolicy(components=Component.NONE)
 
 
-#: How many syncs of each kind this process asked for, under Git's trace2 counter
-#: names (category ``fsync``): ``writeout-only`` and ``hardware-flush``.  Like Git's
-#: ``git_fsync``, a sync is counted when it is attempted; ``GIT_TEST_FSYNC=0``
-#: attempts none.  ``gitodb.cli.trace2`` reports them at exit.
-FSYNC_COUNTS: dict[str, int] = {"writeout-only": 0, "hardware-flush": 0}
-
-
-def reset_fsync_counts() -> None:
-    """Zero :data:`FSYNC_COUNTS` (a new command run in the same process)."""
-    for key in FSYNC_COUNTS:
-        FSYNC_COUNTS[key] = 0
+# Git's order of the fsync counters in its trace2 output
+trace2.count("fsync", "writeout-only", 0)
+trace2.count("fsync", "hardware-flush", 0)
 
 
 def full_sync(fd: int, path: str) -> None:
     """``fsync(2)`` on ``fd``; an error raises ``FsyncError`` naming ``path``."""
-    FSYNC_COUNTS["hardware-flush"] += 1
+    trace2.count("fsync", "hardware-flush")
     try:
         os.fsync(fd)
     except OSError as e:
@@ -287,7 +280,7 @@ def writeout(fd: int) -> bool:
     called through ctypes; where it is missing the caller falls back to fsync.
     """
     global _SYNC_FILE_RANGE
-    FSYNC_COUNTS["writeout-only"] += 1  # Git counts the attempt, supported or not
+    trace2.count("fsync", "writeout-only")  # Git counts the attempt, supported or not
     if _SYNC_FILE_RANGE is None:
         _SYNC_FILE_RANGE = _load_sync_file_range() or False
     if not _SYNC_FILE_RANGE:

@@ -2,9 +2,10 @@
 
 When ``GIT_TRACE2_EVENT`` names a target, Git writes one JSON object per line
 describing the process.  gitodb writes the same shape for the process-level
-events — ``version``, ``start`` (with ``argv``), ``cmd_name``, ``exit``, one
-``counter`` per non-zero counter, ``atexit`` — and nothing it does not measure
-(no regions, timers or child events).  The counters are Git's ``fsync`` ones
+events — ``version``, ``start`` (with ``argv``), ``cmd_name``, the ``data`` and
+``region_enter``/``region_leave`` events the library recorded (``gitodb.trace2``),
+``exit``, one ``counter`` per non-zero counter, ``atexit`` — and nothing it does
+not measure (no timers or child events).  The counters are Git's ``fsync`` ones
 (``writeout-only``, ``hardware-flush``), counted by :mod:`gitodb.durable` where
 each sync is attempted, so a test that counts syncs through trace2 sees gitodb's.
 
@@ -27,7 +28,7 @@ import socket
 import time
 from datetime import UTC, datetime
 
-from gitodb import __version__, durable
+from gitodb import __version__, trace2
 
 _OFF = ("", "0", "false")
 
@@ -60,7 +61,8 @@ class Session:
         own = f"{now:%Y%m%dT%H%M%S}.{now.microsecond:06d}Z-H{host}-P{os.getpid():08x}"
         parent = os.environ.get("GIT_TRACE2_PARENT_SID")
         self.sid = f"{parent}/{own}" if parent else own
-        durable.reset_fsync_counts()
+        trace2.reset()
+        trace2.recording = True
 
     def _event(self, event: str, **fields: object) -> str:
         head: dict[str, object] = {"event": event, "sid": self.sid, "thread": "main"}
@@ -79,10 +81,13 @@ class Session:
         ]
         if self.command is not None:
             out.append(self._event("cmd_name", name=self.command, hierarchy=self.command))
+        for event, at, nesting, fields in trace2.events():
+            t = round(at - self.started, 6)
+            out.append(self._event(event, repo=1, t_abs=t, t_rel=t, nesting=nesting, **fields))
         out.append(self._event("exit", t_abs=t_abs, code=code))
-        for name, count in durable.FSYNC_COUNTS.items():
+        for (category, name), count in trace2.counters().items():
             if count:
-                out.append(self._event("counter", category="fsync", name=name, count=count))
+                out.append(self._event("counter", category=category, name=name, count=count))
         out.append(self._event("atexit", t_abs=t_abs, code=code))
         return "".join(out)
 

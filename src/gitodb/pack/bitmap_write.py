@@ -11,6 +11,7 @@ import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from gitodb import trace2
 from gitodb.objects.format import ObjectFormat
 from gitodb.pack.bitmap import (
     BITMAP_SIGNATURE,
@@ -76,14 +77,15 @@ def encode_bitmap(
         stored = e.bits ^ entries[i - e.xor_offset].bits if e.xor_offset else e.bits
         out += encode_ewah(stored, -(-stored.bit_length() // 64) * 64)
     if lookup_table:
-        # Sorted by commit position: the entry's file offset and the table row of
-        # its XOR base (0xffffffff: none).
-        rows = sorted(range(len(entries)), key=lambda i: entries[i].index_pos)
-        row_of = {i: r for r, i in enumerate(rows)}
-        for i in rows:
-            e = entries[i]
-            base = row_of[i - e.xor_offset] if e.xor_offset else 0xFFFFFFFF
-            out += struct.pack(">IQI", e.index_pos, offsets[i], base)
+        with trace2.region("pack-bitmap-write", "writing_lookup_table"):
+            # Sorted by commit position: the entry's file offset and the table row
+            # of its XOR base (0xffffffff: none).
+            rows = sorted(range(len(entries)), key=lambda i: entries[i].index_pos)
+            row_of = {i: r for r, i in enumerate(rows)}
+            for i in rows:
+                e = entries[i]
+                base = row_of[i - e.xor_offset] if e.xor_offset else 0xFFFFFFFF
+                out += struct.pack(">IQI", e.index_pos, offsets[i], base)
     if hash_cache is not None:
         out += struct.pack(f">{num_objects}I", *hash_cache)
     out += fmt.new_hasher(bytes(out)).digest()

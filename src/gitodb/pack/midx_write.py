@@ -25,6 +25,7 @@ from array import array
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+from gitodb.durable import env_bool
 from gitodb.errors import GitodbError, MultiPackIndexError, PackError
 from gitodb.lockfile import LockFile
 from gitodb.objects.format import ObjectFormat
@@ -44,6 +45,7 @@ from gitodb.pack.midx import (
     TOC_ENTRY_SIZE,
     MultiPackIndex,
 )
+from gitodb.pack.rev import encode_rev
 
 Progress = Callable[[str, int], None]
 Warn = Callable[[str, str], None]
@@ -376,6 +378,9 @@ def _write_packs(
     lock = LockFile(target, final_mode=None)
     try:
         lock.write(data)
+        if bitmap and env_bool("GIT_TEST_MIDX_WRITE_REV", False):
+            # Git's test knob: the reverse index also as a file, as Git before 2.35
+            _write_rev_file(pack_dir, data, entries, perm[preferred], fmt)
         if before_commit is not None:
             lock.close_fd()
             before_commit(lock.lock_path)
@@ -385,6 +390,26 @@ def _write_packs(
         raise
     _clear_stale(pack_dir, data[-fmt.rawsz :].hex())
     return target
+
+
+def _write_rev_file(
+    pack_dir: str,
+    data: bytes,
+    entries: list[tuple[bytes, int, int]],
+    preferred: int,
+    fmt: ObjectFormat,
+) -> None:
+    """``multi-pack-index-<checksum>.rev`` for the MIDX ``data`` (its RIDX as a file)."""
+    checksum = data[-fmt.rawsz :]
+    order = array("I", pseudo_pack_order(entries, preferred))
+    path = os.path.join(pack_dir, f"multi-pack-index-{checksum.hex()}.rev")
+    lock = LockFile(path, final_mode=0o444)
+    try:
+        lock.write(encode_rev(order, checksum, fmt))
+        lock.commit()
+    except BaseException:
+        lock.rollback()
+        raise
 
 
 def _clear_stale(pack_dir: str, keep_hash: str) -> None:

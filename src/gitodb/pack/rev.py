@@ -38,7 +38,13 @@ def compute_rev_order(offsets: Sequence[int]) -> array[int]:
 
 def write_rev(offsets: Sequence[int], pack_checksum: bytes, fmt: ObjectFormat) -> bytes:
     """Return the bytes of the ``.rev`` for an index whose offsets (id order) are given."""
-    order = compute_rev_order(offsets)
+    return encode_rev(compute_rev_order(offsets), pack_checksum, fmt)
+
+
+def encode_rev(order: array[int], pack_checksum: bytes, fmt: ObjectFormat) -> bytes:
+    """The bytes of a reverse index holding ``order`` (index positions in pack
+    order; a MIDX's: in pseudo-pack order) for the pack or MIDX ``pack_checksum``."""
+    order = array("I", order)
     if sys.byteorder == "little":
         order.byteswap()
     body = b"".join(
