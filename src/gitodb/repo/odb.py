@@ -23,8 +23,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -57,8 +56,7 @@ if TYPE_CHECKING:
 MAX_ALTERNATE_DEPTH = 5
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectInfo:
+class ObjectInfo(NamedTuple):
     """Where and how an object is stored.
 
     ``disk_size`` is the loose file's size, or the bytes of the pack entry;

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 import unicodedata
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError, ObjectNotFoundError
@@ -24,6 +23,7 @@ from gitodb.repo.refformat.atoms import Atom, MalformedFormatError, Piece, parse
 from gitodb.repo.refformat.color import RESET
 from gitodb.repo.refformat.quote import NONE, PERL, quote
 from gitodb.repo.refformat.tracking import Tracking
+from gitodb.types import Record
 
 if TYPE_CHECKING:
     from gitodb.objects.mailmap import Mailmap
@@ -35,33 +35,59 @@ _LITERAL, _REFNAME, _OBJECTNAME, _OBJECTTYPE = range(4)
 _SPACE = b" \t\n\r\x0b\x0c"
 
 
-@dataclass
-class RefItem:
+class RefItem(Record):
     """A ref to show: ``name``, the id it resolves to, its symref target if any."""
 
+    __slots__ = ("name", "oid", "symref", "peeled", "values")
     name: str
     oid: bytes
-    symref: str | None = None
-    peeled: bytes | None = None  # known peeled value (packed-refs), if any
-    values: dict[str, Value] = field(default_factory=dict)
+    symref: str | None
+    peeled: bytes | None  # known peeled value (packed-refs), if any
+    values: dict[str, Value]
+
+    def __init__(
+        self,
+        name: str,
+        oid: bytes,
+        symref: str | None = None,
+        peeled: bytes | None = None,
+        values: dict[str, Value] | None = None,
+    ) -> None:
+        self.name = name
+        self.oid = oid
+        self.symref = symref
+        self.peeled = peeled
+        self.values = {} if values is None else values
 
 
-@dataclass
-class Value:
+class Value(Record):
     """An atom's value: its text, its number (for numeric sorting), raw (may hold NULs)."""
 
-    text: bytes = b""
-    number: int = 0
-    raw: bool = False
+    __slots__ = ("text", "number", "raw")
+    text: bytes
+    number: int
+    raw: bool
+
+    def __init__(self, text: bytes = b"", number: int = 0, raw: bool = False) -> None:
+        self.text = text
+        self.number = number
+        self.raw = raw
 
 
-@dataclass
 class _Obj:
-    oid: bytes
-    type_name: str
-    size: int
-    raw: bytes
-    model: GitObject
+    def __init__(
+        self,
+        oid: bytes,
+        type_name: str,
+        size: int,
+        raw: bytes,
+        model: GitObject,
+    ) -> None:
+        self.oid = oid
+        self.type_name = type_name
+        self.size = size
+        self.raw = raw
+        self.model = model
 
 
 def _enc(s: str) -> bytes:
