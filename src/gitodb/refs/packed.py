@@ -10,6 +10,11 @@ of the sequences the ref-name rules forbid, each optionally followed by one
 ``^<hex id>`` peeled line -- and returns None for anything else, so that the
 reference parse decides (and reports) it.  On the files it accepts, both give the
 same refs.
+
+A point lookup (``FilesRefStore.read``) need not parse the file: where Git itself
+searches it (the header declares the ``sorted`` trait) and every line is plainly
+valid (``searchable``, one regular-expression match, no object per ref), ``find``
+bisects it, as Git's ``find_reference_location`` does, in O(log n) per name.
 """
 
 from __future__ import annotations
@@ -66,3 +71,57 @@ def parse_plain(data: bytes, hexsz: int) -> dict[str, Ref] | None:
             covered += line + len(name)
     # The matches do not overlap: if they cover every character, no line was skipped.
     return refs if covered == len(text) else None
+
+
+_WHOLE: dict[int, re.Pattern[bytes]] = {}
+
+
+def _whole(hexsz: int) -> re.Pattern[bytes]:
+    got = _WHOLE.get(hexsz)
+    if got is None:
+        line = _pattern(hexsz).pattern.encode("ascii")
+        got = _WHOLE[hexsz] = re.compile(rb"(?:" + line + rb")*")
+    return got
+
+
+def searchable(data: bytes, hexsz: int) -> bool:
+    """True if ``find`` may answer for ``data``: Git's header with the ``sorted`` trait
+    (Git then searches the file rather than sorting it) and every line as
+    ``parse_plain`` accepts them (so that a file it declines still goes to the
+    reference parse, and its message)."""
+    end = data.find(b"\n")
+    if end < 0 or not data.startswith(b"# pack-refs with: "):
+        return False
+    if b"sorted" not in data[:end].split(b" ")[3:]:
+        return False
+    if not data.isascii() or any(data.find(s.encode("ascii"), end) >= 0 for s in _SUSPECT):
+        return False
+    return _whole(hexsz).fullmatch(data, end + 1) is not None
+
+
+def find(data: bytes, hexsz: int, name: str) -> Ref | None:
+    """The ref ``name`` of a ``searchable`` packed-refs ``data``, by bisection."""
+    want = name.encode("ascii", "surrogateescape")
+    lo = data.find(b"\n") + 1  # the first record (after the header)
+    hi = len(data)
+    start = hexsz + 1  # "<id> " before the name
+    while lo < hi:
+        mid = (lo + hi) // 2
+        rec = data.rfind(b"\n", lo, mid) + 1 or lo
+        if data[rec] == 0x5E:  # "^": the peeled line of the record before
+            rec = data.rfind(b"\n", lo, rec - 1) + 1 or lo
+        eol = data.index(b"\n", rec)
+        got = data[rec + start : eol]
+        if got == want:
+            oid = bytes.fromhex(data[rec : rec + hexsz].decode("ascii"))
+            if data[eol + 1 : eol + 2] == b"^":
+                peeled = bytes.fromhex(data[eol + 2 : eol + 2 + hexsz].decode("ascii"))
+                return Ref(name, oid, None, peeled)
+            return Ref(name, oid, None, None)
+        if got < want:
+            lo = eol + 1
+            if data[lo : lo + 1] == b"^":
+                lo = data.index(b"\n", lo) + 1
+        else:
+            hi = rec
+    return None
