@@ -12,7 +12,7 @@ from gitodb.errors import GitodbError
 from gitodb.objects.format import SHA1
 from gitodb.refs import files
 from gitodb.refs.files import FilesRefStore
-from gitodb.refs.packed import find, parse_plain, searchable
+from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from helpers import git
 
 A = "a" * 40
@@ -148,6 +148,9 @@ def test_find_agrees_with_the_parse(tmp_path: Path) -> None:
     assert refs is not None and len(refs) == 81
     for name in _names_around(list(refs)):
         assert find(data, 40, name) == refs.get(name), name
+        for prefix in (name, name[:-1], name[:-3], name[:7]):
+            expected = {n: r for n, r in refs.items() if n.startswith(prefix)}
+            assert with_prefix(data, 40, prefix) == expected, prefix
 
 
 @settings(max_examples=200, deadline=None)
@@ -165,6 +168,9 @@ def test_find_never_differs_from_the_parse(tails: list[str], draw: st.DataObject
         return
     for name in _names_around(names):
         assert find(data, 40, name) == refs.get(name), name
+        for prefix in (name, name[:-1]):
+            expected = {n: r for n, r in refs.items() if n.startswith(prefix)}
+            assert with_prefix(data, 40, prefix) == expected, prefix
 
 
 @pytest.mark.parametrize(
@@ -192,6 +198,11 @@ def test_read_searches_the_file_without_parsing_every_ref(tmp_path: Path) -> Non
     tag = store.read("refs/tags/t")
     assert tag is not None and tag.peeled == bytes.fromhex(A)
     assert store.read("refs/heads/b3000") is None
+    assert [r.name for r in store.iter_refs("refs/tags/")] == ["refs/tags/t"]
+    assert [r.name for r in store.iter_refs("refs/heads/b29")] == [
+        f"refs/heads/b{i}" for i in range(290, 300)
+    ]
+    assert list(store.iter_refs("refs/replace/")) == []
     assert store._packed_cache is None  # noqa: SLF001  (no dict of every ref was built)
     # the file changed: read again, and the iteration builds the dict as before
     (tmp_path / "packed-refs").write_bytes(HEADER + f"{B} refs/heads/b123\n".encode())
@@ -209,3 +220,19 @@ def test_read_of_an_unsorted_file_parses_it(tmp_path: Path) -> None:
     )
     ref = store.read("refs/heads/a")
     assert ref is not None and ref.oid == bytes.fromhex(B)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(LINE, max_size=6),
+    st.text(alphabet="ab./-_@{}~^\n", max_size=12),
+    st.sampled_from(["a.lock", "a.", ".a", "a..b", "a//b", "a/", "a./b", "a.b/c.d", "b"]),
+)
+def test_searchable_only_where_the_plain_parse_accepts(
+    lines: list[str], name: str, last: str
+) -> None:
+    data = HEADER + ("".join(lines) + f"{A} refs/{name}\n{A} refs/{last}\n").encode()
+    if searchable(data, 40):
+        assert parse_plain(data, 40) is not None
+    elif parse_plain(data, 40) is not None and data.isascii():
+        pytest.fail("a file the plain parse accepts should be searchable")

@@ -49,7 +49,7 @@ from gitodb.refs.base import (
     refname_is_safe,
     rewrite_old_ids,
 )
-from gitodb.refs.packed import find, parse_plain, searchable
+from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
@@ -382,27 +382,43 @@ class FilesRefStore(RefStore):
             return self._packed_lookup(name)
         return None
 
-    def _packed_lookup(self, name: str) -> Ref | None:
-        """``name`` in packed-refs: searched in the file where Git searches it (see
-        ``gitodb.refs.packed``), without parsing every ref; else from the whole parse."""
+    def _packed_searchable(self) -> tuple[dict[str, Ref] | None, bytes | None]:
+        """For a lookup in packed-refs: (the parsed refs, if parsed already; else the
+        file's bytes if ``gitodb.refs.packed`` may search them where Git searches them,
+        or None: then the caller parses the file)."""
         path = self.git_dir / "packed-refs"
         try:
             st = os.stat(path)
         except FileNotFoundError:
-            return None
+            return {}, None
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if self._packed_cache is not None and self._packed_cache[0] == key:
-            return self._packed_cache[1].get(name)
+            return self._packed_cache[1], None
         if self._packed_file is None or self._packed_file[0] != key:
             try:
                 data = path.read_bytes()
             except IsADirectoryError:
                 raise RefError(f"unable to read '{path}': Is a directory", path=path) from None
             self._packed_file = (key, data if searchable(data, self.fmt.hexsz) else None)
-        data = self._packed_file[1]
-        if data is None:
-            return self._packed().get(name)
-        return find(data, self.fmt.hexsz, name)
+        return None, self._packed_file[1]
+
+    def _packed_lookup(self, name: str) -> Ref | None:
+        """``name`` in packed-refs, by a bisection of the file where Git searches it,
+        without parsing every ref; else from the whole parse."""
+        refs, data = self._packed_searchable()
+        if data is not None:
+            return find(data, self.fmt.hexsz, name)
+        return (refs if refs is not None else self._packed()).get(name)
+
+    def _packed_with_prefix(self, prefix: str) -> tuple[dict[str, Ref], list[str]]:
+        """packed-refs' refs starting with ``prefix`` (with the sorted names), read from
+        where a bisection finds the first of them when the file allows it."""
+        if prefix and prefix != "refs/":
+            refs, data = self._packed_searchable()
+            if data is not None:
+                found = with_prefix(data, self.fmt.hexsz, prefix)
+                return found, list(found)
+        return self._packed_state()
 
     def _walk_loose(self, base: Path, prefix: str) -> Iterator[str]:
         """Names of loose ref files under ``base`` whose name starts with ``prefix``."""
@@ -420,7 +436,7 @@ class FilesRefStore(RefStore):
     def iter_refs(self, prefix: str = "") -> Iterator[Ref]:
         """All refs under ``refs/`` starting with ``prefix``, loose overriding packed."""
         linked = self.worktree_dir is not None
-        packed, names = self._packed_state()
+        packed, names = self._packed_with_prefix(prefix)
         lo = bisect.bisect_left(names, prefix)
         merged: dict[str, Ref] = {}
         for n in names[lo:]:

@@ -74,14 +74,36 @@ def parse_plain(data: bytes, hexsz: int) -> dict[str, Ref] | None:
 
 
 _WHOLE: dict[int, re.Pattern[bytes]] = {}
+#: a name's characters without "/": the whole-file pattern spells the components out,
+#: which refuses "//", a "/" at the end and an empty component as ``_SUSPECT`` does
+_PART = _NAME.replace("/", "").encode("ascii") + b"+"
+#: past this many dots, ``_dots_plain`` looks for the sequences instead of at each dot
+_FEW_DOTS = 1000
 
 
 def _whole(hexsz: int) -> re.Pattern[bytes]:
     got = _WHOLE.get(hexsz)
     if got is None:
-        line = _pattern(hexsz).pattern.encode("ascii")
-        got = _WHOLE[hexsz] = re.compile(rb"(?:" + line + rb")*")
+        hexid = b"[0-9a-f]{%d}" % hexsz
+        line = hexid + b" refs/(?:" + _PART + b"/)*" + _PART + b"\n(?:\\^" + hexid + b"\n)?"
+        got = _WHOLE[hexsz] = re.compile(b"(?:" + line + b")*")
     return got
+
+
+def _dots_plain(data: bytes, start: int) -> bool:
+    """No ``_SUSPECT`` sequence with a dot ("..", "/.", ".lock" ending a component,
+    a "." ending a name) from ``start`` on: a look at each dot, as dots are few."""
+    if data.count(b".", start) > _FEW_DOTS:
+        return not any(data.find(s.encode("ascii"), start) >= 0 for s in _SUSPECT if "." in s)
+    i = data.find(b".", start)
+    while i >= 0:
+        after = data[i + 1 : i + 2]
+        if data[i - 1] == 0x2F or after in (b".", b"\n"):
+            return False
+        if after == b"l" and data.startswith(b".lock", i) and data[i + 5 : i + 6] in (b"\n", b"/"):
+            return False
+        i = data.find(b".", i + 1)
+    return True
 
 
 def searchable(data: bytes, hexsz: int) -> bool:
@@ -94,14 +116,14 @@ def searchable(data: bytes, hexsz: int) -> bool:
         return False
     if b"sorted" not in data[:end].split(b" ")[3:]:
         return False
-    if not data.isascii() or any(data.find(s.encode("ascii"), end) >= 0 for s in _SUSPECT):
+    if not data.isascii() or not _dots_plain(data, end + 1):
         return False
     return _whole(hexsz).fullmatch(data, end + 1) is not None
 
 
-def find(data: bytes, hexsz: int, name: str) -> Ref | None:
-    """The ref ``name`` of a ``searchable`` packed-refs ``data``, by bisection."""
-    want = name.encode("ascii", "surrogateescape")
+def _lower_bound(data: bytes, hexsz: int, want: bytes) -> int:
+    """The offset of the first record of ``data`` whose name is not below ``want``
+    (``len(data)`` if none is): a bisection over line starts."""
     lo = data.find(b"\n") + 1  # the first record (after the header)
     hi = len(data)
     start = hexsz + 1  # "<id> " before the name
@@ -111,17 +133,44 @@ def find(data: bytes, hexsz: int, name: str) -> Ref | None:
         if data[rec] == 0x5E:  # "^": the peeled line of the record before
             rec = data.rfind(b"\n", lo, rec - 1) + 1 or lo
         eol = data.index(b"\n", rec)
-        got = data[rec + start : eol]
-        if got == want:
-            oid = bytes.fromhex(data[rec : rec + hexsz].decode("ascii"))
-            if data[eol + 1 : eol + 2] == b"^":
-                peeled = bytes.fromhex(data[eol + 2 : eol + 2 + hexsz].decode("ascii"))
-                return Ref(name, oid, None, peeled)
-            return Ref(name, oid, None, None)
-        if got < want:
+        if data[rec + start : eol] < want:
             lo = eol + 1
             if data[lo : lo + 1] == b"^":
                 lo = data.index(b"\n", lo) + 1
         else:
             hi = rec
-    return None
+    return lo
+
+
+def _record(data: bytes, hexsz: int, rec: int) -> tuple[Ref, int]:
+    """The ref whose record starts at ``rec``, and where the next record starts."""
+    eol = data.index(b"\n", rec)
+    name = data[rec + hexsz + 1 : eol].decode("ascii")
+    oid = bytes.fromhex(data[rec : rec + hexsz].decode("ascii"))
+    if data[eol + 1 : eol + 2] == b"^":
+        peeled = bytes.fromhex(data[eol + 2 : eol + 2 + hexsz].decode("ascii"))
+        return Ref(name, oid, None, peeled), eol + hexsz + 3
+    return Ref(name, oid, None, None), eol + 1
+
+
+def find(data: bytes, hexsz: int, name: str) -> Ref | None:
+    """The ref ``name`` of a ``searchable`` packed-refs ``data``, by bisection."""
+    want = name.encode("ascii", "surrogateescape")
+    rec = _lower_bound(data, hexsz, want)
+    if rec == len(data) or not data.startswith(want + b"\n", rec + hexsz + 1):
+        return None
+    return _record(data, hexsz, rec)[0]
+
+
+def with_prefix(data: bytes, hexsz: int, prefix: str) -> dict[str, Ref]:
+    """The refs of a ``searchable`` ``data`` whose names start with ``prefix``, read
+    from where a bisection finds the first of them (Git's packed-refs iterator seeks
+    the same way): O(log n + matches)."""
+    want = prefix.encode("ascii", "surrogateescape")
+    rec = _lower_bound(data, hexsz, want)
+    out: dict[str, Ref] = {}
+    end = len(data)
+    while rec < end and data.startswith(want, rec + hexsz + 1):
+        ref, rec = _record(data, hexsz, rec)
+        out[ref.name] = ref
+    return out

@@ -46,14 +46,28 @@ from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.midx import MidxSet, load_midx
 from gitodb.pack.reader import PackFile
 
 if TYPE_CHECKING:
+    from gitodb.pack.midx import MidxSet
     from gitodb.repo import Repository
 
 # Git reads alternates files of alternates down to this depth.
 MAX_ALTERNATE_DEPTH = 5
+
+
+def _load_midx(objects_dir: str, fmt: ObjectFormat) -> MidxSet | None:
+    """``gitodb.pack.midx.load_midx``, whose module is imported only where a directory
+    holds a multi-pack-index (its ``MIDX_NAME`` or ``MIDX_CHAIN_DIR``): most do not."""
+    pack_dir = os.path.join(objects_dir, "pack")
+    if not any(
+        os.path.exists(os.path.join(pack_dir, name))
+        for name in ("multi-pack-index", "multi-pack-index.d")
+    ):
+        return None
+    from gitodb.pack.midx import load_midx
+
+    return load_midx(objects_dir, fmt)
 
 
 class ObjectInfo(NamedTuple):
@@ -329,7 +343,7 @@ class ObjectDatabase:
             return
         for d in fresh:
             try:
-                found = load_midx(d.path, self.fmt)
+                found = _load_midx(d.path, self.fmt)
             except MultiPackIndexError as e:
                 if not e.ignorable:
                     raise
