@@ -114,6 +114,36 @@ def test_commands_do_not_import_heavy_modules(repo: Path, args: list[str]) -> No
         assert not _under(loaded, {"gitodb.objects.sha1dc_ref", "gitodb.objects.sha1dc_ubc"})
 
 
+#: ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis``, ``tokenize``), and each
+#: class it makes compiles its methods: more than the rest of a short command's start-up
+DATACLASSES = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cat-file", "-t", "HEAD"],
+        ["cat-file", "-s", "HEAD"],
+        ["cat-file", "-p", "HEAD"],
+        ["for-each-ref"],
+        ["show-ref"],
+        ["ls-tree", "-r", "HEAD"],
+        ["rev-list", "--count", "--all"],
+    ],
+    ids=" ".join,
+)
+def test_commands_do_not_import_dataclasses(repo: Path, args: list[str]) -> None:
+    assert not _under(modules_after(repo, *args), DATACLASSES)
+
+
+def test_the_midx_reader_only_where_a_midx_is(repo: Path, tmp_path: Path) -> None:
+    assert "gitodb.pack.midx" not in modules_after(repo, "cat-file", "-t", "HEAD")
+    copy = tmp_path / "m"
+    git("clone", "-q", str(repo), str(copy))
+    git("-C", str(copy), "multi-pack-index", "write")
+    assert "gitodb.pack.midx" in modules_after(copy, "cat-file", "-t", "HEAD")
+
+
 @pytest.mark.parametrize(
     "args", [["for-each-ref"], ["show-ref"], ["cat-file", "-t", "HEAD"]], ids=" ".join
 )
