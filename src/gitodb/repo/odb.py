@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from gitodb.errors import (
     AmbiguousObjectNameError,
     DeltaError,
+    GitodbError,
     MultiPackIndexError,
     ObjectFormatError,
     ObjectNotFoundError,
@@ -618,6 +619,38 @@ class ObjectDatabase:
             t_name, data = self._read_after_race(oid)
             return t_name, len(data)
         return got
+
+    def read_headers(self, oids: Iterable[bytes]) -> dict[bytes, tuple[str, int]]:
+        """``read_header`` of many binary ids at once, for those a pack holds.
+
+        Each pack's index is searched in one loop, without ``locate``'s layers per id:
+        for-each-ref's default format asks the type of every ref.  An id left out of
+        the result is for ``read_header`` (a loose object, a missing or damaged one:
+        it raises or recovers as ever, in its turn); with a multi-pack-index or a
+        damaged entry seen, every id is.
+        """
+        out: dict[bytes, tuple[str, int]] = {}
+        if self._midx_covered or self._midx_unindexed_any or self._bad_entries:
+            return out
+        rawsz = self._rawsz
+        todo = [o for o in oids if type(o) is bytes and len(o) == rawsz]
+        for pack in self.packs:
+            if not todo:
+                break
+            find, offset_at, header_at = pack.idx.find, pack.idx.offset_at, pack.header_at
+            rest = []
+            for oid in todo:
+                i = find(oid)
+                if i < 0:
+                    rest.append(oid)
+                    continue
+                try:
+                    t, size = header_at(offset_at(i))
+                except GitodbError:
+                    continue
+                out[oid] = (TYPE_NAMES[t], size)
+            todo = rest
+        return out
 
     def info(self, oid: ObjectIdLike) -> ObjectInfo:
         """Type, size, size on disk, delta base and location of ``oid``."""

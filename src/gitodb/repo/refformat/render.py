@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 # the steps of Formatter._plain_plan
 _LITERAL, _REFNAME, _OBJECTNAME, _OBJECTTYPE = range(4)
 _SPACE = b" \t\n\r\x0b\x0c"
+_TYPE_BYTES = {name: name.encode() for name in ("commit", "tree", "blob", "tag")}
 
 
 class RefItem(Record):
@@ -725,6 +726,13 @@ class Formatter:
         """The ref ``%(is-base:...)`` marks (set by ``prepare`` over all items)."""
         return getattr(self, "is_base_winners", {}).get(atom.text)
 
+    def prefetch(self, items: list[RefItem]) -> None:
+        """Before ``format`` shows ``items``: for a plain format with ``%(objecttype)``
+        (the default), the types of all their objects in one ``read_headers``."""
+        plan = self._plain
+        if plan is not None and any(kind == _OBJECTTYPE for kind, _ in plan):
+            self._headers.update(self.repo.odb.read_headers(i.oid for i in items))
+
     def prepare(self, items: list[RefItem]) -> None:
         """Work that needs every listed ref: the winners of ``%(is-base:<rev>)``."""
         self.is_base_winners = {}
@@ -782,6 +790,7 @@ class Formatter:
         plan = self._plain
         if plan is not None:
             out = []
+            headers = self._headers
             for kind, literal in plan:
                 if kind == _LITERAL:
                     out.append(literal)
@@ -790,7 +799,8 @@ class Formatter:
                 elif kind == _OBJECTNAME:
                     out.append(item.oid.hex().encode())
                 else:
-                    out.append(self._header(item.oid, item.name)[0].encode())
+                    got = headers.get(item.oid) or self._header(item.oid, item.name)
+                    out.append(_TYPE_BYTES[got[0]])
             return b"".join(out)
         stack = [_Frame()]
         for piece in self.pieces:
