@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitodb.objects import sha1dc
-from helpers import git, git_env
+from helpers import git, git_env, run_cli
 
 #: never needed by the plain commands below
 HEAVY = {
@@ -134,6 +134,18 @@ DATACLASSES = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
 )
 def test_commands_do_not_import_dataclasses(repo: Path, args: list[str]) -> None:
     assert not _under(modules_after(repo, *args), DATACLASSES)
+
+
+def test_a_reftable_repository_imports_no_writer_machinery(repo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "rt"
+    git("clone", "-q", str(repo), str(copy))
+    run_cli(copy, "refs", "migrate", "--ref-format=reftable")
+    assert (copy / ".git" / "reftable" / "tables.list").exists()
+    for args in (["cat-file", "-t", "HEAD"], ["for-each-ref"], ["show-ref"]):
+        loaded = modules_after(copy, *args)
+        assert "gitodb.refs.reftable_store" in loaded
+        # tempfile (shutil, bz2, lzma) and secrets (random) only when a table is written
+        assert not _under(loaded, DATACLASSES | {"tempfile", "shutil", "secrets", "random"})
 
 
 def test_the_midx_reader_only_where_a_midx_is(repo: Path, tmp_path: Path) -> None:
