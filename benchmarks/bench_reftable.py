@@ -249,7 +249,7 @@ def bench_commands(table: Path, work: Path, repeat: int) -> list[str]:
         "### Ref commands against git 2.55 (reftable)",
         "",
         f"CPU = user + sys (`wait4`), median of {repeat} runs, git and gitodb alternating; "
-        f"max RSS the median of the runs'; load average {load:.1f} at the start.",
+        f"max RSS from `/usr/bin/time` (median of 3); load average {load:.1f} at the start.",
         "",
     ]
     lines += bs.versus_git(rows, bs.env_for(bs.ROOT / "src"), repeat)
