@@ -17,6 +17,11 @@ Measures, in one run:
 
 ``--quick`` iterates the first 100,000 entries per configuration instead of all
 (the full iteration on the default backend is always run once).
+
+Commands against git 2.55 in the same run (``--commands-only``: just these): CPU
+(``wait4``, median of ``--repeat`` alternating runs), the ratio, and max RSS of each,
+of ``for-each-ref``, ``show-ref`` and ``cat-file -t`` on the table's repository and on
+``bench_startup``'s 4,500-ref reftable repository (built under ``--work``).
 """
 
 from __future__ import annotations
@@ -214,6 +219,43 @@ def git_can_read(table: Path) -> str:
     return f"{version}: ok"
 
 
+# -- commands against git ----------------------------------------------------
+
+
+def bench_commands(table: Path, work: Path, repeat: int) -> list[str]:
+    """Markdown: gitodb's ref commands against git 2.55 on reftable repositories."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    import bench_startup as bs
+
+    subprocess.run(
+        [sys.executable, "-m", "compileall", "-q", str(bs.ROOT / "src")], check=True, env=bs.ENV
+    )
+    fixture = table.parent.parent
+    big = bs.build_repos(work)["reftable"]
+    rows = [
+        ("for-each-ref (1M-reflog table, 1,001 refs)", ["for-each-ref"], fixture),
+        ("show-ref (same)", ["show-ref"], fixture),
+        (
+            f"cat-file -t {LOOKUP_REF.decode()} (same)",
+            ["cat-file", "-t", LOOKUP_REF.decode()],
+            fixture,
+        ),
+        ("for-each-ref (4,500 refs, 852k-object pack)", ["for-each-ref"], big),
+        ("show-ref (same)", ["show-ref"], big),
+        ("cat-file -t HEAD (same)", ["cat-file", "-t", "HEAD"], big),
+    ]
+    load = os.getloadavg()[0]
+    lines = [
+        "### Ref commands against git 2.55 (reftable)",
+        "",
+        f"CPU = user + sys (`wait4`), median of {repeat} runs, git and gitodb alternating; "
+        f"max RSS from `/usr/bin/time` (median of 3); load average {load:.1f} at the start.",
+        "",
+    ]
+    lines += bs.versus_git(rows, bs.env_for(bs.ROOT / "src"), repeat)
+    return lines + [""]
+
+
 # -- main ------------------------------------------------------------------
 
 
@@ -226,10 +268,19 @@ def main() -> None:
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--table")
     ap.add_argument("--output", help="also write the Markdown to this file")
+    ap.add_argument("--commands-only", action="store_true")
+    ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--work", type=Path, default=Path(__file__).resolve().parent / "work")
     args = ap.parse_args()
     table = find_table(args.table)
     if not table.exists():
         sys.exit(f"table not found: {table}")
+    if args.commands_only:
+        text = "\n".join(bench_commands(table, args.work, args.repeat))
+        print(text)
+        if args.output:
+            Path(args.output).write_text(text)
+        return
     from gitodb import compress
 
     backends = compress.available_backends()
@@ -331,6 +382,7 @@ def main() -> None:
     else:
         lines.append(f"| iterate all refs | {lk['all_refs_ms']:.1f} ms | n/a | |")
     lines += ["", f"git: {git_can_read(table)}.", ""]
+    lines += bench_commands(table, args.work, args.repeat)
     text = "\n".join(lines)
     print(text)
     if args.output:

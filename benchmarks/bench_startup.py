@@ -13,7 +13,11 @@ Two measurements:
   imports and one-time set-up (median of ``--repeat``; CPU time is far less
   disturbed by other processes than ``importtime``'s wall time);
 * **CPU** (user + sys of the process, from ``wait4``): median of ``--repeat`` runs of
-  the whole command, git 2.55 and gitodb alternating run by run.
+  the whole command, git 2.55 and gitodb alternating run by run, their ratio, and the
+  max RSS of each (median of three runs under ``/usr/bin/time``: see ``max_rss_kib``).
+
+``rev-parse`` is not a gitodb command: its lookups are ``cat-file``'s (``-t``, ``-s``,
+``-p`` of ``HEAD`` resolve the name the same way).
 
 gitodb runs as ``python -S <venv>/bin/gitodb`` (the console script) with
 ``PYTHONPATH`` naming the source tree and the site-packages that hold its
@@ -63,14 +67,24 @@ SITE = [p for p in sys.path if p.endswith("site-packages")]
 STARTUP = [
     ("version", ["version"], "libgit2"),
     ("cat-file -t HEAD", ["cat-file", "-t", "HEAD"], "libgit2"),
+    ("cat-file -s HEAD", ["cat-file", "-s", "HEAD"], "libgit2"),
+    ("cat-file -p HEAD", ["cat-file", "-p", "HEAD"], "libgit2"),
     ("for-each-ref", ["for-each-ref"], "libgit2"),
+    ("show-ref", ["show-ref"], "libgit2"),
     ("rev-list --count --all", ["rev-list", "--count", "--all"], "libgit2"),
     ("ls-tree -r HEAD", ["ls-tree", "-r", "HEAD"], "libgit2"),
 ]
 VERSUS_GIT = [
     ("for-each-ref (files, 4,500 refs, 852k-object pack)", ["for-each-ref"], "refs"),
     ("for-each-ref (reftable, same)", ["for-each-ref"], "reftable"),
-    ("cat-file -t HEAD", ["cat-file", "-t", "HEAD"], "libgit2"),
+    ("show-ref (files, same)", ["show-ref"], "refs"),
+    ("show-ref (reftable, same)", ["show-ref"], "reftable"),
+    ("cat-file -t HEAD (files, same)", ["cat-file", "-t", "HEAD"], "refs"),
+    ("cat-file -t HEAD (reftable, same)", ["cat-file", "-t", "HEAD"], "reftable"),
+    ("cat-file -s HEAD (files, same)", ["cat-file", "-s", "HEAD"], "refs"),
+    ("cat-file -p HEAD (files, same)", ["cat-file", "-p", "HEAD"], "refs"),
+    ("for-each-ref (libgit2, 7,007 packed refs)", ["for-each-ref"], "libgit2"),
+    ("cat-file -t HEAD (libgit2)", ["cat-file", "-t", "HEAD"], "libgit2"),
     ("rev-list --count --all (commit-graph)", ["rev-list", "--count", "--all"], "libgit2"),
     ("ls-tree -r HEAD", ["ls-tree", "-r", "HEAD"], "libgit2"),
 ]
@@ -194,6 +208,58 @@ def median_ms(values: list[float]) -> str:
     return f"{statistics.median(values) * 1000:.1f}"
 
 
+def max_rss_kib(cmd: list[str], env: dict[str, str]) -> int:
+    """The max RSS of ``cmd`` as ``/usr/bin/time`` reports it.
+
+    ``wait4``'s ``ru_maxrss`` of a child of this process counts the pages it had as
+    a copy of this interpreter before ``exec`` (about 22 MB here, more than a short
+    git command uses); ``time`` is a small process, so its child's figure is the
+    command's own.
+    """
+    p = subprocess.run(
+        ["/usr/bin/time", "-f", "%M", *cmd],
+        env=env,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        check=True,
+    )
+    return int(p.stderr.split()[-1])
+
+
+def versus_git(
+    rows: list[tuple[str, list[str], Path]], env: dict[str, str], repeat: int
+) -> list[str]:
+    """Markdown rows: each command under git 2.55 and gitodb, alternating run by run:
+    median CPU of each, the ratio, max RSS of each (median of ``max_rss_kib``), and
+    whether the output bytes are git's."""
+    out = [
+        "| command | git 2.55 CPU ms | gitodb CPU ms | CPU ratio | git max RSS MB "
+        "| gitodb max RSS MB | RSS ratio | same bytes |",
+        "|---|---:|---:|---:|---:|---:|---:|---|",
+    ]
+    for title, argv, repo in rows:
+        gcmd = [str(GIT), f"--git-dir={repo}", *argv]
+        ocmd = gitodb_cmd(repo, argv)
+        same = (
+            subprocess.run(gcmd, env=ENV, capture_output=True, check=True).stdout
+            == subprocess.run(ocmd, env=env, capture_output=True, check=True).stdout
+        )
+        g, o = [], []
+        for _ in range(repeat):
+            g.append(run(gcmd, env=ENV))
+            o.append(run(ocmd, env=env))
+        g_cpu = statistics.median(r[1] for r in g)
+        o_cpu = statistics.median(r[1] for r in o)
+        g_rss = statistics.median(max_rss_kib(gcmd, ENV) for _ in range(3)) / 1024
+        o_rss = statistics.median(max_rss_kib(ocmd, env) for _ in range(3)) / 1024
+        out.append(
+            f"| {title} | {g_cpu * 1000:.1f} | {o_cpu * 1000:.1f} | {o_cpu / g_cpu:.1f}x | "
+            f"{g_rss:.1f} | {o_rss:.1f} | {o_rss / g_rss:.1f}x | {'yes' if same else 'NO'} |"
+        )
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=21)
@@ -241,24 +307,9 @@ def main() -> None:
     # Whole commands against git, alternating.
     label, src = srcs[-1]
     env = env_for(Path(src))
-    print(f"\n| command ({label}) | git 2.55 CPU ms | gitodb CPU ms | ratio | same bytes |")
-    print("|---|---|---|---|---|")
-    for title, argv, repo in VERSUS_GIT:
-        gcmd = [str(GIT), f"--git-dir={repos[repo]}", *argv]
-        ocmd = gitodb_cmd(repos[repo], argv)
-        same = (
-            subprocess.run(gcmd, env=ENV, capture_output=True, check=True).stdout
-            == subprocess.run(ocmd, env=env, capture_output=True, check=True).stdout
-        )
-        g, o = [], []
-        for _ in range(args.repeat):
-            g.append(run(gcmd, env=ENV)[1])
-            o.append(run(ocmd, env=env)[1])
-        ratio = statistics.median(o) / statistics.median(g)
-        print(
-            f"| {title} | {median_ms(g)} | {median_ms(o)} | {ratio:.1f}x | "
-            f"{'yes' if same else 'NO'} |"
-        )
+    print(f"\nWhole commands against git 2.55 ({label}):\n")
+    rows = [(title, argv, repos[repo]) for title, argv, repo in VERSUS_GIT]
+    print("\n".join(versus_git(rows, env, args.repeat)))
     print(f"\nload average {os.getloadavg()[0]:.1f} at the end")
 
 

@@ -128,3 +128,19 @@ def test_index_lookup_native_and_python_agree(repo: Path, monkeypatch: pytest.Mo
     assert [python.find(o) for o in ids] == native == sorted(native)
     missing = bytes(20)
     assert idx.find(missing) == python.find(missing) == -1
+
+
+def test_read_headers_is_read_header_for_packed_ids(repo: Path, tmp_path: Path) -> None:
+    import shutil
+
+    copy = tmp_path / "copy"
+    shutil.copytree(repo, copy)
+    (copy / "loose.txt").write_text("only loose\n")
+    loose = str(git(copy, "hash-object", "-w", "loose.txt")).strip()
+    expected = _all_ids(copy)
+    odb = Repository(copy).odb
+    ids = [bytes.fromhex(o) for o, _t, _s in expected] + [bytes(20)]
+    got = odb.read_headers(ids)
+    # every packed id, as read_header gives it; the loose and the missing one are left out
+    assert got == {bytes.fromhex(o): (t, s) for o, t, s in expected if o != loose}
+    assert bytes.fromhex(loose) not in got and bytes(20) not in got

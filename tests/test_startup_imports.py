@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from gitodb.objects import sha1dc
-from helpers import git, git_env
+from helpers import git, git_env, run_cli
 
 #: never needed by the plain commands below
 HEAVY = {
@@ -112,6 +112,48 @@ def test_commands_do_not_import_heavy_modules(repo: Path, args: list[str]) -> No
     if sha1dc.native_available():
         # the pure-Python SHA-1DC (and its tables) only when the native core is missing
         assert not _under(loaded, {"gitodb.objects.sha1dc_ref", "gitodb.objects.sha1dc_ubc"})
+
+
+#: ``dataclasses`` imports ``inspect`` (with ``ast``, ``dis``, ``tokenize``), and each
+#: class it makes compiles its methods: more than the rest of a short command's start-up
+DATACLASSES = {"dataclasses", "inspect", "ast", "dis", "tokenize"}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["cat-file", "-t", "HEAD"],
+        ["cat-file", "-s", "HEAD"],
+        ["cat-file", "-p", "HEAD"],
+        ["for-each-ref"],
+        ["show-ref"],
+        ["ls-tree", "-r", "HEAD"],
+        ["rev-list", "--count", "--all"],
+    ],
+    ids=" ".join,
+)
+def test_commands_do_not_import_dataclasses(repo: Path, args: list[str]) -> None:
+    assert not _under(modules_after(repo, *args), DATACLASSES)
+
+
+def test_a_reftable_repository_imports_no_writer_machinery(repo: Path, tmp_path: Path) -> None:
+    copy = tmp_path / "rt"
+    git("clone", "-q", str(repo), str(copy))
+    run_cli(copy, "refs", "migrate", "--ref-format=reftable")
+    assert (copy / ".git" / "reftable" / "tables.list").exists()
+    for args in (["cat-file", "-t", "HEAD"], ["for-each-ref"], ["show-ref"]):
+        loaded = modules_after(copy, *args)
+        assert "gitodb.refs.reftable_store" in loaded
+        # tempfile (shutil, bz2, lzma) and secrets (random) only when a table is written
+        assert not _under(loaded, DATACLASSES | {"tempfile", "shutil", "secrets", "random"})
+
+
+def test_the_midx_reader_only_where_a_midx_is(repo: Path, tmp_path: Path) -> None:
+    assert "gitodb.pack.midx" not in modules_after(repo, "cat-file", "-t", "HEAD")
+    copy = tmp_path / "m"
+    git("clone", "-q", str(repo), str(copy))
+    git("-C", str(copy), "multi-pack-index", "write")
+    assert "gitodb.pack.midx" in modules_after(copy, "cat-file", "-t", "HEAD")
 
 
 @pytest.mark.parametrize(

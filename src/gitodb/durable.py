@@ -35,8 +35,7 @@ from __future__ import annotations
 
 import enum
 import os
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitodb import trace2
 from gitodb.errors import ConfigError, FsyncError
@@ -155,8 +154,7 @@ def env_bool(name: str, default: bool) -> bool:
         raise ConfigError(f"bad boolean config value '{text}' for '{name}'") from None
 
 
-@dataclass(frozen=True)
-class FsyncPolicy:
+class FsyncPolicy(NamedTuple):
     """What gets synced and how; :meth:`from_config` reads it like Git.
 
     ``object_files`` is the legacy ``core.fsyncObjectFiles`` (None when unset),

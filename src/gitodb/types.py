@@ -8,9 +8,9 @@ reports its progress through.
 from __future__ import annotations
 
 import mmap
-from typing import Protocol
+from typing import Any, Protocol
 
-__all__ = ["Buffer", "Hasher", "Progress"]
+__all__ = ["Buffer", "Hasher", "Progress", "Record"]
 
 #: Anything a reader or writer takes as bytes without copying it first.
 Buffer = bytes | bytearray | memoryview | mmap.mmap
@@ -44,3 +44,28 @@ class Progress(Protocol):
 
     def __call__(self, title: str, done: int, total: int, finished: bool) -> None:
         """Report that ``done`` of ``total`` units of ``title`` are finished."""
+
+
+class Record:
+    """Base of a small mutable record: ``repr`` and ``==`` over its ``__slots__``, as a
+    dataclass has them (a subclass lists its fields in ``__slots__`` and writes its
+    ``__init__``).
+
+    The records on every command's path are plain classes, not dataclasses: importing
+    ``dataclasses`` (with ``inspect``, ``ast``, ``dis``, ``tokenize``) and generating each
+    class's methods cost more than the rest of a short command's start-up.  Immutable
+    records are ``typing.NamedTuple``.
+    """
+
+    __slots__: tuple[str, ...] = ()
+
+    def __repr__(self) -> str:
+        fields = ", ".join(f"{name}={getattr(self, name)!r}" for name in self.__slots__)
+        return f"{type(self).__qualname__}({fields})"
+
+    def __eq__(self, other: Any) -> bool:
+        if other.__class__ is not self.__class__:
+            return NotImplemented
+        return all(getattr(self, name) == getattr(other, name) for name in self.__slots__)
+
+    __hash__ = None  # type: ignore[assignment]  # mutable: unhashable, as a dataclass

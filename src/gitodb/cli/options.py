@@ -51,11 +51,11 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from types import SimpleNamespace
 from typing import Any
 
 from gitodb.errors import GitodbError
+from gitodb.types import Record
 
 __all__ = [
     "Option",
@@ -93,8 +93,7 @@ class UsageError(Exception):
         self.status = status
 
 
-@dataclass
-class Option:
+class Option(Record):
     """One option: ``short`` letter and/or ``long`` name, a ``kind``, where it goes.
 
     Kinds: ``bool`` (True; negated False), ``count`` (+1 each time; negated 0),
@@ -107,36 +106,101 @@ class Option:
     ``dest`` defaults to the long name (dashes as underscores), else the letter.
     """
 
+    __slots__ = (
+        "short",
+        "long",
+        "kind",
+        "help",
+        "argh",
+        "dest",
+        "default",
+        "const",
+        "optional_value",
+        "negatable",
+        "hidden",
+        "literal_argh",
+        "takes_value",
+        "callback",
+        "missing",
+        "separate",
+        "lastarg_default",
+        "alias_of",
+        "stuck",
+        "initial",
+    )
     short: str | None
     long: str | None
-    kind: str = "bool"
-    help: str = ""
-    argh: str | None = None
-    dest: str | None = None
-    default: Any = None
-    const: Any = None
-    optional_value: bool = False
-    negatable: bool = True
-    hidden: bool = False
-    literal_argh: bool = False
-    takes_value: bool = False
-    callback: Callable[[Any, str | None, bool], None] | None = None
+    kind: str
+    help: str
+    argh: str | None
+    dest: str | None
+    default: Any
+    const: Any
+    optional_value: bool
+    negatable: bool
+    hidden: bool
+    literal_argh: bool
+    takes_value: bool
+    callback: Callable[[Any, str | None, bool], None] | None
     #: the message when the value is missing (the top-level ``gitodb`` options)
-    missing: str | None = None
+    missing: str | None
     #: for ``parse_exact``: the value is the next argument (``-o <file>``), given once
-    separate: bool = False
+    separate: bool
     #: Git's ``PARSE_OPT_LASTARG_DEFAULT``: the value is the next argument, or
     #: ``default`` when the option comes last (``--merged [<commit>]``)
-    lastarg_default: bool = False
+    lastarg_default: bool
     #: Git's ``OPT_ALIAS``: this option is another name of the long option given
     #: (declare it with the same kind and ``dest``); the help defaults to Git's text
-    alias_of: str | None = None
+    alias_of: str | None
     #: for ``parse_revision``: the value must be stuck (``--format=<fmt>``), as the
     #: revision options Git reads with ``skip_prefix`` (else the name is unknown)
-    stuck: bool = False
-    initial: Any = field(default=None, repr=False)
+    stuck: bool
+    initial: Any
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        short: str | None,
+        long: str | None,
+        kind: str = "bool",
+        help: str = "",
+        argh: str | None = None,
+        dest: str | None = None,
+        default: Any = None,
+        const: Any = None,
+        optional_value: bool = False,
+        negatable: bool = True,
+        hidden: bool = False,
+        literal_argh: bool = False,
+        takes_value: bool = False,
+        callback: Callable[[Any, str | None, bool], None] | None = None,
+        missing: str | None = None,
+        separate: bool = False,
+        lastarg_default: bool = False,
+        alias_of: str | None = None,
+        stuck: bool = False,
+        initial: Any = None,
+    ) -> None:
+        self.short = short
+        self.long = long
+        self.kind = kind
+        self.help = help
+        self.argh = argh
+        self.dest = dest
+        self.default = default
+        self.const = const
+        self.optional_value = optional_value
+        self.negatable = negatable
+        self.hidden = hidden
+        self.literal_argh = literal_argh
+        self.takes_value = takes_value
+        self.callback = callback
+        self.missing = missing
+        self.separate = separate
+        self.lastarg_default = lastarg_default
+        self.alias_of = alias_of
+        self.stuck = stuck
+        self.initial = initial
+        # derived defaults, and the check of the kind
         if self.kind not in KINDS:
             raise ValueError(f"unknown option kind {self.kind!r}")
         if self.dest is None and self.kind != "group":

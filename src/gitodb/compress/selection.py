@@ -12,8 +12,7 @@ each reason quotes the numbers that decided it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitodb.errors import BackendUnavailableError
 
@@ -117,8 +116,7 @@ def can_do(backend: Backend, op: str) -> str | None:
     return None
 
 
-@dataclass(frozen=True)
-class Route:
+class Route(NamedTuple):
     """The backend for one operation, and why."""
 
     backend: Backend
@@ -127,8 +125,7 @@ class Route:
     level_fallback: Backend | None = None
 
 
-@dataclass(frozen=True)
-class Routing:
+class Routing(NamedTuple):
     """The outcome of ``set_backend``: a route per operation."""
 
     selected: str

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 import re
 import sys
-from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from gitodb.errors import GitodbError
 
@@ -101,8 +101,7 @@ def trace(message: str, source: str = "list-objects-filter-options.c") -> None:
     sys.stderr.flush()
 
 
-@dataclass(frozen=True)
-class ObjectFilter:
+class ObjectFilter(NamedTuple):
     """One parsed filter: ``kind`` is Git's choice name (``blob:none``, ``blob:limit``,
     ``tree``, ``sparse:oid``, ``object:type``, ``combine``); ``spec`` is Git's
     ``filter_spec`` text (what ``--filter`` gave, or the combined form)."""
@@ -111,7 +110,7 @@ class ObjectFilter:
     spec: str
     limit: int = 0  # blob:limit bytes, tree depth
     value: str = ""  # sparse:oid's object name, object:type's type
-    parts: tuple[ObjectFilter, ...] = field(default=())
+    parts: tuple[ObjectFilter, ...] = ()
 
     @classmethod
     def parse(cls, spec: str, previous: ObjectFilter | None = None) -> ObjectFilter:

@@ -32,7 +32,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterator
-from dataclasses import dataclass
+from typing import NamedTuple
 
 from gitodb import trace2
 from gitodb.durable import env_bool
@@ -65,8 +65,7 @@ except ImportError:  # built without a C compiler
     _find_oid = None  # type: ignore[assignment]
 
 
-@dataclass(frozen=True)
-class Chunk:
+class Chunk(NamedTuple):
     """One entry of a chunk table: id, start and size in the file."""
 
     id: bytes

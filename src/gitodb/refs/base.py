@@ -15,11 +15,11 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitodb.errors import RefError
 from gitodb.objects.format import ObjectFormat
+from gitodb.types import Record
 
 SYMREF_MAX_DEPTH = 5
 Peeler = Callable[[bytes], "bytes | None"]
@@ -54,18 +54,23 @@ INVALID_NEW_VALUE = "invalid new value provided"
 EXPECTED_SYMREF = "expected symref but found regular ref"
 
 
-@dataclass
-class Rejected:
+class Rejected(Record):
     """One update a batch transaction (``allow_failures``) dropped, and why."""
 
+    __slots__ = ("update", "refname", "reason", "detail")
     update: RefUpdate
     refname: str
     reason: str
     detail: str
 
+    def __init__(self, update: RefUpdate, refname: str, reason: str, detail: str) -> None:
+        self.update = update
+        self.refname = refname
+        self.reason = reason
+        self.detail = detail
 
-@dataclass(frozen=True, slots=True)
-class Ref:
+
+class Ref(NamedTuple):
     """A ref as stored: either an id (``oid``, maybe ``peeled``) or a symref ``target``."""
 
     name: str
@@ -78,8 +83,7 @@ class Ref:
         return self.target is not None
 
 
-@dataclass(frozen=True, slots=True)
-class ReflogEntry:
+class ReflogEntry(NamedTuple):
     """One reflog entry; ``tz_offset`` is Git's signed ``+HHMM`` number (e.g. 200, -500)."""
 
     old: bytes
@@ -265,35 +269,91 @@ def format_tz(tz: int) -> str:
 # -- transactions ------------------------------------------------------------
 
 
-@dataclass
-class RefUpdate:
+class RefUpdate(Record):
     """One queued change.  ``new`` None with ``delete``: remove; ``old``: expected value
-    (None: no check, null id: must not exist); ``verify``: only check ``old``."""
+    (None: no check, null id: must not exist); ``verify``: only check ``old``.
 
+    ``skip_log``: write the ref without any reflog entry (``reflog delete/expire
+    --updateref``); ``old_target``: expected symref target (``symref-verify``/``-delete``/
+    ``-update ref``).
+    """
+
+    __slots__ = (
+        "name",
+        "new",
+        "old",
+        "target",
+        "message",
+        "delete",
+        "verify",
+        "no_deref",
+        "create_reflog",
+        "skip_log",
+        "old_target",
+    )
     name: str
-    new: bytes | None = None
-    old: bytes | None = None
-    target: str | None = None
-    message: str | bytes | None = None
-    delete: bool = False
-    verify: bool = False
-    no_deref: bool = False
-    create_reflog: bool = False
-    #: write the ref without any reflog entry (``reflog delete/expire --updateref``)
-    skip_log: bool = False
-    #: expected symref target (``symref-verify``/``-delete``/``-update ref``)
-    old_target: str | None = None
+    new: bytes | None
+    old: bytes | None
+    target: str | None
+    message: str | bytes | None
+    delete: bool
+    verify: bool
+    no_deref: bool
+    create_reflog: bool
+    skip_log: bool
+    old_target: str | None
+
+    def __init__(
+        self,
+        name: str,
+        new: bytes | None = None,
+        old: bytes | None = None,
+        target: str | None = None,
+        message: str | bytes | None = None,
+        delete: bool = False,
+        verify: bool = False,
+        no_deref: bool = False,
+        create_reflog: bool = False,
+        skip_log: bool = False,
+        old_target: str | None = None,
+    ) -> None:
+        self.name = name
+        self.new = new
+        self.old = old
+        self.target = target
+        self.message = message
+        self.delete = delete
+        self.verify = verify
+        self.no_deref = no_deref
+        self.create_reflog = create_reflog
+        self.skip_log = skip_log
+        self.old_target = old_target
 
 
-@dataclass
-class PlannedWrite:
-    """What the backend must store: the ref's new state (None = delete) and log entries."""
+class PlannedWrite(Record):
+    """What the backend must store: the ref's new state (None = delete) and log entries
+    (``logs``: (refname, old, new))."""
 
+    __slots__ = ("name", "ref", "logs", "message", "old_ref")
     name: str
     ref: Ref | None
-    logs: list[tuple[str, bytes, bytes]] = field(default_factory=list)  # (refname, old, new)
-    message: bytes = b""
-    old_ref: Ref | None = None
+    logs: list[tuple[str, bytes, bytes]]
+    message: bytes
+    old_ref: Ref | None
+
+    def __init__(
+        self,
+        name: str,
+        ref: Ref | None,
+        logs: list[tuple[str, bytes, bytes]] | None = None,
+        message: bytes = b"",
+        old_ref: Ref | None = None,
+    ) -> None:
+        self.name = name
+        self.ref = ref
+        self.logs = [] if logs is None else logs
+        self.message = message
+        self.old_ref = old_ref
 
 
 class RefTransaction:

@@ -21,7 +21,6 @@ import os
 import re
 import stat
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -50,7 +49,7 @@ from gitodb.refs.base import (
     refname_is_safe,
     rewrite_old_ids,
 )
-from gitodb.refs.packed import parse_plain
+from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
@@ -152,14 +151,14 @@ def _ref_content(ref: Ref) -> bytes:
     return ref.oid.hex().encode() + b"\n"
 
 
-@dataclass
 class _Prepared:
     """A prepared files transaction: its plan, and every lock it holds (content written)."""
 
-    plan: list[PlannedWrite]
-    locks: dict[str, LockFile] = field(default_factory=dict)
-    packed_lock: LockFile | None = None
-    packed_changed: bool = False
+    def __init__(self, plan: list[PlannedWrite]) -> None:
+        self.plan = plan
+        self.locks: dict[str, LockFile] = {}
+        self.packed_lock: LockFile | None = None
+        self.packed_changed = False
 
     def release(self) -> None:
         """Roll back every lock still held (never one already renamed into place)."""
@@ -193,6 +192,8 @@ class FilesRefStore(RefStore):
             FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
         )
         self._packed_cache: tuple[tuple[int, int, int], dict[str, Ref], list[str]] | None = None
+        #: for point lookups: the file's bytes when ``find`` may search them, else None
+        self._packed_file: tuple[tuple[int, int, int], bytes | None] | None = None
         raw_all = getattr(config, "get_raw_all", None)
         shared = raw_all("core.sharedrepository") if raw_all is not None else []
         perm = parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
@@ -378,8 +379,46 @@ class FilesRefStore(RefStore):
         if name.startswith("refs/") and not (
             self.worktree_dir is not None and locate(name)[0] == CURRENT
         ):
-            return self._packed().get(name)
+            return self._packed_lookup(name)
         return None
+
+    def _packed_searchable(self) -> tuple[dict[str, Ref] | None, bytes | None]:
+        """For a lookup in packed-refs: (the parsed refs, if parsed already; else the
+        file's bytes if ``gitodb.refs.packed`` may search them where Git searches them,
+        or None: then the caller parses the file)."""
+        path = self.git_dir / "packed-refs"
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            return {}, None
+        key = (st.st_ino, st.st_size, st.st_mtime_ns)
+        if self._packed_cache is not None and self._packed_cache[0] == key:
+            return self._packed_cache[1], None
+        if self._packed_file is None or self._packed_file[0] != key:
+            try:
+                data = path.read_bytes()
+            except IsADirectoryError:
+                raise RefError(f"unable to read '{path}': Is a directory", path=path) from None
+            self._packed_file = (key, data if searchable(data, self.fmt.hexsz) else None)
+        return None, self._packed_file[1]
+
+    def _packed_lookup(self, name: str) -> Ref | None:
+        """``name`` in packed-refs, by a bisection of the file where Git searches it,
+        without parsing every ref; else from the whole parse."""
+        refs, data = self._packed_searchable()
+        if data is not None:
+            return find(data, self.fmt.hexsz, name)
+        return (refs if refs is not None else self._packed()).get(name)
+
+    def _packed_with_prefix(self, prefix: str) -> tuple[dict[str, Ref], list[str]]:
+        """packed-refs' refs starting with ``prefix`` (with the sorted names), read from
+        where a bisection finds the first of them when the file allows it."""
+        if prefix and prefix != "refs/":
+            refs, data = self._packed_searchable()
+            if data is not None:
+                found = with_prefix(data, self.fmt.hexsz, prefix)
+                return found, list(found)
+        return self._packed_state()
 
     def _walk_loose(self, base: Path, prefix: str) -> Iterator[str]:
         """Names of loose ref files under ``base`` whose name starts with ``prefix``."""
@@ -397,7 +436,7 @@ class FilesRefStore(RefStore):
     def iter_refs(self, prefix: str = "") -> Iterator[Ref]:
         """All refs under ``refs/`` starting with ``prefix``, loose overriding packed."""
         linked = self.worktree_dir is not None
-        packed, names = self._packed_state()
+        packed, names = self._packed_with_prefix(prefix)
         lo = bisect.bisect_left(names, prefix)
         merged: dict[str, Ref] = {}
         for n in names[lo:]:

@@ -10,6 +10,11 @@ of the sequences the ref-name rules forbid, each optionally followed by one
 ``^<hex id>`` peeled line -- and returns None for anything else, so that the
 reference parse decides (and reports) it.  On the files it accepts, both give the
 same refs.
+
+A point lookup (``FilesRefStore.read``) need not parse the file: where Git itself
+searches it (the header declares the ``sorted`` trait) and every line is plainly
+valid (``searchable``, one regular-expression match, no object per ref), ``find``
+bisects it, as Git's ``find_reference_location`` does, in O(log n) per name.
 """
 
 from __future__ import annotations
@@ -66,3 +71,106 @@ def parse_plain(data: bytes, hexsz: int) -> dict[str, Ref] | None:
             covered += line + len(name)
     # The matches do not overlap: if they cover every character, no line was skipped.
     return refs if covered == len(text) else None
+
+
+_WHOLE: dict[int, re.Pattern[bytes]] = {}
+#: a name's characters without "/": the whole-file pattern spells the components out,
+#: which refuses "//", a "/" at the end and an empty component as ``_SUSPECT`` does
+_PART = _NAME.replace("/", "").encode("ascii") + b"+"
+#: past this many dots, ``_dots_plain`` looks for the sequences instead of at each dot
+_FEW_DOTS = 1000
+
+
+def _whole(hexsz: int) -> re.Pattern[bytes]:
+    got = _WHOLE.get(hexsz)
+    if got is None:
+        hexid = b"[0-9a-f]{%d}" % hexsz
+        line = hexid + b" refs/(?:" + _PART + b"/)*" + _PART + b"\n(?:\\^" + hexid + b"\n)?"
+        got = _WHOLE[hexsz] = re.compile(b"(?:" + line + b")*")
+    return got
+
+
+def _dots_plain(data: bytes, start: int) -> bool:
+    """No ``_SUSPECT`` sequence with a dot ("..", "/.", ".lock" ending a component,
+    a "." ending a name) from ``start`` on: a look at each dot, as dots are few."""
+    if data.count(b".", start) > _FEW_DOTS:
+        return not any(data.find(s.encode("ascii"), start) >= 0 for s in _SUSPECT if "." in s)
+    i = data.find(b".", start)
+    while i >= 0:
+        after = data[i + 1 : i + 2]
+        if data[i - 1] == 0x2F or after in (b".", b"\n"):
+            return False
+        if after == b"l" and data.startswith(b".lock", i) and data[i + 5 : i + 6] in (b"\n", b"/"):
+            return False
+        i = data.find(b".", i + 1)
+    return True
+
+
+def searchable(data: bytes, hexsz: int) -> bool:
+    """True if ``find`` may answer for ``data``: Git's header with the ``sorted`` trait
+    (Git then searches the file rather than sorting it) and every line as
+    ``parse_plain`` accepts them (so that a file it declines still goes to the
+    reference parse, and its message)."""
+    end = data.find(b"\n")
+    if end < 0 or not data.startswith(b"# pack-refs with: "):
+        return False
+    if b"sorted" not in data[:end].split(b" ")[3:]:
+        return False
+    if not data.isascii() or not _dots_plain(data, end + 1):
+        return False
+    return _whole(hexsz).fullmatch(data, end + 1) is not None
+
+
+def _lower_bound(data: bytes, hexsz: int, want: bytes) -> int:
+    """The offset of the first record of ``data`` whose name is not below ``want``
+    (``len(data)`` if none is): a bisection over line starts."""
+    lo = data.find(b"\n") + 1  # the first record (after the header)
+    hi = len(data)
+    start = hexsz + 1  # "<id> " before the name
+    while lo < hi:
+        mid = (lo + hi) // 2
+        rec = data.rfind(b"\n", lo, mid) + 1 or lo
+        if data[rec] == 0x5E:  # "^": the peeled line of the record before
+            rec = data.rfind(b"\n", lo, rec - 1) + 1 or lo
+        eol = data.index(b"\n", rec)
+        if data[rec + start : eol] < want:
+            lo = eol + 1
+            if data[lo : lo + 1] == b"^":
+                lo = data.index(b"\n", lo) + 1
+        else:
+            hi = rec
+    return lo
+
+
+def _record(data: bytes, hexsz: int, rec: int) -> tuple[Ref, int]:
+    """The ref whose record starts at ``rec``, and where the next record starts."""
+    eol = data.index(b"\n", rec)
+    name = data[rec + hexsz + 1 : eol].decode("ascii")
+    oid = bytes.fromhex(data[rec : rec + hexsz].decode("ascii"))
+    if data[eol + 1 : eol + 2] == b"^":
+        peeled = bytes.fromhex(data[eol + 2 : eol + 2 + hexsz].decode("ascii"))
+        return Ref(name, oid, None, peeled), eol + hexsz + 3
+    return Ref(name, oid, None, None), eol + 1
+
+
+def find(data: bytes, hexsz: int, name: str) -> Ref | None:
+    """The ref ``name`` of a ``searchable`` packed-refs ``data``, by bisection."""
+    want = name.encode("ascii", "surrogateescape")
+    rec = _lower_bound(data, hexsz, want)
+    if rec == len(data) or not data.startswith(want + b"\n", rec + hexsz + 1):
+        return None
+    return _record(data, hexsz, rec)[0]
+
+
+def with_prefix(data: bytes, hexsz: int, prefix: str) -> dict[str, Ref]:
+    """The refs of a ``searchable`` ``data`` whose names start with ``prefix``, read
+    from where a bisection finds the first of them (Git's packed-refs iterator seeks
+    the same way): O(log n + matches)."""
+    want = prefix.encode("ascii", "surrogateescape")
+    rec = _lower_bound(data, hexsz, want)
+    out: dict[str, Ref] = {}
+    end = len(data)
+    while rec < end and data.startswith(want, rec + hexsz + 1):
+        ref, rec = _record(data, hexsz, rec)
+        out[ref.name] = ref
+    return out

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import cast
 
@@ -66,15 +65,21 @@ def _is_exists_marker(g: LogRecord) -> bool:
     return g.time == 0 and not g.message and not g.name and g.old == g.new and not any(g.new)
 
 
-@dataclass
 class _Prepared:
     """A prepared reftable transaction: its plan, the stacks it holds locked, and per
     stack the encoded table (update index, bytes, max index; None: nothing to add)."""
 
-    plan: list[PlannedWrite]
-    locks: list[tuple[Stack, LockFile]]
-    tables: list[str | None] = field(default_factory=list)
-    stacks: list[Stack] = field(default_factory=list)
+    def __init__(
+        self,
+        plan: list[PlannedWrite],
+        locks: list[tuple[Stack, LockFile]],
+        tables: list[str | None] | None = None,
+        stacks: list[Stack] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.locks = locks
+        self.tables: list[str | None] = [] if tables is None else tables
+        self.stacks: list[Stack] = [] if stacks is None else stacks
 
     def release(self) -> None:
         """Unlock, and remove written tables that did not get listed."""

@@ -18,8 +18,6 @@ from __future__ import annotations
 
 import heapq
 import os
-import secrets
-import tempfile
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
@@ -38,6 +36,8 @@ Changes = tuple[list[RefRecord], list[LogRecord]]
 
 def table_name(min_ui: int, max_ui: int) -> str:
     """Git's table file name: ``0x%012x-0x%012x-%08x.ref`` with a random suffix."""
+    import secrets  # here: only a write names a table (secrets brings random, hashlib)
+
     return f"0x{min_ui:012x}-0x{max_ui:012x}-{secrets.randbits(32):08x}.ref"
 
 
@@ -218,6 +218,8 @@ class Stack:
 
     def _write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
         try:
+            import tempfile  # here: only a write (tempfile brings shutil, zlib, bz2, lzma)
+
             fd, tmp = tempfile.mkstemp(
                 prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-", suffix=".tmp", dir=self.dir
             )

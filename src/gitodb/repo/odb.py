@@ -23,12 +23,12 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
     DeltaError,
+    GitodbError,
     MultiPackIndexError,
     ObjectFormatError,
     ObjectNotFoundError,
@@ -47,18 +47,31 @@ from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import PackIndex
-from gitodb.pack.midx import MidxSet, load_midx
 from gitodb.pack.reader import PackFile
 
 if TYPE_CHECKING:
+    from gitodb.pack.midx import MidxSet
     from gitodb.repo import Repository
 
 # Git reads alternates files of alternates down to this depth.
 MAX_ALTERNATE_DEPTH = 5
 
 
-@dataclass(frozen=True, slots=True)
-class ObjectInfo:
+def _load_midx(objects_dir: str, fmt: ObjectFormat) -> MidxSet | None:
+    """``gitodb.pack.midx.load_midx``, whose module is imported only where a directory
+    holds a multi-pack-index (its ``MIDX_NAME`` or ``MIDX_CHAIN_DIR``): most do not."""
+    pack_dir = os.path.join(objects_dir, "pack")
+    if not any(
+        os.path.exists(os.path.join(pack_dir, name))
+        for name in ("multi-pack-index", "multi-pack-index.d")
+    ):
+        return None
+    from gitodb.pack.midx import load_midx
+
+    return load_midx(objects_dir, fmt)
+
+
+class ObjectInfo(NamedTuple):
     """Where and how an object is stored.
 
     ``disk_size`` is the loose file's size, or the bytes of the pack entry;
@@ -331,7 +344,7 @@ class ObjectDatabase:
             return
         for d in fresh:
             try:
-                found = load_midx(d.path, self.fmt)
+                found = _load_midx(d.path, self.fmt)
             except MultiPackIndexError as e:
                 if not e.ignorable:
                     raise
@@ -606,6 +619,38 @@ class ObjectDatabase:
             t_name, data = self._read_after_race(oid)
             return t_name, len(data)
         return got
+
+    def read_headers(self, oids: Iterable[bytes]) -> dict[bytes, tuple[str, int]]:
+        """``read_header`` of many binary ids at once, for those a pack holds.
+
+        Each pack's index is searched in one loop, without ``locate``'s layers per id:
+        for-each-ref's default format asks the type of every ref.  An id left out of
+        the result is for ``read_header`` (a loose object, a missing or damaged one:
+        it raises or recovers as ever, in its turn); with a multi-pack-index or a
+        damaged entry seen, every id is.
+        """
+        out: dict[bytes, tuple[str, int]] = {}
+        if self._midx_covered or self._midx_unindexed_any or self._bad_entries:
+            return out
+        rawsz = self._rawsz
+        todo = [o for o in oids if type(o) is bytes and len(o) == rawsz]
+        for pack in self.packs:
+            if not todo:
+                break
+            find, offset_at, header_at = pack.idx.find, pack.idx.offset_at, pack.header_at
+            rest = []
+            for oid in todo:
+                i = find(oid)
+                if i < 0:
+                    rest.append(oid)
+                    continue
+                try:
+                    t, size = header_at(offset_at(i))
+                except GitodbError:
+                    continue
+                out[oid] = (TYPE_NAMES[t], size)
+            todo = rest
+        return out
 
     def info(self, oid: ObjectIdLike) -> ObjectInfo:
         """Type, size, size on disk, delta base and location of ``oid``."""

@@ -12,8 +12,7 @@ from __future__ import annotations
 
 import re
 import sys
-from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -46,8 +45,7 @@ class MissingPathError(BadRevisionError):
     """``<rev>:<path>`` names a path that is not in the tree."""
 
 
-@dataclass(frozen=True)
-class Resolved:
+class Resolved(NamedTuple):
     """The result of resolving a name: the id, and for ``<rev>:<path>`` the mode.
 
     ``oid`` is always the id in the repository's (storage) format.  A name given
@@ -481,8 +479,7 @@ def resolve_abbrev(repo: Repository, hex_prefix: str) -> bytes:
 MAX_SYMLINKS = 40
 
 
-@dataclass(frozen=True)
-class SymlinkOutcome:
+class SymlinkOutcome(NamedTuple):
     """Why ``<rev>:<path>`` with ``--follow-symlinks`` names no object in the tree.
 
     ``status`` is ``missing``, ``dangling``, ``loop``, ``notdir`` (each printed by

@@ -9,9 +9,8 @@ best backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, Protocol
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple, Protocol
 
 from gitodb.types import Buffer
 
@@ -27,8 +26,7 @@ class PrefixContext(Protocol):
     def inflate_prefix(self, data: Buffer, size: int) -> tuple[bytes, int]: ...
 
 
-@dataclass(frozen=True)
-class Backend:
+class Backend(NamedTuple):
     """One zlib implementation, wrapped so that it speaks gitodb's contract."""
 
     name: str
@@ -64,4 +62,4 @@ class Backend:
     #: why ``decompress(data, max_length)`` may decode past ``max_length`` (so a
     #: damaged tail fails a read of the first bytes), or "" when it stops there
     decodes_past_max_length: str = ""
-    notes: list[str] = field(default_factory=list)
+    notes: Sequence[str] = ()

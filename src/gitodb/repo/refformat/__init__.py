@@ -116,6 +116,7 @@ def iter_lines(
         items = sort_items(formatter, items, list(reversed(keys)), f.ignore_case)
     if count:
         items = items[:count]
+    formatter.prefetch(items)
     return _lines(formatter, items, omit_empty)
 
 

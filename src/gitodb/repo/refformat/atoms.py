@@ -8,10 +8,10 @@ are checked here, so that a bad one is a ``GitodbError`` before anything is list
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError
+from gitodb.types import Record
 
 if TYPE_CHECKING:
     from gitodb.objects.trailers import TrailerOptions
@@ -93,33 +93,84 @@ def _integer(text: str, what: str) -> int:
     return int(text)
 
 
-@dataclass
-class RefnameOpt:
+class RefnameOpt(Record):
     """How a ref name is shown: ``kind`` "", "short", "lstrip" or "rstrip" with ``count``."""
 
-    kind: str = ""
-    count: int = 0
+    __slots__ = ("kind", "count")
+    kind: str
+    count: int
+
+    def __init__(self, kind: str = "", count: int = 0) -> None:
+        self.kind = kind
+        self.count = count
 
 
-@dataclass
-class Atom:
+class Atom(Record):
     """One used atom: its full text (``*objectname:short``), ``name``, ``deref``, options."""
 
+    __slots__ = (
+        "text",
+        "name",
+        "deref",
+        "arg",
+        "numeric",
+        "option",
+        "refname",
+        "length",
+        "nobracket",
+        "email",
+        "mailmap",
+        "lines",
+        "trailers",
+        "extra",
+    )
     text: str
     name: str
     deref: bool
     arg: str | None
     #: sort as a number (FIELD_ULONG / FIELD_TIME without a format)
-    numeric: bool = False
-    option: str = ""
-    refname: RefnameOpt = field(default_factory=RefnameOpt)
-    length: int = 0  # objectname:short=N (0: default abbreviation)
-    nobracket: bool = False
-    email: set[str] = field(default_factory=set)
-    mailmap: bool = False
-    lines: int = 0
-    trailers: TrailerOptions | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
+    numeric: bool
+    option: str
+    refname: RefnameOpt
+    length: int  # objectname:short=N (0: default abbreviation)
+    nobracket: bool
+    email: set[str]
+    mailmap: bool
+    lines: int
+    trailers: TrailerOptions | None
+    extra: dict[str, Any]
+
+    def __init__(
+        self,
+        text: str,
+        name: str,
+        deref: bool,
+        arg: str | None,
+        numeric: bool = False,
+        option: str = "",
+        refname: RefnameOpt | None = None,
+        length: int = 0,
+        nobracket: bool = False,
+        email: set[str] | None = None,
+        mailmap: bool = False,
+        lines: int = 0,
+        trailers: TrailerOptions | None = None,
+        extra: dict[str, Any] | None = None,
+    ) -> None:
+        self.text = text
+        self.name = name
+        self.deref = deref
+        self.arg = arg
+        self.numeric = numeric
+        self.option = option
+        self.refname = RefnameOpt() if refname is None else refname
+        self.length = length
+        self.nobracket = nobracket
+        self.email = set() if email is None else email
+        self.mailmap = mailmap
+        self.lines = lines
+        self.trailers = trailers
+        self.extra = {} if extra is None else extra
 
 
 def _refname_opt(name: str, arg: str) -> RefnameOpt:
@@ -460,12 +511,16 @@ def parse_atom(text: str) -> Atom:
     return atom
 
 
-@dataclass
-class Piece:
+class Piece(Record):
     """A piece of a format: literal bytes, or an atom."""
 
-    literal: bytes = b""
-    atom: Atom | None = None
+    __slots__ = ("literal", "atom")
+    literal: bytes
+    atom: Atom | None
+
+    def __init__(self, literal: bytes = b"", atom: Atom | None = None) -> None:
+        self.literal = literal
+        self.atom = atom
 
 
 def expand_literal(text: str) -> bytes:

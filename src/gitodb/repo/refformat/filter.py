@@ -10,12 +10,12 @@
 from __future__ import annotations
 
 import functools
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
 from gitodb.refs.wildmatch import wildmatch
 from gitodb.repo.refformat.render import Formatter, RefItem
+from gitodb.types import Record
 
 if TYPE_CHECKING:
     from gitodb.repo import Repository
@@ -32,20 +32,55 @@ def match_as_path(patterns: list[str], name: str, ignore_case: bool = False) -> 
     return False
 
 
-@dataclass
-class RefFilter:
+class RefFilter(Record):
     """What to list; ids are binary.  Empty lists mean no such filter."""
 
-    patterns: list[str] = field(default_factory=list)
-    excludes: list[str] = field(default_factory=list)
-    ignore_case: bool = False
-    include_root_refs: bool = False
-    points_at: list[bytes] = field(default_factory=list)
-    merged: list[bytes] = field(default_factory=list)
-    no_merged: list[bytes] = field(default_factory=list)
-    contains: list[bytes] = field(default_factory=list)
-    no_contains: list[bytes] = field(default_factory=list)
-    start_after: str | None = None
+    __slots__ = (
+        "patterns",
+        "excludes",
+        "ignore_case",
+        "include_root_refs",
+        "points_at",
+        "merged",
+        "no_merged",
+        "contains",
+        "no_contains",
+        "start_after",
+    )
+    patterns: list[str]
+    excludes: list[str]
+    ignore_case: bool
+    include_root_refs: bool
+    points_at: list[bytes]
+    merged: list[bytes]
+    no_merged: list[bytes]
+    contains: list[bytes]
+    no_contains: list[bytes]
+    start_after: str | None
+
+    def __init__(
+        self,
+        patterns: list[str] | None = None,
+        excludes: list[str] | None = None,
+        ignore_case: bool = False,
+        include_root_refs: bool = False,
+        points_at: list[bytes] | None = None,
+        merged: list[bytes] | None = None,
+        no_merged: list[bytes] | None = None,
+        contains: list[bytes] | None = None,
+        no_contains: list[bytes] | None = None,
+        start_after: str | None = None,
+    ) -> None:
+        self.patterns = [] if patterns is None else patterns
+        self.excludes = [] if excludes is None else excludes
+        self.ignore_case = ignore_case
+        self.include_root_refs = include_root_refs
+        self.points_at = [] if points_at is None else points_at
+        self.merged = [] if merged is None else merged
+        self.no_merged = [] if no_merged is None else no_merged
+        self.contains = [] if contains is None else contains
+        self.no_contains = [] if no_contains is None else no_contains
+        self.start_after = start_after
 
 
 def _points_at(repo: Repository, fmt: Formatter, item: RefItem, wanted: list[bytes]) -> bool:
@@ -129,13 +164,18 @@ def _reach_filter(fmt: Formatter, filt: RefFilter, items: list[RefItem]) -> list
     return out
 
 
-@dataclass
-class SortKey:
+class SortKey(Record):
     """One ``--sort`` key: the atom, reversed (``-``), version order (``version:``)."""
 
+    __slots__ = ("atom", "reverse", "version")
     atom: str
-    reverse: bool = False
-    version: bool = False
+    reverse: bool
+    version: bool
+
+    def __init__(self, atom: str, reverse: bool = False, version: bool = False) -> None:
+        self.atom = atom
+        self.reverse = reverse
+        self.version = version
 
 
 def parse_sort_key(text: str) -> SortKey:

@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 import unicodedata
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError, ObjectNotFoundError
@@ -24,6 +23,7 @@ from gitodb.repo.refformat.atoms import Atom, MalformedFormatError, Piece, parse
 from gitodb.repo.refformat.color import RESET
 from gitodb.repo.refformat.quote import NONE, PERL, quote
 from gitodb.repo.refformat.tracking import Tracking
+from gitodb.types import Record
 
 if TYPE_CHECKING:
     from gitodb.objects.mailmap import Mailmap
@@ -33,35 +33,62 @@ if TYPE_CHECKING:
 # the steps of Formatter._plain_plan
 _LITERAL, _REFNAME, _OBJECTNAME, _OBJECTTYPE = range(4)
 _SPACE = b" \t\n\r\x0b\x0c"
+_TYPE_BYTES = {name: name.encode() for name in ("commit", "tree", "blob", "tag")}
 
 
-@dataclass
-class RefItem:
+class RefItem(Record):
     """A ref to show: ``name``, the id it resolves to, its symref target if any."""
 
+    __slots__ = ("name", "oid", "symref", "peeled", "values")
     name: str
     oid: bytes
-    symref: str | None = None
-    peeled: bytes | None = None  # known peeled value (packed-refs), if any
-    values: dict[str, Value] = field(default_factory=dict)
+    symref: str | None
+    peeled: bytes | None  # known peeled value (packed-refs), if any
+    values: dict[str, Value]
+
+    def __init__(
+        self,
+        name: str,
+        oid: bytes,
+        symref: str | None = None,
+        peeled: bytes | None = None,
+        values: dict[str, Value] | None = None,
+    ) -> None:
+        self.name = name
+        self.oid = oid
+        self.symref = symref
+        self.peeled = peeled
+        self.values = {} if values is None else values
 
 
-@dataclass
-class Value:
+class Value(Record):
     """An atom's value: its text, its number (for numeric sorting), raw (may hold NULs)."""
 
-    text: bytes = b""
-    number: int = 0
-    raw: bool = False
+    __slots__ = ("text", "number", "raw")
+    text: bytes
+    number: int
+    raw: bool
+
+    def __init__(self, text: bytes = b"", number: int = 0, raw: bool = False) -> None:
+        self.text = text
+        self.number = number
+        self.raw = raw
 
 
-@dataclass
 class _Obj:
-    oid: bytes
-    type_name: str
-    size: int
-    raw: bytes
-    model: GitObject
+    def __init__(
+        self,
+        oid: bytes,
+        type_name: str,
+        size: int,
+        raw: bytes,
+        model: GitObject,
+    ) -> None:
+        self.oid = oid
+        self.type_name = type_name
+        self.size = size
+        self.raw = raw
+        self.model = model
 
 
 def _enc(s: str) -> bytes:
@@ -699,6 +726,13 @@ class Formatter:
         """The ref ``%(is-base:...)`` marks (set by ``prepare`` over all items)."""
         return getattr(self, "is_base_winners", {}).get(atom.text)
 
+    def prefetch(self, items: list[RefItem]) -> None:
+        """Before ``format`` shows ``items``: for a plain format with ``%(objecttype)``
+        (the default), the types of all their objects in one ``read_headers``."""
+        plan = self._plain
+        if plan is not None and any(kind == _OBJECTTYPE for kind, _ in plan):
+            self._headers.update(self.repo.odb.read_headers(i.oid for i in items))
+
     def prepare(self, items: list[RefItem]) -> None:
         """Work that needs every listed ref: the winners of ``%(is-base:<rev>)``."""
         self.is_base_winners = {}
@@ -756,6 +790,7 @@ class Formatter:
         plan = self._plain
         if plan is not None:
             out = []
+            headers = self._headers
             for kind, literal in plan:
                 if kind == _LITERAL:
                     out.append(literal)
@@ -764,7 +799,8 @@ class Formatter:
                 elif kind == _OBJECTNAME:
                     out.append(item.oid.hex().encode())
                 else:
-                    out.append(self._header(item.oid, item.name)[0].encode())
+                    got = headers.get(item.oid) or self._header(item.oid, item.name)
+                    out.append(_TYPE_BYTES[got[0]])
             return b"".join(out)
         stack = [_Frame()]
         for piece in self.pieces:
