@@ -25,13 +25,26 @@ reproducing each of its stages, because each changes which of the many minimal
 
 Lines are identified by interning (equal bytes, equal number), which is what
 xdiff's classifier achieves with its hash table.
+
+This module is the reference.  ``diff_lines`` runs the native core's copy of it
+(``_native/linediff.c``) when that is built, unless ``GITODB_PURE_DIFF=1`` is set
+in the environment (read at import); ``diff_lines_py`` is always this Python code.
+The differential tests compare the two.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
 from collections.abc import Sequence
 from typing import NamedTuple
+
+try:
+    from gitodb._native import diff_lines as _native_diff_lines
+except ImportError:  # built without the native core
+    _native_diff_lines = None
+if os.environ.get("GITODB_PURE_DIFF", "").lower() in ("1", "true", "yes", "on"):
+    _native_diff_lines = None
 
 _MAX_EQLIMIT = 1024  # a line occurring more often than this on the other side is "common"
 _SIMSCAN_WINDOW = 100  # how far the run around a common line is examined
@@ -573,6 +586,11 @@ def _compact(
         oe = rchg_o.find(0, os)
 
 
+def native_enabled() -> bool:
+    """True when ``diff_lines`` runs in the native core."""
+    return _native_diff_lines is not None
+
+
 def diff_lines(
     a: Sequence[bytes],
     b: Sequence[bytes],
@@ -583,6 +601,19 @@ def diff_lines(
     """The edit script from lines ``a`` to lines ``b``, as Git's default diff finds
     it (``indent_heuristic``: ``diff.indentHeuristic``, on by default;
     ``minimal``: ``--minimal``, no shortcuts)."""
+    if _native_diff_lines is not None:
+        return list(map(Edit._make, _native_diff_lines(a, b, indent_heuristic, minimal)))
+    return diff_lines_py(a, b, indent_heuristic=indent_heuristic, minimal=minimal)
+
+
+def diff_lines_py(
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    *,
+    indent_heuristic: bool = True,
+    minimal: bool = False,
+) -> list[Edit]:
+    """``diff_lines`` in pure Python (the reference for the native core)."""
     n1 = len(a)
     n2 = len(b)
     # Stage 2: the common ends.
