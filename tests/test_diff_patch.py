@@ -434,3 +434,39 @@ def test_span_counts_are_gits(data: bytes) -> None:
     from gitodb.history.renames import span_counts
 
     assert dict(span_counts(data)) == _reference_span_counts(data)
+
+
+def _write_blobs(path: Path, start: int, count: int) -> None:
+    blob_dir = path.parent / f"blobs{start}"
+    blob_dir.mkdir()
+    names = []
+    for i in range(start, start + count):
+        (blob_dir / str(i)).write_bytes(b"blob %d\n" % i)
+        names.append(str(blob_dir / str(i)))
+    subprocess.run(
+        ["git", "hash-object", "-w", "--stdin-paths"],
+        cwd=path,
+        input="\n".join(names).encode() + b"\n",
+        capture_output=True,
+        env=git_env(),
+        check=True,
+    )
+
+
+def test_abbreviations_among_crowded_prefixes(tmp_path: Path) -> None:
+    """Short ids (``--abbrev=4``) where thousands of objects share 4-digit
+    prefixes, packed and loose: each is lengthened exactly as far as Git does."""
+    path = tmp_path / "r"
+    git("init", "-q", path)
+    for i in range(150):
+        (path / f"f{i}").write_bytes(b"%d\n" % i)
+    git("add", ".", cwd=path)
+    git("commit", "-q", "-m", "one", cwd=path)
+    _write_blobs(path, 0, 1500)
+    git("repack", "-adq", cwd=path)  # these packed, the next ones loose
+    _write_blobs(path, 1500, 1500)
+    for i in range(150):
+        (path / f"f{i}").write_bytes(b"%d changed\n" % i)
+    git("commit", "-qam", "two", cwd=path)
+    for args in (["-r", "--abbrev=4"], ["-p", "--abbrev=4"], ["-p"]):
+        assert_same(path, "diff-tree", *args, "HEAD^", "HEAD")
