@@ -17,7 +17,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import stress_scale
-from gitodb.history import linediff
+from gitodb.history import linediff, patch
 from gitodb.history.linediff import Edit, diff_lines_py, split_lines
 from gitodb.history.patch import unified
 from helpers import git_env
@@ -214,3 +214,68 @@ def test_native_unified_matches_git(tmp_path: Path) -> None:
         ).stdout
         at = out.find(b"\n@@")
         assert unified(old, new) == (out[at + 1 :] if at >= 0 else b"")
+
+
+def hunks_py(old: bytes, new: bytes, context: int, inter_hunk: int, heuristic: bool) -> bytes:
+    a, b = split_lines(old), split_lines(new)
+    edits = diff_lines_py(a, b, indent_heuristic=heuristic)
+    return b"".join(patch.hunks(a, b, edits, context, inter_hunk))
+
+
+@st.composite
+def file_pair(draw: st.DrawFn) -> tuple[bytes, bytes]:
+    a, b = draw(line_pair())
+    extra = [b"int main(void)\n", b"_start:\n", b"$x = 1;\n", b"f" * 100 + b"  \t\n"]
+    for side in (a, b):
+        for _ in range(draw(st.integers(0, 3))):
+            side.insert(draw(st.integers(0, len(side))), draw(st.sampled_from(extra)))
+    return b"".join(a), b"".join(b)
+
+
+@settings(
+    max_examples=300 * max(1, stress_scale()),
+    deadline=None,
+    suppress_health_check=[HealthCheck.too_slow],
+)
+@given(
+    pair=file_pair(),
+    context=st.sampled_from([0, 1, 3, 10]),
+    inter_hunk=st.sampled_from([0, 0, 2]),
+    heuristic=st.booleans(),
+)
+def test_native_hunks_match_python(
+    pair: tuple[bytes, bytes], context: int, inter_hunk: int, heuristic: bool
+) -> None:
+    """The whole hunk text (lines cut, diffed and written in C) against the
+    Python path: split_lines, diff_lines_py and patch.hunks."""
+    old, new = pair
+    got = native.diff_buffers(old, new, heuristic, False, context, inter_hunk)
+    assert got == hunks_py(old, new, context, inter_hunk, heuristic)
+    edits = [Edit._make(e) for e in native.diff_buffers(old, new, heuristic, False)]
+    assert edits == diff_lines_py(split_lines(old), split_lines(new), indent_heuristic=heuristic)
+
+
+def test_native_hunks_edge_cases() -> None:
+    cases = [
+        (b"", b""),
+        (b"", b"a"),
+        (b"a", b""),
+        (b"a", b"a\n"),
+        (b"a\nb", b"a\nc"),
+        (b"\n\n\n", b"\n\n"),
+        (b"x\r\ny\r\n", b"x\ny\n"),
+        (b"same\n" * 2000, b"same\n" * 2000),
+        (b"p\n" * 40000 + b"a\n" + b"s\n" * 40000, b"p\n" * 40000 + b"b\n" + b"s\n" * 40000),
+    ]
+    for old, new in cases:
+        for context in (0, 3):
+            assert native.diff_buffers(old, new, True, False, context, 0) == hunks_py(
+                old, new, context, 0, True
+            )
+
+
+def test_diff_buffers_wants_bytes() -> None:
+    with pytest.raises(TypeError):
+        native.diff_buffers(bytearray(b"a\n"), b"b\n", True, False)
+    with pytest.raises(ValueError):
+        native.diff_buffers(b"a\n", b"b\n", True, False, 3, -1)

@@ -848,6 +848,8 @@ free_side(side_t *s)
     free(s->indent);
 }
 
+static PyObject *edits_list(const edits_t *out);
+
 /*
  * diff_lines(a, b, indent_heuristic, minimal) -> list of (i1, i2, n1, n2)
  */
@@ -885,19 +887,7 @@ py_diff_lines(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_AssertionError, "diff_lines: group sync broken in compaction");
         goto done;
     }
-    result = PyList_New((Py_ssize_t)out.count);
-    if (!result)
-        goto done;
-    for (idx_t k = 0; k < out.count; k++) {
-        idx_t *p = out.v + 4 * k;
-        PyObject *t = Py_BuildValue("(nnnn)", (Py_ssize_t)p[0], (Py_ssize_t)p[1],
-                                    (Py_ssize_t)p[2], (Py_ssize_t)p[3]);
-        if (!t) {
-            Py_CLEAR(result);
-            goto done;
-        }
-        PyList_SET_ITEM(result, (Py_ssize_t)k, t);
-    }
+    result = edits_list(&out);
 done:
     free(out.v);
     free_side(&s1);
@@ -907,10 +897,264 @@ done:
     return result;
 }
 
+/* Cut a buffer after each '\n' (the last line may lack one), as linediff.split_lines. */
+static int
+split_buffer(const unsigned char *p, idx_t size, side_t *s)
+{
+    idx_t n = 0, k = 0;
+    const unsigned char *q = p, *end = p + size;
+    memset(s, 0, sizeof(*s));
+    while (q < end && (q = memchr(q, '\n', (size_t)(end - q))) != NULL) {
+        n++;
+        q++;
+    }
+    if (size && p[size - 1] != '\n')
+        n++;
+    s->n = n;
+    s->ptr = malloc(((size_t)n + 1) * sizeof(*s->ptr));
+    s->len = malloc(((size_t)n + 1) * sizeof(*s->len));
+    if (!s->ptr || !s->len)
+        return -1;
+    q = p;
+    while (q < end) {
+        const unsigned char *nl = memchr(q, '\n', (size_t)(end - q));
+        const unsigned char *stop = nl ? nl + 1 : end;
+        s->ptr[k] = q;
+        s->len[k] = stop - q;
+        k++;
+        q = stop;
+    }
+    return 0;
+}
+
+typedef struct {
+    char *buf;
+    size_t len, cap;
+} out_t;
+
+static int
+out_put(out_t *o, const void *p, size_t n)
+{
+    if (o->len + n > o->cap) {
+        size_t cap = o->cap ? o->cap : 4096;
+        while (cap < o->len + n)
+            cap *= 2;
+        char *b = realloc(o->buf, cap);
+        if (!b)
+            return -1;
+        o->buf = b;
+        o->cap = cap;
+    }
+    memcpy(o->buf + o->len, p, n);
+    o->len += n;
+    return 0;
+}
+
+static const char NO_NEWLINE[] = "\n\\ No newline at end of file\n";
+
+/* patch._lines: lines [start, end) of s, each after sign. */
+static int
+emit_lines(out_t *o, char sign, const side_t *s, idx_t start, idx_t end)
+{
+    for (idx_t i = start; i < end; i++) {
+        if (out_put(o, &sign, 1) < 0 || out_put(o, s->ptr[i], (size_t)s->len[i]) < 0)
+            return -1;
+        if (i == s->n - 1 && (s->len[i] == 0 || s->ptr[i][s->len[i] - 1] != '\n')
+            && out_put(o, NO_NEWLINE, sizeof(NO_NEWLINE) - 1) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+#define FUNC_LINE_MAX 80
+
+/* patch._func_name: the length of line i's function-name text, or -1 if it is none. */
+static idx_t
+func_name(const side_t *s, idx_t i)
+{
+    const unsigned char *p = s->ptr[i];
+    idx_t len = s->len[i];
+    if (!len)
+        return -1;
+    unsigned char c = p[0];
+    if (!((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || c == '_' || c == '$'))
+        return -1;
+    if (len > FUNC_LINE_MAX)
+        len = FUNC_LINE_MAX;
+    while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\n'
+                   || p[len - 1] == '\r'))
+        len--;
+    return len;
+}
+
+static int
+put_range(out_t *o, idx_t start, idx_t count)
+{
+    char tmp[64];
+    int n;
+    if (count == 1)
+        n = snprintf(tmp, sizeof(tmp), "%lld", (long long)start);
+    else
+        n = snprintf(tmp, sizeof(tmp), "%lld,%lld", (long long)(count ? start : start - 1),
+                     (long long)count);
+    return out_put(o, tmp, (size_t)n);
+}
+
+#define EDIT(k, f) (ed->v[4 * (k) + (f)])
+
+/* patch.hunks: every hunk of the edits, header and lines, into o. */
+static int
+emit_hunks(out_t *o, const side_t *a, const side_t *b, const edits_t *ed, idx_t context,
+           idx_t inter_hunk)
+{
+    idx_t n1 = a->n, n2 = b->n, max_common = 2 * context + inter_hunk;
+    idx_t func_prev = -1, k = 0, count = ed->count;
+    const unsigned char *func = NULL;
+    idx_t func_len = 0;
+    while (k < count) {
+        idx_t j = k + 1;
+        while (j < count && EDIT(j, 0) - (EDIT(j - 1, 0) + EDIT(j - 1, 2)) <= max_common)
+            j++;
+        idx_t last = j - 1;
+        idx_t s1 = EDIT(k, 0) - context, s2 = EDIT(k, 1) - context;
+        if (s1 < 0)
+            s1 = 0;
+        if (s2 < 0)
+            s2 = 0;
+        idx_t lctx = context, r1 = n1 - (EDIT(last, 0) + EDIT(last, 2)),
+              r2 = n2 - (EDIT(last, 1) + EDIT(last, 3));
+        if (r1 < lctx)
+            lctx = r1;
+        if (r2 < lctx)
+            lctx = r2;
+        idx_t e1 = EDIT(last, 0) + EDIT(last, 2) + lctx, e2 = EDIT(last, 1) + EDIT(last, 3) + lctx;
+        for (idx_t line = s1 - 1; line > func_prev && line >= 0; line--) {
+            idx_t got = func_name(a, line);
+            if (got >= 0) {
+                func = a->ptr[line];
+                func_len = got;
+                break;
+            }
+        }
+        func_prev = s1 - 1;
+        if (out_put(o, "@@ -", 4) < 0 || put_range(o, s1 + 1, e1 - s1) < 0
+            || out_put(o, " +", 2) < 0 || put_range(o, s2 + 1, e2 - s2) < 0
+            || out_put(o, " @@", 3) < 0)
+            return -1;
+        if (func_len && (out_put(o, " ", 1) < 0 || out_put(o, func, (size_t)func_len) < 0))
+            return -1;
+        if (out_put(o, "\n", 1) < 0 || emit_lines(o, ' ', b, s2, EDIT(k, 1)) < 0)
+            return -1;
+        s1 = EDIT(k, 0);
+        s2 = EDIT(k, 1);
+        for (idx_t e = k; e < j; e++) {
+            idx_t gap = EDIT(e, 0) - s1 < EDIT(e, 1) - s2 ? EDIT(e, 0) - s1 : EDIT(e, 1) - s2;
+            if (gap > 0 && emit_lines(o, ' ', b, s2, s2 + gap) < 0)
+                return -1;
+            if (emit_lines(o, '-', a, EDIT(e, 0), EDIT(e, 0) + EDIT(e, 2)) < 0
+                || emit_lines(o, '+', b, EDIT(e, 1), EDIT(e, 1) + EDIT(e, 3)) < 0)
+                return -1;
+            s1 = EDIT(e, 0) + EDIT(e, 2);
+            s2 = EDIT(e, 1) + EDIT(e, 3);
+        }
+        if (emit_lines(o, ' ', b, EDIT(last, 1) + EDIT(last, 3), e2) < 0)
+            return -1;
+        k = j;
+    }
+    return 0;
+}
+
+static int
+get_bytes(PyObject *x, const char *what)
+{
+    if (!PyBytes_Check(x)) {
+        PyErr_Format(PyExc_TypeError, "%s must be bytes, not %.100s", what, Py_TYPE(x)->tp_name);
+        return -1;
+    }
+    return 0;
+}
+
+static PyObject *
+edits_list(const edits_t *out)
+{
+    PyObject *result = PyList_New((Py_ssize_t)out->count);
+    if (!result)
+        return NULL;
+    for (idx_t k = 0; k < out->count; k++) {
+        idx_t *p = out->v + 4 * k;
+        PyObject *t = Py_BuildValue("(nnnn)", (Py_ssize_t)p[0], (Py_ssize_t)p[1],
+                                    (Py_ssize_t)p[2], (Py_ssize_t)p[3]);
+        if (!t) {
+            Py_DECREF(result);
+            return NULL;
+        }
+        PyList_SET_ITEM(result, (Py_ssize_t)k, t);
+    }
+    return result;
+}
+
+/*
+ * diff_buffers(old, new, indent_heuristic, minimal[, context, inter_hunk])
+ *
+ * Without context: the edits of the two files' lines, as diff_lines gives them.
+ * With context (>= 0): the unified hunks (patch.hunks) as bytes, b"" for no change.
+ */
+static PyObject *
+py_diff_buffers(PyObject *self, PyObject *args)
+{
+    PyObject *a, *b, *result = NULL;
+    int heuristic, minimal, rc;
+    Py_ssize_t context = -1, inter_hunk = 0;
+    side_t s1, s2;
+    edits_t ed = {NULL, 0, 0};
+    out_t o = {NULL, 0, 0};
+    memset(&s1, 0, sizeof(s1));
+    memset(&s2, 0, sizeof(s2));
+    if (!PyArg_ParseTuple(args, "OOpp|nn:diff_buffers", &a, &b, &heuristic, &minimal, &context,
+                          &inter_hunk))
+        return NULL;
+    if (get_bytes(a, "old") < 0 || get_bytes(b, "new") < 0)
+        return NULL;
+    if (inter_hunk < 0) {
+        PyErr_SetString(PyExc_ValueError, "inter_hunk must be >= 0");
+        return NULL;
+    }
+    const unsigned char *pa = (const unsigned char *)PyBytes_AS_STRING(a);
+    const unsigned char *pb = (const unsigned char *)PyBytes_AS_STRING(b);
+    idx_t la = PyBytes_GET_SIZE(a), lb = PyBytes_GET_SIZE(b);
+    int nogil = la + lb >= 64 * 1024;
+    PyThreadState *ts = nogil ? PyEval_SaveThread() : NULL;
+    rc = -1;
+    if (split_buffer(pa, la, &s1) == 0 && split_buffer(pb, lb, &s2) == 0) {
+        rc = run_diff(&s1, &s2, heuristic, minimal, &ed);
+        if (rc == 0 && context >= 0)
+            rc = emit_hunks(&o, &s1, &s2, &ed, context, inter_hunk);
+    }
+    if (ts)
+        PyEval_RestoreThread(ts);
+    if (rc == -1)
+        PyErr_NoMemory();
+    else if (rc == -2)
+        PyErr_SetString(PyExc_AssertionError, "diff_buffers: group sync broken in compaction");
+    else if (context >= 0)
+        result = PyBytes_FromStringAndSize(o.buf ? o.buf : "", (Py_ssize_t)o.len);
+    else
+        result = edits_list(&ed);
+    free(o.buf);
+    free(ed.v);
+    free_side(&s1);
+    free_side(&s2);
+    return result;
+}
+
 PyMethodDef gdc_linediff_methods[] = {
     {"diff_lines", py_diff_lines, METH_VARARGS,
      "diff_lines(a, b, indent_heuristic, minimal) -> [(i1, i2, n1, n2), ...]\n\n"
      "Git's default line diff of two sequences of lines (bytes), as\n"
      "gitodb.history.linediff.diff_lines computes it."},
+    {"diff_buffers", py_diff_buffers, METH_VARARGS,
+     "diff_buffers(old, new, indent_heuristic, minimal[, context, inter_hunk])\n\n"
+     "The line diff of two files' bytes: the edits, or with context >= 0 the\n"
+     "unified hunks (gitodb.history.patch.hunks) as bytes."},
     {NULL, NULL, 0, NULL},
 };

@@ -40,11 +40,12 @@ from collections.abc import Sequence
 from typing import NamedTuple
 
 try:
+    from gitodb._native import diff_buffers as _native_diff_buffers
     from gitodb._native import diff_lines as _native_diff_lines
 except ImportError:  # built without the native core
-    _native_diff_lines = None
+    _native_diff_lines = _native_diff_buffers = None
 if os.environ.get("GITODB_PURE_DIFF", "").lower() in ("1", "true", "yes", "on"):
-    _native_diff_lines = None
+    _native_diff_lines = _native_diff_buffers = None
 
 _MAX_EQLIMIT = 1024  # a line occurring more often than this on the other side is "common"
 _SIMSCAN_WINDOW = 100  # how far the run around a common line is examined
@@ -604,6 +605,38 @@ def diff_lines(
     if _native_diff_lines is not None:
         return list(map(Edit._make, _native_diff_lines(a, b, indent_heuristic, minimal)))
     return diff_lines_py(a, b, indent_heuristic=indent_heuristic, minimal=minimal)
+
+
+def diff_data(
+    old: bytes, new: bytes, *, indent_heuristic: bool = True, minimal: bool = False
+) -> list[Edit]:
+    """``diff_lines`` of two files' lines (``split_lines``); the native core cuts
+    the lines itself and makes no line objects."""
+    if _native_diff_buffers is not None:
+        return list(
+            map(Edit._make, _native_diff_buffers(bytes(old), bytes(new), indent_heuristic, minimal))
+        )
+    return diff_lines_py(
+        split_lines(old), split_lines(new), indent_heuristic=indent_heuristic, minimal=minimal
+    )
+
+
+def native_hunks(
+    old: bytes,
+    new: bytes,
+    context: int,
+    inter_hunk: int,
+    *,
+    indent_heuristic: bool = True,
+    minimal: bool = False,
+) -> bytes | None:
+    """The unified hunks of two files as ``patch.hunks`` writes them (``b""``: no
+    change), computed wholly in the native core; None when it is not in use."""
+    if _native_diff_buffers is None:
+        return None
+    return _native_diff_buffers(  # type: ignore[no-any-return]
+        bytes(old), bytes(new), indent_heuristic, minimal, context, inter_hunk
+    )
 
 
 def diff_lines_py(

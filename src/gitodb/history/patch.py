@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gitodb.history.linediff import Edit, diff_lines, split_lines
+from gitodb.history.linediff import Edit, diff_data, diff_lines, native_hunks, split_lines
 from gitodb.objects.pretty import quote_path
 
 if TYPE_CHECKING:
@@ -215,6 +215,19 @@ def unified(
     """The hunks of a unified diff from ``old`` to ``new`` (no file headers)."""
     if context == 0:
         old, new = _trim_common_tail(old, new)
+    return _hunk_text(old, new, context, inter_hunk, indent_heuristic, minimal)
+
+
+def _hunk_text(
+    old: bytes, new: bytes, context: int, inter_hunk: int, indent_heuristic: bool, minimal: bool
+) -> bytes:
+    """All the hunks of two files (``b""``: no change), in the native core when it
+    is in use, else through ``diff_lines`` and ``hunks``."""
+    body = native_hunks(
+        old, new, context, inter_hunk, indent_heuristic=indent_heuristic, minimal=minimal
+    )
+    if body is not None:
+        return body
     a = split_lines(old)
     b = split_lines(new)
     edits = diff_lines(a, b, indent_heuristic=indent_heuristic, minimal=minimal)
@@ -365,15 +378,12 @@ class PatchFormatter:
             return header + b"Binary files %s and %s differ\n" % (lbl0, lbl1)
         if o.context == 0:
             data1, data2 = _trim_common_tail(data1, data2)
-        a = split_lines(data1)
-        b = split_lines(data2)
-        edits = diff_lines(a, b, indent_heuristic=o.indent_heuristic, minimal=o.minimal)
-        if not edits:
+        body = _hunk_text(data1, data2, o.context, o.inter_hunk, o.indent_heuristic, o.minimal)
+        if not body:
             return header if must_show else b""
         tab0 = b"\t" if b" " in lbl0 else b""
         tab1 = b"\t" if b" " in lbl1 else b""
-        body = hunks(a, b, edits, o.context, o.inter_hunk)
-        return b"".join([header, b"--- %s%s\n+++ %s%s\n" % (lbl0, tab0, lbl1, tab1), *body])
+        return b"".join([header, b"--- %s%s\n+++ %s%s\n" % (lbl0, tab0, lbl1, tab1), body])
 
 
 def line_counts(
@@ -390,7 +400,7 @@ def line_counts(
             sides.append(read_blob(oid))
     if not text and (is_binary(sides[0]) or is_binary(sides[1])):
         return None
-    edits = diff_lines(split_lines(sides[0]), split_lines(sides[1]))
+    edits = diff_data(sides[0], sides[1])
     return sum(e.n2 for e in edits), sum(e.n1 for e in edits)
 
 
