@@ -968,6 +968,48 @@ emit_lines(out_t *o, char sign, const side_t *s, idx_t start, idx_t end)
 
 #define FUNC_LINE_MAX 80
 
+/* patch.utf8_prefix: the length of the longest valid UTF-8 prefix (Git's rules). */
+static idx_t
+utf8_prefix(const unsigned char *p, idx_t n)
+{
+    idx_t i = 0;
+    while (i < n) {
+        unsigned char c = p[i];
+        idx_t size;
+        int ok;
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if ((c & 0xe0) == 0xc0) {
+            size = 2;
+            ok = (c & 0xfe) != 0xc0;
+        } else if ((c & 0xf0) == 0xe0) {
+            size = 3;
+            ok = 1;
+        } else if ((c & 0xf8) == 0xf0) {
+            size = 4;
+            ok = c <= 0xf4;
+        } else {
+            return i;
+        }
+        if (i + size > n || !ok)
+            return i;
+        for (idx_t k = 1; k < size; k++)
+            if ((p[i + k] & 0xc0) != 0x80)
+                return i;
+        unsigned char c1 = p[i + 1];
+        if (size == 3
+            && ((c == 0xe0 && (c1 & 0xe0) == 0x80) || (c == 0xed && (c1 & 0xe0) == 0xa0)
+                || (c == 0xef && c1 == 0xbf && (p[i + 2] & 0xfe) == 0xbe)))
+            return i;
+        if (size == 4 && ((c == 0xf0 && (c1 & 0xf0) == 0x80) || (c == 0xf4 && c1 > 0x8f)))
+            return i;
+        i += size;
+    }
+    return n;
+}
+
 /* patch._func_name: the length of line i's function-name text, or -1 if it is none. */
 static idx_t
 func_name(const side_t *s, idx_t i)
@@ -984,7 +1026,7 @@ func_name(const side_t *s, idx_t i)
     while (len && (p[len - 1] == ' ' || p[len - 1] == '\t' || p[len - 1] == '\n'
                    || p[len - 1] == '\r'))
         len--;
-    return len;
+    return utf8_prefix(p, len);
 }
 
 static int
