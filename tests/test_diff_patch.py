@@ -470,3 +470,23 @@ def test_abbreviations_among_crowded_prefixes(tmp_path: Path) -> None:
     git("commit", "-qam", "two", cwd=path)
     for args in (["-r", "--abbrev=4"], ["-p", "--abbrev=4"], ["-p"]):
         assert_same(path, "diff-tree", *args, "HEAD^", "HEAD")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"abc \x80def",  # cut before the bad byte, the blank before it kept
+        b"abc\x00def ghi",  # NUL is valid
+        b"ab\xc0\x80x",  # overlong
+        b"ab\xed\xa0\x80x",  # surrogate
+        b"ab\xef\xbf\xbex",  # U+FFFE
+        b"ab\xef\xb7\x90x",  # U+FDD0 is kept
+        b"ab\xf4\x8f\xbf\xbfx",  # U+10FFFF is kept
+        b"ab\xf4\x90\x80\x80x",  # past U+10FFFF
+        b"a" * 79 + b"\xc3\xa9xyz",  # the 80-byte cut splits a character
+    ],
+)
+def test_function_name_stops_at_invalid_utf8(tmp_path: Path, line: bytes) -> None:
+    old = line + b"\n1\n2\n3\n4\n5\n6\n"
+    new = line + b"\n1\n2\n3\n4\n5\nX\n"
+    assert unified(old, new) == git_unified(tmp_path, old, new, "-a")

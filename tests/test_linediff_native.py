@@ -104,7 +104,10 @@ def test_edge_cases() -> None:
         (same, same[:-1]),
         (same, same + [b"y\n"]),
         ([b"\r\n", b"a\r\n"], [b"\n", b"a\n"]),  # CRLF differs from LF
-        ([b"p\n"] * 5000 + [b"a\n"] + [b"s\n"] * 5000, [b"p\n"] * 5000 + [b"b\n"] + [b"s\n"] * 5000),
+        (
+            [b"p\n"] * 5000 + [b"a\n"] + [b"s\n"] * 5000,
+            [b"p\n"] * 5000 + [b"b\n"] + [b"s\n"] * 5000,
+        ),
         ([b"p\n"] * 3000, [b"q\n"] * 3000),  # nothing in common
     ]
     for a, b in cases:
@@ -225,7 +228,17 @@ def hunks_py(old: bytes, new: bytes, context: int, inter_hunk: int, heuristic: b
 @st.composite
 def file_pair(draw: st.DrawFn) -> tuple[bytes, bytes]:
     a, b = draw(line_pair())
-    extra = [b"int main(void)\n", b"_start:\n", b"$x = 1;\n", b"f" * 100 + b"  \t\n"]
+    extra = [
+        b"int main(void)\n",
+        b"_start:\n",
+        b"$x = 1;\n",
+        b"f" * 100 + b"  \t\n",
+        b"a" * 79 + "\u00e9".encode() + b"x\n",  # the 80-byte cut splits a character
+        b"f\xc3(x\n",
+        b"g\xef\xbf\xbe \n",
+        b"h \xf0\x9f\x98\x80\xed\xa0\x80\n",
+        b"k\xf4\x90\x80\x80\n",
+    ]
     for side in (a, b):
         for _ in range(draw(st.integers(0, 3))):
             side.insert(draw(st.integers(0, len(side))), draw(st.sampled_from(extra)))

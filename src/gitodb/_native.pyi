@@ -175,3 +175,12 @@ def parse_headers(
 def diff_lines(
     a: Sequence[bytes], b: Sequence[bytes], indent_heuristic: bool, minimal: bool, /
 ) -> list[tuple[int, int, int, int]]: ...
+def diff_buffers(
+    old: bytes,
+    new: bytes,
+    indent_heuristic: bool,
+    minimal: bool,
+    context: int = ...,
+    inter_hunk: int = ...,
+    /,
+) -> Any: ...

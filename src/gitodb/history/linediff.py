@@ -36,9 +36,11 @@ from __future__ import annotations
 
 import os
 from collections import Counter
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
 
+_native_diff_lines: Callable[..., list[tuple[int, int, int, int]]] | None
+_native_diff_buffers: Callable[..., Any] | None
 try:
     from gitodb._native import diff_buffers as _native_diff_buffers
     from gitodb._native import diff_lines as _native_diff_lines

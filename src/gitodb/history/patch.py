@@ -384,7 +384,10 @@ class PatchFormatter:
         b = two.oid if two.valid else None
         if (a or self.null) != (b or self.null):
             if full_index:
-                out += b"index %s..%s" % ((a or self.null).hex().encode(), (b or self.null).hex().encode())
+                out += b"index %s..%s" % (
+                    (a or self.null).hex().encode(),
+                    (b or self.null).hex().encode(),
+                )
             else:
                 out += b"index %s..%s" % (self._abbrev(a), self._abbrev(b))
             if one.mode == two.mode:
