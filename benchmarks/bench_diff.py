@@ -6,9 +6,11 @@ chain of HEAD is fed to ``diff-tree --stdin`` as ``<commit> <first parent>`` lin
 ``--root``), for ``-p``, ``-p -M`` and ``--stat``.  Each command runs under git and
 gitodb alternately, best of ``--repeat`` runs: CPU time (user + sys), wall time and
 the maximum resident set size of the process; the outputs are compared byte for
-byte first (a difference is an error).  Prints a Markdown table.
+byte first (a difference is an error).  Prints a Markdown table.  ``--pure`` also
+times gitodb with ``GITODB_PURE_DIFF=1`` (the line diff in Python, the reference),
+in the same alternation.
 
-    python benchmarks/bench_diff.py [--repo PATH] [--repeat N] [--git GIT] [--limit N]
+    python benchmarks/bench_diff.py [--repo PATH] [--repeat N] [--git GIT] [--limit N] [--pure]
 """
 
 from __future__ import annotations
@@ -50,6 +52,7 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--git", default="git")
     ap.add_argument("--limit", type=int, default=0, help="only the first N commits")
+    ap.add_argument("--pure", action="store_true", help="also time GITODB_PURE_DIFF=1")
     args = ap.parse_args()
     if not args.repo.is_dir():
         print(f"no repository at {args.repo}", file=sys.stderr)
@@ -79,26 +82,31 @@ def main() -> int:
                 print(f"{label}: gitodb's output differs from git's", file=sys.stderr)
                 return 1
             best: dict[str, tuple[float, float, int]] = {}
-            for _ in range(args.repeat):  # alternate, so both see the same load
-                for name, prog in (("git", [args.git]), ("gitodb", gitodb)):
-                    got = measure_best([*prog, *cmd], 1, env=ENV, cwd=str(args.repo), stdin=f.name)
+            progs = [("git", [args.git], ENV), ("gitodb", gitodb, ENV)]
+            if args.pure:
+                progs.append(("pure", gitodb, {**ENV, "GITODB_PURE_DIFF": "1"}))
+            for _ in range(args.repeat):  # alternate, so all see the same load
+                for name, prog, env in progs:
+                    got = measure_best([*prog, *cmd], 1, env=env, cwd=str(args.repo), stdin=f.name)
                     old = best.get(name)
                     best[name] = got if old is None else tuple(map(min, old, got))  # type: ignore[assignment]
-            rows.append((label, len(outs[0]), best["git"], best["gitodb"]))
+            rows.append((label, len(outs[0]), best["git"], best["gitodb"], best.get("pure")))
     commits = pairs.count(b"\n")
     print(
         f"{commits} first-parent commits of {args.repo.name}; {version.strip()}; "
         f"best of {args.repeat}\n"
     )
+    pure_head = " pure-diff CPU s | pure ratio |" if args.pure else ""
     print(
-        "| command | output | git CPU s | gitodb CPU s | CPU ratio | git wall s | gitodb wall s"
-        " | git max RSS MiB | gitodb max RSS MiB |"
+        "| command | output | git CPU s | gitodb CPU s | CPU ratio |" + pure_head + " git wall s"
+        " | gitodb wall s | git max RSS MiB | gitodb max RSS MiB |"
     )
-    print("|---|---|---|---|---|---|---|---|---|")
-    for label, size, g, o in rows:
+    print("|---|---|---|---|---|" + ("---|---|" if args.pure else "") + "---|---|---|---|")
+    for label, size, g, o, p in rows:
+        pure = f" {p[1]:.2f} | {p[1] / g[1]:.1f}x |" if p is not None else ""
         print(
-            f"| `{label}` | {size / 2**20:.1f} MiB | {g[1]:.2f} | {o[1]:.2f} | {o[1] / g[1]:.1f}x"
-            f" | {g[0]:.2f} | {o[0]:.2f} | {g[2] / 1024:.0f} | {o[2] / 1024:.0f} |"
+            f"| `{label}` | {size / 2**20:.1f} MiB | {g[1]:.2f} | {o[1]:.2f} | {o[1] / g[1]:.1f}x |"
+            f"{pure} {g[0]:.2f} | {o[0]:.2f} | {g[2] / 1024:.0f} | {o[2] / 1024:.0f} |"
         )
     return 0
 

@@ -296,7 +296,7 @@ def test_diff_drivers_binary_or_refused(tmp_path: Path) -> None:
 
 def test_refused_options_are_errors(tmp_path: Path) -> None:
     repo = build(tmp_path / "r")
-    for option in ("--binary", "--cc", "-c", "-C", "-B", "--dirstat"):
+    for option in ("--cc", "-c", "-C", "-B", "--dirstat"):
         proc = subprocess.run(
             [sys.executable, "-m", "gitodb", "diff-tree", option, "HEAD"],
             cwd=repo,
@@ -434,3 +434,59 @@ def test_span_counts_are_gits(data: bytes) -> None:
     from gitodb.history.renames import span_counts
 
     assert dict(span_counts(data)) == _reference_span_counts(data)
+
+
+def _write_blobs(path: Path, start: int, count: int) -> None:
+    blob_dir = path.parent / f"blobs{start}"
+    blob_dir.mkdir()
+    names = []
+    for i in range(start, start + count):
+        (blob_dir / str(i)).write_bytes(b"blob %d\n" % i)
+        names.append(str(blob_dir / str(i)))
+    subprocess.run(
+        ["git", "hash-object", "-w", "--stdin-paths"],
+        cwd=path,
+        input="\n".join(names).encode() + b"\n",
+        capture_output=True,
+        env=git_env(),
+        check=True,
+    )
+
+
+def test_abbreviations_among_crowded_prefixes(tmp_path: Path) -> None:
+    """Short ids (``--abbrev=4``) where thousands of objects share 4-digit
+    prefixes, packed and loose: each is lengthened exactly as far as Git does."""
+    path = tmp_path / "r"
+    git("init", "-q", path)
+    for i in range(150):
+        (path / f"f{i}").write_bytes(b"%d\n" % i)
+    git("add", ".", cwd=path)
+    git("commit", "-q", "-m", "one", cwd=path)
+    _write_blobs(path, 0, 1500)
+    git("repack", "-adq", cwd=path)  # these packed, the next ones loose
+    _write_blobs(path, 1500, 1500)
+    for i in range(150):
+        (path / f"f{i}").write_bytes(b"%d changed\n" % i)
+    git("commit", "-qam", "two", cwd=path)
+    for args in (["-r", "--abbrev=4"], ["-p", "--abbrev=4"], ["-p"]):
+        assert_same(path, "diff-tree", *args, "HEAD^", "HEAD")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        b"abc \x80def",  # cut before the bad byte, the blank before it kept
+        b"abc\x00def ghi",  # NUL is valid
+        b"ab\xc0\x80x",  # overlong
+        b"ab\xed\xa0\x80x",  # surrogate
+        b"ab\xef\xbf\xbex",  # U+FFFE
+        b"ab\xef\xb7\x90x",  # U+FDD0 is kept
+        b"ab\xf4\x8f\xbf\xbfx",  # U+10FFFF is kept
+        b"ab\xf4\x90\x80\x80x",  # past U+10FFFF
+        b"a" * 79 + b"\xc3\xa9xyz",  # the 80-byte cut splits a character
+    ],
+)
+def test_function_name_stops_at_invalid_utf8(tmp_path: Path, line: bytes) -> None:
+    old = line + b"\n1\n2\n3\n4\n5\n6\n"
+    new = line + b"\n1\n2\n3\n4\n5\nX\n"
+    assert unified(old, new) == git_unified(tmp_path, old, new, "-a")

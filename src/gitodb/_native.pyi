@@ -1,7 +1,7 @@
 """Type stub for the native core (src/gitodb/_native/*.c)."""
 
 from array import array
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from mmap import mmap
 from typing import Any
 
@@ -170,3 +170,17 @@ def commit_walk(
 def parse_headers(
     data: bytes, /
 ) -> tuple[list[tuple[bytes, bytes | None]], bytes | None, bool]: ...
+
+# -- the line diff (src/gitodb/_native/linediff.c) -----------------------------------
+def diff_lines(
+    a: Sequence[bytes], b: Sequence[bytes], indent_heuristic: bool, minimal: bool, /
+) -> list[tuple[int, int, int, int]]: ...
+def diff_buffers(
+    old: bytes,
+    new: bytes,
+    indent_heuristic: bool,
+    minimal: bool,
+    context: int = ...,
+    inter_hunk: int = ...,
+    /,
+) -> Any: ...

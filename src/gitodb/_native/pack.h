@@ -6,6 +6,7 @@
 extern PyMethodDef gdc_pack_methods[];
 extern PyMethodDef gdc_walk_methods[];
 extern PyMethodDef gdc_heads_methods[];
+extern PyMethodDef gdc_linediff_methods[];
 /* zlib's version when heads.c was built with it (GITODB_HAVE_ZLIB), else NULL. */
 extern const char *gdc_zlib_version;
 /* zlibVersion() of the zlib linked at run time, or NULL without zlib. */

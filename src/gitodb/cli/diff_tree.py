@@ -4,13 +4,13 @@ Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
 ``--name-status``, patches (``-p``/``-u``/``--patch``, ``-U<n>``/``--unified=<n>``,
 ``--patch-with-raw``, ``--raw``, ``-s``/``--no-patch``, ``--full-index``, ``-a``/``--text``,
 ``--src-prefix``/``--dst-prefix``/``--no-prefix``/``--default-prefix``,
-``--inter-hunk-context``, ``--[no-]indent-heuristic``, ``--minimal``), ``--numstat``,
+``--inter-hunk-context``, ``--[no-]indent-heuristic``, ``--minimal``, ``--binary``), ``--numstat``,
 ``--shortstat``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
 ``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
 limiting, and rename detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-l<n>``).
 A thin shell over ``gitodb.history.treediff``, ``gitodb.history.renames`` and
 ``gitodb.history.patch``.  An option Git has that gitodb does not implement
-(``--binary``, ``-c``, ``--cc``, ``--stat``, ``-C``, ``-B``, ...) is refused with
+(``-c``, ``--cc``, ``-C``, ``-B``, ...) is refused with
 Git's usage (exit 129), never ignored.
 """
 
@@ -126,6 +126,7 @@ class Options:
         self.exit_code = False
         self.stdin = False
         self.full_index = False
+        self.binary = False
         self.text = False
         self.minimal = False
         self.indent_heuristic = True
@@ -173,6 +174,11 @@ def parse_args(argv: list[str]) -> Options:
             o.no_output = False
             if arg == "--compact-summary":
                 o.compact_summary = True
+        elif arg == "--binary":
+            # Git's binary patches for binary files; implies -p.
+            o.binary = True
+            o.formats.add("patch")
+            o.no_output = False
         elif arg in ("--pretty", "-v") or arg.startswith(("--pretty=", "--format=")):
             o.pretty = _pretty(arg)
         elif arg.startswith("--stat="):
@@ -337,6 +343,7 @@ class _Printer:
         if self._patcher is None:
             from gitodb.history.patch import PatchFormatter, PatchOptions
             from gitodb.repo.abbrev import Abbreviator, default_abbrev
+            from gitodb.repo.write import WriteSettings
 
             o = self.o
             repo = self.repo
@@ -355,6 +362,10 @@ class _Printer:
                 quote_fully=self.quote_fully,
                 abbrev=Abbreviator(repo, length),
                 hexsz=hexsz,
+                binary=o.binary,
+                compression=WriteSettings.from_config(repo.config).loose_compression
+                if o.binary
+                else 1,
             )
             odb = repo.odb
             self._patcher = PatchFormatter(

@@ -26,6 +26,9 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
 ``deflate(data, level=-1) -> bytes`` and ``Deflater(level)`` with
     ``compress(data)`` / ``flush()``.  Level is Git's ``core.compression``: -1
     default, 0 stored, 1-9.
+``deflate_as_git(data, level=-1) -> bytes``
+    Deflate on the standard library's zlib whatever the backend: the stream Git's
+    own zlib writes, for output that prints the compressed bytes (binary patches).
 ``crc32(data, value=0) -> int`` (``value`` positional, as in ``zlib.crc32``)
     and ``crc32_combine(crc1, crc2, len2) -> int``.
 ``set_backend(name)``, ``active_backend(op=None)``, ``available_backends()``.
@@ -76,6 +79,7 @@ __all__ = [
     "crc32",
     "crc32_combine",
     "deflate",
+    "deflate_as_git",
     "inflate",
     "inflate_head",
     "inflate_prefix",
@@ -146,6 +150,19 @@ def _make_deflate(primary: Backend, fallback: Backend | None) -> Callable[..., b
         return other(data, level)
 
     return deflate_split
+
+
+def deflate_as_git(data: Buffer, level: int = -1) -> bytes:
+    """``data`` as one zlib stream from the standard library's zlib (Git's own
+    library and defaults), at Git's ``level`` (-1, 0-9), whatever the backend:
+    other backends write other, equally valid, bytes."""
+    if level not in GIT_LEVELS:
+        raise _bad_level(level)
+    from .backends import stdlib
+
+    deflate = stdlib.load().deflate
+    assert deflate is not None
+    return deflate(data, level)
 
 
 def set_backend(name: str | None) -> None:

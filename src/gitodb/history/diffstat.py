@@ -17,7 +17,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from gitodb.history.linediff import diff_lines, split_lines
+from gitodb.history.linediff import diff_data
 from gitodb.history.patch import is_binary
 from gitodb.objects.pretty import quote_path
 
@@ -96,12 +96,7 @@ def file_stats(
         elif ch.old_id == ch.new_id and ch.old_mode and ch.new_mode:
             added = deleted = 0
         else:
-            edits = diff_lines(
-                split_lines(old),
-                split_lines(new),
-                indent_heuristic=indent_heuristic,
-                minimal=minimal,
-            )
+            edits = diff_data(old, new, indent_heuristic=indent_heuristic, minimal=minimal)
             added = sum(e.n2 for e in edits)
             deleted = sum(e.n1 for e in edits)
         fs = FileStat(ch.path, old_path, added, deleted, binary)

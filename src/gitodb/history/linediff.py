@@ -25,13 +25,29 @@ reproducing each of its stages, because each changes which of the many minimal
 
 Lines are identified by interning (equal bytes, equal number), which is what
 xdiff's classifier achieves with its hash table.
+
+This module is the reference.  ``diff_lines`` runs the native core's copy of it
+(``_native/linediff.c``) when that is built, unless ``GITODB_PURE_DIFF=1`` is set
+in the environment (read at import); ``diff_lines_py`` is always this Python code.
+The differential tests compare the two.
 """
 
 from __future__ import annotations
 
+import os
 from collections import Counter
-from collections.abc import Sequence
-from typing import NamedTuple
+from collections.abc import Callable, Sequence
+from typing import Any, NamedTuple
+
+_native_diff_lines: Callable[..., list[tuple[int, int, int, int]]] | None
+_native_diff_buffers: Callable[..., Any] | None
+try:
+    from gitodb._native import diff_buffers as _native_diff_buffers
+    from gitodb._native import diff_lines as _native_diff_lines
+except ImportError:  # built without the native core
+    _native_diff_lines = _native_diff_buffers = None
+if os.environ.get("GITODB_PURE_DIFF", "").lower() in ("1", "true", "yes", "on"):
+    _native_diff_lines = _native_diff_buffers = None
 
 _MAX_EQLIMIT = 1024  # a line occurring more often than this on the other side is "common"
 _SIMSCAN_WINDOW = 100  # how far the run around a common line is examined
@@ -573,6 +589,11 @@ def _compact(
         oe = rchg_o.find(0, os)
 
 
+def native_enabled() -> bool:
+    """True when ``diff_lines`` runs in the native core."""
+    return _native_diff_lines is not None
+
+
 def diff_lines(
     a: Sequence[bytes],
     b: Sequence[bytes],
@@ -583,6 +604,51 @@ def diff_lines(
     """The edit script from lines ``a`` to lines ``b``, as Git's default diff finds
     it (``indent_heuristic``: ``diff.indentHeuristic``, on by default;
     ``minimal``: ``--minimal``, no shortcuts)."""
+    if _native_diff_lines is not None:
+        return list(map(Edit._make, _native_diff_lines(a, b, indent_heuristic, minimal)))
+    return diff_lines_py(a, b, indent_heuristic=indent_heuristic, minimal=minimal)
+
+
+def diff_data(
+    old: bytes, new: bytes, *, indent_heuristic: bool = True, minimal: bool = False
+) -> list[Edit]:
+    """``diff_lines`` of two files' lines (``split_lines``); the native core cuts
+    the lines itself and makes no line objects."""
+    if _native_diff_buffers is not None:
+        return list(
+            map(Edit._make, _native_diff_buffers(bytes(old), bytes(new), indent_heuristic, minimal))
+        )
+    return diff_lines_py(
+        split_lines(old), split_lines(new), indent_heuristic=indent_heuristic, minimal=minimal
+    )
+
+
+def native_hunks(
+    old: bytes,
+    new: bytes,
+    context: int,
+    inter_hunk: int,
+    *,
+    indent_heuristic: bool = True,
+    minimal: bool = False,
+) -> bytes | None:
+    """The unified hunks of two files as ``patch.hunks`` writes them (``b""``: no
+    change), computed wholly in the native core; None when it is not in use."""
+    if _native_diff_buffers is None:
+        return None
+    return _native_diff_buffers(  # type: ignore[no-any-return]
+        bytes(old), bytes(new), indent_heuristic, minimal, context, inter_hunk
+    )
+
+
+def diff_lines_py(
+    a: Sequence[bytes],
+    b: Sequence[bytes],
+    *,
+    indent_heuristic: bool = True,
+    minimal: bool = False,
+) -> list[Edit]:
+    """``diff_lines`` in pure Python (the reference for the native core)."""
     n1 = len(a)
     n2 = len(b)
     # Stage 2: the common ends.

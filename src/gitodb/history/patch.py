@@ -32,7 +32,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from gitodb.history.linediff import Edit, diff_lines, split_lines
+from gitodb.history.linediff import Edit, diff_data, diff_lines, native_hunks, split_lines
 from gitodb.objects.pretty import quote_path
 
 if TYPE_CHECKING:
@@ -98,7 +98,45 @@ def _func_name(line: bytes) -> bytes | None:
     c = line[0]
     if not (65 <= c <= 90 or 97 <= c <= 122 or c == 95 or c == 36):
         return None
-    return line[:FUNC_LINE_MAX].rstrip(_SPACE)
+    got = line[:FUNC_LINE_MAX].rstrip(_SPACE)
+    return got if got.isascii() else got[: utf8_prefix(got)]
+
+
+def utf8_prefix(data: bytes) -> int:
+    """The length of the longest prefix of ``data`` that is valid UTF-8 by Git's
+    rules (no overlong forms, surrogates, U+FFFE/U+FFFF or code points past
+    U+10FFFF); Git cuts a hunk header's function name there."""
+    i = 0
+    n = len(data)
+    while i < n:
+        c = data[i]
+        if c < 0x80:
+            i += 1
+            continue
+        if c & 0xE0 == 0xC0:
+            size = 2
+            ok = c & 0xFE != 0xC0
+        elif c & 0xF0 == 0xE0:
+            size = 3
+            ok = True
+        elif c & 0xF8 == 0xF0:
+            size = 4
+            ok = c <= 0xF4
+        else:
+            return i
+        if i + size > n or not ok or any(b & 0xC0 != 0x80 for b in data[i + 1 : i + size]):
+            return i
+        c1 = data[i + 1]
+        if size == 3 and (
+            (c == 0xE0 and c1 & 0xE0 == 0x80)  # overlong
+            or (c == 0xED and c1 & 0xE0 == 0xA0)  # surrogate
+            or (c == 0xEF and c1 == 0xBF and data[i + 2] & 0xFE == 0xBE)  # U+FFFE, U+FFFF
+        ):
+            return i
+        if size == 4 and ((c == 0xF0 and c1 & 0xF0 == 0x80) or (c == 0xF4 and c1 > 0x8F)):
+            return i
+        i += size
+    return n
 
 
 def _range(start: int, count: int) -> bytes:
@@ -215,6 +253,19 @@ def unified(
     """The hunks of a unified diff from ``old`` to ``new`` (no file headers)."""
     if context == 0:
         old, new = _trim_common_tail(old, new)
+    return _hunk_text(old, new, context, inter_hunk, indent_heuristic, minimal)
+
+
+def _hunk_text(
+    old: bytes, new: bytes, context: int, inter_hunk: int, indent_heuristic: bool, minimal: bool
+) -> bytes:
+    """All the hunks of two files (``b""``: no change), in the native core when it
+    is in use, else through ``diff_lines`` and ``hunks``."""
+    body = native_hunks(
+        old, new, context, inter_hunk, indent_heuristic=indent_heuristic, minimal=minimal
+    )
+    if body is not None:
+        return body
     a = split_lines(old)
     b = split_lines(new)
     edits = diff_lines(a, b, indent_heuristic=indent_heuristic, minimal=minimal)
@@ -236,6 +287,8 @@ class PatchOptions:
     quote_fully: bool = True  # core.quotePath
     abbrev: Callable[[bytes], str] | None = None  # index-line ids; None: full
     hexsz: int = 40
+    binary: bool = False  # --binary: binary files as Git's binary patch
+    compression: int = 1  # the binary patch's zlib level (core.looseCompression)
 
 
 class _Side:
@@ -309,8 +362,11 @@ class PatchFormatter:
             )
         return self._pair(one, two, change)
 
-    def _meta(self, one: _Side, two: _Side, change: Any) -> tuple[bytes, bool]:
-        """Git's ``fill_metainfo``: similarity/rename lines and the index line."""
+    def _meta(
+        self, one: _Side, two: _Side, change: Any, full_index: bool = False
+    ) -> tuple[bytes, bool]:
+        """Git's ``fill_metainfo``: similarity/rename lines and the index line
+        (``full_index``: whole ids, as Git writes them for a binary patch)."""
         out = b""
         must_show = False
         status = change.status
@@ -327,7 +383,13 @@ class PatchFormatter:
         a = one.oid if one.valid else None
         b = two.oid if two.valid else None
         if (a or self.null) != (b or self.null):
-            out += b"index %s..%s" % (self._abbrev(a), self._abbrev(b))
+            if full_index:
+                out += b"index %s..%s" % (
+                    (a or self.null).hex().encode(),
+                    (b or self.null).hex().encode(),
+                )
+            else:
+                out += b"index %s..%s" % (self._abbrev(a), self._abbrev(b))
             if one.mode == two.mode:
                 out += b" %06o" % one.mode
             out += b"\n"
@@ -342,7 +404,13 @@ class PatchFormatter:
         b_two = self._quote(b_prefix, two.path)
         lbl0 = a_one if one.valid else b"/dev/null"
         lbl1 = b_two if two.valid else b"/dev/null"
-        meta, must_show = self._meta(one, two, change)
+        data: tuple[bytes, bytes] | None = None
+        full_index = False
+        if o.binary and not (one.valid and two.valid and (one.mode ^ two.mode) & _S_IFMT):
+            # With --binary, a binary side makes the index line show whole ids.
+            data = self._content(one), self._content(two)
+            full_index = self._is_binary(one, data[0]) or self._is_binary(two, data[1])
+        meta, must_show = self._meta(one, two, change, full_index)
         header = b"diff --git %s %s\n" % (a_one, b_two)
         if not one.valid:
             header += b"new file mode %06o\n" % two.mode + meta
@@ -357,23 +425,23 @@ class PatchFormatter:
             header += meta
             if (one.mode ^ two.mode) & _S_IFMT:
                 return header
-        data1 = self._content(one)
-        data2 = self._content(two)
+        data1, data2 = data if data is not None else (self._content(one), self._content(two))
         if not o.text and (self._is_binary(one, data1) or self._is_binary(two, data2)):
             if data1 == data2 and one.valid == two.valid:
                 return header if must_show else b""
+            if o.binary:
+                from gitodb.history.binpatch import binary_patch
+
+                return header + binary_patch(data1, data2, o.compression)
             return header + b"Binary files %s and %s differ\n" % (lbl0, lbl1)
         if o.context == 0:
             data1, data2 = _trim_common_tail(data1, data2)
-        a = split_lines(data1)
-        b = split_lines(data2)
-        edits = diff_lines(a, b, indent_heuristic=o.indent_heuristic, minimal=o.minimal)
-        if not edits:
+        body = _hunk_text(data1, data2, o.context, o.inter_hunk, o.indent_heuristic, o.minimal)
+        if not body:
             return header if must_show else b""
         tab0 = b"\t" if b" " in lbl0 else b""
         tab1 = b"\t" if b" " in lbl1 else b""
-        body = hunks(a, b, edits, o.context, o.inter_hunk)
-        return b"".join([header, b"--- %s%s\n+++ %s%s\n" % (lbl0, tab0, lbl1, tab1), *body])
+        return b"".join([header, b"--- %s%s\n+++ %s%s\n" % (lbl0, tab0, lbl1, tab1), body])
 
 
 def line_counts(
@@ -390,7 +458,7 @@ def line_counts(
             sides.append(read_blob(oid))
     if not text and (is_binary(sides[0]) or is_binary(sides[1])):
         return None
-    edits = diff_lines(split_lines(sides[0]), split_lines(sides[1]))
+    edits = diff_data(sides[0], sides[1])
     return sum(e.n2 for e in edits), sum(e.n1 for e in edits)
 
 

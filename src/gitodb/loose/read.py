@@ -38,6 +38,8 @@ class LooseObjectStore:
     def __init__(self, objects_dir: str | os.PathLike[str], fmt: ObjectFormat) -> None:
         self.objects_dir = os.fspath(objects_dir)
         self.fmt = fmt
+        # fan-out directory -> its names, for find_prefix(cached=True)
+        self._listing: dict[str, list[str]] = {}
 
     def path_of(self, oid: bytes) -> str:
         """The file that holds (or would hold) the object ``oid``."""
@@ -114,14 +116,18 @@ class LooseObjectStore:
                 if len(name) == hexsz - 2 and _HEX.issuperset(name):
                     yield bytes.fromhex(d + name)
 
-    def find_prefix(self, hex_prefix: str) -> list[bytes]:
-        """Ids of loose objects whose hex form starts with ``hex_prefix`` (>= 2 digits)."""
-        d = os.path.join(self.objects_dir, hex_prefix[:2])
+    def find_prefix(self, hex_prefix: str, *, cached: bool = False) -> list[bytes]:
+        """Ids of loose objects whose hex form starts with ``hex_prefix`` (>= 2 digits);
+        ``cached``: list each fan-out directory once and reuse the listing."""
         rest = hex_prefix[2:]
-        try:
-            names = os.listdir(d)
-        except (FileNotFoundError, NotADirectoryError):
-            return []
+        names = self._listing.get(hex_prefix[:2]) if cached else None
+        if names is None:
+            try:
+                names = os.listdir(os.path.join(self.objects_dir, hex_prefix[:2]))
+            except (FileNotFoundError, NotADirectoryError):
+                names = []
+            if cached:
+                self._listing[hex_prefix[:2]] = names
         hexsz = self.fmt.hexsz
         return [
             bytes.fromhex(hex_prefix[:2] + n)

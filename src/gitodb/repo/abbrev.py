@@ -52,6 +52,7 @@ class Abbreviator:
         hexsz = repo.object_format.hexsz
         self.length = hexsz if length == 0 or length >= hexsz else max(length, MINIMUM_ABBREV)
         self._cache: dict[bytes, str] = {}
+        self._scanned = False  # the first lookup looks for new packs, the others not
 
     def __call__(self, oid: bytes) -> str:
         """The abbreviation of ``oid``."""
@@ -60,9 +61,17 @@ class Abbreviator:
             return full
         got = self._cache.get(oid)
         if got is None:
+            # One lookup at the minimum length: the ids sharing it are the only ones
+            # a longer prefix can still share, so the length needed is one digit past
+            # the longest prefix in common with any of them.
             n = self.length
-            find = self.repo.odb.find_prefix
-            while n < len(full) and any(m != oid for m in find(full[:n])):
-                n += 1
+            for m in self.repo.odb.find_prefix(full[:n], cached=self._scanned):
+                if m != oid:
+                    other = m.hex()
+                    k = self.length
+                    while k < len(full) and other[k] == full[k]:
+                        k += 1
+                    n = max(n, min(k + 1, len(full)))
+            self._scanned = True
             got = self._cache[oid] = full[:n]
         return got

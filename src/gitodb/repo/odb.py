@@ -921,13 +921,18 @@ class ObjectDatabase:
         for oid, _pack, _where in self.iter_located(order):
             yield oid
 
-    def find_prefix(self, hex_prefix: str) -> list[bytes]:
-        """Every distinct id starting with ``hex_prefix`` (lower-case hex, >= 1 digit)."""
+    def find_prefix(self, hex_prefix: str, *, cached: bool = False) -> list[bytes]:
+        """Every distinct id starting with ``hex_prefix`` (lower-case hex, >= 1 digit).
+
+        ``cached=True`` is for many lookups in a row, as Git's abbreviation makes
+        them: only the packs already open, and each loose fan-out directory listed
+        once (Git's loose-object cache)."""
         found: set[bytes] = set()
         nibbles = len(hex_prefix)
         padded = hex_prefix + ("0" if nibbles % 2 else "")
         prefix = bytes.fromhex(padded)
-        self.rescan_packs()
+        if not cached:
+            self.rescan_packs()
         covered = self._midx_covered
         for entry in self.midx.values():
             if entry is not None:
@@ -939,7 +944,7 @@ class ObjectDatabase:
                 found.add(pack.idx.oid_at(pos))
         if nibbles >= 2:
             for d in self.dirs:
-                found.update(d.loose.find_prefix(hex_prefix))
+                found.update(d.loose.find_prefix(hex_prefix, cached=cached))
         else:
             for d in self.dirs:
                 found.update(o for o in d.loose.iter_oids() if o.hex().startswith(hex_prefix))
