@@ -232,6 +232,7 @@ def run(argv: list[str], ctx: Context) -> int:
             conversion=conversion,
             writev=output.writev,
             write=output.write,
+            pwritev=output.pwritev if hasattr(os, "pwritev") else None,
         )
     if conversion is not None:
         return _run_transform(repo, o, args, conversion)

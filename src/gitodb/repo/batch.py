@@ -22,6 +22,7 @@ import os
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, BinaryIO, TextIO, cast
 
 from gitodb.errors import (
@@ -201,13 +202,15 @@ class BatchFormat:
 #: ``os.writev``/``os.write``-like calls (the CLI passes ones that tag stdout's errors)
 WriteV = Callable[[int, Sequence[bytes | memoryview]], int]
 Write = Callable[[int, bytes | memoryview], int]
+PWriteV = Callable[[int, Sequence[bytes | memoryview], int], int]
 
 
 class BatchOutput:
     """Collects output and writes it in large chunks (or per request when unbuffered).
 
     ``writev``/``write`` are the system calls used for large scattered writes to a
-    file descriptor (``os.writev``/``os.write`` by default).
+    file descriptor (``os.writev``/``os.write`` by default); ``pwritev`` the one that
+    places records in a regular file (``os.pwritev``; None where there is none).
     """
 
     def __init__(
@@ -217,11 +220,13 @@ class BatchOutput:
         *,
         writev: WriteV | None = None,
         write: Write | None = None,
+        pwritev: PWriteV | None = None,
     ) -> None:
         self.stream = stream
         self.buffered = buffered
         self._writev = writev or getattr(os, "writev", None)
         self._write = write or os.write
+        self.pwritev: PWriteV | None = pwritev or getattr(os, "pwritev", None)
         self.parts: list[bytes] = []
         self.size = 0
         self.total = 0  # bytes accepted so far (written or pending)
@@ -530,6 +535,44 @@ class BatchRunner:
         its output record goes to an anonymous temporary file, and the records are
         then copied out in id order.  Same bytes as Git; the cost is one extra copy.
         """
+        if self.fmt.is_default:
+            try:
+                if self._default_contents_in_place():
+                    return
+                self._contents_spilled()
+            except GitodbError:
+                # Damage somewhere: print in id order what Git prints before it dies.
+                # (it raises there; reading one object at a time may also succeed)
+                self._default_contents_id_order()
+            return
+        self._contents_spilled()
+
+    def _default_contents_id_order(self) -> None:
+        """Default ``--batch`` records in id order, each header line out before its
+        content is read, as Git writes them: on damage, the output ends where Git's
+        does, and the typed error of the object that Git fails on is raised."""
+        names = {n: t.encode() for n, t in TYPE_NAMES.items()}
+        write = self.out.write
+        for oid, pack, where in self.odb.iter_located("sorted"):
+            if pack is not None:
+                type_num, size = pack.header_at(cast(int, where))
+            else:
+                header = cast("LooseObjectStore", where).read_header(oid)
+                if header is None:
+                    write(oid.hex().encode() + b" missing\n")
+                    continue
+                type_num, size = TYPE_NUMBERS[header[0]], header[1]
+            write(b"%s %s %d\n" % (oid.hex().encode(), names[type_num], size))
+            if pack is not None:
+                data = pack.read_at(cast(int, where))[1]
+            else:
+                got = cast("LooseObjectStore", where).read(oid)
+                data = got[1] if got is not None else self.odb.read(oid)[1]
+            write(data)
+            write(b"\n")
+
+    def _contents_spilled(self) -> None:
+        """Every record built in pack order into a temporary file, copied out in id order."""
         located = list(self.odb.iter_located("sorted"))
         starts = array("Q", bytes(8 * len(located)))
         ends = array("Q", bytes(8 * len(located)))
@@ -562,6 +605,98 @@ class BatchRunner:
             if not written:
                 return
             self._copy_in_order(spill_file.fileno(), starts, ends)
+
+    def _default_contents_in_place(self) -> bool:
+        """``--batch --batch-all-objects`` (default format, id order) straight into a
+        regular file: no spill.
+
+        Every record's length is known from the headers alone (the one-pass header
+        scan of ``--batch-check``), so its place in the output is too: the objects
+        are built in pack order (bases cached) and each record is written at its
+        offset with ``pwritev``.  Only for a fully packed repository (one pack, no
+        loose objects) and standard output a regular file positioned at its end,
+        not in append mode (``> file``); anything else, the spill.  If an entry
+        cannot be read, what was written is cut off again and ``GitodbError`` is
+        raised (the caller then prints in id order what Git prints before it dies).
+        Returns False (nothing written) when it does not apply.
+        """
+        pwritev = self.out.pwritev
+        at = self._output_file_end() if pwritev is not None else None
+        pack = self._only_pack() if at is not None else None
+        if at is None or pack is None or pwritev is None:
+            return False
+        fd, base = at
+        types, sizes = pack.headers_by_position()
+        names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
+        # record: "<hex> <type> <size>\n" <data> "\n"
+        fixed = 2 * self.rawsz + 3
+        name_len = [len(n) for n in names]
+        starts = array(
+            "Q",
+            accumulate(
+                (
+                    fixed + name_len[t] + len(str(s)) + s + 1
+                    for t, s in zip(types, sizes, strict=True)
+                ),
+                initial=base,
+            ),
+        )
+        rev = pack.rev_order
+        try:
+            for k, (oid, _off, t, data) in enumerate(pack.iter_objects()):
+                p = rev[k]
+                if t != types[p] or len(data) != sizes[p]:
+                    raise _NotAsScanned
+                parts = [b"%s %s %d\n" % (oid.hex().encode(), names[t], len(data)), data, b"\n"]
+                at_ = starts[p]
+                want = starts[p + 1] - at_
+                done = pwritev(fd, parts, at_)
+                if done < want:  # short write (a signal, a full disk): the rest plainly
+                    rest = memoryview(b"".join(parts))[done:]
+                    while rest:
+                        n = pwritev(fd, [rest], at_ + want - len(rest))
+                        rest = rest[n:]
+        except (GitodbError, _NotAsScanned):
+            # Undo; the caller then prints what Git prints, in id order, and dies.
+            os.ftruncate(fd, base)
+            os.lseek(fd, base, os.SEEK_SET)
+            raise GitodbError("damaged object") from None
+        os.lseek(fd, starts[-1], os.SEEK_SET)
+        return True
+
+    def _output_file_end(self) -> tuple[int, int] | None:
+        """``(fd, offset)`` of standard output when it is a regular file positioned at
+        its end and not in append mode (records can be placed with ``pwrite``)."""
+        stream = self.out.stream
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            return None
+        import fcntl  # only here (start-up)
+        import stat
+
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+                return None
+            stream.flush()
+            here = os.lseek(fd, 0, os.SEEK_CUR)
+        except OSError:
+            return None
+        return (fd, here) if here == os.fstat(fd).st_size else None
+
+    def _only_pack(self) -> PackFile | None:
+        """The repository's one pack when every object is in it (no loose objects,
+        no other or unusable pack: as after ``git gc``), else None."""
+        odb = self.odb
+        odb.rescan_packs()
+        if (
+            len(odb.packs) != 1
+            or odb.unusable
+            or any(True for d in odb.dirs for _ in d.loose.iter_oids())
+        ):
+            return None
+        return odb.packs[0]
 
     def _spill_default(
         self,
@@ -654,15 +789,9 @@ class BatchRunner:
 
         Returns False (nothing printed) when the repository is not laid out so.
         """
-        odb = self.odb
-        odb.rescan_packs()
-        if (
-            len(odb.packs) != 1
-            or odb.unusable
-            or any(True for d in odb.dirs for _ in d.loose.iter_oids())
-        ):
+        pack = self._only_pack()
+        if pack is None:
             return False
-        pack = odb.packs[0]
         types, sizes = pack.headers_by_position()
         count = pack.count
         names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
@@ -705,6 +834,10 @@ class BatchRunner:
             if len(parts) >= 16384:
                 stream_write(b"".join(parts))
                 parts.clear()
+
+
+class _NotAsScanned(Exception):
+    """An object built differently from what its header said (damage): start over."""
 
 
 def read_requests(stream: BinaryIO, nul: bool) -> Iterator[bytes]:
@@ -776,11 +909,13 @@ def run_batch(
     err: TextIO | None = None,
     writev: WriteV | None = None,
     write: Write | None = None,
+    pwritev: PWriteV | None = None,
 ) -> int:
     """Answer a batch run: requests from ``stdin`` (or every object), records to ``stdout``.
 
     ``conversion`` is needed with a ``transform``; ``err`` gets Git's ``error:``
-    lines; ``writev``/``write`` replace the system calls used for large writes.
+    lines; ``writev``/``write``/``pwritev`` replace the system calls used for large
+    writes.
     Raises ``GitodbError`` where Git dies (what was produced before goes out first).
     Returns the exit status (0).
     """
@@ -789,7 +924,7 @@ def run_batch(
     contents = o.mode == "batch"
     buffer = bool(o.buffer)
     buffered = o.all_objects if o.buffer is None else buffer
-    out = BatchOutput(stdout, buffered, writev=writev, write=write)
+    out = BatchOutput(stdout, buffered, writev=writev, write=write, pwritev=pwritev)
     transform = o.transform
     if transform is not None and conversion is None:
         raise ValueError(f"transform {transform!r} needs a conversion")
