@@ -233,6 +233,7 @@ def run(argv: list[str], ctx: Context) -> int:
             writev=output.writev,
             write=output.write,
             pwritev=output.pwritev if hasattr(os, "pwritev") else None,
+            sendfile=output.sendfile if hasattr(os, "sendfile") else None,
         )
     if conversion is not None:
         return _run_transform(repo, o, args, conversion)

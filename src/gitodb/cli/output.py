@@ -135,3 +135,11 @@ def pwritev(fd: int, parts: Sequence[bytes | memoryview], offset: int) -> int:
         return os.pwritev(fd, parts, offset)
     except OSError as e:
         raise _tagged(e) if fd == 1 else e from None
+
+
+def sendfile(out_fd: int, in_fd: int, offset: int, count: int) -> int:
+    """``os.sendfile`` whose errors on fd 1 are ``StdoutWriteError``."""
+    try:
+        return os.sendfile(out_fd, in_fd, offset, count)
+    except OSError as e:
+        raise _tagged(e) if out_fd == 1 else e from None
