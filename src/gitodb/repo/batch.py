@@ -7,9 +7,10 @@ records: a line from a ``BatchFormat`` (``%(objectname) %(objecttype)
 ``BatchRunner.all_objects`` lists every object of the repository instead.
 
 The read strategies live here, not in the command: which walk answers
-``--batch-all-objects`` (pack order with bases cached, a one-pack header scan, a
-spill to a temporary file sorted back into id order, the plain per-object loop
-when filters or conversions apply), and the pack-rank sort keys that order reads.
+``--batch-all-objects`` (pack order with bases cached, a one-pack header scan,
+records placed straight into a regular output file, a spill to a temporary file
+sorted back into id order, the plain per-object loop when filters or conversions
+apply), and the pack-rank sort keys that order reads.
 The bytes are Git's in every case; only the cost differs.
 
 Diagnostics Git prints on the way (an ambiguous name, a corrupt loose object)
