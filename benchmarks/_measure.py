@@ -13,15 +13,22 @@ def run(
     cwd: str | None = None,
     stdin: str | None = None,
     timeout: float = 1800,
+    stdout: str | None = None,
 ) -> tuple[float, float, int]:
-    """(wall s, CPU s, max RSS KiB) of one run of ``cmd``, output to /dev/null.
+    """(wall s, CPU s, max RSS KiB) of one run of ``cmd``, output to /dev/null (or
+    to the file ``stdout``, created or truncated).
 
     The child is reaped with ``os.wait4``, so the usage (and the max RSS) is its
     own, not the maximum over every child this process has had.
     """
     fin = open(stdin, "rb") if stdin else subprocess.DEVNULL  # noqa: SIM115
+    fout = open(stdout, "wb") if stdout else subprocess.DEVNULL  # noqa: SIM115
     t0 = time.perf_counter()
-    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stdin=fin, env=env, cwd=cwd)
+    try:
+        p = subprocess.Popen(cmd, stdout=fout, stdin=fin, env=env, cwd=cwd)
+    finally:
+        if stdout:
+            fout.close()  # type: ignore[union-attr]
     deadline = t0 + timeout
     while True:
         pid, status, usage = os.wait4(p.pid, os.WNOHANG)

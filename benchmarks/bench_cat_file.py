@@ -1,19 +1,22 @@
 """Time ``gitodb cat-file`` against ``git cat-file``, dulwich and pygit2 in one run.
 
-On the benchmark repository (``make_bench_repo.py``; built first if missing) it times
+On a repository (``--repo``, e.g. ``../shared/corpus/libgit2.git``; by default the
+benchmark repository of ``make_bench_repo.py``, built first if missing) it times
 
 * ``--batch-check --batch-all-objects`` and ``--batch --batch-all-objects``, each with
-  and without ``--unordered``: ``git cat-file`` and ``gitodb cat-file`` once per zlib
-  backend (``--zlib-backend=``);
-* reading every object through each library's Python API in id order and writing
-  ``--batch`` output: gitodb, dulwich and pygit2.
+  and without ``--unordered``, output to /dev/null, and ``--batch`` (id order) into a
+  regular file as well (``> file``: gitodb places the records, no spill): git 2.39
+  (``git`` on PATH, zlib), Git 2.55 (``../shared/git-2.55``, zlib-ng) and ``gitodb
+  cat-file`` on each ``--backends`` (default ``zlib,zlib-ng,auto``);
+* reading every object through each library's Python API: gitodb, dulwich, pygit2.
 
-Every command's output is checked against git's (sha256 of the bytes; for the
-unordered modes, of the sorted records, since Git's order is only "pack order").
-Prints a Markdown table with times and ratios to git.
+Runs alternate between the tools (round-robin, best of ``--repeat``).  Ratios are
+of CPU time (user + system of the child, ``os.wait4``); max RSS is the child's own.
+Every output is checked against git 2.39's: sha256 of the bytes, streamed; for the
+unordered modes and the API readers, a sum of the records' sha256 (order-free).
 
+    python benchmarks/bench_cat_file.py --repo ../shared/corpus/libgit2.git --repeat 3
     python benchmarks/bench_cat_file.py --quick     # small repository, 1 repetition
-    python benchmarks/bench_cat_file.py             # full repository, best of 3
 """
 
 from __future__ import annotations
@@ -21,24 +24,27 @@ from __future__ import annotations
 import argparse
 import hashlib
 import os
+import shutil
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
 import make_bench_repo  # noqa: E402
-from _measure import measure_best  # noqa: E402
+from _measure import run  # noqa: E402
 
 ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 ENV.pop("GITODB_ZLIB_BACKEND", None)
 
-MODES = [
-    ("--batch-check", False),
-    ("--batch-check", True),
-    ("--batch", False),
-    ("--batch", True),
+MODES = [  # (--modes key, option, --unordered, output into a regular file)
+    ("batch-check", "--batch-check", False, False),
+    ("batch-check-unordered", "--batch-check", True, False),
+    ("batch", "--batch", False, False),
+    ("batch-file", "--batch", False, True),
+    ("batch-unordered", "--batch", True, False),
 ]
 
 # Reading every object through a library's Python API, in the order the library
@@ -76,46 +82,93 @@ for oid in odb:
 }
 
 
-def run_timed(
-    cmd: list[str], repeat: int, timeout: float | None = None
-) -> tuple[float, float, int]:
-    """Best (wall seconds, CPU seconds, max RSS KiB) of ``repeat`` runs, output to /dev/null.
+GIT_255 = HERE.parent.parent / "shared" / "git-2.55" / "git" / "bin" / "git"
+ENV.pop("PYTHONDONTWRITEBYTECODE", None)  # measure with compiled bytecode, as users run
+_CHUNK = 1 << 22
 
-    CPU time is the child's user + system time: on a machine shared with other
-    work it is the steadier number, and the ratios in the table use it.  Max RSS
-    is the child's own (``_measure.run`` reaps it with ``os.wait4``).
-    """
-    return measure_best(cmd, repeat, env=ENV, timeout=timeout or 1800.0)
+
+class _Digest:
+    """sha256 of a stream, or (``records``) an order-free sum of its records' sha256."""
+
+    def __init__(self, records: bool, contents: bool) -> None:
+        self.records = records
+        self.contents = contents
+        self.whole = hashlib.sha256()
+        self.total = 0
+        self.buf = bytearray()
+
+    def feed(self, data: bytes) -> None:
+        if not self.records:
+            self.whole.update(data)
+            return
+        buf = self.buf
+        buf += data
+        pos = 0
+        while True:
+            nl = buf.find(b"\n", pos)
+            if nl < 0:
+                break
+            end = nl + 1
+            if self.contents:
+                parts = buf[pos:nl].split(b" ")
+                if len(parts) == 3 and parts[1] != b"missing":
+                    end += int(parts[2]) + 1
+            if end > len(buf):
+                break
+            self.total += int.from_bytes(hashlib.sha256(buf[pos:end]).digest(), "big")
+            pos = end
+        del buf[:pos]
+
+    def hexdigest(self) -> str:
+        if not self.records:
+            return self.whole.hexdigest()
+        return f"{self.total % (1 << 256):064x}/{len(self.buf)}"
 
 
 def output_digest(cmd: list[str], unordered: bool, contents: bool) -> str:
-    """sha256 of the command's output (of its sorted records when ``unordered``)."""
-    out = subprocess.run(cmd, stdout=subprocess.PIPE, check=True, env=ENV).stdout
-    if not unordered:
-        return hashlib.sha256(out).hexdigest()
-    records = split_records(out) if contents else out.splitlines(keepends=True)
-    records.sort()
-    return hashlib.sha256(b"".join(records)).hexdigest()
+    """The digest of the command's output (order-free when ``unordered``)."""
+    d = _Digest(unordered, contents)
+    with subprocess.Popen(cmd, stdout=subprocess.PIPE, env=ENV) as p:
+        assert p.stdout is not None
+        while chunk := p.stdout.read(_CHUNK):
+            d.feed(chunk)
+    if p.returncode:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
+    return d.hexdigest()
 
 
-def split_records(out: bytes) -> list[bytes]:
-    """Split ``--batch`` output (header line, content, newline) into one bytes per object."""
-    records = []
-    pos = 0
-    n = len(out)
-    while pos < n:
-        nl = out.index(b"\n", pos)
-        parts = out[pos:nl].split(b" ")
-        end = nl + 1
-        if len(parts) == 3 and parts[1] != b"missing":
-            end += int(parts[2]) + 1
-        records.append(out[pos:end])
-        pos = end
-    return records
+def file_digest(path: str) -> str:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        while chunk := f.read(_CHUNK):
+            h.update(chunk)
+    return h.hexdigest()
 
 
-def fmt_ratio(t: float, ref: float) -> str:
-    return f"{t / ref:.2f}x"
+def measure_round_robin(
+    cmds: dict[str, list[str]], repeat: int, stdout: str | None = None, timeout: float = 1800.0
+) -> dict[str, tuple[float, float, int] | str]:
+    """Best (wall, CPU, max RSS KiB) per tool, the tools alternating in each round;
+    a tool that fails or times out gets the reason instead."""
+    runs: dict[str, list[tuple[float, float, int]]] = {k: [] for k in cmds}
+    failed: dict[str, str] = {}
+    for _ in range(repeat):
+        for name, cmd in cmds.items():
+            if name in failed:
+                continue
+            try:
+                runs[name].append(run(cmd, env=ENV, stdout=stdout, timeout=timeout))
+            except subprocess.CalledProcessError:
+                failed[name] = "failed"
+            except subprocess.TimeoutExpired:
+                failed[name] = f"> {timeout:.0f} s"
+    out: dict[str, tuple[float, float, int] | str] = {}
+    for name, rs in runs.items():
+        if name in failed:
+            out[name] = failed[name]
+        else:
+            out[name] = (min(r[0] for r in rs), min(r[1] for r in rs), min(r[2] for r in rs))
+    return out
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -123,20 +176,16 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small repository, 1 repetition")
     ap.add_argument("--repo", type=Path, help="use this repository instead")
     ap.add_argument("--repeat", type=int, help="repetitions per measurement (best is kept)")
-    ap.add_argument("--backends", help="comma-separated zlib backends (default: all installed)")
+    ap.add_argument("--peer-repeat", type=int, default=1, help="repetitions of the API rows")
+    ap.add_argument("--backends", default="zlib,zlib-ng,auto", help="comma-separated backends")
     ap.add_argument("--no-peers", action="store_true", help="skip the Python API rows")
     ap.add_argument(
         "--modes",
-        help="comma-separated subset of: batch-check, "
-        "batch-check-unordered, batch, batch-unordered (default: all)",
+        help="comma-separated subset of: batch-check, batch-check-unordered, batch, "
+        "batch-file, batch-unordered (default: all)",
     )
     ap.add_argument("--no-verify", action="store_true", help="skip output comparison")
-    ap.add_argument(
-        "--peer-timeout",
-        type=float,
-        default=900.0,
-        help="give up on a Python API reader after this many seconds",
-    )
+    ap.add_argument("--peer-timeout", type=float, default=900.0)
     args = ap.parse_args(argv)
     repeat = args.repeat or (1 if args.quick else 3)
 
@@ -148,9 +197,7 @@ def main(argv: list[str] | None = None) -> int:
         if not (repo / "objects").is_dir():
             size = make_bench_repo.QUICK if args.quick else make_bench_repo.FULL
             make_bench_repo.build(repo, size["commits"], size["files"], size["edits"], 50, 50)
-    from gitodb import compress
-
-    backends = args.backends.split(",") if args.backends else compress.available_backends()
+    backends = args.backends.split(",")
     count = subprocess.run(
         ["git", "-C", str(repo), "count-objects", "-v"],
         env=ENV,
@@ -161,113 +208,99 @@ def main(argv: list[str] | None = None) -> int:
     stats = dict(line.split(": ") for line in count.splitlines())
     objects = int(stats["count"]) + int(stats["in-pack"])
     print(f"repository: {repo} ({objects} objects, {stats['size-pack']} KiB of packs)")
-    git_version = subprocess.run(
-        ["git", "--version"], capture_output=True, text=True
-    ).stdout.strip()
-    print(
-        f"{git_version}; python {sys.version.split()[0]}; repeat {repeat}; "
-        f"backends: {', '.join(backends)}\n"
+    gits = {"git 2.39": "git"}
+    if GIT_255.exists():
+        gits["git 2.55"] = str(GIT_255)
+    versions = "; ".join(
+        subprocess.run([g, "--version"], capture_output=True, text=True).stdout.strip()
+        for g in gits.values()
     )
+    print(f"{versions}; python {sys.version.split()[0]}; repeat {repeat}; load {os.getloadavg()}\n")
 
-    rows: list[tuple[str, str, float, float, int, str, str]] = []
+    # (mode label, tool, wall, CPU, RSS KiB, identical)
+    rows: list[tuple[str, str, float, float, int, str]] = []
     wanted = set(args.modes.split(",")) if args.modes else None
-    for mode, unordered in MODES:
-        if wanted is not None and mode[2:] + ("-unordered" if unordered else "") not in wanted:
-            continue
-        contents = mode == "--batch"
-        label = f"{mode}{' --unordered' if unordered else ''}"
-        extra = ["--unordered"] if unordered else []
-        git_cmd = ["git", "-C", str(repo), "cat-file", mode, "--batch-all-objects", *extra]
-        w_git, t_git, m_git = run_timed(git_cmd, repeat)
-        ref = None if args.no_verify else output_digest(git_cmd, unordered, contents)
-        rows.append((label, "git cat-file", w_git, t_git, m_git, "1.00x", "reference"))
-        for b in backends:
-            cmd = [
-                sys.executable,
-                "-m",
-                "gitodb",
-                f"--zlib-backend={b}",
-                "-C",
-                str(repo),
-                "cat-file",
-                mode,
-                "--batch-all-objects",
-                *extra,
-            ]
-            w, t, m = run_timed(cmd, repeat)
-            same = (
-                "-"
-                if ref is None
-                else ("yes" if output_digest(cmd, unordered, contents) == ref else "**NO**")
-            )
-            rows.append((label, f"gitodb ({b})", w, t, m, fmt_ratio(t, t_git), same))
-        print(f"  {label}: done", file=sys.stderr)
+    scratch = tempfile.mkdtemp(prefix="bench-cat-file-")
+    try:
+        for key, mode, unordered, to_file in MODES:
+            if wanted is not None and key not in wanted:
+                continue
+            contents = mode == "--batch"
+            label = f"{mode}{' --unordered' if unordered else ''}{' > file' if to_file else ''}"
+            extra = ["--unordered"] if unordered else []
+            tail = ["-C", str(repo), "cat-file", mode, "--batch-all-objects", *extra]
+            cmds = {name: [g, *tail] for name, g in gits.items()}
+            for b in backends:
+                cmds[f"gitodb ({b})"] = [
+                    sys.executable,
+                    "-m",
+                    "gitodb",
+                    f"--zlib-backend={b}",
+                    *tail,
+                ]
+            sink = os.path.join(scratch, "out") if to_file else None
+            got = measure_round_robin(cmds, repeat, stdout=sink)
+            ref = None
+            for name, cmd in cmds.items():
+                same = "-"
+                if not args.no_verify:
+                    if to_file:
+                        run(cmd, env=ENV, stdout=sink)
+                        digest = file_digest(sink)  # type: ignore[arg-type]
+                    else:
+                        digest = output_digest(cmd, unordered, contents)
+                    if ref is None:
+                        ref, same = digest, "reference"
+                    else:
+                        same = "yes" if digest == ref else "**NO**"
+                r = got[name]
+                if isinstance(r, str):
+                    rows.append((label, name, float("nan"), float("nan"), 0, r))
+                else:
+                    rows.append((label, name, *r, same))
+            if sink:
+                os.unlink(sink)
+            print(f"  {label}: done", file=sys.stderr)
 
-    if not args.no_peers:
-        git_cmd = ["git", "-C", str(repo), "cat-file", "--batch", "--batch-all-objects"]
-        w_git, t_git, m_git = run_timed(git_cmd, repeat)
-        ref = None if args.no_verify else output_digest(git_cmd, True, True)
-        rows.append(
-            (
-                "read every object (API)",
-                "git cat-file --batch",
-                w_git,
-                t_git,
-                m_git,
-                "1.00x",
-                "reference",
-            )
-        )
-        for name, script in PEER_SCRIPTS.items():
-            cmd = [sys.executable, "-c", script, str(repo)]
-            try:
-                w, t, m = run_timed(cmd, repeat, timeout=args.peer_timeout)
-            except subprocess.CalledProcessError:
-                rows.append(
-                    ("read every object (API)", name, float("nan"), float("nan"), 0, "-", "failed")
-                )
-                continue
-            except subprocess.TimeoutExpired:
-                rows.append(
-                    (
-                        "read every object (API)",
-                        name,
-                        float("nan"),
-                        float("nan"),
-                        0,
-                        f"> {args.peer_timeout:.0f} s",
-                        "timed out",
-                    )
-                )
-                continue
-            same = (
-                "-"
-                if ref is None
-                else ("yes" if output_digest(cmd, True, True) == ref else "**NO**")
-            )
-            rows.append(("read every object (API)", name, w, t, m, fmt_ratio(t, t_git), same))
+        if not args.no_peers:
+            label = "read every object (API)"
+            cmds = {
+                name: [sys.executable, "-c", script, str(repo)]
+                for name, script in PEER_SCRIPTS.items()
+            }
+            got = measure_round_robin(cmds, args.peer_repeat, timeout=args.peer_timeout)
+            git_cmd = ["git", "-C", str(repo), "cat-file", "--batch", "--batch-all-objects"]
+            ref = None if args.no_verify else output_digest(git_cmd, True, True)
+            for name, cmd in cmds.items():
+                r = got[name]
+                if isinstance(r, str):
+                    rows.append((label, name, float("nan"), float("nan"), 0, r))
+                    continue
+                same = "-"
+                if ref is not None:
+                    same = "yes" if output_digest(cmd, True, True) == ref else "**NO**"
+                rows.append((label, name, *r, same))
+    finally:
+        shutil.rmtree(scratch, ignore_errors=True)
 
     print(
-        "| mode | tool | wall s | CPU s | max RSS MiB | CPU / git | RSS / git | output identical |"
+        "| mode | tool | wall s | CPU s | max RSS MiB | CPU / git 2.39 | CPU / git 2.55 "
+        "| RSS / git 2.39 | output identical |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---|")
-    git_rss = {label: m for label, tool, _w, _t, m, _r, _s in rows if tool.startswith("git ")}
-    for label, tool, w, t, m, ratio, same in rows:
-        rss_ratio = f"{m / git_rss[label]:.2f}x" if git_rss.get(label) and m else "-"
-        print(
-            f"| {label} | {tool} | {w:.2f} | {t:.2f} | {m / 1024:.0f} | {ratio} | "
-            f"{rss_ratio} | {same} |"
-        )
-    by = {(label, tool): t for label, tool, _w, t, _m, _r, _s in rows}
-    print()
-    for mode, unordered in MODES:
-        label = f"{mode}{' --unordered' if unordered else ''}"
-        z, ng = by.get((label, "gitodb (zlib)")), by.get((label, "gitodb (zlib-ng)"))
-        if z and ng:
-            print(
-                f"- {label}: gitodb zlib-ng needs {ng / z:.2f}x the CPU time of gitodb zlib "
-                f"({z / ng:.2f}x as fast)"
-            )
+    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
+    ref_cpu = {(lb, t): c for lb, t, _w, c, _m, _s in rows}
+    ref_rss = {(lb, t): m for lb, t, _w, _c, m, _s in rows}
+    api = ref_cpu.get(("read every object (API)", "gitodb API"))
+    for label, tool, w, t, m, same in rows:
+        g39, g55 = ref_cpu.get((label, "git 2.39")), ref_cpu.get((label, "git 2.55"))
+        r39 = f"{t / g39:.2f}x" if g39 else "-"
+        r55 = f"{t / g55:.2f}x" if g55 else "-"
+        rss39 = ref_rss.get((label, "git 2.39"))
+        rr = f"{m / rss39:.2f}x" if rss39 and m else "-"
+        if label == "read every object (API)" and api:
+            r39 = f"{t / api:.2f}x gitodb"
+        cells = [label, tool, f"{w:.2f}", f"{t:.2f}", f"{m / 1024:.0f}", r39, r55, rr, same]
+        print("| " + " | ".join(cells) + " |")
     return 0
 
 

@@ -103,7 +103,10 @@ _CHILD = r"""
 import os, resource, sys
 from gitodb.cli.main import main
 mode, repo = sys.argv[1], sys.argv[2]
-null = os.open(os.devnull, os.O_WRONLY)
+if mode == "sorted-file":  # a regular file: the records are placed, not spilled
+    null = os.open(os.path.join(repo, "cat-file.out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+else:
+    null = os.open(os.devnull, os.O_WRONLY)
 os.dup2(null, 1)
 if mode == "baseline":
     from gitodb.repo import Repository
@@ -115,6 +118,7 @@ else:
     argv = {
         "unordered": ["cat-file", "--batch-all-objects", "--batch", "--unordered"],
         "sorted": ["cat-file", "--batch-all-objects", "--batch"],
+        "sorted-file": ["cat-file", "--batch-all-objects", "--batch"],
         "verify-pack": ["verify-pack", *sys.argv[3:]],
         "library": None,
     }[mode]
@@ -148,7 +152,7 @@ def big_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]
     return repo, path, 2 * MIB
 
 
-@pytest.mark.parametrize("mode", ["library", "unordered", "sorted", "verify-pack"])
+@pytest.mark.parametrize("mode", ["library", "unordered", "sorted", "sorted-file", "verify-pack"])
 def test_peak_memory_of_a_walk_is_bounded_by_the_limit(
     big_repo: tuple[Path, Path, int], mode: str
 ) -> None:

@@ -232,6 +232,8 @@ def run(argv: list[str], ctx: Context) -> int:
             conversion=conversion,
             writev=output.writev,
             write=output.write,
+            pwritev=output.pwritev if hasattr(os, "pwritev") else None,
+            sendfile=output.sendfile if hasattr(os, "sendfile") else None,
         )
     if conversion is not None:
         return _run_transform(repo, o, args, conversion)

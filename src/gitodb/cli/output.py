@@ -127,3 +127,19 @@ def write(fd: int, data: bytes | memoryview) -> int:
         return os.write(fd, data)
     except OSError as e:
         raise _tagged(e) if fd == 1 else e from None
+
+
+def pwritev(fd: int, parts: Sequence[bytes | memoryview], offset: int) -> int:
+    """``os.pwritev`` whose errors on fd 1 are ``StdoutWriteError``."""
+    try:
+        return os.pwritev(fd, parts, offset)
+    except OSError as e:
+        raise _tagged(e) if fd == 1 else e from None
+
+
+def sendfile(out_fd: int, in_fd: int, offset: int, count: int) -> int:
+    """``os.sendfile`` whose errors on fd 1 are ``StdoutWriteError``."""
+    try:
+        return os.sendfile(out_fd, in_fd, offset, count)
+    except OSError as e:
+        raise _tagged(e) if out_fd == 1 else e from None

@@ -7,9 +7,10 @@ records: a line from a ``BatchFormat`` (``%(objectname) %(objecttype)
 ``BatchRunner.all_objects`` lists every object of the repository instead.
 
 The read strategies live here, not in the command: which walk answers
-``--batch-all-objects`` (pack order with bases cached, a one-pack header scan, a
-spill to a temporary file sorted back into id order, the plain per-object loop
-when filters or conversions apply), and the pack-rank sort keys that order reads.
+``--batch-all-objects`` (pack order with bases cached, a one-pack header scan,
+records placed straight into a regular output file, a spill to a temporary file
+sorted back into id order, the plain per-object loop when filters or conversions
+apply), and the pack-rank sort keys that order reads.
 The bytes are Git's in every case; only the cost differs.
 
 Diagnostics Git prints on the way (an ambiguous name, a corrupt loose object)
@@ -22,6 +23,7 @@ import os
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
+from itertools import accumulate
 from typing import TYPE_CHECKING, BinaryIO, TextIO, cast
 
 from gitodb.errors import (
@@ -83,6 +85,8 @@ KNOWN_ATOMS = (
 OUTPUT_CHUNK = 1 << 20
 # Objects per write of --batch-check --batch-all-objects output.
 _CHECK_LINES_CHUNK = 1 << 16
+# Spilled records at least this large are copied out with sendfile.
+_SENDFILE_MIN = 64 * 1024
 # Buffers per writev call (the kernel's UIO_MAXIOV).
 _IOV_MAX = 1024
 _BLOB = TYPE_NUMBERS["blob"]
@@ -201,13 +205,17 @@ class BatchFormat:
 #: ``os.writev``/``os.write``-like calls (the CLI passes ones that tag stdout's errors)
 WriteV = Callable[[int, Sequence[bytes | memoryview]], int]
 Write = Callable[[int, bytes | memoryview], int]
+PWriteV = Callable[[int, Sequence[bytes | memoryview], int], int]
+SendFile = Callable[[int, int, int, int], int]
 
 
 class BatchOutput:
     """Collects output and writes it in large chunks (or per request when unbuffered).
 
     ``writev``/``write`` are the system calls used for large scattered writes to a
-    file descriptor (``os.writev``/``os.write`` by default).
+    file descriptor (``os.writev``/``os.write`` by default); ``pwritev`` the one that
+    places records in a regular file (``os.pwritev``; None where there is none);
+    ``sendfile`` the one that copies from a file to the output in the kernel.
     """
 
     def __init__(
@@ -217,11 +225,15 @@ class BatchOutput:
         *,
         writev: WriteV | None = None,
         write: Write | None = None,
+        pwritev: PWriteV | None = None,
+        sendfile: SendFile | None = None,
     ) -> None:
         self.stream = stream
         self.buffered = buffered
         self._writev = writev or getattr(os, "writev", None)
         self._write = write or os.write
+        self.pwritev: PWriteV | None = pwritev or getattr(os, "pwritev", None)
+        self.sendfile: SendFile | None = sendfile or getattr(os, "sendfile", None)
         self.parts: list[bytes] = []
         self.size = 0
         self.total = 0  # bytes accepted so far (written or pending)
@@ -530,6 +542,44 @@ class BatchRunner:
         its output record goes to an anonymous temporary file, and the records are
         then copied out in id order.  Same bytes as Git; the cost is one extra copy.
         """
+        if self.fmt.is_default:
+            try:
+                if self._default_contents_in_place():
+                    return
+                self._contents_spilled()
+            except GitodbError:
+                # Damage somewhere: print in id order what Git prints before it dies.
+                # (it raises there; reading one object at a time may also succeed)
+                self._default_contents_id_order()
+            return
+        self._contents_spilled()
+
+    def _default_contents_id_order(self) -> None:
+        """Default ``--batch`` records in id order, each header line out before its
+        content is read, as Git writes them: on damage, the output ends where Git's
+        does, and the typed error of the object that Git fails on is raised."""
+        names = {n: t.encode() for n, t in TYPE_NAMES.items()}
+        write = self.out.write
+        for oid, pack, where in self.odb.iter_located("sorted"):
+            if pack is not None:
+                type_num, size = pack.header_at(cast(int, where))
+            else:
+                header = cast("LooseObjectStore", where).read_header(oid)
+                if header is None:
+                    write(oid.hex().encode() + b" missing\n")
+                    continue
+                type_num, size = TYPE_NUMBERS[header[0]], header[1]
+            write(b"%s %s %d\n" % (oid.hex().encode(), names[type_num], size))
+            if pack is not None:
+                data = pack.read_at(cast(int, where))[1]
+            else:
+                got = cast("LooseObjectStore", where).read(oid)
+                data = got[1] if got is not None else self.odb.read(oid)[1]
+            write(data)
+            write(b"\n")
+
+    def _contents_spilled(self) -> None:
+        """Every record built in pack order into a temporary file, copied out in id order."""
         located = list(self.odb.iter_located("sorted"))
         starts = array("Q", bytes(8 * len(located)))
         ends = array("Q", bytes(8 * len(located)))
@@ -563,6 +613,98 @@ class BatchRunner:
                 return
             self._copy_in_order(spill_file.fileno(), starts, ends)
 
+    def _default_contents_in_place(self) -> bool:
+        """``--batch --batch-all-objects`` (default format, id order) straight into a
+        regular file: no spill.
+
+        Every record's length is known from the headers alone (the one-pass header
+        scan of ``--batch-check``), so its place in the output is too: the objects
+        are built in pack order (bases cached) and each record is written at its
+        offset with ``pwritev``.  Only for a fully packed repository (one pack, no
+        loose objects) and standard output a regular file positioned at its end,
+        not in append mode (``> file``); anything else, the spill.  If an entry
+        cannot be read, what was written is cut off again and ``GitodbError`` is
+        raised (the caller then prints in id order what Git prints before it dies).
+        Returns False (nothing written) when it does not apply.
+        """
+        pwritev = self.out.pwritev
+        at = self._output_file_end() if pwritev is not None else None
+        pack = self._only_pack() if at is not None else None
+        if at is None or pack is None or pwritev is None:
+            return False
+        fd, base = at
+        types, sizes = pack.headers_by_position()
+        names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
+        # record: "<hex> <type> <size>\n" <data> "\n"
+        fixed = 2 * self.rawsz + 3
+        name_len = [len(n) for n in names]
+        starts = array(
+            "Q",
+            accumulate(
+                (
+                    fixed + name_len[t] + len(str(s)) + s + 1
+                    for t, s in zip(types, sizes, strict=True)
+                ),
+                initial=base,
+            ),
+        )
+        rev = pack.rev_order
+        try:
+            for k, (oid, _off, t, data) in enumerate(pack.iter_objects()):
+                p = rev[k]
+                if t != types[p] or len(data) != sizes[p]:
+                    raise _NotAsScanned
+                parts = [b"%s %s %d\n" % (oid.hex().encode(), names[t], len(data)), data, b"\n"]
+                at_ = starts[p]
+                want = starts[p + 1] - at_
+                done = pwritev(fd, parts, at_)
+                if done < want:  # short write (a signal, a full disk): the rest plainly
+                    rest = memoryview(b"".join(parts))[done:]
+                    while rest:
+                        n = pwritev(fd, [rest], at_ + want - len(rest))
+                        rest = rest[n:]
+        except (GitodbError, _NotAsScanned):
+            # Undo; the caller then prints what Git prints, in id order, and dies.
+            os.ftruncate(fd, base)
+            os.lseek(fd, base, os.SEEK_SET)
+            raise GitodbError("damaged object") from None
+        os.lseek(fd, starts[-1], os.SEEK_SET)
+        return True
+
+    def _output_file_end(self) -> tuple[int, int] | None:
+        """``(fd, offset)`` of standard output when it is a regular file positioned at
+        its end and not in append mode (records can be placed with ``pwrite``)."""
+        stream = self.out.stream
+        try:
+            fd = stream.fileno()
+        except (AttributeError, OSError, ValueError):
+            return None
+        import fcntl  # only here (start-up)
+        import stat
+
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode) or fcntl.fcntl(fd, fcntl.F_GETFL) & os.O_APPEND:
+                return None
+            stream.flush()
+            here = os.lseek(fd, 0, os.SEEK_CUR)
+        except OSError:
+            return None
+        return (fd, here) if here == os.fstat(fd).st_size else None
+
+    def _only_pack(self) -> PackFile | None:
+        """The repository's one pack when every object is in it (no loose objects,
+        no other or unusable pack: as after ``git gc``), else None."""
+        odb = self.odb
+        odb.rescan_packs()
+        if (
+            len(odb.packs) != 1
+            or odb.unusable
+            or any(True for d in odb.dirs for _ in d.loose.iter_oids())
+        ):
+            return None
+        return odb.packs[0]
+
     def _spill_default(
         self,
         located: list[Located],
@@ -577,7 +719,7 @@ class BatchRunner:
         names = {n: t.encode() for n, t in TYPE_NAMES.items()}
         index = {oid: i for i, (oid, _pack, _where) in enumerate(located)}
         parts = spill.parts
-        stream_write = spill.stream.write
+        write_parts = spill.write_parts
         pending = 0
         written = 0
 
@@ -602,23 +744,43 @@ class BatchRunner:
             parts.append(b"\n")
             pending += len(data)
             if pending >= OUTPUT_CHUNK:
-                stream_write(b"".join(parts))
+                write_parts(parts)  # writev: no joined copy of the objects
                 parts.clear()
                 pending = 0
         spill.size = pending
         return written
 
     def _copy_in_order(self, fd: int, starts: array[int], ends: array[int]) -> None:
-        """Copy the spilled records out in id order, reading each with ``pread``.
+        """Copy the spilled records out in id order.
 
+        Large records go with ``sendfile`` (kernel to kernel: no copy through this
+        process); small ones are read with ``pread`` and written in ~1 MiB batches.
         Not a mapping of the spill: read at random, its touched pages (and the
         kernel's fault-around of each) would stay in the process's RSS up to the
-        spill's whole size.  Reads land in the page cache and in ~1 MiB of output.
+        spill's whole size.
         """
-        stream_write = self.out.stream.write
+        out = self.out
+        stream_write = out.stream.write
+        sendfile = out.sendfile
+        try:
+            out_fd = out.stream.fileno() if sendfile is not None else -1
+        except (AttributeError, OSError, ValueError):
+            out_fd = -1
         chunk: list[bytes] = []
         pending = 0
         for start, end in zip(starts, ends, strict=True):
+            if out_fd >= 0 and end - start >= _SENDFILE_MIN:
+                if chunk:
+                    stream_write(b"".join(chunk))
+                    chunk.clear()
+                    pending = 0
+                out.stream.flush()
+                while start < end:
+                    sent = sendfile(out_fd, fd, start, end - start)  # type: ignore[misc]
+                    if sent <= 0:  # the spill ended early: cannot happen; do not spin
+                        raise GitodbError("cat-file: temporary file is truncated")
+                    start += sent
+                continue
             chunk.append(pread(fd, end - start, start))
             pending += end - start
             if pending >= OUTPUT_CHUNK:
@@ -654,15 +816,9 @@ class BatchRunner:
 
         Returns False (nothing printed) when the repository is not laid out so.
         """
-        odb = self.odb
-        odb.rescan_packs()
-        if (
-            len(odb.packs) != 1
-            or odb.unusable
-            or any(True for d in odb.dirs for _ in d.loose.iter_oids())
-        ):
+        pack = self._only_pack()
+        if pack is None:
             return False
-        pack = odb.packs[0]
         types, sizes = pack.headers_by_position()
         count = pack.count
         names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
@@ -705,6 +861,10 @@ class BatchRunner:
             if len(parts) >= 16384:
                 stream_write(b"".join(parts))
                 parts.clear()
+
+
+class _NotAsScanned(Exception):
+    """An object built differently from what its header said (damage): start over."""
 
 
 def read_requests(stream: BinaryIO, nul: bool) -> Iterator[bytes]:
@@ -776,11 +936,14 @@ def run_batch(
     err: TextIO | None = None,
     writev: WriteV | None = None,
     write: Write | None = None,
+    pwritev: PWriteV | None = None,
+    sendfile: SendFile | None = None,
 ) -> int:
     """Answer a batch run: requests from ``stdin`` (or every object), records to ``stdout``.
 
     ``conversion`` is needed with a ``transform``; ``err`` gets Git's ``error:``
-    lines; ``writev``/``write`` replace the system calls used for large writes.
+    lines; ``writev``/``write``/``pwritev``/``sendfile`` replace the system calls
+    used for large writes.
     Raises ``GitodbError`` where Git dies (what was produced before goes out first).
     Returns the exit status (0).
     """
@@ -789,7 +952,9 @@ def run_batch(
     contents = o.mode == "batch"
     buffer = bool(o.buffer)
     buffered = o.all_objects if o.buffer is None else buffer
-    out = BatchOutput(stdout, buffered, writev=writev, write=write)
+    out = BatchOutput(
+        stdout, buffered, writev=writev, write=write, pwritev=pwritev, sendfile=sendfile
+    )
     transform = o.transform
     if transform is not None and conversion is None:
         raise ValueError(f"transform {transform!r} needs a conversion")
