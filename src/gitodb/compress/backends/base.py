@@ -65,3 +65,7 @@ class Backend:
     #: damaged tail fails a read of the first bytes), or "" when it stops there
     decodes_past_max_length: str = ""
     notes: list[str] = field(default_factory=list)
+    #: the loaded shared object of the binding that exports the library's own C API
+    #: (libdeflate's ``libdeflate_zlib_decompress``...), or "": the native core may
+    #: then inflate through that very library without a Python call per object
+    c_library: str = ""
