@@ -166,9 +166,10 @@ COMMANDS = [
     ("rev-list", "--max-count=3", "--skip=1", "--all"),
     ("rev-list", "--topo-order", "--parents", "--all"),
     ("rev-list", "--topo-order", "--objects", "--all"),
-    ("rev-list", "--topo-order", "--first-parent", "--all"),
     ("rev-list", "--count", "--all"),
     ("log", "--format=%H %P %an %ae %at %s", "--all"),
+    ("log", "--format=%H%x00%s%n%T %cn <%ce> %ct", "--all"),
+    ("log", "--pretty=format:%s %H", "--all"),
     ("ls-tree", "-r", "t0"),
     ("ls-tree", "-r", "-t", "-z", "t0"),
     ("ls-tree", "-r", "-d", "--name-only", "t0"),
@@ -340,6 +341,17 @@ def test_plain_listings_come_from_the_native_text(tmp_path: Path) -> None:
         w.add(r.resolve("HEAD~1"), uninteresting=True)
         w.add(r.resolve("HEAD"))
         assert w.native_text(False) is None  # an exclusion: the Python walk
+    from gitodb.history.graph import CommitGraph
+    from gitodb.history.pretty import Formatter
+
+    parts = Formatter(r, "%H %s").native_parts()
+    assert parts is not None and Formatter(r, "%h %s").native_parts() is None
+    with pure(False):
+        w = RevWalk(r, graph=CommitGraph(r, keep_raw=True))
+        w.add(r.resolve("HEAD"))
+        got_log = w.native_format(parts, b"\n", b"", lambda oid, raw: b"")
+    assert got_log is not None
+    assert got_log[1] == git("log", "--format=%H %s", cwd=repo)
     r.odb.close()
 
 
@@ -469,3 +481,29 @@ def test_suspended_walk_holds_no_pack_buffer(tmp_path: Path) -> None:
     r.odb.rescan_packs()
     rest = [n.id.hex() for n in it]
     assert rest == git("rev-list", "HEAD~1", cwd=repo).decode().split()
+
+
+@needs_native
+def test_native_log_format_on_odd_commits(tmp_path: Path) -> None:
+    """The C formatter expands like the Python one (and Git) on identities without a
+    date or with a zero-padded one, multi-line subjects and an encoding header,
+    which it leaves to the Python formatter."""
+    repo = _small_repo(tmp_path)
+    tree = git("rev-parse", "HEAD^{tree}", cwd=repo).decode().strip()
+    parent = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    bodies = [
+        b"author  Spaced  Name   <a@b> 0001700000000 +0100\n"
+        b"committer C <c@d>\n\n\n  first line  \nsecond\t\n\nbody\n",
+        b"author NoMail 12 +0000\ncommitter C <c@d> 5 -0130\nencoding ISO-8859-1\n\n"
+        b"caf\xe9 subject\n",
+        b"author A <a@b> 7 +0000\ncommitter C <c@d> 8 +0000\n",  # no message at all
+    ]
+    for body in bodies:
+        raw = b"tree %s\nparent %s\n" % (tree.encode(), parent.encode()) + body
+        out = git("hash-object", "-t", "commit", "-w", "--literally", "--stdin", input=raw, cwd=repo)
+        parent = out.decode().strip()
+    git("update-ref", "refs/heads/odd", parent, cwd=repo)
+    args = ("log", "--format=%H|%an|%ae|%at|%cn|%ce|%ct|%s|%P|%T", "odd")
+    ref, got = _both(repo, *args)
+    assert ref == (0, git(*args, cwd=repo), "")
+    assert got == ref

@@ -150,6 +150,14 @@ class CommitWalk:
     def text(
         self, parents: bool, want_trees: bool, topo: bool, want_text: bool, /
     ) -> tuple[int, bytes, list[bytes] | None]: ...
+    def format(
+        self,
+        parts: list[bytes | int],
+        end: bytes,
+        sep: bytes,
+        fallback: Callable[[bytes, bytes | None], bytes],
+        /,
+    ) -> tuple[int, bytes]: ...
 
 def odb_reader(
     packs: list[Any],  # (pack buffer, data end, cache key base, v2 index buffer, count)

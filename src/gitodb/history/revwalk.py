@@ -803,23 +803,13 @@ class RevWalk:
             del walk
             reader.close()
 
-    def native_text(
-        self, parents: bool, want_text: bool = True
-    ) -> tuple[int, bytes, BaseException | None] | None:
-        """The whole walk as rev-list lists it without per-commit options, from the
-        native core: ``(count, lines, error)``, a line ``<id>`` (with ``parents``,
-        then the parents' ids) per commit, or None where that does not apply
-        (exclusions, limits, path limiting, orders but default and topo...): then
-        use ``commits()``.
-
-        Like ``commits()`` it consumes the walk; ``objects()``/``objects_text()``
-        then list the shown commits' trees.  ``error``: what ended the walk early
-        (a missing or damaged parent), for the caller to raise after printing the
-        lines before it, as Git prints them before it dies."""
-        if (
+    def _native_plain(self) -> bool:
+        """True if the whole walk can run in C: default or topological order, no
+        exclusions, limits, path limiting, grafts, nor options that look at commits
+        (``native_text``, ``native_format``)."""
+        return not (
             self._walked
             or self.order not in ("default", "topo")
-            or (self.order == "topo" and self.first_parent)
             or self.side is not None
             or self.bisect
             or self.want_children
@@ -839,8 +829,10 @@ class RevWalk:
             or self.graph.grafts
             or any(p.uninteresting for p in self.pending)
             or not native.walk_usable(self.graph)
-        ):
-            return None
+        )
+
+    def _native_walk(self) -> tuple[Any, Any]:
+        """Start the C walk ``_native_plain`` allowed: ``(walk, reader)``."""
         self._walked = True
         # The starts need no sorting by date: the native queue orders by date, and
         # keeps equal dates in the order queued, which a stable sort keeps too.
@@ -848,7 +840,56 @@ class RevWalk:
         self._handle_pending(starts)
         got = native.commit_walk(self.graph, starts, self.first_parent)
         assert got is not None  # walk_usable said so
-        walk, reader = got
+        return got
+
+    def native_format(
+        self,
+        parts: list[bytes | int],
+        end: bytes,
+        sep: bytes,
+        fallback: Callable[[bytes, bytes | None], bytes],
+    ) -> tuple[int, bytes, BaseException | None] | None:
+        """The whole walk (default order) through a user format in the native core
+        (``parts`` from ``Formatter.native_parts``, the graph keeping raw commits):
+        ``(count, text, error)``, each commit followed by ``end`` or (``sep``)
+        preceded by it after the first, as ``log`` prints them; a commit the C
+        formatter leaves (an ``encoding`` header) is ``fallback(id, raw or None)``.
+        None where it does not apply (see ``native_text``; ``error`` too)."""
+        if not self._native_plain() or self.order != "default" or not self.graph.keep_raw:
+            return None
+        walk, reader = self._native_walk()
+        error: BaseException | None = None
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            count, text = walk.format(parts, end, sep, fallback)
+            try:
+                walk.next(1)  # the walk is done: raises what ended it early, if anything
+            except Exception as e:
+                error = e
+        finally:
+            if collecting:
+                gc.enable()
+            del walk
+            reader.close()
+        return count, text, error
+
+    def native_text(
+        self, parents: bool, want_text: bool = True
+    ) -> tuple[int, bytes, BaseException | None] | None:
+        """The whole walk as rev-list lists it without per-commit options, from the
+        native core: ``(count, lines, error)``, a line ``<id>`` (with ``parents``,
+        then the parents' ids) per commit, or None where that does not apply
+        (exclusions, limits, path limiting, orders but default and topo...): then
+        use ``commits()``.
+
+        Like ``commits()`` it consumes the walk; ``objects()``/``objects_text()``
+        then list the shown commits' trees.  ``error``: what ended the walk early
+        (a missing or damaged parent), for the caller to raise after printing the
+        lines before it, as Git prints them before it dies."""
+        if not self._native_plain() or (self.order == "topo" and self.first_parent):
+            return None
+        walk, reader = self._native_walk()
         error: BaseException | None = None
         # The records are freed by reference count; the cyclic collector would only
         # traverse them again and again while the walk makes them.
