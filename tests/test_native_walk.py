@@ -500,7 +500,9 @@ def test_native_log_format_on_odd_commits(tmp_path: Path) -> None:
     ]
     for body in bodies:
         raw = b"tree %s\nparent %s\n" % (tree.encode(), parent.encode()) + body
-        out = git("hash-object", "-t", "commit", "-w", "--literally", "--stdin", input=raw, cwd=repo)
+        out = git(
+            "hash-object", "-t", "commit", "-w", "--literally", "--stdin", input=raw, cwd=repo
+        )
         parent = out.decode().strip()
     git("update-ref", "refs/heads/odd", parent, cwd=repo)
     args = ("log", "--format=%H|%an|%ae|%at|%cn|%ce|%ct|%s|%P|%T", "odd")
