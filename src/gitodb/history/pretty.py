@@ -73,7 +73,16 @@ _UNSUPPORTED = {
 _WS = b" \t\n\r\x0b\x0c"
 # The placeholders the native formatter expands (_native/histwalk.inc, FMT_*).
 _NATIVE_CODES = {
-    b"H": 0, b"T": 1, b"P": 2, b"s": 3, b"an": 4, b"ae": 5, b"at": 6, b"cn": 7, b"ce": 8, b"ct": 9
+    b"H": 0,
+    b"T": 1,
+    b"P": 2,
+    b"s": 3,
+    b"an": 4,
+    b"ae": 5,
+    b"at": 6,
+    b"cn": 7,
+    b"ce": 8,
+    b"ct": 9,
 }
 # The fixed date formats of %aD %ar %ai %aI %as (and the committer's).
 _PLACEHOLDER_DATES = {
