@@ -7,7 +7,7 @@
   chosen backend's binding, and through the Python loop on the Python cache: the
   same objects, and for damaged entries the same error (read_at's, naming the
   offset).
-* ``compress.native_inflate()`` says zlib only when zlib is the chosen backend.
+* ``compress.native_inflate()`` names the chosen backend's own C API (zlib, libdeflate) or None.
 """
 
 from __future__ import annotations
