@@ -150,12 +150,21 @@ def _best(runs: list[tuple[float, float, int, bytes]]) -> tuple[float, float, in
     )
 
 
+# A child's max RSS counts what it was forked from (Linux keeps the high-water mark
+# across exec), so a command forked from this process would show this process's size.
+# GNU time is a small launcher: the command is forked from it, and its %M is the
+# command's own max RSS.  Without it, the RSS column is this process's size or more.
+TIME = shutil.which("time", path="/usr/bin:/bin")
+
+
 def run_one(cmd: list[str], cwd: Path, stdin: bytes | None) -> tuple[float, float, int, bytes]:
-    """One timed run: wall, CPU (user + sys of that process), max RSS from ``wait4``."""
+    """One timed run: wall, CPU (user + sys of the process and the launcher, from
+    ``wait4``), max RSS in KiB (the launcher's report, else ``wait4``'s)."""
     start = time.perf_counter()
-    with tempfile.TemporaryFile() as out:
+    with tempfile.TemporaryFile() as out, tempfile.NamedTemporaryFile() as rss:
+        argv = [TIME, "-f", "%M", "-o", rss.name, *cmd] if TIME else cmd
         proc = subprocess.Popen(
-            cmd, cwd=cwd, env=ENV, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL
+            argv, cwd=cwd, env=ENV, stdin=subprocess.PIPE, stdout=out, stderr=subprocess.DEVNULL
         )
         if stdin:
             assert proc.stdin is not None
@@ -164,8 +173,12 @@ def run_one(cmd: list[str], cwd: Path, stdin: bytes | None) -> tuple[float, floa
         proc.stdin.close()
         _pid, _status, usage = os.wait4(proc.pid, 0)
         wall = time.perf_counter() - start
+        maxrss = usage.ru_maxrss
+        if TIME:
+            text = Path(rss.name).read_text().split()
+            maxrss = int(text[-1]) if text and text[-1].isdigit() else maxrss
         out.seek(0)
-        return wall, usage.ru_utime + usage.ru_stime, usage.ru_maxrss, out.read()
+        return wall, usage.ru_utime + usage.ru_stime, maxrss, out.read()
 
 
 def main() -> int:
@@ -208,7 +221,7 @@ def main() -> int:
             for i in range(args.repeat):
                 g_runs.append(run_one([args.git, *cmd], repo, data))
                 o_runs.append(run_one([*gitodb, *cmd], repo, data))
-                if i:  # keep one output of each: this process's size shows in the children's RSS
+                if i:  # keep one output of each
                     g_runs[-1] = (*g_runs[-1][:3], b"")
                     o_runs[-1] = (*o_runs[-1][:3], b"")
             gw, gc, gm, gout = _best(g_runs)

@@ -7,11 +7,12 @@
   chosen backend's binding, and through the Python loop on the Python cache: the
   same objects, and for damaged entries the same error (read_at's, naming the
   offset).
-* ``compress.native_inflate()`` says zlib only when zlib is the chosen backend.
+* ``compress.native_inflate()`` names the chosen backend's own C API (zlib, libdeflate) or None.
 """
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -182,17 +183,22 @@ def test_walk_inflates_alike_in_c_through_the_binding_and_in_python(
 
 
 @pytest.mark.e2e
-def test_native_inflate_only_for_the_zlib_backend() -> None:
+def test_native_inflate_names_the_chosen_backends_own_library() -> None:
     old = compress.active_backend()
     try:
         for name in compress.available_backends():
             compress.set_backend(name)
             chosen = compress.routing().backend("inflate")
             native_zlib = getattr(_native, "ZLIB_RUNTIME_VERSION", None)
-            same = chosen.name == "zlib" and chosen.library_version == native_zlib
-            want = "zlib" if same else None
+            if chosen.name == "zlib" and chosen.library_version == native_zlib:
+                want = "zlib"
+            elif chosen.name == "libdeflate":
+                want = "libdeflate"
+                assert os.path.exists(compress.native_inflate_library())
+            else:
+                want = None
             assert compress.native_inflate() == want
-            if name != "zlib" and name != "auto":
+            if name not in ("zlib", "libdeflate", "auto"):
                 assert compress.native_inflate() is None
     finally:
         compress.set_backend(old)

@@ -164,7 +164,12 @@ COMMANDS = [
     ("rev-list", "--objects", "b0", "--not", "b1"),
     ("rev-list", "--count", "--all", "--objects"),
     ("rev-list", "--max-count=3", "--skip=1", "--all"),
+    ("rev-list", "--topo-order", "--parents", "--all"),
+    ("rev-list", "--topo-order", "--objects", "--all"),
+    ("rev-list", "--count", "--all"),
     ("log", "--format=%H %P %an %ae %at %s", "--all"),
+    ("log", "--format=%H%x00%s%n%T %cn <%ce> %ct", "--all"),
+    ("log", "--pretty=format:%s %H", "--all"),
     ("ls-tree", "-r", "t0"),
     ("ls-tree", "-r", "-t", "-z", "t0"),
     ("ls-tree", "-r", "-d", "--name-only", "t0"),
@@ -295,6 +300,91 @@ def test_missing_parent_same_error(tmp_path: Path) -> None:
 
 
 @needs_native
+@pytest.mark.parametrize("order", [(), ("--topo-order",)])
+def test_missing_parent_same_error_in_the_listing(tmp_path: Path, order: tuple[str, ...]) -> None:
+    """The plain listing in C prints what Git prints before the error (default
+    order) or nothing (--topo-order limits the walk first), then Git's message."""
+    repo = _small_repo(tmp_path)
+    parent = git("rev-parse", "HEAD~2", cwd=repo).decode().strip()
+    os.unlink(repo / ".git/objects" / parent[:2] / parent[2:])
+    ref, got = _both(repo, "rev-list", *order, "--parents", "--all")
+    assert ref[0] == 128 and ref[2].startswith("fatal: ")
+    assert got == ref
+
+
+@needs_native
+def test_plain_listings_come_from_the_native_text(tmp_path: Path) -> None:
+    """native_text answers the plain listings (else the tests above compare the
+    Python walk with itself), and its topological order is Git's."""
+    from gitodb.history.revwalk import RevWalk
+
+    repo = _small_repo(tmp_path)
+    git("checkout", "-q", "-b", "side", "HEAD~2", cwd=repo)
+    (repo / "side").write_text("side\n")
+    git("add", "side", cwd=repo)
+    git("commit", "-q", "-m", "side", cwd=repo)
+    git("checkout", "-q", "master", cwd=repo)
+    git("merge", "-q", "--no-ff", "-m", "merge", "side", cwd=repo)
+    r = Repository(repo)
+    for order, flag in (("default", []), ("topo", ["--topo-order"])):
+        with pure(False):
+            w = RevWalk(r, order=order)
+            for name in ("refs/heads/master", "refs/heads/side"):
+                w.add(r.resolve(name))
+            got = w.native_text(True)
+        assert got is not None
+        count, text, error = got
+        want = git("rev-list", *flag, "--parents", "master", "side", "--", cwd=repo)
+        assert (count, text, error) == (len(want.splitlines()), want, None)
+    with pure(False):
+        w = RevWalk(r, order="topo")
+        w.add(r.resolve("HEAD~1"), uninteresting=True)
+        w.add(r.resolve("HEAD"))
+        assert w.native_text(False) is None  # an exclusion: the Python walk
+    from gitodb.history.graph import CommitGraph
+    from gitodb.history.pretty import Formatter
+
+    parts = Formatter(r, "%H %s").native_parts()
+    assert parts is not None and Formatter(r, "%h %s").native_parts() is None
+    with pure(False):
+        w = RevWalk(r, graph=CommitGraph(r, keep_raw=True))
+        w.add(r.resolve("HEAD"))
+        got_log = w.native_format(parts, b"\n", b"", lambda oid, raw: b"")
+    assert got_log is not None
+    assert got_log[1] == git("log", "--format=%H %s", cwd=repo)
+    r.odb.close()
+
+
+@needs_native
+@pytest.mark.parametrize("backend", ["zlib", "zlib-ng", "isal", "libdeflate"])
+def test_reader_inflates_alike_on_every_backend(tmp_path: Path, backend: str) -> None:
+    """The reader inflates through the backend's C API where the compression layer
+    names one (zlib, libdeflate), else its binding: the same objects either way."""
+    from gitodb import compress
+
+    if backend not in compress.available_backends():
+        pytest.skip(f"{backend} not installed")
+    repo = _small_repo(tmp_path)
+    git("repack", "-q", "-a", "-d", cwd=repo)
+    old = compress.active_backend()
+    compress.set_backend(backend)
+    try:
+        r = Repository(repo)
+        reader = native.reader(r)
+        assert reader is not None
+        try:
+            for h in git("rev-list", "--all", "--objects", cwd=repo).split():
+                if len(h) == 40:
+                    oid = bytes.fromhex(h.decode())
+                    assert reader.read(oid)[1] == r.odb.read(oid)[1]
+        finally:
+            reader.close()
+        r.odb.close()
+    finally:
+        compress.set_backend(old)
+
+
+@needs_native
 def test_split_commit_graph_uses_python_walk(tmp_path: Path) -> None:
     """A commit-graph chain is not read natively; the output is still Git's."""
     repo = _small_repo(tmp_path)
@@ -360,6 +450,7 @@ def test_parse_headers_native_matches_python(data: bytes) -> None:
     [
         ("rev-list", "--all", "--objects"),
         ("rev-list", "--count", "--all"),
+        ("rev-list", "--topo-order", "--parents", "--all"),
         ("log", "--format=%H %an %ae %at %s"),
     ],
 )
@@ -390,3 +481,31 @@ def test_suspended_walk_holds_no_pack_buffer(tmp_path: Path) -> None:
     r.odb.rescan_packs()
     rest = [n.id.hex() for n in it]
     assert rest == git("rev-list", "HEAD~1", cwd=repo).decode().split()
+
+
+@needs_native
+def test_native_log_format_on_odd_commits(tmp_path: Path) -> None:
+    """The C formatter expands like the Python one (and Git) on identities without a
+    date or with a zero-padded one, multi-line subjects and an encoding header,
+    which it leaves to the Python formatter."""
+    repo = _small_repo(tmp_path)
+    tree = git("rev-parse", "HEAD^{tree}", cwd=repo).decode().strip()
+    parent = git("rev-parse", "HEAD", cwd=repo).decode().strip()
+    bodies = [
+        b"author  Spaced  Name   <a@b> 0001700000000 +0100\n"
+        b"committer C <c@d>\n\n\n  first line  \nsecond\t\n\nbody\n",
+        b"author NoMail 12 +0000\ncommitter C <c@d> 5 -0130\nencoding ISO-8859-1\n\n"
+        b"caf\xe9 subject\n",
+        b"author A <a@b> 7 +0000\ncommitter C <c@d> 8 +0000\n",  # no message at all
+    ]
+    for body in bodies:
+        raw = b"tree %s\nparent %s\n" % (tree.encode(), parent.encode()) + body
+        out = git(
+            "hash-object", "-t", "commit", "-w", "--literally", "--stdin", input=raw, cwd=repo
+        )
+        parent = out.decode().strip()
+    git("update-ref", "refs/heads/odd", parent, cwd=repo)
+    args = ("log", "--format=%H|%an|%ae|%at|%cn|%ce|%ct|%s|%P|%T", "odd")
+    ref, got = _both(repo, *args)
+    assert ref == (0, git(*args, cwd=repo), "")
+    assert got == ref

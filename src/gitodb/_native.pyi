@@ -147,13 +147,24 @@ class CommitWalk:
     def next(
         self, n: int, /
     ) -> list[tuple[bytes, tuple[bytes, ...], int, bytes, bytes | None]]: ...
+    def text(
+        self, parents: bool, want_trees: bool, topo: bool, want_text: bool, /
+    ) -> tuple[int, bytes, list[bytes] | None]: ...
+    def format(
+        self,
+        parts: list[bytes | int],
+        end: bytes,
+        sep: bytes,
+        fallback: Callable[[bytes, bytes | None], bytes],
+        /,
+    ) -> tuple[int, bytes]: ...
 
 def odb_reader(
     packs: list[Any],  # (pack buffer, data end, cache key base, v2 index buffer, count)
     rawsz: int,
     inflate: Callable[[memoryview, int], bytes],
-    cache_get: Callable[[int], tuple[int, bytes] | None],
-    cache_put: Callable[[int, int, bytes], None],
+    native: tuple[str, str] | None,  # (compress.native_inflate(), its library)
+    cache: Any,  # the delta-base cache: get(key) and put(key, type, data)
     fallback: Callable[[bytes, bool], tuple[int, bytes] | None],
     bad_tree: Callable[[bytes], None],
     /,

@@ -216,6 +216,75 @@ zinflater_end(zinflater *z)
 }
 #endif
 
+/*
+ * libdeflate's published C API, in the shared object of the binding the compression
+ * layer chose (compress.native_inflate_library()): the `deflate` package links
+ * libdeflate in and exports these symbols.  They are looked up in the object that
+ * is already loaded (RTLD_NOLOAD), so this is the very library the backend runs on;
+ * when it is not there, the callers keep calling the binding.
+ */
+#include <dlfcn.h>
+
+typedef void *(*ld_alloc_fn)(void);
+typedef int (*ld_zlib_fn)(void *, const void *, size_t, void *, size_t, size_t *);
+typedef void (*ld_free_fn)(void *);
+static ld_alloc_fn ld_alloc_decompressor;
+static ld_zlib_fn ld_zlib_decompress;
+static ld_free_fn ld_free_decompressor;
+
+/* A libdeflate decompressor from the library at path, or NULL (no error set). */
+static void *
+ld_new(const char *path)
+{
+    if (!ld_zlib_decompress) {
+        void *h = dlopen(path, RTLD_NOW | RTLD_NOLOAD);
+        if (!h)
+            return NULL;
+        ld_alloc_fn a = (ld_alloc_fn)dlsym(h, "libdeflate_alloc_decompressor");
+        ld_zlib_fn z = (ld_zlib_fn)dlsym(h, "libdeflate_zlib_decompress");
+        ld_free_fn f = (ld_free_fn)dlsym(h, "libdeflate_free_decompressor");
+        /* the binding keeps the object loaded; this handle's reference stays too */
+        if (!a || !z || !f)
+            return NULL;
+        ld_alloc_decompressor = a;
+        ld_free_decompressor = f;
+        ld_zlib_decompress = z;
+    }
+    return ld_alloc_decompressor();
+}
+
+static void
+ld_end(void *d)
+{
+    if (d)
+        ld_free_decompressor(d);
+}
+
+/* [start, end) inflated to exactly size bytes with libdeflate (trailing input is
+   allowed: decompression stops at the stream's end); NULL with no error set for
+   anything else.  The decompressor is the caller's: the GIL stays held. */
+static PyObject *
+ld_inflate(void *d, const unsigned char *buf, unsigned long long start, unsigned long long end,
+           unsigned long long size)
+{
+    if (size == 0 || size > (unsigned long long)PY_SSIZE_T_MAX)
+        return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!out) {
+        PyErr_Clear();
+        return NULL;
+    }
+    size_t got = 0;
+    /* `out` is not visible to any other code until it is returned. */
+    int rc = ld_zlib_decompress(d, buf + start, (size_t)(end - start), PyBytes_AS_STRING(out),
+                                (size_t)size, &got);
+    if (rc != 0 || got != size) {
+        Py_DECREF(out);
+        return NULL;
+    }
+    return out;
+}
+
 /* The chosen inflate: the Python callable, or (inflate None) zlib's C API. */
 static PyObject *
 walk_inflate(PyObject *inflate, zinflater *z, const unsigned char *buf,
@@ -466,7 +535,7 @@ PyMethodDef gdc_walk_methods[] = {
      "max_bytes, id_table, rev) -> (next_k, fallbacks, [(oid, offset, type, data)]): "
      "iter_objects' loop"},
     {"odb_reader", odb_reader_new, METH_VARARGS,
-     "odb_reader(packs, rawsz, inflate, cache_get, cache_put, fallback, bad_tree) -> "
+     "odb_reader(packs, rawsz, inflate, native, cache, fallback, bad_tree) -> "
      "OdbReader: object reads, tree and commit walks in C (gitodb.history.native)"},
     {"commit_walk", commit_walk_new, METH_VARARGS,
      "commit_walk(reader, starts, first_parent, keep_raw, commit_fallback, graph) -> "

@@ -446,6 +446,13 @@ def _show(
 
         end = b"\n" if o.terminator else b""
         sep = b"" if o.terminator else b"\n"
+        parts = f.native_parts() if not limited else None
+        fast = None if parts is None else walk.native_format(parts, end, sep, _fallback(odb, f))
+        if fast is not None:  # the whole walk and format in the native core
+            write(fast[1])
+            if fast[2] is not None:
+                raise fast[2]
+            return
         for node in walk.commits():
             text = f.format(node.id, _content(odb, node), parents=rewritten(node))
             out.append(text + end if first or not sep else sep + text)
@@ -496,6 +503,15 @@ def _show(
             write(b"".join(out))
             out.clear()
     write(b"".join(out))
+
+
+def _fallback(odb: Any, f: Any) -> Any:
+    """The commits the native formatter leaves to ``f`` (``RevWalk.native_format``)."""
+
+    def fallback(oid: bytes, raw: bytes | None) -> bytes:
+        return f.format(oid, odb.read(oid)[1] if raw is None else raw)  # type: ignore[no-any-return]
+
+    return fallback
 
 
 def _content(odb: Any, node: Any) -> bytes:

@@ -8,6 +8,7 @@ becomes one ``fatal:`` line on stderr and exit status 128, like Git.
 
 from __future__ import annotations
 
+import gc
 import importlib
 import os
 import signal
@@ -183,6 +184,11 @@ def main(argv: list[str] | None = None) -> int:
 
         _TRACE2 = trace2.start([sys.argv[0], *args])
     status = _main(args)
+    if argv is None:
+        # The process ends now: the interpreter's last cyclic collection would only
+        # traverse what the command built (a walk's records, thousands of refs),
+        # which reference counting frees anyway; what is frozen is left out of it.
+        gc.freeze()
     if _TRACE2 is not None:
         _TRACE2.finish(status)
         _TRACE2 = None

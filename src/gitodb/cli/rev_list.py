@@ -17,7 +17,11 @@ from gitodb.cli.revopts import RevSettings
 from gitodb.errors import GitodbError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from gitodb.cli.main import Context
+    from gitodb.history.graph import Node
+    from gitodb.history.revwalk import RevWalk
 
 USAGE = """\
 usage: git rev-list [<options>] <commit>... [--] [<path>...]
@@ -487,7 +491,15 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
                 "paths, --missing, --maximal-only or --bisect-vars"
             )
         return _gather_in_commit_order(walk, settings, out, show)
-    commits = walk.commits()
+    fast = _native_listing(walk, settings, listing, show)
+    if fast is not None:
+        count, text, error = fast
+        out.append(text)
+        if error is not None:
+            raise error
+        commits: Iterator[Node] = iter(())
+    else:
+        commits = walk.commits()
     if settings.maximal_only:
         # only the commits no other listed commit reaches
         listed = list(commits)
@@ -524,6 +536,26 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
     if settings.count:
         out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
     return 0
+
+
+def _native_listing(
+    walk: RevWalk, settings: RevSettings, listing: object, show: bool
+) -> tuple[int, bytes, BaseException | None] | None:
+    """The commits' lines of a plain listing (ids, ``--parents``, ``--count``,
+    ``--objects`` after them) from the native core, or None (``RevWalk.native_text``)."""
+    if (
+        listing is not None
+        or settings.timestamp
+        or settings.left_right
+        or settings.nul
+        or settings.children
+        or settings.pretty is not None
+        or settings.header
+        or settings.maximal_only
+        or settings.bisect_vars
+    ):
+        return None
+    return walk.native_text(settings.parents, want_text=show)
 
 
 def _gather_in_commit_order(

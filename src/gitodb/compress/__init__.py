@@ -84,6 +84,7 @@ __all__ = [
     "inflate_head",
     "inflate_prefix",
     "native_inflate",
+    "native_inflate_library",
     "new_inflater",
     "routing",
     "set_backend",
@@ -228,14 +229,24 @@ def __getattr__(name: str) -> Any:
 
 
 def native_inflate() -> str | None:
-    """``"zlib"`` when the native core inflates with the chosen backend's own library
-    (the ``inflate`` backend is ``zlib`` and the core links that zlib), else None:
-    then native loops call ``inflate``, the backend's binding."""
+    """How the native core may inflate with the chosen backend's own library, without
+    a Python call per object: ``"zlib"`` (the ``inflate`` backend is ``zlib`` and the
+    core links that zlib), ``"libdeflate"`` (the backend is libdeflate, whose binding
+    exports its C API: ``native_inflate_library()`` names the shared object), else
+    None: then native loops call ``inflate``, the backend's binding."""
     chosen = _route("inflate").backend
-    # The native walk may inflate through zlib's C API only where that is the very
-    # library the chosen backend runs on (the standard library's zlib module).
-    same = chosen.name == "zlib" and chosen.library_version == _NATIVE_ZLIB
-    return "zlib" if same else None
+    # The native walk may inflate through a C API only where that is the very
+    # library the chosen backend runs on.
+    if chosen.name == "zlib" and chosen.library_version == _NATIVE_ZLIB:
+        return "zlib"
+    if chosen.name == "libdeflate" and chosen.c_library:
+        return "libdeflate"
+    return None
+
+
+def native_inflate_library() -> str:
+    """The shared object whose C API ``native_inflate()`` names ("" for the linked zlib)."""
+    return _route("inflate").backend.c_library
 
 
 def _calibration() -> dict[str, Any] | None:

@@ -5,7 +5,10 @@ OFS_DELTA chains through the one delta-base cache and the compression layer's
 inflate, and hands everything else (loose objects, REF_DELTA, large or damaged
 entries, ids in no pack) to ``ObjectDatabase.read``, which raises the typed errors.
 ``commit_walk(graph, starts, first_parent)`` is the default-order commit walk on
-it, with the commit-graph's records when the graph has one usable layer.
+it, with the commit-graph's records when the graph has one usable layer.  The reader
+inflates through the chosen backend's C API where the compression layer names one
+(``compress.native_inflate()``: the linked zlib, or libdeflate in its binding's
+shared object), else through its binding; the native cache costs no Python call.
 
 The pure-Python walk in ``gitodb.history.revwalk`` is the reference and the
 fallback: these return None when the native core is not built or when
@@ -67,7 +70,9 @@ def reader(repo: Repository) -> Any | None:
     def bad_tree(data: bytes) -> None:
         parse_entries(data, rawsz)  # raises Git's error for the malformed entry
 
-    return _odb_reader(packs, rawsz, compress.inflate, cache.get, cache.put, fallback, bad_tree)
+    kind = compress.native_inflate()
+    native = None if kind is None else (kind, compress.native_inflate_library())
+    return _odb_reader(packs, rawsz, compress.inflate, native, cache, fallback, bad_tree)
 
 
 def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | None:
@@ -84,6 +89,14 @@ def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | N
         edge[0] if edge is not None else -1,
         edge[1] if edge is not None else 0,
     )
+
+
+def walk_usable(graph: CommitGraph) -> bool:
+    """True if ``commit_walk(graph, ...)`` will not return None (decide before the
+    walk's set-up changes state the Python walk would need)."""
+    if _commit_walk is None or not enabled():
+        return False
+    return graph.file is None or _graph_layout(graph) is not None
 
 
 def commit_walk(

@@ -603,7 +603,7 @@ class FilteredObjects:
         for tree in walk._uninteresting_trees:
             walk._mark_tree_uninteresting(tree, uninteresting)
         self.uninteresting = uninteresting
-        pending = list(walk._object_pending) + [(n.tree, "tree", b"") for n in walk._shown]
+        pending = list(walk._object_pending) + [(t, "tree", b"") for t in walk.shown_trees()]
         for oid, type_name, name in pending:
             if oid in uninteresting or oid in self.seen:
                 continue

@@ -71,6 +71,19 @@ _UNSUPPORTED = {
     b"G?",
 }
 _WS = b" \t\n\r\x0b\x0c"
+# The placeholders the native formatter expands (_native/histwalk.inc, FMT_*).
+_NATIVE_CODES = {
+    b"H": 0,
+    b"T": 1,
+    b"P": 2,
+    b"s": 3,
+    b"an": 4,
+    b"ae": 5,
+    b"at": 6,
+    b"cn": 7,
+    b"ce": 8,
+    b"ct": 9,
+}
 # The fixed date formats of %aD %ar %ai %aI %as (and the committer's).
 _PLACEHOLDER_DATES = {
     b"D": DateMode("rfc"),
@@ -386,6 +399,22 @@ class Formatter:
         self.parts = merged
         self.empty = not raw
 
+    def native_parts(self) -> list[bytes | int] | None:
+        """The format for the native core's formatter (``CommitWalk.format``):
+        literals and the codes of ``%H %T %P %s %an %ae %at %cn %ce %ct``, or None
+        when it uses anything else (then ``format`` expands it)."""
+        out: list[bytes | int] = []
+        for part in self.parts:
+            if isinstance(part, bytes):
+                out.append(part)
+                continue
+            mod, code = part
+            native = _NATIVE_CODES.get(code)
+            if mod or native is None:
+                return None
+            out.append(native)
+        return out
+
     @property
     def decorations(self) -> Decorations:
         if self._decorations is None:
@@ -497,7 +526,7 @@ class Formatter:
         if ts is None:
             return b""
         if part == b"t":
-            return b"%d" % ts
+            return sig.timestamp_text or b""  # the digits as written, as Git copies them
         mode = self.date_mode if part == b"d" else _PLACEHOLDER_DATES[part]
         return show_date(ts, tz_hhmm(sig.tz_offset or 0), mode).encode()
 

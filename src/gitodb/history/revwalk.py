@@ -136,6 +136,7 @@ class RevWalk:
         self._object_pending: list[tuple[bytes, str, bytes]] = []  # (id, type, name)
         self._uninteresting_trees: list[bytes] = []
         self._shown: list[Node] = []
+        self._shown_trees: list[bytes] | None = None  # native_text's shown trees
         self._walked = False
         # Path limiting (gitodb.history.simplify): TREESAME, simplification, rewriting.
         self._simplify_options = {
@@ -196,8 +197,12 @@ class RevWalk:
         ``left`` marks the left side of a symmetric range (``A`` of ``A...B``)."""
         self.pending.append(Pending(oid, name, path, uninteresting, left))
 
-    def _handle_pending(self) -> list[Node]:
-        """Git's ``handle_commit`` for every pending object: the starting commits."""
+    def _handle_pending(self, ids: list[bytes] | None = None) -> list[Node]:
+        """Git's ``handle_commit`` for every pending object: the starting commits.
+
+        With ``ids`` (a walk without exclusions or marks, for the native walk), the
+        interesting commits go there as ids in the order named, repeats too, with no
+        node made for them, and the list returned is empty."""
         odb = self.repo.odb
         fmt = self.repo.object_format
         starts: list[Node] = []
@@ -236,6 +241,9 @@ class RevWalk:
                         break
                     raise GitodbError(f"bad object {oid.hex()}") from None
             if type_name == "commit":
+                if ids is not None and not p.left and not p.uninteresting:
+                    ids.append(oid)  # the native walk's seen set drops the repeats
+                    continue
                 node = self.graph.node(oid, data or None)
                 if p.left:
                     node.flags |= SYMMETRIC_LEFT
@@ -628,6 +636,12 @@ class RevWalk:
                 if p.flags & UNINTERESTING:
                     self._uninteresting_trees.append(p.tree)
 
+    def shown_trees(self) -> list[bytes]:
+        """The trees of the commits shown so far, in the order shown."""
+        if self._shown_trees is not None:  # native_text listed them
+            return self._shown_trees
+        return [n.tree for n in self._shown]
+
     def objects(self) -> Iterator[tuple[bytes, str, bytes]]:
         """After ``commits()``: ``(id, type, name)`` of the tags, trees and blobs to list.
 
@@ -637,7 +651,7 @@ class RevWalk:
         seen: set[bytes] = set()
         for tree in self._uninteresting_trees:
             self._mark_tree_uninteresting(tree, seen)
-        pending = list(self._object_pending) + [(n.tree, "tree", b"") for n in self._shown]
+        pending = list(self._object_pending) + [(t, "tree", b"") for t in self.shown_trees()]
         for oid, type_name, name in pending:
             if oid in seen:
                 continue
@@ -789,6 +803,114 @@ class RevWalk:
             del walk
             reader.close()
 
+    def _native_plain(self) -> bool:
+        """True if the whole walk can run in C: default or topological order, no
+        exclusions, limits, path limiting, grafts, nor options that look at commits
+        (``native_text``, ``native_format``)."""
+        return not (
+            self._walked
+            or self.order not in ("default", "topo")
+            or self.side is not None
+            or self.bisect
+            or self.want_children
+            or self.ancestry_path
+            or self.simplify_merges
+            or self.limiter is not None
+            or self.max_age is not None
+            or self.min_age is not None
+            or self.min_parents
+            or self.max_parents >= 0
+            or self.max_count >= 0
+            or self.skip
+            or self.reverse
+            or self.boundary
+            or self.unpacked
+            or self.graph.early_flags
+            or self.graph.grafts
+            or any(p.uninteresting for p in self.pending)
+            or not native.walk_usable(self.graph)
+        )
+
+    def _native_walk(self) -> tuple[Any, Any]:
+        """Start the C walk ``_native_plain`` allowed: ``(walk, reader)``."""
+        self._walked = True
+        # The starts need no sorting by date: the native queue orders by date, and
+        # keeps equal dates in the order queued, which a stable sort keeps too.
+        starts: list[bytes] = []
+        self._handle_pending(starts)
+        got = native.commit_walk(self.graph, starts, self.first_parent)
+        assert got is not None  # walk_usable said so
+        return got
+
+    def native_format(
+        self,
+        parts: list[bytes | int],
+        end: bytes,
+        sep: bytes,
+        fallback: Callable[[bytes, bytes | None], bytes],
+    ) -> tuple[int, bytes, BaseException | None] | None:
+        """The whole walk (default order) through a user format in the native core
+        (``parts`` from ``Formatter.native_parts``, the graph keeping raw commits):
+        ``(count, text, error)``, each commit followed by ``end`` or (``sep``)
+        preceded by it after the first, as ``log`` prints them; a commit the C
+        formatter leaves (an ``encoding`` header) is ``fallback(id, raw or None)``.
+        None where it does not apply (see ``native_text``; ``error`` too)."""
+        if not self._native_plain() or self.order != "default" or not self.graph.keep_raw:
+            return None
+        walk, reader = self._native_walk()
+        error: BaseException | None = None
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            count, text = walk.format(parts, end, sep, fallback)
+            try:
+                walk.next(1)  # the walk is done: raises what ended it early, if anything
+            except Exception as e:
+                error = e
+        finally:
+            if collecting:
+                gc.enable()
+            del walk
+            reader.close()
+        return count, text, error
+
+    def native_text(
+        self, parents: bool, want_text: bool = True
+    ) -> tuple[int, bytes, BaseException | None] | None:
+        """The whole walk as rev-list lists it without per-commit options, from the
+        native core: ``(count, lines, error)``, a line ``<id>`` (with ``parents``,
+        then the parents' ids) per commit, or None where that does not apply
+        (exclusions, limits, path limiting, orders but default and topo...): then
+        use ``commits()``.
+
+        Like ``commits()`` it consumes the walk; ``objects()``/``objects_text()``
+        then list the shown commits' trees.  ``error``: what ended the walk early
+        (a missing or damaged parent), for the caller to raise after printing the
+        lines before it, as Git prints them before it dies."""
+        if not self._native_plain() or (self.order == "topo" and self.first_parent):
+            return None
+        walk, reader = self._native_walk()
+        error: BaseException | None = None
+        # The records are freed by reference count; the cyclic collector would only
+        # traverse them again and again while the walk makes them.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            count, text, trees = walk.text(
+                parents, self.want_objects, self.order == "topo", want_text
+            )
+            self._shown_trees = trees
+            try:
+                walk.next(1)  # the walk is done: raises what ended it early, if anything
+            except Exception as e:
+                error = e
+        finally:
+            if collecting:
+                gc.enable()
+            del walk
+            reader.close()
+        return count, text, error
+
     def objects_text(
         self, names: bool, contains: Callable[[bytes], bool]
     ) -> tuple[int, bytes] | None:
@@ -801,7 +923,7 @@ class RevWalk:
         if r is None:
             return None
         try:
-            pending = list(self._object_pending) + [(n.tree, "tree", b"") for n in self._shown]
+            pending = list(self._object_pending) + [(t, "tree", b"") for t in self.shown_trees()]
             return r.objects_text(  # type: ignore[no-any-return]
                 list(self._uninteresting_trees), pending, names, contains
             )

@@ -79,6 +79,16 @@ class Signature:
         return self._parts()[2]
 
     @property
+    def timestamp_text(self) -> bytes | None:
+        """The timestamp's digits as written (Git's ``%at`` shows them so, zeros and
+        all), or None with the timestamp."""
+        if self._parts()[2] is None:
+            return None
+        line = self.raw
+        pos = _span(line, line.rfind(b">") + 1, _SPACE)
+        return line[pos : _span(line, pos, _DIGITS)]
+
+    @property
     def tz(self) -> bytes | None:
         """The zone as written (``+0130``), or None."""
         return self._parts()[3]

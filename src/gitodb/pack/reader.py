@@ -323,7 +323,7 @@ class PackFile:
         cache = self.pending_bases()
         walk = _walk_pack
         read_at = self.read_at
-        inflate = compress.inflate if compress.native_inflate() is None else None
+        inflate = None if compress.native_inflate() == "zlib" else compress.inflate
         table = self.idx.id_table()
         n = len(so)
         k = 0

@@ -63,3 +63,7 @@ class Backend(NamedTuple):
     #: damaged tail fails a read of the first bytes), or "" when it stops there
     decodes_past_max_length: str = ""
     notes: Sequence[str] = ()
+    #: the loaded shared object of the binding that exports the library's own C API
+    #: (libdeflate's ``libdeflate_zlib_decompress``...), or "": the native core may
+    #: then inflate through that very library without a Python call per object
+    c_library: str = ""

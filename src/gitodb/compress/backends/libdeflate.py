@@ -84,6 +84,9 @@ def load() -> Backend:
         stream_errors=(),
         deflate=deflate,
         compressobj=None,
+        # The extension links libdeflate in and exports its C API (the native core's
+        # per-object inflate calls libdeflate_zlib_decompress there, see walk.c).
+        c_library=path,
         notes=[
             "no streaming: streaming inflate and deflate go to the next best backend",
             "crc32_combine in Python (GF(2) powers of x), the binding has none",
