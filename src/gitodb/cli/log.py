@@ -398,7 +398,7 @@ def run(argv: list[str], ctx: Any) -> int:
     if settings.unknown:  # Git reads the revisions first
         raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
     limit_to_paths(repo, ctx, walk, settings.paths)
-    _show(repo, walk, o, settings.parents, settings.children, settings.left_right)
+    _show(repo, walk, o, settings.parents, settings.children, settings.left_right, settings.graph)
     return 0
 
 
@@ -409,11 +409,14 @@ def _show(
     parents: bool = False,
     children: bool = False,
     left_right: bool = False,
+    graph: bool = False,
 ) -> None:
     """Print the walk's commits in the chosen format (``parents``: after each id,
     its parents as the walk rewrote them, ``--parents``; ``children``: then its
     children, ``--children``; ``left_right``: ``<``/``>`` before it, the side of a
-    symmetric range it is on, ``--left-right``)."""
+    symmetric range it is on, ``--left-right``; ``graph``: the graph beside them,
+    ``gitodb.history.graphdraw``)."""
+    from gitodb.history.graphdraw import GraphLog
     from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
@@ -430,8 +433,13 @@ def _show(
     write = sys.stdout.buffer.write
     out: list[bytes] = []
     first = True
+    ends = o.terminator if o.kind == "user" else o.kind == "oneline"  # Git's use_terminator
+    drawn = GraphLog(walk, ends, left_right) if graph else None
     if o.kind == "user":
         f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length, decorations=decorations)
+        if f.empty and drawn is not None:
+            write(b"".join(drawn.entry(n, b"", b"", True) for n in walk.commits()))
+            return
         if f.empty:
             for _node in walk.commits():
                 pass
@@ -448,7 +456,10 @@ def _show(
         sep = b"" if o.terminator else b"\n"
         for node in walk.commits():
             text = f.format(node.id, _content(odb, node), parents=rewritten(node))
-            out.append(text + end if first or not sep else sep + text)
+            if drawn is not None:
+                out.append(drawn.entry(node, b"", text))
+            else:
+                out.append(text + end if first or not sep else sep + text)
             first = False
             if len(out) > 512:
                 write(b"".join(out))
@@ -458,7 +469,7 @@ def _show(
     for node in walk.commits():
         raw = _content(odb, node)
         shown = (abbrev(node.id) if o.abbrev_commit else node.id.hex()).encode()
-        if left_right:
+        if left_right and drawn is None:  # the graph draws the mark
             shown = (b"< " if node.flags & SYMMETRIC_LEFT else b"> ") + shown
         if parents:
             shown += b"".join(
@@ -474,7 +485,10 @@ def _show(
             names = decorations.of(node.id)
             if names:
                 decor = b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
-        if o.kind == "oneline":
+        if drawn is not None:
+            head = shown + decor + b" " if o.kind == "oneline" else b"commit " + shown + decor + b"\n"
+            out.append(drawn.entry(node, head, _message(repo, node, raw, o, abbrev, mailmap)))
+        elif o.kind == "oneline":
             out.append(shown + decor + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n")
         else:
             if not first:
@@ -496,6 +510,17 @@ def _show(
             write(b"".join(out))
             out.clear()
     write(b"".join(out))
+
+
+def _message(repo: Any, node: Any, raw: bytes, o: _LogOptions, abbrev: Any, mailmap: Any) -> bytes:
+    """What a built-in format shows after the header line."""
+    from gitodb.history.pretty import pretty_commit
+
+    if o.kind == "oneline":
+        return pretty_commit("oneline", repo, node.id, raw)  # type: ignore[no-any-return]
+    return pretty_commit(  # type: ignore[no-any-return]
+        o.kind, repo, node.id, raw, date_mode=o.date_mode, abbrev=abbrev, mailmap=mailmap
+    )
 
 
 def _content(odb: Any, node: Any) -> bytes:
