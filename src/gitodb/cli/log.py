@@ -151,6 +151,7 @@ class _LogOptions:
         self.decorate: str | None = None  # None, "short" or "full"
         self.format_given = False
         self.mailmap: bool | None = None  # --[no-]use-mailmap; None: log.mailmap
+        self.color: str | None = None  # --color=<when> ("" for --color); None: config
 
 
 def _set_pretty(o: _LogOptions, value: str) -> None:
@@ -299,6 +300,12 @@ def _revision_parser() -> OptionParser:
 
         return callback
 
+    def setter_value(attr: str) -> Any:
+        def callback(values: Any, value: str | None, _unset: bool) -> None:
+            setattr(values.log, attr, "always" if value is None else value)
+
+        return callback
+
     def abbrev(values: Any, value: str | None, _unset: bool) -> None:
         values.log.abbrev = None if value is None else abbrev_length(value)
 
@@ -323,6 +330,8 @@ def _revision_parser() -> OptionParser:
             opt(None, "no-abbrev", setter("abbrev", 0)),
             opt("g", "walk-reflogs", setter("walk_reflogs", True)),
             opt("s", "no-patch", nothing),
+            opt(None, "color", setter_value("color"), takes_value=True, optional_value=True),
+            opt(None, "no-color", setter("color", "never")),
         ],
     )
     return _REVISION_PARSER
@@ -398,7 +407,8 @@ def run(argv: list[str], ctx: Any) -> int:
     if settings.unknown:  # Git reads the revisions first
         raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
     limit_to_paths(repo, ctx, walk, settings.paths)
-    _show(repo, walk, o, settings.parents, settings.children, settings.left_right, settings.graph)
+    colors = _graph_colors(repo, o, settings.graph)
+    _show(repo, walk, o, settings.parents, settings.children, settings.left_right, colors)
     return 0
 
 
@@ -409,13 +419,13 @@ def _show(
     parents: bool = False,
     children: bool = False,
     left_right: bool = False,
-    graph: bool = False,
+    graph: bool | list[bytes] = False,
 ) -> None:
     """Print the walk's commits in the chosen format (``parents``: after each id,
     its parents as the walk rewrote them, ``--parents``; ``children``: then its
     children, ``--children``; ``left_right``: ``<``/``>`` before it, the side of a
     symmetric range it is on, ``--left-right``; ``graph``: the graph beside them,
-    ``gitodb.history.graphdraw``)."""
+    ``gitodb.history.graphdraw``; a list: in these column colours)."""
     from gitodb.history.graphdraw import GraphLog
     from gitodb.history.graph import SYMMETRIC_LEFT
     from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
@@ -434,7 +444,8 @@ def _show(
     out: list[bytes] = []
     first = True
     ends = o.terminator if o.kind == "user" else o.kind == "oneline"  # Git's use_terminator
-    drawn = GraphLog(walk, ends, left_right) if graph else None
+    palette = graph if isinstance(graph, list) else None
+    drawn = GraphLog(walk, ends, left_right, palette) if graph else None
     if o.kind == "user":
         f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length, decorations=decorations)
         if f.empty and drawn is not None:
@@ -510,6 +521,32 @@ def _show(
             write(b"".join(out))
             out.clear()
     write(b"".join(out))
+
+
+def _graph_colors(repo: Any, o: _LogOptions, graph: bool) -> bool | list[bytes]:
+    """Whether to draw the graph and, with ``--color`` (or ``color.diff``/``color.ui``
+    set to always), its column colours (``log.graphColors``).  gitodb colours
+    nothing else, so colour is refused where Git would colour more: built-in
+    formats and ``%C`` in a user format."""
+    from gitodb.cli.for_each_ref import _want_color
+
+    when = o.color
+    if when is None:
+        when = repo.config.get("color.diff") or repo.config.get("color.ui") or "never"
+        when = "never" if when.lower() in ("false", "no", "off", "0") else when.lower()
+        when = "auto" if when in ("true", "yes", "on", "1") else when
+    if not _want_color(when or None):
+        return graph
+    if not graph or o.kind != "user" or b"%C" in o.user:
+        from gitodb.cli.options import UsageError
+
+        raise UsageError(
+            stderr="fatal: gitodb log supports colour only for --graph with a format "
+            "without %C\n"
+        )
+    from gitodb.history.graphdraw import graph_colors
+
+    return graph_colors(repo.config.get("log.graphColors"))
 
 
 def _message(repo: Any, node: Any, raw: bytes, o: _LogOptions, abbrev: Any, mailmap: Any) -> bytes:

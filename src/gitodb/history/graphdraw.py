@@ -32,7 +32,31 @@ if TYPE_CHECKING:
     from gitodb.history.graph import Node
     from gitodb.history.revwalk import RevWalk
 
-__all__ = ["GraphDrawer", "graph_parents", "commit_mark"]
+__all__ = ["GraphDrawer", "GraphLog", "graph_colors", "graph_parents", "commit_mark"]
+
+#: Git's default column colours: red, green, yellow, blue, magenta, cyan, then bold
+DEFAULT_COLORS = [b"\x1b[%sm" % c for c in (b"31", b"32", b"33", b"34", b"35", b"36")] + [
+    b"\x1b[1;%sm" % c for c in (b"31", b"32", b"33", b"34", b"35", b"36")
+]
+
+
+def graph_colors(config: str | None) -> list[bytes]:
+    """The column colours ``log.graphColors`` names (comma-separated; an invalid
+    one is warned about and skipped, as Git does), else Git's defaults."""
+    if config is None:
+        return list(DEFAULT_COLORS)
+    import sys
+
+    from gitodb.repo.refformat.color import parse_color
+
+    out = []
+    for spec in config.split(","):
+        code = parse_color(spec)
+        if code is None:
+            sys.stderr.write(f"warning: ignored invalid color '{spec}' in log.graphColors\n")
+        else:
+            out.append(code.encode())
+    return out
 
 # the states: which kind of row comes next
 PADDING, SKIP, PRE_COMMIT, COMMIT, POST_MERGE, COLLAPSING = range(6)
@@ -47,7 +71,12 @@ class GraphDrawer:
     Commits are any hashable ids (the walk's raw ids); only identity matters.
     """
 
-    def __init__(self) -> None:
+    def __init__(self, colors: Sequence[bytes] | None = None) -> None:
+        # colors: one escape sequence per column colour (None: no colour); each
+        # line character is followed by a reset
+        self.colors = list(colors) if colors else None
+        self._extra = 0  # escape bytes in the row being drawn (not on screen)
+        self.color = len(self.colors) - 1 if self.colors else 0  # the last handed out
         self.commit: Hashable | None = None
         self.mark = b"*"
         self.parents: Sequence[Hashable] = ()  # the interesting parents, in order
@@ -64,6 +93,8 @@ class GraphDrawer:
         self.prev_edges_added = 0
         self.columns: list[Hashable] = []  # this row's columns
         self.new_columns: list[Hashable] = []  # the next row's
+        self.col_colors: list[int] = []  # their colours
+        self.new_colors: list[int] = []
         self.mapping: list[int] = []
         self.old_mapping: list[int] = []
         self.mapping_size = 0
@@ -88,6 +119,7 @@ class GraphDrawer:
 
     def _update_columns(self) -> None:
         self.columns, self.new_columns = self.new_columns, []
+        self.col_colors, self.new_colors = self.new_colors, []
         columns = self.columns
         commit = self.commit
         nparents = len(self.parents)
@@ -118,6 +150,9 @@ class GraphDrawer:
                 self.commit_index = i
                 self.merge_layout = -1
                 for p in self.parents:
+                    # a merge's parents and a new line each get the next colour
+                    if self.colors and (nparents > 1 or i == len(columns)):
+                        self.color = (self.color + 1) % len(self.colors)
                     self._insert(p, i)
                 if not nparents:
                     self.width += 2  # the commit takes its column
@@ -134,6 +169,12 @@ class GraphDrawer:
         except ValueError:
             i = len(self.new_columns)
             self.new_columns.append(commit)
+            if self.colors:
+                try:
+                    color = self.col_colors[self.columns.index(commit)]
+                except ValueError:
+                    color = self.color
+                self.new_colors.append(color)
         mapping = self.mapping
         if len(self.parents) > 1 and idx > -1 and self.merge_layout == -1:
             # a merge's first parent: the layout depends on whether it already
@@ -178,8 +219,12 @@ class GraphDrawer:
             return b"", False
         state = self.state
         is_commit = False
+        self._extra = 0
         if state == PADDING:
-            row = b"| " * len(self.new_columns)
+            if self.colors:
+                row = b"".join(self._c(c, b"|") + b" " for c in self.new_colors)
+            else:
+                row = b"| " * len(self.new_columns)
         elif state == SKIP:
             row = b"..."
             self.prev_state, self.state = state, (
@@ -194,9 +239,18 @@ class GraphDrawer:
             row = self._post_merge_row()
         else:
             row = self._collapsing_row()
-        if len(row) < self.width:
-            row += b" " * (self.width - len(row))
+        if len(row) - self._extra < self.width:
+            row += b" " * (self.width - len(row) + self._extra)
         return row, is_commit
+
+    def _c(self, color: int, ch: bytes) -> bytes:
+        """A line character in a column's colour."""
+        colors = self.colors
+        if not colors:
+            return ch
+        code = colors[color] + ch + b"\x1b[m"
+        self._extra += len(code) - 1
+        return code
 
     def _set_state(self, state: int) -> None:
         self.prev_state, self.state = self.state, state
@@ -205,20 +259,22 @@ class GraphDrawer:
         out = bytearray()
         seen = False
         row = self.expansion_row
+        colors = self.col_colors if self.colors else None
         for i, col in enumerate(self.columns):
+            color = colors[i] if colors else 0
             if col == self.commit:
                 seen = True
-                out += b"|" + b" " * row
+                out += self._c(color, b"|") + b" " * row
             elif seen and row == 0:
                 # after a merge's post-merge row, the lines right of it stay "\"
                 if self.prev_state == POST_MERGE and self.prev_commit_index < i:
-                    out += b"\\"
+                    out += self._c(color, b"\\")
                 else:
-                    out += b"|"
+                    out += self._c(color, b"|")
             elif seen:
-                out += b"\\"
+                out += self._c(color, b"\\")
             else:
-                out += b"|"
+                out += self._c(color, b"|")
             out += b" "
         self.expansion_row += 1
         if not self._needs_pre_commit():
@@ -241,10 +297,9 @@ class GraphDrawer:
                 seen = True
                 out += self.mark
                 if len(self.parents) > 2:
-                    dashes = self._dashed_parents()
-                    out += b"--" * (dashes - 1) + b"-." if dashes > 0 else b""
+                    out += self._octopus_dashes()
             elif seen and self.edges_added > 1:
-                out += b"\\"
+                out += self._c(self._col_color(i), b"\\")
             elif seen and self.edges_added == 1:
                 # a merge skewed right (or an octopus skewed left) has no
                 # pre-commit row: keep a "\" coming from the row before
@@ -253,17 +308,17 @@ class GraphDrawer:
                     and self.prev_edges_added > 0
                     and self.prev_commit_index < i
                 ):
-                    out += b"\\"
+                    out += self._c(self._col_color(i), b"\\")
                 else:
-                    out += b"|"
+                    out += self._c(self._col_color(i), b"|")
             elif (
                 self.prev_state == COLLAPSING
                 and self.old_mapping[2 * i + 1] == i
                 and self.mapping[2 * i] < i
             ):
-                out += b"/"
+                out += self._c(self._col_color(i), b"/")
             else:
-                out += b"|"
+                out += self._c(self._col_color(i), b"|")
             out += b" "
         if len(self.parents) > 1:
             self._set_state(POST_MERGE)
@@ -280,6 +335,7 @@ class GraphDrawer:
         commit = self.commit
         first = self.parents[0]
         first_seen_left = False  # the first parent's column lies left of the merge
+        first_color = 0
         nparents = len(self.parents)
         for i in range(len(columns) + 1):
             if i == len(columns):
@@ -292,7 +348,11 @@ class GraphDrawer:
                 seen = True
                 idx = self.merge_layout
                 for j in range(nparents):
-                    out.append(_MERGE_CHARS[idx])
+                    if self.colors:
+                        k = self.new_columns.index(self.parents[j])
+                        out += self._c(self.new_colors[k], _MERGE_CHARS[idx : idx + 1])
+                    else:
+                        out.append(_MERGE_CHARS[idx])
                     if idx == 2:
                         if self.edges_added > 0 or j < nparents - 1:
                             out += b" "
@@ -301,13 +361,15 @@ class GraphDrawer:
                 if self.edges_added == 0:
                     out += b" "
             elif seen:
-                out += b"\\ " if self.edges_added > 0 else b"| "
+                out += self._c(self._col_color(i), b"\\" if self.edges_added > 0 else b"|")
+                out += b" "
             else:
-                out += b"|"
+                out += self._c(self._col_color(i), b"|")
                 if self.merge_layout != 0 or i != self.commit_index - 1:
-                    out += b"_" if first_seen_left else b" "
+                    out += self._c(first_color, b"_") if first_seen_left else b" "
             if here == first:
                 first_seen_left = True
+                first_color = self._col_color(i)
         if self._mapping_correct():
             self._set_state(PADDING)
         else:
@@ -356,19 +418,38 @@ class GraphDrawer:
             if target < 0:
                 out += b" "
             elif target * 2 == i:
-                out += b"|"
+                out += self._c(self._new_color(target), b"|")
             elif target == horizontal_target and i != horizontal - 1:
                 # only the first segment of a horizontal edge goes on below
                 if i != target * 2 + 3:
                     mapping[i] = -1
                 used_horizontal = True
-                out += b"_"
+                out += self._c(self._new_color(target), b"_")
             else:
                 if used_horizontal and i < horizontal:
                     mapping[i] = -1
-                out += b"/"
+                out += self._c(self._new_color(target), b"/")
         if self._mapping_correct():
             self._set_state(PADDING)
+        return bytes(out)
+
+    def _col_color(self, i: int) -> int:
+        return self.col_colors[i] if self.colors else 0
+
+    def _new_color(self, i: int) -> int:
+        return self.new_colors[i] if self.colors else 0
+
+    def _octopus_dashes(self) -> bytes:
+        """``-`` and a final ``.`` for each parent beyond the second (fewer for a
+        merge skewed left), each in the colour of the line it becomes."""
+        dashes = self._dashed_parents()
+        if not self.colors:
+            return b"--" * (dashes - 1) + b"-." if dashes > 0 else b""
+        out = bytearray()
+        for i in range(dashes):
+            color = self.new_colors[self.mapping[(self.commit_index + i + 2) * 2]]
+            out += self._c(color, b"-")
+            out += self._c(color, b"." if i == dashes - 1 else b"-")
         return bytes(out)
 
     def padding_line(self) -> bytes:
@@ -377,12 +458,13 @@ class GraphDrawer:
         if self.state != COMMIT:
             return self.next_line()[0]
         out = bytearray()
+        self._extra = 0
         wide = len(self.parents) > 2
-        for col in self.columns:
-            out += b"|"
+        for i, col in enumerate(self.columns):
+            out += self._c(self._col_color(i), b"|")
             out += b" " * ((len(self.parents) - 2) * 2) if wide and col == self.commit else b" "
-        if len(out) < self.width:
-            out += b" " * (self.width - len(out))
+        if len(out) - self._extra < self.width:
+            out += b" " * (self.width - len(out) + self._extra)
         self.prev_state = PADDING
         return bytes(out)
 
@@ -482,9 +564,15 @@ class GraphLog:
     ``show_log`` writes them (``use_terminator``: each entry ends with a newline,
     as ``oneline`` and ``tformat:`` do; otherwise a newline separates entries)."""
 
-    def __init__(self, walk: RevWalk, use_terminator: bool, left_right: bool = False) -> None:
+    def __init__(
+        self,
+        walk: RevWalk,
+        use_terminator: bool,
+        left_right: bool = False,
+        colors: Sequence[bytes] | None = None,
+    ) -> None:
         self.walk = walk
-        self.drawer = GraphDrawer()
+        self.drawer = GraphDrawer(colors)
         self.use_terminator = use_terminator
         self.left_right = left_right
         self.shown_one = False
