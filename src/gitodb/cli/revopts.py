@@ -94,6 +94,13 @@ def check(settings: RevSettings, unknown: list[str]) -> None:
         sys.stderr.write(f"error: {message}\n")
         unknown.insert(0, arg)
     settings.rejected = []
+    if settings.graph:
+        # the graph is drawn over rewritten parents, in topological order unless
+        # another order is asked for
+        w = settings.walk_kwargs
+        w["rewrite_parents"] = True
+        if w.get("order", "default") == "default":
+            w["order"] = "topo"
     # --simplify-merges rewrites parents too: Git names the option that asks for it
     if settings.walk_kwargs.get("rewrite_parents") and settings.children:
         raise GitodbError("options '--parents' and '--children' cannot be used together")
@@ -217,15 +224,8 @@ def _ancestry_path(values: Any, value: str | None, _unset: bool) -> None:
 
 
 def _graph(values: Any, _value: str | None, unset: bool) -> None:
-    """``--graph`` (``--no-graph``): parents are rewritten, the order made
-    topological unless another is asked for (and ``--no-graph`` undoes neither,
-    as in Git)."""
+    """``--graph`` (``--no-graph``); what it implies is set in ``check``."""
     values.graph = not unset
-    if not unset:
-        w = values.walk_kwargs
-        w["rewrite_parents"] = True
-        if w.get("order", "default") == "default":
-            w["order"] = "topo"
 
 
 def _refused(name: str, why: str) -> Any:

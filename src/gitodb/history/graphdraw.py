@@ -53,7 +53,10 @@ def graph_colors(config: str | None) -> list[bytes]:
     for spec in config.split(","):
         code = parse_color(spec)
         if code is None:
-            sys.stderr.write(f"warning: ignored invalid color '{spec}' in log.graphColors\n")
+            sys.stderr.write(
+                f"error: invalid color value: {spec}\n"
+                f"warning: ignored invalid color '{spec}' in log.graphColors\n"
+            )
         else:
             out.append(code.encode())
     return out
