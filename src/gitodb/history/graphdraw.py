@@ -101,6 +101,7 @@ class GraphDrawer:
         self.mapping: list[int] = []
         self.old_mapping: list[int] = []
         self.mapping_size = 0
+        self._new_index: dict[Hashable, int] = {}  # new_columns' positions
 
     # -- feeding -----------------------------------------------------------------
     def update(self, commit: Hashable, parents: Sequence[Hashable], mark: bytes = b"*") -> None:
@@ -123,16 +124,17 @@ class GraphDrawer:
     def _update_columns(self) -> None:
         self.columns, self.new_columns = self.new_columns, []
         self.col_colors, self.new_colors = self.new_colors, []
+        self._new_index = {}
         columns = self.columns
         commit = self.commit
         nparents = len(self.parents)
-        size = 2 * (len(columns) + nparents)
+        ncols = len(columns)
+        size = 2 * (ncols + nparents)
         for m in (self.mapping, self.old_mapping):
             if len(m) < size:
                 m.extend([-1] * (size - len(m)))
         mapping = self.mapping
-        for i in range(size):
-            mapping[i] = -1
+        mapping[:size] = [-1] * size
         self.mapping_size = size
         self.width = 0
         self.prev_edges_added = self.edges_added
@@ -140,37 +142,58 @@ class GraphDrawer:
         # Each column moves on (its commit is still to come) unless it is this
         # commit's, which gives way to the commit's parents; a commit no column
         # waits for starts a column of its own at the right.
-        seen = False
-        for i in range(len(columns) + 1):
-            if i == len(columns):
-                if seen:
-                    break
-                here = commit
-            else:
-                here = columns[i]
-            if here == commit:
-                seen = True
+        try:
+            at = columns.index(commit)
+        except ValueError:
+            at = ncols
+        new = self.new_columns
+        index = self._new_index
+        colors = self.col_colors if self.colors else None
+        new_colors = self.new_colors
+        width = 0
+        edges_added = 0
+        for i in range(ncols + 1):
+            if i == at:
+                self.width, self.edges_added = width, edges_added
                 self.commit_index = i
                 self.merge_layout = -1
                 for p in self.parents:
                     # a merge's parents and a new line each get the next colour
-                    if self.colors and (nparents > 1 or i == len(columns)):
+                    if self.colors and (nparents > 1 or i == ncols):
                         self.color = (self.color + 1) % len(self.colors)
                     self._insert(p, i)
                 if not nparents:
                     self.width += 2  # the commit takes its column
+                width, edges_added = self.width, self.edges_added
+                if i == ncols:
+                    break
+                continue
+            if i == ncols:
+                break
+            # a line passing by: it keeps its place, or joins a parent's column
+            here = columns[i]
+            j = index.get(here)
+            if j is None:
+                j = index[here] = len(new)
+                new.append(here)
+                if colors is not None:
+                    new_colors.append(colors[i])
+            if edges_added > 0 and j == mapping[width - 2]:
+                mapping[width - 2] = j
+                edges_added = -1
             else:
-                self._insert(here, -1)
+                mapping[width] = j
+                width += 2
+        self.width, self.edges_added = width, edges_added
         while self.mapping_size > 1 and mapping[self.mapping_size - 1] < 0:
             self.mapping_size -= 1
 
     def _insert(self, commit: Hashable, idx: int) -> None:
-        """Put ``commit`` in the next row's columns (once) and map the current
-        character position to it; ``idx`` is the merge's column for a parent."""
-        try:
-            i = self.new_columns.index(commit)
-        except ValueError:
-            i = len(self.new_columns)
+        """Put a parent of the commit in the next row's columns (once) and map the
+        current character position to it; ``idx`` is the commit's column."""
+        i = self._new_index.get(commit)
+        if i is None:
+            i = self._new_index[commit] = len(self.new_columns)
             self.new_columns.append(commit)
             if self.colors:
                 try:
@@ -208,8 +231,10 @@ class GraphDrawer:
         )
 
     def _mapping_correct(self) -> bool:
-        m = self.mapping
-        return all(m[i] < 0 or m[i] == i // 2 for i in range(self.mapping_size))
+        for i, target in enumerate(self.mapping[: self.mapping_size]):
+            if target >= 0 and target != i >> 1:
+                return False
+        return True
 
     def is_finished(self) -> bool:
         """Whether every row of the current commit has been handed out."""
@@ -285,51 +310,53 @@ class GraphDrawer:
         return bytes(out)
 
     def _commit_row(self) -> bytes:
-        out = bytearray()
-        seen = False
         columns = self.columns
-        commit = self.commit
-        for i in range(len(columns) + 1):
-            if i == len(columns):
-                if seen:
-                    break
-                here = commit
+        n = len(columns)
+        at = self.commit_index  # the commit's column (n: a column of its own)
+        mark = self.mark + (self._octopus_dashes() if len(self.parents) > 2 else b"")
+        edges = self.edges_added
+        # a merge skewed right (or an octopus skewed left) has no pre-commit row:
+        # a "\" coming from the merge row before is kept
+        keep_back = self.prev_state == POST_MERGE and self.prev_edges_added > 0
+        back_from = self.prev_commit_index + 1 if keep_back else n
+        # after a collapsing row, a line that just moved into place is drawn "/"
+        collapsing = self.prev_state == COLLAPSING
+        if not self.colors and not collapsing:
+            right = n - at - 1 if at < n else 0
+            if edges > 1:
+                tail = b"\\ " * right
+            elif edges == 1:
+                plain = min(max(back_from - at - 1, 0), right)
+                tail = b"| " * plain + b"\\ " * (right - plain)
             else:
-                here = columns[i]
-            if here == commit:
-                seen = True
-                out += self.mark
-                if len(self.parents) > 2:
-                    out += self._octopus_dashes()
-            elif seen and self.edges_added > 1:
-                out += self._c(self._col_color(i), b"\\")
-            elif seen and self.edges_added == 1:
-                # a merge skewed right (or an octopus skewed left) has no
-                # pre-commit row: keep a "\" coming from the row before
-                if (
-                    self.prev_state == POST_MERGE
-                    and self.prev_edges_added > 0
-                    and self.prev_commit_index < i
-                ):
-                    out += self._c(self._col_color(i), b"\\")
+                tail = b"| " * right
+            out = b"| " * at + mark + b" " + tail
+        else:
+            old, mapping = self.old_mapping, self.mapping
+            pieces = []
+            for i in range(n):
+                if i == at:
+                    pieces.append(mark)
+                    continue
+                if i > at and edges > 1:
+                    ch = b"\\"
+                elif i > at and edges == 1:
+                    ch = b"\\" if i >= back_from else b"|"
+                elif collapsing and old[2 * i + 1] == i and mapping[2 * i] < i:
+                    ch = b"/"
                 else:
-                    out += self._c(self._col_color(i), b"|")
-            elif (
-                self.prev_state == COLLAPSING
-                and self.old_mapping[2 * i + 1] == i
-                and self.mapping[2 * i] < i
-            ):
-                out += self._c(self._col_color(i), b"/")
-            else:
-                out += self._c(self._col_color(i), b"|")
-            out += b" "
+                    ch = b"|"
+                pieces.append(self._c(self.col_colors[i], ch) if self.colors else ch)
+            if at == n:
+                pieces.append(mark)
+            out = b" ".join(pieces) + b" "
         if len(self.parents) > 1:
             self._set_state(POST_MERGE)
         elif self._mapping_correct():
             self._set_state(PADDING)
         else:
             self._set_state(COLLAPSING)
-        return bytes(out)
+        return out
 
     def _post_merge_row(self) -> bytes:
         out = bytearray()
