@@ -150,28 +150,37 @@ class GraphDrawer:
         index = self._new_index
         colors = self.col_colors if self.colors else None
         new_colors = self.new_colors
-        width = 0
-        edges_added = 0
-        for i in range(ncols + 1):
-            if i == at:
-                self.width, self.edges_added = width, edges_added
-                self.commit_index = i
-                self.merge_layout = -1
-                for p in self.parents:
-                    # a merge's parents and a new line each get the next colour
-                    if self.colors and (nparents > 1 or i == ncols):
-                        self.color = (self.color + 1) % len(self.colors)
-                    self._insert(p, i)
-                if not nparents:
-                    self.width += 2  # the commit takes its column
-                width, edges_added = self.width, self.edges_added
-                if i == ncols:
-                    break
-                continue
-            if i == ncols:
-                break
+        # the lines left of the commit keep their places (none is a parent yet)
+        left = columns[:at]
+        new.extend(left)
+        index.update(zip(left, range(at)))
+        mapping[0 : 2 * at : 2] = range(at)
+        if colors is not None:
+            new_colors.extend(colors[:at])
+        self.width, self.edges_added = 2 * at, 0
+        self.commit_index = at
+        self.merge_layout = -1
+        for p in self.parents:
+            # a merge's parents and a new line each get the next colour
+            if self.colors and (nparents > 1 or at == ncols):
+                self.color = (self.color + 1) % len(self.colors)
+            self._insert(p, at)
+        if not nparents:
+            self.width += 2  # the commit takes its column
+        width, edges_added = self.width, self.edges_added
+        right = columns[at + 1 :]
+        if index.keys().isdisjoint(right):
+            # no line to the right is a parent: each keeps a column of its own
+            base = len(new)
+            new.extend(right)
+            index.update(zip(right, range(base, base + len(right))))
+            mapping[width : width + 2 * len(right) : 2] = range(base, base + len(right))
+            width += 2 * len(right)
+            if colors is not None:
+                new_colors.extend(colors[at + 1 :])
+            right = []
+        for i, here in enumerate(right, at + 1):
             # a line passing by: it keeps its place, or joins a parent's column
-            here = columns[i]
             j = index.get(here)
             if j is None:
                 j = index[here] = len(new)
