@@ -316,9 +316,7 @@ def test_drawer_octopus_rows() -> None:
         if shown:
             rows.append(rest)
     text = b"\n".join(r.rstrip() for r in b"\n".join(rows).split(b"\n"))
-    assert text == (
-        b"*-.   m\n|\\ \\\n| | * p3\n| * | p2\n| |/\n* / p1\n|/\n* r"
-    ), text.decode()
+    assert text == (b"*-.   m\n|\\ \\\n| | * p3\n| * | p2\n| |/\n* / p1\n|/\n* r"), text.decode()
 
 
 @pytest.mark.skipif(not CORPUS.exists(), reason="the shared corpus is not here")

@@ -426,8 +426,8 @@ def _show(
     children, ``--children``; ``left_right``: ``<``/``>`` before it, the side of a
     symmetric range it is on, ``--left-right``; ``graph``: the graph beside them,
     ``gitodb.history.graphdraw``; a list: in these column colours)."""
-    from gitodb.history.graphdraw import GraphLog
     from gitodb.history.graph import SYMMETRIC_LEFT
+    from gitodb.history.graphdraw import GraphLog
     from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
@@ -497,7 +497,9 @@ def _show(
             if names:
                 decor = b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
         if drawn is not None:
-            head = shown + decor + b" " if o.kind == "oneline" else b"commit " + shown + decor + b"\n"
+            head = b"commit " + shown + decor + b"\n"
+            if o.kind == "oneline":
+                head = shown + decor + b" "
             out.append(drawn.entry(node, head, _message(repo, node, raw, o, abbrev, mailmap)))
         elif o.kind == "oneline":
             out.append(shown + decor + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n")
@@ -541,8 +543,7 @@ def _graph_colors(repo: Any, o: _LogOptions, graph: bool) -> bool | list[bytes]:
         from gitodb.cli.options import UsageError
 
         raise UsageError(
-            stderr="fatal: gitodb log supports colour only for --graph with a format "
-            "without %C\n"
+            stderr="fatal: gitodb log supports colour only for --graph with a format without %C\n"
         )
     from gitodb.history.graphdraw import graph_colors
 
@@ -554,8 +555,8 @@ def _message(repo: Any, node: Any, raw: bytes, o: _LogOptions, abbrev: Any, mail
     from gitodb.history.pretty import pretty_commit
 
     if o.kind == "oneline":
-        return pretty_commit("oneline", repo, node.id, raw)  # type: ignore[no-any-return]
-    return pretty_commit(  # type: ignore[no-any-return]
+        return pretty_commit("oneline", repo, node.id, raw)
+    return pretty_commit(
         o.kind, repo, node.id, raw, date_mode=o.date_mode, abbrev=abbrev, mailmap=mailmap
     )
 

@@ -61,6 +61,7 @@ def graph_colors(config: str | None) -> list[bytes]:
             out.append(code.encode())
     return out
 
+
 # the states: which kind of row comes next
 PADDING, SKIP, PRE_COMMIT, COMMIT, POST_MERGE, COLLAPSING = range(6)
 
@@ -153,7 +154,7 @@ class GraphDrawer:
         # the lines left of the commit keep their places (none is a parent yet)
         left = columns[:at]
         new.extend(left)
-        index.update(zip(left, range(at)))
+        index.update(zip(left, range(at), strict=True))
         mapping[0 : 2 * at : 2] = range(at)
         if colors is not None:
             new_colors.extend(colors[:at])
@@ -173,7 +174,7 @@ class GraphDrawer:
             # no line to the right is a parent: each keeps a column of its own
             base = len(new)
             new.extend(right)
-            index.update(zip(right, range(base, base + len(right))))
+            index.update(zip(right, range(base, base + len(right)), strict=True))
             mapping[width : width + 2 * len(right) : 2] = range(base, base + len(right))
             width += 2 * len(right)
             if colors is not None:
@@ -264,8 +265,9 @@ class GraphDrawer:
                 row = b"| " * len(self.new_columns)
         elif state == SKIP:
             row = b"..."
-            self.prev_state, self.state = state, (
-                PRE_COMMIT if self._needs_pre_commit() else COMMIT
+            self.prev_state, self.state = (
+                state,
+                (PRE_COMMIT if self._needs_pre_commit() else COMMIT),
             )
         elif state == PRE_COMMIT:
             row = self._pre_commit_row()
