@@ -336,3 +336,7 @@ def test_libgit2_log_graph_oneline_all() -> None:
     )
     assert ours.returncode == 0, ours.stderr
     assert ours.stdout == theirs
+
+
+def test_graph_with_walk_reflogs_is_refused(octopus: Path) -> None:
+    assert_same(octopus, "log", "-g", "--graph")

@@ -574,6 +574,8 @@ def _reflog_walk(repo: Any, o: _LogOptions, settings: RevSettings, paths: list[s
     """``log -g``: the reflogs of the refs named (HEAD by default), user formats only."""
     from gitodb.history.pretty import Formatter
 
+    if settings.graph:  # it makes the walk topological: limited, as Git says
+        raise GitodbError("cannot combine --walk-reflogs with history-limiting options")
     if o.kind != "user":
         if o.format_given:
             raise GitodbError("gitodb log -g supports only --format=<format>")
