@@ -475,7 +475,15 @@ def test_log_left_right(
     assert same(ancestry, capfdbinary, "log", *args.split())
 
 
-@pytest.mark.parametrize("option", ["--cherry-pick", "--cherry-mark", "--cherry", "--graph"])
+@pytest.mark.parametrize("command", ["rev-list", "log"])
+def test_graph_once_refused(
+    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], command: str
+) -> None:
+    # refused by name until gitodb.history.graphdraw (tests/test_graph.py)
+    assert same(ancestry, capfdbinary, command, "--graph", "--left-right", "F...I")
+
+
+@pytest.mark.parametrize("option", ["--cherry-pick", "--cherry-mark", "--cherry"])
 def test_refused_by_name(
     ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], option: str
 ) -> None:

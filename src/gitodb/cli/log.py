@@ -151,6 +151,7 @@ class _LogOptions:
         self.decorate: str | None = None  # None, "short" or "full"
         self.format_given = False
         self.mailmap: bool | None = None  # --[no-]use-mailmap; None: log.mailmap
+        self.color: str | None = None  # --color=<when> ("" for --color); None: config
 
 
 def _set_pretty(o: _LogOptions, value: str) -> None:
@@ -299,6 +300,12 @@ def _revision_parser() -> OptionParser:
 
         return callback
 
+    def setter_value(attr: str) -> Any:
+        def callback(values: Any, value: str | None, _unset: bool) -> None:
+            setattr(values.log, attr, "always" if value is None else value)
+
+        return callback
+
     def abbrev(values: Any, value: str | None, _unset: bool) -> None:
         values.log.abbrev = None if value is None else abbrev_length(value)
 
@@ -323,6 +330,8 @@ def _revision_parser() -> OptionParser:
             opt(None, "no-abbrev", setter("abbrev", 0)),
             opt("g", "walk-reflogs", setter("walk_reflogs", True)),
             opt("s", "no-patch", nothing),
+            opt(None, "color", setter_value("color"), takes_value=True, optional_value=True),
+            opt(None, "no-color", setter("color", "never")),
         ],
     )
     return _REVISION_PARSER
@@ -398,7 +407,8 @@ def run(argv: list[str], ctx: Any) -> int:
     if settings.unknown:  # Git reads the revisions first
         raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
     limit_to_paths(repo, ctx, walk, settings.paths)
-    _show(repo, walk, o, settings.parents, settings.children, settings.left_right)
+    colors = _graph_colors(repo, o, settings.graph)
+    _show(repo, walk, o, settings.parents, settings.children, settings.left_right, colors)
     return 0
 
 
@@ -409,12 +419,15 @@ def _show(
     parents: bool = False,
     children: bool = False,
     left_right: bool = False,
+    graph: bool | list[bytes] = False,
 ) -> None:
     """Print the walk's commits in the chosen format (``parents``: after each id,
     its parents as the walk rewrote them, ``--parents``; ``children``: then its
     children, ``--children``; ``left_right``: ``<``/``>`` before it, the side of a
-    symmetric range it is on, ``--left-right``)."""
+    symmetric range it is on, ``--left-right``; ``graph``: the graph beside them,
+    ``gitodb.history.graphdraw``; a list: in these column colours)."""
     from gitodb.history.graph import SYMMETRIC_LEFT
+    from gitodb.history.graphdraw import GraphLog
     from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
@@ -430,8 +443,14 @@ def _show(
     write = sys.stdout.buffer.write
     out: list[bytes] = []
     first = True
+    ends = o.terminator if o.kind == "user" else o.kind == "oneline"  # Git's use_terminator
+    palette = graph if isinstance(graph, list) else None
+    drawn = GraphLog(walk, ends, left_right, palette) if graph else None
     if o.kind == "user":
         f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length, decorations=decorations)
+        if f.empty and drawn is not None:
+            write(b"".join(drawn.entry(n, b"", b"", True) for n in walk.commits()))
+            return
         if f.empty:
             for _node in walk.commits():
                 pass
@@ -446,7 +465,7 @@ def _show(
 
         end = b"\n" if o.terminator else b""
         sep = b"" if o.terminator else b"\n"
-        parts = f.native_parts() if not limited else None
+        parts = f.native_parts() if not limited and drawn is None else None
         fast = None if parts is None else walk.native_format(parts, end, sep, _fallback(odb, f))
         if fast is not None:  # the whole walk and format in the native core
             write(fast[1])
@@ -455,7 +474,10 @@ def _show(
             return
         for node in walk.commits():
             text = f.format(node.id, _content(odb, node), parents=rewritten(node))
-            out.append(text + end if first or not sep else sep + text)
+            if drawn is not None:
+                out.append(drawn.entry(node, b"", text))
+            else:
+                out.append(text + end if first or not sep else sep + text)
             first = False
             if len(out) > 512:
                 write(b"".join(out))
@@ -465,7 +487,7 @@ def _show(
     for node in walk.commits():
         raw = _content(odb, node)
         shown = (abbrev(node.id) if o.abbrev_commit else node.id.hex()).encode()
-        if left_right:
+        if left_right and drawn is None:  # the graph draws the mark
             shown = (b"< " if node.flags & SYMMETRIC_LEFT else b"> ") + shown
         if parents:
             shown += b"".join(
@@ -481,7 +503,12 @@ def _show(
             names = decorations.of(node.id)
             if names:
                 decor = b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
-        if o.kind == "oneline":
+        if drawn is not None:
+            head = b"commit " + shown + decor + b"\n"
+            if o.kind == "oneline":
+                head = shown + decor + b" "
+            out.append(drawn.entry(node, head, _message(repo, node, raw, o, abbrev, mailmap)))
+        elif o.kind == "oneline":
             out.append(shown + decor + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n")
         else:
             if not first:
@@ -514,6 +541,42 @@ def _fallback(odb: Any, f: Any) -> Any:
     return fallback
 
 
+def _graph_colors(repo: Any, o: _LogOptions, graph: bool) -> bool | list[bytes]:
+    """Whether to draw the graph and, with ``--color`` (or ``color.diff``/``color.ui``
+    set to always), its column colours (``log.graphColors``).  gitodb colours
+    nothing else, so colour is refused where Git would colour more: built-in
+    formats and ``%C`` in a user format."""
+    from gitodb.cli.for_each_ref import _want_color
+
+    when = o.color
+    if when is None:
+        when = repo.config.get("color.diff") or repo.config.get("color.ui") or "never"
+        when = "never" if when.lower() in ("false", "no", "off", "0") else when.lower()
+        when = "auto" if when in ("true", "yes", "on", "1") else when
+    if not _want_color(when or None):
+        return graph
+    if not graph or o.kind != "user" or b"%C" in o.user:
+        from gitodb.cli.options import UsageError
+
+        raise UsageError(
+            stderr="fatal: gitodb log supports colour only for --graph with a format without %C\n"
+        )
+    from gitodb.history.graphdraw import graph_colors
+
+    return graph_colors(repo.config.get("log.graphColors"))
+
+
+def _message(repo: Any, node: Any, raw: bytes, o: _LogOptions, abbrev: Any, mailmap: Any) -> bytes:
+    """What a built-in format shows after the header line."""
+    from gitodb.history.pretty import pretty_commit
+
+    if o.kind == "oneline":
+        return pretty_commit("oneline", repo, node.id, raw)
+    return pretty_commit(
+        o.kind, repo, node.id, raw, date_mode=o.date_mode, abbrev=abbrev, mailmap=mailmap
+    )
+
+
 def _content(odb: Any, node: Any) -> bytes:
     """The commit's content: what the walk read (then dropped), else read now."""
     raw = node.raw
@@ -527,6 +590,8 @@ def _reflog_walk(repo: Any, o: _LogOptions, settings: RevSettings, paths: list[s
     """``log -g``: the reflogs of the refs named (HEAD by default), user formats only."""
     from gitodb.history.pretty import Formatter
 
+    if settings.graph:  # it makes the walk topological: limited, as Git says
+        raise GitodbError("cannot combine --walk-reflogs with history-limiting options")
     if o.kind != "user":
         if o.format_given:
             raise GitodbError("gitodb log -g supports only --format=<format>")

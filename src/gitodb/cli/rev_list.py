@@ -364,7 +364,9 @@ def _commit_line(walk: object, node: object, settings: RevSettings, is_left: boo
     flags = node.flags  # type: ignore[attr-defined]
     line: bytes = b"%d " % node.date if settings.timestamp else b""  # type: ignore[attr-defined]
     boundary = bool(flags & BOUNDARY)
-    if boundary and not settings.nul:
+    if settings.graph:
+        pass  # the graph draws the mark
+    elif boundary and not settings.nul:
         line += b"-"
     elif settings.left_right:
         line += b"<" if is_left else b">"
@@ -379,22 +381,67 @@ def _commit_line(walk: object, node: object, settings: RevSettings, is_left: boo
     if walk.bisect == "all":  # type: ignore[attr-defined]
         line += _bisect_decoration(walk, node)
     if settings.pretty is not None:
-        return _pretty_line(walk, node, settings, line)
-    line += b"\0" if settings.nul else b"\n"
-    if settings.header:
-        line += _raw_header(walk, node) + b"\0"
-    return line
+        head, body = _pretty_parts(walk, node, settings, line)
+        term = b"\n"
+    elif settings.header:
+        head, body, term = line + b"\n", _raw_header(walk, node), b"\0"
+    else:
+        head, body, term = line + (b"\0" if settings.nul else b"\n"), None, b""
+    if settings.graph:
+        return _graph_entry(walk, node, settings, head, body, term)
+    return head + (body or b"") + term
 
 
-def _pretty_line(walk: object, node: object, settings: RevSettings, line: bytes) -> bytes:
-    """``--pretty``/``--format``: ``oneline``, or ``commit <id>`` and the user format."""
+def _graph_entry(
+    walk: object, node: object, settings: RevSettings, head: bytes, body: bytes | None, term: bytes
+) -> bytes:
+    """The commit with the graph drawn beside it, in the order Git's rev-list
+    writes graph rows and text (``body`` None: only the header line is shown)."""
+    out = [_graph_rows(walk, node, settings), head]
+    drawer = settings.drawer
+    if body is None or not body:
+        rest, shown = drawer.show_remainder()
+        out += (rest, b"\n") if shown else ()
+        if body is not None and settings.pretty == "oneline":
+            out.append(b"\n")
+        return b"".join(out)
+    if settings.pretty != "oneline":
+        out.append(drawer.show_oneline())
+    out.append(drawer.show_commit_msg(body))
+    if body.endswith(b"\n"):
+        out.append(drawer.show_padding())
+    out.append(term)
+    return b"".join(out)
+
+
+def _graph_rows(walk: object, node: object, settings: RevSettings) -> bytes:
+    """Feed the commit to the graph; its rows up to the commit's own."""
+    from gitodb.history.graphdraw import GraphDrawer, commit_mark, graph_parents
+
+    drawer = settings.drawer
+    if drawer is None:
+        drawer = settings.drawer = GraphDrawer()
+    drawer.update(
+        node.id,  # type: ignore[attr-defined]
+        graph_parents(walk, node),  # type: ignore[arg-type]
+        commit_mark(node, settings.left_right),  # type: ignore[arg-type]
+    )
+    rows: bytes = drawer.show_commit()
+    return rows
+
+
+def _pretty_parts(
+    walk: object, node: object, settings: RevSettings, line: bytes
+) -> tuple[bytes, bytes]:
+    """``--pretty``/``--format``: the header (``<id> `` for ``oneline``, else
+    ``commit <id>`` and a newline) and the formatted message."""
     from gitodb.history.pretty import Formatter, pretty_commit
 
     repo = walk.repo  # type: ignore[attr-defined]
     raw = repo.odb.read(node.id)[1]  # type: ignore[attr-defined]
     if settings.pretty == "oneline":
         oneline: bytes = pretty_commit("oneline", repo, node.id, raw)  # type: ignore[attr-defined]
-        return line + b" " + oneline + b"\n"
+        return line + b" ", oneline
     if settings.pretty_kind is not None:
         if settings.abbreviator is None:
             from gitodb.repo.abbrev import Abbreviator, default_abbrev
@@ -407,11 +454,11 @@ def _pretty_line(walk: object, node: object, settings: RevSettings, line: bytes)
             raw,
             abbrev=settings.abbreviator,
         )
-        return b"commit " + line + b"\n" + body + b"\n"
+        return b"commit " + line + b"\n", body
     if settings.formatter is None:
         settings.formatter = Formatter(repo, settings.pretty or "")
     text: bytes = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
-    return b"commit " + line + b"\n" + text + b"\n"
+    return b"commit " + line + b"\n", text
 
 
 def _bisect_decoration(walk: object, node: object) -> bytes:
@@ -516,6 +563,8 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
         else:
             count += 1
         if not show:
+            if settings.graph and settings.count and not settings.quiet:
+                out.append(_graph_rows(walk, node, settings))  # as Git: rows, no text
             continue
         out.append(_commit_line(walk, node, settings, is_left))
     if walk.want_objects:

@@ -68,6 +68,8 @@ class RevSettings(SimpleNamespace):
         self.hidden_section: str | None = None  # a pending --exclude-hidden=<section>
         self.rejected: list[tuple[str, str]] = []  # (error, option) Git leaves unknown
         self.unknown: list[str] = []  # options the command does not know
+        self.graph = False  # --graph (gitodb.history.graphdraw)
+        self.drawer: Any = None  # its GraphDrawer, once the first commit is shown
 
 
 #: the built-in formats and the shortest prefix that names each (Git's table order)
@@ -92,9 +94,18 @@ def check(settings: RevSettings, unknown: list[str]) -> None:
         sys.stderr.write(f"error: {message}\n")
         unknown.insert(0, arg)
     settings.rejected = []
+    if settings.graph:
+        # the graph is drawn over rewritten parents, in topological order unless
+        # another order is asked for
+        w = settings.walk_kwargs
+        w["rewrite_parents"] = True
+        if w.get("order", "default") == "default":
+            w["order"] = "topo"
     # --simplify-merges rewrites parents too: Git names the option that asks for it
     if settings.walk_kwargs.get("rewrite_parents") and settings.children:
         raise GitodbError("options '--parents' and '--children' cannot be used together")
+    if settings.graph and settings.walk_kwargs.get("reverse"):
+        raise GitodbError("options '--graph' and '--reverse' cannot be used together")
 
 
 def add_revision(values: Any, arg: str) -> None:
@@ -212,6 +223,11 @@ def _ancestry_path(values: Any, value: str | None, _unset: bool) -> None:
         values.revs.append(("--ancestry-path", value))
 
 
+def _graph(values: Any, _value: str | None, unset: bool) -> None:
+    """``--graph`` (``--no-graph``); what it implies is set in ``check``."""
+    values.graph = not unset
+
+
 def _refused(name: str, why: str) -> Any:
     """An option of Git's that gitodb does not have yet: a clear error, never ignored."""
 
@@ -314,7 +330,8 @@ REVISION_OPTIONS: list[Option] = [
     _opt("cherry-pick", _refused("--cherry-pick", "it needs patch ids")),
     _opt("cherry-mark", _refused("--cherry-mark", "it needs patch ids")),
     _opt("cherry", _refused("--cherry", "it needs patch ids")),
-    _opt("graph", _refused("--graph", "no graph drawing")),
+    _opt("graph", lambda v, x, _u: _graph(v, x, False)),
+    _opt("no-graph", lambda v, x, _u: _graph(v, x, True)),
     _opt(
         "simplify-by-decoration", _refused("--simplify-by-decoration", "it needs --simplify-merges")
     ),

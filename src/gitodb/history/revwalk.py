@@ -405,6 +405,11 @@ class RevWalk:
             return SLOP
         return slop - 1
 
+    def would_show(self, node: Node) -> bool:
+        """Whether the walk shows ``node`` when it comes to it (not shown yet,
+        output limits aside): what ``--graph`` draws an edge to."""
+        return self._wanted(node)
+
     def _wanted(self, node: Node) -> bool:
         """Git's ``get_commit_action`` (the parts rev-list uses)."""
         if node.flags & (SHOWN | UNINTERESTING):
