@@ -365,11 +365,14 @@ def _commit_line(walk: object, node: object, settings: RevSettings, is_left: boo
     line: bytes = b"%d " % node.date if settings.timestamp else b""  # type: ignore[attr-defined]
     boundary = bool(flags & BOUNDARY)
     if settings.graph:
-        pass  # the graph draws the mark
+        mark = b""  # the graph draws the mark
     elif boundary and not settings.nul:
-        line += b"-"
+        mark = b"-"
     elif settings.left_right:
-        line += b"<" if is_left else b">"
+        mark = b"<" if is_left else b">"
+    else:
+        mark = b""
+    line += mark
     line += node.id.hex().encode()  # type: ignore[attr-defined]
     if settings.nul and boundary:
         line += b"\0boundary=yes"  # Git 2.55 puts it before the parents
@@ -595,6 +598,7 @@ def _native_listing(
     if (
         listing is not None
         or settings.timestamp
+        or settings.graph
         or settings.left_right
         or settings.nul
         or settings.children
