@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from gitodb.errors import PackError
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, ObjectFormat
 from gitodb.pack.idx import OFFSET32_LIMIT, write_index_v1, write_index_v2
+from gitodb.pack.index_native import index_native
 from gitodb.pack.index_resolve import DeltaResolver
 from gitodb.pack.index_scan import (
     DEFAULT_CACHE_BUDGET,
@@ -90,10 +91,23 @@ class PackIndexResult:
 
 class PackIndexer(PackScanner):
     """Index one pack held in memory or mapped from a file (see ``PackScanner`` for
-    the arguments): :meth:`run` scans, resolves and completes a thin pack."""
+    the arguments): :meth:`run` scans, resolves and completes a thin pack.
+
+    ``native`` False forces the Python reference (the differential tests use it).
+    """
+
+    native = True
 
     def run(self) -> PackIndexResult:
-        """Scan, resolve every delta (completing a thin pack if asked), return the result."""
+        """Scan, resolve every delta (completing a thin pack if asked), return the result.
+
+        The native core does it when it can (``index_native``); the Python passes
+        below are the reference, and the path for everything the core leaves to it.
+        """
+        if self.native:
+            done = index_native(self)
+            if done is not None:
+                return done
         st = self.scan()
         count = len(st.offsets)
         resolver = DeltaResolver(st, self.fmt, self.path, self.progress, self.object_check)
