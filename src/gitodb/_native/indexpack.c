@@ -39,11 +39,22 @@
 #define MAX_INFLATE_RATIO 1040ULL /* compress.MAX_INFLATE_RATIO */
 #define NOGIL_MIN 4096
 
+/* A REF_DELTA is claimed by the first base with its id whose frame is made (as the
+   reference pops ref_children then); owner -1: not claimed yet. */
+static int
+claim(long long *owner, long long who)
+{
 #if defined(__GNUC__) || defined(__clang__)
-#define CLAIM(p) (__atomic_exchange_n((p), (unsigned char)1, __ATOMIC_ACQ_REL) == 0)
+    long long expected = -1;
+    return __atomic_compare_exchange_n(owner, &expected, who, 0, __ATOMIC_ACQ_REL,
+                                       __ATOMIC_ACQUIRE);
 #else
-#define CLAIM(p) (*(p) ? 0 : (*(p) = 1, 1))
+    if (*owner != -1)
+        return 0;
+    *owner = who;
+    return 1;
 #endif
+}
 
 typedef unsigned long long u64;
 
@@ -68,7 +79,7 @@ typedef struct {
     Py_ssize_t nref;
     unsigned char *ref_oid;  /* nref * rawsz, sorted */
     Py_ssize_t *ref_kid;
-    unsigned char *ref_claimed;
+    long long *ref_owner;
     Py_ssize_t *ref_tmp;  /* REF_DELTA entries in pack order (scan) */
     unsigned char *ref_tmp_oid;
     Py_ssize_t *roots;
@@ -241,14 +252,15 @@ free_columns(IndexPack *s)
 {
     void *cols[] = {s->offsets, s->starts, s->ends, s->sizes, s->osizes, s->crcs, s->depths,
                     s->bases, s->ofs_base, s->types, s->rtypes, s->done, s->oids, s->ofs_first,
-                    s->ofs_kids, s->ref_oid, s->ref_kid, s->ref_claimed, s->ref_tmp,
+                    s->ofs_kids, s->ref_oid, s->ref_kid, s->ref_owner, s->ref_tmp,
                     s->ref_tmp_oid, s->roots};
     for (size_t i = 0; i < sizeof(cols) / sizeof(cols[0]); i++)
         PyMem_RawFree(cols[i]);
     s->offsets = s->starts = s->ends = s->sizes = s->osizes = NULL;
     s->crcs = s->depths = NULL;
     s->bases = s->ofs_base = NULL;
-    s->types = s->rtypes = s->done = s->oids = s->ref_oid = s->ref_claimed = NULL;
+    s->types = s->rtypes = s->done = s->oids = s->ref_oid = NULL;
+    s->ref_owner = NULL;
     s->ref_tmp_oid = NULL;
     s->ofs_first = s->ofs_kids = s->ref_kid = s->ref_tmp = s->roots = NULL;
 }
@@ -379,8 +391,8 @@ IndexPack_scan(IndexPack *s, PyObject *args)
     Py_ssize_t max_bytes;
     if (!PyArg_ParseTuple(args, "OOn:scan", &inflate_fn, &crc_fn, &max_bytes))
         return NULL;
-    if (!s->have_pack) {
-        PyErr_SetString(PyExc_ValueError, "IndexPack is closed");
+    if (!s->have_pack || !s->offsets || s->prepared) {
+        PyErr_SetString(PyExc_ValueError, "IndexPack is closed or scanned");
         return NULL;
     }
 #ifndef GITODB_HAVE_ZLIB
@@ -537,7 +549,7 @@ ref_range(const IndexPack *s, const unsigned char *oid, Py_ssize_t *lo_out, Py_s
     *hi_out = end;
 }
 
-/* prepare() -> number of delta-tree roots: builds the child tables after the scan. */
+/* prepare() -> (delta-tree roots, deltas): builds the child tables after the scan. */
 static PyObject *
 IndexPack_prepare(IndexPack *s, PyObject *unused)
 {
@@ -550,11 +562,11 @@ IndexPack_prepare(IndexPack *s, PyObject *unused)
     s->ofs_kids = PyMem_RawMalloc(sizeof(Py_ssize_t) * ((size_t)n + 1));
     s->ref_oid = PyMem_RawMalloc((size_t)s->rawsz * ((size_t)s->nref + 1));
     s->ref_kid = PyMem_RawMalloc(sizeof(Py_ssize_t) * ((size_t)s->nref + 1));
-    s->ref_claimed = PyMem_RawCalloc((size_t)s->nref + 1, 1);
+    s->ref_owner = PyMem_RawMalloc(sizeof(long long) * ((size_t)s->nref + 1));
     s->roots = PyMem_RawMalloc(sizeof(Py_ssize_t) * ((size_t)n + 1));
     Py_ssize_t *order = PyMem_RawMalloc(sizeof(Py_ssize_t) * ((size_t)s->nref + 1));
     Py_ssize_t *tmp = PyMem_RawMalloc(sizeof(Py_ssize_t) * ((size_t)s->nref + 1));
-    if (!s->ofs_first || !s->ofs_kids || !s->ref_oid || !s->ref_kid || !s->ref_claimed
+    if (!s->ofs_first || !s->ofs_kids || !s->ref_oid || !s->ref_kid || !s->ref_owner
         || !s->roots || !order || !tmp) {
         PyMem_RawFree(order);
         PyMem_RawFree(tmp);
@@ -578,8 +590,10 @@ IndexPack_prepare(IndexPack *s, PyObject *unused)
             s->ofs_kids[fill[s->ofs_base[i]]++] = i;
     PyMem_RawFree(fill);
     /* REF children, sorted by base id (then pack order: the sort is stable). */
-    for (Py_ssize_t k = 0; k < s->nref; k++)
+    for (Py_ssize_t k = 0; k < s->nref; k++) {
         order[k] = k;
+        s->ref_owner[k] = -1;
+    }
     sort_refs(order, tmp, s->nref, s->ref_tmp_oid, (size_t)s->rawsz);
     for (Py_ssize_t k = 0; k < s->nref; k++) {
         memcpy(s->ref_oid + (size_t)k * s->rawsz, s->ref_tmp_oid + (size_t)order[k] * s->rawsz,
@@ -607,7 +621,13 @@ IndexPack_prepare(IndexPack *s, PyObject *unused)
             s->roots[s->nroots++] = i;
     }
     s->prepared = 1;
-    return PyLong_FromSsize_t(s->nroots);
+    Py_ssize_t ndeltas = 0;
+    for (Py_ssize_t i = 0; i < n; i++)
+        ndeltas += s->types[i] > 4;
+    /* The scan's bookkeeping that resolve does not read. */
+    PyMem_RawFree(s->ofs_base);
+    s->ofs_base = NULL;
+    return Py_BuildValue("(nn)", s->nroots, ndeltas);
 }
 
 /* ---- resolve ------------------------------------------------------------------ */
@@ -730,8 +750,11 @@ push(walker *w, Py_ssize_t entry, unsigned char *data, u64 len)
     f->ofs_at = s->ofs_first[entry];
     f->ofs_end = s->ofs_first[entry + 1];
     f->ref_at = f->ref_end = 0;
-    if (s->nref)
+    if (s->nref) {
         ref_range(s, s->oids + (size_t)entry * s->rawsz, &f->ref_at, &f->ref_end);
+        for (Py_ssize_t k = f->ref_at; k < f->ref_end; k++)
+            claim(&s->ref_owner[k], entry);
+    }
     w->held += len;
     /* Past the budget, let go of the oldest bases below the top. */
     for (Py_ssize_t k = 0; w->held > w->budget && k < w->nframes - 1; k++) {
@@ -763,7 +786,7 @@ next_child(walker *w, frame *f)
         return s->ofs_kids[f->ofs_at++];
     while (f->ref_at < f->ref_end) {
         Py_ssize_t k = f->ref_at++;
-        if (CLAIM(&s->ref_claimed[k]))
+        if (s->ref_owner[k] == f->entry)
             return s->ref_kid[k];
     }
     return -1;
@@ -775,7 +798,7 @@ has_more(frame *f, IndexPack *s)
     if (f->ofs_at < f->ofs_end)
         return 1;
     for (Py_ssize_t k = f->ref_at; k < f->ref_end; k++)
-        if (!s->ref_claimed[k])
+        if (s->ref_owner[k] == f->entry)
             return 1;
     return 0;
 }
@@ -859,7 +882,7 @@ IndexPack_resolve(IndexPack *s, PyObject *args)
     unsigned long long budget;
     if (!PyArg_ParseTuple(args, "nnnOK:resolve", &first, &stop, &step, &inflate_fn, &budget))
         return NULL;
-    if (!s->prepared || !s->have_pack || step <= 0) {
+    if (!s->prepared || !s->have_pack || !s->ofs_first || step <= 0) {
         PyErr_SetString(PyExc_ValueError, "resolve: prepare first, with a positive step");
         return NULL;
     }
@@ -900,20 +923,54 @@ col(const void *p, size_t n)
     return PyBytes_FromStringAndSize((const char *)p, (Py_ssize_t)n);
 }
 
-/* columns() -> (offsets, ends, crcs, oids, types, real_types, sizes, object_sizes,
-   depths, bases, unresolved): native-endian u64/u32/u8/i64 columns as bytes. */
+/* finish() -> (offsets, ends, crcs, oids, types, real_types, sizes, object_sizes,
+   depths, bases, order, unresolved): native-endian u64/u32/u8/i64 columns as bytes;
+   order is the entries sorted by (id, offset), u32.  Frees every column. */
 static PyObject *
-IndexPack_columns(IndexPack *s, PyObject *unused)
+IndexPack_finish(IndexPack *s, PyObject *unused)
 {
     size_t n = (size_t)s->count;
+    if (!s->prepared || !s->offsets) {
+        PyErr_SetString(PyExc_ValueError, "finish: prepare first, once");
+        return NULL;
+    }
     Py_ssize_t left = 0;
     for (size_t i = 0; i < n; i++)
         left += !s->done[i];
-    return Py_BuildValue("(NNNNNNNNNNn)", col(s->offsets, n * 8), col(s->ends, n * 8),
-                         col(s->crcs, n * 4), col(s->oids, n * (size_t)s->rawsz),
-                         col(s->types, n), col(s->rtypes, n), col(s->sizes, n * 8),
-                         col(s->osizes, n * 8), col(s->depths, n * 4), col(s->bases, n * 8),
-                         left);
+    /* Free what is not handed out before the copies are made. */
+    PyMem_RawFree(s->starts);
+    PyMem_RawFree(s->ofs_first);
+    PyMem_RawFree(s->ofs_kids);
+    PyMem_RawFree(s->roots);
+    PyMem_RawFree(s->done);
+    s->starts = NULL;
+    s->ofs_first = s->ofs_kids = s->roots = NULL;
+    s->done = NULL;
+    Py_ssize_t *order = PyMem_RawMalloc(sizeof(Py_ssize_t) * (n + 1));
+    Py_ssize_t *tmp = PyMem_RawMalloc(sizeof(Py_ssize_t) * (n + 1));
+    unsigned int *ord32 = PyMem_RawMalloc(sizeof(unsigned int) * (n + 1));
+    if (!order || !tmp || !ord32 || n > 0xffffffffULL) {
+        PyMem_RawFree(order);
+        PyMem_RawFree(tmp);
+        PyMem_RawFree(ord32);
+        return PyErr_NoMemory();
+    }
+    for (size_t i = 0; i < n; i++)
+        order[i] = (Py_ssize_t)i;
+    /* Stable: equal ids stay in pack order, which is offset order. */
+    sort_refs(order, tmp, (Py_ssize_t)n, s->oids, (size_t)s->rawsz);
+    for (size_t i = 0; i < n; i++)
+        ord32[i] = (unsigned int)order[i];
+    PyMem_RawFree(order);
+    PyMem_RawFree(tmp);
+    PyObject *r = Py_BuildValue(
+        "(NNNNNNNNNNNn)", col(s->offsets, n * 8), col(s->ends, n * 8), col(s->crcs, n * 4),
+        col(s->oids, n * (size_t)s->rawsz), col(s->types, n), col(s->rtypes, n),
+        col(s->sizes, n * 8), col(s->osizes, n * 8), col(s->depths, n * 4), col(s->bases, n * 8),
+        col(ord32, n * 4), left);
+    PyMem_RawFree(ord32);
+    free_columns(s);
+    return r;
 }
 
 /* close(): let go of the pack's buffer (the columns stay). */
@@ -928,11 +985,12 @@ static PyMethodDef IndexPack_methods[] = {
     {"scan", (PyCFunction)IndexPack_scan, METH_VARARGS,
      "scan(inflate_prefix, crc32, max_bytes) -> entries scanned, or None (use the reference)"},
     {"prepare", (PyCFunction)IndexPack_prepare, METH_NOARGS,
-     "prepare() -> number of delta-tree roots"},
+     "prepare() -> (number of delta-tree roots, number of deltas)"},
     {"resolve", (PyCFunction)IndexPack_resolve, METH_VARARGS,
      "resolve(first, stop, step, inflate, budget) -> (resolved, bytes_read), or None"},
-    {"columns", (PyCFunction)IndexPack_columns, METH_NOARGS,
-     "columns() -> the per-entry columns as bytes, and the number left unresolved"},
+    {"finish", (PyCFunction)IndexPack_finish, METH_NOARGS,
+     "finish() -> the per-entry columns as bytes, the id order, and the number left "
+     "unresolved (frees the columns)"},
     {"close", (PyCFunction)IndexPack_close, METH_NOARGS, "close(): release the pack buffer"},
     {NULL, NULL, 0, NULL},
 };

@@ -116,13 +116,11 @@ def _run(ix, core, count, inflate, inflate_prefix, result_cls):  # type: ignore[
         return None  # the reference raises the located error
     if progress is not None:
         progress(ix.progress_title, count, count, True)
-    nroots = core.prepare()
-    columns = core.columns()
-    ndeltas = sum(1 for t in columns[4] if t >= 6)
+    nroots, ndeltas = core.prepare()
     if not _resolve(ix, core, nroots, inflate, ndeltas):
         return None
-    (offsets, ends, crcs, oids, types, rtypes, sizes, osizes, depths, bases, left) = (
-        core.columns()
+    (offsets, ends, crcs, oids, types, rtypes, sizes, osizes, depths, bases, order, left) = (
+        core.finish()
     )
     if left:
         return None  # unresolved deltas (a thin pack or a bad one): the reference
@@ -142,6 +140,7 @@ def _run(ix, core, count, inflate, inflate_prefix, result_cls):  # type: ignore[
         object_sizes=_array("Q", osizes),
         depths=_array("I", depths),
         bases=_array("q", bases),
+        order=_array("I", order),
     )
 
 
