@@ -612,10 +612,16 @@ IndexPack_prepare(IndexPack *s, PyObject *unused)
         if (s->types[i] > 4)
             continue;
         int has = s->ofs_first[i + 1] > s->ofs_first[i];
-        if (!has && s->nref) {
+        if (s->nref) {
+            /* The first non-delta entry with the id takes its REF_DELTA children, as
+               in the reference, whichever thread gets to it first. */
             Py_ssize_t lo, hi;
             ref_range(s, s->oids + (size_t)i * s->rawsz, &lo, &hi);
-            has = hi > lo;
+            for (Py_ssize_t k = lo; k < hi; k++)
+                if (s->ref_owner[k] == -1) {
+                    s->ref_owner[k] = i;
+                    has = 1;
+                }
         }
         if (has)
             s->roots[s->nroots++] = i;

@@ -28,7 +28,6 @@ from typing import TYPE_CHECKING
 
 from gitodb import compress
 from gitodb.errors import ObjectCollisionError
-from gitodb.objects import sha1dc
 from gitodb.pack.index_scan import PAGE_DROP_STEP
 
 if TYPE_CHECKING:
@@ -36,10 +35,9 @@ if TYPE_CHECKING:
 
 try:
     from gitodb import _native
-
-    _IndexPack = getattr(_native, "IndexPack", None)
 except ImportError:  # the native core is not built
-    _IndexPack = None
+    _native = None  # type: ignore[assignment]
+_IndexPack = getattr(_native, "IndexPack", None)
 
 # Roots handed to one resolve call between progress reports.
 ROOTS_PER_CALL = 256
@@ -50,9 +48,27 @@ def native_available() -> bool:
     return _IndexPack is not None
 
 
+def _detect(ix: PackIndexer) -> bool | None:
+    """Whether the core hashes with collision detection: True for the core's SHA-1DC,
+    False for plain SHA-1 (``GITODB_SHA1=plain``), None for any other hasher in use."""
+    import hashlib
+
+    factory = ix.fmt.hasher_factory()
+    if factory is getattr(_native, "sha1dc", None):
+        return True
+    if factory is hashlib.sha1:
+        return False
+    return None
+
+
 def usable(ix: PackIndexer) -> bool:
     """True if :func:`index_native` may index for ``ix`` (see the module)."""
-    return _IndexPack is not None and ix.fmt.rawsz == 20 and ix.object_check is None
+    return (
+        _IndexPack is not None
+        and ix.fmt.rawsz == 20
+        and ix.object_check is None
+        and _detect(ix) is not None
+    )
 
 
 def _array(code: str, data: bytes) -> array[int]:
@@ -68,7 +84,7 @@ def index_native(ix: PackIndexer) -> PackIndexResult | None:
     if not usable(ix):
         return None
     count = ix._read_header()  # the reference's checks and messages
-    detect = sha1dc.sha1_name().startswith("SHA1_DC")
+    detect = bool(_detect(ix))
     zlib_api = compress.native_inflate() == "zlib"
     inflate = None if zlib_api else compress.inflate
     inflate_prefix = None if zlib_api else compress.inflate_prefix
@@ -102,8 +118,7 @@ def _run(ix, core, count, inflate, inflate_prefix, result_cls):  # type: ignore[
             if got is None:
                 return None
             scanned = got
-            if hasher is None:  # with the hasher, its pass gives the pages back
-                pages.scanned_to(core.pos)
+            pages.scanned_to(core.pos)
             if progress is not None:
                 progress(ix.progress_title, scanned, count, False)
     finally:
