@@ -63,9 +63,13 @@ GIT_255 = ROOT.parent / "shared" / "git-2.55" / "git" / "bin" / "git"
 
 
 def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
-    """Wall time, CPU time (user + system, from ``os.wait4``) and max RSS (bytes) of ``cmd``."""
+    """Wall time, CPU time (user + system, from ``os.wait4``) and max RSS (bytes) of ``cmd``.
+
+    Run outside any repository: inside one, both check every object against the
+    repository's (gitodb then takes its Python reference path).
+    """
     t0 = time.perf_counter()
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env)
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir())
     _, status, ru = os.wait4(proc.pid, 0)
     wall = time.perf_counter() - t0
     proc.returncode = os.waitstatus_to_exitcode(status)
