@@ -23,11 +23,8 @@ Prints a Markdown report and writes it to ``benchmarks/results/index_pack.md``.
 from __future__ import annotations
 
 import argparse
-import cProfile
 import mmap
 import os
-import pstats
-import resource
 import subprocess
 import sys
 import tempfile
@@ -62,91 +59,58 @@ def find_pack(quick: bool) -> Path:
     return max(packs, key=lambda p: p.stat().st_size)
 
 
-def best_of(cmd: list[str], repeat: int, env: dict[str, str] | None = None) -> tuple[float, float]:
-    """Fastest wall time and CPU time (user + system) of ``repeat`` runs of ``cmd``.
+GIT_255 = ROOT.parent / "shared" / "git-2.55" / "git" / "bin" / "git"
 
-    CPU time is reported too because on a shared machine the wall time of a
-    run depends on what else is running; the CPU time much less so.
+
+def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
+    """Wall time, CPU time (user + system, from ``os.wait4``) and max RSS (bytes) of ``cmd``.
+
+    Run outside any repository: inside one, both check every object against the
+    repository's (gitodb then takes its Python reference path).
     """
-    best_wall = best_cpu = float("inf")
-    for _ in range(repeat):
-        before = resource.getrusage(resource.RUSAGE_CHILDREN)
-        t0 = time.perf_counter()
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL, env=env)
-        wall = time.perf_counter() - t0
-        after = resource.getrusage(resource.RUSAGE_CHILDREN)
-        cpu = (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)
-        best_wall, best_cpu = min(best_wall, wall), min(best_cpu, cpu)
-    return best_wall, best_cpu
+    t0 = time.perf_counter()
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, env=env, cwd=tempfile.gettempdir())
+    _, status, ru = os.wait4(proc.pid, 0)
+    wall = time.perf_counter() - t0
+    proc.returncode = os.waitstatus_to_exitcode(status)
+    if proc.returncode != 0:
+        raise SystemExit(f"{cmd[0]} failed with status {proc.returncode}")
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
+
+
+def sides(pack: Path, out_idx: Path, threads: int, backends: list[str]) -> list[tuple[str, list[str], dict[str, str]]]:
+    """(label, command, environment) of every program timed for ``threads``."""
+    env = {k: v for k, v in GIT_ENV.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    args = ["index-pack", f"--threads={threads}", "-o", str(out_idx), str(pack)]
+    out = [("git 2.39 (zlib, SHA1_DC)", ["git", *args], env)]
+    if GIT_255.exists():
+        out.append(("git 2.55 (zlib-ng, SHA1_DC)", [str(GIT_255), *args], env))
+    gitodb = [sys.executable, "-m", "gitodb"]
+    for backend in backends:
+        out.append(
+            (f"gitodb {backend} (SHA1_DC)", [*gitodb, f"--zlib-backend={backend}", *args], env)
+        )
+    out.append(("gitodb auto (plain SHA-1)", [*gitodb, *args], {**env, "GITODB_SHA1": "plain"}))
+    return out
 
 
 def time_runs(pack: Path, backends: list[str], repeat: int, tmp: Path) -> list[dict[str, object]]:
+    """Best of ``repeat`` of every side, the sides alternating within each repeat."""
     rows = []
     out_idx = tmp / "x.idx"
     for threads in (1, 2):
-        git_t, git_cpu = best_of(
-            ["git", "index-pack", f"--threads={threads}", "-o", str(out_idx), str(pack)],
-            repeat,
-            GIT_ENV,
-        )
-        for backend in backends:
-            ours, ours_cpu = best_of(
-                [
-                    sys.executable,
-                    "-m",
-                    "gitodb",
-                    f"--zlib-backend={backend}",
-                    "index-pack",
-                    f"--threads={threads}",
-                    "-o",
-                    str(out_idx),
-                    str(pack),
-                ],
-                repeat,
-                GIT_ENV,
-            )
-            rows.append(
-                {
-                    "threads": threads,
-                    "backend": backend,
-                    "gitodb": ours,
-                    "git": git_t,
-                    "gitodb_cpu": ours_cpu,
-                    "git_cpu": git_cpu,
-                }
-            )
+        progs = sides(pack, out_idx, threads, backends)
+        best = {label: [float("inf"), float("inf"), 0] for label, _, _ in progs}
+        for _ in range(repeat):
+            for label, cmd, env in progs:
+                wall, cpu, rss = run_once(cmd, env)
+                b = best[label]
+                b[0], b[1] = min(b[0], wall), min(b[1], cpu)
+                b[2] = rss if not b[2] else min(b[2], rss)
+        for label, _, _ in progs:
+            wall, cpu, rss = best[label]
+            rows.append({"threads": threads, "side": label, "wall": wall, "cpu": cpu, "rss": rss})
     return rows
-
-
-# Checked in order: a name like "isal_zlib.crc32" is CRC-32, not inflate.
-CATEGORIES = (
-    ("CRC-32", ("crc32",)),
-    ("SHA-1", ("sha1", "sha256", "'update' of '_hashlib", "'digest' of '_hashlib", "openssl_sha")),
-    ("delta application", ("delta.py",)),
-    ("inflate", ("decompress", "inflate", "zlib_ng", "isal", "deflate")),
-)
-
-
-def profile_split(pack_buf: mmap.mmap) -> tuple[dict[str, float], float]:
-    """cProfile one 1-thread indexing run; return seconds per category and the total."""
-    prof = cProfile.Profile()
-    prof.enable()
-    PackIndexer(pack_buf, SHA1, threads=1).run()
-    prof.disable()
-    stats = pstats.Stats(prof)
-    split = {name: 0.0 for name, _ in CATEGORIES}
-    split["Python overhead"] = 0.0
-    total = 0.0
-    for (filename, _line, func), (_cc, _nc, tottime, _ct, _callers) in stats.stats.items():  # type: ignore[attr-defined]
-        total += tottime
-        label = f"{filename}:{func}"
-        for name, needles in CATEGORIES:
-            if any(n in label for n in needles):
-                split[name] += tottime
-                break
-        else:
-            split["Python overhead"] += tottime
-    return split, total
 
 
 def crc_alone(
@@ -198,50 +162,48 @@ def report(
     pack: Path,
     nobj: int,
     rows: list[dict[str, object]],
-    split: dict[str, float],
-    prof_total: float,
     crc_rows: list[tuple[str, str, float, float, float]],
+    repeat: int,
 ) -> str:
     size_mb = pack.stat().st_size / 1e6
     lines = [
         "# index-pack benchmark",
         "",
-        f"Pack: `{pack.name}` ({size_mb:.1f} MB, {nobj} objects), "
-        f"`python benchmarks/bench_index_pack.py{' --quick' if 'quick' in str(pack) else ''}`. "
-        "Whole processes (start-up included), best of the repeats; git is the git on PATH "
-        f"({subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.strip()})"
-        f", {os.cpu_count()} CPUs.",
+        f"Pack: `{pack}` ({size_mb:.1f} MB, {nobj} objects), "
+        f"`python benchmarks/bench_index_pack.py --pack {pack} --repeat {repeat}`. "
+        "Whole processes (start-up included), every side run in turn in each of the "
+        f"{repeat} repeats, best of them; CPU is user + system of the process "
+        "(`os.wait4`), max RSS its peak resident memory. "
+        f"{os.cpu_count()} CPUs, load {os.getloadavg()[0]:.1f} (1-minute average) at the end.",
         "",
-        "| threads | backend | gitodb wall (s) | git wall (s) | wall ratio "
-        "| gitodb CPU (s) | git CPU (s) | CPU ratio |",
-        "|---:|---|---:|---:|---:|---:|---:|---:|",
+        "Both gits hash with SHA1_DC (git 2.39 on PATH has no `SHA-1:` line in "
+        "`version --build-options`, links no OpenSSL and so uses its default, SHA1_DC; "
+        "git 2.55 says `SHA-1: SHA1_DC`). gitodb's SHA1_DC is its native core "
+        "(`_native/sha1dc.c`); `GITODB_SHA1=plain` switches detection off (no git here "
+        "can), shown as the last row of each table for comparison.",
+        "",
     ]
-    for r in rows:
-        ratio = float(r["gitodb"]) / float(r["git"])  # type: ignore[arg-type]
-        cpu_ratio = float(r["gitodb_cpu"]) / float(r["git_cpu"])  # type: ignore[arg-type]
-        lines.append(
-            f"| {r['threads']} | {r['backend']} | {r['gitodb']:.3f} | {r['git']:.3f} "
-            f"| {ratio:.2f}x | {r['gitodb_cpu']:.3f} | {r['git_cpu']:.3f} "
-            f"| {cpu_ratio:.2f}x |"
-        )
+    for threads in (1, 2):
+        sel = [r for r in rows if r["threads"] == threads]
+        base = {str(r["side"]): r for r in sel if str(r["side"]).startswith("git ")}
+        g39 = base.get("git 2.39 (zlib, SHA1_DC)")
+        g55 = base.get("git 2.55 (zlib-ng, SHA1_DC)")
+        lines += [
+            f"## --threads={threads}",
+            "",
+            "| program | wall (s) | CPU (s) | CPU / git 2.39 | CPU / git 2.55 | max RSS (MB) |",
+            "|---|---:|---:|---:|---:|---:|",
+        ]
+        for r in sel:
+            cpu = float(r["cpu"])  # type: ignore[arg-type]
+            r39 = f"{cpu / float(g39['cpu']):.2f}x" if g39 else "-"  # type: ignore[arg-type]
+            r55 = f"{cpu / float(g55['cpu']):.2f}x" if g55 else "-"  # type: ignore[arg-type]
+            lines.append(
+                f"| {r['side']} | {float(r['wall']):.2f} | {cpu:.2f} | {r39} | {r55} "  # type: ignore[arg-type]
+                f"| {int(r['rss']) / 1e6:.0f} |"  # type: ignore[call-overload]
+            )
+        lines.append("")
     lines += [
-        "",
-        "Targets (wall time): 1 thread within 1.5x of git; 2 threads no slower than git "
-        "with 2. CPU is user + system of the process and its children (the forked delta "
-        "resolvers with 2 threads); the machine load at the time is "
-        f"{os.getloadavg()[0]:.1f} (1-minute average, {os.cpu_count()} CPUs).",
-        "",
-        "## Where the time goes (cProfile, 1 thread, default backend `auto`)",
-        "",
-        f"Profiled run: {prof_total:.3f} s (cProfile inflates the Python share).",
-        "",
-        "| part | seconds | share |",
-        "|---|---:|---:|",
-    ]
-    for name, sec in sorted(split.items(), key=lambda kv: -kv[1]):
-        lines.append(f"| {name} | {sec:.3f} | {100 * sec / prof_total:.1f}% |")
-    lines += [
-        "",
         "## CRC-32's share of the run",
         "",
         "The run's `compress.crc32` calls (one per entry, over its raw bytes: "
@@ -300,11 +262,12 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--quick", action="store_true", help="small repository, one repeat")
     ap.add_argument("--pack", type=Path, help="index this pack instead")
     ap.add_argument("--repeat", type=int)
+    ap.add_argument("--backends", help="comma-separated gitodb backends (default: auto and all)")
     ap.add_argument("--out", type=Path, default=HERE / "results" / "index_pack.md")
     args = ap.parse_args(argv)
     pack = args.pack or find_pack(args.quick)
     repeat = args.repeat or (1 if args.quick else 3)
-    backends = ["auto", *compress.available_backends()]
+    backends = args.backends.split(",") if args.backends else ["auto", *compress.available_backends()]
     with tempfile.TemporaryDirectory(prefix="bench-index-pack-") as tmp:
         rows = time_runs(pack, backends, repeat, Path(tmp))
     with open(pack, "rb") as f:
@@ -312,11 +275,10 @@ def main(argv: list[str] | None = None) -> int:
     result = PackIndexer(buf, SHA1, threads=1).run()
     spans = list(zip(result.offsets, result.ends, strict=True))
     compress.set_backend(None)
-    split, prof_total = profile_split(buf)
     one_thread = {
-        r["backend"]: float(r["gitodb_cpu"])
-        for r in rows  # type: ignore[arg-type]
-        if r["threads"] == 1
+        str(r["side"]).split()[1]: float(r["cpu"])  # type: ignore[arg-type]
+        for r in rows
+        if r["threads"] == 1 and str(r["side"]).endswith("(SHA1_DC)") and str(r["side"]).startswith("gitodb")
     }
     crc_rows = []
     for backend in backends:
@@ -325,7 +287,7 @@ def main(argv: list[str] | None = None) -> int:
         compress.set_backend(None)
         crc_s, loop_s = crc_alone(buf, spans, backend)
         crc_rows.append((backend, str(impl), crc_s, loop_s, crc_s / one_thread[backend]))
-    text = report(pack, len(result.oids), rows, split, prof_total, crc_rows)
+    text = report(pack, len(result.oids), rows, crc_rows, repeat)
     print(text)
     args.out.parent.mkdir(parents=True, exist_ok=True)
     args.out.write_text(text)

@@ -290,7 +290,7 @@ PyInit__native(void)
         return NULL;
     }
     if (PyType_Ready(&Sha1DCType) < 0 || PyType_Ready(&gdc_DeltaCacheType) < 0
-        || PyType_Ready(&gdc_PendingType) < 0)
+        || PyType_Ready(&gdc_PendingType) < 0 || PyType_Ready(&gdc_IndexPackType) < 0)
         return NULL;
     m = PyModule_Create(&native_module);
     if (!m)
@@ -307,6 +307,7 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "sha1dc", (PyObject *)&Sha1DCType) < 0
         || PyModule_AddObjectRef(m, "DeltaCache", (PyObject *)&gdc_DeltaCacheType) < 0
         || PyModule_AddObjectRef(m, "PendingBases", (PyObject *)&gdc_PendingType) < 0
+        || PyModule_AddObjectRef(m, "IndexPack", (PyObject *)&gdc_IndexPackType) < 0
         || PyModule_AddIntConstant(m, "SHA1DC_DV_COUNT", gdc_sha1dc_dv_count()) < 0
         || PyModule_AddIntConstant(m, "SHA1DC_UBC_COUNT", gdc_sha1dc_ubc_count()) < 0) {
         Py_DECREF(m);

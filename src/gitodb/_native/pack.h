@@ -52,4 +52,7 @@ PyObject *gdc_pending_get(gdc_pending *p, unsigned long long key);
 int gdc_pending_wants(gdc_pending *p, unsigned long long key);
 gdc_cache *gdc_pending_cache(gdc_pending *p);
 
+/* index-pack's scan and resolve passes (indexpack.c). */
+extern PyTypeObject gdc_IndexPackType;
+
 #endif

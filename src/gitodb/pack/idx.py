@@ -291,12 +291,31 @@ def write_index_v2(
     The bytes equal what ``git index-pack`` writes for the same pack.
     """
     ents = sorted(entries)
-    fanout = _fanout(ents)
-    oids = b"".join(e[0] for e in ents)
-    crcs = array("I", (e[1] for e in ents))
+    return index_v2_sorted(
+        [e[0] for e in ents],
+        array("I", (e[1] for e in ents)),
+        [e[2] for e in ents],
+        pack_checksum,
+        fmt,
+        offset32_limit=offset32_limit,
+    )
+
+
+def index_v2_sorted(
+    oids: Sequence[bytes],
+    crcs: array[int],
+    offsets: Iterable[int],
+    pack_checksum: bytes,
+    fmt: ObjectFormat,
+    *,
+    offset32_limit: int = OFFSET32_LIMIT,
+) -> bytes:
+    """:func:`write_index_v2` for columns already in ``(oid, offset)`` order."""
+    fanout = _fanout(oids)
+    crcs = array("I", crcs)  # a copy: byteswapped below
     off32 = array("I")
     off64 = array("Q")
-    for _oid, _crc, off in ents:
+    for off in offsets:
         if off > offset32_limit:
             off32.append(0x80000000 | len(off64))
             off64.append(off)
@@ -311,7 +330,7 @@ def write_index_v2(
             IDX_V2_MAGIC,
             struct.pack(">I", 2),
             fanout,
-            oids,
+            b"".join(oids),
             crcs.tobytes(),
             off32.tobytes(),
             off64.tobytes(),
@@ -329,17 +348,17 @@ def write_index_v1(
     for _oid, _crc, off in ents:
         if off > 0xFFFFFFFF:
             raise PackError("pack too large for index version 1")
-    parts = [_fanout(ents)]
+    parts = [_fanout(e[0] for e in ents)]
     parts.extend(struct.pack(">I", off) + oid for oid, _crc, off in ents)
     parts.append(pack_checksum)
     body = b"".join(parts)
     return body + fmt.new_hasher(body).digest()
 
 
-def _fanout(sorted_entries: list[tuple[bytes, int, int]]) -> bytes:
+def _fanout(sorted_oids: Iterable[bytes]) -> bytes:
     counts = [0] * 256
-    for e in sorted_entries:
-        counts[e[0][0]] += 1
+    for oid in sorted_oids:
+        counts[oid[0]] += 1
     total = 0
     out = array("I")
     for c in counts:

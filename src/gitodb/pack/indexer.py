@@ -20,11 +20,14 @@ and chain depths.
 
 from __future__ import annotations
 
+from array import array
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 from gitodb.errors import PackError
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, ObjectFormat
-from gitodb.pack.idx import OFFSET32_LIMIT, write_index_v1, write_index_v2
+from gitodb.pack.idx import OFFSET32_LIMIT, index_v2_sorted, write_index_v1, write_index_v2
+from gitodb.pack.index_native import index_native
 from gitodb.pack.index_resolve import DeltaResolver
 from gitodb.pack.index_scan import (
     DEFAULT_CACHE_BUDGET,
@@ -54,19 +57,28 @@ class PackIndexResult:
 
     fmt: ObjectFormat
     pack_checksum: bytes
-    offsets: list[int]
-    ends: list[int]  # offset just past each entry
-    crcs: list[int]
+    # Lists from the Python passes, arrays from the native core (index_native).
+    offsets: Sequence[int]
+    ends: Sequence[int]  # offset just past each entry
+    crcs: Sequence[int]
     oids: list[bytes]
-    types: list[int]  # stored type (OFS_DELTA/REF_DELTA for deltas)
-    real_types: list[int]  # the object's type after resolving
-    sizes: list[int]  # size in the entry header (the delta's size for deltas)
-    object_sizes: list[int]  # the object's size after resolving
-    depths: list[int]  # delta chain length, 0 for non-deltas
-    bases: list[int]  # index of the direct base entry, -1 for non-deltas
+    types: Sequence[int]  # stored type (OFS_DELTA/REF_DELTA for deltas)
+    real_types: Sequence[int]  # the object's type after resolving
+    sizes: Sequence[int]  # size in the entry header (the delta's size for deltas)
+    object_sizes: Sequence[int]  # the object's size after resolving
+    depths: Sequence[int]  # delta chain length, 0 for non-deltas
+    bases: Sequence[int]  # index of the direct base entry, -1 for non-deltas
     appended: int = 0  # objects appended by --fix-thin
     pack_bytes: bytes | None = None  # the completed pack when objects were appended
     index_error: PackError | None = None  # verify: how the stored index differs (if it does)
+    order: Sequence[int] | None = None  # entries sorted by (id, offset), if known
+
+    def id_order(self) -> Sequence[int]:
+        """Entry numbers sorted by ``(id, offset)``: the order of the ``.idx``."""
+        if self.order is None:
+            oids, offsets = self.oids, self.offsets
+            self.order = sorted(range(len(oids)), key=lambda i: (oids[i], offsets[i]))
+        return self.order
 
     def idx_entries(self) -> list[tuple[bytes, int, int]]:
         """``(oid, crc32, offset)`` for every entry, as the index writers take them."""
@@ -77,23 +89,52 @@ class PackIndexResult:
         if version == 1:
             return write_index_v1(self.idx_entries(), self.pack_checksum, self.fmt)
         if version == 2:
-            return write_index_v2(
-                self.idx_entries(), self.pack_checksum, self.fmt, offset32_limit=offset32_limit
+            sorted_oids = None
+            if self.order is not None:
+                sorted_oids = [self.oids[i] for i in self.order]
+                # write_index_v2 breaks ties between equal ids by CRC, the order by offset.
+                if any(a == b for a, b in zip(sorted_oids, sorted_oids[1:])):
+                    sorted_oids = None
+            if sorted_oids is None:
+                return write_index_v2(
+                    self.idx_entries(), self.pack_checksum, self.fmt, offset32_limit=offset32_limit
+                )
+            order, crcs, offsets = self.order, self.crcs, self.offsets
+            return index_v2_sorted(
+                sorted_oids,
+                array("I", [crcs[i] for i in order]),
+                [offsets[i] for i in order],
+                self.pack_checksum,
+                self.fmt,
+                offset32_limit=offset32_limit,
             )
         raise PackError(f"unknown index version {version}")
 
     def rev_bytes(self) -> bytes:
         """The ``.rev`` for this pack (positions in the index ordered by offset)."""
-        order = sorted(range(len(self.oids)), key=lambda i: (self.oids[i], self.offsets[i]))
+        order = self.id_order()
         return write_rev([self.offsets[i] for i in order], self.pack_checksum, self.fmt)
 
 
 class PackIndexer(PackScanner):
     """Index one pack held in memory or mapped from a file (see ``PackScanner`` for
-    the arguments): :meth:`run` scans, resolves and completes a thin pack."""
+    the arguments): :meth:`run` scans, resolves and completes a thin pack.
+
+    ``native`` False forces the Python reference (the differential tests use it).
+    """
+
+    native = True
 
     def run(self) -> PackIndexResult:
-        """Scan, resolve every delta (completing a thin pack if asked), return the result."""
+        """Scan, resolve every delta (completing a thin pack if asked), return the result.
+
+        The native core does it when it can (``index_native``); the Python passes
+        below are the reference, and the path for everything the core leaves to it.
+        """
+        if self.native:
+            done = index_native(self)
+            if done is not None:
+                return done
         st = self.scan()
         count = len(st.offsets)
         resolver = DeltaResolver(st, self.fmt, self.path, self.progress, self.object_check)
