@@ -338,30 +338,6 @@ IndexPack_new(PyTypeObject *type, PyObject *args, PyObject *kwds)
     return (PyObject *)s;
 }
 
-/* Entry header at off (type, size, header length): 0, or -1 if damaged. */
-static int
-entry_header(const unsigned char *buf, u64 len, u64 off, unsigned int *type, u64 *size, u64 *hlen)
-{
-    u64 pos = off;
-    if (off >= len)
-        return -1;
-    unsigned char c = buf[pos++];
-    int shift = 4;
-    *type = (c >> 4) & 7;
-    *size = c & 15;
-    while (c & 0x80) {
-        if (pos - off >= 10 || pos >= len)
-            return -1;
-        c = buf[pos++];
-        if (shift == 60 && (c & 0x70))
-            return -1;
-        *size |= (u64)(c & 0x7f) << shift;
-        shift += 7;
-    }
-    *hlen = pos - off;
-    return 0;
-}
-
 /* The entry that starts at off among entries [0, n), or -1. */
 static long long
 entry_at(const IndexPack *s, Py_ssize_t n, u64 off)
@@ -416,22 +392,15 @@ IndexPack_scan(IndexPack *s, PyObject *args)
     for (Py_ssize_t i = s->scanned; i < s->count && s->pos < stop; i++) {
         u64 off = s->pos, size, hlen;
         unsigned int type;
-        if (off >= eoe || entry_header(buf, eoe, off, &type, &size, &hlen))
+        if (off >= eoe || gdc_entry_header(buf, eoe, off, &type, &size, &hlen))
             goto fallback;
         u64 pos = off + hlen;
         s->ofs_base[i] = -1;
         if (type == 6) {
-            u64 dist = 0;
-            if (pos >= eoe)
+            u64 dist = 0, nlen = 0;
+            if (gdc_ofs_distance(buf, eoe, pos, &dist, &nlen))
                 goto fallback;
-            unsigned char c = buf[pos++];
-            dist = c & 0x7f;
-            while (c & 0x80) {
-                if ((dist + 1) >> 57 || pos >= eoe)
-                    goto fallback;
-                c = buf[pos++];
-                dist = ((dist + 1) << 7) | (c & 0x7f);
-            }
+            pos += nlen;
             if (dist == 0 || dist > off)
                 goto fallback;
             long long b = entry_at(s, i, off - dist);

@@ -191,6 +191,56 @@ get_buffer_args(PyObject *const *args, Py_ssize_t nargs, const char *fname, Py_b
     return PyObject_GetBuffer(args[0], view, PyBUF_SIMPLE);
 }
 
+/* The entry header at off: its type, size and length.  0; GDC_TRUNCATED when the
+   buffer ends inside it; GDC_TOO_LONG for a size of more than 64 bits. */
+int
+gdc_entry_header(const unsigned char *buf, unsigned long long len, unsigned long long off,
+                 unsigned int *type, unsigned long long *size, unsigned long long *hlen)
+{
+    unsigned long long pos = off;
+    if (off >= len)
+        return GDC_TRUNCATED;
+    unsigned char c = buf[pos++];
+    int shift = 4;
+    *type = (c >> 4) & 7;
+    *size = c & 15;
+    while (c & 0x80) {
+        if (pos - off >= 10)
+            return GDC_TOO_LONG;
+        if (pos >= len)
+            return GDC_TRUNCATED;
+        c = buf[pos++];
+        if (shift == 60 && (c & 0x70))   /* more than 64 bits */
+            return GDC_TOO_LONG;
+        *size |= (unsigned long long)(c & 0x7f) << shift;
+        shift += 7;
+    }
+    *hlen = pos - off;
+    return 0;
+}
+
+/* The OFS_DELTA base distance at pos and its length: 0, GDC_TRUNCATED or GDC_TOO_LONG. */
+int
+gdc_ofs_distance(const unsigned char *buf, unsigned long long len, unsigned long long pos,
+                 unsigned long long *dist, unsigned long long *nlen)
+{
+    unsigned long long start = pos;
+    if (pos >= len)
+        return GDC_TRUNCATED;
+    unsigned char c = buf[pos++];
+    *dist = c & 0x7f;
+    while (c & 0x80) {
+        if ((*dist + 1) >> 57)   /* the next shift would drop bits */
+            return GDC_TOO_LONG;
+        if (pos >= len)
+            return GDC_TRUNCATED;
+        c = buf[pos++];
+        *dist = ((*dist + 1) << 7) | (c & 0x7f);
+    }
+    *nlen = pos - start;
+    return 0;
+}
+
 /* parse_entry_header(buf, offset, path=None) -> (type, size, header_length) */
 static PyObject *
 parse_entry_header(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
@@ -200,40 +250,18 @@ parse_entry_header(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *path;
     if (get_buffer_args(args, nargs, "parse_entry_header", &view, &offset, &path))
         return NULL;
-    const unsigned char *buf = view.buf;
-    Py_ssize_t len = view.len, pos = offset;
-    const char *err = NULL;
-    unsigned long long size = 0;
+    unsigned long long size = 0, hlen = 0;
     unsigned int type = 0;
-    if (offset < 0 || pos >= len) {
-        err = "truncated pack entry header";
-    } else {
-        unsigned char c = buf[pos++];
-        int shift = 4;
-        type = (c >> 4) & 7;
-        size = c & 15;
-        while (c & 0x80) {
-            if (pos - offset >= 10) {
-                err = "bad pack entry header: size varint too long";
-                break;
-            }
-            if (pos >= len) {
-                err = "truncated pack entry header";
-                break;
-            }
-            c = buf[pos++];
-            if (shift == 60 && (c & 0x70)) {   /* more than 64 bits */
-                err = "bad pack entry header: size varint too long";
-                break;
-            }
-            size |= (unsigned long long)(c & 0x7f) << shift;
-            shift += 7;
-        }
-    }
+    int rc = offset < 0 ? GDC_TRUNCATED
+                        : gdc_entry_header(view.buf, (unsigned long long)view.len,
+                                           (unsigned long long)offset, &type, &size, &hlen);
     PyBuffer_Release(&view);
-    if (err)
-        return raise_gitodb("PackError", err, path, offset);
-    return Py_BuildValue("(IKn)", type, size, pos - offset);
+    if (rc)
+        return raise_gitodb("PackError",
+                            rc == GDC_TOO_LONG ? "bad pack entry header: size varint too long"
+                                               : "truncated pack entry header",
+                            path, offset);
+    return Py_BuildValue("(IKn)", type, size, (Py_ssize_t)hlen);
 }
 
 /* parse_ofs_distance(buf, offset, path=None) -> (distance, length) */
@@ -245,32 +273,17 @@ parse_ofs_distance(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     PyObject *path;
     if (get_buffer_args(args, nargs, "parse_ofs_distance", &view, &offset, &path))
         return NULL;
-    const unsigned char *buf = view.buf;
-    Py_ssize_t len = view.len, pos = offset;
-    const char *err = NULL;
-    unsigned long long dist = 0;
-    if (offset < 0 || pos >= len) {
-        err = "truncated OFS_DELTA base offset";
-    } else {
-        unsigned char c = buf[pos++];
-        dist = c & 0x7f;
-        while (c & 0x80) {
-            if ((dist + 1) >> 57) {   /* the next shift would drop bits */
-                err = "bad OFS_DELTA base offset: varint too long";
-                break;
-            }
-            if (pos >= len) {
-                err = "truncated OFS_DELTA base offset";
-                break;
-            }
-            c = buf[pos++];
-            dist = ((dist + 1) << 7) | (c & 0x7f);
-        }
-    }
+    unsigned long long dist = 0, nlen = 0;
+    int rc = offset < 0 ? GDC_TRUNCATED
+                        : gdc_ofs_distance(view.buf, (unsigned long long)view.len,
+                                           (unsigned long long)offset, &dist, &nlen);
     PyBuffer_Release(&view);
-    if (err)
-        return raise_gitodb("PackError", err, path, offset);
-    return Py_BuildValue("(Kn)", dist, pos - offset);
+    if (rc)
+        return raise_gitodb("PackError",
+                            rc == GDC_TOO_LONG ? "bad OFS_DELTA base offset: varint too long"
+                                               : "truncated OFS_DELTA base offset",
+                            path, offset);
+    return Py_BuildValue("(Kn)", dist, (Py_ssize_t)nlen);
 }
 
 /* delta_sizes(delta) -> (base_size, result_size, header_length) */

@@ -15,6 +15,14 @@ const char *gdc_zlib_runtime_version(void);
 /* A delta-header size varint at *pp (advanced); -1 if truncated or over 64 bits. */
 int gdc_read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out);
 
+/* Pack entry headers and OFS_DELTA distances (pack.c): 0, or one of these. */
+#define GDC_TRUNCATED (-1)
+#define GDC_TOO_LONG (-2)
+int gdc_entry_header(const unsigned char *buf, unsigned long long len, unsigned long long off,
+                     unsigned int *type, unsigned long long *size, unsigned long long *hlen);
+int gdc_ofs_distance(const unsigned char *buf, unsigned long long len, unsigned long long pos,
+                     unsigned long long *dist, unsigned long long *nlen);
+
 /* Walk a delta's opcodes [p, end) against base; copy into out unless NULL.  NULL or an
    error text (in msg when it has numbers); *produced_out is the result size. */
 const char *gdc_run_opcodes(const unsigned char *p, const unsigned char *end,

@@ -30,51 +30,6 @@
 /* Results at least this large are built with the GIL released. */
 #define NOGIL_MIN 4096
 
-/* Entry header at off: type, size, header length; 0, or -1 if damaged. */
-static int
-entry_header(const unsigned char *buf, unsigned long long len, unsigned long long off,
-             unsigned int *type, unsigned long long *size, unsigned long long *hlen)
-{
-    unsigned long long pos = off;
-    if (off >= len)
-        return -1;
-    unsigned char c = buf[pos++];
-    int shift = 4;
-    *type = (c >> 4) & 7;
-    *size = c & 15;
-    while (c & 0x80) {
-        if (pos - off >= 10 || pos >= len)
-            return -1;
-        c = buf[pos++];
-        if (shift == 60 && (c & 0x70))
-            return -1;
-        *size |= (unsigned long long)(c & 0x7f) << shift;
-        shift += 7;
-    }
-    *hlen = pos - off;
-    return 0;
-}
-
-/* OFS_DELTA distance at pos; 0, or -1 if damaged. */
-static int
-ofs_distance(const unsigned char *buf, unsigned long long len, unsigned long long pos,
-             unsigned long long *dist, unsigned long long *nlen)
-{
-    unsigned long long start = pos;
-    if (pos >= len)
-        return -1;
-    unsigned char c = buf[pos++];
-    *dist = c & 0x7f;
-    while (c & 0x80) {
-        if ((*dist + 1) >> 57 || pos >= len)
-            return -1;
-        c = buf[pos++];
-        *dist = ((*dist + 1) << 7) | (c & 0x7f);
-    }
-    *nlen = pos - start;
-    return 0;
-}
-
 /* inflate(view of [start, end), size) -> bytes of exactly size, or NULL (error cleared). */
 static PyObject *
 call_inflate(PyObject *inflate, const unsigned char *buf, unsigned long long start,
@@ -438,7 +393,7 @@ walk_pack(PyObject *self, PyObject *args)
         unsigned long long size, hlen, pos;
         PyObject *data = NULL;
         if (off < PACK_HEADER_LEN || end > data_end || off >= end
-            || entry_header(buf, end, off, &type, &size, &hlen)) {
+            || gdc_entry_header(buf, end, off, &type, &size, &hlen)) {
             if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                 goto fail;
             continue;
@@ -446,7 +401,7 @@ walk_pack(PyObject *self, PyObject *args)
         pos = off + hlen;
         if (type == 6) {
             unsigned long long dist, nlen;
-            if (ofs_distance(buf, end, pos, &dist, &nlen) || dist == 0
+            if (gdc_ofs_distance(buf, end, pos, &dist, &nlen) || dist == 0
                 || dist > off - PACK_HEADER_LEN) {
                 if (emit(items, &ids, k, off, 0, NULL, &fallbacks))
                     goto fail;
