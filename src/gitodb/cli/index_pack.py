@@ -323,24 +323,10 @@ def run(argv: list[str], ctx: Any) -> int:
 
 def _checker(args: Any, fmt: Any) -> PackObjectChecker:
     """The object checker for --strict/--fsck-objects[=<msg-id>=<severity>,...]."""
-    from gitodb.objects.fsck import FsckConfigError, FsckSeverities
-    from gitodb.refs.base import refname_format_ok
-    from gitodb.repo.gitmodules import parse_gitmodules
+    from gitodb.repo.packcheck import received_pack_checker
 
-    severities = FsckSeverities(strict=True)  # index-pack's fsck: warnings are errors
-    try:
-        for values in (*args.strict_msgs, *args.fsck_msgs):
-            severities.parse(values)
-    except FsckConfigError as e:
-        raise PackError(e.message) from None
     do_fsck = args.strict or args.fsck_objects or bool(args.strict_msgs or args.fsck_msgs)
-    return PackObjectChecker(
-        fmt,
-        fsck=do_fsck,
-        severities=severities,
-        refname_ok=refname_format_ok,
-        gitmodules_parser=parse_gitmodules,
-    )
+    return received_pack_checker(fmt, (*args.strict_msgs, *args.fsck_msgs), fsck=do_fsck)
 
 
 def _blob_reader(repo: Any, outcome: Any = None) -> Any:
