@@ -78,7 +78,9 @@ def run_once(cmd: list[str], env: dict[str, str]) -> tuple[float, float, int]:
     return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss * 1024
 
 
-def sides(pack: Path, out_idx: Path, threads: int, backends: list[str]) -> list[tuple[str, list[str], dict[str, str]]]:
+def sides(
+    pack: Path, out_idx: Path, threads: int, backends: list[str]
+) -> list[tuple[str, list[str], dict[str, str]]]:
     """(label, command, environment) of every program timed for ``threads``."""
     env = {k: v for k, v in GIT_ENV.items() if k != "PYTHONDONTWRITEBYTECODE"}
     args = ["index-pack", f"--threads={threads}", "-o", str(out_idx), str(pack)]
@@ -267,7 +269,9 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     pack = args.pack or find_pack(args.quick)
     repeat = args.repeat or (1 if args.quick else 3)
-    backends = args.backends.split(",") if args.backends else ["auto", *compress.available_backends()]
+    backends = (
+        args.backends.split(",") if args.backends else ["auto", *compress.available_backends()]
+    )
     with tempfile.TemporaryDirectory(prefix="bench-index-pack-") as tmp:
         rows = time_runs(pack, backends, repeat, Path(tmp))
     with open(pack, "rb") as f:
@@ -278,7 +282,9 @@ def main(argv: list[str] | None = None) -> int:
     one_thread = {
         str(r["side"]).split()[1]: float(r["cpu"])  # type: ignore[arg-type]
         for r in rows
-        if r["threads"] == 1 and str(r["side"]).endswith("(SHA1_DC)") and str(r["side"]).startswith("gitodb")
+        if r["threads"] == 1
+        and str(r["side"]).endswith("(SHA1_DC)")
+        and str(r["side"]).startswith("gitodb")
     }
     crc_rows = []
     for backend in backends:

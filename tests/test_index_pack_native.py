@@ -105,7 +105,8 @@ def oid_of(type_name: str, data: bytes) -> bytes:
 
 
 def build_pack(spec: list[tuple], *, level: int = 1) -> bytes:
-    """A pack of ``spec`` entries: ("obj", type, data) or ("ofs"|"ref", base, cut, insert, resume)."""
+    """A pack of ``spec`` entries: ("obj", type, data) or
+    ("ofs"|"ref", base, cut, insert, resume)."""
     entries: list[bytes] = []
     offsets: list[int] = []
     objects: list[tuple[str, bytes]] = []
@@ -141,8 +142,18 @@ def index_both(pack: bytes, threads: int = 1, budget: int = 1 << 20) -> tuple:
     return got, ref.run()
 
 
-FIELDS = ("offsets", "ends", "crcs", "oids", "types", "real_types", "sizes", "object_sizes",
-          "depths", "bases")
+FIELDS = (
+    "offsets",
+    "ends",
+    "crcs",
+    "oids",
+    "types",
+    "real_types",
+    "sizes",
+    "object_sizes",
+    "depths",
+    "bases",
+)
 
 
 def same(a: PackIndexResult, b: PackIndexResult) -> None:
@@ -162,18 +173,22 @@ def pack_specs(draw: st.DrawFn) -> list[tuple]:
         if i == 0 or draw(st.integers(0, 3)) == 0:
             spec.append(("obj", draw(st.sampled_from(list(TYPES))), draw(st.binary(max_size=600))))
         else:
-            spec.append((
-                draw(st.sampled_from(["ofs", "ofs", "ref"])),
-                draw(st.integers(0, i - 1)),
-                draw(st.integers(0, 600)),
-                draw(st.binary(max_size=300)),
-                draw(st.integers(0, 600)),
-            ))
+            spec.append(
+                (
+                    draw(st.sampled_from(["ofs", "ofs", "ref"])),
+                    draw(st.integers(0, i - 1)),
+                    draw(st.integers(0, 600)),
+                    draw(st.binary(max_size=300)),
+                    draw(st.integers(0, 600)),
+                )
+            )
     return spec
 
 
 @settings(max_examples=120, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(spec=pack_specs(), threads=st.sampled_from([1, 2, 3]), budget=st.sampled_from([1, 700, 1 << 20]))
+@given(
+    spec=pack_specs(), threads=st.sampled_from([1, 2, 3]), budget=st.sampled_from([1, 700, 1 << 20])
+)
 def test_native_matches_reference(spec: list[tuple], threads: int, budget: int) -> None:
     pack = build_pack(spec)
     got, ref = index_both(pack, threads, budget)
@@ -213,7 +228,9 @@ def test_plain_sha1_is_used_when_detection_is_off(tmp_path: Path) -> None:
     out = subprocess.run(
         [sys.executable, "-c", code, "x", here],
         env={**os.environ, "GITODB_SHA1": "plain"},
-        capture_output=True, text=True, check=True,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.split()
     data = b"x" * 10 + b"yy" + b"x" * 4980
     assert out[0] != "SHA1_DC"
@@ -221,8 +238,9 @@ def test_plain_sha1_is_used_when_detection_is_off(tmp_path: Path) -> None:
 
 
 def damaged_packs() -> list[tuple[str, bytes]]:
-    good = build_pack([("obj", "blob", b"a" * 300), ("ofs", 0, 100, b"zz", 120),
-                       ("ref", 1, 5, b"q", 9)])
+    good = build_pack(
+        [("obj", "blob", b"a" * 300), ("ofs", 0, 100, b"zz", 120), ("ref", 1, 5, b"q", 9)]
+    )
     out = []
     # a bad zlib stream in the last entry (the trailer recomputed so only the entry is bad)
     body = bytearray(good[:-20])
@@ -308,9 +326,20 @@ def test_memory_stays_within_the_cache_limit(tmp_path: Path) -> None:
     # columns of 49 entries and the allocator.
     bound = budget + 3 * size + (6 << 20)
     out = subprocess.run(
-        [sys.executable, "-c", MEMORY_CHILD, str(Path(__file__).parent),
-         str(size), str(depth), str(budget), "1", str(tmp_path / "chain.pack")],
-        capture_output=True, text=True, check=True,
+        [
+            sys.executable,
+            "-c",
+            MEMORY_CHILD,
+            str(Path(__file__).parent),
+            str(size),
+            str(depth),
+            str(budget),
+            "1",
+            str(tmp_path / "chain.pack"),
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
     )
     grown = int(out.stdout.split()[-1])
     assert grown <= bound, f"peak RSS grew by {grown >> 20} MiB, bound {bound >> 20} MiB"

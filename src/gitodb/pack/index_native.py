@@ -24,7 +24,7 @@ from __future__ import annotations
 
 import threading
 from array import array
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from gitodb import compress
 from gitodb.errors import ObjectCollisionError
@@ -37,7 +37,7 @@ try:
     from gitodb import _native
 except ImportError:  # the native core is not built
     _native = None  # type: ignore[assignment]
-_IndexPack = getattr(_native, "IndexPack", None)
+_IndexPack: Any = getattr(_native, "IndexPack", None)
 
 # Roots handed to one resolve call between progress reports.
 ROOTS_PER_CALL = 256
@@ -95,7 +95,14 @@ def index_native(ix: PackIndexer) -> PackIndexResult | None:
         core.close()
 
 
-def _run(ix, core, count, inflate, inflate_prefix, result_cls):  # type: ignore[no-untyped-def]
+def _run(
+    ix: PackIndexer,
+    core: Any,
+    count: int,
+    inflate: Any,
+    inflate_prefix: Any,
+    result_cls: type[PackIndexResult],
+) -> PackIndexResult | None:
     buf, fmt, pages, progress = ix.buf, ix.fmt, ix.pages, ix.progress
     end_of_entries = len(buf) - fmt.rawsz
     new_hash = fmt.hasher_factory()

@@ -93,13 +93,14 @@ class PackIndexResult:
             if self.order is not None:
                 sorted_oids = [self.oids[i] for i in self.order]
                 # write_index_v2 breaks ties between equal ids by CRC, the order by offset.
-                if any(a == b for a, b in zip(sorted_oids, sorted_oids[1:])):
+                if any(a == b for a, b in zip(sorted_oids, sorted_oids[1:], strict=False)):
                     sorted_oids = None
             if sorted_oids is None:
                 return write_index_v2(
                     self.idx_entries(), self.pack_checksum, self.fmt, offset32_limit=offset32_limit
                 )
             order, crcs, offsets = self.order, self.crcs, self.offsets
+            assert order is not None  # set with sorted_oids
             return index_v2_sorted(
                 sorted_oids,
                 array("I", [crcs[i] for i in order]),
