@@ -18,12 +18,20 @@ PARSER = OptionParser(
     "patch-id",
     ["[--stable | --unstable | --verbatim]"],
     [
-        Option(None, "unstable", "cmdmode", "use the unstable patch ID algorithm", dest="mode",
-               const=1),
-        Option(None, "stable", "cmdmode", "use the stable patch ID algorithm", dest="mode",
-               const=2),
-        Option(None, "verbatim", "cmdmode", "don't strip whitespace from the patch",
-               dest="mode", const=3),
+        Option(
+            None, "unstable", "cmdmode", "use the unstable patch ID algorithm", dest="mode", const=1
+        ),
+        Option(
+            None, "stable", "cmdmode", "use the stable patch ID algorithm", dest="mode", const=2
+        ),
+        Option(
+            None,
+            "verbatim",
+            "cmdmode",
+            "don't strip whitespace from the patch",
+            dest="mode",
+            const=3,
+        ),
     ],
     layout="2.55",
 )

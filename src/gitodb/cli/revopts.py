@@ -170,8 +170,42 @@ def _side(side: str) -> Any:
     def callback(values: Any, _value: str | None, _unset: bool) -> None:
         w = values.walk_kwargs
         if w.get("side") not in (None, side):
-            raise GitodbError("options '--left-only' and '--right-only' cannot be used together")
+            # Git 2.55's words (--cherry also asks for the right side)
+            if side == "left":
+                raise GitodbError(
+                    "options '--left-only' and '--right-only/--cherry' cannot be used together"
+                )
+            raise GitodbError("options '--right-only' and '--left-only' cannot be used together")
         w["side"] = side
+
+    return callback
+
+
+def _cherry(which: str) -> Any:
+    """``--cherry-pick``, ``--cherry-mark`` and ``--cherry`` (``--right-only
+    --cherry-mark --no-merges``), with Git's checks in Git's order."""
+
+    def callback(values: Any, _value: str | None, _unset: bool) -> None:
+        w = values.walk_kwargs
+        if which == "pick":
+            if w.get("cherry_mark"):
+                raise GitodbError(
+                    "options '--cherry-pick' and '--cherry-mark' cannot be used together"
+                )
+            w["cherry_pick"] = True
+            return
+        if which == "mark":
+            if w.get("cherry_pick"):
+                raise GitodbError(
+                    "options '--cherry-mark' and '--cherry-pick' cannot be used together"
+                )
+            w["cherry_mark"] = True
+            return
+        if w.get("side") == "left":
+            raise GitodbError("options '--cherry' and '--left-only' cannot be used together")
+        w["cherry_mark"] = True
+        w["side"] = "right"
+        w["max_parents"] = 1
 
     return callback
 
@@ -311,9 +345,9 @@ REVISION_OPTIONS: list[Option] = [
     # special purpose
     _opt("bisect", _bisect("one", refs=True)),
     # not yet: refused by name
-    _opt("cherry-pick", _refused("--cherry-pick", "it needs patch ids")),
-    _opt("cherry-mark", _refused("--cherry-mark", "it needs patch ids")),
-    _opt("cherry", _refused("--cherry", "it needs patch ids")),
+    _opt("cherry-pick", _cherry("pick")),
+    _opt("cherry-mark", _cherry("mark")),
+    _opt("cherry", _cherry("cherry")),
     _opt("graph", _refused("--graph", "no graph drawing")),
     _opt(
         "simplify-by-decoration", _refused("--simplify-by-decoration", "it needs --simplify-merges")

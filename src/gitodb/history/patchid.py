@@ -243,15 +243,18 @@ class CommitPatchIds:
         return self._id(commit, header_only=False)
 
     def _id(self, commit: bytes, header_only: bool) -> bytes | None:
-        from gitodb.history.treediff import diff_trees
-
         odb = self.repo.odb
         c = odb.commit(commit)
         if len(c.parents) > 1:
             return None
         old = odb.commit(c.parents[0]).tree if c.parents else None
-        changes = diff_trees(self.repo, old, c.tree, self.paths)
-        return self.of_changes(changes, header_only)
+        return self.of_trees(old, c.tree, header_only)
+
+    def of_trees(self, old: bytes | None, new: bytes, header_only: bool = False) -> bytes:
+        """The patch id of the change from tree ``old`` (None: empty) to ``new``."""
+        from gitodb.history.treediff import diff_trees
+
+        return self.of_changes(diff_trees(self.repo, old, new, self.paths), header_only)
 
     def of_changes(self, changes: Iterable[Any], header_only: bool = False) -> bytes:
         """Git's ``diff_get_patch_id`` over tree-diff changes."""
@@ -328,3 +331,57 @@ def commit_patch_id(repo: Repository, commit: Any, paths: Sequence[bytes] = ()) 
     to ``paths``; None for a merge.  ``.hex()`` of it is what Git prints."""
     oid = repo._peeled(commit, "commit") if not isinstance(commit, bytes) else commit
     return CommitPatchIds(repo, paths).patch_id(oid)
+
+
+def cherry_pick_list(
+    repo: Repository, nodes: Sequence[Any], paths: Sequence[bytes] = (), mark: bool = False
+) -> None:
+    """Git's ``cherry_pick_list`` over the commits a symmetric-range walk listed:
+    a commit on one side whose patch id some commit on the other side has is
+    flagged, with those commits, ``PATCHSAME`` (``mark``, ``--cherry-mark``) or
+    ``SHOWN`` (``--cherry-pick``: not shown).  Merges have no patch id.
+
+    As in Git, the ids of the smaller side are taken first, keyed by the cheap id
+    of paths and modes alone; the full id (which reads the blobs) is computed only
+    for commits whose paths and modes match one of them.
+    """
+    from gitodb.history.graph import PATCHSAME, SHOWN, SYMMETRIC_LEFT
+    from gitodb.history.simplify import BOUNDARY
+
+    listed = [n for n in nodes if not n.flags & BOUNDARY]
+    left = sum(1 for n in listed if n.flags & SYMMETRIC_LEFT)
+    if not left or left == len(listed):
+        return
+    left_first = left < len(listed) - left
+    ids = CommitPatchIds(repo, paths)
+    graph_node = listed[0].graph.node
+
+    def trees(n: Any) -> tuple[bytes | None, bytes]:
+        return (graph_node(n.parent_ids[0]).tree if n.parent_ids else None), n.tree
+
+    full: dict[bytes, bytes] = {}
+
+    def full_id(n: Any) -> bytes:
+        got = full.get(n.id)
+        if got is None:
+            got = full[n.id] = ids.of_trees(*trees(n))
+        return got
+
+    table: dict[bytes, list[Any]] = {}
+    for n in listed:
+        if left_first != bool(n.flags & SYMMETRIC_LEFT) or len(n.parent_ids) > 1:
+            continue
+        table.setdefault(ids.of_trees(*trees(n), header_only=True), []).append(n)
+    flag = PATCHSAME if mark else SHOWN
+    for n in listed:
+        if left_first == bool(n.flags & SYMMETRIC_LEFT) or len(n.parent_ids) > 1:
+            continue
+        candidates = table.get(ids.of_trees(*trees(n), header_only=True))
+        if not candidates:
+            continue
+        pid = full_id(n)
+        same = [c for c in candidates if full_id(c) == pid]
+        if same:
+            n.flags |= flag
+            for c in same:
+                c.flags |= flag
