@@ -475,7 +475,7 @@ def test_log_left_right(
     assert same(ancestry, capfdbinary, "log", *args.split())
 
 
-@pytest.mark.parametrize("option", ["--cherry-pick", "--cherry-mark", "--cherry", "--graph"])
+@pytest.mark.parametrize("option", ["--graph"])
 def test_refused_by_name(
     ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], option: str
 ) -> None:

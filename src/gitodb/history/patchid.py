@@ -222,7 +222,7 @@ class CommitPatchIds:
         self._hasher: Callable[[], Any] = getattr(hashlib, repo.object_format.name)
         self._binary_attr: Callable[[bytes], bool] | None = None
         odb = repo.odb
-        self._read = lambda oid: odb.read(oid)[1]
+        self._read: Callable[[bytes], bytes] = lambda oid: odb.read(oid)[1]
 
     def _binary(self, path: bytes) -> bool:
         if self._binary_attr is None:
@@ -288,7 +288,7 @@ class CommitPatchIds:
             return b""
         if mode == _S_IFGITLINK:
             return b"Subproject commit %s\n" % oid.hex().encode()
-        return self._read(oid)  # type: ignore[no-any-return]
+        return self._read(oid)
 
     def _content(
         self, h: Any, ch: Any, one_mode: int, two_mode: int, path1: bytes, path2: bytes
