@@ -49,6 +49,7 @@ COMMANDS = [
     ("log --format='%H %an %ae %at %s'", ["log", "--format=%H %an %ae %at %s"], None),
     ("ls-tree -r HEAD", ["ls-tree", "-r", "HEAD"], None),
     ("diff-tree -r --stdin (first parents)", ["diff-tree", "-r", "--stdin"], "pairs"),
+    ("log -p --first-parent", ["log", "-p", "--first-parent"], None),
 ]
 
 API = {

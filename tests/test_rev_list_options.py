@@ -483,16 +483,6 @@ def test_graph_once_refused(
     assert same(ancestry, capfdbinary, command, "--graph", "--left-right", "F...I")
 
 
-@pytest.mark.parametrize("option", ["--cherry-pick", "--cherry-mark", "--cherry"])
-def test_refused_by_name(
-    ancestry: Path, capfdbinary: pytest.CaptureFixture[bytes], option: str
-) -> None:
-    for command in ("rev-list", "log"):
-        status, out, err = _ours(ancestry, capfdbinary, command, option, "F...I")
-        assert (status, out) == (128, b"")
-        assert err.startswith(f"fatal: gitodb does not support {option} yet".encode())
-
-
 @pytest.fixture(scope="module")
 def shallow(ancestry: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     path = tmp_path_factory.mktemp("shallow") / "s"

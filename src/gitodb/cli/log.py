@@ -11,6 +11,7 @@ with the reflog placeholders (%gd %gD %gn %ge %gs %gN).  All formatting is
 
 from __future__ import annotations
 
+import os
 import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING, Any
@@ -152,6 +153,9 @@ class _LogOptions:
         self.format_given = False
         self.mailmap: bool | None = None  # --[no-]use-mailmap; None: log.mailmap
         self.color: str | None = None  # --color=<when> ("" for --color); None: config
+        self.diff_args: list[str] = []  # the diff options (gitodb.cli.log_diff)
+        self.merges: str | None = None  # -m / --diff-merges=
+        self.quiet = False  # -q: no diff
 
 
 def _set_pretty(o: _LogOptions, value: str) -> None:
@@ -309,9 +313,6 @@ def _revision_parser() -> OptionParser:
     def abbrev(values: Any, value: str | None, _unset: bool) -> None:
         values.log.abbrev = None if value is None else abbrev_length(value)
 
-    def nothing(_values: Any, _value: str | None, _unset: bool) -> None:
-        pass  # no diff is ever shown
-
     def opt(short: str | None, long: str | None, callback: Any, **kw: Any) -> Option:
         return Option(short, long, "callback", callback=callback, hidden=True, **kw)
 
@@ -329,7 +330,6 @@ def _revision_parser() -> OptionParser:
             opt(None, "abbrev", abbrev, takes_value=True, optional_value=True),
             opt(None, "no-abbrev", setter("abbrev", 0)),
             opt("g", "walk-reflogs", setter("walk_reflogs", True)),
-            opt("s", "no-patch", nothing),
             opt(None, "color", setter_value("color"), takes_value=True, optional_value=True),
             opt(None, "no-color", setter("color", "never")),
         ],
@@ -340,12 +340,14 @@ def _revision_parser() -> OptionParser:
 def parse_log_args(argv: list[str]) -> tuple[_LogOptions, RevSettings, list[str] | None]:
     """log's options, then the revision options (Git's ``cmd_log_init``): the log
     options, the walk's settings and the paths after ``--`` (None without)."""
+    from gitodb.cli.log_diff import split_args
     from gitodb.cli.revopts import RevSettings, add_revision, check
 
     o = _LogOptions()
+    o.diff_args, argv, o.merges = split_args(argv)
     o_values = SimpleNamespace(decorate=None, mailmap=None, quiet=False)
     _values, rest = PARSER.parse(argv, o_values)
-    o.decorate, o.mailmap = o_values.decorate, o_values.mailmap
+    o.decorate, o.mailmap, o.quiet = o_values.decorate, o_values.mailmap, o_values.quiet
     settings = RevSettings()
     settings.log = o
     _s, unknown, paths = _revision_parser().parse_revision(rest, settings, on_arg=add_revision)
@@ -407,30 +409,71 @@ def run(argv: list[str], ctx: Any) -> int:
     if settings.unknown:  # Git reads the revisions first
         raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
     limit_to_paths(repo, ctx, walk, settings.paths)
+    diff = None
+    if o.diff_args or o.merges:
+        from gitodb.cli.log_diff import LogDiff
+
+        diff = LogDiff(repo, o.diff_args, o.abbrev, o.merges)
+        if not diff.wanted:
+            diff = None
+        else:
+            from gitodb.repo import find_work_tree_top
+
+            explicit = ctx.git_dir is not None or "GIT_DIR" in os.environ
+            diff.bind(walk.paths, find_work_tree_top(repo, explicit_git_dir=explicit))
     colors = _graph_colors(repo, o, settings.graph)
-    _show(repo, walk, o, settings.parents, settings.children, settings.left_right, colors)
+    if colors and diff is not None:
+        from gitodb.cli.options import UsageError
+
+        raise UsageError(stderr="fatal: gitodb log does not draw --graph beside diffs\n")
+    _show(repo, walk, o, settings, diff, colors)
     return 0
+
+
+def _mark(node: Any, left_right: bool, cherry_mark: bool) -> bytes:
+    """Git's ``put_revision_mark``: ``- ``, ``= ``, ``< ``/``> ``, ``+ `` or nothing."""
+    from gitodb.history.graph import PATCHSAME, SYMMETRIC_LEFT
+    from gitodb.history.simplify import BOUNDARY
+
+    flags = node.flags
+    if flags & BOUNDARY:
+        return b"- "
+    if flags & PATCHSAME:
+        return b"= "
+    if left_right:
+        return b"< " if flags & SYMMETRIC_LEFT else b"> "
+    if cherry_mark:
+        return b"+ "
+    return b""
 
 
 def _show(
     repo: Any,
     walk: Any,
     o: _LogOptions,
-    parents: bool = False,
-    children: bool = False,
-    left_right: bool = False,
+    settings: Any,
+    diff: Any = None,
     graph: bool | list[bytes] = False,
 ) -> None:
-    """Print the walk's commits in the chosen format (``parents``: after each id,
-    its parents as the walk rewrote them, ``--parents``; ``children``: then its
-    children, ``--children``; ``left_right``: ``<``/``>`` before it, the side of a
-    symmetric range it is on, ``--left-right``; ``graph``: the graph beside them,
-    ``gitodb.history.graphdraw``; a list: in these column colours)."""
-    from gitodb.history.graph import SYMMETRIC_LEFT
+    """Print the walk's commits in the chosen format, each followed by its diff
+    when ``diff`` (a ``gitodb.cli.log_diff.LogDiff``) is given, or with the graph
+    beside them (``graph``, ``gitodb.history.graphdraw``; a list: in these column
+    colours).
+
+    ``--parents``: after each id, its parents as the walk rewrote them;
+    ``--children``: then its children; ``--left-right``/``--cherry-mark``: the
+    mark before it; a merge's diff against one parent of several names it
+    (``(from <parent>)``), and its header is repeated for each parent.
+    """
     from gitodb.history.graphdraw import GraphLog
     from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
+    parents = settings.parents
+    children = settings.children
+    left_right = settings.left_right
+    cherry_mark = bool(settings.walk_kwargs.get("cherry_mark"))
+    first_parent = bool(settings.walk_kwargs.get("first_parent"))
     length = default_abbrev(repo) if o.abbrev is None else o.abbrev
     abbrev = Abbreviator(repo, length)
     decorations = Decorations(repo, full=o.decorate == "full") if o.decorate else None
@@ -442,94 +485,121 @@ def _show(
     odb = repo.odb
     write = sys.stdout.buffer.write
     out: list[bytes] = []
-    first = True
-    ends = o.terminator if o.kind == "user" else o.kind == "oneline"  # Git's use_terminator
+    user = o.kind == "user"
+    # Git's use_terminator: oneline and tformat end each entry, the others are
+    # separated by a blank line
+    terminator = o.kind == "oneline" or (user and o.terminator)
     palette = graph if isinstance(graph, list) else None
-    drawn = GraphLog(walk, ends, left_right, palette) if graph else None
-    if o.kind == "user":
+    drawn = GraphLog(walk, terminator, left_right, palette) if graph else None
+    # a path-limited walk's parents are the simplified ones, a grafted or shallow
+    # commit's the grafted ones (Git's %P)
+    limited = getattr(walk, "limiter", None) is not None or bool(walk.graph.grafts)
+    f = None
+    if user:
         f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length, decorations=decorations)
         if f.empty and drawn is not None:
             write(b"".join(drawn.entry(n, b"", b"", True) for n in walk.commits()))
             return
-        if f.empty:
+        if f.empty and diff is None:
             for _node in walk.commits():
                 pass
             return
-        # a path-limited walk's parents are the simplified ones, a grafted or shallow
-        # commit's the grafted ones
-        limited = getattr(walk, "limiter", None) is not None or bool(walk.graph.grafts)
-
-        def rewritten(node: Any) -> list[bytes] | None:
-            # a path-limited walk's parents are the simplified ones (Git's %P)
-            return node.parent_ids if limited else None
-
-        end = b"\n" if o.terminator else b""
-        sep = b"" if o.terminator else b"\n"
-        parts = f.native_parts() if not limited and drawn is None else None
-        fast = None if parts is None else walk.native_format(parts, end, sep, _fallback(odb, f))
-        if fast is not None:  # the whole walk and format in the native core
-            write(fast[1])
-            if fast[2] is not None:
-                raise fast[2]
+        if diff is None and drawn is None and not limited and _native_log(walk, o, f, odb):
             return
+    empty = user and f is not None and f.empty
+
+    def short(oid: bytes) -> bytes:
+        return (abbrev(oid) if o.abbrev_commit else oid.hex()).encode()
+
+    def parts(node: Any, raw: bytes, parent: bytes | None) -> tuple[bytes, bytes]:
+        """Git's ``show_log`` without the separator: the entry's header and message
+        (a user format's text is all message)."""
+        if user:
+            assert f is not None
+            return b"", f.format(node.id, raw, parents=node.parent_ids if limited else None)
+        # with the graph, the graph draws the mark
+        shown = b"" if drawn is not None else _mark(node, left_right, cherry_mark)
+        shown += short(node.id)
+        if parents:
+            shown += b"".join(b" " + short(p) for p in node.parent_ids)
+        if children:
+            shown += b"".join(b" " + short(c) for c in walk.children.get(node.id, ()))
+        if parent is not None:
+            shown += b" (from %s)" % short(parent)
+        if decorations is not None:
+            names = decorations.of(node.id)
+            if names:
+                shown += b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
+        if o.kind == "oneline":
+            return shown + b" ", pretty_commit("oneline", repo, node.id, raw)
+        message = pretty_commit(
+            o.kind, repo, node.id, raw, date_mode=o.date_mode, abbrev=abbrev, mailmap=mailmap
+        )
+        return b"commit " + shown + b"\n", message
+
+    def header(node: Any, raw: bytes, parent: bytes | None) -> bytes:
+        """The whole entry as Git prints it without the graph."""
+        head, message = parts(node, raw, parent)
+        if terminator and not empty:
+            return head + message + b"\n"
+        return head + message
+
+    if drawn is not None:
         for node in walk.commits():
-            text = f.format(node.id, _content(odb, node), parents=rewritten(node))
-            if drawn is not None:
-                out.append(drawn.entry(node, b"", text))
-            else:
-                out.append(text + end if first or not sep else sep + text)
-            first = False
+            out.append(drawn.entry(node, *parts(node, _content(odb, node), None)))
             if len(out) > 512:
                 write(b"".join(out))
                 out.clear()
         write(b"".join(out))
         return
+
+    # between the message and the diff: a blank line (``---`` first with a patch
+    # and its stat), except after a one-line or empty format
+    gap = b""
+    if diff is not None and o.kind != "oneline" and not empty:
+        gap = b"---\n" if diff.dashes else b"\n"
+    shown_one = False
     for node in walk.commits():
         raw = _content(odb, node)
-        shown = (abbrev(node.id) if o.abbrev_commit else node.id.hex()).encode()
-        if left_right and drawn is None:  # the graph draws the mark
-            shown = (b"< " if node.flags & SYMMETRIC_LEFT else b"> ") + shown
-        if parents:
-            shown += b"".join(
-                b" " + (abbrev(p) if o.abbrev_commit else p.hex()).encode() for p in node.parent_ids
-            )
-        if children:
-            shown += b"".join(
-                b" " + (abbrev(c) if o.abbrev_commit else c.hex()).encode()
-                for c in walk.children.get(node.id, ())
-            )
-        decor = b""
-        if decorations is not None:
-            names = decorations.of(node.id)
-            if names:
-                decor = b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
-        if drawn is not None:
-            head = b"commit " + shown + decor + b"\n"
-            if o.kind == "oneline":
-                head = shown + decor + b" "
-            out.append(drawn.entry(node, head, _message(repo, node, raw, o, abbrev, mailmap)))
-        elif o.kind == "oneline":
-            out.append(shown + decor + b" " + pretty_commit("oneline", repo, node.id, raw) + b"\n")
-        else:
-            if not first:
+        entries = diff.parent_diffs(node, first_parent) if diff is not None else []
+        any_shown = False
+        for parent, text in entries:
+            if text is None:
+                continue  # no change: no log entry for this diff (log_tree_diff_flush)
+            if shown_one and not terminator:
                 out.append(b"\n")
-            out.append(b"commit " + shown + decor + b"\n")
-            out.append(
-                pretty_commit(
-                    o.kind,
-                    repo,
-                    node.id,
-                    raw,
-                    date_mode=o.date_mode,
-                    abbrev=abbrev,
-                    mailmap=mailmap,
-                )
-            )
-        first = False
+            out.append(header(node, raw, parent))
+            out.append(gap)
+            out.append(text)
+            shown_one = any_shown = True
+        if not any_shown:
+            if shown_one and not terminator:
+                out.append(b"\n")
+            out.append(header(node, raw, None))
+            shown_one = True
         if len(out) > 512:
             write(b"".join(out))
             out.clear()
     write(b"".join(out))
+
+
+def _native_log(walk: Any, o: _LogOptions, f: Any, odb: Any) -> bool:
+    """Write the walk in a user format from the native core when it can format it
+    (``RevWalk.native_format``); False when the Python formatter must."""
+    end = b"\n" if o.terminator else b""
+    sep = b"" if o.terminator else b"\n"
+    native_parts = f.native_parts()
+    fast = (
+        None
+        if native_parts is None
+        else walk.native_format(native_parts, end, sep, _fallback(odb, f))
+    )
+    if fast is None:
+        return False
+    sys.stdout.buffer.write(fast[1])
+    if fast[2] is not None:
+        raise fast[2]
+    return True
 
 
 def _fallback(odb: Any, f: Any) -> Any:
@@ -564,17 +634,6 @@ def _graph_colors(repo: Any, o: _LogOptions, graph: bool) -> bool | list[bytes]:
     from gitodb.history.graphdraw import graph_colors
 
     return graph_colors(repo.config.get("log.graphColors"))
-
-
-def _message(repo: Any, node: Any, raw: bytes, o: _LogOptions, abbrev: Any, mailmap: Any) -> bytes:
-    """What a built-in format shows after the header line."""
-    from gitodb.history.pretty import pretty_commit
-
-    if o.kind == "oneline":
-        return pretty_commit("oneline", repo, node.id, raw)
-    return pretty_commit(
-        o.kind, repo, node.id, raw, date_mode=o.date_mode, abbrev=abbrev, mailmap=mailmap
-    )
 
 
 def _content(odb: Any, node: Any) -> bytes:

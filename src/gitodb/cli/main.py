@@ -63,6 +63,7 @@ COMMANDS = {
     "mktag": "mktag",
     "mktree": "mktree",
     "commit-tree": "commit_tree",
+    "patch-id": "patch_id",
 }
 
 PARSER = OptionParser(

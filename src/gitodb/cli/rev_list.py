@@ -359,6 +359,7 @@ def _output(walk: object, settings: RevSettings) -> int:
 
 def _commit_line(walk: object, node: object, settings: RevSettings, is_left: bool) -> bytes:
     """One commit as rev-list shows it: timestamp, mark, id, parents, header."""
+    from gitodb.history.graph import PATCHSAME
     from gitodb.history.simplify import BOUNDARY
 
     flags = node.flags  # type: ignore[attr-defined]
@@ -368,8 +369,12 @@ def _commit_line(walk: object, node: object, settings: RevSettings, is_left: boo
         mark = b""  # the graph draws the mark
     elif boundary and not settings.nul:
         mark = b"-"
+    elif flags & PATCHSAME:
+        mark = b"="  # --cherry-mark: the same patch is on the other side
     elif settings.left_right:
         mark = b"<" if is_left else b">"
+    elif settings.walk_kwargs.get("cherry_mark"):
+        mark = b"+"
     else:
         mark = b""
     line += mark
@@ -510,13 +515,26 @@ def _raw_header(walk: object, node: object) -> bytes:
     return head + b"\n\n" + body
 
 
+def _count_line(settings: RevSettings, left: int, right: int, same: int) -> bytes:
+    """``--count``: the total, or by side (``--left-right``), and the commits whose
+    patch is on the other side (``--cherry-mark``), as Git prints them."""
+    mark = settings.walk_kwargs.get("cherry_mark")
+    if settings.left_right and mark:
+        return b"%d\t%d\t%d\n" % (left, right, same)
+    if settings.left_right:
+        return b"%d\t%d\n" % (left, right)
+    if mark:
+        return b"%d\t%d\n" % (left + right, same)
+    return b"%d\n" % (left + right)
+
+
 def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
-    from gitodb.history.graph import SYMMETRIC_LEFT
+    from gitodb.history.graph import PATCHSAME, SYMMETRIC_LEFT
     from gitodb.history.revwalk import RevWalk
 
     assert isinstance(walk, RevWalk)
     count = 0
-    left = 0
+    left = same = 0
     show = not settings.quiet and not settings.count
     listing = None
     if walk.want_objects and (
@@ -561,7 +579,9 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
         if listing is not None and not listing.show_commit(node.id):
             continue
         is_left = bool(node.flags & SYMMETRIC_LEFT)
-        if is_left:
+        if node.flags & PATCHSAME:
+            same += 1
+        elif is_left:
             left += 1
         else:
             count += 1
@@ -586,7 +606,7 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
         out += listing.omitted_lines()
         out += listing.missing.lines(settings.nul)
     if settings.count:
-        out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
+        out.append(_count_line(settings, left, count, same))
     return 0
 
 
@@ -615,16 +635,18 @@ def _gather_in_commit_order(
     walk: object, settings: RevSettings, out: list[bytes], show: bool
 ) -> int:
     """``--objects --in-commit-order``: each commit, then the objects it brings."""
-    from gitodb.history.graph import SYMMETRIC_LEFT
+    from gitodb.history.graph import PATCHSAME, SYMMETRIC_LEFT
     from gitodb.history.revwalk import RevWalk
 
     assert isinstance(walk, RevWalk)
-    count = left = 0
+    count = left = same = 0
     names = settings.object_names
     for node, objects in walk.in_commit_order():
         if node is not None:
             is_left = bool(node.flags & SYMMETRIC_LEFT)
-            if is_left:
+            if node.flags & PATCHSAME:
+                same += 1
+            elif is_left:
                 left += 1
             else:
                 count += 1
@@ -637,5 +659,5 @@ def _gather_in_commit_order(
             if show:
                 out.append(_object_line(oid, name, names, settings.nul))
     if settings.count:
-        out.append(b"%d\t%d\n" % (left, count) if settings.left_right else b"%d\n" % (left + count))
+        out.append(_count_line(settings, left, count, same))
     return 0

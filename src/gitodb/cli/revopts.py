@@ -181,8 +181,42 @@ def _side(side: str) -> Any:
     def callback(values: Any, _value: str | None, _unset: bool) -> None:
         w = values.walk_kwargs
         if w.get("side") not in (None, side):
-            raise GitodbError("options '--left-only' and '--right-only' cannot be used together")
+            # Git 2.55's words (--cherry also asks for the right side)
+            if side == "left":
+                raise GitodbError(
+                    "options '--left-only' and '--right-only/--cherry' cannot be used together"
+                )
+            raise GitodbError("options '--right-only' and '--left-only' cannot be used together")
         w["side"] = side
+
+    return callback
+
+
+def _cherry(which: str) -> Any:
+    """``--cherry-pick``, ``--cherry-mark`` and ``--cherry`` (``--right-only
+    --cherry-mark --no-merges``), with Git's checks in Git's order."""
+
+    def callback(values: Any, _value: str | None, _unset: bool) -> None:
+        w = values.walk_kwargs
+        if which == "pick":
+            if w.get("cherry_mark"):
+                raise GitodbError(
+                    "options '--cherry-pick' and '--cherry-mark' cannot be used together"
+                )
+            w["cherry_pick"] = True
+            return
+        if which == "mark":
+            if w.get("cherry_pick"):
+                raise GitodbError(
+                    "options '--cherry-mark' and '--cherry-pick' cannot be used together"
+                )
+            w["cherry_mark"] = True
+            return
+        if w.get("side") == "left":
+            raise GitodbError("options '--cherry' and '--left-only' cannot be used together")
+        w["cherry_mark"] = True
+        w["side"] = "right"
+        w["max_parents"] = 1
 
     return callback
 
@@ -226,15 +260,6 @@ def _ancestry_path(values: Any, value: str | None, _unset: bool) -> None:
 def _graph(values: Any, _value: str | None, unset: bool) -> None:
     """``--graph`` (``--no-graph``); what it implies is set in ``check``."""
     values.graph = not unset
-
-
-def _refused(name: str, why: str) -> Any:
-    """An option of Git's that gitodb does not have yet: a clear error, never ignored."""
-
-    def callback(_values: Any, _value: str | None, _unset: bool) -> None:
-        raise GitodbError(f"gitodb does not support {name} yet ({why})")
-
-    return callback
 
 
 def _simplify_merges(values: Any, _value: str | None, _unset: bool) -> None:
@@ -326,15 +351,12 @@ REVISION_OPTIONS: list[Option] = [
     Option(None, "left-right", "bool", hidden=True),
     # special purpose
     _opt("bisect", _bisect("one", refs=True)),
-    # not yet: refused by name
-    _opt("cherry-pick", _refused("--cherry-pick", "it needs patch ids")),
-    _opt("cherry-mark", _refused("--cherry-mark", "it needs patch ids")),
-    _opt("cherry", _refused("--cherry", "it needs patch ids")),
+    # patch ids and the graph
+    _opt("cherry-pick", _cherry("pick")),
+    _opt("cherry-mark", _cherry("mark")),
+    _opt("cherry", _cherry("cherry")),
     _opt("graph", lambda v, x, _u: _graph(v, x, False)),
     _opt("no-graph", lambda v, x, _u: _graph(v, x, True)),
-    _opt(
-        "simplify-by-decoration", _refused("--simplify-by-decoration", "it needs --simplify-merges")
-    ),
 ]
 
 

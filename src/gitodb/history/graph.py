@@ -25,6 +25,7 @@ ADDED = 1 << 2
 SHOWN = 1 << 3
 SYMMETRIC_LEFT = 1 << 4
 BOTTOM = 1 << 5
+PATCHSAME = 1 << 6  # --cherry-mark: the same change is on the other side
 
 
 class Node:

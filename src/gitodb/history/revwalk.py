@@ -114,6 +114,8 @@ class RevWalk:
         ancestry_path: bool = False,
         simplify_merges: bool = False,
         simplify_by_decoration: bool = False,
+        cherry_pick: bool = False,
+        cherry_mark: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -132,6 +134,10 @@ class RevWalk:
         self.max_parents = max_parents
         self.want_objects = objects
         self.side = side  # --left-only / --right-only of a symmetric range
+        # --cherry-pick / --cherry-mark: commits whose patch is on the other side of
+        # a symmetric range are dropped / marked (gitodb.history.patchid)
+        self.cherry_pick = cherry_pick
+        self.cherry_mark = cherry_mark
         self.pending: list[Pending] = []
         self._object_pending: list[tuple[bytes, str, bytes]] = []  # (id, type, name)
         self._uninteresting_trees: list[bytes] = []
@@ -210,6 +216,8 @@ class RevWalk:
         self.limited = (
             self.order != "default"
             or self.side is not None
+            or self.cherry_pick
+            or self.cherry_mark
             or bool(self.bisect)
             or self.want_children
             or self.ancestry_path
@@ -358,6 +366,10 @@ class RevWalk:
                 continue
             date = node.date
             out.append(node)
+        if self.cherry_pick or self.cherry_mark:
+            from gitodb.history.patchid import cherry_pick_list
+
+            cherry_pick_list(self.repo, out, self.paths, mark=self.cherry_mark)
         if self.side is not None:
             # Git's limit_left_right: the other side counts as shown already.
             for node in out:
