@@ -842,6 +842,8 @@ class RevWalk:
             or self.reverse
             or self.boundary
             or self.unpacked
+            or self.cherry_pick
+            or self.cherry_mark
             or self.graph.early_flags
             or self.graph.grafts
             or any(p.uninteresting for p in self.pending)
