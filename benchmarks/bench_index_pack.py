@@ -248,8 +248,10 @@ gitodb verify-pack [-v] [-s] <pack>.idx...
 `--rev-index` or `pack.writeReverseIndex=true`, a `.rev`, byte-identical to
 `git index-pack`; it prints the pack hash (`pack\\t<hash>`/`keep\\t<hash>` with
 `--stdin`).  `--threads=<n>` resolves delta trees in parallel (default as Git:
-all CPUs up to 3, then half, at most 20): in forked processes for packs with many
-delta trees (delta application is Python and holds the GIL), else in threads.
+all CPUs up to 3, then half, at most 20): with the native core, in threads that
+release the GIL around inflate, hashing and delta application; in the pure-Python
+reference (and where the native path hands over: damage, --strict, a repository
+to check for collisions) in forked processes for packs with many delta trees.
 Damage (bad zlib stream, wrong trailer, truncated pack, unresolved or cyclic
 deltas) gives one `fatal:` line naming the offset and exit status 128, and
 leaves no file behind.
