@@ -92,22 +92,13 @@ typedef struct {
 typedef struct {
     PyObject *fn;          /* Python callable, or Py_None: zlib's C API */
     PyThreadState *saved;  /* non-NULL while the GIL is released */
-#ifdef GITODB_HAVE_ZLIB
-    z_stream zs;
-    int ready;
-#endif
+    gdc_zinflater zi;      /* zlib's C API (fn is Py_None) */
 } inflater;
 
 static void
 inflater_end(inflater *z)
 {
-#ifdef GITODB_HAVE_ZLIB
-    if (z->ready)
-        inflateEnd(&z->zs);
-    z->ready = 0;
-#else
-    (void)z;
-#endif
+    gdc_zinflater_end(&z->zi);
 }
 
 /* Inflate [src, src+avail) to exactly size bytes into a new malloc'd buffer;
@@ -119,38 +110,13 @@ do_inflate(inflater *z, int prefix, const unsigned char *src, u64 avail, u64 siz
         return NULL;
 #ifdef GITODB_HAVE_ZLIB
     if (z->fn == Py_None) {
-        if (avail > 0xffffffffULL)
-            avail = 0xffffffffULL;
-        if (size > 0xffffffffULL)
-            return NULL;
-        if (!z->ready) {
-            memset(&z->zs, 0, sizeof(z->zs));
-            if (inflateInit(&z->zs) != Z_OK)
-                return NULL;
-            z->ready = 1;
-        } else if (inflateReset(&z->zs) != Z_OK) {
-            return NULL;
-        }
         unsigned char *out = malloc(size ? size : 1);
         if (!out)
             return NULL;
-        z->zs.next_in = (Bytef *)src;
-        z->zs.avail_in = (uInt)avail;
-        z->zs.next_out = out;
-        z->zs.avail_out = (uInt)size;
-        int r;
-        if (!z->saved && size >= NOGIL_MIN) {
-            Py_BEGIN_ALLOW_THREADS
-            r = inflate(&z->zs, Z_FINISH);
-            Py_END_ALLOW_THREADS
-        } else {
-            r = inflate(&z->zs, Z_FINISH);
-        }
-        if (r != Z_STREAM_END || z->zs.total_out != size) {
+        if (gdc_zinflate(&z->zi, src, avail, out, size, used, !z->saved)) {
             free(out);
             return NULL;
         }
-        *used = z->zs.total_in;
         return out;
     }
 #endif

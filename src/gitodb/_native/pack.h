@@ -15,6 +15,27 @@ const char *gdc_zlib_runtime_version(void);
 /* A delta-header size varint at *pp (advanced); -1 if truncated or over 64 bits. */
 int gdc_read_size(const unsigned char **pp, const unsigned char *end, unsigned long long *out);
 
+/* One z_stream reused across entries (walk.c): zlib's published API, when the
+   core was built with zlib (GITODB_HAVE_ZLIB). */
+#ifdef GITODB_HAVE_ZLIB
+#include <zlib.h>
+typedef struct {
+    z_stream zs;
+    int ready;
+} gdc_zinflater;
+/* [src, src+avail) inflated into out, exactly size bytes (the stream must end there;
+   input after its end is allowed): 0 and *used the input it took, or -1 (no Python
+   error set).  With release_gil, the GIL is dropped for outputs of 4 KiB or more. */
+int gdc_zinflate(gdc_zinflater *z, const unsigned char *src, unsigned long long avail,
+                 unsigned char *out, unsigned long long size, unsigned long long *used,
+                 int release_gil);
+#else
+typedef struct {
+    int ready;
+} gdc_zinflater;
+#endif
+void gdc_zinflater_end(gdc_zinflater *z);
+
 /* Pack entry headers and OFS_DELTA distances (pack.c): 0, or one of these. */
 #define GDC_TRUNCATED (-1)
 #define GDC_TOO_LONG (-2)

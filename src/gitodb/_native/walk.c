@@ -103,73 +103,74 @@ build(PyObject *base, PyObject *delta)
 }
 
 #ifdef GITODB_HAVE_ZLIB
-#include <zlib.h>
-
-/* One z_stream for a whole walk_pack call, reset between entries. */
-typedef struct {
-    z_stream zs;
-    int ready;
-} zinflater;
-
-/* [start, end) inflated to exactly size bytes, as compress.inflate accepts it (the
-   stream ends, the output is size bytes; input after the stream's end is allowed);
-   NULL with no error set for anything else (the caller falls back to read_at). */
-static PyObject *
-zlib_inflate(zinflater *z, const unsigned char *buf, unsigned long long start,
-             unsigned long long end, unsigned long long size)
+int
+gdc_zinflate(gdc_zinflater *z, const unsigned char *src, unsigned long long avail,
+             unsigned char *out, unsigned long long size, unsigned long long *used,
+             int release_gil)
 {
-    if (end - start > 0xffffffffULL || size > 0xffffffffULL)
-        return NULL;
+    if (avail > 0xffffffffULL)
+        avail = 0xffffffffULL;  /* a stream that long ends with a size check below */
+    if (size > 0xffffffffULL)
+        return -1;
     if (!z->ready) {
         memset(&z->zs, 0, sizeof(z->zs));
         if (inflateInit(&z->zs) != Z_OK)
-            return NULL;
+            return -1;
         z->ready = 1;
     } else if (inflateReset(&z->zs) != Z_OK) {
-        return NULL;
+        return -1;
     }
-    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
-    if (!out) {
-        PyErr_Clear();
-        return NULL;
-    }
-    /* `out` is not visible to any other code until it is returned. */
-    z->zs.next_in = (Bytef *)buf + start;
-    z->zs.avail_in = (uInt)(end - start);
-    z->zs.next_out = (Bytef *)PyBytes_AS_STRING(out);
+    z->zs.next_in = (Bytef *)src;
+    z->zs.avail_in = (uInt)avail;
+    z->zs.next_out = out;
     z->zs.avail_out = (uInt)size;
     int r;
-    if (size >= NOGIL_MIN) {
+    if (release_gil && size >= NOGIL_MIN) {
         Py_BEGIN_ALLOW_THREADS
         r = inflate(&z->zs, Z_FINISH);
         Py_END_ALLOW_THREADS
     } else {
         r = inflate(&z->zs, Z_FINISH);
     }
-    if (r != Z_STREAM_END || z->zs.total_out != size) {
+    if (r != Z_STREAM_END || z->zs.total_out != size)
+        return -1;
+    *used = z->zs.total_in;
+    return 0;
+}
+
+/* [start, end) inflated to exactly size bytes, as compress.inflate accepts it;
+   NULL with no error set for anything else (the caller falls back to read_at). */
+static PyObject *
+zlib_inflate(gdc_zinflater *z, const unsigned char *buf, unsigned long long start,
+             unsigned long long end, unsigned long long size)
+{
+    if (end - start > 0xffffffffULL || size > 0xffffffffULL)
+        return NULL;
+    PyObject *out = PyBytes_FromStringAndSize(NULL, (Py_ssize_t)size);
+    if (!out) {
+        PyErr_Clear();
+        return NULL;
+    }
+    /* `out` is not visible to any other code until it is returned. */
+    unsigned long long used;
+    if (gdc_zinflate(z, buf + start, end - start, (unsigned char *)PyBytes_AS_STRING(out), size,
+                     &used, 1)) {
         Py_DECREF(out);
         return NULL;
     }
     return out;
 }
+#endif
 
-static void
-zinflater_end(zinflater *z)
+void
+gdc_zinflater_end(gdc_zinflater *z)
 {
+#ifdef GITODB_HAVE_ZLIB
     if (z->ready)
         inflateEnd(&z->zs);
+#endif
     z->ready = 0;
 }
-#else
-typedef struct {
-    int ready;
-} zinflater;
-static void
-zinflater_end(zinflater *z)
-{
-    (void)z;
-}
-#endif
 
 /*
  * libdeflate's published C API, in the shared object of the binding the compression
@@ -242,7 +243,7 @@ ld_inflate(void *d, const unsigned char *buf, unsigned long long start, unsigned
 
 /* The chosen inflate: the Python callable, or (inflate None) zlib's C API. */
 static PyObject *
-walk_inflate(PyObject *inflate, zinflater *z, const unsigned char *buf,
+walk_inflate(PyObject *inflate, gdc_zinflater *z, const unsigned char *buf,
              unsigned long long start, unsigned long long end, unsigned long long size)
 {
 #ifdef GITODB_HAVE_ZLIB
@@ -349,7 +350,7 @@ walk_pack(PyObject *self, PyObject *args)
     unsigned long long data_end, key_base;
     PyObject *inflate, *cache, *table_obj;
     id_lookup ids;
-    zinflater z = {0};
+    gdc_zinflater z = {0};
     if (!PyArg_ParseTuple(args, "y*y*nKOOKnnOy*:walk_pack", &pack, &sorted, &k, &data_end,
                           &inflate, &cache, &key_base, &max_items, &max_bytes, &table_obj,
                           &revbuf))
@@ -465,14 +466,14 @@ walk_pack(PyObject *self, PyObject *args)
         if (r)
             goto fail;
     }
-    zinflater_end(&z);
+    gdc_zinflater_end(&z);
     PyBuffer_Release(&pack);
     PyBuffer_Release(&sorted);
     PyBuffer_Release(&table);
     PyBuffer_Release(&revbuf);
     return Py_BuildValue("(nnN)", k, fallbacks, items);
 fail:
-    zinflater_end(&z);
+    gdc_zinflater_end(&z);
     Py_XDECREF(items);
     PyBuffer_Release(&pack);
     PyBuffer_Release(&sorted);
