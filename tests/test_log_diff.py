@@ -179,3 +179,13 @@ def test_log_diff_matches_git_255(repo: Path, args: str) -> None:
         capture_output=True,
     )
     assert (ours.returncode, ours.stdout) == (theirs.returncode, theirs.stdout)
+
+
+@pytest.mark.parametrize("option", ["-p", "--stat", "--name-only"])
+def test_graph_beside_diffs_is_refused(repo: Path, option: str) -> None:
+    # the graph is not drawn beside diff output: refused, never drawn wrong
+    from helpers import run_gitodb
+
+    got = run_gitodb("log", "--graph", option, cwd=repo)
+    assert (got.returncode, got.stdout) == (129, b"")
+    assert got.stderr == b"fatal: gitodb log does not draw --graph beside diffs\n"
