@@ -49,6 +49,20 @@ def git(
     return proc.stdout
 
 
+def commit_at(path: str | os.PathLike[str], message: str, n: int) -> None:
+    """Commit (possibly empty) in ``path`` with author and committer time
+    1700000000 + 100 * ``n``: histories whose order does not depend on the clock."""
+    date = f"{1700000000 + n * 100} +0000"
+    env = dict(git_env(), GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    subprocess.run(
+        ["git", "commit", "-q", "--allow-empty", "-m", message],
+        cwd=path,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+
+
 def make_pack(tmp_path: Path, object_format: str = "sha1", *git_options: str) -> Path:
     """A repository of 30 commits of 7 growing files, repacked; return its one pack."""
     repo = tmp_path / "repo"

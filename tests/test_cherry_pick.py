@@ -10,22 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, git_env
+from helpers import commit_at, git, git_env
 from oracle import assert_same
 
 GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
-
-
-def _commit(path: Path, message: str, n: int) -> None:
-    date = f"{1700000000 + n * 100} +0000"
-    env = dict(git_env(), GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    subprocess.run(
-        ["git", "commit", "-q", "--allow-empty", "-m", message],
-        cwd=path,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
 
 
 def _edit(w: Path, name: str, old: str, new: str) -> None:
@@ -40,26 +28,26 @@ def build(path: Path) -> Path:
     (w / "f").write_text("".join(f"{i}\n" for i in range(1, 40)))
     (w / "g").write_text("g\n")
     git("add", ".", cwd=w)
-    _commit(w, "base", 1)
+    commit_at(w, "base", 1)
     git("checkout", "-q", "-b", "side", cwd=w)
     _edit(w, "f", "3\n", "three\n")
-    _commit(w, "s1: three", 2)
+    commit_at(w, "s1: three", 2)
     _edit(w, "g", "g\n", "gee\n")
-    _commit(w, "s2: gee", 3)
+    commit_at(w, "s2: gee", 3)
     _edit(w, "f", "30\n", "thirty\n")
-    _commit(w, "s3: thirty", 4)
-    _commit(w, "s4: empty", 5)
+    commit_at(w, "s3: thirty", 4)
+    commit_at(w, "s4: empty", 5)
     git("checkout", "-q", "main", cwd=w)
     _edit(w, "g", "g\n", "gee\n")
-    _commit(w, "m1: gee (picked s2)", 6)
+    commit_at(w, "m1: gee (picked s2)", 6)
     _edit(w, "f", "20\n", "twenty\n")
-    _commit(w, "m2: twenty", 7)
+    commit_at(w, "m2: twenty", 7)
     _edit(w, "f", "3\n", "three\n")
-    _commit(w, "m3: three (picked s1, other lines moved)", 8)
-    _commit(w, "m4: empty", 9)
+    commit_at(w, "m3: three (picked s1, other lines moved)", 8)
+    commit_at(w, "m4: empty", 9)
     (w / "h").write_text("h\n")
     git("add", "h", cwd=w)
-    _commit(w, "m5: h", 10)
+    commit_at(w, "m5: h", 10)
     git("checkout", "-q", "-b", "merged", "side", cwd=w)
     env = dict(git_env(), GIT_AUTHOR_DATE="1700001100 +0000", GIT_COMMITTER_DATE="1700001100 +0000")
     subprocess.run(

@@ -10,22 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, git_env
+from helpers import commit_at, git, git_env
 from oracle import assert_same, both
 
 GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
-
-
-def _commit(path: Path, message: str, n: int) -> None:
-    date = f"{1700000000 + n * 100} +0000"
-    env = dict(git_env(), GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    subprocess.run(
-        ["git", "commit", "-q", "--allow-empty", "-m", message],
-        cwd=path,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
 
 
 def build(path: Path) -> Path:
@@ -36,24 +24,24 @@ def build(path: Path) -> Path:
     (w / "sub" / "b.c").write_text("int main(void)\n{\n\treturn 0;\n}\n")
     (w / "nonl").write_bytes(b"one\ntwo")
     git("add", ".", cwd=w)
-    _commit(w, "root", 1)
+    commit_at(w, "root", 1)
     (w / "a.txt").write_text(
         "".join(f"line {i}\n" if i % 9 else f"changed {i}\n" for i in range(1, 40))
     )
     (w / "bin.dat").write_bytes(b"\0\1\2binary")
     os.chmod(w / "sub" / "b.c", 0o755)
     git("add", ".", cwd=w)
-    _commit(w, "change a, add binary, chmod", 2)
+    commit_at(w, "change a, add binary, chmod", 2)
     git("mv", "sub/b.c", "sub/renamed.c", cwd=w)
     (w / "nonl").write_bytes(b"one\ntwo\nthree")
     git("add", ".", cwd=w)
-    _commit(w, "rename b.c", 3)
-    _commit(w, "empty", 4)
+    commit_at(w, "rename b.c", 3)
+    commit_at(w, "empty", 4)
     git("checkout", "-q", "-b", "side", "HEAD~2", cwd=w)
     (w / "side file").write_text("with space\n")
     (w / "a.txt").write_text("".join(f"line {i}\n" for i in range(1, 45)))
     git("add", ".", cwd=w)
-    _commit(w, "side work", 5)
+    commit_at(w, "side work", 5)
     git("checkout", "-q", "main", cwd=w)
     env = dict(git_env(), GIT_AUTHOR_DATE="1700000600 +0000", GIT_COMMITTER_DATE="1700000600 +0000")
     subprocess.run(
@@ -66,7 +54,7 @@ def build(path: Path) -> Path:
     os.remove(w / "bin.dat")
     os.symlink("a.txt", w / "link")
     git("add", "-A", ".", cwd=w)
-    _commit(w, "remove binary, add link", 7)
+    commit_at(w, "remove binary, add link", 7)
     return path
 
 

@@ -9,22 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git, git_env
+from helpers import commit_at, git, git_env
 from oracle import assert_same
 
 GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
-
-
-def _commit(path: Path, message: str, n: int) -> None:
-    date = f"{1700000000 + n * 100} +0000"
-    env = dict(git_env(), GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
-    subprocess.run(
-        ["git", "commit", "-q", "--allow-empty", "-m", message],
-        cwd=path,
-        env=env,
-        check=True,
-        capture_output=True,
-    )
 
 
 def build(path: Path, object_format: str = "sha1") -> Path:
@@ -33,7 +21,7 @@ def build(path: Path, object_format: str = "sha1") -> Path:
     (w / "f").write_text("".join(f"{i}\n" for i in range(1, 30)))
     (w / "g").write_bytes(b"x  y\n\tz")
     git("add", ".", cwd=w)
-    _commit(w, "root", 1)
+    commit_at(w, "root", 1)
     (w / "f").write_text("".join(f"{i}\n" if i % 7 else f"  {i} changed\t\n" for i in range(1, 30)))
     _commit_all(w, "whitespace and lines", 2)
     (w / "bin").write_bytes(b"\0binary\1")
@@ -52,7 +40,7 @@ def build(path: Path, object_format: str = "sha1") -> Path:
 
 def _commit_all(w: Path, message: str, n: int) -> None:
     git("add", "-A", ".", cwd=w)
-    _commit(w, message, n)
+    commit_at(w, message, n)
 
 
 @pytest.fixture(scope="module", params=["sha1", "sha256"])
@@ -155,11 +143,11 @@ def test_merge_has_no_patch_id(tmp_path: Path) -> None:
 
     w = tmp_path / "m"
     git("init", "-q", "-b", "main", w)
-    _commit(w, "a", 1)
+    commit_at(w, "a", 1)
     git("checkout", "-q", "-b", "side", cwd=w)
-    _commit(w, "b", 2)
+    commit_at(w, "b", 2)
     git("checkout", "-q", "main", cwd=w)
-    _commit(w, "c", 3)
+    commit_at(w, "c", 3)
     git("merge", "-q", "--no-ff", "-m", "m", "side", cwd=w)
     r = Repository(w)
     assert commit_patch_id(r, "HEAD") is None
