@@ -876,21 +876,7 @@ class RevWalk:
         None where it does not apply (see ``native_text``; ``error`` too)."""
         if not self._native_plain() or self.order != "default" or not self.graph.keep_raw:
             return None
-        walk, reader = self._native_walk()
-        error: BaseException | None = None
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            count, text = walk.format(parts, end, sep, fallback)
-            try:
-                walk.next(1)  # the walk is done: raises what ended it early, if anything
-            except Exception as e:
-                error = e
-        finally:
-            if collecting:
-                gc.enable()
-            del walk
-            reader.close()
+        (count, text), error = self._run_native(lambda w: w.format(parts, end, sep, fallback))
         return count, text, error
 
     def native_text(
@@ -908,6 +894,15 @@ class RevWalk:
         lines before it, as Git prints them before it dies."""
         if not self._native_plain() or (self.order == "topo" and self.first_parent):
             return None
+        (count, text, trees), error = self._run_native(
+            lambda w: w.text(parents, self.want_objects, self.order == "topo", want_text)
+        )
+        self._shown_trees = trees
+        return count, text, error
+
+    def _run_native(self, run: Callable[[Any], Any]) -> tuple[Any, BaseException | None]:
+        """``run(native walk)``'s result and what ended the walk early (a missing or
+        damaged parent), None if nothing did; the reader is closed after."""
         walk, reader = self._native_walk()
         error: BaseException | None = None
         # The records are freed by reference count; the cyclic collector would only
@@ -915,10 +910,7 @@ class RevWalk:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            count, text, trees = walk.text(
-                parents, self.want_objects, self.order == "topo", want_text
-            )
-            self._shown_trees = trees
+            result = run(walk)
             try:
                 walk.next(1)  # the walk is done: raises what ended it early, if anything
             except Exception as e:
@@ -928,7 +920,7 @@ class RevWalk:
                 gc.enable()
             del walk
             reader.close()
-        return count, text, error
+        return result, error
 
     def objects_text(
         self, names: bool, contains: Callable[[bytes], bool]
