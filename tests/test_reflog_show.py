@@ -28,7 +28,19 @@ CASES = [
     ["master@{3}"],
     ["master@{9}"],
     ["side@{1}", "master"],
+    # the count limits (t1421): of one reflog, and of several walked together
+    ["-2"],
+    ["-n", "1"],
+    ["-n1", "side"],
+    ["--max-count=2", "--all"],
+    ["--all", "-3"],
+    ["-1", "-2"],
+    ["-0"],
+    ["-n", "-1"],
+    ["--max-count", "1", "side"],
 ]
+
+GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
 
 
 @pytest.fixture(scope="module")
@@ -70,3 +82,21 @@ def test_reflog_show_like_git(repo: Path, args: list[str]) -> None:
     assert (mine.returncode, mine.stdout) == (theirs.returncode, theirs.stdout)
     if theirs.returncode:
         assert mine.stderr.splitlines()[0] == theirs.stderr.splitlines()[0]
+
+
+@pytest.mark.skipif(not GIT_255.exists(), reason="needs ../shared/git-2.55")
+@pytest.mark.parametrize(
+    "args", [["-n", "x"], ["-3x"], ["--max-count=1q"], ["-n"], ["--max-count"]]
+)
+def test_reflog_show_bad_count_like_git_255(repo: Path, args: list[str]) -> None:
+    """Git 2.55 checks the count as a whole integer (2.39 read ``atoi``)."""
+    env = git_env()
+    theirs = subprocess.run([GIT_255, "reflog", *args], cwd=repo, env=env, capture_output=True)
+    mine = subprocess.run(
+        [sys.executable, "-m", "gitodb", "reflog", *args], cwd=repo, env=env, capture_output=True
+    )
+    assert (mine.returncode, mine.stdout, mine.stderr) == (
+        theirs.returncode,
+        theirs.stdout,
+        theirs.stderr,
+    )

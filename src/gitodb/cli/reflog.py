@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import sys
 import time
-from typing import Any
+from typing import Any, NamedTuple
 
 from gitodb.cli.log import dwim_ref
-from gitodb.cli.options import Option, OptionParser
+from gitodb.cli.options import Option, OptionParser, UsageError
+from gitodb.cli.revopts import count
 from gitodb.errors import GitodbError
 from gitodb.refs.base import ReflogEntry
 from gitodb.refs.expire import ExpiryPolicy, expiry_filter, parse_expiry
@@ -107,35 +108,63 @@ PARSER = OptionParser(
 )
 
 
-def _show_args(rest: list[str]) -> tuple[str | None, list[str | None], list[str]]:
+class _ShowArgs(NamedTuple):
+    """What ``reflog show`` was asked for."""
+
+    fmt: str | None  #: the ``--format``, None when not given
+    specs: list[str | None]  #: the reflogs named; None where ``--all`` was given
+    paths: list[str]  #: after ``--``
+    max_count: int  #: entries shown at most, -1 for all
+
+
+def _show_args(rest: list[str]) -> _ShowArgs:
     """``reflog show``'s arguments, by Git's revision-option rules (``git log -g``):
-    ``--format=``/``--pretty=`` (stuck), ``--all`` (None in the specs, where it was
-    given), refs, ``--`` then paths; any other option is ``fatal: unrecognized
-    argument``.  The format is None when not given."""
+    ``--format=``/``--pretty=`` (stuck), ``--all``, the count limits ``-<n>``,
+    ``-n <n>``, ``-n<n>`` and ``--max-count[=]<n>`` (Git 2.55's integer check; the
+    last one given wins, a negative one shows all), refs, ``--`` then paths; any
+    other option is ``fatal: unrecognized argument``."""
     fmt: str | None = None
     specs: list[str | None] = []
     paths: list[str] = []
-    for i, arg in enumerate(rest):
+    max_count = -1
+    i = 0
+    while i < len(rest):
+        arg = rest[i]
+        i += 1
         if arg == "--":
-            paths = rest[i + 1 :]
+            paths = rest[i:]
             break
         if arg == "--end-of-options":
-            specs += rest[i + 1 :]
+            specs += rest[i:]
             break
         if arg.startswith(("--format=", "--pretty=")):
             fmt = arg.partition("=")[2]
         elif arg == "--all":
             specs.append(None)
+        elif arg in ("-n", "--max-count"):
+            if i == len(rest):
+                if arg == "-n":
+                    raise UsageError(stderr="error: -n requires an argument\n", status=128)
+                raise GitodbError("Option '--max-count' requires a value")
+            max_count = count(rest[i])
+            i += 1
+        elif arg.startswith("--max-count="):
+            max_count = count(arg.partition("=")[2])
+        elif arg.startswith("-n"):
+            max_count = count(arg[2:])
+        elif arg[:1] == "-" and arg[1:2].isdigit():
+            max_count = count(arg[1:])
         elif arg.startswith("-") and arg != "-":
             raise GitodbError(f"unrecognized argument: {arg}")
         else:
             specs.append(arg)
-    return fmt, specs, paths
+    return _ShowArgs(fmt, specs, paths, max_count)
 
 
-def _show(repo: Any, fmt: str | None, specs: list[str | None], paths: list[str]) -> bytes:
+def _show(repo: Any, args: _ShowArgs) -> bytes:
     """``git reflog show``: one reflog, or several walked together as Git's reflog walk
-    does: always the newest next entry, a tie to the reflog named first.
+    does: always the newest next entry, a tie to the reflog named first; at most
+    ``args.max_count`` entries.
 
     ``--all`` stands, where it is given, for every ref that has a reflog (in ref
     order) and then HEAD.  Git's default line names each reflog as it was given (a
@@ -143,6 +172,7 @@ def _show(repo: Any, fmt: str | None, specs: list[str | None], paths: list[str])
     """
     from gitodb.cli.log import reflog_lines
 
+    fmt, specs, paths, limit = args
     given = fmt is not None
     text = fmt or "%h %gd: %gs"
     if text.startswith(("format:", "tformat:")):
@@ -179,10 +209,10 @@ def _show(repo: Any, fmt: str | None, specs: list[str | None], paths: list[str])
             )
         )
     if len(lists) == 1:
-        return b"".join(line for _, line in lists[0])
+        return b"".join(line for _, line in lists[0][: limit if limit >= 0 else None])
     out: list[bytes] = []
     heads = [0] * len(lists)
-    while True:
+    while len(out) != limit:
         best = -1
         for i, entries in enumerate(lists):
             if heads[i] < len(entries) and (
@@ -190,9 +220,10 @@ def _show(repo: Any, fmt: str | None, specs: list[str | None], paths: list[str])
             ):
                 best = i
         if best < 0:
-            return b"".join(out)
+            break
         out.append(lists[best][heads[best]][1])
         heads[best] += 1
+    return b"".join(out)
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -226,7 +257,7 @@ def run(argv: list[str], ctx: Any) -> int:
     if sub == "exists":
         return 0 if refs.reflog_exists(rest[0]) else 1
     if sub == "show":
-        sys.stdout.buffer.write(_show(repo, *_show_args(rest)))
+        sys.stdout.buffer.write(_show(repo, _show_args(rest)))
         return 0
     opts.refs = rest
     return _expire(repo, opts)
