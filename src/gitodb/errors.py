@@ -252,6 +252,35 @@ class OutOfMemoryError(GitodbError, MemoryError):
         super().__init__(out_of_memory_message(size), path=path, offset=offset)
 
 
+class AllocationLimitError(OutOfMemoryError):
+    """A buffer of ``size`` bytes would exceed ``GIT_ALLOC_LIMIT`` (Git's test knob)."""
+
+    def __init__(self, size: int, limit: int) -> None:
+        GitodbError.__init__(self, f"attempting to allocate {size} over limit {limit}")
+        self.size = size
+        self.limit = limit
+
+
+def check_allocation(size: int) -> None:
+    """Refuse a whole-object buffer of ``size`` bytes above ``GIT_ALLOC_LIMIT``.
+
+    Git checks every allocation against that variable (bytes, with an optional
+    ``k``/``m``/``g`` suffix; unset or 0 means no limit) and reports the size it
+    asked for: for an object's content one byte more than its size, for the NUL it
+    appends.  gitodb checks where it would hold a whole object whose size a pack
+    declares, so a test can prove a large object is streamed instead.
+    """
+    text = os.environ.get("GIT_ALLOC_LIMIT", "")
+    if not text:
+        return
+    units = {"k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
+    scale = units.get(text[-1:].lower(), 1)
+    digits = text[:-1] if scale != 1 else text
+    limit = int(digits) * scale if digits.isdigit() else 0
+    if limit and size + 1 > limit:
+        raise AllocationLimitError(size + 1, limit)
+
+
 def out_of_memory_message(size: int | None) -> str:
     """Git's words for a failed allocation."""
     if size is None:

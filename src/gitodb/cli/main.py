@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
 from gitodb.errors import (
+    AllocationLimitError,
     GitodbError,
     GitodbWarning,
     NativeCoreMissingWarning,
@@ -266,6 +267,8 @@ def _main(args: list[str]) -> int:
     except (ObjectCollisionError, ObjectIdCollisionError) as e:
         # Git's exact line; the file and offset stay on the exception.
         return fatal(e.git_message)
+    except AllocationLimitError as e:
+        return fatal(e.message)
     except MemoryError as e:
         # Git's xmalloc() dies with this line; the size is known where a reader
         # raised OutOfMemoryError for an object it was building.

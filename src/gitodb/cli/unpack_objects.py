@@ -15,6 +15,7 @@ import sys
 from typing import Any
 
 from gitodb.cli.index_pack import _pack_header, _parse_size
+from gitodb.cli.options import as_gitodb_usage
 from gitodb.repo.unpack import UnpackAbort, unpack_objects
 
 USAGE = "usage: git unpack-objects [-n] [-q] [-r] [--strict]\n"
@@ -44,10 +45,10 @@ def run(argv: list[str], ctx: Any) -> int:
             # strtoumax, as Git: the leading digits count, the rest is ignored
             max_input = _parse_size(arg.split("=", 1)[1])
         elif arg in ("-h", "--help"):
-            sys.stdout.write(USAGE)
+            sys.stdout.write(as_gitodb_usage(USAGE))
             return 129
         else:
-            sys.stderr.write(USAGE)
+            sys.stderr.write(as_gitodb_usage(USAGE))
             return 129
     repo = ctx.open_repository()
     show = not quiet and sys.stderr.isatty()
@@ -59,11 +60,11 @@ def run(argv: list[str], ctx: Any) -> int:
     def report(message: str) -> None:
         sys.stderr.write(f"error: {message}\n")
 
-    data = header + sys.stdin.buffer.read()
     try:
         result = unpack_objects(
             repo,
-            data,
+            sys.stdin.buffer,
+            header=header,
             dry_run=dry_run,
             recover=recover,
             strict=strict,

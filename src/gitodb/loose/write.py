@@ -333,6 +333,11 @@ class LooseBatch:
     def __contains__(self, oid: bytes) -> bool:
         return oid in self._pending
 
+    def pending_file(self, oid: bytes) -> str | None:
+        """The temporary file holding ``oid`` until :meth:`commit`, or None."""
+        entry = self._pending.get(oid)
+        return entry[0] if entry is not None else None
+
     def _add(self, oid: bytes, temp_path: str, final_path: str, made_dir: bool) -> None:
         self._pending[oid] = (temp_path, final_path)
         if made_dir:

@@ -41,7 +41,14 @@ from gitodb.errors import (
     ObjectTypeError,
     report,
 )
-from gitodb.loose.write import LooseBatch, read_exactly, write_loose_object, write_loose_stream
+from gitodb.loose.read import inflate_loose
+from gitodb.loose.write import (
+    LooseBatch,
+    loose_object_path,
+    read_exactly,
+    write_loose_object,
+    write_loose_stream,
+)
 from gitodb.objects.attributes import unquote_c_style
 from gitodb.objects.blob import GitObject
 from gitodb.objects.check import ObjectChecker, check_tag_input
@@ -172,6 +179,18 @@ class ObjectWriter:
     def exists(self, oid: bytes) -> bool:
         """Whether ``oid`` is stored already (loose, packed, or in an alternate)."""
         return bool(self.repo.odb.contains(oid))
+
+    def read_back(self, oid: bytes) -> tuple[str, bytes]:
+        """``(type, content)`` of an object this writer stored, even one still pending
+        in its batch; else as the repository reads it (``ObjectNotFoundError``)."""
+        pending = self._batch.pending_file(oid) if self._batch is not None else None
+        path = pending or loose_object_path(self.objects_dir, oid)
+        try:
+            with open(path, "rb") as f:
+                raw = f.read()
+        except FileNotFoundError:
+            return self.repo.odb.read(oid)
+        return inflate_loose(raw, path)
 
     def write(self, type_name: str, data: Buffer) -> bytes:
         """Store ``data`` as a loose object of ``type_name``; return its id.
