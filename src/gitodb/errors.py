@@ -93,12 +93,25 @@ class ObjectTypeError(GitodbError):
     """An object is not of the type that was asked for (``object X is a tree, not a commit``)."""
 
 
-class AmbiguousObjectNameError(GitodbError):
-    """An abbreviated id or name matches more than one object."""
-
-
 class BadRevisionError(GitodbError):
     """A revision expression cannot be resolved."""
+
+
+class AmbiguousObjectNameError(BadRevisionError):
+    """An abbreviated id or name matches more than one object: a name that does not
+    resolve, as Git treats it.
+
+    ``candidates`` are the ids it matches (those of the kind asked for, when a kind
+    was); ``hints``, where the resolver made them, Git's ``hint:`` lines listing
+    them (without the prefix).
+    """
+
+    candidates: list[bytes] = []
+    hints: list[str] = []
+
+    def report_text(self) -> str:
+        """Git's ``error:`` line and ``hint:`` lines for this ambiguity."""
+        return f"error: {self.message}\n" + "".join(f"hint: {h}\n" for h in self.hints)
 
 
 class PackError(GitodbError):

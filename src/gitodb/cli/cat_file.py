@@ -31,7 +31,7 @@ from gitodb.objects.filter import ObjectFilter
 from gitodb.objects.header import TYPE_NUMBERS
 from gitodb.repo.batch import BatchOptions, loose_error_lines, loose_hex, run_batch, shown_path
 from gitodb.repo.catfile import converted_content, object_header, peeled_content, pretty_content
-from gitodb.repo.revparse import MissingPathError, Resolved, resolve_full
+from gitodb.repo.revparse import MissingPathError, Resolved, resolve_full, rev_of_path_name
 
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
@@ -268,15 +268,30 @@ def _run_transform(
 
 
 def _resolve_or_die(repo: Repository, name: str) -> Resolved:
+    """``name`` resolved, or Git's error for it: of ``<rev>:<path>`` whose ``<rev>``
+    does not resolve, ``invalid object name '<rev>'.`` (Git's diagnosis of a name
+    it must resolve or die), else ``Not a valid object name <name>``; an ambiguity
+    first prints its error and the candidates."""
     try:
         return resolve_full(repo, name)
     except MissingPathError:
         raise
-    except AmbiguousObjectNameError as e:
-        sys.stderr.write(f"error: {e.message}\n")
+    except BadRevisionError as e:
+        output.report_ambiguity(e)
+        rev = rev_of_path_name(name)
+        if rev is not None and (
+            isinstance(e, AmbiguousObjectNameError) or not _resolves(repo, rev)
+        ):
+            raise BadRevisionError(f"invalid object name '{rev}'.") from None
         raise BadRevisionError(f"Not a valid object name {name}") from None
+
+
+def _resolves(repo: Repository, rev: str) -> bool:
+    try:
+        resolve_full(repo, rev, "treeish")
     except BadRevisionError:
-        raise BadRevisionError(f"Not a valid object name {name}") from None
+        return False
+    return True
 
 
 def _run_single(repo: Repository, mode: str | None, args: list[str]) -> int:

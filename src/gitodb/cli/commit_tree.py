@@ -15,6 +15,7 @@ import sys
 from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
+from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import BadRevisionError, GitodbError
 from gitodb.repo.ident import IdentityError, ident_line
@@ -55,10 +56,12 @@ PARSER = OptionParser(
 )  # fmt: skip
 
 
-def _oid(repo: Repository, name: str) -> bytes:
+def _oid(repo: Repository, name: str, hint: str) -> bytes:
+    """``name`` resolved as Git's ``get_oid_tree``/``get_oid_commit`` do (``hint``)."""
     try:
-        return resolve(repo, name)
-    except BadRevisionError:
+        return resolve(repo, name, hint)
+    except BadRevisionError as e:
+        output.report_ambiguity(e)
         raise GitodbError(f"not a valid object name {name}") from None
 
 
@@ -89,7 +92,7 @@ def run(argv: list[str], ctx: Context) -> int:
     writer = ObjectWriter(repo)
     parents: list[bytes] = []
     for name in opts.parents:  # Git resolves and checks them as it parses the options
-        oid = _oid(repo, name)
+        oid = _oid(repo, name, "commit")
         writer.assert_type(oid, "commit")
         if oid in parents:
             sys.stderr.write(f"error: duplicate parent {oid.hex()} ignored\n")
@@ -106,7 +109,7 @@ def run(argv: list[str], ctx: Context) -> int:
             message += _read_file(value)
     if len(args) != 1:
         raise GitodbError("must give exactly one tree")
-    tree = _oid(repo, args[0])
+    tree = _oid(repo, args[0], "tree")
     if not message:
         message += sys.stdin.buffer.read()
     try:

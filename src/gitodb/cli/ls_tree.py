@@ -11,6 +11,7 @@ import re
 import sys
 from typing import TYPE_CHECKING, Any
 
+from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, parse_int
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError, ObjectTypeError
 
@@ -135,7 +136,8 @@ def run(argv: list[str], ctx: Context) -> int:
     repo = ctx.open_repository()
     try:
         oid = repo.resolve(o.args[0])
-    except (BadRevisionError, ObjectNotFoundError):
+    except (BadRevisionError, ObjectNotFoundError) as e:
+        output.report_ambiguity(e)
         raise GitodbError(f"Not a valid object name {o.args[0]}") from None
     try:
         tree = repo.tree(oid)

@@ -9,6 +9,7 @@ from __future__ import annotations
 import sys
 from typing import TYPE_CHECKING
 
+from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, incompatible
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 
@@ -75,7 +76,8 @@ def _commit(repo: object, graph: CommitGraph, name: str) -> Node:
 
     try:
         oid = repo.resolve(name)  # type: ignore[attr-defined]
-    except (BadRevisionError, ObjectNotFoundError):
+    except (BadRevisionError, ObjectNotFoundError) as e:
+        output.report_ambiguity(e)
         raise GitodbError(f"Not a valid object name {name}") from None
     try:
         commit = peel_to(repo, oid, "commit", name)  # type: ignore[arg-type]

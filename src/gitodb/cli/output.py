@@ -143,3 +143,13 @@ def sendfile(out_fd: int, in_fd: int, offset: int, count: int) -> int:
         return os.sendfile(out_fd, in_fd, offset, count)
     except OSError as e:
         raise _tagged(e) if out_fd == 1 else e from None
+
+
+def report_ambiguity(e: BaseException) -> None:
+    """Before a command's "not a valid name" error: Git's ``error:`` and ``hint:``
+    lines when ``e`` is an ambiguous abbreviation (nothing otherwise)."""
+    from gitodb.errors import AmbiguousObjectNameError
+
+    if isinstance(e, AmbiguousObjectNameError):
+        sys.stdout.flush()
+        sys.stderr.write(e.report_text())

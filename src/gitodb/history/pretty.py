@@ -31,7 +31,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
-from gitodb.objects.commit import parse_commit_links
+from gitodb.objects.commit import parse_commit_links, subject_of
 from gitodb.objects.datefmt import DateMode, parse_date_mode, show_date, tz_hhmm
 from gitodb.objects.mailmap import Mailmap, repository_mailmap
 from gitodb.objects.signature import Signature
@@ -182,24 +182,6 @@ def _lines(msg: bytes) -> list[bytes]:
     if last != b"\n":
         lines.append(last[:-1])
     return lines
-
-
-def subject_of(msg: bytes) -> bytes:
-    """``%s``: the first paragraph's lines (right-trimmed) joined by spaces, without
-    splitting the whole message (``split_message``'s subject, faster)."""
-    n = len(msg)
-    pos = 0
-    parts: list[bytes] = []
-    while pos < n:
-        eol = msg.find(b"\n", pos)
-        end = n if eol < 0 else eol + 1
-        line = msg[pos:end].rstrip(_WS)
-        pos = end
-        if line:
-            parts.append(line)
-        elif parts:
-            break
-    return b" ".join(parts)
 
 
 def _is_blank(line: bytes) -> bool:

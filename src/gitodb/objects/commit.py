@@ -123,6 +123,28 @@ def parse_commit_date(buf: bytes, pos: int) -> int:
     return min(int(buf[p:q]), 2**64 - 1)
 
 
+#: what Git trims from the end of a subject line
+_TRAILING_WS = b" \t\n\r\x0b\x0c"
+
+
+def subject_of(msg: bytes) -> bytes:
+    """``%s``: the first paragraph's lines (right-trimmed) joined by spaces, without
+    splitting the whole message (``split_message``'s subject, faster)."""
+    n = len(msg)
+    pos = 0
+    parts: list[bytes] = []
+    while pos < n:
+        eol = msg.find(b"\n", pos)
+        end = n if eol < 0 else eol + 1
+        line = msg[pos:end].rstrip(_TRAILING_WS)
+        pos = end
+        if line:
+            parts.append(line)
+        elif parts:
+            break
+    return b" ".join(parts)
+
+
 class Commit(HeaderObject):
     """A commit: ``tree``, ``parents``, ``author``, ``committer``, ``encoding``,
     ``gpgsig``, ``gpgsig_sha256``, ``mergetags``, ``extra_headers``, ``message``.

@@ -327,7 +327,7 @@ class BatchRunner:
             else:
                 got = resolve_full(self.repo, text)
         except AmbiguousObjectNameError as e:
-            self.err.write(f"error: {e.message}\n")
+            self.err.write(e.report_text())
             self.out.write(name + b" ambiguous" + d)
             return
         except BadRevisionError:

@@ -456,7 +456,7 @@ class ObjectDatabase:
         if not matches:
             raise ObjectNotFoundError(f"no object named {prefix}")
         err = AmbiguousObjectNameError(f"short object ID {prefix} is ambiguous")
-        err.candidates = [ObjectId(m) for m in matches]  # type: ignore[attr-defined]
+        err.candidates = [ObjectId(m) for m in matches]
         raise err
 
     # -- lookup ----------------------------------------------------------------

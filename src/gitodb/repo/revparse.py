@@ -64,27 +64,30 @@ class Resolved(NamedTuple):
         return self.compat_oid if self.compat_oid is not None else self.oid
 
 
-def resolve(repo: Repository, name: str) -> bytes:
+def resolve(repo: Repository, name: str, hint: str | None = None) -> bytes:
     """Return the binary id ``name`` refers to.
 
     Raises ``BadRevisionError`` when nothing matches (``MissingPathError`` for a
     missing path), ``AmbiguousObjectNameError`` for an ambiguous abbreviated id.
     A full hex id is returned even when no such object exists, as Git does.
+    ``hint`` (``commit``, ``committish``, ``tree``, ``treeish``, ``blob``: see
+    ``gitodb.repo.ambiguous``) is the kind of object wanted, which settles an
+    abbreviation several objects share.
     """
-    return resolve_full(repo, name).oid
+    return resolve_full(repo, name, hint).oid
 
 
-def resolve_full(repo: Repository, name: str) -> Resolved:
+def resolve_full(repo: Repository, name: str, hint: str | None = None) -> Resolved:
     """As ``resolve``, also returning the tree-entry mode for ``<rev>:<path>``."""
     colon = _path_colon(name)
     if colon == 0:
         return _resolve_index_path(repo, name)
     if colon > 0:
         rev, path = name[:colon], name[colon + 1 :]
-        oid, compat = _resolve_rev(repo, rev)
+        oid, compat = _resolve_rev(repo, rev, "treeish")
         tree = peel_to(repo, oid, "tree", name)
         return _in_compat(repo, _lookup_path(repo, tree, path, rev), compat, name)
-    oid, compat = _resolve_rev(repo, name)
+    oid, compat = _resolve_rev(repo, name, hint)
     return _in_compat(repo, Resolved(oid), compat, name)
 
 
@@ -125,10 +128,12 @@ _SUFFIX_RE = re.compile(r"(\^\{[^}]*\}|\^[0-9]*|~[0-9]*)$")
 _AT_RE = re.compile(r"(.*)@\{([^}]*)\}")
 
 
-def _resolve_rev(repo: Repository, name: str) -> tuple[bytes, bool]:
+def _resolve_rev(repo: Repository, name: str, hint: str | None) -> tuple[bytes, bool]:
     """Resolve a name without ``:path``: a base name followed by ``^``/``~`` suffixes.
 
     Returns the id (storage format) and whether the base was a compatibility id.
+    The base is resolved with the hint its first suffix gives (``^{tree}``: a
+    tree-ish, ``^``/``~``/``^{commit}``: a commit-ish), else with ``hint``.
     """
     suffixes: list[str] = []
     base = name
@@ -138,10 +143,21 @@ def _resolve_rev(repo: Repository, name: str) -> tuple[bytes, bool]:
             break
         suffixes.append(m.group(1))
         base = base[: m.start()]
-    oid, compat = _resolve_base(repo, base)
+    if suffixes:
+        hint = _suffix_hint(suffixes[-1])
+    oid, compat = _resolve_base(repo, base, hint)
     for suffix in reversed(suffixes):
         oid = _apply_suffix(repo, oid, suffix, name)
     return oid, compat
+
+
+def _suffix_hint(suffix: str) -> str | None:
+    """The kind of object a suffix needs of what it applies to, as Git asks for it."""
+    if suffix in ("^{tree}",):
+        return "treeish"
+    if suffix == "^{commit}" or not suffix.startswith("^{"):
+        return "committish"
+    return None
 
 
 def _apply_suffix(repo: Repository, oid: bytes, suffix: str, name: str) -> bytes:
@@ -231,7 +247,7 @@ def _lookup_path(repo: Repository, tree: bytes, path: str, rev: str) -> Resolved
     return Resolved(oid, mode if parts else None, path)
 
 
-def _resolve_base(repo: Repository, name: str) -> tuple[bytes, bool]:
+def _resolve_base(repo: Repository, name: str, hint: str | None) -> tuple[bytes, bool]:
     if not name:
         raise BadRevisionError("empty object name")
     fmt = repo.object_format
@@ -257,7 +273,7 @@ def _resolve_base(repo: Repository, name: str) -> tuple[bytes, bool]:
         return oid, False
     longest = max(fmt.hexsz, compat.compat.hexsz if compat is not None else 0)
     if is_hex and MINIMUM_ABBREV <= len(name) < longest:
-        return _resolve_abbrev_any(repo, name.lower())
+        return _resolve_abbrev_any(repo, name.lower(), hint)
     raise BadRevisionError(
         f"ambiguous argument '{name}': unknown revision or path not in the working tree."
     )
@@ -439,16 +455,16 @@ def _plausible_refname(name: str) -> bool:
     )
 
 
-def _resolve_abbrev_any(repo: Repository, hex_prefix: str) -> tuple[bytes, bool]:
+def _resolve_abbrev_any(repo: Repository, hex_prefix: str, hint: str | None) -> tuple[bytes, bool]:
     """An abbreviated id of either format: ``(storage id, named in compat format)``."""
     compat = repo.compat
     if compat is None:
-        return resolve_abbrev(repo, hex_prefix), False
+        return resolve_abbrev(repo, hex_prefix, hint), False
     main = repo.odb.find_prefix(hex_prefix) if len(hex_prefix) < repo.object_format.hexsz else []
     other = compat.find_prefix(hex_prefix) if len(hex_prefix) < compat.compat.hexsz else []
     if len(main) + len(other) > 1:
         err = AmbiguousObjectNameError(f"short object ID {hex_prefix} is ambiguous")
-        err.candidates = main + other  # type: ignore[attr-defined]
+        err.candidates = main + other
         raise err
     if main:
         return main[0], False
@@ -461,18 +477,27 @@ def _resolve_abbrev_any(repo: Repository, hex_prefix: str) -> tuple[bytes, bool]
     )
 
 
-def resolve_abbrev(repo: Repository, hex_prefix: str) -> bytes:
-    """The one object whose id starts with ``hex_prefix``; Git's errors otherwise."""
+def resolve_abbrev(repo: Repository, hex_prefix: str, hint: str | None = None) -> bytes:
+    """The one object whose id starts with ``hex_prefix`` (among several, the one of
+    the kind ``hint`` names, or ``core.disambiguate`` without one); Git's errors
+    otherwise, an ambiguity with the candidates and Git's hints listing them."""
     matches = repo.odb.find_prefix(hex_prefix)
     if not matches:
         raise BadRevisionError(
             f"ambiguous argument '{hex_prefix}': unknown revision or path not in the working tree."
         )
-    if len(matches) > 1:
-        err = AmbiguousObjectNameError(f"short object ID {hex_prefix} is ambiguous")
-        err.candidates = matches  # type: ignore[attr-defined]
-        raise err
-    return matches[0]
+    if len(matches) == 1:
+        return matches[0]
+    from gitodb.repo import ambiguous  # only for a shared prefix: kept off start-up
+
+    hint = hint or ambiguous.default_hint(repo)
+    left = ambiguous.choose(repo, matches, hint)
+    if len(left) == 1:
+        return left[0]
+    err = AmbiguousObjectNameError(f"short object ID {hex_prefix} is ambiguous")
+    err.candidates = left
+    err.hints = ambiguous.candidate_hints(repo, left)
+    raise err
 
 
 #: Git's GET_TREE_ENTRY_FOLLOW_SYMLINKS_MAX_LINKS
@@ -503,7 +528,7 @@ def resolve_follow_symlinks(repo: Repository, name: str) -> Resolved | SymlinkOu
     if colon <= 0:
         return resolve_full(repo, name)
     rev, path = name[:colon], name[colon + 1 :]
-    oid, compat = _resolve_rev(repo, rev)
+    oid, compat = _resolve_rev(repo, rev, "treeish")
     fmt = repo.object_format
     stack = [peel_to(repo, oid, "tree", name)]
     todo = path.split("/")
@@ -539,6 +564,13 @@ def resolve_follow_symlinks(repo: Repository, name: str) -> Resolved | SymlinkOu
         if any(p not in ("", ".") for p in todo):
             return SymlinkOutcome("notdir")
         return _in_compat(repo, Resolved(entry.id, entry.mode, path), compat, name)
+
+
+def rev_of_path_name(name: str) -> str | None:
+    """The ``<rev>`` of a ``<rev>:<path>`` name; None for any other name (``:<path>``
+    of the index included)."""
+    colon = _path_colon(name)
+    return name[:colon] if colon > 0 else None
 
 
 def _path_colon(name: str) -> int:
