@@ -12,8 +12,9 @@ Errors are Git's: ``early EOF``, ``bad pack file``, ``unknown pack file version`
 ``final sha1 did not match``, ``pack exceeds maximum allowed size``,
 ``unresolved deltas left after unpacking``.  An entry that does not inflate is
 reported (``report``) and, with ``recover``, skipped; otherwise it ends the run
-with exit status 1, as in Git.  Objects written before an error stay: each one is
-complete.
+with exit status 1, as in Git.  Objects written before an error stay (each one is
+complete), except under ``core.fsyncMethod=batch``, where the transaction that
+holds them is dropped, as Git drops its temporary object directory.
 
 Example::
 
