@@ -152,6 +152,10 @@ class RefError(GitodbError):
     """A ref is malformed, missing, or an update's old-value check failed."""
 
 
+class RefHookVetoError(RefError):
+    """The ``reference-transaction`` hook refused a transaction: Git dies with it."""
+
+
 class LockError(RefError):
     """A lock file is held by another writer."""
 

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 from gitodb.cli.options import Option, OptionParser
-from gitodb.errors import GitodbError, RefError
+from gitodb.errors import GitodbError, RefError, RefHookVetoError
 from gitodb.refs.base import refname_format_ok
 from gitodb.refs.peel import shorten_ref
 
@@ -76,6 +76,8 @@ def _write(change: Callable[[], None]) -> int:
     """Git reports a failed symref update with ``error:`` and exit status 1."""
     try:
         change()
+    except RefHookVetoError:
+        raise  # Git dies of a veto
     except RefError as e:
         sys.stderr.write(f"error: {e}\n")
         return 1

@@ -8,7 +8,7 @@ from typing import Any
 
 from gitodb.cli.options import Option, OptionParser
 from gitodb.cli.update_ref_stdin import CommandParser, read_commands
-from gitodb.errors import BadRevisionError, GitodbError, RefError
+from gitodb.errors import BadRevisionError, GitodbError, RefError, RefHookVetoError
 from gitodb.refs.base import RefTransaction
 from gitodb.refs.peel import make_peeler
 from gitodb.repo import revparse
@@ -290,6 +290,8 @@ def run(argv: list[str], ctx: Any) -> int:
             try:
                 tx.delete(pos[0], old, msg, no_deref=no_deref)
                 tx.commit()
+            except RefHookVetoError:
+                raise  # Git dies of a veto
             except RefError as e:
                 # Git's delete_ref reports an error and exits 1
                 sys.stderr.write(f"error: {e}\n")
@@ -302,6 +304,8 @@ def run(argv: list[str], ctx: Any) -> int:
         try:
             _update(tx, pos[0], new, old, msg, no_deref, create_reflog)
             tx.commit()
+        except RefHookVetoError:
+            raise  # Git dies of a veto
         except RefError as e:
             raise RefError(f"update_ref failed for ref '{pos[0]}': {e}") from None
     finally:

@@ -17,7 +17,7 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
 from typing import Any, NamedTuple
 
-from gitodb.errors import RefError
+from gitodb.errors import RefError, RefHookVetoError
 from gitodb.objects.format import ObjectFormat
 from gitodb.types import Record
 
@@ -356,6 +356,10 @@ class PlannedWrite(Record):
         self.old_ref = old_ref
 
 
+#: Git's words when the ``reference-transaction`` hook vetoes a phase
+VETO = "in '{}' phase, update aborted by the reference-transaction hook"
+
+
 class RefTransaction:
     """Queue updates, then ``prepare()`` (lock + check) and ``commit()``; or ``abort()``."""
 
@@ -371,6 +375,8 @@ class RefTransaction:
         self.allow_failures = False
         self._queue_rejected: list[Rejected] = []
         self._plan_rejected: list[Rejected] = []
+        #: set by the store's plan: the ref each update reaches through symrefs
+        self._reached: dict[str, str] = {}
 
     @property
     def rejected(self) -> list[Rejected]:
@@ -510,13 +516,23 @@ class RefTransaction:
         )
 
     def prepare(self) -> None:
-        """Lock everything and check old values; errors leave nothing locked."""
+        """Lock everything and check old values; errors leave nothing locked.
+
+        The ``reference-transaction`` hook (``store.transaction_hook``) is told
+        ``preparing`` before and ``prepared`` after; a veto in either phase fails
+        the transaction with Git's message.
+        """
         if self.state == "prepared":
             return
         if self.state != "open":
             raise RefError(f"transaction is {self.state}")
+        if self.run_hook("preparing"):
+            raise RefHookVetoError(VETO.format("preparing"))
         self._prepared = self.store._prepare(self)
         self.state = "prepared"
+        if self.run_hook("prepared"):
+            self.abort()
+            raise RefHookVetoError(VETO.format("prepared"))
 
     def commit(self) -> None:
         """Apply all updates atomically (prepares first if needed)."""
@@ -527,12 +543,39 @@ class RefTransaction:
             self.state = "failed"  # the backend has released its locks
             raise
         self.state = "committed"
+        self.run_hook("committed")
 
     def abort(self) -> None:
         """Release locks; change nothing."""
         if self.state == "prepared":
             self.store._abort(self, self._prepared)
         self.state = "aborted"
+        self.run_hook("aborted")
+
+    def run_hook(self, state: str, lines: list[bytes] | None = None) -> int:
+        """Tell the ``reference-transaction`` hook, if any, that the transaction is in
+        ``state``; its exit status.  It reads Git's ``<old> <new> <refname>`` lines:
+        ``lines``, else one per update (``ref:<target>`` for a symref, the null id for
+        none; once prepared, named by the ref each update reaches through symrefs)."""
+        hook = self.store.transaction_hook
+        if hook is None:
+            return 0
+        if lines is None:
+            lines = [self._hook_line(u) for u in self.updates]
+        return hook(state, b"".join(lines))
+
+    def _hook_line(self, u: RefUpdate) -> bytes:
+        null = self.store.fmt.null_oid.hex()
+        if u.old_target is not None:
+            old = f"ref:{u.old_target}"
+        else:
+            old = u.old.hex() if u.old is not None else null
+        if u.target is not None:
+            new = f"ref:{u.target}"
+        else:
+            new = u.new.hex() if u.new is not None and not u.delete else null
+        name = self._reached.get(u.name, u.name) if self.state != "open" else u.name
+        return f"{old} {new} {name}\n".encode("utf-8", "surrogateescape")
 
 
 class RefStore(ABC):
@@ -547,6 +590,9 @@ class RefStore(ABC):
     #: callers that have an object database, so that refs to missing objects and
     #: branches pointing at non-commits are refused like Git does.
     object_type: Callable[[bytes], str | None] | None = None
+    #: runs Git's ``reference-transaction`` hook: ``(state, stdin) -> exit status``;
+    #: set by callers that have a repository (``gitodb.repo.hooks``), None: no hook
+    transaction_hook: Callable[[str, bytes], int] | None = None
 
     @abstractmethod
     def read(self, name: str) -> Ref | None:
@@ -778,6 +824,7 @@ class RefStore(ABC):
                         f"cannot lock ref '{u.name}': {e.message}", path=e.path
                     ) from None
                 final = chain[-1]
+                tx._reached[u.name] = final
                 if not u.verify:
                     first = finals.setdefault(final, u.name)
                     if first != u.name:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
-from gitodb.errors import LockError, RefError, RefWriteError
+from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
 from gitodb.lockfile import (
     LockFile,
     parse_shared_repository,
@@ -36,6 +36,7 @@ from gitodb.lockfile import (
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import (
     NAME_CONFLICT,
+    VETO,
     PlannedWrite,
     Ref,
     ReflogEntry,
@@ -149,6 +150,16 @@ def _ref_content(ref: Ref) -> bytes:
         return f"ref: {ref.target}\n".encode("utf-8", "surrogateescape")
     assert ref.oid is not None
     return ref.oid.hex().encode() + b"\n"
+
+
+def _packed_hook_lines(plan: list[PlannedWrite], null: bytes) -> list[bytes]:
+    """What the hook reads of the packed-refs sub-transaction: each deletion."""
+    zero = null.hex()
+    return [
+        f"{zero} {zero} {w.name}\n".encode("utf-8", "surrogateescape")
+        for w in plan
+        if w.ref is None
+    ]
 
 
 class _Prepared:
@@ -561,12 +572,20 @@ class FilesRefStore(RefStore):
                     prep.locks[w.name].close_fd()
             if prep.packed_lock is not None:
                 packed = dict(self._packed())
+                # Git's packed-refs sub-transaction, which the hook sees too: run when
+                # a deleted ref is packed, else dropped
+                hook_lines = _packed_hook_lines(prep.plan, self.fmt.null_oid)
                 if deletes & packed.keys():
+                    for state in ("preparing", "prepared"):
+                        if tx.run_hook(state, hook_lines):
+                            raise RefHookVetoError(VETO.format(state))
                     for n in deletes:
                         packed.pop(n, None)
                     prep.packed_lock.write(self._packed_bytes(packed))
                     self._lock_complete(prep.packed_lock)
                     prep.packed_changed = True
+                else:
+                    tx.run_hook("aborted", hook_lines)
         except BaseException:
             self._release(prep)
             raise
@@ -620,6 +639,7 @@ class FilesRefStore(RefStore):
                 self._remove(self._log_path(name))
             if prep.packed_lock is not None and prep.packed_changed:
                 prep.packed_lock.commit()
+                tx.run_hook("committed", _packed_hook_lines(prep.plan, self.fmt.null_oid))
             for name in deletes:
                 path = self._path(name)
                 self._remove(path)

@@ -196,6 +196,9 @@ class Repository:
             worktree_dir=self.git_dir if linked else None,
         )
         store.object_type = self._object_type
+        from gitodb.repo.hooks import reference_transaction_hook
+
+        store.transaction_hook = reference_transaction_hook(self)
         return store
 
     def _object_type(self, oid: bytes) -> str | None:
