@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError
@@ -33,6 +32,7 @@ from gitodb.repo.batch import BatchOptions, loose_error_lines, loose_hex, run_ba
 from gitodb.repo.catfile import converted_content, object_header, peeled_content, pretty_content
 from gitodb.repo.revparse import MissingPathError, Resolved, resolve_full
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
     from gitodb.repo import Repository

@@ -14,7 +14,6 @@ import os
 import signal
 import sys
 import warnings
-from typing import TYPE_CHECKING, Any
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
@@ -27,7 +26,10 @@ from gitodb.errors import (
     out_of_memory_message,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.repo import Repository
 
 _python_showwarning = warnings.showwarning

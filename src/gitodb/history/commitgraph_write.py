@@ -24,7 +24,6 @@ import os
 import struct
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from gitodb.durable import Component
 from gitodb.errors import GitodbError, ObjectNotFoundError
@@ -48,6 +47,7 @@ from gitodb.objects.commit import parse_commit_date, parse_commit_links
 from gitodb.objects.tag import Tag
 from gitodb.types import Progress
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.pack.reader import PackFile
     from gitodb.repo import Repository

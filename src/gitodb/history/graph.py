@@ -10,11 +10,11 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from gitodb.errors import ObjectNotFoundError, ObjectTypeError
 from gitodb.objects.commit import Commit
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.history.commitgraph import CommitGraphFile
     from gitodb.repo import Repository

@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import TYPE_CHECKING
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.history.graph import merge_bases
 from gitodb.repo.revparse import peel_to, resolve_full
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.history.revwalk import RevWalk
     from gitodb.repo import Repository

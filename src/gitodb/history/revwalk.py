@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.history import native
@@ -46,14 +45,16 @@ from gitodb.history.graph import (
     DateQueue,
     Node,
 )
+from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree, parse_entries
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.history.simplify import PathLimiter
     from gitodb.repo import Repository
-
-from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 
 SLOP = 5
 # --ancestry-path: the ancestors of an --ancestry-path=<commit>, and the scratch mark
