@@ -217,6 +217,9 @@ class Repository:
     @cached_property
     def compat(self) -> CompatObjects | None:
         """Ids in ``extensions.compatObjectFormat`` (``gitodb.repo.compat``), or None."""
+        # Every name lookup asks; without the setting the mapping's code is not loaded.
+        if not self.config.get("extensions.compatobjectformat"):
+            return None
         from gitodb.repo.compat import open_compat
 
         return open_compat(self)
