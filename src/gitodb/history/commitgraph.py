@@ -155,11 +155,14 @@ class CommitGraphFile:
             raise self._fail(need, "commit-graph oid fanout chunk is wrong size")
         self._fanout_off = fanout[0]
         prev = 0
+        # _fan[b], _fan[b + 1]: the positions of the ids whose first byte is b
+        self._fan = fan = [0]
         for i in range(256):
             v = _BE32.unpack_from(d, fanout[0] + 4 * i)[0]
             if v < prev:
                 raise self._fail(need, "commit-graph fanout values out of order")
             prev = v
+            fan.append(v)
         self.num_commits = prev
         lookup = chunks.get(b"OIDL")
         need = "commit-graph required OID lookup chunk missing or corrupted"
@@ -240,10 +243,8 @@ class CommitGraphFile:
                 # Straight in the mapping through the fan-out: O(log n) a lookup and
                 # no per-file set-up (a point lookup, or --all's few thousand tips).
                 first = oid[0]
-                fan = g._fanout_off
-                lo = _BE32.unpack_from(g.data, fan + 4 * (first - 1))[0] if first else 0
-                hi = _BE32.unpack_from(g.data, fan + 4 * first)[0]
-                i = _find_oid(g.data, g._oidl, g.fmt.rawsz, g.fmt.rawsz, lo, hi, oid)
+                rawsz = len(oid)
+                i = _find_oid(g.data, g._oidl, rawsz, rawsz, g._fan[first], g._fan[first + 1], oid)
                 if i >= 0:
                     return g.num_commits_in_base + i
             else:

@@ -122,7 +122,7 @@ class RevisionArgs:
         return out
 
     def _add_ref(self, shown_name: str, full_name: str, oid: bytes) -> None:
-        if any(_wildmatch(p, shown_name) for p in self.excludes):
+        if self.excludes and any(_wildmatch(p, shown_name) for p in self.excludes):
             return
         if self.hidden is not None and ref_is_hidden(full_name, self.hidden):
             return

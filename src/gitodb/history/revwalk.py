@@ -227,13 +227,13 @@ class RevWalk:
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
+        cg = self.graph.file
+        nodes = self.graph.nodes
         for p in self.pending:
             oid, path = p.oid, p.path
             if oid in negative:
                 p.uninteresting = True
-            cg = self.graph.file
-            known = self.graph.nodes.get(oid)
-            if known is not None or (cg is not None and cg.position(oid) is not None):
+            if oid in nodes or (cg is not None and cg.position(oid) is not None):
                 type_name, data = "commit", b""  # a known commit: no read
             else:
                 type_name, data = self._read(oid, p.name)
