@@ -38,8 +38,18 @@ else:
     # annotations` makes them.
     _SPECIAL = frozenset({"__module__", "__name__", "__annotations__", "__classcell__"})
     _PROHIBITED = frozenset(
-        {"__new__", "__init__", "__slots__", "__getnewargs__", "_fields", "_field_defaults",
-         "_make", "_replace", "_asdict", "_source"}
+        {
+            "__new__",
+            "__init__",
+            "__slots__",
+            "__getnewargs__",
+            "_fields",
+            "_field_defaults",
+            "_make",
+            "_replace",
+            "_asdict",
+            "_source",
+        }
     )
 
     class _NamedTupleMeta(type):
