@@ -146,6 +146,7 @@ def test_a_reftable_repository_imports_no_writer_machinery(repo: Path, tmp_path:
         assert "gitodb.refs.reftable_store" in loaded
         # tempfile (shutil, bz2, lzma) and secrets (random) only when a table is written
         assert not _under(loaded, DATACLASSES | {"tempfile", "shutil", "secrets", "random"})
+        assert not _under(loaded, STARTUP_HEAVY)
 
 
 def test_the_midx_reader_only_where_a_midx_is(repo: Path, tmp_path: Path) -> None:
