@@ -6,7 +6,8 @@ Two measurements:
   command loads (the interpreter's own start-up modules included, ``site`` and
   what it loads excluded), and the number of modules.  ``importtime`` measures wall
   time, which other processes on a shared machine inflate: the figure is the
-  *minimum* over ``--repeat`` runs (the least disturbed one), and it includes
+  *minimum* over ``--repeat`` runs (the least disturbed one), with in brackets the sum
+  over the modules of each one's least self time (steadier on a loaded machine), and it includes
   ``importtime``'s own overhead (about a third more than the same imports cost without it);
 * **start-up CPU**: in one process, the CPU time to import the entry point and run
   the command once, minus a second run of it over a fresh ``Repository``: the
@@ -73,6 +74,7 @@ STARTUP = [
     ("show-ref", ["show-ref"], "libgit2"),
     ("rev-list --count --all", ["rev-list", "--count", "--all"], "libgit2"),
     ("ls-tree -r HEAD", ["ls-tree", "-r", "HEAD"], "libgit2"),
+    ("log --format=%H", ["log", "--format=%H"], "libgit2"),
 ]
 VERSUS_GIT = [
     ("for-each-ref (files, 4,500 refs, 852k-object pack)", ["for-each-ref"], "refs"),
@@ -187,10 +189,11 @@ def startup_cpu(repo: Path, argv: list[str], env: dict[str, str]) -> float:
     return float(p.stdout.split()[-1])
 
 
-def import_time(cmd: list[str], env: dict[str, str]) -> tuple[float, int, set[str]]:
-    """(summed import time in ms outside ``site``, number of modules, their names)."""
+def import_times(cmd: list[str], env: dict[str, str]) -> dict[str, int]:
+    """Each module's ``importtime`` self time in µs, outside ``site``."""
     p = subprocess.run(cmd, env=env, capture_output=True, text=True, check=True)
-    total, names, pending = 0, set(), []
+    selfs: dict[str, int] = {}
+    pending: list[tuple[str, int]] = []
     for line in p.stderr.splitlines():
         m = _IMPORT_LINE.match(line)
         if not m:
@@ -198,10 +201,22 @@ def import_time(cmd: list[str], env: dict[str, str]) -> tuple[float, int, set[st
         pending.append((m.group(4), int(m.group(1))))
         if not m.group(3):  # a top-level import closes the tree above it
             if m.group(4) != "site":
-                total += sum(us for _, us in pending)
-                names.update(n for n, _ in pending)
+                selfs.update(pending)
             pending = []
-    return total / 1000, len(names), names
+    return selfs
+
+
+def import_time(cmd: list[str], env: dict[str, str]) -> tuple[float, int, set[str]]:
+    """(summed import time in ms outside ``site``, number of modules, their names)."""
+    selfs = import_times(cmd, env)
+    return sum(selfs.values()) / 1000, len(selfs), set(selfs)
+
+
+def least_import_time(runs: list[dict[str, int]]) -> float:
+    """The summed least self time of each module over ``runs`` (ms): on a loaded machine
+    each module's least disturbed import, steadier than the least total."""
+    names = set().union(*runs)
+    return sum(min(r.get(n, 0) for r in runs if n in r) for n in names) / 1000
 
 
 def median_ms(values: list[float]) -> str:
@@ -279,7 +294,7 @@ def main() -> None:
 
     # Start-up: imports and CPU of each command, per source tree.
     head = ["command"] + [f"{label} modules" for label, _ in srcs]
-    head += [f"{label} importtime ms" for label, _ in srcs]
+    head += [f"{label} importtime ms (per-module least)" for label, _ in srcs]
     head += [f"{label} start-up CPU ms" for label, _ in srcs]
     head += [f"{label} CPU ms" for label, _ in srcs] + ["`python -S -c pass` CPU ms"]
     print("| " + " | ".join(head) + " |")
@@ -290,13 +305,14 @@ def main() -> None:
         for _label, src in srcs:
             env = env_for(Path(src))
             cmd = gitodb_cmd(repos[repo], argv)
-            times, count = [], 0
-            for _ in range(args.repeat):
-                icmd = gitodb_cmd(repos[repo], argv, "-X", "importtime")
-                ms, count, _names = import_time(icmd, env)
-                times.append(ms)
-            counts.append(str(count))
-            imports.append(f"{min(times):.1f}")
+            runs = [
+                import_times(gitodb_cmd(repos[repo], argv, "-X", "importtime"), env)
+                for _ in range(args.repeat)
+            ]
+            counts.append(str(len(runs[-1])))
+            imports.append(
+                f"{min(sum(r.values()) for r in runs) / 1000:.1f} ({least_import_time(runs):.1f})"
+            )
             starts.append(
                 median_ms([startup_cpu(repos[repo], argv, env) for _ in range(args.repeat)])
             )

@@ -146,6 +146,7 @@ def test_a_reftable_repository_imports_no_writer_machinery(repo: Path, tmp_path:
         assert "gitodb.refs.reftable_store" in loaded
         # tempfile (shutil, bz2, lzma) and secrets (random) only when a table is written
         assert not _under(loaded, DATACLASSES | {"tempfile", "shutil", "secrets", "random"})
+        assert not _under(loaded, STARTUP_HEAVY)
 
 
 def test_the_midx_reader_only_where_a_midx_is(repo: Path, tmp_path: Path) -> None:
@@ -192,3 +193,45 @@ def test_import_gitodb_is_the_package_alone() -> None:
         check=True,
     )
     assert p.stdout.split() == ["gitodb"]
+
+
+#: Standard-library modules each costing ~1-6 ms of a command's start-up (``typing``
+#: ~6 ms; ``importlib`` the package, ``contextlib``, ``signal``) that no command below
+#: needs: ``gitodb.types`` gives the run-time ``NamedTuple``/``Protocol``/``cast``,
+#: other ``typing`` names stay under ``if TYPE_CHECKING:``; commands load with
+#: ``__import__``; ``signal`` only for the SIGPIPE exit.
+STARTUP_HEAVY = {"typing", "importlib", "contextlib", "signal", "hashlib"}
+
+#: (command, bound on the modules it loads beyond ``python -S -c pass``'s): a few above
+#: what each loads now, so that a new import on a command's path is a decision.
+MODULE_BOUNDS = [
+    (["version"], 42),
+    (["cat-file", "-t", "HEAD"], 104),
+    (["cat-file", "-s", "HEAD"], 104),
+    (["cat-file", "-p", "HEAD"], 110),
+    (["show-ref"], 102),
+    (["for-each-ref"], 110),
+    (["rev-list", "--count", "--all"], 121),
+    (["ls-tree", "-r", "HEAD"], 113),
+    (["log", "--format=%H"], 129),
+]
+
+
+def _bare_modules() -> set[str]:
+    p = subprocess.run(
+        [sys.executable, "-S", "-c", "import sys; print(' '.join(sys.modules))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return set(p.stdout.split())
+
+
+@pytest.mark.parametrize(
+    ("args", "bound"), MODULE_BOUNDS, ids=[" ".join(a) for a, _ in MODULE_BOUNDS]
+)
+def test_commands_load_few_modules(repo: Path, args: list[str], bound: int) -> None:
+    git("-C", str(repo), "commit-graph", "write", "--reachable")
+    loaded = modules_after(repo, *args) - _bare_modules()
+    assert not _under(loaded, STARTUP_HEAVY | DATACLASSES | HEAVY)
+    assert len(loaded) <= bound, f"{len(loaded)} modules: {sorted(loaded)}"

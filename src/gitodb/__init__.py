@@ -11,12 +11,12 @@ does) stays cheap.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
 __version__ = "0.1.0"
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import os
+    from typing import Any
 
     from gitodb.errors import (
         AmbiguousObjectNameError,

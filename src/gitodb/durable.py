@@ -35,10 +35,14 @@ from __future__ import annotations
 
 import enum
 import os
-from typing import Any, NamedTuple
 
 from gitodb import trace2
 from gitodb.errors import ConfigError, FsyncError
+from gitodb.types import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class Component(enum.IntFlag):

@@ -12,8 +12,6 @@ are cheap); data and regions only while :data:`recording` is on.
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 #: whether data events and regions are kept (the CLI turns it on for a session)
 recording = False
@@ -44,23 +42,43 @@ def data(category: str, key: str, value: object) -> None:
         )
 
 
-@contextmanager
-def region(category: str, label: str) -> Iterator[None]:
-    """``region_enter`` and ``region_leave`` events around the block."""
-    global _nesting
-    if not recording:
-        yield
-        return
-    _events.append(
-        ("region_enter", time.monotonic(), _nesting, {"category": category, "label": label})
-    )
-    _nesting += 1
-    try:
-        yield
-    finally:
+class region:  # a class, not contextlib's decorator: contextlib is not on start-up
+    """``region_enter`` and ``region_leave`` events around the ``with`` block."""
+
+    __slots__ = ("category", "label", "entered")
+
+    def __init__(self, category: str, label: str) -> None:
+        self.category = category
+        self.label = label
+        self.entered = False
+
+    def __enter__(self) -> None:
+        global _nesting
+        if not recording:
+            return
+        self.entered = True
+        _events.append(
+            (
+                "region_enter",
+                time.monotonic(),
+                _nesting,
+                {"category": self.category, "label": self.label},
+            )
+        )
+        _nesting += 1
+
+    def __exit__(self, *exc: object) -> None:
+        global _nesting
+        if not self.entered:
+            return
         _nesting -= 1
         _events.append(
-            ("region_leave", time.monotonic(), _nesting, {"category": category, "label": label})
+            (
+                "region_leave",
+                time.monotonic(),
+                _nesting,
+                {"category": self.category, "label": self.label},
+            )
         )
 
 

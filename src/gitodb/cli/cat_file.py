@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import sys
 from types import SimpleNamespace
-from typing import TYPE_CHECKING
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError
@@ -27,12 +26,11 @@ from gitodb.errors import (
     ObjectNotFoundError,
 )
 from gitodb.loose.read import INVALID_TYPE
-from gitodb.objects.filter import ObjectFilter
 from gitodb.objects.header import TYPE_NUMBERS
-from gitodb.repo.batch import BatchOptions, loose_error_lines, loose_hex, run_batch, shown_path
 from gitodb.repo.catfile import converted_content, object_header, peeled_content, pretty_content
 from gitodb.repo.revparse import MissingPathError, Resolved, resolve_full, rev_of_path_name
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
     from gitodb.repo import Repository
@@ -64,6 +62,8 @@ def _batch_option(mode: str, help: str) -> Option:
 
 def _filter_callback(values: SimpleNamespace, value: str | None, unset: bool) -> None:
     """``--filter=<spec>`` (combined with an earlier one as Git does); ``--no-filter``."""
+    from gitodb.objects.filter import ObjectFilter
+
     values.filter = None if unset or value is None else ObjectFilter.parse(value, values.filter)
 
 
@@ -212,6 +212,10 @@ def run(argv: list[str], ctx: Context) -> int:
     repo = ctx.open_repository()
     conversion = _conversion(repo, ctx) if o.mode in ("c", "w") else None
     if o.batch is not None:
+        # The batch machinery is loaded for batch modes only: a single lookup's
+        # start-up is most of its cost.
+        from gitodb.repo.batch import BatchOptions, run_batch
+
         options = BatchOptions(
             o.batch,
             format=o.format,
@@ -300,6 +304,8 @@ def _run_single(repo: Repository, mode: str | None, args: list[str]) -> int:
     except LooseObjectError as e:
         if e.message == INVALID_TYPE:
             raise GitodbError(INVALID_TYPE) from None  # Git names no file here
+        from gitodb.repo.batch import loose_error_lines, loose_hex, shown_path
+
         lines = loose_error_lines(e)
         if lines is None:
             raise

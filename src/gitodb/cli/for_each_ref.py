@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Any
 
 from gitodb.cli.options import Option, OptionParser, appender
 from gitodb.errors import GitodbError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _reach(kind: str) -> Option:

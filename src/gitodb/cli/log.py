@@ -14,7 +14,6 @@ from __future__ import annotations
 import os
 import sys
 from types import SimpleNamespace
-from typing import TYPE_CHECKING, Any
 
 from gitodb.cli.options import Option, OptionParser, abbrev_length
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
@@ -22,7 +21,10 @@ from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
 from gitodb.refs.peel import shorten_ref
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.cli.revopts import RevSettings
     from gitodb.history.pretty import Formatter
 

@@ -16,10 +16,12 @@ parent, no ``(from ...)``) or ``--diff-merges=`` says so; combined diffs (``-c``
 
 from __future__ import annotations
 
-from typing import Any
-
 from gitodb.cli.options import UsageError
 from gitodb.errors import GitodbError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: diff-tree's option words that ``git log`` also reads as diff options
 _EXACT = frozenset(

@@ -9,13 +9,15 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import TYPE_CHECKING, Any
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, parse_int
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError, ObjectTypeError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.cli.main import Context
 
 MINIMUM_ABBREV = 4  # Git's shortest abbreviation

@@ -9,12 +9,9 @@ becomes one ``fatal:`` line on stderr and exit status 128, like Git.
 from __future__ import annotations
 
 import gc
-import importlib
 import os
-import signal
 import sys
 import warnings
-from typing import TYPE_CHECKING, Any
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
@@ -28,7 +25,10 @@ from gitodb.errors import (
     out_of_memory_message,
 )
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.repo import Repository
 
 _python_showwarning = warnings.showwarning
@@ -194,7 +194,11 @@ def main(argv: list[str] | None = None) -> int:
     if _TRACE2 is not None:
         _TRACE2.finish(status)
         _TRACE2 = None
-    if status == output.SIGPIPE_STATUS and argv is None and hasattr(signal, "SIGPIPE"):
+    if status == output.SIGPIPE_STATUS and argv is None:
+        import signal  # (only here: every command's start-up counts)
+
+        if not hasattr(signal, "SIGPIPE"):
+            return status
         # Git's check_pipe(): restore the default action and die of the signal.
         sys.stderr.flush()
         signal.signal(signal.SIGPIPE, signal.SIG_DFL)
@@ -254,7 +258,10 @@ def _main(args: list[str]) -> int:
             from gitodb import compress
 
             compress.set_backend(ctx.zlib_backend)
-        module = importlib.import_module(f"gitodb.cli.{COMMANDS[name]}")
+        # (__import__ and sys.modules: importlib itself would add to every start-up)
+        path = f"gitodb.cli.{COMMANDS[name]}"
+        __import__(path)
+        module = sys.modules[path]
         if args in (["-h"], ["--help"]) and not hasattr(module, "PARSER"):
             # Every command answers a lone -h as Git's do, before touching a repository.
             raise UsageError(stdout=command_usage(name, module))

@@ -52,10 +52,13 @@ import os
 import re
 from collections.abc import Callable, Sequence
 from types import SimpleNamespace
-from typing import Any
 
 from gitodb.errors import GitodbError
 from gitodb.types import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = [
     "Option",

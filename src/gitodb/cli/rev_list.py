@@ -10,12 +10,12 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import TYPE_CHECKING
 
 from gitodb.cli.options import OptionParser, UsageError
 from gitodb.cli.revopts import RevSettings
 from gitodb.errors import GitodbError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 

@@ -12,10 +12,13 @@ from __future__ import annotations
 
 import re
 from types import SimpleNamespace
-from typing import Any
 
 from gitodb.cli.options import Option
 from gitodb.errors import GitodbError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 __all__ = ["RevSettings", "REVISION_OPTIONS", "count", "seconds"]
 

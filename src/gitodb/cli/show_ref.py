@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
 
 from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import GitodbError
 from gitodb.refs.base import refname_format_ok, refname_is_safe
 from gitodb.refs.peel import peel_fully
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _set_hash(values: Any, value: str | None, unset: bool) -> None:

@@ -55,7 +55,6 @@ from __future__ import annotations
 import os
 import sys
 from collections.abc import Callable
-from typing import Any
 
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
@@ -63,6 +62,10 @@ from gitodb.types import Buffer
 from . import selection
 from .backends.base import GIT_LEVELS, Backend, PrefixContext
 from .backends.ops import corrupt, make_head
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # the zlib the native core was linked with, when one was found at build time
     from gitodb._native import ZLIB_RUNTIME_VERSION as _NATIVE_ZLIB

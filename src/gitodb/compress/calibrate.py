@@ -19,9 +19,12 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from . import backends, selection
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 CACHE_ENV = "XDG_CACHE_HOME"
 FILE_NAME = "calibration.json"

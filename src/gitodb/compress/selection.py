@@ -12,12 +12,16 @@ each reason quotes the numbers that decided it.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any, NamedTuple
 
 from gitodb.errors import BackendUnavailableError
+from gitodb.types import NamedTuple
 
 from . import backends
 from .backends.base import GIT_LEVELS, Backend
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: The operations a backend is chosen for, in ``version --build-options`` order.
 OPERATIONS = (

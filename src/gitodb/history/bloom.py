@@ -15,11 +15,10 @@ Example::
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gitodb.history.commitgraph import BloomSettings
 from gitodb.history.treediff import diff_trees
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

@@ -24,7 +24,6 @@ import os
 import struct
 import time
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from gitodb.durable import Component
 from gitodb.errors import GitodbError, ObjectNotFoundError
@@ -39,6 +38,7 @@ from gitodb.history.commitgraph import (
     CommitGraphError,
     CommitGraphFile,
     chain_dir,
+    graph_compatible,
     graph_path,
     load_commit_graph,
     read_graph_file,
@@ -48,6 +48,7 @@ from gitodb.objects.commit import parse_commit_date, parse_commit_links
 from gitodb.objects.tag import Tag
 from gitodb.types import Progress
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.pack.reader import PackFile
     from gitodb.repo import Repository
@@ -319,24 +320,6 @@ def _bloom_settings(repo: Repository, existing: CommitGraphFile | None) -> Bloom
     return BloomSettings(hash_version=version)
 
 
-def graph_compatible(repo: Repository, *, writing: bool = False) -> bool:
-    """Git's ``commit_graph_compatible``: no grafts file, no shallow file, and no
-    replace refs in use (``GIT_NO_REPLACE_OBJECTS`` turns those off; ``git
-    commit-graph`` itself always does, so ``writing`` ignores them)."""
-    if os.path.exists(os.path.join(repo.common_dir, "info", "grafts")):
-        return False
-    if os.path.exists(os.path.join(repo.common_dir, "shallow")):
-        return False
-    if (
-        not writing
-        and not os.environ.get("GIT_NO_REPLACE_OBJECTS")
-        and repo.config.get_bool("core.usereplacerefs", True)
-    ):
-        if any(True for _r in repo.refs.iter_refs("refs/replace/")):
-            return False
-    return True
-
-
 def write_commit_graph(
     repo: Repository,
     *,
@@ -434,7 +417,7 @@ def write_commit_graph(
         # The single file becomes the chain's base layer, as Git moves it.
         os.rename(single, os.path.join(cdir, f"graph-{base.checksum.hex()}.graph"))
     name = f"graph-{data[-rawsz:].hex()}.graph"
-    import tempfile  # on use: readers import this module for graph_compatible
+    import tempfile  # on use: only writing needs it
 
     fd, tmp = tempfile.mkstemp(prefix="tmp_graph_", dir=cdir)
     try:

@@ -10,11 +10,11 @@ from __future__ import annotations
 import heapq
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from gitodb.errors import ObjectNotFoundError, ObjectTypeError
 from gitodb.objects.commit import Commit
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.history.commitgraph import CommitGraphFile
     from gitodb.repo import Repository
@@ -68,7 +68,7 @@ class CommitGraph:
     def __init__(
         self, repo: Repository, *, use_commit_graph: bool = True, keep_raw: bool = False
     ) -> None:
-        from gitodb.history.commitgraph import load_commit_graph
+        from gitodb.history.commitgraph import graph_compatible, load_commit_graph
 
         self.repo = repo
         self.odb = repo.odb
@@ -79,8 +79,6 @@ class CommitGraph:
         self.keep_raw = keep_raw
         self.file: CommitGraphFile | None = None
         if use_commit_graph and repo.config.get_bool("core.commitgraph", True):
-            from gitodb.history.commitgraph_write import graph_compatible
-
             if graph_compatible(repo):
                 self.file = load_commit_graph(self.odb.objects_dir, self.fmt)
         # GIT_COMMIT_GRAPH_PARANOIA: a commit the graph holds must also exist.

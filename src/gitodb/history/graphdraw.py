@@ -26,8 +26,8 @@ Colours are not drawn: the commands refuse ``--color`` with ``--graph``.
 from __future__ import annotations
 
 from collections.abc import Hashable, Sequence
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.history.graph import Node
     from gitodb.history.revwalk import RevWalk

@@ -18,7 +18,6 @@ fallback: these return None when the native core is not built or when
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, Any
 
 from gitodb import compress
 from gitodb.errors import ObjectNotFoundError
@@ -31,7 +30,10 @@ try:
 except ImportError:  # built without the native core
     _commit_walk = _odb_reader = None  # type: ignore[assignment]
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.history.graph import CommitGraph
     from gitodb.repo import Repository
 

@@ -28,7 +28,6 @@ import codecs
 import os
 import re
 from collections.abc import Callable
-from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
 from gitodb.objects.commit import parse_commit_links, subject_of
@@ -36,6 +35,7 @@ from gitodb.objects.datefmt import DateMode, parse_date_mode, show_date, tz_hhmm
 from gitodb.objects.mailmap import Mailmap, repository_mailmap
 from gitodb.objects.signature import Signature
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

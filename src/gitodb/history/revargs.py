@@ -16,12 +16,12 @@ from __future__ import annotations
 
 import fnmatch
 import os
-from typing import TYPE_CHECKING
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.history.graph import merge_bases
 from gitodb.repo.revparse import peel_to, resolve_full
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.history.revwalk import RevWalk
     from gitodb.repo import Repository
@@ -122,7 +122,7 @@ class RevisionArgs:
         return out
 
     def _add_ref(self, shown_name: str, full_name: str, oid: bytes) -> None:
-        if any(_wildmatch(p, shown_name) for p in self.excludes):
+        if self.excludes and any(_wildmatch(p, shown_name) for p in self.excludes):
             return
         if self.hidden is not None and ref_is_hidden(full_name, self.hidden):
             return

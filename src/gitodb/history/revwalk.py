@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import gc
 from collections.abc import Callable, Iterator
-from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.history import native
@@ -46,14 +45,16 @@ from gitodb.history.graph import (
     DateQueue,
     Node,
 )
+from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree, parse_entries
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.history.simplify import PathLimiter
     from gitodb.repo import Repository
-
-from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 
 SLOP = 5
 # --ancestry-path: the ancestors of an --ancestry-path=<commit>, and the scratch mark
@@ -226,13 +227,13 @@ class RevWalk:
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
+        cg = self.graph.file
+        nodes = self.graph.nodes
         for p in self.pending:
             oid, path = p.oid, p.path
             if oid in negative:
                 p.uninteresting = True
-            cg = self.graph.file
-            known = self.graph.nodes.get(oid)
-            if known is not None or (cg is not None and cg.position(oid) is not None):
+            if oid in nodes or (cg is not None and cg.position(oid) is not None):
                 type_name, data = "commit", b""  # a known commit: no read
             else:
                 type_name, data = self._read(oid, p.name)

@@ -20,11 +20,11 @@ with and without the filters (``use_bloom=False`` turns them off).
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from gitodb.history.graph import BOTTOM, UNINTERESTING, Node
 from gitodb.history.treediff import diff_trees
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.history.graph import CommitGraph
     from gitodb.repo import Repository

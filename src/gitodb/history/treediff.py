@@ -24,12 +24,13 @@ Example::
 from __future__ import annotations
 
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, NamedTuple
 
 from gitodb.errors import ObjectTypeError
 from gitodb.history.treewalk import entry_interesting
 from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, parse_entries
+from gitodb.types import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

@@ -18,12 +18,12 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterator, Sequence
-from typing import TYPE_CHECKING
 
 from gitodb.objects.tree import S_IFDIR, S_IFGITLINK, S_IFMT, Tree, TreeEntry
 
 _GLOB = re.compile(rb"[*?[]")
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

@@ -8,9 +8,10 @@ not bring the object model's parsers with it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
-
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.objects.blob import Blob, GitObject, parse_object
     from gitodb.objects.commit import Commit
     from gitodb.objects.format import (

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Sequence
-from typing import TYPE_CHECKING
 
 from gitodb.errors import ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
@@ -30,6 +29,7 @@ from gitodb.objects.headers import (
 from gitodb.objects.signature import Signature
 from gitodb.objects.stored import HeaderObject
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.objects.tag import Tag
 

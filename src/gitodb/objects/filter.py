@@ -20,9 +20,9 @@ from __future__ import annotations
 import os
 import re
 import sys
-from typing import NamedTuple
 
 from gitodb.errors import GitodbError
+from gitodb.types import NamedTuple
 
 _TYPES = ("blob", "tree", "commit", "tag")
 #: what strtoumax(…, 0) reads: blanks, a sign, then hex, octal or decimal digits

@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import Any
 
 from gitodb.errors import ObjectFormatError, RepositoryError
 from gitodb.objects import sha1dc
 from gitodb.types import Hasher
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 class ObjectFormat:

@@ -20,9 +20,9 @@ Example::
 from __future__ import annotations
 
 import os
-from typing import Protocol
 
 from gitodb.errors import GitodbError
+from gitodb.types import Protocol
 
 _SPACE = b" \t\n\r\x0b\x0c"
 

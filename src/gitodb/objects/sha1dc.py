@@ -24,11 +24,13 @@ from __future__ import annotations
 
 import os
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import ConfigError, ObjectCollisionError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.objects.sha1dc_ref import Sha1DCRef
 
 ENV_VAR = "GITODB_SHA1"

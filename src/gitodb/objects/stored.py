@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import ClassVar
-
 from gitodb.objects.format import SHA1, ObjectFormat
 from gitodb.objects.header import hash_object
 from gitodb.objects.headers import HeaderBlock, parse_headers
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import ClassVar
 
 
 class StoredObject:

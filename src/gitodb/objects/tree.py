@@ -18,11 +18,11 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Iterator
-from typing import NamedTuple
 
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
 from gitodb.objects.stored import StoredObject
+from gitodb.types import NamedTuple
 
 S_IFMT = 0o170000
 S_IFDIR = 0o040000

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 from collections import OrderedDict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Protocol
+
+from gitodb.types import Protocol
 
 try:
     from gitodb._native import DeltaCache as _NativeCache
@@ -102,6 +103,7 @@ class PyDeltaBaseCache:
         self.size = 0
 
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     DeltaBaseCache = PyDeltaBaseCache
 else:

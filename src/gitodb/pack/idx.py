@@ -16,11 +16,14 @@ import sys
 from array import array
 from bisect import bisect_left
 from collections.abc import Callable, Iterable, Iterator, Sequence
-from typing import Any
 
 from gitodb.errors import PackError
 from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 IDX_V2_MAGIC = b"\377tOc"
 _FANOUT_BYTES = 256 * 4

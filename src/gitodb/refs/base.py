@@ -15,11 +15,14 @@ import re
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterator
-from typing import Any, NamedTuple
 
 from gitodb.errors import RefError, RefHookVetoError
 from gitodb.objects.format import ObjectFormat
-from gitodb.types import Record
+from gitodb.types import NamedTuple, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 SYMREF_MAX_DEPTH = 5
 Peeler = Callable[[bytes], "bytes | None"]

@@ -22,7 +22,6 @@ import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
@@ -52,6 +51,7 @@ from gitodb.refs.base import (
 )
 from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
+from gitodb.types import cast
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from gitodb.errors import ObjectFormatError, ObjectNotFoundError
 from gitodb.objects.format import SHA1, SHA256
 from gitodb.objects.tag import Tag
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 MAX_TAG_DEPTH = 64
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import cast
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
 from gitodb.errors import LockError, RefError
@@ -33,6 +32,7 @@ from gitodb.refs.worktree import CURRENT, OTHER, locate
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
 from gitodb.reftable.writer import EntryTooLargeError, TableWriter, WriteOptions
+from gitodb.types import cast
 
 _ENC = "utf-8"
 _ERR = "surrogateescape"

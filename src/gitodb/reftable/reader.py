@@ -15,7 +15,6 @@ from functools import lru_cache
 from itertools import chain
 from struct import Struct
 from struct import error as StructError
-from typing import Any
 
 from gitodb import compress
 from gitodb.errors import CompressionError, ReftableError
@@ -34,6 +33,10 @@ from gitodb.reftable.basics import (
 from gitodb.reftable.block import Block, parse_block_header
 from gitodb.reftable.records import LogRecord, RefRecord, log_key
 from gitodb.types import Buffer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _HASH_SIZES = {b"sha1": 20, b"s256": 32}
 _MMAP_MIN = 64 * 1024

@@ -6,8 +6,6 @@ Names are bytes at this layer; the refs layer decodes them.  Records are
 
 from __future__ import annotations
 
-from typing import NamedTuple
-
 from gitodb.reftable.basics import (
     LOG_DELETION,
     LOG_UPDATE,
@@ -18,6 +16,7 @@ from gitodb.reftable.basics import (
     REF_VAL2,
     put_varint,
 )
+from gitodb.types import NamedTuple
 
 
 class RefRecord(NamedTuple):

@@ -11,7 +11,6 @@ the ref section needed an index.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from typing import Any
 
 from gitodb import compress
 from gitodb.errors import ReftableError
@@ -34,6 +33,10 @@ from gitodb.reftable.records import (
     encode_ref_value,
     log_key,
 )
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 INDEX_THRESHOLD = 3
 LOG_COMPRESSION = 9

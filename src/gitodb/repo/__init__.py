@@ -12,7 +12,6 @@ from __future__ import annotations
 import os
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from gitodb.durable import FsyncPolicy
 from gitodb.errors import RepositoryError
@@ -22,6 +21,7 @@ from gitodb.repo.config import Config
 from gitodb.repo.config_levels import load_config
 from gitodb.repo.extensions import check_repository_format
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
     from gitodb.objects.oid import ObjectId, ObjectIdLike
@@ -220,6 +220,9 @@ class Repository:
     @cached_property
     def compat(self) -> CompatObjects | None:
         """Ids in ``extensions.compatObjectFormat`` (``gitodb.repo.compat``), or None."""
+        # Every name lookup asks; without the setting the mapping's code is not loaded.
+        if not self.config.get("extensions.compatobjectformat"):
+            return None
         from gitodb.repo.compat import open_compat
 
         return open_compat(self)

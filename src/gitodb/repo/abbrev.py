@@ -7,10 +7,9 @@ abbreviation until no other object in the database shares it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gitodb.errors import ConfigError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

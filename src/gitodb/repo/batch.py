@@ -24,7 +24,6 @@ import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
-from typing import TYPE_CHECKING, BinaryIO, TextIO, cast
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -42,13 +41,17 @@ from gitodb.repo.revparse import (
     resolve_follow_symlinks,
     resolve_full,
 )
+from gitodb.types import cast
 
 try:
     from gitodb._native import check_lines as _check_lines
 except ImportError:  # built without a C compiler
     _check_lines = None  # type: ignore[assignment]
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import BinaryIO, TextIO
+
     from gitodb.loose.read import LooseObjectStore
     from gitodb.pack.reader import PackFile
     from gitodb.repo import Repository

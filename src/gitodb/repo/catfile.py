@@ -10,8 +10,6 @@ The batch modes are ``gitodb.repo.batch``.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gitodb.errors import ObjectNotFoundError
 from gitodb.objects.commit import Commit
 from gitodb.objects.pretty import format_tree
@@ -19,6 +17,7 @@ from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
 from gitodb.repo.replace import replace_map, replaced
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
     from gitodb.repo.conversion import Conversion

@@ -18,13 +18,12 @@ repository, so nothing it writes is left unmapped.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from gitodb.errors import ObjectNotFoundError
 from gitodb.loose.objmap import LooseObjectMap
 from gitodb.objects.convert import ObjectConvertError, convert_object
 from gitodb.objects.format import ObjectFormat, format_by_name
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
-from typing import TYPE_CHECKING, NamedTuple
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -48,7 +47,9 @@ from gitodb.objects.tree import Tree
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.reader import PackFile
+from gitodb.types import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.pack.midx import MidxSet
     from gitodb.repo import Repository

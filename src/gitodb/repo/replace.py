@@ -10,10 +10,10 @@ A replacement may itself be replaced, up to Git's depth of 5.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

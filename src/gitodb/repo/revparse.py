@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import TYPE_CHECKING, NamedTuple
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -23,7 +22,9 @@ from gitodb.errors import (
 from gitodb.objects.commit import Commit
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
+from gitodb.types import NamedTuple
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

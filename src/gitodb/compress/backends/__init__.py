@@ -7,7 +7,7 @@ returns its ``Backend``, or None when it is not installed.
 
 from __future__ import annotations
 
-import importlib
+import sys
 
 from .base import Backend
 
@@ -27,7 +27,9 @@ def load(name: str) -> Backend | None:
     if name not in _loaded:
         module_name = BACKENDS[name][0]
         try:
-            module = importlib.import_module(f"{__name__}.{module_name}")
+            path = f"{__name__}.{module_name}"
+            __import__(path)  # (importlib itself would add to every start-up)
+            module = sys.modules[path]
         except ImportError:
             _loaded[name] = None
         else:

@@ -10,9 +10,12 @@ best backend.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from typing import Any, NamedTuple, Protocol
 
-from gitodb.types import Buffer
+from gitodb.types import Buffer, NamedTuple, Protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 #: Git's ``core.compression`` levels: -1 (library default), 0 (stored), 1-9.
 GIT_LEVELS = frozenset(range(-1, 10))

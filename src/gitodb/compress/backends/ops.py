@@ -10,10 +10,13 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable
-from typing import Any
 
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def size_error(out_len: int, size: int, eof: bool) -> CompressionError:

@@ -17,7 +17,6 @@ Every atom Git's ``ref-filter.c`` documents is parsed (bad arguments raise
 from __future__ import annotations
 
 from collections.abc import Iterator
-from typing import TYPE_CHECKING
 
 from gitodb.repo.refformat.atoms import MalformedFormatError, parse_atom, parse_format
 from gitodb.repo.refformat.filter import (
@@ -32,6 +31,7 @@ from gitodb.repo.refformat.filter import (
 from gitodb.repo.refformat.quote import NONE, PERL, PYTHON, SHELL, TCL, quote
 from gitodb.repo.refformat.render import Formatter, RefItem, Value
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

@@ -8,12 +8,14 @@ are checked here, so that a bad one is a ``GitodbError`` before anything is list
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError
 from gitodb.types import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.objects.trailers import TrailerOptions
 
 #: atom name -> where its value comes from: "none" (the ref), "other" (the object's

@@ -10,13 +10,13 @@
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING
 
 from gitodb.errors import GitodbError
 from gitodb.refs.wildmatch import wildmatch
 from gitodb.repo.refformat.render import Formatter, RefItem
 from gitodb.types import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.repo import Repository
 

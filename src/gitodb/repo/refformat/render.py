@@ -11,7 +11,6 @@ from __future__ import annotations
 import os
 import sys
 import unicodedata
-from typing import TYPE_CHECKING, Any
 
 from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.objects.blob import GitObject, parse_object
@@ -25,7 +24,10 @@ from gitodb.repo.refformat.quote import NONE, PERL, quote
 from gitodb.repo.refformat.tracking import Tracking
 from gitodb.types import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.objects.mailmap import Mailmap
     from gitodb.repo import Repository
     from gitodb.repo.refformat.describe import Describer

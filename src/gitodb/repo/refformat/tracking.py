@@ -9,7 +9,10 @@ refspecs and ``push.default``.
 
 from __future__ import annotations
 
-from typing import Any
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
+
 
 
 def _map_refspec(spec: str, name: str) -> str | None:
