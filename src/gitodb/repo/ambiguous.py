@@ -13,16 +13,16 @@ in id order.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-from typing import TYPE_CHECKING
-
 from gitodb.errors import ConfigError, GitodbError
 from gitodb.objects.commit import Commit, subject_of
 from gitodb.objects.datefmt import DateMode, show_date, tz_hhmm
 from gitodb.objects.tag import Tag
 from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from gitodb.repo import Repository
 
 #: the hints Git knows, as ``core.disambiguate`` spells them (``none``: no hint)

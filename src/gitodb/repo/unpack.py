@@ -28,7 +28,6 @@ import contextlib
 import struct
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any, BinaryIO, cast
 
 from gitodb import compress
 from gitodb.errors import (
@@ -47,10 +46,14 @@ from gitodb.pack.delta import apply_delta
 from gitodb.pack.entry import parse_entry_header_python, parse_ofs_distance_python
 from gitodb.repo.packcheck import received_pack_checker
 from gitodb.repo.write import ObjectWriter, WriteSettings, compute_object_id
-from gitodb.types import Progress
+from gitodb.types import cast
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, BinaryIO
+
     from gitodb.repo import Repository
+    from gitodb.types import Progress
 
 PACK_MAGIC = b"PACK"
 
@@ -156,7 +159,7 @@ def unpack_objects(
         pieces = _PieceReader(_inflate_pieces(inp, size))
         if writer is not None:
             # the writer only calls read(n)
-            oid = writer.write_stream("blob", cast(BinaryIO, pieces), size, allow_pack=False)
+            oid = writer.write_stream("blob", cast("BinaryIO", pieces), size, allow_pack=False)
         else:
             hasher = fmt.new_hasher(object_header("blob", size))
             for piece in pieces:

@@ -14,7 +14,6 @@ if TYPE_CHECKING:
     from typing import Any
 
 
-
 def _map_refspec(spec: str, name: str) -> str | None:
     """``name`` through one ``src:dst`` refspec, or None when it does not match."""
     spec = spec.lstrip("+")
