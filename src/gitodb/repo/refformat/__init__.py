@@ -124,19 +124,21 @@ def render(
     omit_empty: bool = False,
     native: bool = True,
 ) -> Iterator[bytes]:
-    """``git for-each-ref``'s output in chunks of whole lines, newlines included.
+    """``git for-each-ref``'s output (whole lines, newlines included), in chunks.
 
     The format is expanded for all refs in one native call where the native core
     supports every atom of it (``native=False``: never), else line by line as
     ``iter_lines`` does; the bytes are the same.  The format and sort keys are
-    checked before the first chunk.
+    checked before the first chunk; a ref whose values cannot be computed (a missing
+    object) raises before any output, as Git dies before printing.
     """
     formatter, items = _selected(repo, fmt, filt, sort, quote_style, color, count)
     plan = formatter.native_plan if native else None
     if plan is not None:
         return render_native(formatter, plan, items, omit_empty)
     formatter.prefetch(items)
-    return (line + b"\n" for line in _lines(formatter, items, omit_empty))
+    # every line before the first: an error (a missing object) prints nothing, as Git
+    return iter([b"".join([line + b"\n" for line in _lines(formatter, items, omit_empty)])])
 
 
 def _selected(

@@ -15,7 +15,6 @@ from __future__ import annotations
 from collections.abc import Iterator
 from typing import TYPE_CHECKING
 
-from gitodb.errors import GitodbError
 from gitodb.objects.header import TYPE_NUMBERS
 
 if TYPE_CHECKING:
@@ -87,10 +86,10 @@ def render_native(
     items: list[RefItem],
     omit_empty: bool,
 ) -> Iterator[bytes]:
-    """The output (lines with their newlines) of ``plan`` for ``items``, in chunks.
+    """The output (lines with their newlines) of ``plan`` for ``items``, in one chunk.
 
-    A ref whose object cannot be read raises the Python formatter's error after the
-    lines of the refs before it, as Git prints them before it dies.
+    A ref whose object cannot be read raises the Python formatter's error before
+    any output, as Git (which computes every ref's atoms when it sorts) dies.
     """
     assert _format_refs is not None
     codes = {c for c, _ in plan}
@@ -105,25 +104,14 @@ def render_native(
             types, sizes = table
     size_view = memoryview(sizes).cast("Q")
     peeled: list[tuple[bytes, int, int] | None] | None = [None] * n if deref else None
-    stop, error = n, None
+    need_header = deref or bool(codes & _HEADER_CODES)
     for i in range(n):
-        try:
-            if not types[i] and (deref or codes & _HEADER_CODES):
-                # the table did not decide it: the Python reader does (and reports)
-                type_name, size = fmt.header(items[i].oid, items[i].name)
-                types[i] = TYPE_NUMBERS[type_name]
-                size_view[i] = size
-            if peeled is not None and types[i] == 4:
-                peeled[i] = fmt.peeled(items[i])
-        except GitodbError as e:
-            stop, error = i, e
-            break
-    if stop < n:
-        names, oids = names[:stop], oids[:stop]
-        types, sizes = types[:stop], sizes[: 8 * stop]
-        if peeled is not None:
-            peeled = peeled[:stop]
+        if need_header and not types[i]:
+            # the table did not decide it: the Python reader does (and reports)
+            type_name, size = fmt.header(items[i].oid, items[i].name)
+            types[i] = TYPE_NUMBERS[type_name]
+            size_view[i] = size
+        if peeled is not None and types[i] == 4:
+            peeled[i] = fmt.peeled(items[i])
     size_view.release()
     yield _format_refs(plan, names, oids, types, sizes, peeled, omit_empty)
-    if error is not None:
-        raise error
