@@ -95,9 +95,22 @@ def pack_headers(
     sizes: _Buffer,
     /,
 ) -> int: ...
+def packed_refs_plain(
+    data: _Buffer, hexsz: int, ref_type: type[Any], /
+) -> dict[str, Any] | None: ...
+def ref_block_records(
+    buf: _Buffer,
+    pos: int,
+    end: int,
+    hash_size: int,
+    min_update_index: int,
+    record_type: type[Any],
+    target: bytes,
+    /,
+) -> list[Any] | None: ...
 def format_refs(
     plan: tuple[tuple[int, bytes], ...],
-    names: list[bytes],
+    names: list[str] | list[bytes],
     oids: list[bytes],
     types: _Buffer,
     sizes: _Buffer,

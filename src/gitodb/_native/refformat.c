@@ -1,5 +1,6 @@
 /*
- * for-each-ref's per-ref loops (gitodb._native.pack_headers and format_refs).
+ * for-each-ref's per-ref loops: listing refs (packed_refs_plain, ref_block_records),
+ * their objects' headers (pack_headers) and the output (format_refs).
  *
  * pack_headers looks up the type and size of many objects in one pack: a binary
  * search of the index's ids in its mapping (gdc_find_oid), the entry header
@@ -302,7 +303,8 @@ out_number(outbuf *o, unsigned long long v)
 /*
  * format_refs(plan, names, oids, types, sizes, peeled, omit_empty) -> bytes
  *
- * plan: tuple of (code, literal bytes); names, oids: lists of bytes, one per ref;
+ * plan: tuple of (code, literal bytes); names: list of str (UTF-8 with surrogate
+ * escapes, as gitodb spells ref names) or bytes; oids: list of bytes, one per ref;
  * types: one object type byte (1..4) per ref; sizes: native uint64 per ref; peeled:
  * None, or a list with None (not a tag: the deref atoms are empty) or (id, type,
  * size) of the object a tag ref peels to.  Each ref's line ends with a newline;
@@ -357,17 +359,39 @@ format_refs(PyObject *self, PyObject *args)
     for (Py_ssize_t i = 0; i < n; i++) {
         PyObject *name = PyList_GET_ITEM(names, i), *oid = PyList_GET_ITEM(oids, i);
         PyObject *peel = peeled == Py_None ? Py_None : PyList_GET_ITEM(peeled, i);
-        if (!PyBytes_Check(name) || !PyBytes_Check(oid) || PyBytes_GET_SIZE(oid) > 32) {
-            PyErr_SetString(PyExc_TypeError, "format_refs: names and ids must be bytes");
+        const char *name_p;
+        Py_ssize_t name_n;
+        PyObject *encoded = NULL;
+        if (!PyBytes_Check(oid) || PyBytes_GET_SIZE(oid) > 32) {
+            PyErr_SetString(PyExc_TypeError, "format_refs: ids must be bytes");
+            goto done;
+        }
+        if (PyUnicode_Check(name) && PyUnicode_IS_ASCII(name)) {
+            name_p = (const char *)PyUnicode_DATA(name);
+            name_n = PyUnicode_GET_LENGTH(name);
+        } else if (PyUnicode_Check(name)) {
+            encoded = PyUnicode_AsEncodedString(name, "utf-8", "surrogateescape");
+            if (!encoded)
+                goto done;
+            name_p = PyBytes_AS_STRING(encoded);
+            name_n = PyBytes_GET_SIZE(encoded);
+        } else if (PyBytes_Check(name)) {
+            name_p = PyBytes_AS_STRING(name);
+            name_n = PyBytes_GET_SIZE(name);
+        } else {
+            PyErr_SetString(PyExc_TypeError, "format_refs: names must be str or bytes");
             goto done;
         }
         PyObject *p_oid = NULL;
         unsigned long p_type = 0;
         unsigned long long p_size = 0;
         if (peel != Py_None) {
-            if (!PyArg_ParseTuple(peel, "SkK:format_refs", &p_oid, &p_type, &p_size))
+            if (!PyArg_ParseTuple(peel, "SkK:format_refs", &p_oid, &p_type, &p_size)) {
+                Py_XDECREF(encoded);
                 goto done;
+            }
             if (PyBytes_GET_SIZE(p_oid) > 32) {
+                Py_XDECREF(encoded);
                 PyErr_SetString(PyExc_TypeError, "format_refs: peeled id too long");
                 goto done;
             }
@@ -380,7 +404,7 @@ format_refs(PyObject *self, PyObject *args)
                 r = out_put(&o, lits[k], (size_t)litlens[k]);
                 break;
             case A_REFNAME:
-                r = out_put(&o, PyBytes_AS_STRING(name), (size_t)PyBytes_GET_SIZE(name));
+                r = out_put(&o, name_p, (size_t)name_n);
                 break;
             case A_OBJECTNAME:
                 r = out_hex(&o, (const unsigned char *)PyBytes_AS_STRING(oid),
@@ -406,9 +430,12 @@ format_refs(PyObject *self, PyObject *args)
                     r = out_number(&o, p_size);
                 break;
             }
-            if (r)
+            if (r) {
+                Py_XDECREF(encoded);
                 goto done;
+            }
         }
+        Py_XDECREF(encoded);
         if (omit_empty && o.len == line_start)
             continue;
         if (out_put(&o, "\n", 1))
@@ -425,7 +452,325 @@ done:
     return result;
 }
 
+/* -- listing refs: packed-refs and reftable ref blocks -------------------------------- */
+
+/* A new instance of the tuple subclass type (a NamedTuple) holding the n items (stolen;
+   NULL items mean None).  NULL with an error set. */
+static PyObject *
+new_record(PyTypeObject *type, Py_ssize_t n, PyObject **items)
+{
+    PyObject *t = type->tp_alloc(type, n);
+    if (!t) {
+        for (Py_ssize_t k = 0; k < n; k++)
+            Py_XDECREF(items[k]);
+        return NULL;
+    }
+    for (Py_ssize_t k = 0; k < n; k++)
+        PyTuple_SET_ITEM(t, k, items[k] ? items[k] : Py_NewRef(Py_None));
+    return t;
+}
+
+/* A NamedTuple type of n fields: a tuple subclass with the tuple's own layout. */
+static int
+check_record_type(PyObject *type, Py_ssize_t n, const char *fname)
+{
+    if (!PyType_Check(type) || !PyType_IsSubtype((PyTypeObject *)type, &PyTuple_Type)
+        || ((PyTypeObject *)type)->tp_basicsize != PyTuple_Type.tp_basicsize
+        || ((PyTypeObject *)type)->tp_itemsize != PyTuple_Type.tp_itemsize) {
+        PyErr_Format(PyExc_TypeError, "%s: the record type must be a NamedTuple", fname);
+        return -1;
+    }
+    (void)n;
+    return 0;
+}
+
+static int
+hexval(unsigned char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1; /* upper case too: the plain parse takes lower-case ids only */
+}
+
+/* The id spelled by hexsz lower-case hex digits at p, or NULL (no error) if not hex. */
+static PyObject *
+hex_id(const unsigned char *p, Py_ssize_t hexsz, int *bad)
+{
+    unsigned char raw[32];
+    for (Py_ssize_t k = 0; k < hexsz / 2; k++) {
+        int hi = hexval(p[2 * k]), lo = hexval(p[2 * k + 1]);
+        if (hi < 0 || lo < 0) {
+            *bad = 1;
+            return NULL;
+        }
+        raw[k] = (unsigned char)(hi << 4 | lo);
+    }
+    return PyBytes_FromStringAndSize((const char *)raw, hexsz / 2);
+}
+
+/* A character the plain parse accepts in a name (gitodb.refs.packed._NAME). */
+static int
+name_char(unsigned char c)
+{
+    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
+        return 1;
+    return c && strchr("!\"#$%&'()+,-./;<=>@]_`|}", c) != NULL;
+}
+
+/*
+ * packed_refs_plain(data, hexsz, Ref) -> {name: Ref} or None
+ *
+ * gitodb.refs.packed.parse_plain in one pass (its pure-Python code is the reference,
+ * and the contract is the same): an optional "# pack-refs with: " header, then only
+ * "<hex id> refs/<name>\n" lines, each optionally followed by "^<hex id>\n", with
+ * lower-case ids, ASCII names from the conservative set and none of the suspect
+ * sequences; None for anything else (the reference parse decides and reports).  A
+ * later line for a name wins.
+ */
+static PyObject *
+packed_refs_plain(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t hexsz;
+    PyObject *ref_type;
+    if (!PyArg_ParseTuple(args, "y*nO:packed_refs_plain", &data, &hexsz, &ref_type))
+        return NULL;
+    PyObject *refs = NULL;
+    if (check_record_type(ref_type, 4, "packed_refs_plain"))
+        goto done;
+    if (hexsz != 40 && hexsz != 64) {
+        PyErr_SetString(PyExc_ValueError, "packed_refs_plain: hexsz must be 40 or 64");
+        goto done;
+    }
+    const unsigned char *p = data.buf, *end = p + data.len;
+    for (const unsigned char *q = p; q < end; q++)
+        if (*q >= 0x80)
+            goto plain_no;
+    if (p < end && *p == '#') {
+        static const char header[] = "# pack-refs with: ";
+        const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
+        if (!nl || (size_t)(end - p) < sizeof(header) - 1
+            || memcmp(p, header, sizeof(header) - 1))
+            goto plain_no;
+        p = nl + 1;
+    }
+    /* the suspect sequences (packed._SUSPECT), all starting with '.' or '/' */
+    for (const unsigned char *q = p; q < end; q++) {
+        if (*q != '.' && *q != '/')
+            continue;
+        unsigned char n1 = q + 1 < end ? q[1] : 0;
+        if (n1 == '.' || n1 == '\n' || (*q == '/' && n1 == '/'))
+            goto plain_no;
+        if (*q == '.' && end - q >= 6 && !memcmp(q, ".lock", 5) && (q[5] == '\n' || q[5] == '/'))
+            goto plain_no;
+    }
+    refs = PyDict_New();
+    if (!refs)
+        goto done;
+    while (p < end) {
+        int bad = 0;
+        if (end - p < hexsz + 7 || p[hexsz] != ' ' || memcmp(p + hexsz + 1, "refs/", 5))
+            goto plain_none;
+        const unsigned char *name = p + hexsz + 1, *q = name + 5;
+        while (q < end && name_char(*q))
+            q++;
+        if (q == name + 5 || q >= end || *q != '\n')
+            goto plain_none;
+        PyObject *oid = hex_id(p, hexsz, &bad);
+        if (!oid) {
+            if (bad)
+                goto plain_none;
+            goto fail;
+        }
+        PyObject *peeled = NULL;
+        p = q + 1;
+        if (p < end && *p == '^' && end - p >= hexsz + 2 && p[hexsz + 1] == '\n') {
+            peeled = hex_id(p + 1, hexsz, &bad);
+            if (!peeled) {
+                Py_DECREF(oid);
+                if (bad)
+                    goto plain_none;
+                goto fail;
+            }
+            p += hexsz + 2;
+        }
+        PyObject *key = PyUnicode_DecodeASCII((const char *)name, q - name, NULL);
+        if (!key) {
+            Py_DECREF(oid);
+            Py_XDECREF(peeled);
+            goto fail;
+        }
+        PyObject *items[4] = {Py_NewRef(key), oid, NULL, peeled};
+        PyObject *ref = new_record((PyTypeObject *)ref_type, 4, items);
+        if (!ref || PyDict_SetItem(refs, key, ref) < 0) {
+            Py_DECREF(key);
+            Py_XDECREF(ref);
+            goto fail;
+        }
+        Py_DECREF(key);
+        Py_DECREF(ref);
+    }
+    goto done;
+plain_none:
+    Py_CLEAR(refs);
+plain_no:
+    refs = Py_NewRef(Py_None);
+    goto done;
+fail:
+    Py_CLEAR(refs);
+done:
+    PyBuffer_Release(&data);
+    return refs;
+}
+
+/* Git's varint (each continuation byte adds one before shifting): 0, or -1. */
+static int
+rt_varint(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t end, unsigned long long *out)
+{
+    if (*pos >= end)
+        return -1;
+    unsigned char b = buf[(*pos)++];
+    unsigned long long val = b & 0x7f;
+    while (b & 0x80) {
+        if (*pos >= end || val > (1ULL << 56))
+            return -1;
+        b = buf[(*pos)++];
+        val = ((val + 1) << 7) | (b & 0x7f);
+    }
+    *out = val;
+    return 0;
+}
+
+/*
+ * ref_block_records(buf, pos, end, hash_size, min_update_index, RefRecord, target)
+ *     -> [RefRecord] or None
+ *
+ * The ref records of one reftable block from buf[pos:end) (pos: the first record or a
+ * restart point), leaving out those whose name sorts before target (b"": none), as
+ * gitodb.reftable.reader._ref_records yields them (its Python loop is the reference).
+ * None for a damaged record: the reference loop reads the block again and raises the
+ * error naming the table and offset.
+ */
+static PyObject *
+ref_block_records(PyObject *self, PyObject *args)
+{
+    Py_buffer view, target;
+    Py_ssize_t pos, end, hash_size;
+    unsigned long long min_ui;
+    PyObject *rec_type;
+    if (!PyArg_ParseTuple(args, "y*nnnKOy*:ref_block_records", &view, &pos, &end, &hash_size,
+                          &min_ui, &rec_type, &target))
+        return NULL;
+    PyObject *out = NULL;
+    unsigned char *last = NULL;
+    size_t last_len = 0, last_cap = 0;
+    if (check_record_type(rec_type, 6, "ref_block_records"))
+        goto done;
+    if (pos < 0 || end > view.len || pos > end || hash_size <= 0 || hash_size > 32) {
+        PyErr_SetString(PyExc_ValueError, "ref_block_records: range outside the buffer");
+        goto done;
+    }
+    out = PyList_New(0);
+    if (!out)
+        goto done;
+    const unsigned char *buf = view.buf;
+    size_t tlen = (size_t)target.len;
+    while (pos < end) {
+        unsigned long long prefix, st, ui, n;
+        if (rt_varint(buf, &pos, end, &prefix) || rt_varint(buf, &pos, end, &st))
+            goto damaged;
+        unsigned long long suffix = st >> 3;
+        if (prefix > last_len || suffix > (unsigned long long)(end - pos))
+            goto damaged;
+        size_t klen = (size_t)(prefix + suffix);
+        if (klen > last_cap) {
+            size_t cap = last_cap ? last_cap : 256;
+            while (cap < klen)
+                cap *= 2;
+            unsigned char *nb = PyMem_Realloc(last, cap);
+            if (!nb) {
+                PyErr_NoMemory();
+                goto fail;
+            }
+            last = nb;
+            last_cap = cap;
+        }
+        memcpy(last + prefix, buf + pos, (size_t)suffix);
+        last_len = klen;
+        pos += (Py_ssize_t)suffix;
+        if (rt_varint(buf, &pos, end, &ui))
+            goto damaged;
+        unsigned int vt = (unsigned int)(st & 7);
+        Py_ssize_t vlen;
+        if (vt == 1)
+            vlen = hash_size;
+        else if (vt == 2)
+            vlen = 2 * hash_size;
+        else if (vt == 3) {
+            if (rt_varint(buf, &pos, end, &n) || n > (unsigned long long)(end - pos))
+                goto damaged;
+            vlen = (Py_ssize_t)n;
+        } else if (vt == 0)
+            vlen = 0;
+        else
+            goto damaged;
+        if (vlen > end - pos)
+            goto damaged;
+        const unsigned char *val = buf + pos;
+        pos += vlen;
+        if (tlen) {
+            /* only up to the first record at or past target, as the reference loop */
+            size_t m = klen < tlen ? klen : tlen;
+            int c = memcmp(last, target.buf, m);
+            if (c < 0 || (c == 0 && klen < tlen))
+                continue;
+            tlen = 0;
+        }
+        PyObject *items[6] = {NULL};
+        items[0] = PyBytes_FromStringAndSize((const char *)last, (Py_ssize_t)klen);
+        items[1] = PyLong_FromUnsignedLongLong(min_ui + ui);
+        items[2] = PyLong_FromLong((long)vt);
+        if (vt == 1 || vt == 2)
+            items[3] = PyBytes_FromStringAndSize((const char *)val, hash_size);
+        if (vt == 2)
+            items[4] = PyBytes_FromStringAndSize((const char *)val + hash_size, hash_size);
+        if (vt == 3)
+            items[5] = PyBytes_FromStringAndSize((const char *)val, vlen);
+        if (!items[0] || !items[1] || !items[2] || ((vt == 1 || vt == 2) && !items[3])
+            || (vt == 2 && !items[4]) || (vt == 3 && !items[5])) {
+            for (int k = 0; k < 6; k++)
+                Py_XDECREF(items[k]);
+            goto fail;
+        }
+        PyObject *rec = new_record((PyTypeObject *)rec_type, 6, items);
+        if (!rec || PyList_Append(out, rec) < 0) {
+            Py_XDECREF(rec);
+            goto fail;
+        }
+        Py_DECREF(rec);
+    }
+    goto done;
+damaged:
+    Py_SETREF(out, Py_NewRef(Py_None));
+    goto done;
+fail:
+    Py_CLEAR(out);
+done:
+    PyMem_Free(last);
+    PyBuffer_Release(&view);
+    PyBuffer_Release(&target);
+    return out;
+}
+
 PyMethodDef gdc_refformat_methods[] = {
+    {"packed_refs_plain", packed_refs_plain, METH_VARARGS,
+     "packed_refs_plain(data, hexsz, Ref) -> {name: Ref}, or None where the reference "
+     "parse must decide"},
+    {"ref_block_records", ref_block_records, METH_VARARGS,
+     "ref_block_records(buf, pos, end, hash_size, min_update_index, RefRecord, target) -> "
+     "the block's ref records from pos, or None for a damaged one"},
     {"pack_headers", pack_headers, METH_VARARGS,
      "pack_headers(idx, layout, pack, data_end, oids, types, sizes) -> ids decided: the "
      "type and size of each id this pack holds (255: Python must read it)"},

@@ -94,7 +94,9 @@ def render_native(
     assert _format_refs is not None
     codes = {c for c, _ in plan}
     deref = bool(codes & {DEREF_OBJECTNAME, DEREF_OBJECTTYPE, DEREF_OBJECTSIZE})
-    names = [i.name.encode("utf-8", "surrogateescape") for i in items]
+    # str names go to C as they are (an ASCII one is its bytes); format_refs
+    # encodes any other with surrogate escapes, as _enc does
+    names = [i.name for i in items]
     oids = [i.oid for i in items]
     n = len(items)
     types, sizes = bytearray(n), bytearray(8 * n)
