@@ -484,39 +484,42 @@ check_record_type(PyObject *type, Py_ssize_t n, const char *fname)
     return 0;
 }
 
-static int
-hexval(unsigned char c)
-{
-    if (c >= '0' && c <= '9')
-        return c - '0';
-    if (c >= 'a' && c <= 'f')
-        return c - 'a' + 10;
-    return -1; /* upper case too: the plain parse takes lower-case ids only */
-}
+/* Digit values of lower-case hex, 16 for anything else (upper case too: the plain
+   parse takes lower-case ids only). */
+static unsigned char hex_values[256];
 
 /* The id spelled by hexsz lower-case hex digits at p, or NULL (no error) if not hex. */
 static PyObject *
 hex_id(const unsigned char *p, Py_ssize_t hexsz, int *bad)
 {
     unsigned char raw[32];
+    unsigned char any = 0;
     for (Py_ssize_t k = 0; k < hexsz / 2; k++) {
-        int hi = hexval(p[2 * k]), lo = hexval(p[2 * k + 1]);
-        if (hi < 0 || lo < 0) {
-            *bad = 1;
-            return NULL;
-        }
+        unsigned char hi = hex_values[p[2 * k]], lo = hex_values[p[2 * k + 1]];
+        any |= hi | lo;
         raw[k] = (unsigned char)(hi << 4 | lo);
+    }
+    if (any & 16) {
+        *bad = 1;
+        return NULL;
     }
     return PyBytes_FromStringAndSize((const char *)raw, hexsz / 2);
 }
 
-/* A character the plain parse accepts in a name (gitodb.refs.packed._NAME). */
-static int
-name_char(unsigned char c)
+/* The characters the plain parse accepts in a name (gitodb.refs.packed._NAME), as a
+   table: names are most of the file, and a test per character is most of the parse. */
+static unsigned char name_chars[256];
+
+static void
+tables_init(void)
 {
-    if ((c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'))
-        return 1;
-    return c && strchr("!\"#$%&'()+,-./;<=>@]_`|}", c) != NULL;
+    if (name_chars['a'])
+        return;
+    for (int c = 0; c < 256; c++)
+        hex_values[c] = c >= '0' && c <= '9' ? c - '0' : c >= 'a' && c <= 'f' ? c - 'a' + 10 : 16;
+    for (int c = 0; c < 256; c++)
+        name_chars[c] = (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9')
+                        || (c && strchr("!\"#$%&'()+,-./;<=>@]_`|}", c) != NULL);
 }
 
 /*
@@ -540,6 +543,7 @@ packed_refs_plain(PyObject *self, PyObject *args)
     PyObject *refs = NULL;
     if (check_record_type(ref_type, 4, "packed_refs_plain"))
         goto done;
+    tables_init();
     if (hexsz != 40 && hexsz != 64) {
         PyErr_SetString(PyExc_ValueError, "packed_refs_plain: hexsz must be 40 or 64");
         goto done;
@@ -574,7 +578,7 @@ packed_refs_plain(PyObject *self, PyObject *args)
         if (end - p < hexsz + 7 || p[hexsz] != ' ' || memcmp(p + hexsz + 1, "refs/", 5))
             goto plain_none;
         const unsigned char *name = p + hexsz + 1, *q = name + 5;
-        while (q < end && name_char(*q))
+        while (q < end && name_chars[*q])
             q++;
         if (q == name + 5 || q >= end || *q != '\n')
             goto plain_none;
