@@ -297,3 +297,33 @@ def test_native_equals_python(scratch: Path, repos: dict[str, Path], data: st.Da
 def test_type_numbers_are_the_natives() -> None:
     # refformat.c prints type_names[1..4]; the Python side hands it these numbers
     assert TYPE_NUMBERS == {"commit": 1, "tree": 2, "blob": 3, "tag": 4}
+
+
+@pytest.mark.parametrize("which", ["ofs", "reftable"])
+def test_without_the_native_core_the_python_paths_print_the_same(
+    repos: dict[str, Path],
+    capfdbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+    which: str,
+) -> None:
+    from gitodb.refs import packed
+    from gitodb.reftable import reader
+    from gitodb.repo import odb
+    from gitodb.repo.refformat import native
+
+    fmt = "--format=%(objectname) %(objecttype) %(objectsize) %(*objectname) %(refname)"
+    capfdbinary.readouterr()
+    assert run_cli(repos[which], "for-each-ref", fmt) == 0
+    with_native = capfdbinary.readouterr().out
+    monkeypatch.setattr(native, "_format_refs", None)
+    monkeypatch.setattr(odb, "_pack_headers", None)
+    monkeypatch.setattr(packed, "_packed_refs_plain", None)
+    monkeypatch.setattr(reader, "_ref_block_records", None)
+    assert Formatter_plan(repos[which], fmt[len("--format=") :]) is None
+    assert Repository(repos[which]).odb.read_header_table([b"\0" * 20]) is None
+    assert run_cli(repos[which], "for-each-ref", fmt) == 0
+    assert (
+        capfdbinary.readouterr().out
+        == with_native
+        == reference_git(repos["ofs"], "for-each-ref", fmt)
+    )
