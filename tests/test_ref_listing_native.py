@@ -127,3 +127,23 @@ def test_ref_block_records_equal_python(
             pos,
         )
         assert native == python
+
+
+def test_ref_block_records_filter_every_record_of_an_unsorted_block() -> None:
+    # Git lists the records of a block in stored order; a seek leaves out, in the
+    # whole block, those that sort before the target (the reference loop does)
+    names = [b"refs/heads/%c%c" % (a, b) for a in b"abcd" for b in b"xyz"]
+    data = bytearray(_table(names, [1] * len(names), 4096, 16))
+    r = TableReader(data=bytes(data))
+    (blk,) = list(r.blocks(0, BLOCK_REF))
+    # the first record (a restart point) is stored whole, and the two after it share
+    # its prefix: "refs/heads/ax" -> "refs/heads/zx" makes them zx, zy, zz, then bx...
+    at = bytes(data).index(b"refs/heads/ax", blk.rec_start)
+    data[at + len(b"refs/heads/")] = ord("z")
+    bad = TableReader(data=bytes(data))
+    (blk,) = list(bad.blocks(0, BLOCK_REF))
+    stored = [rec.name for rec in reader._ref_records_python(blk, 20, 1, None, blk.rec_start)]  # noqa: SLF001
+    assert stored != sorted(stored)
+    for target in (b"refs/heads/b", b"refs/heads/c", b"refs/heads/zz"):
+        python = list(reader._ref_records_python(blk, 20, 1, target, blk.seek_restart(target)))  # noqa: SLF001
+        assert list(reader._ref_records(blk, 20, 1, target)) == python  # noqa: SLF001

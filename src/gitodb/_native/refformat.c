@@ -652,7 +652,7 @@ rt_varint(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t end, unsigned lo
  *     -> [RefRecord] or None
  *
  * The ref records of one reftable block from buf[pos:end) (pos: the first record or a
- * restart point), leaving out those whose name sorts before target (b"": none), as
+ * restart point), leaving out every one whose name sorts before target (b"": none), as
  * gitodb.reftable.reader._ref_records yields them (its Python loop is the reference).
  * None for a damaged record: the reference loop reads the block again and raises the
  * error naming the table and offset.
@@ -677,8 +677,14 @@ ref_block_records(PyObject *self, PyObject *args)
         goto done;
     }
     out = PyList_New(0);
-    if (!out)
+    last_cap = 256;
+    last = PyMem_Malloc(last_cap);
+    if (!out || !last) {
+        if (out && !last)
+            PyErr_NoMemory();
+        Py_CLEAR(out);
         goto done;
+    }
     const unsigned char *buf = view.buf;
     size_t tlen = (size_t)target.len;
     while (pos < end) {
@@ -690,7 +696,7 @@ ref_block_records(PyObject *self, PyObject *args)
             goto damaged;
         size_t klen = (size_t)(prefix + suffix);
         if (klen > last_cap) {
-            size_t cap = last_cap ? last_cap : 256;
+            size_t cap = last_cap;
             while (cap < klen)
                 cap *= 2;
             unsigned char *nb = PyMem_Realloc(last, cap);
@@ -725,12 +731,12 @@ ref_block_records(PyObject *self, PyObject *args)
         const unsigned char *val = buf + pos;
         pos += vlen;
         if (tlen) {
-            /* only up to the first record at or past target, as the reference loop */
+            /* every record of the block before target, stored in order or not, as
+               the reference loop leaves them out */
             size_t m = klen < tlen ? klen : tlen;
             int c = memcmp(last, target.buf, m);
             if (c < 0 || (c == 0 && klen < tlen))
                 continue;
-            tlen = 0;
         }
         PyObject *items[6] = {NULL};
         items[0] = PyBytes_FromStringAndSize((const char *)last, (Py_ssize_t)klen);
