@@ -1,4 +1,4 @@
-"""The plain-format path of for-each-ref (default format, sort by name) prints git's bytes."""
+"""The native path of for-each-ref (default format, sort by name...) prints git's bytes."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from gitodb.repo import Repository
 from gitodb.repo.refformat import DEFAULT_FORMAT, Formatter
+from gitodb.repo.refformat.native import available as native_available
 from helpers import git, run_cli
 
 
@@ -55,18 +56,22 @@ def test_plain_formats_match_git(
 
 
 @pytest.mark.parametrize(
-    ("fmt", "plain"),
+    ("fmt", "native"),
     [
         (DEFAULT_FORMAT, True),
         ("%(refname)", True),
+        ("%(objectsize) %(*objectname) %(*objecttype) %(*objectsize)", True),
         ("%(refname:short)", False),
+        ("%(*refname)", False),
         ("%(objectname:short)", False),
-        ("%(*objecttype)", False),
+        ("%(objectsize:disk)", False),
         ("%(subject)", False),
         ("%(if)%(symref)%(then)x%(end)", False),
     ],
 )
-def test_which_formats_take_the_plain_path(repo: Path, fmt: str, plain: bool) -> None:
+def test_which_formats_take_the_native_path(repo: Path, fmt: str, native: bool) -> None:
+    if not native_available():
+        pytest.skip("built without the native core")
     formatter = Formatter(Repository(repo), fmt)
-    assert (formatter._plain is not None) is plain  # noqa: SLF001
-    assert Formatter(Repository(repo), fmt, quote_style="shell")._plain is None  # noqa: SLF001
+    assert (formatter.native_plan is not None) is native
+    assert Formatter(Repository(repo), fmt, quote_style="shell").native_plan is None

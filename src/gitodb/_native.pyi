@@ -85,6 +85,39 @@ def check_lines(
 def find_oid(
     table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int, oid: _Buffer, /
 ) -> int: ...
+def pack_headers(
+    idx: _Buffer,
+    layout: tuple[int, int, int, int, int, int, int, int, int],
+    pack: _Buffer,
+    data_end: int,
+    oids: list[bytes],
+    types: _Buffer,
+    sizes: _Buffer,
+    /,
+) -> int: ...
+def packed_refs_plain(
+    data: _Buffer, hexsz: int, ref_type: type[Any], /
+) -> dict[str, Any] | None: ...
+def ref_block_records(
+    buf: _Buffer,
+    pos: int,
+    end: int,
+    hash_size: int,
+    min_update_index: int,
+    record_type: type[Any],
+    target: bytes,
+    /,
+) -> list[Any] | None: ...
+def format_refs(
+    plan: tuple[tuple[int, bytes], ...],
+    names: list[str] | list[bytes],
+    oids: list[bytes],
+    types: _Buffer,
+    sizes: _Buffer,
+    peeled: list[tuple[bytes, int, int] | None] | None,
+    omit_empty: bool,
+    /,
+) -> bytes: ...
 def first_unordered_u64(values: _Buffer, /) -> int: ...
 def first_at_least_u32(values: _Buffer, limit: int, /) -> int: ...
 def walk_pack(

@@ -503,6 +503,30 @@ fast_delta_head(PyObject *self, PyObject *arg)
     return PyBytes_FromStringAndSize((const char *)head, got);
 }
 
+int
+gdc_delta_result_size(gdc_zinflater *z, const unsigned char *p, unsigned long long len,
+                      unsigned long long *size)
+{
+    unsigned char head[DELTA_HEAD_MAX];
+    fh_init();
+    int got = len ? fast_head(p, len, head) : -1;
+    if (got < 0) {
+        if (!z->ready) {
+            memset(&z->zs, 0, sizeof(z->zs));
+            if (inflateInit(&z->zs) != Z_OK)
+                return -1;
+            z->ready = 1;
+        }
+        got = head_of(&z->zs, p, len, head);
+    }
+    const unsigned char *q = head;
+    unsigned long long base_size;
+    if (got < 0 || gdc_read_size(&q, head + got, &base_size)
+        || gdc_read_size(&q, head + got, size))
+        return -1;
+    return 0;
+}
+
 PyMethodDef gdc_heads_methods[] = {
     {"delta_result_sizes", delta_result_sizes, METH_VARARGS,
      "delta_result_sizes(buf, kinds, starts, ends, sizes) -> positions left undecided"},
@@ -521,6 +545,13 @@ gdc_zlib_runtime_version(void)
 }
 
 #else /* no zlib at build time: Python reads every head */
+
+int
+gdc_delta_result_size(gdc_zinflater *z, const unsigned char *p, unsigned long long len,
+                      unsigned long long *size)
+{
+    return -1;
+}
 
 PyMethodDef gdc_heads_methods[] = {
     {NULL, NULL, 0, NULL},

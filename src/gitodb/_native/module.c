@@ -298,7 +298,8 @@ PyInit__native(void)
     if (PyModule_AddFunctions(m, gdc_pack_methods) < 0
         || PyModule_AddFunctions(m, gdc_walk_methods) < 0
         || PyModule_AddFunctions(m, gdc_heads_methods) < 0
-        || PyModule_AddFunctions(m, gdc_linediff_methods) < 0) {
+        || PyModule_AddFunctions(m, gdc_linediff_methods) < 0
+        || PyModule_AddFunctions(m, gdc_refformat_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }

@@ -686,6 +686,23 @@ done:
  * and hi come from the fan-out.  A point lookup costs log2(count) comparisons and no
  * per-index set-up (no list of every id).
  */
+Py_ssize_t
+gdc_find_oid(const unsigned char *base, Py_ssize_t stride, Py_ssize_t rawsz, Py_ssize_t lo,
+             Py_ssize_t hi, const void *want)
+{
+    while (lo < hi) {
+        Py_ssize_t mid = lo + ((hi - lo) >> 1);
+        int c = memcmp(base + mid * stride, want, (size_t)rawsz);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
 static PyObject *
 find_oid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
@@ -715,19 +732,8 @@ find_oid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "find_oid: range outside the table");
         return NULL;
     }
-    const unsigned char *base = (const unsigned char *)table.buf + start;
-    while (lo < hi) {
-        Py_ssize_t mid = lo + ((hi - lo) >> 1);
-        int c = memcmp(base + mid * stride, want.buf, (size_t)rawsz);
-        if (c == 0) {
-            found = mid;
-            break;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    found = gdc_find_oid((const unsigned char *)table.buf + start, stride, rawsz, lo, hi,
+                         want.buf);
     PyBuffer_Release(&table);
     PyBuffer_Release(&want);
     return PyLong_FromSsize_t(found);

@@ -7,6 +7,7 @@ extern PyMethodDef gdc_pack_methods[];
 extern PyMethodDef gdc_walk_methods[];
 extern PyMethodDef gdc_heads_methods[];
 extern PyMethodDef gdc_linediff_methods[];
+extern PyMethodDef gdc_refformat_methods[];
 /* zlib's version when heads.c was built with it (GITODB_HAVE_ZLIB), else NULL. */
 extern const char *gdc_zlib_version;
 /* zlibVersion() of the zlib linked at run time, or NULL without zlib. */
@@ -43,6 +44,17 @@ int gdc_entry_header(const unsigned char *buf, unsigned long long len, unsigned 
                      unsigned int *type, unsigned long long *size, unsigned long long *hlen);
 int gdc_ofs_distance(const unsigned char *buf, unsigned long long len, unsigned long long pos,
                      unsigned long long *dist, unsigned long long *nlen);
+
+/* Binary search of sorted ids, entry i's id at base + i * stride (pack.c): the position
+   of want (rawsz bytes) in [lo, hi), or -1. */
+Py_ssize_t gdc_find_oid(const unsigned char *base, Py_ssize_t stride, Py_ssize_t rawsz,
+                        Py_ssize_t lo, Py_ssize_t hi, const void *want);
+
+/* The result size a delta declares, from the start of its zlib data [p, p + len)
+   (heads.c): 0 and *size, or -1 when undecided (no zlib at build time, a damaged or
+   short stream: the Python path decides and reports).  z is set up on first use. */
+int gdc_delta_result_size(gdc_zinflater *z, const unsigned char *p, unsigned long long len,
+                          unsigned long long *size);
 
 /* Walk a delta's opcodes [p, end) against base; copy into out unless NULL.  NULL or an
    error text (in msg when it has numbers); *produced_out is the result size. */

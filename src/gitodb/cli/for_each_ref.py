@@ -160,7 +160,7 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
         DEFAULT_FORMAT,
         MalformedFormatError,
         RefFilter,
-        iter_lines,
+        render,
     )
 
     values = parser.defaults()
@@ -210,7 +210,7 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
         oid = _commit_arg(repo, target or "HEAD", opt)
         getattr(filt, opt.replace("-", "_")).append(oid)
     try:
-        lines = iter_lines(
+        chunks = render(
             repo,
             fmt,
             filt,
@@ -223,6 +223,6 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
     except MalformedFormatError as e:
         raise parser.usage_error(str(e)) from None
     out = sys.stdout.buffer
-    for line in lines:
-        out.write(line + b"\n")
+    for chunk in chunks:
+        out.write(chunk)
     return 0

@@ -216,6 +216,27 @@ class PackIndex:
                     out[i] = large[j]
         return out
 
+    def native_layout(self) -> tuple[int, int, int, int, int, int, int, int, int]:
+        """Where the tables lie in the mapping, as ``_native.pack_headers`` reads them:
+        ``(version, fan-out, ids, id stride, 32-bit offsets, 64-bit offsets, number of
+        64-bit offsets, id length, count)``."""
+        return (
+            self.version,
+            8 if self.version == 2 else 0,
+            self._oid_at,
+            self._oid_stride,
+            self._off32_at,
+            self._off64_at,
+            self._large_count,
+            self.fmt.rawsz,
+            self.count,
+        )
+
+    @property
+    def mapping(self) -> memoryview:
+        """The index file's bytes (the read-only mapping)."""
+        return self._buf
+
     def find(self, oid: bytes) -> int:
         """Return the position of ``oid`` in the index, or -1."""
         first = oid[0]

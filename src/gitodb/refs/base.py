@@ -14,7 +14,7 @@ import os
 import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 from gitodb.errors import RefError, RefHookVetoError
 from gitodb.objects.format import ObjectFormat
@@ -96,6 +96,20 @@ class ReflogEntry(NamedTuple):
     time: int
     tz_offset: int
     message: bytes
+
+
+def sorted_names(names: Iterable[str]) -> list[str]:
+    """``names`` in Git's order: by their bytes (UTF-8, surrogate escapes as raw bytes).
+
+    Code-point order is that order for names without surrogate escapes; ASCII names
+    (nearly always all of them) sort as they are, without a key per name.
+    """
+    got = list(names)
+    if "".join(got).isascii():
+        got.sort()
+        return got
+    got.sort(key=lambda n: n.encode("utf-8", "surrogateescape"))
+    return got
 
 
 def rewrite_old_ids(entries: list[ReflogEntry], null: bytes) -> list[ReflogEntry]:

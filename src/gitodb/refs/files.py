@@ -48,6 +48,7 @@ from gitodb.refs.base import (
     refname_format_ok,
     refname_is_safe,
     rewrite_old_ids,
+    sorted_names,
 )
 from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
@@ -467,8 +468,7 @@ class FilesRefStore(RefStore):
                     ref = self._read_loose(name)
                     if ref is not None:
                         merged[name] = ref
-        for name in sorted(merged, key=lambda n: n.encode("utf-8", "surrogateescape")):
-            yield merged[name]
+        yield from (merged[name] for name in sorted_names(merged))
 
     def iter_root_refs(self) -> Iterator[Ref]:
         """HEAD and pseudo refs stored as files in the (worktree's) git directory."""

@@ -23,6 +23,11 @@ import re
 
 from gitodb.refs.base import Ref
 
+try:
+    from gitodb._native import packed_refs_plain as _packed_refs_plain
+except ImportError:  # built without a C compiler
+    _packed_refs_plain = None  # type: ignore[assignment]
+
 #: Characters a ref name may hold here: printable ASCII without space and the
 #: ones ``check_refname_format`` refuses (``~ ^ : ? * [ \``, ``{`` for ``@{``).
 _NAME = r"[A-Za-z0-9!\"#$%&'()+,\-./;<=>@\]_`|}]"
@@ -44,7 +49,18 @@ def _pattern(hexsz: int) -> re.Pattern[str]:
 
 
 def parse_plain(data: bytes, hexsz: int) -> dict[str, Ref] | None:
-    """The refs of ``packed-refs`` ``data`` if every line is plainly valid, else None."""
+    """The refs of ``packed-refs`` ``data`` if every line is plainly valid, else None.
+
+    In one native pass where the native core is built (``parse_plain_python`` is its
+    reference: the same contract, the same refs).
+    """
+    if _packed_refs_plain is not None:
+        return _packed_refs_plain(data, hexsz, Ref)
+    return parse_plain_python(data, hexsz)
+
+
+def parse_plain_python(data: bytes, hexsz: int) -> dict[str, Ref] | None:
+    """``parse_plain`` in Python: one regular-expression pass."""
     try:
         text = data.decode("ascii")
     except UnicodeDecodeError:

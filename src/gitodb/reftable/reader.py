@@ -34,6 +34,11 @@ from gitodb.reftable.block import Block, parse_block_header
 from gitodb.reftable.records import LogRecord, RefRecord, log_key
 from gitodb.types import Buffer
 
+try:
+    from gitodb._native import ref_block_records as _ref_block_records
+except ImportError:  # built without a C compiler: the Python loop
+    _ref_block_records = None  # type: ignore[assignment]
+
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
@@ -502,9 +507,26 @@ class TableReader:
 def _ref_records(
     blk: Block, hash_size: int, min_ui: int, target: bytes | None
 ) -> Iterator[RefRecord]:
+    """The block's ref records, from the first whose name is >= ``target`` if given.
+
+    Decoded in one native call where the native core is built; a damaged record
+    sends the block to the Python loop below (the reference), which names it.
+    """
     buf = blk.buf
     end = blk.rec_end
     pos = blk.seek_restart(target) if target else blk.rec_start
+    if _ref_block_records is not None:
+        got = _ref_block_records(buf, pos, end, hash_size, min_ui, RefRecord, target or b"")
+        if got is not None:
+            return iter(got)
+    return _ref_records_python(blk, hash_size, min_ui, target, pos)
+
+
+def _ref_records_python(
+    blk: Block, hash_size: int, min_ui: int, target: bytes | None, pos: int
+) -> Iterator[RefRecord]:
+    buf = blk.buf
+    end = blk.rec_end
     last = b""
     try:
         while pos < end:

@@ -28,6 +28,7 @@ from gitodb.repo.refformat.filter import (
     sort_items,
     versioncmp,
 )
+from gitodb.repo.refformat.native import render_native
 from gitodb.repo.refformat.quote import NONE, PERL, PYTHON, SHELL, TCL, quote
 from gitodb.repo.refformat.render import Formatter, RefItem, Value
 
@@ -54,6 +55,7 @@ __all__ = [
     "quote",
     "list_refs",
     "iter_lines",
+    "render",
     "DEFAULT_FORMAT",
     "NONE",
     "SHELL",
@@ -105,6 +107,50 @@ def iter_lines(
     ``sort`` lists keys as ``--sort`` takes them, in command-line order (the last is
     the primary key); None means ``refname``, an empty list no sorting.
     """
+    formatter, items = _selected(repo, fmt, filt, sort, quote_style, color, count)
+    formatter.prefetch(items)
+    return _lines(formatter, items, omit_empty)
+
+
+def render(
+    repo: Repository,
+    fmt: str = DEFAULT_FORMAT,
+    filt: RefFilter | None = None,
+    *,
+    sort: list[str] | None = None,
+    quote_style: str = NONE,
+    color: bool = False,
+    count: int = 0,
+    omit_empty: bool = False,
+    native: bool = True,
+) -> Iterator[bytes]:
+    """``git for-each-ref``'s output (whole lines, newlines included), in chunks.
+
+    The format is expanded for all refs in one native call where the native core
+    supports every atom of it (``native=False``: never), else line by line as
+    ``iter_lines`` does; the bytes are the same.  The format and sort keys are
+    checked before the first chunk; a ref whose values cannot be computed (a missing
+    object) raises before any output, as Git dies before printing.
+    """
+    formatter, items = _selected(repo, fmt, filt, sort, quote_style, color, count)
+    plan = formatter.native_plan if native else None
+    if plan is not None:
+        return render_native(formatter, plan, items, omit_empty)
+    formatter.prefetch(items)
+    # every line before the first: an error (a missing object) prints nothing, as Git
+    return iter([b"".join([line + b"\n" for line in _lines(formatter, items, omit_empty)])])
+
+
+def _selected(
+    repo: Repository,
+    fmt: str,
+    filt: RefFilter | None,
+    sort: list[str] | None,
+    quote_style: str,
+    color: bool,
+    count: int,
+) -> tuple[Formatter, list[RefItem]]:
+    """The formatter of ``fmt`` and the refs to show, sorted and cut to ``count``."""
     formatter = Formatter(repo, fmt, quote_style=quote_style, color=color)
     keys = [parse_sort_key(k) for k in (["refname"] if sort is None else sort)]
     for k in keys:
@@ -116,8 +162,7 @@ def iter_lines(
         items = sort_items(formatter, items, list(reversed(keys)), f.ignore_case)
     if count:
         items = items[:count]
-    formatter.prefetch(items)
-    return _lines(formatter, items, omit_empty)
+    return formatter, items
 
 
 def _lines(formatter: Formatter, items: list[RefItem], omit_empty: bool) -> Iterator[bytes]:

@@ -116,6 +116,16 @@ def collect(repo: Repository, filt: RefFilter, fmt: Formatter) -> list[RefItem]:
             key=lambda r: r.name.encode("utf-8", "surrogateescape"),
         )
     items = []
+    if not (filt.patterns or filt.excludes or filt.start_after is not None or filt.points_at):
+        # every stored ref (the default): the loop below without its per-ref tests
+        for ref in stored:
+            if ref.target is None:
+                items.append(RefItem(ref.name, ref.oid, None, ref.peeled))  # type: ignore[arg-type]
+                continue
+            resolved = refs.resolve_ref(ref.name)
+            if resolved is not None and resolved[1] is not None:
+                items.append(RefItem(ref.name, resolved[1], ref.target))
+        stored = []
     for ref in stored:
         if filt.patterns and not match_as_path(filt.patterns, ref.name, filt.ignore_case):
             continue
@@ -266,6 +276,10 @@ def versioncmp(a: bytes, b: bytes) -> int:
     return r
 
 
+def _item_name(item: RefItem) -> str:
+    return item.name
+
+
 def sort_items(
     fmt: Formatter, items: list[RefItem], keys: list[SortKey], ignore_case: bool = False
 ) -> list[RefItem]:
@@ -276,6 +290,10 @@ def sort_items(
         if atom.name == "refname" and not (atom.deref or atom.refname.kind or key.version):
             # By plain name (the default): its value is the name, which also breaks
             # ties, so a key sort gives compare's order (stable for ignore_case's ties).
+            if not ignore_case and "".join([i.name for i in items]).isascii():
+                # ASCII names: code-point order is byte order, no key per name
+                return sorted(items, key=_item_name, reverse=key.reverse)
+
             def name_key(item: RefItem) -> bytes:
                 name = item.name.encode("utf-8", "surrogateescape")
                 return name.lower() if ignore_case else name

@@ -15,11 +15,13 @@ import unicodedata
 from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.objects.blob import GitObject, parse_object
 from gitodb.objects.commit import Commit
+from gitodb.objects.header import TYPE_NUMBERS
 from gitodb.objects.signature import Signature
 from gitodb.objects.tag import Tag, signature_start
 from gitodb.refs.peel import shorten_ref
 from gitodb.repo.refformat.atoms import Atom, MalformedFormatError, Piece, parse_atom, parse_format
 from gitodb.repo.refformat.color import RESET
+from gitodb.repo.refformat.native import compile_plan
 from gitodb.repo.refformat.quote import NONE, PERL, quote
 from gitodb.repo.refformat.tracking import Tracking
 from gitodb.types import Record
@@ -32,10 +34,7 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
     from gitodb.repo.refformat.describe import Describer
 
-# the steps of Formatter._plain_plan
-_LITERAL, _REFNAME, _OBJECTNAME, _OBJECTTYPE = range(4)
 _SPACE = b" \t\n\r\x0b\x0c"
-_TYPE_BYTES = {name: name.encode() for name in ("commit", "tree", "blob", "tag")}
 
 
 class RefItem(Record):
@@ -264,35 +263,7 @@ class Formatter:
         self._describer: Describer | None = None
         self._signatures: dict[bytes, Any] = {}
         self._strict = repo.config.get_bool("core.warnambiguousrefs", True)
-        self._plain = self._plain_plan()
-
-    def _plain_plan(self) -> list[tuple[int, bytes]] | None:
-        """The format as (kind, literal) steps when it holds only literals and plain
-        ``%(refname)``, ``%(objectname)`` and ``%(objecttype)`` (the default format),
-        without quoting or colour; else None.
-
-        ``format`` then builds each line from these without the per-atom values
-        (and their cache) of the general path: the same bytes, a fraction of the work
-        for thousands of refs.
-        """
-        if self.quote_style or self.reset_at_eol:
-            return None
-        plan: list[tuple[int, bytes]] = []
-        for p in self.pieces:
-            a = p.atom
-            if a is None:
-                plan.append((_LITERAL, p.literal))
-            elif a.deref or a.option:
-                return None
-            elif a.name == "refname" and not a.refname.kind:
-                plan.append((_REFNAME, b""))
-            elif a.name == "objectname":
-                plan.append((_OBJECTNAME, b""))
-            elif a.name == "objecttype":
-                plan.append((_OBJECTTYPE, b""))
-            else:
-                return None
-        return plan
+        self.native_plan = compile_plan(self.pieces, quote_style, self.reset_at_eol)
 
     # -- atoms used for sorting ---------------------------------------------------
     def atom(self, text: str) -> Atom:
@@ -324,7 +295,7 @@ class Formatter:
         self._objects[oid] = obj
         return obj
 
-    def _header(self, oid: bytes, refname: str) -> tuple[str, int]:
+    def header(self, oid: bytes, refname: str) -> tuple[str, int]:
         """``(type, size)`` of ``oid`` (from the object already read, if it was)."""
         obj = self._objects.get(oid)
         if obj is not None:
@@ -363,6 +334,16 @@ class Formatter:
                 raise GitodbError("bad tag")
             cur = self._object(target, item.name)
         raise GitodbError(f"bad tag: {item.name}")
+
+    def peeled(self, item: RefItem) -> tuple[bytes, int, int] | None:
+        """``(id, type number, size)`` of the object the tag ``item`` names peels to
+        (what ``%(*objectname)``, ``%(*objecttype)``, ``%(*objectsize)`` show), or
+        None when ``item`` is not a tag."""
+        obj = self._object(item.oid, item.name)
+        if obj.type_name != "tag":
+            return None
+        obj = self._peel(obj, item)
+        return obj.oid, TYPE_NUMBERS[obj.type_name], obj.size
 
     def _abbrev_of(self, oid: bytes, length: int) -> str:
         from gitodb.repo.abbrev import Abbreviator, default_abbrev
@@ -554,7 +535,7 @@ class Formatter:
             name == "objecttype" or (name == "objectsize" and atom.option != "disk")
         ):
             # As Git: these come from the object's header, without reading it whole.
-            type_name, size = self._header(item.oid, item.name)
+            type_name, size = self.header(item.oid, item.name)
             if name == "objecttype":
                 return Value(_enc(type_name))
             return Value(str(size).encode(), size)
@@ -729,10 +710,12 @@ class Formatter:
         return getattr(self, "is_base_winners", {}).get(atom.text)
 
     def prefetch(self, items: list[RefItem]) -> None:
-        """Before ``format`` shows ``items``: for a plain format with ``%(objecttype)``
-        (the default), the types of all their objects in one ``read_headers``."""
-        plan = self._plain
-        if plan is not None and any(kind == _OBJECTTYPE for kind, _ in plan):
+        """Before ``format`` shows ``items``: when the format shows ``%(objecttype)`` or
+        ``%(objectsize)``, the headers of all their objects in one ``read_headers``."""
+        if any(
+            a.name in ("objecttype", "objectsize") and not a.deref and not a.option
+            for a in self.atoms.values()
+        ):
             self._headers.update(self.repo.odb.read_headers(i.oid for i in items))
 
     def prepare(self, items: list[RefItem]) -> None:
@@ -789,21 +772,6 @@ class Formatter:
     # -- output -----------------------------------------------------------------------
     def format(self, item: RefItem) -> bytes:
         """The expanded format for ``item`` (no newline)."""
-        plan = self._plain
-        if plan is not None:
-            out = []
-            headers = self._headers
-            for kind, literal in plan:
-                if kind == _LITERAL:
-                    out.append(literal)
-                elif kind == _REFNAME:
-                    out.append(item.name.encode("utf-8", "surrogateescape"))
-                elif kind == _OBJECTNAME:
-                    out.append(item.oid.hex().encode())
-                else:
-                    got = headers.get(item.oid) or self._header(item.oid, item.name)
-                    out.append(_TYPE_BYTES[got[0]])
-            return b"".join(out)
         stack = [_Frame()]
         for piece in self.pieces:
             atom = piece.atom
