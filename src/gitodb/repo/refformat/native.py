@@ -12,12 +12,13 @@ the format for all refs in one call.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from typing import TYPE_CHECKING
-
 from gitodb.objects.header import TYPE_NUMBERS
 
+TYPE_CHECKING = False
+
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from gitodb.repo.refformat.atoms import Piece
     from gitodb.repo.refformat.render import Formatter, RefItem
 
