@@ -23,7 +23,7 @@ import os
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate
+from itertools import accumulate, islice
 from typing import TYPE_CHECKING, BinaryIO, TextIO, cast
 
 from gitodb.errors import (
@@ -546,6 +546,10 @@ class BatchRunner:
             try:
                 if self._default_contents_in_place():
                     return
+                pack = self._only_pack()
+                if pack is not None:
+                    self._default_contents_planned(pack)
+                    return
                 self._contents_spilled()
             except GitodbError:
                 # Damage somewhere: print in id order what Git prints before it dies.
@@ -554,13 +558,56 @@ class BatchRunner:
             return
         self._contents_spilled()
 
-    def _default_contents_id_order(self) -> None:
+    def _default_contents_planned(self, pack: PackFile) -> None:
+        """``--batch --batch-all-objects`` (default format, id order) for a fully packed
+        repository, built in id order (``PackFile.iter_objects_id_order``: the cache
+        planned from the whole sequence of reads) and written as it comes: no spill,
+        whatever standard output is (a pipe, /dev/null).
+
+        A ``GitodbError`` before anything is written propagates (the caller prints in
+        id order); one at the ``i``-th object goes on from that object one at a time
+        (``_default_contents_id_order``), which prints what Git prints and dies.
+        """
+        names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
+        out = self.out
+        parts = out.parts
+        write_parts = out.write_parts
+        pending = 0
+        done = 0
+        objects = pack.iter_objects_id_order()
+        try:
+            for oid, _off, t, data in objects:
+                parts.append(b"%s %s %d\n" % (oid.hex().encode(), names[t], len(data)))
+                parts.append(data)
+                parts.append(b"\n")
+                done += 1
+                pending += len(data)
+                if pending >= OUTPUT_CHUNK:
+                    write_parts(parts)  # writev: no joined copy of the objects
+                    parts.clear()
+                    pending = 0
+        except GitodbError:
+            if not done:
+                raise
+            if parts:
+                write_parts(parts)
+                parts.clear()
+            pending = 0
+            self._default_contents_id_order(done)
+        finally:
+            out.size = pending
+
+    def _default_contents_id_order(self, start: int = 0) -> None:
         """Default ``--batch`` records in id order, each header line out before its
         content is read, as Git writes them: on damage, the output ends where Git's
-        does, and the typed error of the object that Git fails on is raised."""
+        does, and the typed error of the object that Git fails on is raised.
+        ``start``: the number of objects already printed (they are skipped)."""
         names = {n: t.encode() for n, t in TYPE_NAMES.items()}
         write = self.out.write
-        for oid, pack, where in self.odb.iter_located("sorted"):
+        located = self.odb.iter_located("sorted")
+        if start:
+            located = islice(located, start, None)
+        for oid, pack, where in located:
             if pack is not None:
                 type_num, size = pack.header_at(cast(int, where))
             else:
