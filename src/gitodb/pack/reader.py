@@ -366,35 +366,42 @@ class PackFile:
         error of a damaged entry at its place in the order).  Without the native
         core: ``read_at`` per object, the reference.
         """
-        offsets = self.offsets
-        oids = self.idx.oid_list if _IdOrderWalk is None else None
-        if oids is not None:
-            for i, oid in enumerate(oids()):
+        walk = self.id_order_walk()
+        if walk is None:
+            offsets = self.offsets
+            for i, oid in enumerate(self.idx.oid_list()):
                 off = offsets[i]
                 yield (oid, off, *self.read_at(off))
             return
-        so = self.sorted_offsets
-        rev = self.rev_order
-        bases = array("i")
-        bases.frombytes(_delta_bases(self.buf, so, self.data_end))
-        self._ref_delta_bases(bases)
-        inflate = None if compress.native_inflate() == "zlib" else compress.inflate
-        walk = _IdOrderWalk(
-            self.buf,
-            so,
-            self.data_end,
-            inflate,
-            bases,
-            self.idx.id_table(),
-            rev,
-            self.cache.limit,
-        )
         read_at = self.read_at
         while items := walk.next(_WALK_ITEMS, _WALK_BYTES):
             for oid, off, t, got in items:
                 if got is None:
                     t, got = read_at(off)
                 yield oid, off, t, got
+
+    def id_order_walk(self) -> _IdOrderWalk | None:
+        """The native walk behind ``iter_objects_id_order`` (None without the native
+        core): ``next(max_items, max_bytes)`` gives the next ``(oid, offset, type,
+        data)`` in id order, type 0 / data None where ``read_at`` is to read it."""
+        if _IdOrderWalk is None:
+            return None
+        so = self.sorted_offsets
+        bases = array("i")
+        bases.frombytes(_delta_bases(self.buf, so, self.data_end))
+        self._ref_delta_bases(bases)
+        # the compression layer's inflate, or None: the same zlib through its C API
+        inflate = None if compress.native_inflate() == "zlib" else compress.inflate
+        return _IdOrderWalk(
+            self.buf,
+            so,
+            self.data_end,
+            inflate,
+            bases,
+            self.idx.id_table(),
+            self.rev_order,
+            self.cache.limit,
+        )
 
     def _ref_delta_bases(self, bases: array[int]) -> None:
         """Fill in the pack position of each REF_DELTA's base (``-2`` in ``bases``,
@@ -411,8 +418,9 @@ class PackFile:
             _t, _size, hlen = parse_entry_header(buf, off, self.path)
             base_oid = bytes(buf[off + hlen : off + hlen + rawsz])
             p = self.idx.find(base_oid)
-            j = bisect_left(so, self.idx.offset_at(p)) if p >= 0 else n
-            bases[k] = j if j < n and j != k else -3
+            at = self.idx.offset_at(p) if p >= 0 else -1
+            j = bisect_left(so, at) if p >= 0 else n
+            bases[k] = j if j < n and j != k and so[j] == at else -3
             try:
                 k = bases.index(-2, k + 1)
             except ValueError:

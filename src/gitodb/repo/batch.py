@@ -547,14 +547,15 @@ class BatchRunner:
                 if self._default_contents_in_place():
                     return
                 pack = self._only_pack()
-                if pack is not None:
-                    self._default_contents_planned(pack)
+                if pack is None:
+                    self._contents_spilled()
                     return
-                self._contents_spilled()
             except GitodbError:
                 # Damage somewhere: print in id order what Git prints before it dies.
                 # (it raises there; reading one object at a time may also succeed)
                 self._default_contents_id_order()
+                return
+            self._default_contents_planned(pack)  # on damage, goes on as Git does
             return
         self._contents_spilled()
 
@@ -564,9 +565,9 @@ class BatchRunner:
         planned from the whole sequence of reads) and written as it comes: no spill,
         whatever standard output is (a pipe, /dev/null).
 
-        A ``GitodbError`` before anything is written propagates (the caller prints in
-        id order); one at the ``i``-th object goes on from that object one at a time
-        (``_default_contents_id_order``), which prints what Git prints and dies.
+        A ``GitodbError`` at the ``i``-th object (or before the first) goes on from
+        that object one at a time (``_default_contents_id_order``), which prints what
+        Git prints and raises where Git dies.
         """
         names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
         out = self.out
@@ -587,8 +588,6 @@ class BatchRunner:
                     parts.clear()
                     pending = 0
         except GitodbError:
-            if not done:
-                raise
             if parts:
                 write_parts(parts)
                 parts.clear()
