@@ -124,6 +124,9 @@ class IdOrderWalk:
     def next(
         self, max_items: int, max_bytes: int, /
     ) -> list[tuple[bytes, int, int, bytes | None]]: ...
+    def records(
+        self, max_items: int, max_bytes: int, /
+    ) -> tuple[list[bytes], tuple[bytes, int] | None]: ...
     @property
     def size(self) -> int: ...
     @property

@@ -591,6 +591,66 @@ fail:
     return NULL;
 }
 
+/*
+ * records(max_items, max_bytes) -> (parts, fallback)
+ *
+ * cat-file's default --batch records of the next objects in id order, ready for
+ * writev: parts is [line, data, b"\n", line, data, b"\n", ...] (line: "<hex id>
+ * <type> <size>\n", formatted as check_lines does).  It stops before an object it
+ * cannot build: fallback is then that object's (oid, offset), which the caller
+ * prints itself (read_at raises the typed error of a damaged entry); the walk goes on
+ * after it.  ([], None): the end.
+ */
+static PyObject *
+IdOrderWalk_records(IdOrderWalk *w, PyObject *args)
+{
+    Py_ssize_t max_items, max_bytes, out_bytes = 0, count = 0;
+    if (!PyArg_ParseTuple(args, "nn:records", &max_items, &max_bytes))
+        return NULL;
+    PyObject *parts = PyList_New(0);
+    PyObject *newline = PyBytes_FromStringAndSize("\n", 1);
+    PyObject *fallback = NULL;
+    if (!parts || !newline)
+        goto fail;
+    const unsigned long long *so = w->sorted.buf;
+    const unsigned char *ids = w->table.buf;
+    while (w->t < w->n && count < max_items && out_bytes < max_bytes) {
+        uint32_t x = w->order[w->t];
+        const unsigned char *id = ids + w->id_start + w->t * w->id_stride;
+        unsigned int type = 0;
+        PyObject *data = resolve(w, x, &type);
+        if (!data) {
+            if (PyErr_Occurred())
+                goto fail;
+            fallback = Py_BuildValue("(y#K)", (const char *)id, w->rawsz, so[x]);
+            if (!fallback)
+                goto fail;
+            w->t++;
+            break;
+        }
+        char line[GDC_CHECK_LINE_MAX];
+        char *end = gdc_check_line(line, id, w->rawsz, type,
+                                   (unsigned long long)PyBytes_GET_SIZE(data));
+        PyObject *head = PyBytes_FromStringAndSize(line, end - line);
+        int r = !head || PyList_Append(parts, head) || PyList_Append(parts, data)
+                || PyList_Append(parts, newline);
+        Py_XDECREF(head);
+        out_bytes += PyBytes_GET_SIZE(data);
+        Py_DECREF(data);
+        if (r)
+            goto fail;
+        count++;
+        w->t++;
+    }
+    Py_DECREF(newline);
+    return Py_BuildValue("(NN)", parts, fallback ? fallback : Py_NewRef(Py_None));
+fail:
+    Py_XDECREF(parts);
+    Py_XDECREF(newline);
+    Py_XDECREF(fallback);
+    return NULL;
+}
+
 static PyObject *
 IdOrderWalk_get_size(IdOrderWalk *w, void *closure)
 {
@@ -607,6 +667,10 @@ static PyMethodDef IdOrderWalk_methods[] = {
     {"next", (PyCFunction)IdOrderWalk_next, METH_VARARGS,
      "next(max_items, max_bytes) -> [(oid, offset, type, data)]: the next objects in id "
      "order ([] at the end; type 0, data None: read it with read_at)"},
+    {"records", (PyCFunction)IdOrderWalk_records, METH_VARARGS,
+     "records(max_items, max_bytes) -> (parts, fallback): cat-file's default --batch "
+     "records of the next objects, for writev; fallback: (oid, offset) of an object "
+     "to print by the caller (read_at), or None"},
     {NULL, NULL, 0, NULL},
 };
 

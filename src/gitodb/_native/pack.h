@@ -44,6 +44,12 @@ PyObject *gdc_walk_inflate(PyObject *inflate, gdc_zinflater *z, const unsigned c
                            unsigned long long start, unsigned long long end,
                            unsigned long long size);
 
+/* cat-file's default record line "<hex id> <type> <size>\n" at w (pack.c): the end.
+   Room needed: 2 * 32 hex + " commit " + 20 digits + "\n". */
+#define GDC_CHECK_LINE_MAX (64 + 8 + 20 + 1)
+char *gdc_check_line(char *w, const unsigned char *id, Py_ssize_t idlen, unsigned int type,
+                     unsigned long long size);
+
 /* Every object of a pack in id order, its cache planned ahead (idorder.c). */
 extern PyTypeObject gdc_IdOrderWalkType;
 extern PyMethodDef gdc_idorder_methods[];

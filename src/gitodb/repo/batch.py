@@ -23,7 +23,7 @@ import os
 import sys
 from array import array
 from collections.abc import Callable, Iterator, Sequence
-from itertools import accumulate, islice
+from itertools import accumulate
 from typing import TYPE_CHECKING, BinaryIO, TextIO, cast
 
 from gitodb.errors import (
@@ -561,67 +561,62 @@ class BatchRunner:
 
     def _default_contents_planned(self, pack: PackFile) -> None:
         """``--batch --batch-all-objects`` (default format, id order) for a fully packed
-        repository, built in id order (``PackFile.iter_objects_id_order``: the cache
-        planned from the whole sequence of reads) and written as it comes: no spill,
-        whatever standard output is (a pipe, /dev/null).
+        repository, built in id order with the cache planned from the whole sequence
+        of reads (``PackFile.id_order_walk``, ``_native/idorder.c``), the records
+        formatted in C and written as they come with ``writev``: no spill, whatever
+        standard output is (a pipe, /dev/null).
 
-        A ``GitodbError`` at the ``i``-th object (or before the first) goes on from
-        that object one at a time (``_default_contents_id_order``), which prints what
-        Git prints and raises where Git dies.
+        An object the walk cannot build (damage) is printed here as Git prints it:
+        its line, then its content read by ``read_at``, which raises where Git dies.
+        Without the native core (or if the walk cannot be set up), one object at a
+        time (``_default_contents_id_order``).
         """
-        names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
-        out = self.out
-        parts = out.parts
-        write_parts = out.write_parts
-        pending = 0
-        done = 0
-        objects = pack.iter_objects_id_order()
         try:
-            for oid, _off, t, data in objects:
-                parts.append(b"%s %s %d\n" % (oid.hex().encode(), names[t], len(data)))
-                parts.append(data)
-                parts.append(b"\n")
-                done += 1
-                pending += len(data)
-                if pending >= OUTPUT_CHUNK:
-                    write_parts(parts)  # writev: no joined copy of the objects
-                    parts.clear()
-                    pending = 0
+            walk = pack.id_order_walk()
         except GitodbError:
+            walk = None
+        if walk is None:
+            self._default_contents_id_order()
+            return
+        out = self.out
+        write_parts = out.write_parts
+        while True:
+            parts, fallback = walk.records(_IOV_MAX, OUTPUT_CHUNK)
             if parts:
+                if out.parts:  # a fallback's record, still buffered
+                    out.flush()
                 write_parts(parts)
-                parts.clear()
-            pending = 0
-            self._default_contents_id_order(done)
-        finally:
-            out.size = pending
+            if fallback is not None:
+                self._default_record(fallback[0], pack, fallback[1])
+            elif not parts:
+                return
 
-    def _default_contents_id_order(self, start: int = 0) -> None:
+    def _default_record(self, oid: bytes, pack: PackFile, offset: int) -> None:
+        """One packed object's default ``--batch`` record, its line out before its
+        content is read (so on damage the output ends where Git's does)."""
+        type_num, size = pack.header_at(offset)
+        write = self.out.write
+        write(b"%s %s %d\n" % (oid.hex().encode(), TYPE_NAMES[type_num].encode(), size))
+        write(pack.read_at(offset)[1])
+        write(b"\n")
+
+    def _default_contents_id_order(self) -> None:
         """Default ``--batch`` records in id order, each header line out before its
         content is read, as Git writes them: on damage, the output ends where Git's
-        does, and the typed error of the object that Git fails on is raised.
-        ``start``: the number of objects already printed (they are skipped)."""
-        names = {n: t.encode() for n, t in TYPE_NAMES.items()}
+        does, and the typed error of the object that Git fails on is raised."""
         write = self.out.write
-        located = self.odb.iter_located("sorted")
-        if start:
-            located = islice(located, start, None)
-        for oid, pack, where in located:
+        for oid, pack, where in self.odb.iter_located("sorted"):
             if pack is not None:
-                type_num, size = pack.header_at(cast(int, where))
-            else:
-                header = cast("LooseObjectStore", where).read_header(oid)
-                if header is None:
-                    write(oid.hex().encode() + b" missing\n")
-                    continue
-                type_num, size = TYPE_NUMBERS[header[0]], header[1]
-            write(b"%s %s %d\n" % (oid.hex().encode(), names[type_num], size))
-            if pack is not None:
-                data = pack.read_at(cast(int, where))[1]
-            else:
-                got = cast("LooseObjectStore", where).read(oid)
-                data = got[1] if got is not None else self.odb.read(oid)[1]
-            write(data)
+                self._default_record(oid, pack, cast(int, where))
+                continue
+            loose = cast("LooseObjectStore", where)
+            header = loose.read_header(oid)
+            if header is None:
+                write(oid.hex().encode() + b" missing\n")
+                continue
+            write(b"%s %s %d\n" % (oid.hex().encode(), header[0].encode(), header[1]))
+            got = loose.read(oid)
+            write(got[1] if got is not None else self.odb.read(oid)[1])
             write(b"\n")
 
     def _contents_spilled(self) -> None:
