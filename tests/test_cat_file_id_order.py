@@ -19,6 +19,8 @@ import threading
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from gitodb import compress
 from gitodb.pack.cache import DeltaBaseCache
@@ -269,3 +271,29 @@ def test_damaged_entry_stops_where_git_stops(tmp_path: Path, backend: str, targe
     assert status != 0 and (have_status, have_out) == (status, out)
     fatal = [line for line in have_err.splitlines() if line.startswith(b"fatal:")]
     assert len(fatal) == 1 and b"Traceback" not in have_err, have_err
+
+
+@needs_native
+@settings(max_examples=30, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    seed=st.integers(0, 2**32 - 1),
+    count=st.integers(1, 80),
+    limit=st.sampled_from([0, 1, 700, 5000, 40_000, 1 << 30]),
+)
+def test_walk_matches_read_at_on_random_forests(seed: int, count: int, limit: int) -> None:
+    """Random delta forests (OFS and REF, chains of any depth) and cache limits: the
+    planned walk gives ``read_at``'s objects in index order, within the limit."""
+    from gitodb.objects.format import SHA1
+
+    with tempfile.TemporaryDirectory() as tmp:
+        _forest(Path(tmp) / "r.git", "sha1", seed=seed, count=count)
+        path = _pack_of(Path(tmp) / "r.git")
+        walk = PackFile(path, SHA1, cache=DeltaBaseCache(limit=limit)).id_order_walk()
+        ref = PackFile(path, SHA1)
+        assert walk is not None
+        got = []
+        while items := walk.next(5, 1 << 14):
+            assert walk.size <= limit
+            got.extend(items)
+        want = [(oid, off, *ref.read_at(off)) for oid, off in ref.iter_sorted()]
+        assert got == want
