@@ -4,14 +4,16 @@ On a repository (``--repo``, e.g. ``../shared/corpus/libgit2.git``; by default t
 benchmark repository of ``make_bench_repo.py``, built first if missing) it times
 
 * ``--batch-check --batch-all-objects`` and ``--batch --batch-all-objects``, each with
-  and without ``--unordered``, output to /dev/null, and ``--batch`` (id order) into a
-  regular file as well (``> file``: gitodb places the records, no spill): git 2.39
-  (``git`` on PATH, zlib), Git 2.55 (``../shared/git-2.55``, zlib-ng) and ``gitodb
-  cat-file`` on each ``--backends`` (default ``zlib,zlib-ng,auto``);
+  and without ``--unordered``, output to /dev/null, and ``--batch`` into a pipe (this
+  process reads and drops it) and, in id order, into a regular file (``file``: gitodb
+  places the records) as well (the ``sink`` column): git 2.39 (``git`` on PATH, zlib),
+  Git 2.55 (``../shared/git-2.55``, zlib-ng) and ``gitodb cat-file`` on each
+  ``--backends`` (default ``zlib,zlib-ng,auto``);
 * reading every object through each library's Python API: gitodb, dulwich, pygit2.
 
 Runs alternate between the tools (round-robin, best of ``--repeat``).  Ratios are
-of CPU time (user + system of the child, ``os.wait4``); max RSS is the child's own.
+of CPU time (user + system of the child, ``os.wait4``; the user and system times of
+that same run are shown too); max RSS is the child's own.
 Every output is checked against git 2.39's: sha256 of the bytes, streamed; for the
 unordered modes and the API readers, a sum of the records' sha256 (order-free).
 
@@ -28,6 +30,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
@@ -39,12 +42,14 @@ from _measure import run  # noqa: E402
 ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1", "LC_ALL": "C"}
 ENV.pop("GITODB_ZLIB_BACKEND", None)
 
-MODES = [  # (--modes key, option, --unordered, output into a regular file)
-    ("batch-check", "--batch-check", False, False),
-    ("batch-check-unordered", "--batch-check", True, False),
-    ("batch", "--batch", False, False),
-    ("batch-file", "--batch", False, True),
-    ("batch-unordered", "--batch", True, False),
+MODES = [  # (--modes key, option, --unordered, sink: /dev/null, pipe or file)
+    ("batch-check", "--batch-check", False, "/dev/null"),
+    ("batch-check-unordered", "--batch-check", True, "/dev/null"),
+    ("batch", "--batch", False, "/dev/null"),
+    ("batch-pipe", "--batch", False, "pipe"),
+    ("batch-file", "--batch", False, "file"),
+    ("batch-unordered", "--batch", True, "/dev/null"),
+    ("batch-unordered-pipe", "--batch", True, "pipe"),
 ]
 
 # Reading every object through a library's Python API, in the order the library
@@ -145,29 +150,62 @@ def file_digest(path: str) -> str:
     return h.hexdigest()
 
 
+Usage = tuple[float, float, int, float, float]  # wall, CPU, max RSS KiB, user, sys
+
+
+def run_sink(cmd: list[str], sink: str, path: str | None, timeout: float) -> Usage:
+    """One run of ``cmd`` with its output to /dev/null, the file ``path`` or a pipe that
+    this process drains (and drops); the child's own usage (``os.wait4``)."""
+    t0 = time.perf_counter()
+    if sink == "pipe":
+        p = subprocess.Popen(cmd, stdout=subprocess.PIPE, env=ENV)
+        assert p.stdout is not None
+        while p.stdout.read(_CHUNK):
+            if time.perf_counter() - t0 > timeout:
+                p.kill()
+        p.stdout.close()
+    else:
+        with open(path if sink == "file" else os.devnull, "wb") as out:  # type: ignore[arg-type]
+            p = subprocess.Popen(cmd, stdout=out, env=ENV)
+    _pid, status, ru = os.wait4(p.pid, 0)
+    wall = time.perf_counter() - t0
+    p.returncode = os.waitstatus_to_exitcode(status)
+    if wall > timeout:
+        raise subprocess.TimeoutExpired(cmd, timeout)
+    if p.returncode:
+        raise subprocess.CalledProcessError(p.returncode, cmd)
+    return wall, ru.ru_utime + ru.ru_stime, ru.ru_maxrss, ru.ru_utime, ru.ru_stime
+
+
 def measure_round_robin(
-    cmds: dict[str, list[str]], repeat: int, stdout: str | None = None, timeout: float = 1800.0
-) -> dict[str, tuple[float, float, int] | str]:
-    """Best (wall, CPU, max RSS KiB) per tool, the tools alternating in each round;
-    a tool that fails or times out gets the reason instead."""
-    runs: dict[str, list[tuple[float, float, int]]] = {k: [] for k in cmds}
+    cmds: dict[str, list[str]],
+    repeat: int,
+    sink: str = "/dev/null",
+    path: str | None = None,
+    timeout: float = 1800.0,
+) -> dict[str, Usage | str]:
+    """Per tool, the run of least CPU time (wall, CPU, max RSS KiB, user, sys of that
+    run; RSS the least of all runs), the tools alternating in each round; a tool
+    that fails or times out gets the reason instead."""
+    runs: dict[str, list[Usage]] = {k: [] for k in cmds}
     failed: dict[str, str] = {}
     for _ in range(repeat):
         for name, cmd in cmds.items():
             if name in failed:
                 continue
             try:
-                runs[name].append(run(cmd, env=ENV, stdout=stdout, timeout=timeout))
+                runs[name].append(run_sink(cmd, sink, path, timeout))
             except subprocess.CalledProcessError:
                 failed[name] = "failed"
             except subprocess.TimeoutExpired:
                 failed[name] = f"> {timeout:.0f} s"
-    out: dict[str, tuple[float, float, int] | str] = {}
+    out: dict[str, Usage | str] = {}
     for name, rs in runs.items():
         if name in failed:
             out[name] = failed[name]
         else:
-            out[name] = (min(r[0] for r in rs), min(r[1] for r in rs), min(r[2] for r in rs))
+            best = min(rs, key=lambda r: r[1])
+            out[name] = (min(r[0] for r in rs), best[1], min(r[2] for r in rs), best[3], best[4])
     return out
 
 
@@ -182,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument(
         "--modes",
         help="comma-separated subset of: batch-check, batch-check-unordered, batch, "
-        "batch-file, batch-unordered (default: all)",
+        "batch-pipe, batch-file, batch-unordered, batch-unordered-pipe (default: all)",
     )
     ap.add_argument("--no-verify", action="store_true", help="skip output comparison")
     ap.add_argument("--peer-timeout", type=float, default=900.0)
@@ -217,16 +255,18 @@ def main(argv: list[str] | None = None) -> int:
     )
     print(f"{versions}; python {sys.version.split()[0]}; repeat {repeat}; load {os.getloadavg()}\n")
 
-    # (mode label, tool, wall, CPU, RSS KiB, identical)
-    rows: list[tuple[str, str, float, float, int, str]] = []
+    # (mode label, sink, tool, (wall, CPU, RSS KiB, user, sys), identical)
+    rows: list[tuple[str, str, str, Usage, str]] = []
+    nan = float("nan")
     wanted = set(args.modes.split(",")) if args.modes else None
     scratch = tempfile.mkdtemp(prefix="bench-cat-file-")
     try:
-        for key, mode, unordered, to_file in MODES:
+        for key, mode, unordered, sink_kind in MODES:
             if wanted is not None and key not in wanted:
                 continue
             contents = mode == "--batch"
-            label = f"{mode}{' --unordered' if unordered else ''}{' > file' if to_file else ''}"
+            to_file = sink_kind == "file"
+            label = f"{mode}{' --unordered' if unordered else ''}"
             extra = ["--unordered"] if unordered else []
             tail = ["-C", str(repo), "cat-file", mode, "--batch-all-objects", *extra]
             cmds = {name: [g, *tail] for name, g in gits.items()}
@@ -239,7 +279,7 @@ def main(argv: list[str] | None = None) -> int:
                     *tail,
                 ]
             sink = os.path.join(scratch, "out") if to_file else None
-            got = measure_round_robin(cmds, repeat, stdout=sink)
+            got = measure_round_robin(cmds, repeat, sink_kind, sink)
             ref = None
             for name, cmd in cmds.items():
                 same = "-"
@@ -255,12 +295,12 @@ def main(argv: list[str] | None = None) -> int:
                         same = "yes" if digest == ref else "**NO**"
                 r = got[name]
                 if isinstance(r, str):
-                    rows.append((label, name, float("nan"), float("nan"), 0, r))
+                    rows.append((label, sink_kind, name, (nan, nan, 0, nan, nan), r))
                 else:
-                    rows.append((label, name, *r, same))
+                    rows.append((label, sink_kind, name, r, same))
             if sink:
                 os.unlink(sink)
-            print(f"  {label}: done", file=sys.stderr)
+            print(f"  {label} ({sink_kind}): done", file=sys.stderr)
 
         if not args.no_peers:
             label = "read every object (API)"
@@ -274,32 +314,33 @@ def main(argv: list[str] | None = None) -> int:
             for name, cmd in cmds.items():
                 r = got[name]
                 if isinstance(r, str):
-                    rows.append((label, name, float("nan"), float("nan"), 0, r))
+                    rows.append((label, "/dev/null", name, (nan, nan, 0, nan, nan), r))
                     continue
                 same = "-"
                 if ref is not None:
                     same = "yes" if output_digest(cmd, True, True) == ref else "**NO**"
-                rows.append((label, name, *r, same))
+                rows.append((label, "/dev/null", name, r, same))
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
 
     print(
-        "| mode | tool | wall s | CPU s | max RSS MiB | CPU / git 2.39 | CPU / git 2.55 "
-        "| RSS / git 2.39 | output identical |"
+        "| mode | sink | tool | wall s | CPU s | user s | sys s | max RSS MiB "
+        "| CPU / git 2.39 | CPU / git 2.55 | RSS / git 2.39 | output identical |"
     )
-    print("|---|---|---:|---:|---:|---:|---:|---:|---|")
-    ref_cpu = {(lb, t): c for lb, t, _w, c, _m, _s in rows}
-    ref_rss = {(lb, t): m for lb, t, _w, _c, m, _s in rows}
-    api = ref_cpu.get(("read every object (API)", "gitodb API"))
-    for label, tool, w, t, m, same in rows:
-        g39, g55 = ref_cpu.get((label, "git 2.39")), ref_cpu.get((label, "git 2.55"))
+    print("|---|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---|")
+    ref_cpu = {(lb, sk, t): u[1] for lb, sk, t, u, _s in rows}
+    ref_rss = {(lb, sk, t): u[2] for lb, sk, t, u, _s in rows}
+    api = ref_cpu.get(("read every object (API)", "/dev/null", "gitodb API"))
+    for label, sk, tool, (w, t, m, us, sy), same in rows:
+        g39, g55 = ref_cpu.get((label, sk, "git 2.39")), ref_cpu.get((label, sk, "git 2.55"))
         r39 = f"{t / g39:.2f}x" if g39 else "-"
         r55 = f"{t / g55:.2f}x" if g55 else "-"
-        rss39 = ref_rss.get((label, "git 2.39"))
+        rss39 = ref_rss.get((label, sk, "git 2.39"))
         rr = f"{m / rss39:.2f}x" if rss39 and m else "-"
         if label == "read every object (API)" and api:
             r39 = f"{t / api:.2f}x gitodb"
-        cells = [label, tool, f"{w:.2f}", f"{t:.2f}", f"{m / 1024:.0f}", r39, r55, rr, same]
+        cells = [label, sk, tool, f"{w:.2f}", f"{t:.2f}", f"{us:.2f}", f"{sy:.2f}"]
+        cells += [f"{m / 1024:.0f}", r39, r55, rr, same]
         print("| " + " | ".join(cells) + " |")
     return 0
 

@@ -105,6 +105,11 @@ from gitodb.cli.main import main
 mode, repo = sys.argv[1], sys.argv[2]
 if mode == "sorted-file":  # a regular file: the records are placed, not spilled
     null = os.open(os.path.join(repo, "cat-file.out"), os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
+elif mode == "sorted-pipe":  # a pipe, drained by a thread: built in id order, no spill
+    import threading
+    r, null = os.pipe()
+    threading.Thread(target=lambda: [None for _ in iter(lambda: os.read(r, 1 << 16), b"")],
+                     daemon=True).start()
 else:
     null = os.open(os.devnull, os.O_WRONLY)
 os.dup2(null, 1)
@@ -119,6 +124,7 @@ else:
         "unordered": ["cat-file", "--batch-all-objects", "--batch", "--unordered"],
         "sorted": ["cat-file", "--batch-all-objects", "--batch"],
         "sorted-file": ["cat-file", "--batch-all-objects", "--batch"],
+        "sorted-pipe": ["cat-file", "--batch-all-objects", "--batch"],
         "verify-pack": ["verify-pack", *sys.argv[3:]],
         "library": None,
     }[mode]
@@ -152,7 +158,9 @@ def big_repo(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]
     return repo, path, 2 * MIB
 
 
-@pytest.mark.parametrize("mode", ["library", "unordered", "sorted", "sorted-file", "verify-pack"])
+@pytest.mark.parametrize(
+    "mode", ["library", "unordered", "sorted", "sorted-file", "sorted-pipe", "verify-pack"]
+)
 def test_peak_memory_of_a_walk_is_bounded_by_the_limit(
     big_repo: tuple[Path, Path, int], mode: str
 ) -> None:

@@ -138,6 +138,33 @@ def ofs_base_counts(
     buf: _Buffer, sorted_offsets: _Buffer, data_end: int, key_base: int, /
 ) -> dict[int, int]: ...
 
+# -- idorder.c: every object of a pack in id order (PackFile.iter_objects_id_order) ------
+def delta_bases(buf: _Buffer, sorted_offsets: _Buffer, data_end: int, /) -> bytes: ...
+
+class IdOrderWalk:
+    def __init__(
+        self,
+        buf: _Buffer,
+        sorted_offsets: _Buffer,
+        data_end: int,
+        inflate: Callable[[memoryview, int], bytes] | None,
+        bases: _Buffer,
+        id_table: tuple[Any, int, int, int, int],
+        rev: _Buffer,
+        limit: int,
+        /,
+    ) -> None: ...
+    def next(
+        self, max_items: int, max_bytes: int, /
+    ) -> list[tuple[bytes, int, int, bytes | None]]: ...
+    def records(
+        self, max_items: int, max_bytes: int, /
+    ) -> tuple[list[bytes], tuple[bytes, int] | None]: ...
+    @property
+    def size(self) -> int: ...
+    @property
+    def limit(self) -> int: ...
+
 # -- heads.c: present only when zlib's header and library were found at build time ------
 ZLIB_VERSION: str | None
 ZLIB_RUNTIME_VERSION: str | None

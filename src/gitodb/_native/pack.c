@@ -569,6 +569,35 @@ done:
     return result;
 }
 
+/* "<hex id> <type> <size>\n" (cat-file's default record line) at w, type 1..4 and
+   w with room for GDC_CHECK_LINE_MAX bytes; returns the end. */
+char *
+gdc_check_line(char *w, const unsigned char *id, Py_ssize_t idlen, unsigned int type,
+               unsigned long long size)
+{
+    static const char *names[] = {"", "commit", "tree", "blob", "tag"};
+    static const char hex[] = "0123456789abcdef";
+    for (Py_ssize_t k = 0; k < idlen; k++) {
+        *w++ = hex[id[k] >> 4];
+        *w++ = hex[id[k] & 15];
+    }
+    *w++ = ' ';
+    size_t len = strlen(names[type]);
+    memcpy(w, names[type], len);
+    w += len;
+    *w++ = ' ';
+    char digits[24];
+    int d = 0;
+    do {
+        digits[d++] = (char)('0' + size % 10);
+        size /= 10;
+    } while (size);
+    while (d)
+        *w++ = digits[--d];
+    *w++ = '\n';
+    return w;
+}
+
 /*
  * check_lines(oids, types: bytes-like, sizes: native uint64 buffer,
  *             positions: native uint32 buffer or None) -> bytes
@@ -583,8 +612,6 @@ done:
 static PyObject *
 check_lines(PyObject *self, PyObject *args)
 {
-    static const char *names[] = {"", "commit", "tree", "blob", "tag"};
-    static const char hex[] = "0123456789abcdef";
     PyObject *oids, *positions_obj;
     Py_buffer types, sizes, positions = {0}, table = {0};
     if (!PyArg_ParseTuple(args, "Oy*y*O:check_lines", &oids, &types, &sizes, &positions_obj))
@@ -616,7 +643,7 @@ check_lines(PyObject *self, PyObject *args)
         goto done;
     }
     /* Longest line: 2 * 32 hex + " commit " + 20 digits + "\n". */
-    out = PyBytes_FromStringAndSize(NULL, count * (64 + 8 + 20 + 1) + 1);
+    out = PyBytes_FromStringAndSize(NULL, count * GDC_CHECK_LINE_MAX + 1);
     if (!out)
         goto done;
     {
@@ -646,25 +673,7 @@ check_lines(PyObject *self, PyObject *args)
                 id = (const unsigned char *)PyBytes_AS_STRING(oid);
                 idlen = PyBytes_GET_SIZE(oid);
             }
-            for (Py_ssize_t k = 0; k < idlen; k++) {
-                *w++ = hex[id[k] >> 4];
-                *w++ = hex[id[k] & 15];
-            }
-            *w++ = ' ';
-            size_t len = strlen(names[t[p]]);
-            memcpy(w, names[t[p]], len);
-            w += len;
-            *w++ = ' ';
-            char digits[24];
-            int d = 0;
-            unsigned long long v = sz[p];
-            do {
-                digits[d++] = (char)('0' + v % 10);
-                v /= 10;
-            } while (v);
-            while (d)
-                *w++ = digits[--d];
-            *w++ = '\n';
+            w = gdc_check_line(w, id, idlen, t[p], sz[p]);
         }
         _PyBytes_Resize(&out, w - PyBytes_AS_STRING(out));
     }

@@ -37,6 +37,24 @@ typedef struct {
 #endif
 void gdc_zinflater_end(gdc_zinflater *z);
 
+/* walk.c's per-entry steps (NULL, no error set, on any failure: the caller falls
+   back): the delta applied to base (bytes), and [start, end) of buf inflated to
+   exactly size bytes with the chosen inflate (a callable, or None: zlib's C API). */
+PyObject *gdc_build(PyObject *base, PyObject *delta);
+PyObject *gdc_walk_inflate(PyObject *inflate, gdc_zinflater *z, const unsigned char *buf,
+                           unsigned long long start, unsigned long long end,
+                           unsigned long long size);
+
+/* cat-file's default record line "<hex id> <type> <size>\n" at w (pack.c): the end.
+   Room needed: 2 * 32 hex + " commit " + 20 digits + "\n". */
+#define GDC_CHECK_LINE_MAX (64 + 8 + 20 + 1)
+char *gdc_check_line(char *w, const unsigned char *id, Py_ssize_t idlen, unsigned int type,
+                     unsigned long long size);
+
+/* Every object of a pack in id order, its cache planned ahead (idorder.c). */
+extern PyTypeObject gdc_IdOrderWalkType;
+extern PyMethodDef gdc_idorder_methods[];
+
 /* Pack entry headers and OFS_DELTA distances (pack.c): 0, or one of these. */
 #define GDC_TRUNCATED (-1)
 #define GDC_TOO_LONG (-2)

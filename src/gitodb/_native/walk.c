@@ -483,6 +483,20 @@ fail:
     return NULL;
 }
 
+/* The delta application and the chosen inflate, for idorder.c (one copy of each). */
+PyObject *
+gdc_build(PyObject *base, PyObject *delta)
+{
+    return build(base, delta);
+}
+
+PyObject *
+gdc_walk_inflate(PyObject *inflate, gdc_zinflater *z, const unsigned char *buf,
+                 unsigned long long start, unsigned long long end, unsigned long long size)
+{
+    return walk_inflate(inflate, z, buf, start, end, size);
+}
+
 #include "histwalk.inc"
 
 PyMethodDef gdc_walk_methods[] = {

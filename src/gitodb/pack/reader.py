@@ -55,6 +55,11 @@ try:
 except ImportError:  # built without a C compiler
     _gather_u64 = _ofs_base_counts = _scan_headers = _walk_pack = None  # type: ignore[assignment]
     _first_unordered_u64 = None  # type: ignore[assignment]
+try:
+    from gitodb._native import IdOrderWalk as _IdOrderWalk
+    from gitodb._native import delta_bases as _delta_bases
+except ImportError:  # built without a C compiler
+    _IdOrderWalk = _delta_bases = None  # type: ignore[assignment,misc]
 try:  # built only where zlib's header and library were found at build time
     from gitodb._native import delta_result_sizes as _delta_result_sizes
 except ImportError:
@@ -348,6 +353,78 @@ class PackFile:
                 if got is None:
                     t, got = read_at(off)
                 yield oid, off, t, got
+
+    def iter_objects_id_order(self) -> Iterator[tuple[bytes, int, int, bytes]]:
+        """``(oid, offset, type_number, data)`` of every entry, in id (index) order.
+
+        Reading in id order jumps between delta chains; ``read_at`` per object would
+        rebuild most chains many times through the LRU cache.  The native walk
+        (``_native/idorder.c``) knows the whole sequence of reads and the delta forest
+        before it starts, and keeps in a cache of the same bound
+        (``core.deltaBaseCacheLimit``) what will be needed soon and is dear to
+        rebuild.  Anything unusual falls back to ``read_at`` (which raises the typed
+        error of a damaged entry at its place in the order).  Without the native
+        core: ``read_at`` per object, the reference.
+        """
+        walk = self.id_order_walk()
+        if walk is None:
+            offsets = self.offsets
+            for i, oid in enumerate(self.idx.oid_list()):
+                off = offsets[i]
+                yield (oid, off, *self.read_at(off))
+            return
+        read_at = self.read_at
+        while items := walk.next(_WALK_ITEMS, _WALK_BYTES):
+            for oid, off, t, got in items:
+                if got is None:
+                    t, got = read_at(off)
+                yield oid, off, t, got
+
+    def id_order_walk(self) -> _IdOrderWalk | None:
+        """The native walk behind ``iter_objects_id_order`` (None without the native
+        core): ``next(max_items, max_bytes)`` gives the next ``(oid, offset, type,
+        data)`` in id order, type 0 / data None where ``read_at`` is to read it."""
+        if _IdOrderWalk is None:
+            return None
+        so = self.sorted_offsets
+        bases = array("i")
+        bases.frombytes(_delta_bases(self.buf, so, self.data_end))
+        self._ref_delta_bases(bases)
+        # the compression layer's inflate, or None: the same zlib through its C API
+        inflate = None if compress.native_inflate() == "zlib" else compress.inflate
+        return _IdOrderWalk(
+            self.buf,
+            so,
+            self.data_end,
+            inflate,
+            bases,
+            self.idx.id_table(),
+            self.rev_order,
+            self.cache.limit,
+        )
+
+    def _ref_delta_bases(self, bases: array[int]) -> None:
+        """Fill in the pack position of each REF_DELTA's base (``-2`` in ``bases``,
+        as ``delta_bases`` leaves them) when this pack holds it; else ``-3``."""
+        k = bases.index(-2) if -2 in bases else -1
+        if k < 0:
+            return
+        so = self.sorted_offsets
+        buf = self.buf
+        rawsz = self.fmt.rawsz
+        n = len(so)
+        while k >= 0:
+            off = so[k]
+            _t, _size, hlen = parse_entry_header(buf, off, self.path)
+            base_oid = bytes(buf[off + hlen : off + hlen + rawsz])
+            p = self.idx.find(base_oid)
+            at = self.idx.offset_at(p) if p >= 0 else -1
+            j = bisect_left(so, at) if p >= 0 else n
+            bases[k] = j if j < n and j != k and so[j] == at else -3
+            try:
+                k = bases.index(-2, k + 1)
+            except ValueError:
+                break
 
     def ofs_base_counts(self) -> dict[int, int]:
         """``{cache key of an entry: number of OFS_DELTA entries against it}``.

@@ -549,36 +549,77 @@ class BatchRunner:
             try:
                 if self._default_contents_in_place():
                     return
-                self._contents_spilled()
+                pack = self._only_pack()
+                if pack is None:
+                    self._contents_spilled()
+                    return
             except GitodbError:
                 # Damage somewhere: print in id order what Git prints before it dies.
                 # (it raises there; reading one object at a time may also succeed)
                 self._default_contents_id_order()
+                return
+            self._default_contents_planned(pack)  # on damage, goes on as Git does
             return
         self._contents_spilled()
+
+    def _default_contents_planned(self, pack: PackFile) -> None:
+        """``--batch --batch-all-objects`` (default format, id order) for a fully packed
+        repository, built in id order with the cache planned from the whole sequence
+        of reads (``PackFile.id_order_walk``, ``_native/idorder.c``), the records
+        formatted in C and written as they come with ``writev``: no spill, whatever
+        standard output is (a pipe, /dev/null).
+
+        An object the walk cannot build (damage) is printed here as Git prints it:
+        its line, then its content read by ``read_at``, which raises where Git dies.
+        Without the native core (or if the walk cannot be set up), one object at a
+        time (``_default_contents_id_order``).
+        """
+        try:
+            walk = pack.id_order_walk()
+        except GitodbError:
+            walk = None
+        if walk is None:
+            self._default_contents_id_order()
+            return
+        out = self.out
+        write_parts = out.write_parts
+        while True:
+            parts, fallback = walk.records(_IOV_MAX, OUTPUT_CHUNK)
+            if parts:
+                if out.parts:  # a fallback's record, still buffered
+                    out.flush()
+                write_parts(parts)
+            if fallback is not None:
+                self._default_record(fallback[0], pack, fallback[1])
+            elif not parts:
+                return
+
+    def _default_record(self, oid: bytes, pack: PackFile, offset: int) -> None:
+        """One packed object's default ``--batch`` record, its line out before its
+        content is read (so on damage the output ends where Git's does)."""
+        type_num, size = pack.header_at(offset)
+        write = self.out.write
+        write(b"%s %s %d\n" % (oid.hex().encode(), TYPE_NAMES[type_num].encode(), size))
+        write(pack.read_at(offset)[1])
+        write(b"\n")
 
     def _default_contents_id_order(self) -> None:
         """Default ``--batch`` records in id order, each header line out before its
         content is read, as Git writes them: on damage, the output ends where Git's
         does, and the typed error of the object that Git fails on is raised."""
-        names = {n: t.encode() for n, t in TYPE_NAMES.items()}
         write = self.out.write
         for oid, pack, where in self.odb.iter_located("sorted"):
             if pack is not None:
-                type_num, size = pack.header_at(cast(int, where))
-            else:
-                header = cast("LooseObjectStore", where).read_header(oid)
-                if header is None:
-                    write(oid.hex().encode() + b" missing\n")
-                    continue
-                type_num, size = TYPE_NUMBERS[header[0]], header[1]
-            write(b"%s %s %d\n" % (oid.hex().encode(), names[type_num], size))
-            if pack is not None:
-                data = pack.read_at(cast(int, where))[1]
-            else:
-                got = cast("LooseObjectStore", where).read(oid)
-                data = got[1] if got is not None else self.odb.read(oid)[1]
-            write(data)
+                self._default_record(oid, pack, cast(int, where))
+                continue
+            loose = cast("LooseObjectStore", where)
+            header = loose.read_header(oid)
+            if header is None:
+                write(oid.hex().encode() + b" missing\n")
+                continue
+            write(b"%s %s %d\n" % (oid.hex().encode(), header[0].encode(), header[1]))
+            got = loose.read(oid)
+            write(got[1] if got is not None else self.odb.read(oid)[1])
             write(b"\n")
 
     def _contents_spilled(self) -> None:
