@@ -85,6 +85,16 @@ def check_lines(
 def find_oid(
     table: _Buffer, start: int, stride: int, rawsz: int, lo: int, hi: int, oid: _Buffer, /
 ) -> int: ...
+def mark_present(
+    table: _Buffer,
+    fan_start: int,
+    start: int,
+    stride: int,
+    rawsz: int,
+    oids: _Buffer,
+    marks: bytearray,
+    /,
+) -> int: ...
 def first_unordered_u64(values: _Buffer, /) -> int: ...
 def first_at_least_u32(values: _Buffer, limit: int, /) -> int: ...
 def walk_pack(

@@ -678,6 +678,110 @@ done:
     return out;
 }
 
+/* Position of want among the sorted ids [lo, hi) at base (entry i at base + i * stride),
+   or -1: the one bisect of find_oid and mark_present. */
+static Py_ssize_t
+bisect_oid(const unsigned char *base, Py_ssize_t stride, Py_ssize_t rawsz, Py_ssize_t lo,
+           Py_ssize_t hi, const unsigned char *want)
+{
+    while (lo < hi) {
+        Py_ssize_t mid = lo + ((hi - lo) >> 1);
+        int c = memcmp(base + mid * stride, want, (size_t)rawsz);
+        if (c == 0)
+            return mid;
+        if (c < 0)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return -1;
+}
+
+static unsigned long long
+fan_at(const unsigned char *fan, unsigned int k)
+{
+    const unsigned char *p = fan + 4 * k;
+    return ((unsigned long long)p[0] << 24) | ((unsigned long long)p[1] << 16)
+           | ((unsigned long long)p[2] << 8) | p[3];
+}
+
+/*
+ * mark_present(table, fan_start, start, stride, rawsz, oids, marks) -> newly marked
+ *
+ * For every id of oids (rawsz bytes each, any order) that the index in table holds,
+ * set marks[i] to 1 (marks: one byte per id; ids already marked are skipped).  The
+ * index is read straight in its mapping, as find_oid does: its fan-out (256
+ * big-endian counts at fan_start) bounds each bisect of the ids at start + i * stride.
+ * index-pack's collision check uses it to learn, in one call per pack of the
+ * repository, which received objects the repository already has.
+ */
+static PyObject *
+mark_present(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer table, oids, marks;
+    Py_ssize_t fan_start, start, stride, rawsz, marked = 0;
+    if (nargs != 7) {
+        PyErr_SetString(PyExc_TypeError, "mark_present() takes 7 positional arguments");
+        return NULL;
+    }
+    fan_start = PyLong_AsSsize_t(args[1]);
+    start = PyLong_AsSsize_t(args[2]);
+    stride = PyLong_AsSsize_t(args[3]);
+    rawsz = PyLong_AsSsize_t(args[4]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &table, PyBUF_SIMPLE))
+        return NULL;
+    if (PyObject_GetBuffer(args[5], &oids, PyBUF_SIMPLE)) {
+        PyBuffer_Release(&table);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[6], &marks, PyBUF_WRITABLE)) {
+        PyBuffer_Release(&table);
+        PyBuffer_Release(&oids);
+        return NULL;
+    }
+    Py_ssize_t n = rawsz > 0 ? oids.len / rawsz : 0;
+    const unsigned char *tab = table.buf;
+    unsigned long long count = 0;
+    int bad = rawsz <= 0 || stride < rawsz || fan_start < 0 || start < 0
+              || oids.len != n * rawsz || marks.len != n || fan_start + 1024 > table.len;
+    if (!bad) {
+        count = fan_at(tab + fan_start, 255);
+        bad = count > 0 && (unsigned long long)start + (count - 1) * (unsigned long long)stride
+                                   + (unsigned long long)rawsz
+                               > (unsigned long long)table.len;
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "mark_present: ids or marks outside the table");
+        goto done;
+    }
+    const unsigned char *ids = oids.buf, *fan = tab + fan_start, *base = tab + start;
+    unsigned char *mk = marks.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (mk[i])
+            continue;
+        const unsigned char *want = ids + i * rawsz;
+        Py_ssize_t lo = want[0] ? (Py_ssize_t)fan_at(fan, want[0] - 1u) : 0;
+        Py_ssize_t hi = (Py_ssize_t)fan_at(fan, want[0]);
+        if (hi > (Py_ssize_t)count)
+            hi = (Py_ssize_t)count; /* a fan-out out of order: stay inside the table */
+        if (lo < hi && bisect_oid(base, stride, rawsz, lo, hi, want) >= 0) {
+            mk[i] = 1;
+            marked++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&oids);
+    PyBuffer_Release(&marks);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromSsize_t(marked);
+}
+
 /*
  * find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1
  *
@@ -715,19 +819,7 @@ find_oid(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         PyErr_SetString(PyExc_ValueError, "find_oid: range outside the table");
         return NULL;
     }
-    const unsigned char *base = (const unsigned char *)table.buf + start;
-    while (lo < hi) {
-        Py_ssize_t mid = lo + ((hi - lo) >> 1);
-        int c = memcmp(base + mid * stride, want.buf, (size_t)rawsz);
-        if (c == 0) {
-            found = mid;
-            break;
-        }
-        if (c < 0)
-            lo = mid + 1;
-        else
-            hi = mid;
-    }
+    found = bisect_oid((const unsigned char *)table.buf + start, stride, rawsz, lo, hi, want.buf);
     PyBuffer_Release(&table);
     PyBuffer_Release(&want);
     return PyLong_FromSsize_t(found);
@@ -816,6 +908,8 @@ PyMethodDef gdc_pack_methods[] = {
      "ofs_base_counts(buf, sorted_offsets, data_end, key_base) -> {key: deltas against it}"},
     {"find_oid", (PyCFunction)(void (*)(void))find_oid, METH_FASTCALL,
      "find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1"},
+    {"mark_present", (PyCFunction)(void (*)(void))mark_present, METH_FASTCALL,
+     "mark_present(table, fan_start, start, stride, rawsz, oids, marks) -> newly marked"},
     {"check_lines", check_lines, METH_VARARGS,
      "check_lines(oids, types, sizes, positions) -> bytes: default --batch-check lines"},
     {"rev_order", rev_order, METH_O,
