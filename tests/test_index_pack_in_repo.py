@@ -15,6 +15,7 @@ import json
 import os
 import subprocess
 import sys
+from array import array
 from pathlib import Path
 
 import pytest
@@ -83,9 +84,11 @@ def source(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, int]:
 
 
 def _bare(path: Path, holding: Path | None) -> Path:
+    """A bare repository, holding ``holding``'s pack (the same files) if given."""
     git("init", "-q", "--bare", path)
     if holding is not None:
-        git("push", "-q", str(path), "HEAD:refs/heads/main", cwd=holding)
+        for p in (holding / ".git/objects/pack").iterdir():
+            (path / "objects/pack" / p.name).write_bytes(p.read_bytes())
     return path
 
 
@@ -128,6 +131,8 @@ def test_in_repository_takes_the_native_path_and_matches_git(
     events = _data(tmp_path / "trace.json")
     assert events["resolve"] == "native"
     assert events["collision-candidates"] == (count if holding else 0)
+    if holding:  # the same pack: every object is proven the same by its stored bytes
+        assert events["collision-reads"] == 0
 
 
 def _faked_collision(tmp_path: Path, extra: int, packed: bool) -> tuple[Path, Path, str]:
@@ -215,8 +220,18 @@ def test_mark_present_agrees_with_contains(tmp_path: Path, source: tuple[Path, P
     wanted = listed[::3] + [loose_id, SHA1.empty_tree, b"\x01" * 20, b"\xfe" * 20]
     marks = bytearray(len(wanted))
     n = odb.mark_present(b"".join(wanted), marks)
-    assert list(marks) == [int(odb.contains(o)) for o in wanted]
-    assert n == sum(marks) == len(wanted) - 2
+    assert [bool(m) for m in marks] == [odb.contains(o) for o in wanted]
+    assert n == len(wanted) - 2
+    # With where to say it: the number of the pack holding each packed id, and its
+    # position in that pack's index; 255 for the loose one and the empty tree.
+    marks = bytearray(len(wanted))
+    positions = array("q", bytes(8 * len(wanted)))
+    packs: list = []
+    assert odb.mark_present(b"".join(wanted), marks, positions, packs) == n
+    (only,) = packs
+    for i, oid in enumerate(wanted[:-4]):
+        assert marks[i] == 1 and only.idx.oid_at(positions[i]) == oid
+    assert list(marks[-4:]) == [255, 255, 0, 0]
     assert odb.mark_present(b"".join(wanted), marks) == 0  # marked ones are skipped
 
 
@@ -265,3 +280,25 @@ def test_thin_pack_in_repository_stays_on_the_reference(
         outs.append((proc.stdout, {p.name: p.read_bytes() for p in (r / "objects/pack").iterdir()}))
     assert outs[1] == outs[0]
     assert _data(tmp_path / "trace.json")["resolve"] == "reference"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_objects_held_in_another_form_are_read_and_compared(
+    tmp_path: Path, source: tuple[Path, Path, int], backend: str
+) -> None:
+    # The repository holds the same objects loose (another form than the pack's
+    # entries): every one is read from both sides and compared, and all agree.
+    work, pack, count = source
+    repo = _bare(tmp_path / "loose", None)
+    subprocess.run(
+        ["git", "unpack-objects", "-q"],
+        cwd=repo,
+        input=pack.read_bytes(),
+        env=git_env(),
+        check=True,
+    )
+    proc = _run(["index-pack", "--stdin"], repo, backend, pack.read_bytes(), tmp_path / "t.json")
+    assert proc.returncode == 0, proc.stderr
+    events = _data(tmp_path / "t.json")
+    assert (events["resolve"], events["collision-candidates"]) == ("native", count)
+    assert events["collision-reads"] == count

@@ -93,6 +93,8 @@ def mark_present(
     rawsz: int,
     oids: _Buffer,
     marks: bytearray,
+    tag: int,
+    positions: _Buffer | None,
     /,
 ) -> int: ...
 def first_unordered_u64(values: _Buffer, /) -> int: ...

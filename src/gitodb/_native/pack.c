@@ -706,10 +706,12 @@ fan_at(const unsigned char *fan, unsigned int k)
 }
 
 /*
- * mark_present(table, fan_start, start, stride, rawsz, oids, marks) -> newly marked
+ * mark_present(table, fan_start, start, stride, rawsz, oids, marks, tag, positions)
+ *   -> newly marked
  *
  * For every id of oids (rawsz bytes each, any order) that the index in table holds,
- * set marks[i] to 1 (marks: one byte per id; ids already marked are skipped).  The
+ * set marks[i] to tag (1-255; marks: one byte per id; ids already marked are skipped)
+ * and, unless positions is None, positions[i] (int64) to its position in the index.  The
  * index is read straight in its mapping, as find_oid does: its fan-out (256
  * big-endian counts at fan_start) bounds each bisect of the ids at start + i * stride.
  * index-pack's collision check uses it to learn, in one call per pack of the
@@ -718,34 +720,46 @@ fan_at(const unsigned char *fan, unsigned int k)
 static PyObject *
 mark_present(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
 {
-    Py_buffer table, oids, marks;
-    Py_ssize_t fan_start, start, stride, rawsz, marked = 0;
-    if (nargs != 7) {
-        PyErr_SetString(PyExc_TypeError, "mark_present() takes 7 positional arguments");
+    Py_buffer table, oids, marks, where = {0};
+    Py_ssize_t fan_start, start, stride, rawsz, tag, marked = 0;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "mark_present() takes 9 positional arguments");
         return NULL;
     }
     fan_start = PyLong_AsSsize_t(args[1]);
     start = PyLong_AsSsize_t(args[2]);
     stride = PyLong_AsSsize_t(args[3]);
     rawsz = PyLong_AsSsize_t(args[4]);
+    tag = PyLong_AsSsize_t(args[7]);
     if (PyErr_Occurred())
         return NULL;
-    if (PyObject_GetBuffer(args[0], &table, PyBUF_SIMPLE))
+    if (tag < 1 || tag > 255) {
+        PyErr_SetString(PyExc_ValueError, "mark_present: tag outside 1-255");
         return NULL;
+    }
+    if (args[8] != Py_None && PyObject_GetBuffer(args[8], &where, PyBUF_WRITABLE))
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &table, PyBUF_SIMPLE)) {
+        PyBuffer_Release(&where);
+        return NULL;
+    }
     if (PyObject_GetBuffer(args[5], &oids, PyBUF_SIMPLE)) {
         PyBuffer_Release(&table);
+        PyBuffer_Release(&where);
         return NULL;
     }
     if (PyObject_GetBuffer(args[6], &marks, PyBUF_WRITABLE)) {
         PyBuffer_Release(&table);
         PyBuffer_Release(&oids);
+        PyBuffer_Release(&where);
         return NULL;
     }
     Py_ssize_t n = rawsz > 0 ? oids.len / rawsz : 0;
     const unsigned char *tab = table.buf;
     unsigned long long count = 0;
     int bad = rawsz <= 0 || stride < rawsz || fan_start < 0 || start < 0
-              || oids.len != n * rawsz || marks.len != n || fan_start + 1024 > table.len;
+              || oids.len != n * rawsz || marks.len != n || fan_start + 1024 > table.len
+              || (where.buf && where.len != n * 8);
     if (!bad) {
         count = fan_at(tab + fan_start, 255);
         bad = count > 0 && (unsigned long long)start + (count - 1) * (unsigned long long)stride
@@ -758,6 +772,7 @@ mark_present(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
     }
     const unsigned char *ids = oids.buf, *fan = tab + fan_start, *base = tab + start;
     unsigned char *mk = marks.buf;
+    long long *pos = where.buf;
     Py_BEGIN_ALLOW_THREADS
     for (Py_ssize_t i = 0; i < n; i++) {
         if (mk[i])
@@ -767,8 +782,11 @@ mark_present(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
         Py_ssize_t hi = (Py_ssize_t)fan_at(fan, want[0]);
         if (hi > (Py_ssize_t)count)
             hi = (Py_ssize_t)count; /* a fan-out out of order: stay inside the table */
-        if (lo < hi && bisect_oid(base, stride, rawsz, lo, hi, want) >= 0) {
-            mk[i] = 1;
+        Py_ssize_t at = lo < hi ? bisect_oid(base, stride, rawsz, lo, hi, want) : -1;
+        if (at >= 0) {
+            mk[i] = (unsigned char)tag;
+            if (pos)
+                pos[i] = at;
             marked++;
         }
     }
@@ -777,6 +795,7 @@ done:
     PyBuffer_Release(&table);
     PyBuffer_Release(&oids);
     PyBuffer_Release(&marks);
+    PyBuffer_Release(&where);
     if (PyErr_Occurred())
         return NULL;
     return PyLong_FromSsize_t(marked);
@@ -909,7 +928,8 @@ PyMethodDef gdc_pack_methods[] = {
     {"find_oid", (PyCFunction)(void (*)(void))find_oid, METH_FASTCALL,
      "find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1"},
     {"mark_present", (PyCFunction)(void (*)(void))mark_present, METH_FASTCALL,
-     "mark_present(table, fan_start, start, stride, rawsz, oids, marks) -> newly marked"},
+     "mark_present(table, fan_start, start, stride, rawsz, oids, marks, tag, positions) -> "
+     "newly marked"},
     {"check_lines", check_lines, METH_VARARGS,
      "check_lines(oids, types, sizes, positions) -> bytes: default --batch-check lines"},
     {"rev_order", rev_order, METH_O,

@@ -116,9 +116,9 @@ class LooseObjectStore:
                 if len(name) == hexsz - 2 and _HEX.issuperset(name):
                     yield bytes.fromhex(d + name)
 
-    def mark_present(self, oids: bytes, marks: bytearray) -> int:
-        """Set ``marks[i]`` to 1 for every id of ``oids`` (``rawsz`` bytes each) stored
-        loose here; return how many were newly marked.
+    def mark_present(self, oids: bytes, marks: bytearray, tag: int = 1) -> int:
+        """Set ``marks[i]`` to ``tag`` for every id of ``oids`` (``rawsz`` bytes each)
+        stored loose here; return how many were newly marked.
 
         One listing per fan-out directory that exists, never a ``stat`` per id: a
         repository usually has few loose objects and a received pack many ids.
@@ -144,7 +144,7 @@ class LooseObjectStore:
                     where = {oids[i : i + rawsz]: i // rawsz for i in range(0, len(oids), rawsz)}
                 i = where.get(bytes.fromhex(d + name), -1)
                 if i >= 0 and not marks[i]:
-                    marks[i] = 1
+                    marks[i] = tag
                     marked += 1
         return marked
 

@@ -250,9 +250,12 @@ class PackIndex:
                 hi = mid
         return -1
 
-    def mark_present(self, oids: bytes, marks: bytearray) -> int:
-        """Set ``marks[i]`` to 1 for every id of ``oids`` (``rawsz`` bytes each, any
-        order) that this index holds; return how many were newly marked.
+    def mark_present(
+        self, oids: bytes, marks: bytearray, tag: int = 1, positions: Any = None
+    ) -> int:
+        """Set ``marks[i]`` to ``tag`` (1-255) for every id of ``oids`` (``rawsz`` bytes
+        each, any order) that this index holds, and ``positions[i]`` (an int64 array,
+        if given) to its position here; return how many were newly marked.
 
         One bisect per id straight in the mapping (the native core's, in one call);
         ids already marked are skipped.
@@ -261,13 +264,26 @@ class PackIndex:
         if _mark_present is not None:
             return int(
                 _mark_present(
-                    self._buf, self._fan_at, self._oid_at, self._oid_stride, rawsz, oids, marks
+                    self._buf,
+                    self._fan_at,
+                    self._oid_at,
+                    self._oid_stride,
+                    rawsz,
+                    oids,
+                    marks,
+                    tag,
+                    positions,
                 )
             )
         marked = 0
         for i in range(len(marks)):
-            if not marks[i] and self.find(oids[i * rawsz : (i + 1) * rawsz]) >= 0:
-                marks[i] = 1
+            if marks[i]:
+                continue
+            at = self.find(oids[i * rawsz : (i + 1) * rawsz])
+            if at >= 0:
+                marks[i] = tag
+                if positions is not None:
+                    positions[i] = at
                 marked += 1
         return marked
 

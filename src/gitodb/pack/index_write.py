@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import mmap
 import os
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
@@ -20,7 +21,7 @@ from gitodb import trace2
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import GitodbError, ObjectIdCollisionError, ObjectWriteError, PackError
 from gitodb.loose.write import Existing, Staging
-from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
+from gitodb.objects import OBJ_OFS_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.objects.check import PackObjectChecker
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import OFFSET32_LIMIT
@@ -62,8 +63,11 @@ class CollisionCheck:
         return callable(getattr(self.existing, "mark_present", None))
 
     def __call__(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
-        if not self.existing.contains(oid):
-            return
+        if self.existing.contains(oid):
+            self.compare(type_num, data, oid, offset)
+
+    def compare(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        """Compare the object with the repository's copy of ``oid``, which exists."""
         try:
             has_type, has_data = self.existing.read(oid)
         except GitodbError:
@@ -74,8 +78,8 @@ class CollisionCheck:
             raise ObjectIdCollisionError(oid.hex(), path=self.path, offset=offset)
 
 
-# Below this share of the pack's entries present in the repository, the new pack's
-# copies are read one by one (read_at); above it the pack is walked in order.
+# Below this share of the pack's entries left to compare, the new pack's copies are
+# read one by one (read_at); above it the pack is walked in order.
 _WALK_SHARE = 8
 
 
@@ -90,16 +94,23 @@ def check_indexed(
 
     Which received ids the repository already has is asked in bulk
     (``existing.mark_present``: one native bisect per id and pack index, one
-    listing per loose fan-out directory); only those objects are read, from the new
-    pack (``pack_file`` with its index just written, ``index_file``; within
-    ``cache_limit`` of delta bases) and from the repository, and compared by
-    :class:`CollisionCheck`.  As Git reports a non-delta object before any delta
-    (it checks those during its scan), the first differing non-delta in pack order
-    is raised, else the first differing delta.
+    listing per loose fan-out directory).  Each of those objects must be the same
+    in both: first by its stored bytes (:func:`_same_entries`, what a fetch of
+    objects the repository already has in the same packed form costs), then, for
+    the rest, by reading it from the new pack (``pack_file`` with its index just
+    written, ``index_file``; within ``cache_limit`` of delta bases) and from the
+    repository (:meth:`CollisionCheck.compare`).  As Git reports a non-delta object
+    before any delta (it checks those during its scan), the first differing
+    non-delta in pack order is raised, else the first differing delta.
     """
     oids = result.oids
-    marks = bytearray(len(oids))
-    present = check.existing.mark_present(b"".join(oids), marks)  # type: ignore[attr-defined]
+    n = len(oids)
+    marks = bytearray(n)
+    positions = array("q", bytes(8 * n))
+    packs: list[PackFile] = []
+    present = check.existing.mark_present(  # type: ignore[attr-defined]
+        b"".join(oids), marks, positions, packs
+    )
     trace2.data("index-pack", "collision-candidates", present)
     if not present:
         return
@@ -112,21 +123,25 @@ def check_indexed(
         verify_index_checksum=False,
     )
     try:
-        if present * _WALK_SHARE < len(oids):
-            entries = [i for i in range(len(oids)) if marks[i]]
-            entries.sort(key=lambda i: (types[i] in (OBJ_OFS_DELTA, OBJ_REF_DELTA), offsets[i]))
-            for i in entries:
-                type_num, data = pack.read_at(offsets[i])
-                check(type_num, data, oids[i], offsets[i])
+        same = _same_entries(result, pack.buf, marks, positions, packs)
+        left = [i for i in range(n) if marks[i] and not same[i]]
+        trace2.data("index-pack", "collision-reads", len(left))
+        if not left:
             return
-        wanted = {oids[i] for i in range(len(oids)) if marks[i]}
-        delta_offsets = {offsets[i] for i in range(len(oids)) if types[i] >= OBJ_OFS_DELTA}
+        if len(left) * _WALK_SHARE < n:
+            left.sort(key=lambda i: (types[i] >= OBJ_OFS_DELTA, offsets[i]))
+            for i in left:
+                type_num, data = pack.read_at(offsets[i])
+                check.compare(type_num, data, oids[i], offsets[i])
+            return
+        wanted = {oids[i] for i in left}
+        delta_offsets = {offsets[i] for i in left if types[i] >= OBJ_OFS_DELTA}
         first_delta: PackError | None = None
         for oid, offset, type_num, data in pack.iter_objects():
             if oid not in wanted:
                 continue
             try:
-                check(type_num, data, oid, offset)
+                check.compare(type_num, data, oid, offset)
             except PackError as e:
                 if offset not in delta_offsets:
                     raise
@@ -136,6 +151,53 @@ def check_indexed(
             raise first_delta
     finally:
         pack.close()
+
+
+def _same_entries(
+    result: PackIndexResult,
+    buf: memoryview,
+    marks: bytearray,
+    positions: array[int],
+    packs: list[PackFile],
+) -> bytearray:
+    """Which received objects are stored in one of ``packs`` as the very same entry.
+
+    ``marks[i]`` (``k + 1``) and ``positions[i]`` say where ``packs[k]``'s index
+    has entry i's id.  Identical entry bytes (header and zlib stream, which ends
+    where the received entry ends) hold an identical object when the entry is not a
+    delta; a delta's result is identical when its base is too: a REF_DELTA names
+    the same base id in those bytes, an OFS_DELTA's base at the same distance must
+    be the entry of the same id in that pack, and the base itself must have passed
+    (so entries are taken in order of chain depth).  Objects that are not found so
+    are compared by content.
+    """
+    n = len(result.oids)
+    same = bytearray(n)
+    if not packs:
+        return same
+    oids, offsets, ends = result.oids, result.offsets, result.ends
+    types, bases, depths = result.types, result.bases, result.depths
+    npacks = len(packs)
+    todo = [i for i in range(n) if 0 < marks[i] <= npacks]
+    todo.sort(key=depths.__getitem__)
+    pack_offsets = [p.offsets for p in packs]
+    for i in todo:
+        k = marks[i] - 1
+        there = packs[k]
+        roff = pack_offsets[k][positions[i]]
+        noff = offsets[i]
+        size = ends[i] - noff
+        if there.buf[roff : roff + size] != buf[noff : noff + size]:
+            continue
+        t = types[i]
+        if t >= OBJ_OFS_DELTA:
+            b = bases[i]
+            if b < 0 or not same[b]:
+                continue
+            if t == OBJ_OFS_DELTA and there.find(oids[b]) != roff - (noff - offsets[b]):
+                continue
+        same[i] = 1
+    return same
 
 
 @dataclass
