@@ -5,14 +5,17 @@ The scan (pass 1) and the resolve pass (pass 2) of ``index_scan`` and
 SHA-1DC and delta application, so ``threads`` Python threads resolving shares of
 the delta trees use that many cores.  Inflate and CRC-32 are the compression
 layer's choice (its callables, or zlib's C API when ``compress.native_inflate()``
-says zlib is the chosen backend).
+says zlib is the chosen backend; libdeflate's C API for the resolve pass when it
+says libdeflate).
 
-Only the common case is native: a SHA-1 pack, no per-object check (``--strict``,
-the collision check against a repository), nothing unusual in the pack.  The core
-returns None for anything else (a damaged entry, a detected collision, a delta
-whose base is missing, a thin pack), and :func:`index_native` returns None: the
-caller indexes with the Python reference, which raises the typed error naming the
-file and offset (one source for every message) or completes the thin pack.
+Only the common case is native: a SHA-1 pack, no per-object check (``--strict``),
+nothing unusual in the pack.  The collision check against a repository is not a
+per-object check here: the caller runs it after indexing (``PackIndexer.deferred_check``,
+``index_write.check_indexed``).  The core returns None for anything else (a damaged
+entry, a detected collision, a delta whose base is missing, a thin pack), and
+:func:`index_native` returns None: the caller indexes with the Python reference,
+which raises the typed error naming the file and offset (one source for every
+message) or completes the thin pack.
 
 Memory: the core holds fixed-size columns per entry (proportional to the index)
 and, in each resolving thread, at most ``cache_budget / threads`` bytes of delta

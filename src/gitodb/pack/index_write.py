@@ -5,7 +5,8 @@
 leaving nothing behind on failure; each file is synced before its rename per
 ``core.fsync`` (``pack`` for a pack read from a stream, ``pack-metadata`` for
 ``.idx``/``.rev``).  ``CollisionCheck`` compares objects with those the
-repository already has; ``--strict`` runs ``objects.check.PackObjectChecker``.
+repository already has (per object on the reference path; after the native path,
+in bulk: ``check_indexed``); ``--strict`` runs ``objects.check.PackObjectChecker``.
 """
 
 from __future__ import annotations
