@@ -118,6 +118,18 @@ def format_refs(
     omit_empty: bool,
     /,
 ) -> bytes: ...
+def mark_present(
+    table: _Buffer,
+    fan_start: int,
+    start: int,
+    stride: int,
+    rawsz: int,
+    oids: _Buffer,
+    marks: bytearray,
+    tag: int,
+    positions: _Buffer | None,
+    /,
+) -> int: ...
 def first_unordered_u64(values: _Buffer, /) -> int: ...
 def first_at_least_u32(values: _Buffer, limit: int, /) -> int: ...
 def walk_pack(

@@ -93,12 +93,16 @@ typedef struct {
     PyObject *fn;          /* Python callable, or Py_None: zlib's C API */
     PyThreadState *saved;  /* non-NULL while the GIL is released */
     gdc_zinflater zi;      /* zlib's C API (fn is Py_None) */
+    void *ld;              /* libdeflate's C API (resolve, when the backend is libdeflate) */
 } inflater;
 
 static void
 inflater_end(inflater *z)
 {
     gdc_zinflater_end(&z->zi);
+    if (z->ld)
+        gdc_ld_end(z->ld);
+    z->ld = NULL;
 }
 
 /* Inflate [src, src+avail) to exactly size bytes into a new malloc'd buffer;
@@ -120,7 +124,18 @@ do_inflate(inflater *z, int prefix, const unsigned char *src, u64 avail, u64 siz
         return out;
     }
 #endif
-    (void)prefix;
+    if (z->ld && !prefix && size) {
+        /* libdeflate's C API: no GIL, no copy out of a Python object */
+        unsigned char *out = malloc(size);
+        if (!out)
+            return NULL;
+        if (gdc_ld_inflate(z->ld, src, avail, out, size)) {
+            free(out);
+            return NULL;
+        }
+        *used = avail;
+        return out;
+    }
     unsigned char *out = NULL;
     if (z->saved)
         PyEval_RestoreThread(z->saved);
@@ -821,7 +836,9 @@ IndexPack_resolve(IndexPack *s, PyObject *args)
     Py_ssize_t first, stop, step;
     PyObject *inflate_fn;
     unsigned long long budget;
-    if (!PyArg_ParseTuple(args, "nnnOK:resolve", &first, &stop, &step, &inflate_fn, &budget))
+    const char *library = NULL;
+    if (!PyArg_ParseTuple(args, "nnnOK|z:resolve", &first, &stop, &step, &inflate_fn, &budget,
+                          &library))
         return NULL;
     if (!s->prepared || !s->have_pack || !s->ofs_first || step <= 0) {
         PyErr_SetString(PyExc_ValueError, "resolve: prepare first, with a positive step");
@@ -839,6 +856,8 @@ IndexPack_resolve(IndexPack *s, PyObject *args)
     memset(&w, 0, sizeof(w));
     w.s = s;
     w.z.fn = inflate_fn;
+    if (library && inflate_fn != Py_None)
+        w.z.ld = gdc_ld_new(library); /* NULL: not there, the callable is called */
     w.budget = budget;
     int failed = 0;
     Py_INCREF(s);

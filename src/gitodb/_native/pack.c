@@ -687,6 +687,110 @@ done:
     return out;
 }
 
+static unsigned long long
+fan_at(const unsigned char *fan, unsigned int k)
+{
+    const unsigned char *p = fan + 4 * k;
+    return ((unsigned long long)p[0] << 24) | ((unsigned long long)p[1] << 16)
+           | ((unsigned long long)p[2] << 8) | p[3];
+}
+
+/*
+ * mark_present(table, fan_start, start, stride, rawsz, oids, marks, tag, positions)
+ *   -> newly marked
+ *
+ * For every id of oids (rawsz bytes each, any order) that the index in table holds,
+ * set marks[i] to tag (1-255; marks: one byte per id; ids already marked are skipped)
+ * and, unless positions is None, positions[i] (int64) to its position in the index.  The
+ * index is read straight in its mapping, as find_oid does: its fan-out (256
+ * big-endian counts at fan_start) bounds each bisect of the ids at start + i * stride.
+ * index-pack's collision check uses it to learn, in one call per pack of the
+ * repository, which received objects the repository already has.
+ */
+static PyObject *
+mark_present(PyObject *self, PyObject *const *args, Py_ssize_t nargs)
+{
+    Py_buffer table, oids, marks, where = {0};
+    Py_ssize_t fan_start, start, stride, rawsz, tag, marked = 0;
+    if (nargs != 9) {
+        PyErr_SetString(PyExc_TypeError, "mark_present() takes 9 positional arguments");
+        return NULL;
+    }
+    fan_start = PyLong_AsSsize_t(args[1]);
+    start = PyLong_AsSsize_t(args[2]);
+    stride = PyLong_AsSsize_t(args[3]);
+    rawsz = PyLong_AsSsize_t(args[4]);
+    tag = PyLong_AsSsize_t(args[7]);
+    if (PyErr_Occurred())
+        return NULL;
+    if (tag < 1 || tag > 255) {
+        PyErr_SetString(PyExc_ValueError, "mark_present: tag outside 1-255");
+        return NULL;
+    }
+    if (args[8] != Py_None && PyObject_GetBuffer(args[8], &where, PyBUF_WRITABLE))
+        return NULL;
+    if (PyObject_GetBuffer(args[0], &table, PyBUF_SIMPLE)) {
+        PyBuffer_Release(&where);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[5], &oids, PyBUF_SIMPLE)) {
+        PyBuffer_Release(&table);
+        PyBuffer_Release(&where);
+        return NULL;
+    }
+    if (PyObject_GetBuffer(args[6], &marks, PyBUF_WRITABLE)) {
+        PyBuffer_Release(&table);
+        PyBuffer_Release(&oids);
+        PyBuffer_Release(&where);
+        return NULL;
+    }
+    Py_ssize_t n = rawsz > 0 ? oids.len / rawsz : 0;
+    const unsigned char *tab = table.buf;
+    unsigned long long count = 0;
+    int bad = rawsz <= 0 || stride < rawsz || fan_start < 0 || start < 0
+              || oids.len != n * rawsz || marks.len != n || fan_start + 1024 > table.len
+              || (where.buf && where.len != n * 8);
+    if (!bad) {
+        count = fan_at(tab + fan_start, 255);
+        bad = count > 0 && (unsigned long long)start + (count - 1) * (unsigned long long)stride
+                                   + (unsigned long long)rawsz
+                               > (unsigned long long)table.len;
+    }
+    if (bad) {
+        PyErr_SetString(PyExc_ValueError, "mark_present: ids or marks outside the table");
+        goto done;
+    }
+    const unsigned char *ids = oids.buf, *fan = tab + fan_start, *base = tab + start;
+    unsigned char *mk = marks.buf;
+    long long *pos = where.buf;
+    Py_BEGIN_ALLOW_THREADS
+    for (Py_ssize_t i = 0; i < n; i++) {
+        if (mk[i])
+            continue;
+        const unsigned char *want = ids + i * rawsz;
+        Py_ssize_t lo = want[0] ? (Py_ssize_t)fan_at(fan, want[0] - 1u) : 0;
+        Py_ssize_t hi = (Py_ssize_t)fan_at(fan, want[0]);
+        if (hi > (Py_ssize_t)count)
+            hi = (Py_ssize_t)count; /* a fan-out out of order: stay inside the table */
+        Py_ssize_t at = lo < hi ? gdc_find_oid(base, stride, rawsz, lo, hi, want) : -1;
+        if (at >= 0) {
+            mk[i] = (unsigned char)tag;
+            if (pos)
+                pos[i] = at;
+            marked++;
+        }
+    }
+    Py_END_ALLOW_THREADS
+done:
+    PyBuffer_Release(&table);
+    PyBuffer_Release(&oids);
+    PyBuffer_Release(&marks);
+    PyBuffer_Release(&where);
+    if (PyErr_Occurred())
+        return NULL;
+    return PyLong_FromSsize_t(marked);
+}
+
 /*
  * find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1
  *
@@ -831,6 +935,9 @@ PyMethodDef gdc_pack_methods[] = {
      "ofs_base_counts(buf, sorted_offsets, data_end, key_base) -> {key: deltas against it}"},
     {"find_oid", (PyCFunction)(void (*)(void))find_oid, METH_FASTCALL,
      "find_oid(table, start, stride, rawsz, lo, hi, oid) -> position or -1"},
+    {"mark_present", (PyCFunction)(void (*)(void))mark_present, METH_FASTCALL,
+     "mark_present(table, fan_start, start, stride, rawsz, oids, marks, tag, positions) -> "
+     "newly marked"},
     {"check_lines", check_lines, METH_VARARGS,
      "check_lines(oids, types, sizes, positions) -> bytes: default --batch-check lines"},
     {"rev_order", rev_order, METH_O,

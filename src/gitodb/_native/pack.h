@@ -55,6 +55,17 @@ char *gdc_check_line(char *w, const unsigned char *id, Py_ssize_t idlen, unsigne
 extern PyTypeObject gdc_IdOrderWalkType;
 extern PyMethodDef gdc_idorder_methods[];
 
+/* libdeflate's published C API in the shared object at path, the one the compression
+   layer's libdeflate backend runs on (walk.c; compress.native_inflate_library()):
+   a decompressor, or NULL when the library or its symbols are not there (call it
+   with the GIL held; the decompressor is then one thread's).  gdc_ld_inflate:
+   [src, src+avail) inflated into out, exactly size bytes (size > 0): 0, or -1;
+   no Python, so the GIL may be released around it. */
+void *gdc_ld_new(const char *path);
+void gdc_ld_end(void *d);
+int gdc_ld_inflate(void *d, const unsigned char *src, unsigned long long avail, unsigned char *out,
+                   unsigned long long size);
+
 /* Pack entry headers and OFS_DELTA distances (pack.c): 0, or one of these. */
 #define GDC_TRUNCATED (-1)
 #define GDC_TOO_LONG (-2)

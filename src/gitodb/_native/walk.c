@@ -241,6 +241,31 @@ ld_inflate(void *d, const unsigned char *buf, unsigned long long start, unsigned
     return out;
 }
 
+/* libdeflate's C API for the core's other loops (indexpack.c's resolve pass). */
+void *
+gdc_ld_new(const char *path)
+{
+    return ld_new(path);
+}
+
+void
+gdc_ld_end(void *d)
+{
+    ld_end(d);
+}
+
+int
+gdc_ld_inflate(void *d, const unsigned char *src, unsigned long long avail, unsigned char *out,
+               unsigned long long size)
+{
+    size_t got = 0;
+    if (size == 0 || avail > (unsigned long long)SIZE_MAX || size > (unsigned long long)SIZE_MAX)
+        return -1;
+    if (ld_zlib_decompress(d, src, (size_t)avail, out, (size_t)size, &got) != 0 || got != size)
+        return -1;
+    return 0;
+}
+
 /* The chosen inflate: the Python callable, or (inflate None) zlib's C API. */
 static PyObject *
 walk_inflate(PyObject *inflate, gdc_zinflater *z, const unsigned char *buf,

@@ -116,6 +116,38 @@ class LooseObjectStore:
                 if len(name) == hexsz - 2 and _HEX.issuperset(name):
                     yield bytes.fromhex(d + name)
 
+    def mark_present(self, oids: bytes, marks: bytearray, tag: int = 1) -> int:
+        """Set ``marks[i]`` to ``tag`` for every id of ``oids`` (``rawsz`` bytes each)
+        stored loose here; return how many were newly marked.
+
+        One listing per fan-out directory that exists, never a ``stat`` per id: a
+        repository usually has few loose objects and a received pack many ids.
+        """
+        rawsz, hexsz = self.fmt.rawsz, self.fmt.hexsz
+        try:
+            dirs = os.listdir(self.objects_dir)
+        except (FileNotFoundError, NotADirectoryError):
+            return 0
+        where: dict[bytes, int] | None = None
+        marked = 0
+        for d in dirs:
+            if len(d) != 2 or not _HEX.issuperset(d):
+                continue
+            try:
+                names = os.listdir(os.path.join(self.objects_dir, d))
+            except (NotADirectoryError, FileNotFoundError):
+                continue
+            for name in names:
+                if len(name) != hexsz - 2 or not _HEX.issuperset(name):
+                    continue
+                if where is None:  # built on the first loose object only
+                    where = {oids[i : i + rawsz]: i // rawsz for i in range(0, len(oids), rawsz)}
+                i = where.get(bytes.fromhex(d + name), -1)
+                if i >= 0 and not marks[i]:
+                    marks[i] = tag
+                    marked += 1
+        return marked
+
     def find_prefix(self, hex_prefix: str, *, cached: bool = False) -> list[bytes]:
         """Ids of loose objects whose hex form starts with ``hex_prefix`` (>= 2 digits);
         ``cached``: list each fan-out directory once and reuse the listing."""

@@ -5,14 +5,17 @@ The scan (pass 1) and the resolve pass (pass 2) of ``index_scan`` and
 SHA-1DC and delta application, so ``threads`` Python threads resolving shares of
 the delta trees use that many cores.  Inflate and CRC-32 are the compression
 layer's choice (its callables, or zlib's C API when ``compress.native_inflate()``
-says zlib is the chosen backend).
+says zlib is the chosen backend; libdeflate's C API for the resolve pass when it
+says libdeflate).
 
-Only the common case is native: a SHA-1 pack, no per-object check (``--strict``,
-the collision check against a repository), nothing unusual in the pack.  The core
-returns None for anything else (a damaged entry, a detected collision, a delta
-whose base is missing, a thin pack), and :func:`index_native` returns None: the
-caller indexes with the Python reference, which raises the typed error naming the
-file and offset (one source for every message) or completes the thin pack.
+Only the common case is native: a SHA-1 pack, no per-object check (``--strict``),
+nothing unusual in the pack.  The collision check against a repository is not a
+per-object check here: the caller runs it after indexing (``PackIndexer.deferred_check``,
+``index_write.check_indexed``).  The core returns None for anything else (a damaged
+entry, a detected collision, a delta whose base is missing, a thin pack), and
+:func:`index_native` returns None: the caller indexes with the Python reference,
+which raises the typed error naming the file and offset (one source for every
+message) or completes the thin pack.
 
 Memory: the core holds fixed-size columns per entry (proportional to the index)
 and, in each resolving thread, at most ``cache_budget / threads`` bytes of delta
@@ -85,12 +88,16 @@ def index_native(ix: PackIndexer) -> PackIndexResult | None:
         return None
     count = ix._read_header()  # the reference's checks and messages
     detect = bool(_detect(ix))
-    zlib_api = compress.native_inflate() == "zlib"
+    api = compress.native_inflate()
+    zlib_api = api == "zlib"
     inflate = None if zlib_api else compress.inflate
     inflate_prefix = None if zlib_api else compress.inflate_prefix
+    # libdeflate's C API for the resolve pass (its inflates have exact sizes and ends):
+    # no GIL and no copy per delta; the scan still calls the binding's inflate_prefix.
+    library = compress.native_inflate_library() if api == "libdeflate" else None
     core = _IndexPack(ix.buf, count, ix.fmt.rawsz, detect)
     try:
-        return _run(ix, core, count, inflate, inflate_prefix, PackIndexResult)
+        return _run(ix, core, count, inflate, inflate_prefix, library, PackIndexResult)
     finally:
         core.close()
 
@@ -101,6 +108,7 @@ def _run(
     count: int,
     inflate: Any,
     inflate_prefix: Any,
+    library: str | None,
     result_cls: type[PackIndexResult],
 ) -> PackIndexResult | None:
     buf, fmt, pages, progress = ix.buf, ix.fmt, ix.pages, ix.progress
@@ -139,7 +147,7 @@ def _run(
     if progress is not None:
         progress(ix.progress_title, count, count, True)
     nroots, ndeltas = core.prepare()
-    if not _resolve(ix, core, nroots, inflate, ndeltas):
+    if not _resolve(ix, core, nroots, inflate, library, ndeltas):
         return None
     (offsets, ends, crcs, oids, types, rtypes, sizes, osizes, depths, bases, order, left) = (
         core.finish()
@@ -166,35 +174,40 @@ def _run(
     )
 
 
-def _resolve(ix, core, nroots: int, inflate, ndeltas: int) -> bool:  # type: ignore[no-untyped-def]
-    """Resolve every tree, in ``ix.threads`` threads; False if the core gave up."""
+def _resolve(ix, core, nroots: int, inflate, library, ndeltas: int) -> bool:  # type: ignore[no-untyped-def]
+    """Resolve every tree, in ``ix.threads`` threads; False if the core gave up.
+
+    The threads take the next ``ROOTS_PER_CALL`` roots (pack order) as they finish
+    the last, as Git's threads take the next base: one thread stuck in a big tree
+    does not leave the other idle with a fixed share still to do.
+    """
     threads = max(1, min(ix.threads, nroots))
     budget = max(1, ix.cache_budget // threads)
     pages, progress = ix.pages, ix.progress
     lock = threading.Lock()
-    state = {"done": 0, "failed": False}
+    state = {"done": 0, "next": 0, "failed": False}
 
-    def share(first: int) -> None:
-        # Roots first, first + threads, ...: every thread gets a mix of big and small trees.
-        step = threads
-        at = first
-        chunk = ROOTS_PER_CALL * step
-        while at < nroots and not state["failed"]:
-            got = core.resolve(at, min(nroots, at + chunk), step, inflate, budget)
-            if got is None:
-                state["failed"] = True
-                return
-            at += chunk
+    def work() -> None:
+        while True:
             with lock:
+                at = state["next"]
+                if at >= nroots or state["failed"]:
+                    return
+                state["next"] = at + ROOTS_PER_CALL
+            got = core.resolve(at, min(nroots, at + ROOTS_PER_CALL), 1, inflate, budget, library)
+            with lock:
+                if got is None:
+                    state["failed"] = True
+                    return
                 state["done"] += got[0]
                 pages.note_read(got[1])
                 if progress is not None and ndeltas:
                     progress("Resolving deltas", state["done"], ndeltas, False)
 
     if threads == 1:
-        share(0)
+        work()
     else:
-        workers = [threading.Thread(target=share, args=(k,)) for k in range(threads)]
+        workers = [threading.Thread(target=work) for _ in range(threads)]
         for w in workers:
             w.start()
         for w in workers:

@@ -5,26 +5,30 @@
 leaving nothing behind on failure; each file is synced before its rename per
 ``core.fsync`` (``pack`` for a pack read from a stream, ``pack-metadata`` for
 ``.idx``/``.rev``).  ``CollisionCheck`` compares objects with those the
-repository already has; ``--strict`` runs ``objects.check.PackObjectChecker``.
+repository already has (per object on the reference path; after the native path,
+in bulk: ``check_indexed``); ``--strict`` runs ``objects.check.PackObjectChecker``.
 """
 
 from __future__ import annotations
 
 import mmap
 import os
+from array import array
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Protocol
 
+from gitodb import trace2
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import GitodbError, ObjectIdCollisionError, ObjectWriteError, PackError
 from gitodb.loose.write import Existing, Staging
-from gitodb.objects import TYPE_NAMES, ObjectFormat
+from gitodb.objects import OBJ_OFS_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.objects.check import PackObjectChecker
-from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT
+from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import OFFSET32_LIMIT
 from gitodb.pack.index_scan import Progress
-from gitodb.pack.indexer import PackIndexer, PackIndexResult
+from gitodb.pack.indexer import PackIndexer, PackIndexResult, both_checks
+from gitodb.pack.reader import PackFile
 
 # -- objects the repository already has ---------------------------------------
 
@@ -52,9 +56,19 @@ class CollisionCheck:
         self.existing = existing
         self.path = path
 
+    @property
+    def deferrable(self) -> bool:
+        """True if the repository can say in bulk which ids it has (``mark_present``):
+        then the check can run after the native core indexed the pack
+        (:func:`check_indexed`) instead of on every object as it is built."""
+        return callable(getattr(self.existing, "mark_present", None))
+
     def __call__(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
-        if not self.existing.contains(oid):
-            return
+        if self.existing.contains(oid):
+            self.compare(type_num, data, oid, offset)
+
+    def compare(self, type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        """Compare the object with the repository's copy of ``oid``, which exists."""
         try:
             has_type, has_data = self.existing.read(oid)
         except GitodbError:
@@ -65,19 +79,126 @@ class CollisionCheck:
             raise ObjectIdCollisionError(oid.hex(), path=self.path, offset=offset)
 
 
-def _both(
-    first: Callable[[int, bytes, bytes, int], None] | None,
-    second: Callable[[int, bytes, bytes, int], None] | None,
-) -> Callable[[int, bytes, bytes, int], None] | None:
-    """One per-object check that runs ``first`` then ``second`` (either may be None)."""
-    if first is None or second is None:
-        return first or second
+# Below this share of the pack's entries left to compare, the new pack's copies are
+# read one by one (read_at); above it the pack is walked in order.
+_WALK_SHARE = 8
 
-    def both(type_num: int, data: bytes, oid: bytes, offset: int) -> None:
-        first(type_num, data, oid, offset)
-        second(type_num, data, oid, offset)
 
-    return both
+def check_indexed(
+    check: CollisionCheck,
+    result: PackIndexResult,
+    pack_file: str,
+    index_file: str,
+    cache_limit: int,
+) -> None:
+    """Git's collision check after the native path indexed the pack (``result.native``).
+
+    Which received ids the repository already has is asked in bulk
+    (``existing.mark_present``: one native bisect per id and pack index, one
+    listing per loose fan-out directory).  Each of those objects must be the same
+    in both: first by its stored bytes (:func:`_same_entries`, what a fetch of
+    objects the repository already has in the same packed form costs), then, for
+    the rest, by reading it from the new pack (``pack_file`` with its index just
+    written, ``index_file``; within ``cache_limit`` of delta bases) and from the
+    repository (:meth:`CollisionCheck.compare`).  As Git reports a non-delta object
+    before any delta (it checks those during its scan), the first differing
+    non-delta in pack order is raised, else the first differing delta.
+    """
+    oids = result.oids
+    n = len(oids)
+    marks = bytearray(n)
+    positions = array("q", bytes(8 * n))
+    packs: list[PackFile] = []
+    present = check.existing.mark_present(  # type: ignore[attr-defined]
+        b"".join(oids), marks, positions, packs
+    )
+    trace2.data("index-pack", "collision-candidates", present)
+    if not present:
+        return
+    types, offsets = result.types, result.offsets
+    pack = PackFile(
+        pack_file,
+        result.fmt,
+        idx_path=index_file,
+        cache=DeltaBaseCache(cache_limit),
+        verify_index_checksum=False,
+    )
+    try:
+        same = _same_entries(result, pack.buf, marks, positions, packs)
+        left = [i for i in range(n) if marks[i] and not same[i]]
+        trace2.data("index-pack", "collision-reads", len(left))
+        if not left:
+            return
+        if len(left) * _WALK_SHARE < n:
+            left.sort(key=lambda i: (types[i] >= OBJ_OFS_DELTA, offsets[i]))
+            for i in left:
+                type_num, data = pack.read_at(offsets[i])
+                check.compare(type_num, data, oids[i], offsets[i])
+            return
+        wanted = {oids[i] for i in left}
+        delta_offsets = {offsets[i] for i in left if types[i] >= OBJ_OFS_DELTA}
+        first_delta: PackError | None = None
+        for oid, offset, type_num, data in pack.iter_objects():
+            if oid not in wanted:
+                continue
+            try:
+                check.compare(type_num, data, oid, offset)
+            except PackError as e:
+                if offset not in delta_offsets:
+                    raise
+                if first_delta is None or (first_delta.offset or 0) > offset:
+                    first_delta = e
+        if first_delta is not None:
+            raise first_delta
+    finally:
+        pack.close()
+
+
+def _same_entries(
+    result: PackIndexResult,
+    buf: memoryview,
+    marks: bytearray,
+    positions: array[int],
+    packs: list[PackFile],
+) -> bytearray:
+    """Which received objects are stored in one of ``packs`` as the very same entry.
+
+    ``marks[i]`` (``k + 1``) and ``positions[i]`` say where ``packs[k]``'s index
+    has entry i's id.  Identical entry bytes (header and zlib stream, which ends
+    where the received entry ends) hold an identical object when the entry is not a
+    delta; a delta's result is identical when its base is too: a REF_DELTA names
+    the same base id in those bytes, an OFS_DELTA's base at the same distance must
+    be the entry of the same id in that pack, and the base itself must have passed
+    (so entries are taken in order of chain depth).  Objects that are not found so
+    are compared by content.
+    """
+    n = len(result.oids)
+    same = bytearray(n)
+    if not packs:
+        return same
+    oids, offsets, ends = result.oids, result.offsets, result.ends
+    types, bases, depths = result.types, result.bases, result.depths
+    npacks = len(packs)
+    todo = [i for i in range(n) if 0 < marks[i] <= npacks]
+    todo.sort(key=depths.__getitem__)
+    pack_offsets = [p.offsets for p in packs]
+    for i in todo:
+        k = marks[i] - 1
+        there = packs[k]
+        roff = pack_offsets[k][positions[i]]
+        noff = offsets[i]
+        size = ends[i] - noff
+        if there.buf[roff : roff + size] != buf[noff : noff + size]:
+            continue
+        t = types[i]
+        if t >= OBJ_OFS_DELTA:
+            b = bases[i]
+            if b < 0 or not same[b]:
+                continue
+            if t == OBJ_OFS_DELTA and there.find(oids[b]) != roff - (noff - offsets[b]):
+                continue
+        same[i] = 1
+    return same
 
 
 @dataclass
@@ -139,7 +260,10 @@ def index_buffer(
     """Index the pack in ``buf`` with ``opts`` (and --strict's checks); return the result.
 
     With ``existing`` (the repository's objects) every object the repository
-    already has is compared with it (:class:`CollisionCheck`).
+    already has is compared with it (:class:`CollisionCheck`): by the reference as
+    each object is built, or, when the native core indexed the pack
+    (``result.native``) and the repository answers in bulk, by the caller
+    afterwards (:func:`check_indexed`, run from the writers below).
     """
     checker = None
     if opts.strict:
@@ -147,6 +271,7 @@ def index_buffer(
         if checker.path is None:
             checker.path = path
     collision = CollisionCheck(existing, path) if existing is not None else None
+    deferred = collision is not None and collision.deferrable
     indexer = PackIndexer(
         buf,
         fmt,
@@ -157,9 +282,11 @@ def index_buffer(
         fix_thin=opts.fix_thin,
         base_lookup=lookup,
         compression_level=opts.compression_level,
-        object_check=_both(checker, collision),
+        object_check=both_checks(checker, None if deferred else collision),
         cache_budget=opts.delta_base_cache_limit,
     )
+    if deferred:
+        indexer.deferred_check = collision
     result = indexer.run()
     if checker is not None and opts.strict_links:
         checker.finish(result.oids, contains)
@@ -213,18 +340,52 @@ def _create_keep(keep_path: str, msg: str) -> bool:
     return True
 
 
+def _write_index_temp(
+    staging: Staging, result: PackIndexResult, opts: IndexPackOptions, index_path: str
+) -> str:
+    """The ``.idx`` for ``result`` in a temporary file beside ``index_path``."""
+    return staging.write(
+        os.path.dirname(index_path),
+        "tmp_idx_",
+        result.index_bytes(opts.index_version, opts.offset32_limit),
+    )
+
+
+def _deferred_collisions(
+    staging: Staging,
+    result: PackIndexResult,
+    opts: IndexPackOptions,
+    existing: ObjectLookup | None,
+    path: str,
+    pack_file: str,
+    index_path: str,
+) -> str | None:
+    """Run the collision check the native path left to the caller (``result.native``,
+    a repository that answers in bulk); return the temporary ``.idx`` it wrote for
+    reading the new pack (the outputs reuse it), or None if none was needed."""
+    if existing is None or not result.native:
+        return None
+    check = CollisionCheck(existing, path)
+    if not check.deferrable:
+        return None  # the reference ran it (index_buffer kept it per object)
+    idx_tmp = _write_index_temp(staging, result, opts, index_path)
+    check_indexed(check, result, pack_file, idx_tmp, opts.delta_base_cache_limit)
+    return idx_tmp
+
+
 def _write_outputs(
     staging: Staging,
     result: PackIndexResult,
     opts: IndexPackOptions,
     index_path: str,
     keep_path: str | None,
+    idx_tmp: str | None = None,
 ) -> tuple[str | None, bool]:
-    """Write .idx (and .rev, .keep) for ``result``: temp files first, then renames."""
+    """Write .idx (and .rev, .keep) for ``result``: temp files first, then renames
+    (``idx_tmp``: the ``.idx`` already written to a temporary file)."""
     idx_dir = os.path.dirname(index_path)
-    idx_tmp = staging.write(
-        idx_dir, "tmp_idx_", result.index_bytes(opts.index_version, opts.offset32_limit)
-    )
+    if idx_tmp is None:
+        idx_tmp = _write_index_temp(staging, result, opts, index_path)
     rev_path = rev_tmp = None
     if opts.rev_index:
         rev_path = derive_name(index_path, "idx", "rev")
@@ -280,7 +441,12 @@ def index_pack_file(
             getattr(existing, "contains", None),
             existing,
         )
-        rev_path, keep_created = _write_outputs(staging, result, opts, index_path, keep_path)
+        idx_tmp = _deferred_collisions(
+            staging, result, opts, existing, pack_path, pack_path, index_path
+        )
+        rev_path, keep_created = _write_outputs(
+            staging, result, opts, index_path, keep_path, idx_tmp
+        )
     except BaseException:
         staging.abort()
         raise
@@ -360,6 +526,9 @@ def index_pack_stream(
         final_pack = pack_path or os.path.join(directory, f"pack-{result.pack_checksum.hex()}.pack")
         final_index = index_path or derive_name(final_pack, "pack", "idx")
         keep_path = derive_name(final_pack, "pack", "keep")
+        idx_tmp = _deferred_collisions(
+            staging, result, opts, existing, pack_path or "<stdin>", pack_tmp, final_index
+        )
         if opts.keep_msg is not None:
             keep_created = _create_keep(keep_path, opts.keep_msg)
             keep_opts = IndexPackOptions(**{**opts.__dict__, "keep_msg": None})
@@ -370,7 +539,7 @@ def index_pack_stream(
         staging.place(
             pack_tmp, final_pack, Existing.REFUSE if pack_path is not None else Existing.CHECK
         )
-        rev_path, _ = _write_outputs(staging, result, keep_opts, final_index, None)
+        rev_path, _ = _write_outputs(staging, result, keep_opts, final_index, None, idx_tmp)
     except BaseException:
         staging.abort()
         raise

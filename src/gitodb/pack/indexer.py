@@ -21,9 +21,10 @@ and chain depths.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from gitodb import trace2
 from gitodb.errors import PackError
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, ObjectFormat
 from gitodb.pack.idx import OFFSET32_LIMIT, index_v2_sorted, write_index_v1, write_index_v2
@@ -47,8 +48,23 @@ __all__ = [
     "PackIndexResult",
     "PackIndexer",
     "Progress",
+    "both_checks",
     "default_thread_count",
 ]
+
+ObjectCheck = Callable[[int, bytes, bytes, int], None]
+
+
+def both_checks(first: ObjectCheck | None, second: ObjectCheck | None) -> ObjectCheck | None:
+    """One per-object check that runs ``first`` then ``second`` (either may be None)."""
+    if first is None or second is None:
+        return first or second
+
+    def both(type_num: int, data: bytes, oid: bytes, offset: int) -> None:
+        first(type_num, data, oid, offset)
+        second(type_num, data, oid, offset)
+
+    return both
 
 
 @dataclass
@@ -72,6 +88,7 @@ class PackIndexResult:
     pack_bytes: bytes | None = None  # the completed pack when objects were appended
     index_error: PackError | None = None  # verify: how the stored index differs (if it does)
     order: Sequence[int] | None = None  # entries sorted by (id, offset), if known
+    native: bool = False  # indexed by the native core (deferred_check not run)
 
     def id_order(self) -> Sequence[int]:
         """Entry numbers sorted by ``(id, offset)``: the order of the ``.idx``."""
@@ -122,9 +139,15 @@ class PackIndexer(PackScanner):
     the arguments): :meth:`run` scans, resolves and completes a thin pack.
 
     ``native`` False forces the Python reference (the differential tests use it).
+    ``deferred_check``, like ``object_check`` a check of every object, is one the
+    caller can run after indexing (the collision check against a repository): the
+    native core does not run it, so it does not keep the core from the pack, and
+    the result says ``native``, which tells the caller to run it; the reference
+    runs it on every object as it is built.
     """
 
     native = True
+    deferred_check: ObjectCheck | None = None
 
     def run(self) -> PackIndexResult:
         """Scan, resolve every delta (completing a thin pack if asked), return the result.
@@ -135,7 +158,11 @@ class PackIndexer(PackScanner):
         if self.native:
             done = index_native(self)
             if done is not None:
+                done.native = True
+                trace2.data("index-pack", "resolve", "native")
                 return done
+        trace2.data("index-pack", "resolve", "reference")
+        self.object_check = both_checks(self.object_check, self.deferred_check)
         st = self.scan()
         count = len(st.offsets)
         resolver = DeltaResolver(st, self.fmt, self.path, self.progress, self.object_check)
