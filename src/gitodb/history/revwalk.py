@@ -67,6 +67,15 @@ def _path_bytes(path: str | None) -> bytes:
     return (path or "").encode("utf-8", "surrogateescape")
 
 
+def _first_interesting(parents: list[Node]) -> list[Node]:
+    """The parent Git's ``expand_topo_walk`` follows under --first-parent: the first
+    one not UNINTERESTING (it skips those before it looks at --first-parent)."""
+    for p in parents:
+        if not p.flags & UNINTERESTING:
+            return [p]
+    return []
+
+
 class Pending:
     """A starting point as given: the object, its name, and for ``rev:path`` the path."""
 
@@ -144,6 +153,7 @@ class RevWalk:
         self._shown: list[Node] = []
         self._shown_trees: list[bytes] | None = None  # native_text's shown trees
         self._walked = False
+        self._generation_sort = False  # set by _handle_pending
         # Path limiting (gitodb.history.simplify): TREESAME, simplification, rewriting.
         self._simplify_options = {
             "simplify_history": simplify_history,
@@ -222,6 +232,21 @@ class RevWalk:
             or self.want_children
             or self.ancestry_path
             or self.simplify_merges
+        )
+        # With generation numbers, Git sorts an unlimited --topo-order/--date-order walk
+        # incrementally (``init_topo_walk``, and excluded commits do not limit it): its
+        # in-degrees count first-parent edges only under --first-parent, where
+        # ``sort_in_topological_order`` counts every parent edge within the list.
+        self._generation_sort = (
+            self.order != "default"
+            and self.first_parent
+            and self.side is None
+            and not (self.cherry_pick or self.cherry_mark or self.bisect)
+            and not (self.want_children or self.ancestry_path or self.simplify_merges)
+            and self.limiter is None
+            and self.max_age is None
+            and self.min_age is None
+            and self.graph.generation_numbers_enabled()
         )
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
@@ -550,9 +575,11 @@ class RevWalk:
 
     def _sort_topo(self, listed: list[Node]) -> list[Node]:
         """Git's ``sort_in_topological_order`` (graph order, or by date for --date-order)."""
+        # the incremental sort's first-parent edges (see _handle_pending)
+        first_only = self._generation_sort
         indegree: dict[bytes, int] = {n.id: 1 for n in listed}
         for n in listed:
-            for p in n.parents:
+            for p in n.parents[:1] if first_only else n.parents:
                 if indegree.get(p.id):
                     indegree[p.id] += 1
         tips = [n for n in listed if indegree[n.id] == 1]
@@ -569,7 +596,7 @@ class RevWalk:
             node = queue.get() if by_date else (stack.pop() if stack else None)
             if node is None:
                 break
-            for p in node.parents:
+            for p in _first_interesting(node.parents) if first_only else node.parents:
                 d = indegree.get(p.id, 0)
                 if not d:
                     continue
