@@ -251,13 +251,24 @@ class RevWalk:
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
-        for p in self.pending:
+        cg = self.graph.file
+        nodes = self.graph.nodes
+        # which starts the commit-graph holds, in one native call (for thousands of
+        # refs; and for one, no index of the whole file is built)
+        in_graph = (
+            native.graph_contains(self.graph, [p.oid for p in self.pending])
+            if cg is not None
+            else None
+        )
+        for i, p in enumerate(self.pending):
             oid, path = p.oid, p.path
             if oid in negative:
                 p.uninteresting = True
-            cg = self.graph.file
-            known = self.graph.nodes.get(oid)
-            if known is not None or (cg is not None and cg.position(oid) is not None):
+            if in_graph is not None:
+                known = in_graph[i] or oid in nodes
+            else:
+                known = oid in nodes or (cg is not None and cg.position(oid) is not None)
+            if known:
                 type_name, data = "commit", b""  # a known commit: no read
             else:
                 type_name, data = self._read(oid, p.name)
@@ -877,13 +888,15 @@ class RevWalk:
             or not native.walk_usable(self.graph)
         )
 
-    def _native_walk(self) -> tuple[Any, Any]:
-        """Start the C walk ``_native_plain`` allowed: ``(walk, reader)``."""
+    def _native_walk(self, starts: list[bytes] | None = None) -> tuple[Any, Any]:
+        """Start the C walk ``_native_plain`` allowed: ``(walk, reader)`` (from
+        ``starts`` when the pending objects were handled already)."""
         self._walked = True
         # The starts need no sorting by date: the native queue orders by date, and
         # keeps equal dates in the order queued, which a stable sort keeps too.
-        starts: list[bytes] = []
-        self._handle_pending(starts)
+        if starts is None:
+            starts = []
+            self._handle_pending(starts)
         got = native.commit_walk(self.graph, starts, self.first_parent)
         assert got is not None  # walk_usable said so
         return got
@@ -921,16 +934,32 @@ class RevWalk:
         lines before it, as Git prints them before it dies."""
         if not self._native_plain() or (self.order == "topo" and self.first_parent):
             return None
+        if not want_text and not self.want_objects and self.graph.file is not None:
+            # --count alone: the commits reached, whatever their order, over the
+            # commit-graph's parent positions (no record per commit)
+            self._walked = True
+            starts: list[bytes] = []
+            self._handle_pending(starts)
+            got = native.graph_count(self.graph, starts, self.first_parent)
+            if got is not None:
+                return got, b"", None
+            (count, text, trees), error = self._run_native(
+                lambda w: w.text(parents, False, self.order == "topo", False), starts
+            )
+            return count, text, error
         (count, text, trees), error = self._run_native(
             lambda w: w.text(parents, self.want_objects, self.order == "topo", want_text)
         )
         self._shown_trees = trees
         return count, text, error
 
-    def _run_native(self, run: Callable[[Any], Any]) -> tuple[Any, BaseException | None]:
+    def _run_native(
+        self, run: Callable[[Any], Any], starts: list[bytes] | None = None
+    ) -> tuple[Any, BaseException | None]:
         """``run(native walk)``'s result and what ended the walk early (a missing or
-        damaged parent), None if nothing did; the reader is closed after."""
-        walk, reader = self._native_walk()
+        damaged parent), None if nothing did; the reader is closed after.  ``starts``:
+        the start ids when ``_handle_pending`` has run already."""
+        walk, reader = self._native_walk(starts)
         error: BaseException | None = None
         # The records are freed by reference count; the cyclic collector would only
         # traverse them again and again while the walk makes them.
