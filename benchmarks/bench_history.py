@@ -14,6 +14,10 @@ of each process, git and gitodb runs alternating:
   changed paths of every first-parent commit (gitodb ``commit_changes``, dulwich
   ``tree_changes``, pygit2 ``Diff``), each in its own process.
 
+gitodb runs as ``python -S <venv>/bin/gitodb`` with ``PYTHONPATH`` naming the source
+tree and the site-packages directories (see ``SITE``); the API rows run ``python -c``
+as a user's script would.
+
 Prints a Markdown table (times and ratios to git, or to gitodb for the API rows).
 
     python benchmarks/bench_history.py [--repo PATH] [--repeat N]
@@ -36,6 +40,13 @@ ENV = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"
 # Byte-code caches as an installed package has them: without them every run compiles
 # gitodb's modules first (PYTHONDONTWRITEBYTECODE is set in some shells).
 ENV.pop("PYTHONDONTWRITEBYTECODE", None)
+# gitodb runs as ``python -S <venv>/bin/gitodb`` (the console script), as
+# bench_startup.py runs it: ``-S`` leaves out the ``.pth`` start-up hooks of the
+# machine's Python installation (the development machine has one that imports
+# certifi at every interpreter start, 30-40 ms no user pays).  PYTHONPATH names the
+# source tree and every site-packages directory (gitodb's dependencies: the zlib
+# backends), which -S would otherwise leave out.
+SITE = [p for p in sys.path if p.endswith("site-packages")]
 
 COMMANDS = [
     ("rev-list --all --objects", ["rev-list", "--all", "--objects"], None),
@@ -191,7 +202,12 @@ def main() -> int:
     args = ap.parse_args()
     if not args.repo.exists():
         sys.exit(f"no repository at {args.repo}")
-    gitodb = [sys.executable, "-m", "gitodb"]
+    import gitodb as _pkg
+
+    src = Path(_pkg.__file__).resolve().parent.parent
+    ENV["PYTHONPATH"] = os.pathsep.join([str(src), *SITE])
+    script = Path(sys.executable).parent / "gitodb"
+    gitodb = [sys.executable, "-S", *([str(script)] if script.exists() else ["-m", "gitodb"])]
     with tempfile.TemporaryDirectory() as tmp:
         repo = Path(tmp) / "repo.git"
         shutil.copytree(args.repo, repo, symlinks=True)

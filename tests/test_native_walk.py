@@ -167,6 +167,8 @@ COMMANDS = [
     ("rev-list", "--topo-order", "--parents", "--all"),
     ("rev-list", "--topo-order", "--objects", "--all"),
     ("rev-list", "--count", "--all"),
+    ("rev-list", "--count", "--first-parent", "--all"),
+    ("rev-list", "--count", "--topo-order", "--all"),
     ("log", "--format=%H %P %an %ae %at %s", "--all"),
     ("log", "--format=%H%x00%s%n%T %cn <%ce> %ct", "--all"),
     ("log", "--pretty=format:%s %H", "--all"),
@@ -459,6 +461,49 @@ def test_corpus_native_matches_git(args: tuple[str, ...]) -> None:
         status, out = cli(CORPUS, *args)
     assert status == 0
     assert out == git(*args, cwd=CORPUS)
+
+
+@needs_native
+def test_graph_count_and_contains_match_the_walk(tmp_path: Path) -> None:
+    """``graph_count`` (the commits reached over the commit-graph alone) against the
+    Python walk's count, and ``graph_contains`` against the graph file's lookup; a
+    start the graph does not hold (a commit made after it) gives None, and the CLI's
+    count then comes from the walk, as git's does."""
+    from gitodb.history.graph import CommitGraph
+    from gitodb.history.revwalk import RevWalk
+
+    repo = _small_repo(tmp_path)
+    git("checkout", "-q", "-b", "side", "HEAD~2", cwd=repo)
+    for i in range(3):
+        (repo / "s").write_text(f"{i}\n")
+        git("add", "s", cwd=repo)
+        git("commit", "-q", "-m", f"s{i}", cwd=repo)
+    git("checkout", "-q", "-", cwd=repo)
+    git("merge", "-q", "--no-ff", "-m", "m", "side", cwd=repo)
+    git("commit-graph", "write", "--reachable", cwd=repo)
+    r = Repository(repo)
+    graph = CommitGraph(r)
+    tips = [r.resolve("HEAD"), r.resolve("side")]
+    for first_parent in (False, True):
+        with pure(True):
+            walk = RevWalk(r, first_parent=first_parent)
+            for t in tips:
+                walk.add(t)
+            expected = sum(1 for _ in walk.commits())
+        assert native.graph_count(graph, tips, first_parent) == expected
+    blob = bytes.fromhex(git("rev-parse", "HEAD:top", cwd=repo).decode().strip())
+    ids = [*tips, blob, tips[0]]
+    f = graph.file
+    assert f is not None
+    assert native.graph_contains(graph, ids) == bytes(f.position(i) is not None for i in ids)
+    assert native.graph_count(graph, [blob], False) is None
+    (repo / "top").write_text("after the graph\n")
+    git("commit", "-q", "-am", "new", cwd=repo)
+    head = r.resolve("HEAD")
+    assert native.graph_count(CommitGraph(r), [head], False) is None
+    for args in (("rev-list", "--count", "--all"), ("rev-list", "--count", "HEAD")):
+        with pure(False):
+            assert cli(repo, *args) == (0, git(*args, cwd=repo)), args
 
 
 @needs_native

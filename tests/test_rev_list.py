@@ -211,9 +211,11 @@ def test_errors_match_git(repo: Path, args: list[str]) -> None:
     assert_same(repo, "rev-list", *args)
 
 
-def test_not_an_integer(repo: Path) -> None:
-    # Git 2.55's wording (Git 2.39 took "1q" as 1); our own check.
-    _theirs, ours = both(repo, "rev-list", "--max-count=1q", "HEAD")
+@pytest.mark.parametrize("args", [["--max-count=1q"], ["-1q"], ["-n", "1q"], ["-n1q"]])
+def test_not_an_integer(repo: Path, args: list[str]) -> None:
+    # Git 2.55's wording (t6005 "--max-count all forms"; Git 2.39 words it otherwise);
+    # our own check.
+    _theirs, ours = both(repo, "rev-list", *args, "HEAD")
     assert ours == (128, b"", b"fatal: '1q': not an integer\n")
 
 

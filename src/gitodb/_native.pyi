@@ -250,6 +250,16 @@ def commit_walk(
     graph: tuple[Any, int, int, int, int, int] | None,
     /,
 ) -> CommitWalk: ...
+def graph_contains(
+    layout: tuple[Any, int, int, int, int, int], rawsz: int, ids: list[bytes], /
+) -> bytes: ...
+def graph_count(
+    layout: tuple[Any, int, int, int, int, int],
+    rawsz: int,
+    starts: list[bytes],
+    first_parent: bool,
+    /,
+) -> int | None: ...
 def parse_headers(
     data: bytes, /
 ) -> tuple[list[tuple[bytes, bytes | None]], bytes | None, bool]: ...

@@ -535,6 +535,11 @@ PyMethodDef gdc_walk_methods[] = {
     {"commit_walk", commit_walk_new, METH_VARARGS,
      "commit_walk(reader, starts, first_parent, keep_raw, commit_fallback, graph) -> "
      "CommitWalk: the default-order walk"},
+    {"graph_contains", graph_contains, METH_VARARGS,
+     "graph_contains(layout, rawsz, ids) -> bytes: 1 for each id the commit-graph holds"},
+    {"graph_count", graph_count, METH_VARARGS,
+     "graph_count(layout, rawsz, starts, first_parent) -> int or None: the commits the "
+     "starts reach, over the commit-graph alone"},
     {"parse_headers", parse_headers_native, METH_O,
      "parse_headers(data) -> (headers, message, terminated): objects.headers.parse_headers"},
     {NULL, NULL, 0, NULL},

@@ -383,6 +383,20 @@ def _config_defaults(repo: Any, o: _LogOptions) -> None:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Show commits; see ``git log``."""
+    import gc
+
+    # The command allocates thousands of refs, records and lines and frees none of
+    # them in cycles: the cyclic collector would only traverse them again and again.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return _run(argv, ctx)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _run(argv: list[str], ctx: Any) -> int:
     from gitodb.cli.rev_list import add_revisions, limit_to_paths
     from gitodb.history.revwalk import RevWalk
 

@@ -506,7 +506,7 @@ class OptionParser:
                 continue
             if arg[1] != "-":
                 short = self._short.get(arg[1])
-                if arg[1:].isdigit() and "n" in self._short:
+                if arg[1].isdigit() and "n" in self._short:  # -<n>, "-1q" too (Git's error)
                     short, arg = self._short["n"], "-n" + arg[1:]
                 if short is None or (len(arg) > 2 and not short.takes_value):
                     unknown.append(arg)

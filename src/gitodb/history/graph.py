@@ -98,6 +98,15 @@ class CommitGraph:
         if self.grafts:
             self.file = None
 
+    def generation_numbers_enabled(self) -> bool:
+        """Git's ``generation_numbers_enabled``: a commit-graph is in use and its top
+        layer's first commit has a nonzero topological level."""
+        f = self.file
+        if f is None or not f.num_commits:
+            return False
+        at = f._cdat + self.fmt.rawsz + 8  # the first record's generation word
+        return bool(int.from_bytes(f.data[at : at + 4], "big") >> 2)
+
     def flag(self, oid: bytes, flags: int) -> bool:
         """Set ``flags`` on commit ``oid``; False if it was not loaded (nothing to walk)."""
         n = self.nodes.get(oid)

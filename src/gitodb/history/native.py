@@ -26,9 +26,11 @@ from gitodb.objects.tree import parse_entries
 
 try:
     from gitodb._native import commit_walk as _commit_walk
+    from gitodb._native import graph_contains as _graph_contains
+    from gitodb._native import graph_count as _graph_count
     from gitodb._native import odb_reader as _odb_reader
 except ImportError:  # built without the native core
-    _commit_walk = _odb_reader = None  # type: ignore[assignment]
+    _commit_walk = _odb_reader = _graph_contains = _graph_count = None  # type: ignore[assignment]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -91,6 +93,25 @@ def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | N
         edge[0] if edge is not None else -1,
         edge[1] if edge is not None else 0,
     )
+
+
+def graph_contains(graph: CommitGraph, ids: list[bytes]) -> bytes | None:
+    """For each of ``ids``, 1 if the graph's commit-graph file holds it, else 0; None
+    where the native core does not apply (no single usable layer: ask the file)."""
+    layout = _graph_layout(graph) if _graph_contains is not None and enabled() else None
+    if layout is None:
+        return None
+    return _graph_contains(layout, graph.fmt.rawsz, ids)
+
+
+def graph_count(graph: CommitGraph, starts: list[bytes], first_parent: bool) -> int | None:
+    """How many commits ``starts`` reach (first parents only with ``first_parent``),
+    over the commit-graph's parent positions alone; None where that does not apply
+    (no single usable layer, a start outside it, a damaged record): walk instead."""
+    layout = _graph_layout(graph) if _graph_count is not None and enabled() else None
+    if layout is None:
+        return None
+    return _graph_count(layout, graph.fmt.rawsz, starts, first_parent)
 
 
 def walk_usable(graph: CommitGraph) -> bool:

@@ -135,8 +135,14 @@ class RevisionArgs:
 
     def all(self) -> None:
         """``--all``: every ref, then HEAD."""
-        for name, oid in self._refs("refs/"):
-            self._add_ref(name, name, oid)
+        if not self.excludes and self.hidden is None:
+            add = self.walk.add
+            negative = self.negate
+            for name, oid in self._refs("refs/"):  # thousands: no per-ref checks
+                add(oid, uninteresting=negative, name=name)
+        else:
+            for name, oid in self._refs("refs/"):
+                self._add_ref(name, name, oid)
         head = self.repo.refs.resolve("HEAD")
         if head is not None:
             self._add_ref("HEAD", "HEAD", head)

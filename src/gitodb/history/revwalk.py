@@ -68,6 +68,15 @@ def _path_bytes(path: str | None) -> bytes:
     return (path or "").encode("utf-8", "surrogateescape")
 
 
+def _first_interesting(parents: list[Node]) -> list[Node]:
+    """The parent Git's ``expand_topo_walk`` follows under --first-parent: the first
+    one not UNINTERESTING (it skips those before it looks at --first-parent)."""
+    for p in parents:
+        if not p.flags & UNINTERESTING:
+            return [p]
+    return []
+
+
 class Pending:
     """A starting point as given: the object, its name, and for ``rev:path`` the path."""
 
@@ -145,6 +154,7 @@ class RevWalk:
         self._shown: list[Node] = []
         self._shown_trees: list[bytes] | None = None  # native_text's shown trees
         self._walked = False
+        self._generation_sort = False  # set by _handle_pending
         # Path limiting (gitodb.history.simplify): TREESAME, simplification, rewriting.
         self._simplify_options = {
             "simplify_history": simplify_history,
@@ -224,16 +234,42 @@ class RevWalk:
             or self.ancestry_path
             or self.simplify_merges
         )
+        # With generation numbers, Git sorts an unlimited --topo-order/--date-order walk
+        # incrementally (``init_topo_walk``, and excluded commits do not limit it): its
+        # in-degrees count first-parent edges only under --first-parent, where
+        # ``sort_in_topological_order`` counts every parent edge within the list.
+        self._generation_sort = (
+            self.order != "default"
+            and self.first_parent
+            and self.side is None
+            and not (self.cherry_pick or self.cherry_mark or self.bisect)
+            and not (self.want_children or self.ancestry_path or self.simplify_merges)
+            and self.limiter is None
+            and self.max_age is None
+            and self.min_age is None
+            and self.graph.generation_numbers_enabled()
+        )
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
         cg = self.graph.file
         nodes = self.graph.nodes
-        for p in self.pending:
+        # which starts the commit-graph holds, in one native call (for thousands of
+        # refs; and for one, no index of the whole file is built)
+        in_graph = (
+            native.graph_contains(self.graph, [p.oid for p in self.pending])
+            if cg is not None
+            else None
+        )
+        for i, p in enumerate(self.pending):
             oid, path = p.oid, p.path
             if oid in negative:
                 p.uninteresting = True
-            if oid in nodes or (cg is not None and cg.position(oid) is not None):
+            if in_graph is not None:
+                known = in_graph[i] or oid in nodes
+            else:
+                known = oid in nodes or (cg is not None and cg.position(oid) is not None)
+            if known:
                 type_name, data = "commit", b""  # a known commit: no read
             else:
                 type_name, data = self._read(oid, p.name)
@@ -551,9 +587,11 @@ class RevWalk:
 
     def _sort_topo(self, listed: list[Node]) -> list[Node]:
         """Git's ``sort_in_topological_order`` (graph order, or by date for --date-order)."""
+        # the incremental sort's first-parent edges (see _handle_pending)
+        first_only = self._generation_sort
         indegree: dict[bytes, int] = {n.id: 1 for n in listed}
         for n in listed:
-            for p in n.parents:
+            for p in n.parents[:1] if first_only else n.parents:
                 if indegree.get(p.id):
                     indegree[p.id] += 1
         tips = [n for n in listed if indegree[n.id] == 1]
@@ -570,7 +608,7 @@ class RevWalk:
             node = queue.get() if by_date else (stack.pop() if stack else None)
             if node is None:
                 break
-            for p in node.parents:
+            for p in _first_interesting(node.parents) if first_only else node.parents:
                 d = indegree.get(p.id, 0)
                 if not d:
                     continue
@@ -851,13 +889,15 @@ class RevWalk:
             or not native.walk_usable(self.graph)
         )
 
-    def _native_walk(self) -> tuple[Any, Any]:
-        """Start the C walk ``_native_plain`` allowed: ``(walk, reader)``."""
+    def _native_walk(self, starts: list[bytes] | None = None) -> tuple[Any, Any]:
+        """Start the C walk ``_native_plain`` allowed: ``(walk, reader)`` (from
+        ``starts`` when the pending objects were handled already)."""
         self._walked = True
         # The starts need no sorting by date: the native queue orders by date, and
         # keeps equal dates in the order queued, which a stable sort keeps too.
-        starts: list[bytes] = []
-        self._handle_pending(starts)
+        if starts is None:
+            starts = []
+            self._handle_pending(starts)
         got = native.commit_walk(self.graph, starts, self.first_parent)
         assert got is not None  # walk_usable said so
         return got
@@ -895,16 +935,32 @@ class RevWalk:
         lines before it, as Git prints them before it dies."""
         if not self._native_plain() or (self.order == "topo" and self.first_parent):
             return None
+        if not want_text and not self.want_objects and self.graph.file is not None:
+            # --count alone: the commits reached, whatever their order, over the
+            # commit-graph's parent positions (no record per commit)
+            self._walked = True
+            starts: list[bytes] = []
+            self._handle_pending(starts)
+            got = native.graph_count(self.graph, starts, self.first_parent)
+            if got is not None:
+                return got, b"", None
+            (count, text, trees), error = self._run_native(
+                lambda w: w.text(parents, False, self.order == "topo", False), starts
+            )
+            return count, text, error
         (count, text, trees), error = self._run_native(
             lambda w: w.text(parents, self.want_objects, self.order == "topo", want_text)
         )
         self._shown_trees = trees
         return count, text, error
 
-    def _run_native(self, run: Callable[[Any], Any]) -> tuple[Any, BaseException | None]:
+    def _run_native(
+        self, run: Callable[[Any], Any], starts: list[bytes] | None = None
+    ) -> tuple[Any, BaseException | None]:
         """``run(native walk)``'s result and what ended the walk early (a missing or
-        damaged parent), None if nothing did; the reader is closed after."""
-        walk, reader = self._native_walk()
+        damaged parent), None if nothing did; the reader is closed after.  ``starts``:
+        the start ids when ``_handle_pending`` has run already."""
+        walk, reader = self._native_walk(starts)
         error: BaseException | None = None
         # The records are freed by reference count; the cyclic collector would only
         # traverse them again and again while the walk makes them.
