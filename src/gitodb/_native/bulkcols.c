@@ -1,0 +1,752 @@
+/* Column buffers of the bulk tables (gitodb.bulk): the commits table without a
+   Python object per row.
+
+   commit_columns(raws, message) parses a batch of commit contents (Git's header
+   block, the first author and committer lines split like split_ident_line, the
+   subject as %s) into Arrow-ready buffers: int32 offsets and bytes for each
+   string column, int64 values and validity bitmaps for the times.  It accepts only
+   what it reads exactly like gitodb.objects (a continued author or committer line,
+   a missing one, a time over int64 are left to the Python path: None).
+
+   ReachWalk(text, rawsz, tips, nbits) takes the walk's listing in topological order
+   ("<id> <parent>...\n", children first) and hands out, per batch of rows, the ids,
+   the parents and the ref bits that reach each commit (the bits of a commit are
+   final when it is reached: all its children come before it), each commit's set
+   freed once it is handed down, so only the frontier is held. */
+#define PY_SSIZE_T_CLEAN
+#include <Python.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "pack.h"
+
+/* -- growable buffers ------------------------------------------------------------ */
+typedef struct {
+    char *p;
+    size_t n, cap;
+} Buf;
+
+static int
+buf_reserve(Buf *b, size_t more)
+{
+    if (b->n + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + more)
+        cap *= 2;
+    char *p = PyMem_Realloc(b->p, cap);
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+static int
+buf_put(Buf *b, const void *s, size_t n)
+{
+    if (buf_reserve(b, n))
+        return -1;
+    if (n)
+        memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+static PyObject *
+buf_bytes(Buf *b)
+{
+    return PyBytes_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->n);
+}
+
+static void
+buf_free(Buf *b)
+{
+    PyMem_Free(b->p);
+    b->p = NULL;
+    b->n = b->cap = 0;
+}
+
+/* Arrow validity bitmap: bit i set when row i is not null. */
+static int
+bit_put(Buf *b, Py_ssize_t row, int valid)
+{
+    size_t byte = (size_t)row / 8;
+    if (byte >= b->n) {
+        if (buf_reserve(b, byte + 1 - b->n))
+            return -1;
+        memset(b->p + b->n, 0, byte + 1 - b->n);
+        b->n = byte + 1;
+    }
+    if (valid)
+        b->p[byte] |= (char)(1 << (row % 8));
+    return 0;
+}
+
+/* A string column: int32 offsets (one more than the rows), data, validity, and
+   whether a value is not valid UTF-8 (then Python builds the column). */
+typedef struct {
+    Buf off, data, valid;
+    Py_ssize_t nulls;
+    int bad;
+} StrCol;
+
+static int
+utf8_valid(const unsigned char *s, size_t n)
+{
+    size_t i = 0;
+    while (i < n) {
+        unsigned char c = s[i];
+        if (c < 0x80) {
+            i++;
+            continue;
+        }
+        if (c < 0xC2)
+            return 0;
+        if (c < 0xE0) {
+            if (n - i < 2 || (s[i + 1] & 0xC0) != 0x80)
+                return 0;
+            i += 2;
+        } else if (c < 0xF0) {
+            if (n - i < 3 || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80)
+                return 0;
+            if ((c == 0xE0 && s[i + 1] < 0xA0) || (c == 0xED && s[i + 1] >= 0xA0))
+                return 0;  /* overlong, or a surrogate (Python's strict UTF-8) */
+            i += 3;
+        } else if (c < 0xF5) {
+            if (n - i < 4 || (s[i + 1] & 0xC0) != 0x80 || (s[i + 2] & 0xC0) != 0x80
+                || (s[i + 3] & 0xC0) != 0x80)
+                return 0;
+            if ((c == 0xF0 && s[i + 1] < 0x90) || (c == 0xF4 && s[i + 1] >= 0x90))
+                return 0;
+            i += 4;
+        } else {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int
+col_start(StrCol *c)
+{
+    int32_t zero = 0;
+    return buf_put(&c->off, &zero, 4);
+}
+
+/* Append a value (NULL: a null) as row `row`. */
+static int
+col_put(StrCol *c, Py_ssize_t row, const unsigned char *s, size_t n)
+{
+    if (s) {
+        if (c->data.n + n > INT32_MAX) {
+            PyErr_SetString(PyExc_OverflowError, "string column over 2 GiB");
+            return -1;
+        }
+        if (buf_put(&c->data, s, n))
+            return -1;
+        if (!c->bad && !utf8_valid(s, n))
+            c->bad = 1;
+    } else {
+        c->nulls++;
+    }
+    int32_t end = (int32_t)c->data.n;
+    if (buf_put(&c->off, &end, 4) || bit_put(&c->valid, row, s != NULL))
+        return -1;
+    return 0;
+}
+
+/* (offsets, data, validity or None, bad) */
+static PyObject *
+col_tuple(StrCol *c)
+{
+    PyObject *valid = c->nulls ? buf_bytes(&c->valid) : Py_NewRef(Py_None);
+    if (!valid)
+        return NULL;
+    return Py_BuildValue("(NNNO)", buf_bytes(&c->off), buf_bytes(&c->data), valid,
+                         c->bad ? Py_True : Py_False);
+}
+
+static void
+col_free(StrCol *c)
+{
+    buf_free(&c->off);
+    buf_free(&c->data);
+    buf_free(&c->valid);
+}
+
+/* A nullable int64 column. */
+typedef struct {
+    Buf vals, valid;
+    Py_ssize_t nulls;
+} IntCol;
+
+static int
+int_put(IntCol *c, Py_ssize_t row, int64_t v, int valid)
+{
+    if (!valid) {
+        v = 0;
+        c->nulls++;
+    }
+    if (buf_put(&c->vals, &v, 8) || bit_put(&c->valid, row, valid))
+        return -1;
+    return 0;
+}
+
+/* -- commit parsing ------------------------------------------------------------- */
+static int
+is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0b || c == 0x0c;
+}
+
+typedef struct {
+    const unsigned char *name, *email, *tz;
+    size_t name_len, email_len, tz_len;
+    int64_t time;
+    int has_time;
+} Ident;
+
+/* signature._split_ident: 0, or -1 when the time does not fit in int64 (Python). */
+static int
+split_ident(const unsigned char *v, size_t n, Ident *id)
+{
+    memset(id, 0, sizeof *id);
+    static const unsigned char empty[1] = {0};
+    id->name = id->email = empty;
+    const unsigned char *lt = memchr(v, '<', n);
+    const unsigned char *gt = lt ? memchr(lt + 1, '>', n - (size_t)(lt + 1 - v)) : NULL;
+    if (!gt)
+        return 0;
+    size_t nl = (size_t)(lt - v);
+    while (nl && is_space(v[nl - 1]))
+        nl--;
+    id->name = v;
+    id->name_len = nl;
+    id->email = lt + 1;
+    id->email_len = (size_t)(gt - lt - 1);
+    size_t last = n;
+    while (last > 0 && v[last - 1] != '>')
+        last--;
+    size_t pos = last;  /* after the last '>' */
+    while (pos < n && is_space(v[pos]))
+        pos++;
+    size_t de = pos;
+    while (de < n && v[de] >= '0' && v[de] <= '9')
+        de++;
+    if (de == pos)
+        return 0;
+    size_t zone = de;
+    while (zone < n && is_space(v[zone]))
+        zone++;
+    if (zone >= n || (v[zone] != '+' && v[zone] != '-'))
+        return 0;
+    size_t ze = zone + 1;
+    while (ze < n && v[ze] >= '0' && v[ze] <= '9')
+        ze++;
+    if (ze == zone + 1)
+        return 0;
+    uint64_t t = 0;
+    for (size_t i = pos; i < de; i++) {
+        uint64_t digit = (uint64_t)(v[i] - '0');
+        if (t > ((uint64_t)INT64_MAX - digit) / 10)
+            return -1;
+        t = t * 10 + digit;
+    }
+    id->time = (int64_t)t;
+    id->has_time = 1;
+    id->tz = v + zone;
+    id->tz_len = ze - zone;
+    return 0;
+}
+
+/* bulk.commits.subject_bytes into b. */
+static int
+subject_into(Buf *b, const unsigned char *m, size_t n)
+{
+    size_t pos = 0;
+    int started = 0, words = 0;
+    for (;;) {
+        const unsigned char *nlp = pos <= n ? memchr(m + pos, '\n', n - pos) : NULL;
+        size_t end = nlp ? (size_t)(nlp - m) : n;
+        size_t a = pos, z = end;
+        while (a < z && is_space(m[a]))
+            a++;
+        while (z > a && is_space(m[z - 1]))
+            z--;
+        if (a == z) {
+            if (started)
+                break;
+        } else {
+            started = 1;
+            if (words++ && buf_put(b, " ", 1))
+                return -1;
+            if (buf_put(b, m + a, z - a))
+                return -1;
+        }
+        if (!nlp)
+            break;
+        pos = end + 1;
+    }
+    return 0;
+}
+
+enum { C_AN, C_AE, C_ATZ, C_CN, C_CE, C_CTZ, C_SUBJ, C_MSG, C_NSTR };
+
+typedef struct {
+    StrCol s[C_NSTR];
+    IntCol at, ct;
+    Buf tree;
+} Columns;
+
+static int
+is_hex(unsigned char c)
+{
+    return (c >= '0' && c <= '9') || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F');
+}
+
+/* One commit's columns; 1: done, 0: not accepted, -1: error. */
+static int
+commit_row(Columns *c, Py_ssize_t row, const unsigned char *d, size_t len, int rawsz,
+           int message)
+{
+    size_t hexsz = 2 * (size_t)rawsz;
+    if (len < 6 + hexsz || memcmp(d, "tree ", 5) || d[5 + hexsz] != '\n')
+        return 0;
+    for (size_t i = 0; i < hexsz; i++)
+        if (!is_hex(d[5 + i]))
+            return 0;
+    const unsigned char *av = NULL, *cv = NULL, *msg = NULL;
+    size_t alen = 0, clen = 0, mlen = 0;
+    int prev = 0;  /* the previous header: 0 none or no value, 1 other, 2 the author or
+                      committer line read (a continuation of it: not accepted) */
+    size_t pos = 0;
+    while (pos < len) {
+        const unsigned char *nlp = memchr(d + pos, '\n', len - pos);
+        size_t end = nlp ? (size_t)(nlp - d) : len;
+        if (end == pos && nlp) {
+            msg = d + end + 1;
+            mlen = len - end - 1;
+            break;
+        }
+        if (d[pos] == ' ' && prev) {
+            if (prev == 2)
+                return 0;
+        } else {
+            const unsigned char *sp = memchr(d + pos, ' ', end - pos);
+            size_t klen = sp ? (size_t)(sp - d) - pos : end - pos;
+            prev = sp ? 1 : 0;
+            if (klen == 6 && !memcmp(d + pos, "author", 6) && !av) {
+                if (!sp)
+                    return 0;
+                av = sp + 1;
+                alen = end - (size_t)(av - d);
+                prev = 2;
+            } else if (klen == 9 && !memcmp(d + pos, "committer", 9) && !cv) {
+                if (!sp)
+                    return 0;
+                cv = sp + 1;
+                clen = end - (size_t)(cv - d);
+                prev = 2;
+            }
+        }
+        if (!nlp)
+            break;
+        pos = end + 1;
+    }
+    if (!av || !cv)
+        return 0;
+    Ident a, k;
+    if (split_ident(av, alen, &a) || split_ident(cv, clen, &k))
+        return 0;
+    for (size_t i = 0; i < hexsz; i++) {
+        unsigned char h = d[5 + i];
+        if (h >= 'A' && h <= 'F')
+            h = (unsigned char)(h - 'A' + 'a');
+        if (buf_put(&c->tree, &h, 1))
+            return -1;
+    }
+    if (col_put(&c->s[C_AN], row, a.name, a.name_len)
+        || col_put(&c->s[C_AE], row, a.email, a.email_len)
+        || int_put(&c->at, row, a.time, a.has_time)
+        || col_put(&c->s[C_ATZ], row, a.has_time ? a.tz : NULL, a.tz_len)
+        || col_put(&c->s[C_CN], row, k.name, k.name_len)
+        || col_put(&c->s[C_CE], row, k.email, k.email_len)
+        || int_put(&c->ct, row, k.time, k.has_time)
+        || col_put(&c->s[C_CTZ], row, k.has_time ? k.tz : NULL, k.tz_len))
+        return -1;
+    static const unsigned char none[1] = {0};
+    if (!msg) {
+        msg = none;
+        mlen = 0;
+    }
+    StrCol *s = &c->s[C_SUBJ];
+    size_t before = s->data.n;
+    if (subject_into(&s->data, msg, mlen))
+        return -1;
+    /* col_put's bookkeeping for the bytes subject_into added */
+    if (s->data.n > INT32_MAX) {
+        PyErr_SetString(PyExc_OverflowError, "string column over 2 GiB");
+        return -1;
+    }
+    if (!s->bad && !utf8_valid((const unsigned char *)s->data.p + before, s->data.n - before))
+        s->bad = 1;
+    int32_t end = (int32_t)s->data.n;
+    if (buf_put(&s->off, &end, 4) || bit_put(&s->valid, row, 1))
+        return -1;
+    if (message && col_put(&c->s[C_MSG], row, msg, mlen))
+        return -1;
+    return 1;
+}
+
+static void
+columns_free(Columns *c)
+{
+    for (int i = 0; i < C_NSTR; i++)
+        col_free(&c->s[i]);
+    buf_free(&c->at.vals);
+    buf_free(&c->at.valid);
+    buf_free(&c->ct.vals);
+    buf_free(&c->ct.valid);
+    buf_free(&c->tree);
+}
+
+static PyObject *
+int_tuple(IntCol *c)
+{
+    PyObject *valid = c->nulls ? buf_bytes(&c->valid) : Py_NewRef(Py_None);
+    if (!valid)
+        return NULL;
+    return Py_BuildValue("(NN)", buf_bytes(&c->vals), valid);
+}
+
+/* commit_columns(raws, rawsz, message) -> (tree hex, author name, author email,
+   author time, author tz, committer name, email, time, tz, subject, message or None),
+   or None when a commit is not read here. */
+static PyObject *
+commit_columns(PyObject *self, PyObject *args)
+{
+    PyObject *raws;
+    int rawsz, message;
+    if (!PyArg_ParseTuple(args, "O!ip:commit_columns", &PyList_Type, &raws, &rawsz, &message))
+        return NULL;
+    if (rawsz != 20 && rawsz != 32) {
+        PyErr_SetString(PyExc_ValueError, "rawsz must be 20 or 32");
+        return NULL;
+    }
+    Columns c;
+    memset(&c, 0, sizeof c);
+    PyObject *out = NULL;
+    for (int i = 0; i < C_NSTR; i++)
+        if (col_start(&c.s[i]))
+            goto done;
+    Py_ssize_t n = PyList_GET_SIZE(raws);
+    for (Py_ssize_t i = 0; i < n; i++) {
+        PyObject *raw = PyList_GET_ITEM(raws, i);
+        if (!PyBytes_Check(raw)) {
+            PyErr_SetString(PyExc_TypeError, "commit contents must be bytes");
+            goto done;
+        }
+        int rc = commit_row(&c, i, (const unsigned char *)PyBytes_AS_STRING(raw),
+                            (size_t)PyBytes_GET_SIZE(raw), rawsz, message);
+        if (rc < 0)
+            goto done;
+        if (rc == 0) {
+            out = Py_NewRef(Py_None);
+            goto done;
+        }
+    }
+    out = Py_BuildValue("(NNNNNNNNNNN)", buf_bytes(&c.tree), col_tuple(&c.s[C_AN]),
+                        col_tuple(&c.s[C_AE]), int_tuple(&c.at), col_tuple(&c.s[C_ATZ]),
+                        col_tuple(&c.s[C_CN]), col_tuple(&c.s[C_CE]), int_tuple(&c.ct),
+                        col_tuple(&c.s[C_CTZ]), col_tuple(&c.s[C_SUBJ]),
+                        message ? col_tuple(&c.s[C_MSG]) : Py_NewRef(Py_None));
+done:
+    columns_free(&c);
+    return out;
+}
+
+/* -- reachable_from over the topological listing ---------------------------------- */
+typedef struct {
+    PyObject_HEAD
+    PyObject *text;       /* the listing (kept alive: rows point into it) */
+    int rawsz;
+    Py_ssize_t n, pos;    /* rows, next row to hand out */
+    size_t *line;         /* start of each row's line in text */
+    unsigned char *ids;   /* binary ids, n * rawsz */
+    Py_ssize_t *slots;    /* open addressing: row + 1, 0 empty */
+    size_t mask;
+    size_t words;         /* uint64 words per ref set */
+    uint64_t **bits;      /* each row's set, NULL when empty or handed down */
+} ReachWalk;
+
+static int
+unhex_id(const unsigned char *h, int rawsz, unsigned char *out)
+{
+    for (int i = 0; i < 2 * rawsz; i++) {
+        int ch = h[i], v;
+        if (ch >= '0' && ch <= '9')
+            v = ch - '0';
+        else if (ch >= 'a' && ch <= 'f')
+            v = ch - 'a' + 10;
+        else
+            return -1;
+        if (i & 1)
+            out[i / 2] |= (unsigned char)v;
+        else
+            out[i / 2] = (unsigned char)(v << 4);
+    }
+    return 0;
+}
+
+static size_t
+rw_hash(const unsigned char *id)
+{
+    uint64_t h;
+    memcpy(&h, id, 8);
+    return (size_t)h;
+}
+
+static Py_ssize_t
+rw_find(ReachWalk *w, const unsigned char *id)
+{
+    size_t i = rw_hash(id) & w->mask;
+    for (;;) {
+        Py_ssize_t r = w->slots[i];
+        if (!r)
+            return -1;
+        if (!memcmp(w->ids + (size_t)(r - 1) * (size_t)w->rawsz, id, (size_t)w->rawsz))
+            return r - 1;
+        i = (i + 1) & w->mask;
+    }
+}
+
+static uint64_t *
+rw_set(ReachWalk *w, Py_ssize_t row)
+{
+    if (!w->bits[row]) {
+        w->bits[row] = PyMem_Calloc(w->words, sizeof(uint64_t));
+        if (!w->bits[row])
+            PyErr_NoMemory();
+    }
+    return w->bits[row];
+}
+
+static void
+rw_release(ReachWalk *w)
+{
+    if (w->bits) {
+        for (Py_ssize_t i = 0; i < w->n; i++)
+            PyMem_Free(w->bits[i]);
+    }
+    PyMem_Free(w->bits);
+    PyMem_Free(w->line);
+    PyMem_Free(w->ids);
+    PyMem_Free(w->slots);
+    w->bits = NULL;
+    w->line = NULL;
+    w->ids = NULL;
+    w->slots = NULL;
+    Py_CLEAR(w->text);
+}
+
+static void
+rw_dealloc(ReachWalk *w)
+{
+    rw_release(w);
+    Py_TYPE(w)->tp_free((PyObject *)w);
+}
+
+static PyObject *
+rw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
+{
+    PyObject *text, *tips;
+    int rawsz;
+    Py_ssize_t nbits;
+    static char *kwlist[] = {"text", "rawsz", "tips", "nbits", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "SiOn:ReachWalk", kwlist, &text, &rawsz, &tips,
+                                     &nbits))
+        return NULL;
+    if ((rawsz != 20 && rawsz != 32) || nbits < 0) {
+        PyErr_SetString(PyExc_ValueError, "ReachWalk: rawsz 20 or 32, nbits >= 0");
+        return NULL;
+    }
+    ReachWalk *w = (ReachWalk *)type->tp_alloc(type, 0);
+    if (!w)
+        return NULL;
+    w->text = Py_NewRef(text);
+    w->rawsz = rawsz;
+    w->words = ((size_t)nbits + 63) / 64;
+    const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(text);
+    size_t len = (size_t)PyBytes_GET_SIZE(text), hexsz = 2 * (size_t)rawsz;
+    Py_ssize_t n = 0;
+    for (size_t i = 0; i < len; i++)
+        n += t[i] == '\n';
+    w->line = PyMem_Malloc(((size_t)n + 1) * sizeof(size_t));
+    w->ids = PyMem_Malloc(((size_t)n + 1) * (size_t)rawsz);
+    size_t cap = 16;
+    while (cap < 2 * (size_t)n + 2)
+        cap *= 2;
+    w->slots = PyMem_Calloc(cap, sizeof(Py_ssize_t));
+    w->bits = PyMem_Calloc((size_t)n + 1, sizeof(uint64_t *));
+    w->mask = cap - 1;
+    if (!w->line || !w->ids || !w->slots || !w->bits) {
+        PyErr_NoMemory();
+        goto fail;
+    }
+    size_t pos = 0;
+    for (Py_ssize_t r = 0; r < n; r++) {
+        const unsigned char *nl = memchr(t + pos, '\n', len - pos);
+        size_t end = (size_t)(nl - t);
+        unsigned char *id = w->ids + (size_t)r * (size_t)rawsz;
+        if (end - pos < hexsz || unhex_id(t + pos, rawsz, id)
+            || (end - pos > hexsz && t[pos + hexsz] != ' ')) {
+            PyErr_SetString(PyExc_ValueError, "ReachWalk: not a listing of ids");
+            goto fail;
+        }
+        w->line[r] = pos;
+        size_t i = rw_hash(id) & w->mask;
+        while (w->slots[i])
+            i = (i + 1) & w->mask;
+        w->slots[i] = r + 1;
+        pos = end + 1;
+    }
+    w->n = n;
+    PyObject *it = PyObject_GetIter(tips);
+    if (!it)
+        goto fail;
+    PyObject *item;
+    while ((item = PyIter_Next(it))) {
+        const char *oid;
+        Py_ssize_t olen, bit;
+        if (!PyArg_ParseTuple(item, "y#n", &oid, &olen, &bit)) {
+            Py_DECREF(item);
+            Py_DECREF(it);
+            goto fail;
+        }
+        Py_DECREF(item);
+        if (olen != rawsz || bit < 0 || bit >= nbits) {
+            Py_DECREF(it);
+            PyErr_SetString(PyExc_ValueError, "ReachWalk: a tip is (id, bit < nbits)");
+            goto fail;
+        }
+        Py_ssize_t row = rw_find(w, (const unsigned char *)oid);
+        if (row < 0)
+            continue;  /* not listed (the walk ended early) */
+        uint64_t *s = rw_set(w, row);
+        if (!s) {
+            Py_DECREF(it);
+            goto fail;
+        }
+        s[bit / 64] |= 1ULL << (bit % 64);
+    }
+    Py_DECREF(it);
+    if (PyErr_Occurred())
+        goto fail;
+    return (PyObject *)w;
+fail:
+    Py_DECREF(w);
+    return NULL;
+}
+
+/* next(max_rows, max_items) -> (rows, id hex, parent ends, parents hex, reach ends,
+   reach indices) for the next rows (at least one, at most max_rows, stopping once the
+   reach indices reach max_items), or None when every row was handed out. */
+static PyObject *
+rw_next(ReachWalk *w, PyObject *args)
+{
+    Py_ssize_t max_rows, max_items;
+    if (!PyArg_ParseTuple(args, "nn:next", &max_rows, &max_items))
+        return NULL;
+    if (w->pos >= w->n || !w->text)
+        Py_RETURN_NONE;
+    const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(w->text);
+    size_t hexsz = 2 * (size_t)w->rawsz;
+    Buf ids = {0}, pends = {0}, phex = {0}, rends = {0}, ridx = {0};
+    PyObject *out = NULL;
+    int32_t zero = 0;
+    Py_ssize_t rows = 0;
+    if (buf_put(&pends, &zero, 4) || buf_put(&rends, &zero, 4))
+        goto done;
+    int32_t np = 0, nr = 0;
+    while (w->pos < w->n && rows < (max_rows > 0 ? max_rows : 1)) {
+        Py_ssize_t r = w->pos++;
+        const unsigned char *l = t + w->line[r];
+        const unsigned char *e = memchr(l, '\n', (size_t)PyBytes_GET_SIZE(w->text) - w->line[r]);
+        if (buf_put(&ids, l, hexsz))
+            goto done;
+        uint64_t *s = w->bits[r];
+        for (const unsigned char *p = l + hexsz; p + 1 + hexsz <= e; p += 1 + hexsz) {
+            unsigned char pid[64];
+            if (unhex_id(p + 1, w->rawsz, pid)) {
+                PyErr_SetString(PyExc_ValueError, "ReachWalk: not a listing of ids");
+                goto done;
+            }
+            if (buf_put(&phex, p + 1, hexsz))
+                goto done;
+            np++;
+            Py_ssize_t pr = s ? rw_find(w, pid) : -1;
+            if (pr > r) {  /* later in the listing: hand the set down */
+                uint64_t *ps = rw_set(w, pr);
+                if (!ps)
+                    goto done;
+                for (size_t k = 0; k < w->words; k++)
+                    ps[k] |= s[k];
+            }
+        }
+        if (s) {
+            for (size_t k = 0; k < w->words; k++) {
+                uint64_t v = s[k];
+                while (v) {
+                    int32_t bit = (int32_t)(k * 64 + (size_t)__builtin_ctzll(v));
+                    if (buf_put(&ridx, &bit, 4))
+                        goto done;
+                    nr++;
+                    v &= v - 1;
+                }
+            }
+            PyMem_Free(s);
+            w->bits[r] = NULL;
+        }
+        if (buf_put(&pends, &np, 4) || buf_put(&rends, &nr, 4))
+            goto done;
+        rows++;
+        if (nr >= max_items)
+            break;
+    }
+    out = Py_BuildValue("(nNNNNN)", rows, buf_bytes(&ids), buf_bytes(&pends), buf_bytes(&phex),
+                        buf_bytes(&rends), buf_bytes(&ridx));
+done:
+    buf_free(&ids);
+    buf_free(&pends);
+    buf_free(&phex);
+    buf_free(&rends);
+    buf_free(&ridx);
+    return out;
+}
+
+static PyMethodDef rw_methods[] = {
+    {"next", (PyCFunction)rw_next, METH_VARARGS,
+     "next(max_rows, max_items) -> (rows, ids hex, parent ends, parents hex, reach ends, "
+     "reach indices) or None"},
+    {NULL, NULL, 0, NULL},
+};
+
+PyTypeObject gdc_ReachWalkType = {
+    PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gitodb._native.ReachWalk",
+    .tp_basicsize = sizeof(ReachWalk),
+    .tp_flags = Py_TPFLAGS_DEFAULT,
+    .tp_doc = "ReachWalk(text, rawsz, tips, nbits): the commits table's ids, parents and "
+              "reachable_from bits over a topological listing, batch by batch.",
+    .tp_new = rw_new,
+    .tp_dealloc = (destructor)rw_dealloc,
+    .tp_methods = rw_methods,
+};
+
+PyMethodDef gdc_bulk_methods[] = {
+    {"commit_columns", commit_columns, METH_VARARGS,
+     "commit_columns(raws, rawsz, message) -> the commits table's columns as buffers, or None"},
+    {NULL, NULL, 0, NULL},
+};
