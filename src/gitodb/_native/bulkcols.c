@@ -262,33 +262,25 @@ split_ident(const unsigned char *v, size_t n, Ident *id)
     return 0;
 }
 
-/* bulk.commits.subject_bytes into b. */
+/* history.pretty.subject_of (%s) into b: the first paragraph's lines, right-trimmed,
+   joined by spaces. */
 static int
 subject_into(Buf *b, const unsigned char *m, size_t n)
 {
     size_t pos = 0;
-    int started = 0, words = 0;
-    for (;;) {
-        const unsigned char *nlp = pos <= n ? memchr(m + pos, '\n', n - pos) : NULL;
-        size_t end = nlp ? (size_t)(nlp - m) : n;
-        size_t a = pos, z = end;
-        while (a < z && is_space(m[a]))
-            a++;
-        while (z > a && is_space(m[z - 1]))
-            z--;
-        if (a == z) {
-            if (started)
-                break;
-        } else {
-            started = 1;
-            if (words++ && buf_put(b, " ", 1))
+    int parts = 0;
+    while (pos < n) {
+        const unsigned char *nl = memchr(m + pos, '\n', n - pos);
+        size_t end = nl ? (size_t)(nl - m) + 1 : n, len = end - pos;
+        while (len && is_space(m[pos + len - 1]))
+            len--;
+        if (len) {
+            if ((parts++ && buf_put(b, " ", 1)) || buf_put(b, m + pos, len))
                 return -1;
-            if (buf_put(b, m + a, z - a))
-                return -1;
-        }
-        if (!nlp)
+        } else if (parts) {
             break;
-        pos = end + 1;
+        }
+        pos = end;
     }
     return 0;
 }

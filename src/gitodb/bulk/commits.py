@@ -27,6 +27,7 @@ from gitodb.bulk.text import str_and_bytes, text_and_bytes
 from gitodb.errors import ObjectNotFoundError
 from gitodb.history import native
 from gitodb.history.graph import CommitGraph
+from gitodb.history.pretty import subject_of
 from gitodb.history.revwalk import RevWalk
 from gitodb.history.treediff import diff_trees
 from gitodb.objects.commit import Commit
@@ -35,22 +36,9 @@ from gitodb.objects.tag import Tag
 from gitodb.repo import Repository
 
 
-def subject_bytes(message: bytes) -> bytes:
-    """Git's ``%s``: the first paragraph of the message, its lines joined by spaces."""
-    lines = message.split(b"\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    para: list[bytes] = []
-    for line in lines:
-        if not line.strip():
-            break
-        para.append(line.strip())
-    return b" ".join(para)
-
-
 def subject(message: bytes) -> str:
-    """``subject_bytes`` as text (invalid UTF-8 as U+FFFD)."""
-    return subject_bytes(message).decode("utf-8", "replace")
+    """Git's ``%s`` of a message as text (invalid UTF-8 as U+FFFD)."""
+    return subject_of(message).decode("utf-8", "replace")
 
 
 def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
@@ -240,7 +228,7 @@ def _python_columns(raws: list[bytes], fmt: Any, message: bool) -> list[pa.Array
         msg = commit.message
         trees.append(commit.tree)
         sigs.append((*_sig(commit.author), *_sig(commit.committer)))
-        subjects.append(subject_bytes(msg))
+        subjects.append(subject_of(msg))
         messages.append(msg if message else None)
     return [
         fixed_hex(trees, fmt.rawsz),
@@ -423,7 +411,7 @@ def _python_commit_rows(
             parents += node.parent_ids
             parent_ends.append(len(parents))
             sigs.append((*_sig(commit.author), *_sig(commit.committer)))
-            subjects.append(subject_bytes(msg))
+            subjects.append(subject_of(msg))
             messages.append(msg if message else None)
             got = names(mask)
             reach.extend(got)
