@@ -420,6 +420,7 @@ int_tuple(IntCol *c)
 static PyObject *
 commit_columns(PyObject *self, PyObject *args)
 {
+    (void)self;
     PyObject *raws;
     int rawsz, message;
     if (!PyArg_ParseTuple(args, "O!ip:commit_columns", &PyList_Type, &raws, &rawsz, &message))
@@ -737,8 +738,70 @@ PyTypeObject gdc_ReachWalkType = {
     .tp_methods = rw_methods,
 };
 
+/* -- the files table over ls_tree's listing ---------------------------------------- */
+/* ls_tree_columns(text, rawsz) -> (rows, path, mode, type, id hex, blob flags): the
+   columns of OdbReader.ls_tree's recursive -z listing ("<mode> <type> <id>\t<path>\0"
+   per entry); path as commit_columns' string columns, mode and type as (offsets,
+   data), one byte per row set for a blob. */
+static PyObject *
+ls_tree_columns(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer text;
+    int rawsz;
+    if (!PyArg_ParseTuple(args, "y*i:ls_tree_columns", &text, &rawsz))
+        return NULL;
+    StrCol path, mode, kind;
+    memset(&path, 0, sizeof path);
+    memset(&mode, 0, sizeof mode);
+    memset(&kind, 0, sizeof kind);
+    Buf ids = {0}, blobs = {0};
+    PyObject *out = NULL;
+    size_t hexsz = 2 * (size_t)rawsz;
+    const unsigned char *t = text.buf;
+    size_t len = (size_t)text.len, pos = 0;
+    Py_ssize_t row = 0;
+    if ((rawsz != 20 && rawsz != 32) || col_start(&path) || col_start(&mode) || col_start(&kind)) {
+        if (!PyErr_Occurred())
+            PyErr_SetString(PyExc_ValueError, "rawsz must be 20 or 32");
+        goto done;
+    }
+    while (pos < len) {
+        const unsigned char *sp1 = memchr(t + pos, ' ', len - pos);
+        const unsigned char *sp2 = sp1 ? memchr(sp1 + 1, ' ', len - (size_t)(sp1 + 1 - t)) : NULL;
+        const unsigned char *end = sp2 ? memchr(sp2 + 1, '\0', len - (size_t)(sp2 + 1 - t)) : NULL;
+        if (!end || (size_t)(end - sp2 - 1) < hexsz + 1 || sp2[1 + hexsz] != '\t') {
+            PyErr_SetString(PyExc_ValueError, "ls_tree_columns: not an ls-tree -z listing");
+            goto done;
+        }
+        const unsigned char *p = sp2 + 2 + hexsz;
+        char blob = (char)(sp2 - sp1 - 1 == 4 && !memcmp(sp1 + 1, "blob", 4));
+        if (col_put(&mode, row, t + pos, (size_t)(sp1 - t) - pos)
+            || col_put(&kind, row, sp1 + 1, (size_t)(sp2 - sp1 - 1))
+            || col_put(&path, row, p, (size_t)(end - p)) || buf_put(&ids, sp2 + 1, hexsz)
+            || buf_put(&blobs, &blob, 1))
+            goto done;
+        row++;
+        pos = (size_t)(end - t) + 1;
+    }
+    out = Py_BuildValue("(nNNNNN)", row, col_tuple(&path),
+                        Py_BuildValue("(NN)", buf_bytes(&mode.off), buf_bytes(&mode.data)),
+                        Py_BuildValue("(NN)", buf_bytes(&kind.off), buf_bytes(&kind.data)),
+                        buf_bytes(&ids), buf_bytes(&blobs));
+done:
+    col_free(&path);
+    col_free(&mode);
+    col_free(&kind);
+    buf_free(&ids);
+    buf_free(&blobs);
+    PyBuffer_Release(&text);
+    return out;
+}
+
 PyMethodDef gdc_bulk_methods[] = {
     {"commit_columns", commit_columns, METH_VARARGS,
      "commit_columns(raws, rawsz, message) -> the commits table's columns as buffers, or None"},
+    {"ls_tree_columns", ls_tree_columns, METH_VARARGS,
+     "ls_tree_columns(text, rawsz) -> the files table's columns of an ls-tree -z listing"},
     {NULL, NULL, 0, NULL},
 };

@@ -31,6 +31,7 @@ from gitodb.history.pretty import subject_of
 from gitodb.history.revwalk import RevWalk
 from gitodb.history.treediff import diff_trees
 from gitodb.objects.commit import Commit
+from gitodb.objects.header import OBJ_COMMIT, OBJ_TAG
 from gitodb.objects.signature import Signature
 from gitodb.objects.tag import Tag
 from gitodb.repo import Repository
@@ -103,27 +104,44 @@ class _ReadThrough:
 
 
 def _walk(
-    repo: Repository, rev: str | None, graph: CommitGraph | None = None
+    repo: Repository, rev: str | None, graph: CommitGraph | None = None, reader: Any = None
 ) -> tuple[RevWalk, list[str], dict[bytes, int]]:
-    """The walk and the ref bits of each starting commit (tags peeled by the walk)."""
+    """The walk and the ref bits of each starting commit (tags peeled by the walk).
+
+    With a native ``reader`` the starts are peeled through it and added as commits
+    the walk's graph already holds (no second read of each in Python)."""
     walk = RevWalk(repo, order="topo", graph=graph if graph is not None else _KeepingGraph(repo))
     names: list[str] = []
     tips: dict[bytes, int] = {}
     odb = repo.odb
+    fmt = repo.object_format
     for name, oid in _starts(repo, rev):
         # A ref to a tree or blob (or a tag of one) has no history: skip it as Git does.
-        # The type from the header: only a tag is read whole (to peel it).
         target = oid
-        type_name = odb.read_header(target)[0]
-        while type_name == "tag":
-            target = Tag(odb.read(target)[1], repo.object_format, target).object
-            try:
-                type_name = odb.read_header(target)[0]
-            except ObjectNotFoundError:
-                type_name = ""
-        if type_name != "commit":
-            continue
-        walk.add(oid, name=name)
+        if reader is not None:
+            type_num, data = reader.read(target)
+            while type_num == OBJ_TAG:
+                target = Tag(data, fmt, target).object
+                try:
+                    type_num, data = reader.read(target)
+                except ObjectNotFoundError:
+                    type_num = 0
+            if type_num != OBJ_COMMIT:
+                continue
+            walk.graph.node(target, data)
+            walk.add(target, name=name)
+        else:
+            # The type from the header: only a tag is read whole (to peel it).
+            type_name = odb.read_header(target)[0]
+            while type_name == "tag":
+                target = Tag(odb.read(target)[1], fmt, target).object
+                try:
+                    type_name = odb.read_header(target)[0]
+                except ObjectNotFoundError:
+                    type_name = ""
+            if type_name != "commit":
+                continue
+            walk.add(oid, name=name)
         if rev is None and name != "HEAD" and not name.startswith(LISTED_PREFIXES):
             continue
         bit = 1 << len(names)
@@ -301,22 +319,31 @@ def _native_commit_rows(
     here (its errors raise before any row, as the Python topological walk's do)."""
     if _bulk_native is None or not native.enabled():
         return None
-    walk, ref_names, tips = _walk(repo, rev, CommitGraph(repo))
-    got = walk.native_text(parents=True)
-    if got is None:
+    reader = native.reader(repo)
+    if reader is None:
         return None
-    _count, text, error = got
-    if error is not None:
-        raise error
-    bit_of = _Names()
-    bits = [(oid, i) for oid, mask in tips.items() for i in bit_of(mask)]
-    reach = _bulk_native.ReachWalk(text, repo.object_format.rawsz, bits, len(ref_names))
-    return _native_batches(repo, repository, reach, ref_names, message, max_rows, max_bytes)
+    try:
+        walk, ref_names, tips = _walk(repo, rev, CommitGraph(repo), reader)
+        got = walk.native_text(parents=True)
+        if got is None:
+            reader.close()
+            return None
+        _count, text, error = got
+        if error is not None:
+            raise error
+        bit_of = _Names()
+        bits = [(oid, i) for oid, mask in tips.items() for i in bit_of(mask)]
+        reach = _bulk_native.ReachWalk(text, repo.object_format.rawsz, bits, len(ref_names))
+    except BaseException:
+        reader.close()
+        raise
+    return _native_batches(repo, repository, reader, reach, ref_names, message, max_rows, max_bytes)
 
 
 def _native_batches(
     repo: Repository,
     repository: str,
+    reader: Any,
     reach: Any,
     ref_names: list[str],
     message: bool,
@@ -331,8 +358,6 @@ def _native_batches(
     if message:  # messages are the rows' bulk then: about 1 KiB a row
         rows = min(rows, max(1, max_bytes // 1024))
     items = max(1, max_bytes // _NAME_BYTES)
-    reader = native.reader(repo)
-    assert reader is not None  # native.enabled() said so
     read = reader.read
     try:
         while True:
