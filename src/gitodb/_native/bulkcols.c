@@ -798,10 +798,136 @@ done:
     return out;
 }
 
+/* -- the objects table in pack order --------------------------------------------- */
+static void
+hex_into(char *dst, const unsigned char *oid, int rawsz)
+{
+    static const char digits[] = "0123456789abcdef";
+    for (int i = 0; i < rawsz; i++) {
+        dst[2 * i] = digits[oid[i] >> 4];
+        dst[2 * i + 1] = digits[oid[i] & 15];
+    }
+}
+
+/* pack_columns(buf, data_end, so, rev, ids, id_start, id_stride, rawsz, types_by_p,
+   sizes_by_p, start, row0, first, last, depth_by_k, out_ids, out_kinds, out_sizes,
+   out_bases, out_base_valid, out_depths) -> the next row not done.
+
+   Rows first..last of the pack-order entries (so: sorted offsets, rev: their index
+   positions) into the buffers of the batch starting at row0 (row k at k - row0: ids and bases as fixed-width
+   hex, kinds uint8, sizes int64, depths int32; base validity a bitmap), the types and
+   sizes from headers_by_position.  It stops at the first row it leaves to Python: a
+   REF_DELTA, an OFS_DELTA whose base lies before `start` (the range's first entry), or
+   any damage (Python raises the typed error).  depth_by_k (uint16, by k - start) is
+   read for bases and written for the rows done, as the Python loop does. */
+static PyObject *
+pack_columns(PyObject *self, PyObject *args)
+{
+    (void)self;
+    Py_buffer buf, so, rev, ids, types, sizes, depth, o_ids, o_kinds, o_sizes, o_bases, o_valid,
+        o_depths;
+    unsigned long long data_end;
+    Py_ssize_t id_start, id_stride, start, row0, first, last;
+    int rawsz;
+    if (!PyArg_ParseTuple(args, "y*Ky*y*y*nniy*y*nnnnw*w*w*w*w*w*w*:pack_columns", &buf,
+                          &data_end, &so, &rev, &ids, &id_start, &id_stride, &rawsz, &types,
+                          &sizes, &start, &row0, &first, &last, &depth, &o_ids, &o_kinds, &o_sizes,
+                          &o_bases, &o_valid, &o_depths))
+        return NULL;
+    PyObject *res = NULL;
+    Py_ssize_t n = so.len / 8, np = types.len, hexsz = 2 * rawsz, count = last - row0;
+    if ((rawsz != 20 && rawsz != 32) || rev.len != n * 4 || sizes.len != np * 8 || start < 0
+        || row0 < start || first < row0 || last < first || last > n || depth.len < (last - start) * 2
+        || o_ids.len < count * hexsz || o_kinds.len < count || o_sizes.len < count * 8
+        || o_bases.len < count * hexsz || o_valid.len < (count + 7) / 8
+        || o_depths.len < count * 4 || id_start < 0 || id_stride < rawsz) {
+        PyErr_SetString(PyExc_ValueError, "pack_columns: buffers of the wrong size");
+        goto done;
+    }
+    const unsigned char *pb = buf.buf;
+    unsigned long long plen = (unsigned long long)buf.len;
+    if (data_end > plen)
+        data_end = plen;
+    const unsigned long long *offs = so.buf;
+    const unsigned int *pos = rev.buf;
+    const unsigned char *idt = ids.buf;
+    const unsigned char *tp = types.buf;
+    const unsigned long long *szp = sizes.buf;
+    unsigned short *dk = depth.buf;
+    unsigned char *ov = o_valid.buf;
+    int32_t *od = o_depths.buf;
+    Py_ssize_t k = first;
+    for (; k < last; k++) {
+        Py_ssize_t r = k - row0;
+        unsigned long long off = offs[k];
+        unsigned int p = pos[k];
+        if ((Py_ssize_t)p >= np || id_start + (Py_ssize_t)p * id_stride + rawsz > ids.len)
+            break;
+        unsigned int t;
+        unsigned long long size, hlen;
+        if (off >= data_end || gdc_entry_header(pb, data_end, off, &t, &size, &hlen))
+            break;
+        int32_t dep = 0;
+        ov[r / 8] &= (unsigned char)~(1 << (r % 8));
+        if (t == 6) {
+            unsigned long long dist, nlen;
+            if (gdc_ofs_distance(pb, data_end, off + hlen, &dist, &nlen) || dist > off)
+                break;
+            unsigned long long base = off - dist;
+            Py_ssize_t lo = 0, hi = k;
+            while (lo < hi) {
+                Py_ssize_t mid = lo + (hi - lo) / 2;
+                if (offs[mid] < base)
+                    lo = mid + 1;
+                else
+                    hi = mid;
+            }
+            if (lo >= k || offs[lo] != base || lo < start)
+                break;
+            unsigned int bp = pos[lo];
+            if (id_start + (Py_ssize_t)bp * id_stride + rawsz > ids.len)
+                break;
+            hex_into((char *)o_bases.buf + r * hexsz, idt + id_start + (Py_ssize_t)bp * id_stride,
+                     rawsz);
+            ov[r / 8] |= (unsigned char)(1 << (r % 8));
+            dep = (int32_t)dk[lo - start] + 1;
+        } else if (t < 1 || t > 4) {
+            break;  /* REF_DELTA (its base by id: Python's chains) or damage */
+        } else {
+            memset((char *)o_bases.buf + r * hexsz, '0', (size_t)hexsz);
+        }
+        hex_into((char *)o_ids.buf + r * hexsz, idt + id_start + (Py_ssize_t)p * id_stride, rawsz);
+        ((unsigned char *)o_kinds.buf)[r] = tp[p];
+        int64_t sz = (int64_t)szp[p];
+        memcpy((char *)o_sizes.buf + r * 8, &sz, 8);
+        od[r] = dep;
+        if (dep < 65535)
+            dk[k - start] = (unsigned short)dep;
+    }
+    res = PyLong_FromSsize_t(k);
+done:
+    PyBuffer_Release(&buf);
+    PyBuffer_Release(&so);
+    PyBuffer_Release(&rev);
+    PyBuffer_Release(&ids);
+    PyBuffer_Release(&types);
+    PyBuffer_Release(&sizes);
+    PyBuffer_Release(&depth);
+    PyBuffer_Release(&o_ids);
+    PyBuffer_Release(&o_kinds);
+    PyBuffer_Release(&o_sizes);
+    PyBuffer_Release(&o_bases);
+    PyBuffer_Release(&o_valid);
+    PyBuffer_Release(&o_depths);
+    return res;
+}
+
 PyMethodDef gdc_bulk_methods[] = {
     {"commit_columns", commit_columns, METH_VARARGS,
      "commit_columns(raws, rawsz, message) -> the commits table's columns as buffers, or None"},
     {"ls_tree_columns", ls_tree_columns, METH_VARARGS,
      "ls_tree_columns(text, rawsz) -> the files table's columns of an ls-tree -z listing"},
+    {"pack_columns", pack_columns, METH_VARARGS,
+     "pack_columns(...) -> the objects table's rows of a pack range into buffers; the next row"},
     {NULL, NULL, 0, NULL},
 };
