@@ -279,3 +279,157 @@ def test_pure_walk_uses_the_python_rows(
     monkeypatch.setenv("GITODB_PURE_WALK", "1")
     monkeypatch.setattr(native, "commit_columns", None)  # would fail if called
     _same(_table(repo, "commits", message=True), fast)
+
+
+# -- files ---------------------------------------------------------------------------
+def _spy(monkeypatch: pytest.MonkeyPatch, module: object, name: str) -> list[int]:
+    """Count the calls of ``module.name``."""
+    calls: list[int] = []
+    real = getattr(module, name)
+
+    def counting(*args: object) -> object:
+        calls.append(1)
+        return real(*args)
+
+    monkeypatch.setattr(module, name, counting)
+    return calls
+
+
+@pytest.fixture(scope="module")
+def odd_paths(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tree with a Latin-1 file name, a symlink, an executable, nested directories."""
+    repo = tmp_path_factory.mktemp("paths") / "repo"
+    git("init", "-q", repo)
+    (repo / "d" / "e").mkdir(parents=True)
+    (repo / "d" / "e" / "deep.txt").write_text("deep\n" * 100)
+    (repo / "run.sh").write_text("#!/bin/sh\n")
+    (repo / "run.sh").chmod(0o755)
+    (repo / "link").symlink_to("run.sh")
+    with open(bytes(repo) + b"/caf\xe9.txt", "wb") as f:
+        f.write(b"latin-1 name\n")
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "paths", cwd=repo)
+    (repo / "d" / "e" / "deep.txt").write_text("deep\n" * 101)  # a delta in the pack
+    git("commit", "-q", "-am", "again", cwd=repo)
+    git("repack", "-q", "-adf", cwd=repo)
+    return repo
+
+
+@pytest.mark.parametrize("which", ["sha1", "sha256", "paths"])
+def test_native_files_are_the_python_rows(
+    monkeypatch: pytest.MonkeyPatch, repos: dict[str, Path], odd_paths: Path, which: str
+) -> None:
+    from gitodb.bulk import files
+
+    repo = odd_paths if which == "paths" else repos[which]
+    with monkeypatch.context() as m:
+        calls = _spy(m, native, "ls_tree_columns")
+        fast = _table(repo, "files")
+        assert calls
+    with monkeypatch.context() as m:
+        m.setattr(files, "_native_file_rows", lambda *a, **k: None)
+        slow = _table(repo, "files")
+    _same(fast, slow)
+    # and git: ls-tree -r -l
+    listed = git("ls-tree", "-r", "-l", "-z", "HEAD", cwd=repo).split(b"\0")
+    want = []
+    for rec in listed:
+        if rec:
+            meta, path = rec.split(b"\t", 1)
+            mode, kind, oid, size = meta.decode().split()
+            want.append((path, mode, kind, oid, None if size == "-" else int(size)))
+    got = [
+        (
+            r["path_bytes"] if r["path_bytes"] is not None else r["path"].encode(),
+            r["mode"],
+            r["type"],
+            r["id"],
+            r["size"],
+        )
+        for r in fast.to_pylist()
+    ]
+    assert got == want
+
+
+def test_native_files_in_batches(repos: dict[str, Path]) -> None:
+    repo = repos["sha1"]
+    whole = _table(repo, "files")
+    batches = list(bulk.table_batches(repo, "files", options=bulk.Options(batch_rows=3)))
+    assert len(batches) > 1 and all(b.num_rows <= 3 for b in batches)
+    _same(pa.Table.from_batches(batches), whole)
+
+
+def test_ls_tree_columns_refuses_what_is_not_a_listing() -> None:
+    with pytest.raises(ValueError):
+        native.ls_tree_columns(b"100644 blob abc\tx\0", 20)
+    n, path, mode, kind, ids, blobs = native.ls_tree_columns(
+        b"100644 blob " + b"a" * 40 + b"\tx y\0" + b"160000 commit " + b"b" * 40 + b"\tsub\0", 20
+    )
+    assert (n, path[1], mode[1], kind[1], ids, blobs) == (
+        2,
+        b"x ysub",
+        b"100644160000",
+        b"blobcommit",
+        b"a" * 40 + b"b" * 40,
+        b"\x01\x00",
+    )
+
+
+# -- objects -------------------------------------------------------------------------
+@pytest.fixture(scope="module")
+def ref_deltas(tmp_path_factory: pytest.TempPathFactory, repos: dict[str, Path]) -> Path:
+    """The sha1 history repacked with REF_DELTA entries (no delta base offsets)."""
+    import shutil
+
+    repo = tmp_path_factory.mktemp("refdelta") / "repo"
+    shutil.copytree(repos["sha1"], repo, symlinks=True)
+    git("-c", "repack.useDeltaBaseOffset=false", "repack", "-q", "-adf", cwd=repo)
+    return repo
+
+
+@pytest.mark.parametrize("which", ["sha1", "sha256", "refdelta"])
+def test_native_objects_are_the_python_rows(
+    monkeypatch: pytest.MonkeyPatch, repos: dict[str, Path], ref_deltas: Path, which: str
+) -> None:
+    from gitodb.bulk import objects
+
+    repo = ref_deltas if which == "refdelta" else repos[which]
+    (pack,) = (repo / ".git/objects/pack").glob("*.pack")
+    for options in (
+        bulk.Options(),
+        bulk.Options(split_bytes=1, range_bytes=max(1, pack.stat().st_size // 4)),
+    ):
+        parts = bulk.parts(str(repo), "objects", options)
+
+        def table(parts: list[str] = parts, options: bulk.Options = options) -> pa.Table:
+            return pa.Table.from_batches(
+                [b for p in parts for b in bulk.table_batches(repo, "objects", p, options)],
+                schema=bulk.schema("objects"),
+            )
+
+        with monkeypatch.context() as m:
+            calls = _spy(m, objects, "_pack_columns")
+            fast = table()
+            assert calls
+        with monkeypatch.context() as m:
+            m.setattr(objects, "_pack_columns", None)
+            slow = table()
+        _same(fast, slow)
+    # and git: every packed object with its delta base, as verify-pack -v lists them
+    # (its size column is the delta's own for a delta: compared for the others only)
+    idx = str(pack).replace(".pack", ".idx")
+    verified = git("verify-pack", "-v", idx, cwd=repo).decode().splitlines()
+    want = {}
+    for line in verified:
+        f = line.split()
+        if len(f) >= 5 and len(f[0]) == len(fast["id"][0].as_py()):
+            base = f[6] if len(f) > 6 else None
+            want[f[0]] = (f[1], None if base else int(f[2]), int(f[4]), base)
+    got = {
+        r["id"]: (r["type"], None if r["delta_base"] else r["size"], r["offset"], r["delta_base"])
+        for r in fast.to_pylist()
+        if r["pack"] is not None
+    }
+    assert got == want
+    if which == "refdelta":
+        assert any(r["delta_base"] for r in fast.to_pylist())
