@@ -34,7 +34,7 @@ from gitodb.repo import Repository
 try:
     from gitodb._native import pack_columns as _pack_columns
 except ImportError:  # built without the native core
-    _pack_columns = None
+    _pack_columns = None  # type: ignore[assignment]
 
 LOOSE_PART = "loose"
 
