@@ -18,6 +18,13 @@ native = pytest.importorskip("gitodb._native")  # a build without the native cor
 FORMATS = ["sha1", "sha256"]
 
 
+@pytest.fixture(autouse=True)
+def _native_walks(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests are of the native paths: a GITODB_PURE_WALK in the environment
+    (a run of the suite on the Python walks) does not apply to them."""
+    monkeypatch.delenv("GITODB_PURE_WALK", raising=False)
+
+
 @pytest.fixture(scope="module")
 def repos(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     root = tmp_path_factory.mktemp("bulknative")
