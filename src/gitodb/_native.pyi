@@ -277,3 +277,64 @@ def diff_buffers(
     inter_hunk: int = ...,
     /,
 ) -> Any: ...
+
+# -- the bulk tables' columns (src/gitodb/_native/bulkcols.c) ------------------------
+# A string column: (int32 offsets, data, validity bitmap or None, not-UTF-8 flag).
+_StrCol = tuple[bytes, bytes, bytes | None, bool]
+# An int64 column: (values, validity bitmap or None).
+_IntCol = tuple[bytes, bytes | None]
+
+def commit_columns(
+    raws: list[bytes], rawsz: int, message: bool, /
+) -> (
+    tuple[
+        bytes,
+        _StrCol,
+        _StrCol,
+        _IntCol,
+        _StrCol,
+        _StrCol,
+        _StrCol,
+        _IntCol,
+        _StrCol,
+        _StrCol,
+        _StrCol | None,
+    ]
+    | None
+): ...
+
+class ReachWalk:
+    def __init__(
+        self, text: bytes, rawsz: int, tips: Sequence[tuple[bytes, int]], nbits: int
+    ) -> None: ...
+    def next(
+        self, max_rows: int, max_items: int, /
+    ) -> tuple[int, bytes, bytes, bytes, bytes, bytes] | None: ...
+
+def ls_tree_columns(
+    text: bytes, rawsz: int, /
+) -> tuple[int, _StrCol, tuple[bytes, bytes], tuple[bytes, bytes], bytes, bytes]: ...
+def pack_columns(
+    buf: Any,
+    data_end: int,
+    so: array[int],
+    rev: array[int],
+    ids: Any,
+    id_start: int,
+    id_stride: int,
+    rawsz: int,
+    types_by_p: bytes | bytearray,
+    sizes_by_p: array[int],
+    start: int,
+    row0: int,
+    first: int,
+    last: int,
+    depth_by_k: array[int],
+    out_ids: bytearray,
+    out_kinds: bytearray,
+    out_sizes: array[int],
+    out_bases: bytearray,
+    out_base_valid: bytearray,
+    out_depths: array[int],
+    /,
+) -> int: ...

@@ -291,7 +291,8 @@ PyInit__native(void)
     }
     if (PyType_Ready(&Sha1DCType) < 0 || PyType_Ready(&gdc_DeltaCacheType) < 0
         || PyType_Ready(&gdc_PendingType) < 0 || PyType_Ready(&gdc_IndexPackType) < 0
-        || PyType_Ready(&gdc_IdOrderWalkType) < 0)
+        || PyType_Ready(&gdc_IdOrderWalkType) < 0
+        || PyType_Ready(&gdc_ReachWalkType) < 0)
         return NULL;
     m = PyModule_Create(&native_module);
     if (!m)
@@ -301,7 +302,8 @@ PyInit__native(void)
         || PyModule_AddFunctions(m, gdc_heads_methods) < 0
         || PyModule_AddFunctions(m, gdc_linediff_methods) < 0
         || PyModule_AddFunctions(m, gdc_refformat_methods) < 0
-        || PyModule_AddFunctions(m, gdc_idorder_methods) < 0) {
+        || PyModule_AddFunctions(m, gdc_idorder_methods) < 0
+        || PyModule_AddFunctions(m, gdc_bulk_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }
@@ -312,6 +314,7 @@ PyInit__native(void)
         || PyModule_AddObjectRef(m, "PendingBases", (PyObject *)&gdc_PendingType) < 0
         || PyModule_AddObjectRef(m, "IndexPack", (PyObject *)&gdc_IndexPackType) < 0
         || PyModule_AddObjectRef(m, "IdOrderWalk", (PyObject *)&gdc_IdOrderWalkType) < 0
+        || PyModule_AddObjectRef(m, "ReachWalk", (PyObject *)&gdc_ReachWalkType) < 0
         || PyModule_AddIntConstant(m, "SHA1DC_DV_COUNT", gdc_sha1dc_dv_count()) < 0
         || PyModule_AddIntConstant(m, "SHA1DC_UBC_COUNT", gdc_sha1dc_ubc_count()) < 0) {
         Py_DECREF(m);

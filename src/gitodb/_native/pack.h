@@ -8,6 +8,8 @@ extern PyMethodDef gdc_walk_methods[];
 extern PyMethodDef gdc_heads_methods[];
 extern PyMethodDef gdc_linediff_methods[];
 extern PyMethodDef gdc_refformat_methods[];
+extern PyMethodDef gdc_bulk_methods[];    /* bulkcols.c */
+extern PyTypeObject gdc_ReachWalkType;   /* bulkcols.c */
 /* zlib's version when heads.c was built with it (GITODB_HAVE_ZLIB), else NULL. */
 extern const char *gdc_zlib_version;
 /* zlibVersion() of the zlib linked at run time, or NULL without zlib. */

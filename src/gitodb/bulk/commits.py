@@ -16,35 +16,30 @@ from typing import Any
 
 import pyarrow as pa
 
+try:
+    from gitodb import _native as _bulk_native
+except ImportError:  # built without the native core
+    _bulk_native = None  # type: ignore[assignment]
+
 from gitodb.bulk.columns import fixed_hex, list_of, repeated, taken
 from gitodb.bulk.schema import SCHEMAS
 from gitodb.bulk.text import str_and_bytes, text_and_bytes
 from gitodb.errors import ObjectNotFoundError
+from gitodb.history import native
 from gitodb.history.graph import CommitGraph
+from gitodb.history.pretty import subject_of
 from gitodb.history.revwalk import RevWalk
 from gitodb.history.treediff import diff_trees
 from gitodb.objects.commit import Commit
+from gitodb.objects.header import OBJ_COMMIT, OBJ_TAG
 from gitodb.objects.signature import Signature
 from gitodb.objects.tag import Tag
 from gitodb.repo import Repository
 
 
-def subject_bytes(message: bytes) -> bytes:
-    """Git's ``%s``: the first paragraph of the message, its lines joined by spaces."""
-    lines = message.split(b"\n")
-    while lines and not lines[0].strip():
-        lines.pop(0)
-    para: list[bytes] = []
-    for line in lines:
-        if not line.strip():
-            break
-        para.append(line.strip())
-    return b" ".join(para)
-
-
 def subject(message: bytes) -> str:
-    """``subject_bytes`` as text (invalid UTF-8 as U+FFFD)."""
-    return subject_bytes(message).decode("utf-8", "replace")
+    """Git's ``%s`` of a message as text (invalid UTF-8 as U+FFFD)."""
+    return subject_of(message).decode("utf-8", "replace")
 
 
 def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
@@ -108,26 +103,45 @@ class _ReadThrough:
         return getattr(self._odb, name)
 
 
-def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[bytes, int]]:
-    """The walk and the ref bits of each starting commit (tags peeled by the walk)."""
-    walk = RevWalk(repo, order="topo", graph=_KeepingGraph(repo))
+def _walk(
+    repo: Repository, rev: str | None, graph: CommitGraph | None = None, reader: Any = None
+) -> tuple[RevWalk, list[str], dict[bytes, int]]:
+    """The walk and the ref bits of each starting commit (tags peeled by the walk).
+
+    With a native ``reader`` the starts are peeled through it and added as commits
+    the walk's graph already holds (no second read of each in Python)."""
+    walk = RevWalk(repo, order="topo", graph=graph if graph is not None else _KeepingGraph(repo))
     names: list[str] = []
     tips: dict[bytes, int] = {}
     odb = repo.odb
+    fmt = repo.object_format
     for name, oid in _starts(repo, rev):
         # A ref to a tree or blob (or a tag of one) has no history: skip it as Git does.
-        # The type from the header: only a tag is read whole (to peel it).
         target = oid
-        type_name = odb.read_header(target)[0]
-        while type_name == "tag":
-            target = Tag(odb.read(target)[1], repo.object_format, target).object
-            try:
-                type_name = odb.read_header(target)[0]
-            except ObjectNotFoundError:
-                type_name = ""
-        if type_name != "commit":
-            continue
-        walk.add(oid, name=name)
+        if reader is not None:
+            type_num, data = reader.read(target)
+            while type_num == OBJ_TAG:
+                target = Tag(data, fmt, target).object
+                try:
+                    type_num, data = reader.read(target)
+                except ObjectNotFoundError:
+                    type_num = 0
+            if type_num != OBJ_COMMIT:
+                continue
+            walk.graph.node(target, data)
+            walk.add(target, name=name)
+        else:
+            # The type from the header: only a tag is read whole (to peel it).
+            type_name = odb.read_header(target)[0]
+            while type_name == "tag":
+                target = Tag(odb.read(target)[1], fmt, target).object
+                try:
+                    type_name = odb.read_header(target)[0]
+                except ObjectNotFoundError:
+                    type_name = ""
+            if type_name != "commit":
+                continue
+            walk.add(oid, name=name)
         if rev is None and name != "HEAD" and not name.startswith(LISTED_PREFIXES):
             continue
         bit = 1 << len(names)
@@ -192,7 +206,202 @@ def commit_rows(
     max_bytes: int = 8 << 20,
 ) -> Iterator[pa.RecordBatch]:
     """Rows of the ``commits`` table, as record batches built column by column of at
-    most ``max_rows`` rows / about ``max_bytes`` bytes."""
+    most ``max_rows`` rows / about ``max_bytes`` bytes.
+
+    The native core lists the walk (``RevWalk.native_text``), hands down the ref bits
+    and parses each batch of commits into column buffers (``_native/bulkcols.c``);
+    without it (or where it does not apply) the Python walk and parsers build the
+    same columns.  A batch whose commits the C parser does not accept (a continued
+    author line, a time past int64...) is parsed in Python."""
+    batches = _native_commit_rows(repo, repository, rev, message, max_rows, max_bytes)
+    if batches is None:
+        batches = _python_commit_rows(repo, repository, rev, message, max_rows, max_bytes)
+    yield from batches
+
+
+def _sig_columns(values: list[tuple[Any, ...]]) -> list[pa.Array]:
+    """The 12 signature arrays (author then committer) from ``_sig`` pairs per row."""
+    sch = SCHEMAS["commits"]
+    by_column = list(zip(*values, strict=True))
+    return [pa.array(col, f.type) for col, f in zip(by_column, list(sch)[4:16], strict=True)]
+
+
+def _text_columns(raw: list[bytes | None]) -> list[pa.Array]:
+    """A text column and its ``_bytes`` column from Git's bytes."""
+    pairs = [text_and_bytes(v) for v in raw]
+    return [
+        pa.array([t for t, _b in pairs], pa.string()),
+        pa.array([b for _t, b in pairs], pa.binary()),
+    ]
+
+
+def _python_columns(raws: list[bytes], fmt: Any, message: bool) -> list[pa.Array]:
+    """tree .. message_bytes of the commits ``raws`` (17 arrays), parsed in Python."""
+    trees: list[bytes] = []
+    sigs: list[tuple[Any, ...]] = []
+    subjects: list[bytes | None] = []
+    messages: list[bytes | None] = []
+    for raw in raws:
+        commit = Commit(raw, fmt)
+        msg = commit.message
+        trees.append(commit.tree)
+        sigs.append((*_sig(commit.author), *_sig(commit.committer)))
+        subjects.append(subject_of(msg))
+        messages.append(msg if message else None)
+    return [
+        fixed_hex(trees, fmt.rawsz),
+        *_sig_columns(sigs),
+        *_text_columns(subjects),
+        *_text_columns(messages),
+    ]
+
+
+def _buffers_text(n: int, col: tuple[bytes, bytes, bytes | None, bool]) -> list[pa.Array]:
+    """A text column and its ``_bytes`` column from ``commit_columns``' buffers."""
+    offsets, data, valid, bad = col
+    if bad:  # a value is not UTF-8: U+FFFD in the text, Git's bytes beside it
+        ends = memoryview(offsets).cast("i")
+        return _text_columns([data[ends[i] : ends[i + 1]] for i in range(n)])
+    text = pa.StringArray.from_buffers(
+        n, pa.py_buffer(offsets), pa.py_buffer(data), None if valid is None else pa.py_buffer(valid)
+    )
+    return [text, pa.nulls(n, pa.binary())]
+
+
+def _buffers_int(n: int, col: tuple[bytes, bytes | None]) -> pa.Array:
+    values, valid = col
+    return pa.Array.from_buffers(
+        pa.int64(), n, [None if valid is None else pa.py_buffer(valid), pa.py_buffer(values)]
+    )
+
+
+def _native_columns(n: int, cols: tuple[Any, ...], message: bool) -> list[pa.Array]:
+    """The 17 arrays of ``_python_columns`` from ``commit_columns``' buffers."""
+    tree, an, ae, at, atz, cn, ce, ct, ctz, subj, msg = cols
+    return [
+        pa.StringArray.from_buffers(
+            n, pa.py_buffer(array("i", range(0, len(tree) + 1, len(tree) // n))), pa.py_buffer(tree)
+        ),
+        *_buffers_text(n, an),
+        *_buffers_text(n, ae),
+        _buffers_int(n, at),
+        _buffers_text(n, atz)[0],
+        *_buffers_text(n, cn),
+        *_buffers_text(n, ce),
+        _buffers_int(n, ct),
+        _buffers_text(n, ctz)[0],
+        *_buffers_text(n, subj),
+        *(
+            _buffers_text(n, msg)
+            if message
+            else (pa.nulls(n, pa.string()), pa.nulls(n, pa.binary()))
+        ),
+    ]
+
+
+def _hex_column(data: bytes, hexsz: int) -> pa.Array:
+    """A string array of ids from their hex run."""
+    count = len(data) // hexsz
+    offsets = array("i", range(0, hexsz * count + 1, hexsz))
+    return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
+
+
+def _native_commit_rows(
+    repo: Repository,
+    repository: str,
+    rev: str | None,
+    message: bool,
+    max_rows: int,
+    max_bytes: int,
+) -> Iterator[pa.RecordBatch] | None:
+    """``commit_rows`` through the native core, or None where it does not apply (not
+    built, ``GITODB_PURE_WALK``, a commit-graph chain, grafts...).  The walk runs
+    here (its errors raise before any row, as the Python topological walk's do)."""
+    if _bulk_native is None or not native.enabled():
+        return None
+    reader = native.reader(repo)
+    if reader is None:
+        return None
+    try:
+        walk, ref_names, tips = _walk(repo, rev, CommitGraph(repo), reader)
+        got = walk.native_text(parents=True)
+        if got is None:
+            reader.close()
+            return None
+        _count, text, error = got
+        if error is not None:
+            raise error
+        bit_of = _Names()
+        bits = [(oid, i) for oid, mask in tips.items() for i in bit_of(mask)]
+        reach = _bulk_native.ReachWalk(text, repo.object_format.rawsz, bits, len(ref_names))
+    except BaseException:
+        reader.close()
+        raise
+    return _native_batches(repo, repository, reader, reach, ref_names, message, max_rows, max_bytes)
+
+
+def _native_batches(
+    repo: Repository,
+    repository: str,
+    reader: Any,
+    reach: Any,
+    ref_names: list[str],
+    message: bool,
+    max_rows: int,
+    max_bytes: int,
+) -> Iterator[pa.RecordBatch]:
+    fmt = repo.object_format
+    rawsz, hexsz = fmt.rawsz, 2 * fmt.rawsz
+    sch = SCHEMAS["commits"]
+    names_arr = pa.array(ref_names, pa.string())
+    rows = max(1, max_rows)
+    if message:  # messages are the rows' bulk then: about 1 KiB a row
+        rows = min(rows, max(1, max_bytes // 1024))
+    items = max(1, max_bytes // _NAME_BYTES)
+    read = reader.read
+    try:
+        while True:
+            got = reach.next(rows, items)
+            if got is None:
+                return
+            n, ids_hex, parent_ends, parents_hex, reach_ends, reach_idx = got
+            ids = bytes.fromhex(ids_hex.decode("ascii"))
+            raws = []
+            for k in range(0, n * rawsz, rawsz):
+                data = read(ids[k : k + rawsz])[1]
+                raws.append(data if type(data) is bytes else bytes(data))
+            cols = _bulk_native.commit_columns(raws, rawsz, message)
+            del ids
+            arrays = (
+                _native_columns(n, cols, message)
+                if cols is not None
+                else _python_columns(raws, fmt, message)
+            )
+            del raws
+            yield pa.RecordBatch.from_arrays(
+                [
+                    repeated(repository, n),
+                    _hex_column(ids_hex, hexsz),
+                    arrays[0],
+                    list_of(array("i", parent_ends), _hex_column(parents_hex, hexsz)),
+                    *arrays[1:],
+                    list_of(array("i", reach_ends), taken(names_arr, array("i", reach_idx))),
+                ],
+                schema=sch,
+            )
+    finally:
+        reader.close()
+
+
+def _python_commit_rows(
+    repo: Repository,
+    repository: str,
+    rev: str | None,
+    message: bool,
+    max_rows: int,
+    max_bytes: int,
+) -> Iterator[pa.RecordBatch]:
+    """``commit_rows`` in Python: the reference of the native path."""
     walk, ref_names, masks = _walk(repo, rev)
     names = _Names()
     names_arr = pa.array(ref_names, pa.string())
@@ -210,8 +419,8 @@ def commit_rows(
         parents: list[bytes] = []
         parent_ends = array("i", [0])
         sigs: list[tuple[Any, ...]] = []
-        subjects: list[tuple[str | None, bytes | None]] = []
-        messages: list[tuple[str | None, bytes | None]] = []
+        subjects: list[bytes | None] = []
+        messages: list[bytes | None] = []
         reach = array("i")
         reach_ends = array("i", [0])
         weight = 0
@@ -227,8 +436,8 @@ def commit_rows(
             parents += node.parent_ids
             parent_ends.append(len(parents))
             sigs.append((*_sig(commit.author), *_sig(commit.committer)))
-            subjects.append(text_and_bytes(subject_bytes(msg)))
-            messages.append(text_and_bytes(msg) if message else (None, None))
+            subjects.append(subject_of(msg))
+            messages.append(msg if message else None)
             got = names(mask)
             reach.extend(got)
             reach_ends.append(len(reach))
@@ -240,23 +449,15 @@ def commit_rows(
         if not ids:
             return
         count = len(ids)
-        by_column = list(zip(*sigs, strict=True))
-        subject_cols = list(zip(*subjects, strict=True))
-        message_cols = list(zip(*messages, strict=True))
         yield pa.RecordBatch.from_arrays(
             [
                 repeated(repository, count),
                 fixed_hex(ids, rawsz),
                 fixed_hex(trees, rawsz),
                 list_of(parent_ends, fixed_hex(parents, rawsz)),
-                *(
-                    pa.array(col, field.type)
-                    for col, field in zip(by_column, list(sch)[4:16], strict=True)
-                ),
-                pa.array(subject_cols[0], pa.string()),
-                pa.array(subject_cols[1], pa.binary()),
-                pa.array(message_cols[0], pa.string()),
-                pa.array(message_cols[1], pa.binary()),
+                *_sig_columns(sigs),
+                *_text_columns(subjects),
+                *_text_columns(messages),
                 list_of(reach_ends, taken(names_arr, reach)),
             ],
             schema=sch,

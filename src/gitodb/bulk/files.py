@@ -7,15 +7,26 @@ object database's streams, so a large blob is never held whole: the first
 
 from __future__ import annotations
 
+from array import array
 from collections.abc import Iterator
 from typing import Any
 
+import pyarrow as pa
+
+from gitodb.bulk.columns import repeated
+from gitodb.bulk.schema import DEFAULT_BATCH_ROWS, SCHEMAS
 from gitodb.bulk.text import text_and_bytes
 from gitodb.errors import BadRevisionError
+from gitodb.history import native
 from gitodb.history.treewalk import list_tree
 from gitodb.objects.tree import canonical_mode
 from gitodb.repo import Repository
 from gitodb.repo.revparse import peel_to
+
+try:
+    from gitodb import _native as _bulk_native
+except ImportError:  # built without the native core
+    _bulk_native = None  # type: ignore[assignment]
 
 
 def _head(repo: Repository, oid: bytes, limit: int) -> bytes:
@@ -27,16 +38,28 @@ def _head(repo: Repository, oid: bytes, limit: int) -> bytes:
 
 
 def file_rows(
-    repo: Repository, repository: str, rev: str | None = None, content_limit: int | None = None
-) -> Iterator[tuple[Any, ...]]:
-    """Rows of the ``files`` table for ``rev`` (default ``HEAD``)."""
+    repo: Repository,
+    repository: str,
+    rev: str | None = None,
+    content_limit: int | None = None,
+    max_rows: int = DEFAULT_BATCH_ROWS,
+) -> Iterator[tuple[Any, ...] | pa.RecordBatch]:
+    """Rows of the ``files`` table for ``rev`` (default ``HEAD``): record batches of
+    at most ``max_rows`` rows from the native core's listing (without content), else
+    tuples from the Python tree walk."""
     revision = rev if rev is not None else "HEAD"
     oid = repo.resolve(revision)
     try:
         commit_hex: str | None = peel_to(repo, oid, "commit", revision).hex()
     except BadRevisionError:  # a tree (or a tag of one): there is no commit
         commit_hex = None
-    tree = repo.odb.tree(peel_to(repo, oid, "tree", revision))
+    tree_id = peel_to(repo, oid, "tree", revision)
+    if content_limit is None:
+        batches = _native_file_rows(repo, repository, revision, commit_hex, tree_id, max_rows)
+        if batches is not None:
+            yield from batches
+            return
+    tree = repo.odb.tree(tree_id)
     read_header = repo.odb.read_header
     for entry, path in list_tree(repo, tree, recursive=True):
         kind = entry.object_type
@@ -60,3 +83,73 @@ def file_rows(
             content,
             cut,
         )
+
+
+def _native_file_rows(
+    repo: Repository,
+    repository: str,
+    revision: str,
+    commit_hex: str | None,
+    tree_id: bytes,
+    max_rows: int,
+) -> list[pa.RecordBatch] | None:
+    """The rows as record batches from ``OdbReader.ls_tree``'s listing, parsed into
+    columns in C (``ls_tree_columns``), or None: not built, or a subtree the native
+    listing leaves to Python (missing, malformed: the Python walk raises Git's error)."""
+    if _bulk_native is None:
+        return None
+    type_name, data = repo.odb.read(tree_id)
+    if type_name != "tree":
+        return None
+    text = native.ls_tree_text(
+        repo,
+        bytes(data),
+        recursive=True,
+        show_trees=False,
+        trees_only=False,
+        name_only=False,
+        nul=True,
+        quote_fully=False,
+    )
+    if text is None:
+        return None
+    rawsz = repo.object_format.rawsz
+    hexsz = 2 * rawsz
+    n, path, mode, kind, ids_hex, blobs = _bulk_native.ls_tree_columns(text, rawsz)
+    del text
+    # Sizes from the object headers (a delta inflates only its size header).
+    read_header = repo.odb.read_header
+    ids = bytes.fromhex(ids_hex.decode("ascii"))
+    sizes = array("q", bytes(8 * n))
+    valid = bytearray((n + 7) // 8)
+    for i in range(n):
+        if blobs[i]:
+            sizes[i] = read_header(ids[i * rawsz : (i + 1) * rawsz])[1]
+            valid[i >> 3] |= 1 << (i & 7)
+    del ids
+    path_offsets, path_data, _path_valid, path_bad = path
+    if path_bad:
+        ends = memoryview(path_offsets).cast("i")
+        pairs = [text_and_bytes(path_data[ends[i] : ends[i + 1]]) for i in range(n)]
+        paths = pa.array([t for t, _b in pairs], pa.string())
+        path_bytes = pa.array([b for _t, b in pairs], pa.binary())
+    else:
+        paths = pa.StringArray.from_buffers(n, pa.py_buffer(path_offsets), pa.py_buffer(path_data))
+        path_bytes = pa.nulls(n, pa.binary())
+    offsets = array("i", range(0, hexsz * n + 1, hexsz))
+    columns = [
+        repeated(repository, n),
+        repeated(revision, n),
+        repeated(commit_hex, n) if commit_hex is not None else pa.nulls(n, pa.string()),
+        paths,
+        path_bytes,
+        pa.StringArray.from_buffers(n, pa.py_buffer(mode[0]), pa.py_buffer(mode[1])),
+        pa.StringArray.from_buffers(n, pa.py_buffer(kind[0]), pa.py_buffer(kind[1])),
+        pa.StringArray.from_buffers(n, pa.py_buffer(offsets), pa.py_buffer(ids_hex)),
+        pa.Array.from_buffers(pa.int64(), n, [pa.py_buffer(valid), pa.py_buffer(sizes)]),
+        pa.nulls(n, pa.binary()),
+        pa.nulls(n, pa.bool_()),
+    ]
+    whole = pa.RecordBatch.from_arrays(columns, schema=SCHEMAS["files"])
+    step = max(1, max_rows)
+    return [whole.slice(i, step) for i in range(0, n, step)]

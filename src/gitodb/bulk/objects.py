@@ -31,6 +31,11 @@ from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.reader import PackFile
 from gitodb.repo import Repository
 
+try:
+    from gitodb._native import pack_columns as _pack_columns
+except ImportError:  # built without the native core
+    _pack_columns = None  # type: ignore[assignment]
+
 LOOSE_PART = "loose"
 
 
@@ -140,18 +145,142 @@ def _pack_rows(
     """Entries ``start`` to ``stop`` (pack order; all by default) of the pack, as
     batches built column by column.
 
-    The whole pack takes its types and sizes from one header walk
-    (``headers_by_position``); a range asks ``header_at`` for its own entries only,
-    so the workers sharing a pack share its work.
+    With the native core, types and sizes come from the pack's one header walk
+    (``headers_by_position``, a range too: one walk costs less than a ``header_at``
+    per delta) and the rows go into column buffers in C (``pack_columns``), which
+    leaves to ``_pack_rows_python``'s per-row code only REF_DELTAs, OFS_DELTAs whose
+    base lies before the range, and damage.
     """
     so = pack.sorted_offsets
-    rev = pack.rev_order
     n = len(so)
     stop = n if stop is None else stop
     if stop > n:
         raise PackError(
             f"part {start}-{stop} is past the pack's {n} entries (pack replaced?)", path=pack.path
         )
+    if _pack_columns is None:
+        yield from _pack_rows_python(pack, repository, name, start, stop, max_rows, max_bytes)
+        return
+    rev = pack.rev_order
+    types_by_p, sizes_by_p = pack.headers_by_position()
+    id_buf, id_start, id_stride, _rawsz, _count = pack.idx.id_table()
+    oid_at = pack.idx.oid_at
+    data_end = pack.data_end
+    chain = _Chains(pack)
+    sch = SCHEMAS["objects"]
+    step = max(1, min(max_rows, max_bytes // _ROW_BYTES))
+    rawsz = pack.fmt.rawsz
+    hexsz = 2 * rawsz
+    buf = pack.buf
+    depth_by_k = array("H", bytes(2 * (stop - start)))
+    for first in range(start, stop, step):
+        last = min(stop, first + step)
+        count = last - first
+        ids = bytearray(count * hexsz)
+        kinds = bytearray(count)
+        sizes = array("q", bytes(8 * count))
+        bases = bytearray(count * hexsz)
+        base_valid = bytearray((count + 7) // 8)
+        depths = array("i", bytes(4 * count))
+        k = first
+        while k < last:
+            k = _pack_columns(
+                buf, data_end, so, rev, id_buf, id_start, id_stride, rawsz, types_by_p,
+                sizes_by_p, start, first, k, last, depth_by_k,
+                ids, kinds, sizes, bases, base_valid, depths,
+            )  # fmt: skip
+            if k == last:
+                break
+            # The row C leaves: the per-row code of the Python path (it raises on damage).
+            r = k - first
+            off = so[k]
+            p = rev[k]
+            ids[r * hexsz : (r + 1) * hexsz] = oid_at(p).hex().encode("ascii")
+            kinds[r] = types_by_p[p]
+            sizes[r] = sizes_by_p[p]
+            base_hex, depth = _row_base(pack, chain, so, rev, oid_at, depth_by_k, start, k, off)
+            if base_hex is not None:
+                bases[r * hexsz : (r + 1) * hexsz] = base_hex.encode("ascii")
+                base_valid[r >> 3] |= 1 << (r & 7)
+            else:
+                base_valid[r >> 3] &= ~(1 << (r & 7)) & 0xFF
+            depths[r] = depth
+            if depth < 65535:
+                depth_by_k[k - start] = depth
+            k += 1
+        offs = pa.Array.from_buffers(pa.uint64(), count, [None, pa.py_buffer(so[first:last])])
+        ends = array("Q", so[first + 1 : last])
+        ends.append(so[last] if last < n else data_end)
+        ends_arr = pa.Array.from_buffers(pa.uint64(), count, [None, pa.py_buffer(ends)])
+        fixed = pa.py_buffer(array("i", range(0, hexsz * count + 1, hexsz)))
+        yield pa.RecordBatch.from_arrays(
+            [
+                repeated(repository, count),
+                pa.StringArray.from_buffers(count, fixed, pa.py_buffer(ids)),
+                _TYPE_NAMES.take(
+                    pa.Array.from_buffers(pa.uint8(), count, [None, pa.py_buffer(kinds)])
+                ),
+                pa.Array.from_buffers(pa.int64(), count, [None, pa.py_buffer(sizes)]),
+                pc.subtract(ends_arr, offs).cast(pa.int64()),
+                repeated(name, count),
+                offs.cast(pa.int64()),
+                pa.StringArray.from_buffers(
+                    count, fixed, pa.py_buffer(bases), pa.py_buffer(base_valid)
+                ),
+                pa.Array.from_buffers(pa.int32(), count, [None, pa.py_buffer(depths)]),
+            ],
+            schema=sch,
+        )
+
+
+def _row_base(
+    pack: PackFile,
+    chain: _Chains,
+    so: array[int],
+    rev: array[int],
+    oid_of: Any,
+    depth_by_k: array[int],
+    start: int,
+    k: int,
+    off: int,
+) -> tuple[str | None, int]:
+    """``(delta base id as hex or None, chain depth)`` of the entry at pack-order
+    position ``k`` (offset ``off``), as the rows list them."""
+    buf = pack.buf
+    path = pack.path
+    t, _size, hlen = parse_entry_header(buf, off, path)
+    if t == OBJ_OFS_DELTA:
+        # The common case, inline: the base is earlier, its depth known.
+        base_off = off - parse_ofs_distance(buf, off + hlen, path)[0]
+        kb = bisect_left(so, base_off)
+        if kb >= k or so[kb] != base_off:
+            raise PackError("OFS_DELTA base is not an entry of the pack", path=path, offset=off)
+        if kb >= start:
+            return oid_of(rev[kb]).hex(), depth_by_k[kb - start] + 1
+        return oid_of(rev[kb]).hex(), chain.base_and_depth(off)[1]
+    if t == OBJ_REF_DELTA:
+        base, depth = chain.base_and_depth(off)
+        return (base.hex() if base is not None else None), depth
+    if 0 < t < 5:
+        return None, 0
+    raise PackError(f"pack entry has invalid type {t}", path=path, offset=off)
+
+
+def _pack_rows_python(
+    pack: PackFile,
+    repository: str,
+    name: str,
+    start: int,
+    stop: int,
+    max_rows: int,
+    max_bytes: int,
+) -> Iterator[pa.RecordBatch]:
+    """``_pack_rows`` without the native core: the whole pack takes its types and
+    sizes from one header walk (``headers_by_position``); a range asks
+    ``header_at`` for its own entries only."""
+    so = pack.sorted_offsets
+    rev = pack.rev_order
+    n = len(so)
     whole = start == 0 and stop == n
     # The whole pack copies its id table once; a range reads only its own ids.
     oid_of = pack.idx.oid_list().__getitem__ if whole else pack.idx.oid_at
@@ -189,24 +318,7 @@ def _pack_rows(
                 kind, size = header_at(off)
                 kinds[k - first] = kind
                 sz.append(size)
-            base_hex = None
-            depth = 0
-            if t == OBJ_OFS_DELTA:
-                # The common case, inline: the base is earlier, its depth known.
-                base_off = off - parse_ofs_distance(buf, off + hlen, path)[0]
-                kb = bisect_left(so, base_off)
-                if kb >= k or so[kb] != base_off:
-                    raise PackError(
-                        "OFS_DELTA base is not an entry of the pack", path=path, offset=off
-                    )
-                base_hex = oid_of(rev[kb]).hex()
-                if kb >= start:
-                    depth = depth_by_k[kb - start] + 1
-                else:
-                    depth = chain.base_and_depth(off)[1]
-            elif t == OBJ_REF_DELTA:
-                base, depth = chain.base_and_depth(off)
-                base_hex = base.hex() if base is not None else None
+            base_hex, depth = _row_base(pack, chain, so, rev, oid_of, depth_by_k, start, k, off)
             if depth < 65535:
                 depth_by_k[k - start] = depth
             bases.append(base_hex)

@@ -168,6 +168,9 @@ _FEW_VALUES = frozenset(
         "committer_email",
         "committer_tz",
         "parent",
+        # ref names repeat in every row (3.2 million values for libgit2's commits,
+        # 131 distinct): a dictionary halves the time to write them
+        "reachable_from",
     }
 )
 

@@ -157,7 +157,7 @@ _ROWS: dict[str, Callable[[Repository, str, str, Options], Rows]] = {
         repo, path, o.rev, o.message, o.batch_rows, o.batch_bytes
     ),
     "changes": lambda repo, path, _p, o: change_rows(repo, path, o.rev),
-    "files": lambda repo, path, _p, o: file_rows(repo, path, o.rev, o.content_limit),
+    "files": lambda repo, path, _p, o: file_rows(repo, path, o.rev, o.content_limit, o.batch_rows),
 }
 
 
