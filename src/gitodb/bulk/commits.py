@@ -27,10 +27,9 @@ from gitodb.bulk.text import str_and_bytes, text_and_bytes
 from gitodb.errors import ObjectNotFoundError
 from gitodb.history import native
 from gitodb.history.graph import CommitGraph
-from gitodb.history.pretty import subject_of
 from gitodb.history.revwalk import RevWalk
 from gitodb.history.treediff import diff_trees
-from gitodb.objects.commit import Commit
+from gitodb.objects.commit import Commit, subject_of
 from gitodb.objects.header import OBJ_COMMIT, OBJ_TAG
 from gitodb.objects.signature import Signature
 from gitodb.objects.tag import Tag
