@@ -383,17 +383,9 @@ def _config_defaults(repo: Any, o: _LogOptions) -> None:
 
 def run(argv: list[str], ctx: Any) -> int:
     """Show commits; see ``git log``."""
-    import gc
+    from gitodb.cli.revopts import without_gc
 
-    # The command allocates thousands of refs, records and lines and frees none of
-    # them in cycles: the cyclic collector would only traverse them again and again.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _run(argv, ctx)
-    finally:
-        if collecting:
-            gc.enable()
+    return without_gc(_run, argv, ctx)
 
 
 def _run(argv: list[str], ctx: Any) -> int:

@@ -12,7 +12,7 @@ import os
 import sys
 
 from gitodb.cli.options import OptionParser, UsageError
-from gitodb.cli.revopts import RevSettings
+from gitodb.cli.revopts import RevSettings, without_gc
 from gitodb.errors import GitodbError
 
 TYPE_CHECKING = False
@@ -104,17 +104,7 @@ def _unknown_revision(name: str) -> int:
 
 def run(argv: list[str], ctx: Context) -> int:
     """List commits in Git's order; see ``git rev-list``."""
-    import gc
-
-    # The command allocates thousands of refs, records and lines and frees none of
-    # them in cycles: the cyclic collector would only traverse them again and again.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        return _run(argv, ctx)
-    finally:
-        if collecting:
-            gc.enable()
+    return without_gc(_run, argv, ctx)
 
 
 def _run(argv: list[str], ctx: Context) -> int:

@@ -427,3 +427,20 @@ def rev_list_options() -> list[Option]:
         ),
         _opt("format", lambda v, x, u: _pretty(v, x, u, "format"), value=True, stuck=True),
     ]
+
+
+def without_gc(run: Any, argv: list[str], ctx: Any) -> int:
+    """``run(argv, ctx)`` with the cyclic garbage collector off (rev-list and log).
+
+    A walk allocates thousands of refs, records and lines and frees none of them in
+    cycles: the collector would only traverse them again and again.
+    """
+    import gc
+
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return int(run(argv, ctx))
+    finally:
+        if collecting:
+            gc.enable()
