@@ -154,6 +154,8 @@ def _run(argv: list[str], ctx: Context) -> int:
         answered = bitmap_output(repo, walk, settings)
         if answered is not None:
             return answered
+    if settings.disk_usage is not None:
+        return _disk_usage(walk, settings)
     return _output(walk, settings)
 
 
@@ -350,6 +352,31 @@ def _list_objects(
         if show:
             out.append(_object_line(oid, name, names, settings.nul))
     return count
+
+
+def _disk_usage(walk: object, settings: RevSettings) -> int:
+    """``--disk-usage[=human]``: the bytes the listed objects take where they are
+    stored (a pack entry, or a loose file), instead of the listing."""
+    settings.object_names = settings.parents = settings.children = False
+    settings.timestamp = settings.left_right = False
+    settings.pretty = None
+    lines: list[bytes] = []
+    _gather(walk, settings, lines)
+    info = walk.repo.odb.info  # type: ignore[attr-defined]
+    total = sum(
+        info(bytes.fromhex(line.lstrip(b"-").decode())).disk_size
+        for line in b"".join(lines).splitlines()
+        if line
+    )
+    sys.stdout.write(disk_usage_line(total, settings) + "\n")
+    return 0
+
+
+def disk_usage_line(total: int, settings: RevSettings) -> str:
+    """What ``--disk-usage[=human]`` prints for ``total`` bytes."""
+    from gitodb.cli.index_pack import humanise_bytes
+
+    return humanise_bytes(total) if settings.disk_usage == "human" else str(total)
 
 
 def _output(walk: object, settings: RevSettings) -> int:

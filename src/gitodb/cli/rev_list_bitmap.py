@@ -64,6 +64,14 @@ def bitmap_output(repo: Repository, walk: RevWalk, settings: RevSettings) -> int
     try:
         types = _ALL_TYPES if objects else ("commit",)
         out = sys.stdout.buffer
+        if settings.disk_usage is not None:
+            from gitodb.cli.rev_list import disk_usage_line
+
+            # Git sums the entries' sizes in the pack here: even the empty tree's,
+            # which an object lookup gives as 0
+            total = sum(_stored_size(repo, oid) for oid in reach.oids(types))
+            out.write(disk_usage_line(total, settings).encode() + b"\n")
+            return 0
         if settings.count:
             commits = reach.count(("commit",))
             if max_count >= 0:
@@ -81,6 +89,14 @@ def bitmap_output(repo: Repository, walk: RevWalk, settings: RevSettings) -> int
         return 0
     finally:
         reach.bitmap.close()
+
+
+def _stored_size(repo: Repository, oid: bytes) -> int:
+    """The bytes ``oid`` takes where it is stored (0 if nowhere)."""
+    where = repo.odb.locate(oid)
+    if isinstance(where, tuple):
+        return int(where[0].disk_size_at(where[1]))
+    return int(where.disk_size(oid) or 0) if where is not None else 0
 
 
 def test_bitmap(repo: Repository, walk: RevWalk) -> int:

@@ -71,6 +71,7 @@ class RevSettings(SimpleNamespace):
         self.hidden_section: str | None = None  # a pending --exclude-hidden=<section>
         self.rejected: list[tuple[str, str]] = []  # (error, option) Git leaves unknown
         self.unknown: list[str] = []  # options the command does not know
+        self.disk_usage: str | None = None  # --disk-usage: "bytes" or "human"
         self.graph = False  # --graph (gitodb.history.graphdraw)
         self.drawer: Any = None  # its GraphDrawer, once the first commit is shown
 
@@ -397,6 +398,14 @@ def rev_list_options() -> list[Option]:
             text = kind
         values.pretty = text
 
+    def _disk_usage(values: Any, value: str | None, _unset: bool) -> None:
+        if value not in (None, "human"):
+            raise GitodbError(
+                f"invalid value for '--disk-usage=<format>': '{value}', "
+                "the only allowed format is 'human'"
+            )
+        values.disk_usage = value or "bytes"
+
     def flag(long: str, dest: str, value: bool = True) -> Option:
         return Option(None, long, "const", dest=dest, const=value, hidden=True)
 
@@ -418,6 +427,7 @@ def rev_list_options() -> list[Option]:
         _opt("bisect-vars", _bisect("one", True)),
         _opt("filter", _filter, value=True, stuck=True),
         _opt("no-filter", _no_filter),
+        _opt("disk-usage", _disk_usage, value=True, optional_value=True),
         _opt("missing", _missing, value=True, stuck=True),
         _opt(
             "pretty",

@@ -448,6 +448,8 @@ class BatchRunner:
                 type_num, size = TYPE_NUMBERS[header[0]], header[1]
             if fmt.needs_disk:
                 disk = where.disk_size(oid) or 0
+        if oid == self.odb.fmt.empty_tree:
+            disk, deltabase = 0, None  # Git's cached object: see ObjectDatabase.info
         write = self.out.write
         write(fmt.render(shown, type_num, size, disk, deltabase, rest, self.rawsz, self.mode))
         if contents:

@@ -742,10 +742,12 @@ class ObjectDatabase:
     def info(self, oid: ObjectIdLike) -> ObjectInfo:
         """Type, size, size on disk, delta base and location of ``oid``."""
         oid = self.object_id(oid)
+        if oid == self.fmt.empty_tree:
+            # Git's one "cached object" is answered before any store is asked: no
+            # bytes on disk and no delta base, even where a pack or a loose file has it
+            return ObjectInfo(oid, "tree", 0, 0, None, "")
         where = self.locate(oid)
         if where is None:
-            if oid == self.fmt.empty_tree:  # not stored: no file, nothing on disk
-                return ObjectInfo(oid, "tree", 0, 0, None, "")
             raise self._missing(oid)
         if isinstance(where, tuple):
             pack, off = where
