@@ -29,8 +29,9 @@ def _bitmap_can_answer(walk: RevWalk, settings: RevSettings) -> bool:
     anything else that prunes), and no object filter (Git filters some kinds with
     the bitmap; gitodb walks for every filter).  Like Git, the other options
     (orders, ``--parents``, ``--first-parent``, dates, ...) do not change a bitmap
-    answer: ``git rev-list --use-bitmap-index`` ignores them."""
-    return walk.limiter is None and settings.filter is None
+    answer: ``git rev-list --use-bitmap-index`` ignores them.  ``--unpacked`` is
+    answered by the walk, which leaves packed objects out."""
+    return walk.limiter is None and settings.filter is None and not walk.unpacked
 
 
 def bitmap_output(repo: Repository, walk: RevWalk, settings: RevSettings) -> int | None:
