@@ -86,17 +86,9 @@ delta_bases(PyObject *self, PyObject *args)
                 bases[k] = BASE_BY_ID;
             } else if (type == 6 && !gdc_ofs_distance(buf, end, off + hlen, &dist, &nlen)
                        && dist && dist <= off - PACK_HEADER_LEN) {
-                unsigned long long want = off - dist;
-                Py_ssize_t lo = 0, hi = k;
-                while (lo < hi) {
-                    Py_ssize_t mid = (lo + hi) / 2;
-                    if (so[mid] < want)
-                        lo = mid + 1;
-                    else
-                        hi = mid;
-                }
-                if (lo < k && so[lo] == want)
-                    bases[k] = (int32_t)lo;
+                Py_ssize_t at = gdc_offset_index(so, k, off - dist);
+                if (at >= 0)
+                    bases[k] = (int32_t)at;
             }
         }
         Py_END_ALLOW_THREADS

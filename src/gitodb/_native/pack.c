@@ -516,17 +516,9 @@ scan_headers(PyObject *self, PyObject *args)
                 }
                 /* The base comes earlier in the pack: binary search for its entry. */
                 if (dist && dist <= off) {
-                    unsigned long long base = off - dist;
-                    Py_ssize_t lo = 0, hi = k;
-                    while (lo < hi) {
-                        Py_ssize_t mid = (lo + hi) / 2;
-                        if (so[mid] < base)
-                            lo = mid + 1;
-                        else
-                            hi = mid;
-                    }
-                    if (lo < k && so[lo] == base)
-                        object_type = type_by_k[lo];
+                    Py_ssize_t at = gdc_offset_index(so, k, off - dist);
+                    if (at >= 0)
+                        object_type = type_by_k[at];
                 }
             } else if (type == 7) {
                 pos += (unsigned long long)rawsz;   /* the base's id follows */
@@ -814,6 +806,22 @@ gdc_find_oid(const unsigned char *base, Py_ssize_t stride, Py_ssize_t rawsz, Py_
             hi = mid;
     }
     return -1;
+}
+
+/* The index of the entry at pack offset want among the sorted entry offsets
+   so[0..k), or -1: how a scan in pack order finds an OFS_DELTA's base. */
+Py_ssize_t
+gdc_offset_index(const unsigned long long *so, Py_ssize_t k, unsigned long long want)
+{
+    Py_ssize_t lo = 0, hi = k;
+    while (lo < hi) {
+        Py_ssize_t mid = lo + ((hi - lo) >> 1);
+        if (so[mid] < want)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo < k && so[lo] == want ? lo : -1;
 }
 
 static PyObject *

@@ -78,6 +78,7 @@ int gdc_ofs_distance(const unsigned char *buf, unsigned long long len, unsigned 
 
 /* Binary search of sorted ids, entry i's id at base + i * stride (pack.c): the position
    of want (rawsz bytes) in [lo, hi), or -1. */
+Py_ssize_t gdc_offset_index(const unsigned long long *so, Py_ssize_t k, unsigned long long want);
 Py_ssize_t gdc_find_oid(const unsigned char *base, Py_ssize_t stride, Py_ssize_t rawsz,
                         Py_ssize_t lo, Py_ssize_t hi, const void *want);
 
