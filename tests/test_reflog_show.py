@@ -38,6 +38,10 @@ CASES = [
     ["-0"],
     ["-n", "-1"],
     ["--max-count", "1", "side"],
+    # t3200: the default line's id in full; a format keeps its %h
+    ["--no-abbrev-commit", "side"],
+    ["--no-abbrev-commit", "--abbrev-commit", "-2"],
+    ["--no-abbrev-commit", "--format=%h %H", "-1"],
 ]
 
 GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"

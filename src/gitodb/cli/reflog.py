@@ -115,11 +115,13 @@ class _ShowArgs(NamedTuple):
     specs: list[str | None]  #: the reflogs named; None where ``--all`` was given
     paths: list[str]  #: after ``--``
     max_count: int  #: entries shown at most, -1 for all
+    full_ids: bool = False  #: ``--no-abbrev-commit``: the default line's id in full
 
 
 def _show_args(rest: list[str]) -> _ShowArgs:
     """``reflog show``'s arguments, by Git's revision-option rules (``git log -g``):
-    ``--format=``/``--pretty=`` (stuck), ``--all``, the count limits ``-<n>``,
+    ``--format=``/``--pretty=`` (stuck), ``--all``, ``--[no-]abbrev-commit`` (the
+    default line's id in full or not; a format keeps its own), the count limits ``-<n>``,
     ``-n <n>``, ``-n<n>`` and ``--max-count[=]<n>`` (Git 2.55's integer check; the
     last one given wins, a negative one shows all), refs, ``--`` then paths; any
     other option is ``fatal: unrecognized argument``."""
@@ -127,6 +129,7 @@ def _show_args(rest: list[str]) -> _ShowArgs:
     specs: list[str | None] = []
     paths: list[str] = []
     max_count = -1
+    full_ids = False
     i = 0
     while i < len(rest):
         arg = rest[i]
@@ -141,6 +144,8 @@ def _show_args(rest: list[str]) -> _ShowArgs:
             fmt = arg.partition("=")[2]
         elif arg == "--all":
             specs.append(None)
+        elif arg in ("--abbrev-commit", "--no-abbrev-commit"):
+            full_ids = arg == "--no-abbrev-commit"
         elif arg in ("-n", "--max-count"):
             if i == len(rest):
                 if arg == "-n":
@@ -158,7 +163,7 @@ def _show_args(rest: list[str]) -> _ShowArgs:
             raise GitodbError(f"unrecognized argument: {arg}")
         else:
             specs.append(arg)
-    return _ShowArgs(fmt, specs, paths, max_count)
+    return _ShowArgs(fmt, specs, paths, max_count, full_ids)
 
 
 def _show(repo: Any, args: _ShowArgs) -> bytes:
@@ -172,9 +177,9 @@ def _show(repo: Any, args: _ShowArgs) -> bytes:
     """
     from gitodb.cli.log import reflog_lines
 
-    fmt, specs, paths, limit = args
+    fmt, specs, paths, limit, full_ids = args
     given = fmt is not None
-    text = fmt or "%h %gd: %gs"
+    text = fmt or ("%H %gd: %gs" if full_ids else "%h %gd: %gs")
     if text.startswith(("format:", "tformat:")):
         text = text.split(":", 1)[1]
     walks: list[str] = []

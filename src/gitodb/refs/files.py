@@ -153,6 +153,12 @@ def _ref_content(ref: Ref) -> bytes:
     return ref.oid.hex().encode() + b"\n"
 
 
+def _shown_path(path: Path) -> str:
+    """A path as Git prints it: relative to the current directory when below it."""
+    rel = os.path.relpath(path)
+    return path.as_posix() if rel.startswith("..") else rel
+
+
 def _packed_hook_lines(plan: list[PlannedWrite], null: bytes) -> list[bytes]:
     """What the hook reads of the packed-refs sub-transaction: each deletion."""
     zero = null.hex()
@@ -522,8 +528,11 @@ class FilesRefStore(RefStore):
         )
 
     # -- transactions ------------------------------------------------------
-    def _lock(self, name: str, timeout_ms: int) -> LockFile:
-        """Lock ref ``name``, making its directory (and clearing empty dirs in the way)."""
+    def _lock(self, name: str, timeout_ms: int, shown: str | None = None) -> LockFile:
+        """Lock ref ``name``, making its directory (and clearing empty dirs in the way).
+
+        ``shown`` is the name the update was given (a symref reaching ``name``), which
+        Git's errors name first."""
         path = self._path(name)
         try:
             self._make_dirs(path.parent)
@@ -532,6 +541,13 @@ class FilesRefStore(RefStore):
                 for dirpath, _dirs, _files in os.walk(path, topdown=False):
                     os.rmdir(dirpath)
         except OSError as e:
+            if e.errno == errno.ENOTEMPTY and _isdir(path):
+                where = _shown_path(path)  # named in the message: no location suffix
+                raise RefWriteError(
+                    f"cannot lock ref '{shown or name}': there is a non-empty directory "
+                    f"'{where}' blocking reference '{name}'",
+                    path=where,
+                ) from None
             raise RefWriteError(
                 f"cannot lock ref '{name}': unable to create directory for '{path}': {e.strerror}",
                 path=path,
@@ -550,8 +566,11 @@ class FilesRefStore(RefStore):
             timeout = self._timeout("core.filesreflocktimeout", 100)
             names = {w.name for w in prep.plan}
             names.update(u.name for u in tx.updates if u.verify)
+            given: dict[str, str] = {}
+            for u in tx.updates:
+                given.setdefault(tx._reached.get(u.name, u.name), u.name)
             for name in sorted(names):
-                prep.locks[name] = self._lock(name, timeout)
+                prep.locks[name] = self._lock(name, timeout, given.get(name))
                 prep.locks[name].close_fd()  # reopened to write: no descriptor per ref
             deletes = {w.name for w in prep.plan if w.ref is None}
             if deletes:
