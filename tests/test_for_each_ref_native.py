@@ -127,6 +127,7 @@ def Formatter_plan(path: Path, fmt: str) -> object:  # noqa: N802 - reads as the
     return Formatter(Repository(path), fmt).native_plan
 
 
+@pytest.mark.skipif(not GIT_255.exists(), reason="--omit-empty is Git 2.42+: ../shared/git-2.55")
 def test_omit_empty_matches_git(
     repos: dict[str, Path], capfdbinary: pytest.CaptureFixture[bytes]
 ) -> None:
