@@ -20,49 +20,15 @@
 
 #include "pack.h"
 
-/* -- growable buffers ------------------------------------------------------------ */
-typedef struct {
-    char *p;
-    size_t n, cap;
-} Buf;
-
-static int
-buf_reserve(Buf *b, size_t more)
-{
-    if (b->n + more <= b->cap)
-        return 0;
-    size_t cap = b->cap ? b->cap : 256;
-    while (cap < b->n + more)
-        cap *= 2;
-    char *p = PyMem_Realloc(b->p, cap);
-    if (!p) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    b->p = p;
-    b->cap = cap;
-    return 0;
-}
-
-static int
-buf_put(Buf *b, const void *s, size_t n)
-{
-    if (buf_reserve(b, n))
-        return -1;
-    if (n)
-        memcpy(b->p + b->n, s, n);
-    b->n += n;
-    return 0;
-}
-
+/* -- growable buffers (gdc_buf, pack.h): as Arrow buffers ------------------------ */
 static PyObject *
-buf_bytes(Buf *b)
+buf_bytes(gdc_buf *b)
 {
     return PyBytes_FromStringAndSize(b->p ? b->p : "", (Py_ssize_t)b->n);
 }
 
 static void
-buf_free(Buf *b)
+buf_free(gdc_buf *b)
 {
     PyMem_Free(b->p);
     b->p = NULL;
@@ -71,11 +37,11 @@ buf_free(Buf *b)
 
 /* Arrow validity bitmap: bit i set when row i is not null. */
 static int
-bit_put(Buf *b, Py_ssize_t row, int valid)
+bit_put(gdc_buf *b, Py_ssize_t row, int valid)
 {
     size_t byte = (size_t)row / 8;
     if (byte >= b->n) {
-        if (buf_reserve(b, byte + 1 - b->n))
+        if (gdc_buf_reserve(b, byte + 1 - b->n))
             return -1;
         memset(b->p + b->n, 0, byte + 1 - b->n);
         b->n = byte + 1;
@@ -88,7 +54,7 @@ bit_put(Buf *b, Py_ssize_t row, int valid)
 /* A string column: int32 offsets (one more than the rows), data, validity, and
    whether a value is not valid UTF-8 (then Python builds the column). */
 typedef struct {
-    Buf off, data, valid;
+    gdc_buf off, data, valid;
     Py_ssize_t nulls;
     int bad;
 } StrCol;
@@ -133,7 +99,7 @@ static int
 col_start(StrCol *c)
 {
     int32_t zero = 0;
-    return buf_put(&c->off, &zero, 4);
+    return gdc_buf_put(&c->off, &zero, 4);
 }
 
 /* Append a value (NULL: a null) as row `row`. */
@@ -145,7 +111,7 @@ col_put(StrCol *c, Py_ssize_t row, const unsigned char *s, size_t n)
             PyErr_SetString(PyExc_OverflowError, "string column over 2 GiB");
             return -1;
         }
-        if (buf_put(&c->data, s, n))
+        if (gdc_buf_put(&c->data, s, n))
             return -1;
         if (!c->bad && !utf8_valid(s, n))
             c->bad = 1;
@@ -153,7 +119,7 @@ col_put(StrCol *c, Py_ssize_t row, const unsigned char *s, size_t n)
         c->nulls++;
     }
     int32_t end = (int32_t)c->data.n;
-    if (buf_put(&c->off, &end, 4) || bit_put(&c->valid, row, s != NULL))
+    if (gdc_buf_put(&c->off, &end, 4) || bit_put(&c->valid, row, s != NULL))
         return -1;
     return 0;
 }
@@ -179,7 +145,7 @@ col_free(StrCol *c)
 
 /* A nullable int64 column. */
 typedef struct {
-    Buf vals, valid;
+    gdc_buf vals, valid;
     Py_ssize_t nulls;
 } IntCol;
 
@@ -190,18 +156,12 @@ int_put(IntCol *c, Py_ssize_t row, int64_t v, int valid)
         v = 0;
         c->nulls++;
     }
-    if (buf_put(&c->vals, &v, 8) || bit_put(&c->valid, row, valid))
+    if (gdc_buf_put(&c->vals, &v, 8) || bit_put(&c->valid, row, valid))
         return -1;
     return 0;
 }
 
 /* -- commit parsing ------------------------------------------------------------- */
-static int
-is_space(unsigned char c)
-{
-    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0b || c == 0x0c;
-}
-
 typedef struct {
     const unsigned char *name, *email, *tz;
     size_t name_len, email_len, tz_len;
@@ -221,7 +181,7 @@ split_ident(const unsigned char *v, size_t n, Ident *id)
     if (!gt)
         return 0;
     size_t nl = (size_t)(lt - v);
-    while (nl && is_space(v[nl - 1]))
+    while (nl && gdc_is_space(v[nl - 1]))
         nl--;
     id->name = v;
     id->name_len = nl;
@@ -231,7 +191,7 @@ split_ident(const unsigned char *v, size_t n, Ident *id)
     while (last > 0 && v[last - 1] != '>')
         last--;
     size_t pos = last;  /* after the last '>' */
-    while (pos < n && is_space(v[pos]))
+    while (pos < n && gdc_is_space(v[pos]))
         pos++;
     size_t de = pos;
     while (de < n && v[de] >= '0' && v[de] <= '9')
@@ -239,7 +199,7 @@ split_ident(const unsigned char *v, size_t n, Ident *id)
     if (de == pos)
         return 0;
     size_t zone = de;
-    while (zone < n && is_space(v[zone]))
+    while (zone < n && gdc_is_space(v[zone]))
         zone++;
     if (zone >= n || (v[zone] != '+' && v[zone] != '-'))
         return 0;
@@ -262,35 +222,12 @@ split_ident(const unsigned char *v, size_t n, Ident *id)
     return 0;
 }
 
-/* history.pretty.subject_of (%s) into b: the first paragraph's lines, right-trimmed,
-   joined by spaces. */
-static int
-subject_into(Buf *b, const unsigned char *m, size_t n)
-{
-    size_t pos = 0;
-    int parts = 0;
-    while (pos < n) {
-        const unsigned char *nl = memchr(m + pos, '\n', n - pos);
-        size_t end = nl ? (size_t)(nl - m) + 1 : n, len = end - pos;
-        while (len && is_space(m[pos + len - 1]))
-            len--;
-        if (len) {
-            if ((parts++ && buf_put(b, " ", 1)) || buf_put(b, m + pos, len))
-                return -1;
-        } else if (parts) {
-            break;
-        }
-        pos = end;
-    }
-    return 0;
-}
-
 enum { C_AN, C_AE, C_ATZ, C_CN, C_CE, C_CTZ, C_SUBJ, C_MSG, C_NSTR };
 
 typedef struct {
     StrCol s[C_NSTR];
     IntCol at, ct;
-    Buf tree;
+    gdc_buf tree;
 } Columns;
 
 static int
@@ -357,7 +294,7 @@ commit_row(Columns *c, Py_ssize_t row, const unsigned char *d, size_t len, int r
         unsigned char h = d[5 + i];
         if (h >= 'A' && h <= 'F')
             h = (unsigned char)(h - 'A' + 'a');
-        if (buf_put(&c->tree, &h, 1))
+        if (gdc_buf_put(&c->tree, &h, 1))
             return -1;
     }
     if (col_put(&c->s[C_AN], row, a.name, a.name_len)
@@ -376,7 +313,7 @@ commit_row(Columns *c, Py_ssize_t row, const unsigned char *d, size_t len, int r
     }
     StrCol *s = &c->s[C_SUBJ];
     size_t before = s->data.n;
-    if (subject_into(&s->data, msg, mlen))
+    if (gdc_subject(&s->data, msg, mlen))
         return -1;
     /* col_put's bookkeeping for the bytes subject_into added */
     if (s->data.n > INT32_MAX) {
@@ -386,7 +323,7 @@ commit_row(Columns *c, Py_ssize_t row, const unsigned char *d, size_t len, int r
     if (!s->bad && !utf8_valid((const unsigned char *)s->data.p + before, s->data.n - before))
         s->bad = 1;
     int32_t end = (int32_t)s->data.n;
-    if (buf_put(&s->off, &end, 4) || bit_put(&s->valid, row, 1))
+    if (gdc_buf_put(&s->off, &end, 4) || bit_put(&s->valid, row, 1))
         return -1;
     if (message && col_put(&c->s[C_MSG], row, msg, mlen))
         return -1;
@@ -657,18 +594,18 @@ rw_next(ReachWalk *w, PyObject *args)
         Py_RETURN_NONE;
     const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(w->text);
     size_t hexsz = 2 * (size_t)w->rawsz;
-    Buf ids = {0}, pends = {0}, phex = {0}, rends = {0}, ridx = {0};
+    gdc_buf ids = {0}, pends = {0}, phex = {0}, rends = {0}, ridx = {0};
     PyObject *out = NULL;
     int32_t zero = 0;
     Py_ssize_t rows = 0;
-    if (buf_put(&pends, &zero, 4) || buf_put(&rends, &zero, 4))
+    if (gdc_buf_put(&pends, &zero, 4) || gdc_buf_put(&rends, &zero, 4))
         goto done;
     int32_t np = 0, nr = 0;
     while (w->pos < w->n && rows < (max_rows > 0 ? max_rows : 1)) {
         Py_ssize_t r = w->pos++;
         const unsigned char *l = t + w->line[r];
         const unsigned char *e = memchr(l, '\n', (size_t)PyBytes_GET_SIZE(w->text) - w->line[r]);
-        if (buf_put(&ids, l, hexsz))
+        if (gdc_buf_put(&ids, l, hexsz))
             goto done;
         uint64_t *s = w->bits[r];
         for (const unsigned char *p = l + hexsz; p + 1 + hexsz <= e; p += 1 + hexsz) {
@@ -677,7 +614,7 @@ rw_next(ReachWalk *w, PyObject *args)
                 PyErr_SetString(PyExc_ValueError, "ReachWalk: not a listing of ids");
                 goto done;
             }
-            if (buf_put(&phex, p + 1, hexsz))
+            if (gdc_buf_put(&phex, p + 1, hexsz))
                 goto done;
             np++;
             Py_ssize_t pr = s ? rw_find(w, pid) : -1;
@@ -694,7 +631,7 @@ rw_next(ReachWalk *w, PyObject *args)
                 uint64_t v = s[k];
                 while (v) {
                     int32_t bit = (int32_t)(k * 64 + (size_t)__builtin_ctzll(v));
-                    if (buf_put(&ridx, &bit, 4))
+                    if (gdc_buf_put(&ridx, &bit, 4))
                         goto done;
                     nr++;
                     v &= v - 1;
@@ -703,7 +640,7 @@ rw_next(ReachWalk *w, PyObject *args)
             PyMem_Free(s);
             w->bits[r] = NULL;
         }
-        if (buf_put(&pends, &np, 4) || buf_put(&rends, &nr, 4))
+        if (gdc_buf_put(&pends, &np, 4) || gdc_buf_put(&rends, &nr, 4))
             goto done;
         rows++;
         if (nr >= max_items)
@@ -755,7 +692,7 @@ ls_tree_columns(PyObject *self, PyObject *args)
     memset(&path, 0, sizeof path);
     memset(&mode, 0, sizeof mode);
     memset(&kind, 0, sizeof kind);
-    Buf ids = {0}, blobs = {0};
+    gdc_buf ids = {0}, blobs = {0};
     PyObject *out = NULL;
     size_t hexsz = 2 * (size_t)rawsz;
     const unsigned char *t = text.buf;
@@ -778,8 +715,8 @@ ls_tree_columns(PyObject *self, PyObject *args)
         char blob = (char)(sp2 - sp1 - 1 == 4 && !memcmp(sp1 + 1, "blob", 4));
         if (col_put(&mode, row, t + pos, (size_t)(sp1 - t) - pos)
             || col_put(&kind, row, sp1 + 1, (size_t)(sp2 - sp1 - 1))
-            || col_put(&path, row, p, (size_t)(end - p)) || buf_put(&ids, sp2 + 1, hexsz)
-            || buf_put(&blobs, &blob, 1))
+            || col_put(&path, row, p, (size_t)(end - p)) || gdc_buf_put(&ids, sp2 + 1, hexsz)
+            || gdc_buf_put(&blobs, &blob, 1))
             goto done;
         row++;
         pos = (size_t)(end - t) + 1;

@@ -808,6 +808,62 @@ gdc_find_oid(const unsigned char *base, Py_ssize_t stride, Py_ssize_t rawsz, Py_
     return -1;
 }
 
+int
+gdc_buf_reserve(gdc_buf *b, size_t more)
+{
+    if (b->n + more <= b->cap)
+        return 0;
+    size_t cap = b->cap ? b->cap : 256;
+    while (cap < b->n + more)
+        cap *= 2;
+    char *p = PyMem_Realloc(b->p, cap);
+    if (!p) {
+        PyErr_NoMemory();
+        return -1;
+    }
+    b->p = p;
+    b->cap = cap;
+    return 0;
+}
+
+int
+gdc_buf_put(gdc_buf *b, const void *s, size_t n)
+{
+    if (gdc_buf_reserve(b, n))
+        return -1;
+    if (n)
+        memcpy(b->p + b->n, s, n);
+    b->n += n;
+    return 0;
+}
+
+int
+gdc_is_space(unsigned char c)
+{
+    return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == 0x0b || c == 0x0c;
+}
+
+int
+gdc_subject(gdc_buf *b, const unsigned char *m, size_t n)
+{
+    size_t pos = 0;
+    int parts = 0;
+    while (pos < n) {
+        const unsigned char *nl = memchr(m + pos, '\n', n - pos);
+        size_t end = nl ? (size_t)(nl - m) + 1 : n, len = end - pos;
+        while (len && gdc_is_space(m[pos + len - 1]))
+            len--;
+        if (len) {
+            if ((parts++ && gdc_buf_put(b, " ", 1)) || gdc_buf_put(b, m + pos, len))
+                return -1;
+        } else if (parts) {
+            break;
+        }
+        pos = end;
+    }
+    return 0;
+}
+
 /* The index of the entry at pack offset want among the sorted entry offsets
    so[0..k), or -1: how a scan in pack order finds an OFS_DELTA's base. */
 Py_ssize_t

@@ -78,6 +78,21 @@ int gdc_ofs_distance(const unsigned char *buf, unsigned long long len, unsigned 
 
 /* Binary search of sorted ids, entry i's id at base + i * stride (pack.c): the position
    of want (rawsz bytes) in [lo, hi), or -1. */
+/* A growable byte buffer of the native core's output (pack.c): reserve room for more
+   bytes, or append n bytes; -1 with MemoryError set when memory runs out.  Start it
+   as {NULL, 0, 0}; its bytes are p[0..n), freed with PyMem_Free(p). */
+typedef struct {
+    char *p;
+    size_t n, cap;
+} gdc_buf;
+int gdc_buf_reserve(gdc_buf *b, size_t more);
+int gdc_buf_put(gdc_buf *b, const void *s, size_t n);
+
+/* Git's %s (objects.commit.subject_of): the first paragraph of the message m[0..n),
+   its lines right-trimmed of Git's whitespace and joined by spaces, appended to b. */
+int gdc_is_space(unsigned char c);
+int gdc_subject(gdc_buf *b, const unsigned char *m, size_t n);
+
 Py_ssize_t gdc_offset_index(const unsigned long long *so, Py_ssize_t k, unsigned long long want);
 Py_ssize_t gdc_find_oid(const unsigned char *base, Py_ssize_t stride, Py_ssize_t rawsz,
                         Py_ssize_t lo, Py_ssize_t hi, const void *want);

@@ -226,66 +226,33 @@ enum {
 
 static const char *const type_names[] = {"", "commit", "tree", "blob", "tag"};
 
-typedef struct {
-    char *buf;
-    size_t len, cap;
-} outbuf;
-
 static int
-out_reserve(outbuf *o, size_t more)
-{
-    if (o->len + more <= o->cap)
-        return 0;
-    size_t cap = o->cap ? o->cap : 65536;
-    while (cap < o->len + more)
-        cap *= 2;
-    char *nb = PyMem_Realloc(o->buf, cap);
-    if (!nb) {
-        PyErr_NoMemory();
-        return -1;
-    }
-    o->buf = nb;
-    o->cap = cap;
-    return 0;
-}
-
-static int
-out_put(outbuf *o, const void *p, size_t n)
-{
-    if (out_reserve(o, n))
-        return -1;
-    memcpy(o->buf + o->len, p, n);
-    o->len += n;
-    return 0;
-}
-
-static int
-out_hex(outbuf *o, const unsigned char *id, Py_ssize_t n)
+out_hex(gdc_buf *o, const unsigned char *id, Py_ssize_t n)
 {
     static const char hex[] = "0123456789abcdef";
-    if (out_reserve(o, (size_t)n * 2))
+    if (gdc_buf_reserve(o, (size_t)n * 2))
         return -1;
-    char *w = o->buf + o->len;
+    char *w = o->p + o->n;
     for (Py_ssize_t k = 0; k < n; k++) {
         *w++ = hex[id[k] >> 4];
         *w++ = hex[id[k] & 15];
     }
-    o->len += (size_t)n * 2;
+    o->n += (size_t)n * 2;
     return 0;
 }
 
 static int
-out_type(outbuf *o, unsigned long type)
+out_type(gdc_buf *o, unsigned long type)
 {
     if (type < 1 || type > 4) {
         PyErr_SetString(PyExc_ValueError, "format_refs: object type not known");
         return -1;
     }
-    return out_put(o, type_names[type], strlen(type_names[type]));
+    return gdc_buf_put(o, type_names[type], strlen(type_names[type]));
 }
 
 static int
-out_number(outbuf *o, unsigned long long v)
+out_number(gdc_buf *o, unsigned long long v)
 {
     char digits[24];
     int d = 0;
@@ -293,10 +260,10 @@ out_number(outbuf *o, unsigned long long v)
         digits[d++] = (char)('0' + v % 10);
         v /= 10;
     } while (v);
-    if (out_reserve(o, (size_t)d))
+    if (gdc_buf_reserve(o, (size_t)d))
         return -1;
     while (d)
-        o->buf[o->len++] = digits[--d];
+        o->p[o->n++] = digits[--d];
     return 0;
 }
 
@@ -321,7 +288,7 @@ format_refs(PyObject *self, PyObject *args)
                           &omit_empty))
         return NULL;
     PyObject *result = NULL;
-    outbuf o = {NULL, 0, 0};
+    gdc_buf o = {NULL, 0, 0};
     Py_ssize_t n = PyList_GET_SIZE(names), np = PyTuple_GET_SIZE(plan);
     int *codes = NULL;
     const char **lits = NULL;
@@ -396,15 +363,15 @@ format_refs(PyObject *self, PyObject *args)
                 goto done;
             }
         }
-        size_t line_start = o.len;
+        size_t line_start = o.n;
         for (Py_ssize_t k = 0; k < np; k++) {
             int r = 0;
             switch (codes[k]) {
             case A_LITERAL:
-                r = out_put(&o, lits[k], (size_t)litlens[k]);
+                r = gdc_buf_put(&o, lits[k], (size_t)litlens[k]);
                 break;
             case A_REFNAME:
-                r = out_put(&o, name_p, (size_t)name_n);
+                r = gdc_buf_put(&o, name_p, (size_t)name_n);
                 break;
             case A_OBJECTNAME:
                 r = out_hex(&o, (const unsigned char *)PyBytes_AS_STRING(oid),
@@ -436,14 +403,14 @@ format_refs(PyObject *self, PyObject *args)
             }
         }
         Py_XDECREF(encoded);
-        if (omit_empty && o.len == line_start)
+        if (omit_empty && o.n == line_start)
             continue;
-        if (out_put(&o, "\n", 1))
+        if (gdc_buf_put(&o, "\n", 1))
             goto done;
     }
-    result = PyBytes_FromStringAndSize(o.buf ? o.buf : "", (Py_ssize_t)o.len);
+    result = PyBytes_FromStringAndSize(o.p ? o.p : "", (Py_ssize_t)o.n);
 done:
-    PyMem_Free(o.buf);
+    PyMem_Free(o.p);
     PyMem_Free(codes);
     PyMem_Free(lits);
     PyMem_Free(litlens);
