@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from gitodb.errors import GitodbError
 from gitodb.objects import SHA1
 from gitodb.pack import index_native
+from gitodb.pack.entry import encode_entry_header, encode_ofs_distance
 from gitodb.pack.indexer import PackIndexer, PackIndexResult
 
 pytestmark = pytest.mark.skipif(
@@ -43,28 +44,6 @@ def varint(n: int) -> bytes:
         out.append(b | (0x80 if n else 0))
         if not n:
             return bytes(out)
-
-
-def entry_header(type_num: int, size: int) -> bytes:
-    c = (type_num << 4) | (size & 15)
-    size >>= 4
-    out = bytearray()
-    while size:
-        out.append(c | 0x80)
-        c = size & 0x7F
-        size >>= 7
-    out.append(c)
-    return bytes(out)
-
-
-def ofs_distance(dist: int) -> bytes:
-    out = [dist & 0x7F]
-    dist >>= 7
-    while dist:
-        dist -= 1
-        out.append(0x80 | (dist & 0x7F))
-        dist >>= 7
-    return bytes(reversed(out))
 
 
 def copy_op(offset: int, size: int) -> bytes:
@@ -114,7 +93,7 @@ def build_pack(spec: list[tuple], *, level: int = 1) -> bytes:
     for item in spec:
         if item[0] == "obj":
             _, type_name, data = item
-            body = entry_header(TYPES[type_name], len(data)) + zlib.compress(data, level)
+            body = encode_entry_header(TYPES[type_name], len(data)) + zlib.compress(data, level)
             objects.append((type_name, data))
         else:
             kind, base, cut, insert, resume = item
@@ -122,9 +101,9 @@ def build_pack(spec: list[tuple], *, level: int = 1) -> bytes:
             cut, resume = min(cut, len(bdata)), min(max(resume, cut), len(bdata))
             delta, result = make_delta(bdata, cut, insert, resume)
             if kind == "ofs":
-                head = entry_header(6, len(delta)) + ofs_distance(pos - offsets[base])
+                head = encode_entry_header(6, len(delta)) + encode_ofs_distance(pos - offsets[base])
             else:
-                head = entry_header(7, len(delta)) + oid_of(type_name, bdata)
+                head = encode_entry_header(7, len(delta)) + oid_of(type_name, bdata)
             body = head + zlib.compress(delta, level)
             objects.append((type_name, result))
         offsets.append(pos)
@@ -257,7 +236,11 @@ def damaged_packs() -> list[tuple[str, bytes]]:
     # a delta whose copy runs past its base: rebuilt with a lying base size
     bad = build_pack([("obj", "blob", b"a" * 50)])[:-20]
     delta = varint(50) + varint(60) + copy_op(0, 60)
-    bad += entry_header(6, len(delta)) + ofs_distance(len(bad) - 12) + zlib.compress(delta)
+    bad += (
+        encode_entry_header(6, len(delta))
+        + encode_ofs_distance(len(bad) - 12)
+        + zlib.compress(delta)
+    )
     bad = bad[:8] + struct.pack(">I", 2) + bad[12:]
     out.append(("delta", bad + hashlib.sha1(bad).digest()))
     # junk after the last entry
