@@ -154,7 +154,7 @@ def _resolve_rev(repo: Repository, name: str, hint: str | None) -> tuple[bytes, 
 
 def _suffix_hint(suffix: str) -> str | None:
     """The kind of object a suffix needs of what it applies to, as Git asks for it."""
-    if suffix in ("^{tree}",):
+    if suffix == "^{tree}":
         return "treeish"
     if suffix == "^{commit}" or not suffix.startswith("^{"):
         return "committish"
