@@ -593,7 +593,8 @@ class FilesRefStore(RefStore):
                 packed = dict(self._packed())
                 # Git's packed-refs sub-transaction, which the hook sees too: run when
                 # a deleted ref is packed, else dropped
-                hook_lines = _packed_hook_lines(prep.plan, self.fmt.null_oid)
+                hooked = self.transaction_hook is not None
+                hook_lines = _packed_hook_lines(prep.plan, self.fmt.null_oid) if hooked else []
                 if deletes & packed.keys():
                     for state in ("preparing", "prepared"):
                         if tx.run_hook(state, hook_lines):
@@ -658,7 +659,8 @@ class FilesRefStore(RefStore):
                 self._remove(self._log_path(name))
             if prep.packed_lock is not None and prep.packed_changed:
                 prep.packed_lock.commit()
-                tx.run_hook("committed", _packed_hook_lines(prep.plan, self.fmt.null_oid))
+                if self.transaction_hook is not None:
+                    tx.run_hook("committed", _packed_hook_lines(prep.plan, self.fmt.null_oid))
             for name in deletes:
                 path = self._path(name)
                 self._remove(path)
