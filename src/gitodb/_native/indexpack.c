@@ -499,6 +499,68 @@ ref_range(const IndexPack *s, const unsigned char *oid, Py_ssize_t *lo_out, Py_s
     *hi_out = end;
 }
 
+/* A root and the work its delta tree is expected to cost. */
+typedef struct {
+    u64 weight;
+    Py_ssize_t root;
+} weighed_root;
+
+static int
+heavier_first(const void *a, const void *b)
+{
+    const weighed_root *x = a, *y = b;
+    if (x->weight != y->weight)
+        return x->weight < y->weight ? 1 : -1;
+    return x->root < y->root ? -1 : x->root > y->root;
+}
+
+/* Sorts s->roots heaviest tree first, so that the threads that take the next roots
+   in turn start the longest trees early and none is left alone with one at the end.
+   A tree's weight is its root's size times the entries below it (OFS children, and
+   the REF children the root claimed), as each delta builds an object of about its
+   base's size; a REF_DELTA on a delta result is not known yet and not counted.
+   0, or -1 out of memory. */
+static int
+order_roots_by_weight(IndexPack *s)
+{
+    Py_ssize_t n = s->count, nroots = s->nroots;
+    weighed_root *w = PyMem_RawMalloc(sizeof(weighed_root) * ((size_t)nroots + 1));
+    Py_ssize_t *stack = PyMem_RawMalloc(sizeof(Py_ssize_t) * ((size_t)n + 1));
+    if (!w || !stack) {
+        PyMem_RawFree(w);
+        PyMem_RawFree(stack);
+        return -1;
+    }
+    for (Py_ssize_t r = 0; r < nroots; r++) {
+        Py_ssize_t root = s->roots[r], depth = 0;
+        u64 below = 0;
+        stack[depth++] = root;
+        if (s->nref) {
+            Py_ssize_t lo, hi;
+            ref_range(s, s->oids + (size_t)root * s->rawsz, &lo, &hi);
+            for (Py_ssize_t k = lo; k < hi; k++)
+                if (s->ref_owner[k] == root)
+                    stack[depth++] = s->ref_kid[k];
+        }
+        below = (u64)(depth - 1);
+        while (depth) {
+            Py_ssize_t e = stack[--depth];
+            for (Py_ssize_t c = s->ofs_first[e]; c < s->ofs_first[e + 1]; c++) {
+                stack[depth++] = s->ofs_kids[c];
+                below++;
+            }
+        }
+        w[r].weight = (s->sizes[root] + 1) * (below + 1);
+        w[r].root = root;
+    }
+    qsort(w, (size_t)nroots, sizeof(weighed_root), heavier_first);
+    for (Py_ssize_t r = 0; r < nroots; r++)
+        s->roots[r] = w[r].root;
+    PyMem_RawFree(w);
+    PyMem_RawFree(stack);
+    return 0;
+}
+
 /* prepare() -> (delta-tree roots, deltas): builds the child tables after the scan. */
 static PyObject *
 IndexPack_prepare(IndexPack *s, PyObject *unused)
@@ -576,6 +638,8 @@ IndexPack_prepare(IndexPack *s, PyObject *unused)
         if (has)
             s->roots[s->nroots++] = i;
     }
+    if (order_roots_by_weight(s) < 0)
+        return PyErr_NoMemory();
     s->prepared = 1;
     Py_ssize_t ndeltas = 0;
     for (Py_ssize_t i = 0; i < n; i++)

@@ -42,8 +42,19 @@ except ImportError:  # the native core is not built
     _native = None  # type: ignore[assignment]
 _IndexPack: Any = getattr(_native, "IndexPack", None)
 
-# Roots handed to one resolve call between progress reports.
+# The most roots handed to one resolve call (between progress reports).
 ROOTS_PER_CALL = 256
+
+
+def _chunk(at: int) -> int:
+    """How many roots a thread takes when the first ``at`` are handed out.
+
+    The core orders the roots heaviest tree first, so a chunk of ``at // 8`` roots
+    weighs at most an eighth of what the threads already took: no thread is left
+    alone with a large chunk at the end, and the many small trees of the tail go
+    in few calls.
+    """
+    return max(1, min(ROOTS_PER_CALL, at // 8))
 
 
 def native_available() -> bool:
@@ -177,9 +188,10 @@ def _run(
 def _resolve(ix, core, nroots: int, inflate, library, ndeltas: int) -> bool:  # type: ignore[no-untyped-def]
     """Resolve every tree, in ``ix.threads`` threads; False if the core gave up.
 
-    The threads take the next ``ROOTS_PER_CALL`` roots (pack order) as they finish
-    the last, as Git's threads take the next base: one thread stuck in a big tree
-    does not leave the other idle with a fixed share still to do.
+    The threads take the next roots (heaviest tree first, in chunks that grow as the
+    trees get lighter: :func:`_chunk`) as they finish the last, as Git's threads
+    take the next base: one thread stuck in a big tree does not leave the other idle
+    with a fixed share still to do.
     """
     threads = max(1, min(ix.threads, nroots))
     budget = max(1, ix.cache_budget // threads)
@@ -193,8 +205,9 @@ def _resolve(ix, core, nroots: int, inflate, library, ndeltas: int) -> bool:  # 
                 at = state["next"]
                 if at >= nroots or state["failed"]:
                     return
-                state["next"] = at + ROOTS_PER_CALL
-            got = core.resolve(at, min(nroots, at + ROOTS_PER_CALL), 1, inflate, budget, library)
+                stop = min(nroots, at + _chunk(at))
+                state["next"] = stop
+            got = core.resolve(at, stop, 1, inflate, budget, library)
             with lock:
                 if got is None:
                     state["failed"] = True
