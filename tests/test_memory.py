@@ -13,6 +13,7 @@ import os
 import random
 import subprocess
 import sys
+import zlib
 from pathlib import Path
 
 import pytest
@@ -223,6 +224,7 @@ def test_iter_objects_keeps_the_bases_still_needed(
 # VmHWM, not ru_maxrss: the latter keeps the parent's peak across fork and exec.
 _INDEX_CHILD = r"""
 import sys
+import zlib
 from gitodb.objects.format import SHA1
 from gitodb.pack.index_write import IndexPackOptions, index_pack_file
 pack, out, limit, threads = sys.argv[1], sys.argv[2], int(sys.argv[3]), int(sys.argv[4])
@@ -265,3 +267,67 @@ def test_index_pack_memory_is_bounded_by_the_limit_not_the_pack(
     # the mapping per reader (the scan and the trailer hash), and allocator slack.
     bound = baseline * 1024 + limit + 3 * MIB + 2 * 16 * MIB + 16 * MIB
     assert peak * 1024 <= bound, (peak // 1024, bound // MIB)
+
+
+# index-pack --stdin inside a repository, the CLI in-process: the pack comes on stdin
+# and the repository already holds every object, so each is compared with its stored copy.
+_STDIN_CHILD = r"""
+import sys
+import zlib
+from gitodb.cli.main import main
+repo, limit = sys.argv[1], sys.argv[2]
+status = 0
+if repo != "-":
+    status = main(["-c", "core.deltaBaseCacheLimit=" + limit, "--git-dir=" + repo,
+                   "index-pack", "--stdin", "--threads=" + sys.argv[3]])
+with open("/proc/self/status") as f:
+    peak = [line.split()[1] for line in f if line.startswith("VmHWM:")][0]
+sys.stderr.write("%d %s\n" % (status, peak))
+"""
+
+
+def _stdin_peak_kib(repo: str, pack: Path, limit: int, threads: int) -> int:
+    with open(pack, "rb") as stdin:
+        proc = subprocess.run(
+            [sys.executable, "-c", _STDIN_CHILD, repo, str(limit), str(threads)],
+            stdin=stdin,
+            capture_output=True,
+            check=False,
+        )
+    status, peak = proc.stderr.decode().split()[-2:]
+    assert status == "0", proc.stderr.decode()
+    return int(peak)
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/self/status"), reason="needs Linux's VmHWM")
+@pytest.mark.parametrize("stored", ["same-entries", "recompressed"])
+def test_index_pack_in_a_repository_holding_the_objects_is_bounded(
+    tmp_path: Path, stored: str
+) -> None:
+    # 96 MiB of incompressible blobs that the repository already holds: in a pack of
+    # the very same entries (nothing need be read again), or deflated at another level
+    # (every object read from both sides and compared).  Neither the received pack,
+    # nor the stored one, nor the objects beyond the limit may stay in memory.
+    rng = random.Random(5)
+    incoming, held = PackBuilder(), PackBuilder()
+    for _ in range(96):
+        data = rng.randbytes(MIB)
+        oid = hash_object(SHA1, "blob", data)
+        incoming.add_object(OBJ_BLOB, data, oid=oid)
+        z = zlib.compress(data, 1) if stored == "recompressed" else None
+        held.add_object(OBJ_BLOB, data, oid=oid, zdata=z)
+    pack = incoming.write(tmp_path / "in")
+    git(tmp_path, "init", "-q", "--bare", "r.git")
+    repo = tmp_path / "r.git"
+    held.write(repo / "objects" / "pack", name="pack-held")
+    limit = 8 * MIB
+    baseline = _stdin_peak_kib("-", pack, limit, 1)
+    for threads in (1, 2):
+        peak = _stdin_peak_kib(str(repo), pack, limit, threads)
+        written = sorted(p.name for p in (repo / "objects" / "pack").glob("pack-*.idx"))
+        assert len(written) == 2, written
+        # The limit, an object from each side in flight, the received pack's pages
+        # (the check's walk scans its entry headers first, which maps every page at
+        # once), one 16 MiB piece of a mapping being read, and slack: not both packs.
+        bound = baseline * 1024 + limit + 4 * MIB + os.path.getsize(pack) + 16 * MIB + 16 * MIB
+        assert peak * 1024 <= bound, (threads, peak // 1024, bound // MIB)

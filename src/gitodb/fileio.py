@@ -22,6 +22,11 @@ from gitodb.types import Buffer
 __all__ = ["pread", "preadinto", "pwrite", "readinto", "release_mapping"]
 
 
+# A mapped file's pages are given back (MADV_DONTNEED) every this many bytes read by
+# a pass over much of it (packs read once through), so they stop counting in RSS.
+PAGE_DROP_STEP = 16 << 20
+
+
 def pread(fd: int, n: int, offset: int) -> bytes:
     """Up to ``n`` bytes of ``fd`` from ``offset`` (fewer at the end of the file)."""
     native = getattr(os, "pread", None)

@@ -21,6 +21,7 @@ from typing import Any
 
 from gitodb import compress
 from gitodb.errors import CompressionError, ObjectCollisionError, PackError
+from gitodb.fileio import PAGE_DROP_STEP
 from gitodb.objects import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
@@ -31,9 +32,6 @@ PACK_HEADER_SIZE = 12
 # Keep inflated entries in memory (instead of inflating them again in pass 2)
 # up to this many bytes in total: Git's core.deltaBaseCacheLimit, in the one cache.
 DEFAULT_CACHE_BUDGET = DEFAULT_DELTA_BASE_CACHE_LIMIT
-
-# A mapped pack's pages are let go of (MADV_DONTNEED) every this many bytes read.
-PAGE_DROP_STEP = 16 << 20
 
 # Progress callback: (title, done, total, finished)
 Progress = Callable[[str, int, int, bool], None]

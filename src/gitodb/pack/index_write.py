@@ -26,7 +26,7 @@ from gitodb.objects import OBJ_OFS_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.objects.check import PackObjectChecker
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import OFFSET32_LIMIT
-from gitodb.pack.index_scan import Progress
+from gitodb.pack.index_scan import PAGE_DROP_STEP, Progress
 from gitodb.pack.indexer import PackIndexer, PackIndexResult, both_checks
 from gitodb.pack.reader import PackFile
 
@@ -104,7 +104,7 @@ def check_indexed(
     before any delta (it checks those during its scan), the first differing
     non-delta in pack order is raised, else the first differing delta.
     """
-    oids = result.oids
+    oids, ends = result.oids, result.ends
     n = len(oids)
     marks = bytearray(n)
     positions = array("q", bytes(8 * n))
@@ -123,8 +123,9 @@ def check_indexed(
         cache=DeltaBaseCache(cache_limit),
         verify_index_checksum=False,
     )
+    pages = _PageKeeper([pack, *packs])
     try:
-        same = _same_entries(result, pack.buf, marks, positions, packs)
+        same = _same_entries(result, pack.buf, marks, positions, packs, pages)
         left = [i for i in range(n) if marks[i] and not same[i]]
         trace2.data("index-pack", "collision-reads", len(left))
         if not left:
@@ -134,6 +135,7 @@ def check_indexed(
             for i in left:
                 type_num, data = pack.read_at(offsets[i])
                 check.compare(type_num, data, oids[i], offsets[i])
+                pages.read(2 * (ends[i] - offsets[i]))
             return
         wanted = {oids[i] for i in left}
         delta_offsets = {offsets[i] for i in left if types[i] >= OBJ_OFS_DELTA}
@@ -141,6 +143,7 @@ def check_indexed(
         for oid, offset, type_num, data in pack.iter_objects():
             if oid not in wanted:
                 continue
+            pages.read(2 * len(data))
             try:
                 check.compare(type_num, data, oid, offset)
             except PackError as e:
@@ -154,12 +157,34 @@ def check_indexed(
         pack.close()
 
 
+class _PageKeeper:
+    """Gives the mapped pages of the packs a check reads back every ``PAGE_DROP_STEP``
+    bytes read, as the indexing passes do (:class:`MappedPages`): the check reads
+    both the received pack and the repository's copies once, at random, and left
+    mapped, all their pages would count in the process's memory until the end."""
+
+    __slots__ = ("packs", "since")
+
+    def __init__(self, packs: list[PackFile]) -> None:
+        self.packs = packs
+        self.since = 0
+
+    def read(self, n: int) -> None:
+        """``n`` more bytes of the packs were read."""
+        self.since += n
+        if self.since >= PAGE_DROP_STEP:
+            self.since = 0
+            for p in self.packs:
+                p.release_pages()
+
+
 def _same_entries(
     result: PackIndexResult,
     buf: memoryview,
     marks: bytearray,
     positions: array[int],
     packs: list[PackFile],
+    pages: _PageKeeper,
 ) -> bytearray:
     """Which received objects are stored in one of ``packs`` as the very same entry.
 
@@ -188,6 +213,7 @@ def _same_entries(
         roff = pack_offsets[k][positions[i]]
         noff = offsets[i]
         size = ends[i] - noff
+        pages.read(2 * size)
         if there.buf[roff : roff + size] != buf[noff : noff + size]:
             continue
         t = types[i]

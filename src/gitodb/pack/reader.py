@@ -31,7 +31,7 @@ from gitodb.errors import (
     PackError,
     report,
 )
-from gitodb.fileio import release_mapping
+from gitodb.fileio import PAGE_DROP_STEP, release_mapping
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
@@ -326,6 +326,10 @@ class PackFile:
         so = self.sorted_offsets
         rev = self.rev_order
         cache = self.pending_bases()
+        # That scan of the entry headers touched every page; the walk reads each page
+        # once more and gives them back as it goes.
+        self.release_pages()
+        released_to = 0
         walk = _walk_pack
         read_at = self.read_at
         inflate = None if compress.native_inflate() == "zlib" else compress.inflate
@@ -346,6 +350,9 @@ class PackFile:
                 table,
                 rev,
             )
+            if k < n and so[k] - released_to >= PAGE_DROP_STEP:
+                self.release_pages()
+                released_to = so[k]
             if not fallbacks:  # no None among the data
                 yield from items  # type: ignore[misc]
                 continue
@@ -903,6 +910,16 @@ class PackFile:
         return PackEntryStream(
             self, TYPE_NAMES[t], size, offset + hlen, self.entry_end(offset), offset
         )
+
+    def release_pages(self) -> None:
+        """Give the pack's mapped pages back (``madvise(MADV_DONTNEED)``).
+
+        A pass that reads much of a large pack once calls this every so often, so
+        that the pages it read stop counting in the process's memory; the data
+        stays in the page cache and a later read faults it in again.
+        """
+        if isinstance(self._map, mmap.mmap) and hasattr(mmap, "MADV_DONTNEED"):
+            self._map.madvise(mmap.MADV_DONTNEED)
 
     def close(self) -> None:
         """Release the mappings (objects already returned stay valid).
