@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING, Any
 
 from gitodb import compress
 from gitodb.errors import ObjectCollisionError
-from gitodb.pack.index_scan import PAGE_DROP_STEP
+from gitodb.fileio import PAGE_DROP_STEP
 
 if TYPE_CHECKING:
     from gitodb.pack.indexer import PackIndexer, PackIndexResult

@@ -21,12 +21,13 @@ from typing import Protocol
 from gitodb import trace2
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import GitodbError, ObjectIdCollisionError, ObjectWriteError, PackError
+from gitodb.fileio import PAGE_DROP_STEP
 from gitodb.loose.write import Existing, Staging
 from gitodb.objects import OBJ_OFS_DELTA, TYPE_NAMES, ObjectFormat
 from gitodb.objects.check import PackObjectChecker
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import OFFSET32_LIMIT
-from gitodb.pack.index_scan import PAGE_DROP_STEP, Progress
+from gitodb.pack.index_scan import Progress
 from gitodb.pack.indexer import PackIndexer, PackIndexResult, both_checks
 from gitodb.pack.reader import PackFile
 
