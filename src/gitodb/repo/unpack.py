@@ -289,15 +289,22 @@ _PIECE = 1 << 16
 #: how much of the stream one read asks for
 _READ = 1 << 16
 
+#: used bytes kept before the window, for an inflater that gives input back
+_KEEP_USED = 64
+
 
 class _PackInput:
     """The pack as it is read: a window of bytes not used yet, hashed as they are used.
 
     ``offset`` is the pack offset of the window's first byte.  ``max_input_size``
-    (0: none) is checked as bytes are used, as Git's ``use()`` does.
+    (0: none) is checked as bytes are used, as Git's ``use()`` does.  A few bytes
+    before the window are kept, and ``use`` may step back into them: an inflater
+    that read ahead (ISA-L takes input eight bytes at a time) gives the bytes past
+    its stream's end back only when it reaches that end, so the last bytes used
+    are hashed only once more follow (or the checksum is asked for).
     """
 
-    __slots__ = ("_stream", "_buf", "_pos", "offset", "_hasher", "_max")
+    __slots__ = ("_stream", "_buf", "_pos", "offset", "_hashed", "_hasher", "_max")
 
     def __init__(
         self, source: bytes | BinaryIO, header: bytes, hasher: Any, max_input_size: int
@@ -310,6 +317,7 @@ class _PackInput:
             self._buf = header
         self._pos = 0
         self.offset = 0
+        self._hashed = 0  # the pack offset up to which bytes were hashed
         self._hasher = hasher
         self._max = max_input_size
 
@@ -320,21 +328,34 @@ class _PackInput:
             if not chunk:
                 self._stream = None
                 break
-            self._buf = self._buf[self._pos :] + chunk
-            self._pos = 0
+            keep = max(0, self._pos - _KEEP_USED)
+            self._buf = self._buf[keep:] + chunk
+            self._pos -= keep
         return memoryview(self._buf)[self._pos :]
 
     def use(self, n: int, *, hashed: bool = True) -> None:
-        """Mark the next ``n`` bytes (all in the window) used."""
-        if hashed:
-            self._hasher.update(memoryview(self._buf)[self._pos : self._pos + n])
+        """Mark the next ``n`` bytes (all in the window) used; a negative ``n`` gives
+        back that many bytes used last (at most ``_KEEP_USED``)."""
+        if -n > _KEEP_USED or self._pos + n < 0:
+            raise UnpackError("the inflater gave back more input than it was given")
         self._pos += n
         self.offset += n
+        if hashed:
+            # the last bytes used wait: they may still be given back
+            self._hash_to(self.offset - _KEEP_USED)
         if self._max and self.offset > self._max:
             raise UnpackError("pack exceeds maximum allowed size")
 
+    def _hash_to(self, upto: int) -> None:
+        """Hash the used bytes below pack offset ``upto`` not hashed yet."""
+        if upto > self._hashed:
+            start = self._pos - (self.offset - self._hashed)
+            self._hasher.update(memoryview(self._buf)[start : start + upto - self._hashed])
+            self._hashed = upto
+
     def digest(self) -> bytes:
         """The checksum of the bytes used so far."""
+        self._hash_to(self.offset)
         return bytes(self._hasher.digest())
 
     def rest(self) -> bytes:
