@@ -322,6 +322,9 @@ class Inflater:
         """Feed ``data``; return up to ``max_length`` bytes of output (0: no limit).
 
         Pass ``unconsumed_tail`` back in with the next call, like ``zlib``.
+        ``consumed`` can go down in the call that reaches the stream's end: a
+        backend that read input ahead (ISA-L) gives it back only then, in
+        ``unused_data``.
         """
         d = self._stream()
         unused_before = len(d.unused_data)
