@@ -371,3 +371,29 @@ def test_reader_going_away_is_quiet(extra: list[str]) -> None:
     err = p.stderr.read()
     assert p.wait() == -signal.SIGPIPE  # as git (the shell shows 141)
     assert err == b""
+
+
+def test_no_replace_objects_option(tmp_path: Path) -> None:
+    # t6050 3: `git --no-replace-objects` reads objects as stored, and the
+    # commands it runs inherit that (GIT_NO_REPLACE_OBJECTS).
+    import subprocess
+
+    from helpers import git, git_env
+
+    repo = tmp_path / "r"
+    git("init", "-q", repo)
+    for msg in ("first", "second"):
+        git("commit", "-q", "--allow-empty", "-m", msg, cwd=repo)
+    git("replace", "HEAD", "HEAD~1", cwd=repo)
+    for opts in ([], ["--no-replace-objects"]):
+        args = [*opts, "cat-file", "-p", "HEAD"]
+        mine = subprocess.run(
+            [sys.executable, "-m", "gitodb", *args], cwd=repo, capture_output=True, env=git_env()
+        )
+        theirs = subprocess.run(["git", *args], cwd=repo, capture_output=True, env=git_env())
+        assert (mine.returncode, mine.stdout, mine.stderr) == (
+            theirs.returncode,
+            theirs.stdout,
+            theirs.stderr,
+        )
+    assert mine.stdout.endswith(b"second\n")

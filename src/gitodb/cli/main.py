@@ -114,6 +114,7 @@ PARSER = OptionParser(
             argh="tree-ish",
             missing="no attribute source given for --attr-source",
         ),
+        Option(None, "no-replace-objects", "bool", "do not use replacement refs"),
         Option(None, "version", "bool", "print the gitodb version"),
         Option(
             None,
@@ -241,6 +242,9 @@ def _main(args: list[str]) -> int:
                 # Git's set_alternate_shallow_file; GIT_SHALLOW_FILE carries it, as in
                 # Git, to what reads the shallow file (gitodb.history.grafts)
                 os.environ["GIT_SHALLOW_FILE"] = value or ""
+            elif opt.long == "no-replace-objects":
+                # Git's read_replace_refs = 0, carried to what it runs as Git does
+                os.environ["GIT_NO_REPLACE_OBJECTS"] = "1"
             elif opt.long == "version":
                 args.insert(0, "version")
                 break
