@@ -299,3 +299,35 @@ def test_ignore_missing(repo: Path) -> None:
     assert_same(repo, "rev-list", "--ignore-missing", "0" * 40)
     assert_same(repo, "rev-list", "--ignore-missing", "nosuch", "main")
     assert_same(repo, "rev-list", "nosuch", "main")
+
+
+@pytest.mark.parametrize("graph", [False, True], ids=["objects", "commit-graph"])
+def test_replaced_commits_are_walked_as_their_replacements(tmp_path: Path, graph: bool) -> None:
+    # t6050 37: `git replace --convert-graft-file` turns a graft into a replacement
+    # commit without parents; walks read each commit through its replace ref (the id
+    # printed stays the original's), and a commit-graph is not used then.
+    repo = tmp_path / "r"
+    git("init", "-q", repo)
+    for i in range(5):
+        (repo / "f").write_text(f"{i}\n")
+        git("add", "f", cwd=repo)
+        git("commit", "-q", "-m", f"c{i}", cwd=repo)
+    cut = git("rev-parse", "HEAD~2", cwd=repo).strip().decode()
+    (repo / ".git/info/grafts").write_text(cut + "\n")
+    git("replace", "--convert-graft-file", cwd=repo)
+    # and one whose message and tree change
+    old = git("cat-file", "commit", "HEAD~1", cwd=repo).replace(b"\nc3\n", b"\nREPLACED\n")
+    new = git("hash-object", "-t", "commit", "-w", "--stdin", cwd=repo, input=old).strip()
+    git("replace", "HEAD~1", new.decode(), cwd=repo)
+    if graph:
+        git("commit-graph", "write", "--reachable", cwd=repo)
+    for args in (
+        ["rev-list", "HEAD"],
+        ["rev-list", "--objects", "--all"],
+        ["rev-list", "--count", "HEAD"],
+        ["rev-list", "--topo-order", "--parents", "HEAD"],
+        ["log", "--format=%H %P %s"],
+        ["merge-base", "--all", "HEAD", cut],
+    ):
+        assert_same(repo, *args)
+    assert git("rev-list", "--count", "HEAD", cwd=repo).strip() == b"3"

@@ -501,7 +501,7 @@ def _show(
     drawn = GraphLog(walk, terminator, left_right, palette) if graph else None
     # a path-limited walk's parents are the simplified ones, a grafted or shallow
     # commit's the grafted ones (Git's %P)
-    limited = getattr(walk, "limiter", None) is not None or bool(walk.graph.grafts)
+    limited = getattr(walk, "limiter", None) is not None or walk.graph.rewrites
     f = None
     if user:
         f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length, decorations=decorations)

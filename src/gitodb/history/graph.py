@@ -97,6 +97,14 @@ class CommitGraph:
         self.grafts = load_grafts(repo)
         if self.grafts:
             self.file = None
+        # Replace refs: a commit is read as its replacement says (its id stays), as
+        # Git's parse_commit reads it; the commit-graph file is off then
+        # (graph_compatible), and so are the native walks, which read commits as stored.
+        from gitodb.repo.replace import replace_map
+
+        self.replacements = replace_map(repo)
+        #: grafts or replace refs change what commits say: only this reader knows
+        self.rewrites = bool(self.grafts or self.replacements)
 
     def generation_numbers_enabled(self) -> bool:
         """Git's ``generation_numbers_enabled``: a commit-graph is in use and its top
@@ -134,8 +142,8 @@ class CommitGraph:
                 n = Node(self, oid, [oid_at(p) for p in parents], date, tree)
             else:
                 type_name = "commit"
-                if data is None:
-                    type_name, data = self.odb.read(oid)
+                if data is None or oid in self.replacements:
+                    type_name, data = self._read(oid)
                 if type_name != "commit":
                     raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a commit")
                 c = Commit(data, self.fmt, oid)
@@ -147,9 +155,17 @@ class CommitGraph:
             self.nodes[oid] = n
         return n
 
+    def _read(self, oid: bytes) -> tuple[str, bytes]:
+        """The object ``oid`` as a commit is read: through its replace ref, if any."""
+        if self.replacements:
+            from gitodb.repo.replace import replaced
+
+            oid = replaced(self.replacements, oid)
+        return self.odb.read(oid)
+
     def author_date(self, node: Node) -> int:
         """The author timestamp of ``node`` (0 when unreadable), as Git records it."""
-        _t, data = self.odb.read(node.id)
+        _t, data = self._read(node.id)
         sig = Commit(data, self.fmt, node.id).author
         return sig.timestamp if sig is not None and sig.timestamp is not None else 0
 

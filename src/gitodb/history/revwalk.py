@@ -821,7 +821,7 @@ class RevWalk:
     def _native_candidates(self, starts: list[Node]) -> Iterator[Node] | None:
         """The default-order loop of ``_candidates`` in C, or None where it does not
         apply (``max_age`` ends the walk early there; flags set before the walk)."""
-        if self.max_age is not None or self.graph.early_flags or self.graph.grafts:
+        if self.max_age is not None or self.graph.early_flags or self.graph.rewrites:
             return None  # (grafted parents are the Python reader's)
         got = native.commit_walk(self.graph, [n.id for n in starts], self.first_parent)
         if got is None:
@@ -884,7 +884,7 @@ class RevWalk:
             or self.cherry_pick
             or self.cherry_mark
             or self.graph.early_flags
-            or self.graph.grafts
+            or self.graph.rewrites
             or any(p.uninteresting for p in self.pending)
             or not native.walk_usable(self.graph)
         )
