@@ -27,12 +27,14 @@ from gitodb.errors import (
 )
 from gitodb.loose.read import INVALID_TYPE
 from gitodb.objects.header import TYPE_NUMBERS
+from gitodb.repo import work_tree_mailmap
 from gitodb.repo.catfile import converted_content, object_header, peeled_content, pretty_content
 from gitodb.repo.revparse import MissingPathError, Resolved, resolve_full, rev_of_path_name
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.cli.main import Context
+    from gitodb.objects.mailmap import Mailmap
     from gitodb.repo import Repository
     from gitodb.repo.conversion import Conversion
 
@@ -227,6 +229,7 @@ def run(argv: list[str], ctx: Context) -> int:
             follow_symlinks=o.follow_symlinks,
             object_filter=o.filter,
             transform=_TRANSFORMS.get(o.mode),
+            mailmap=bool(o.mailmap),
         )
         return run_batch(
             repo,
@@ -241,7 +244,7 @@ def run(argv: list[str], ctx: Context) -> int:
         )
     if conversion is not None:
         return _run_transform(repo, o, args, conversion)
-    return _run_single(repo, o.mode, args)
+    return _run_single(repo, o.mode, args, work_tree_mailmap(repo) if o.mailmap else None)
 
 
 def _conversion(repo: Repository, ctx: Context) -> Conversion:
@@ -266,7 +269,7 @@ def _run_transform(
     except ObjectNotFoundError:
         raise GitodbError(f"Not a valid object name {name}") from None
     if data is None:  # no textconv driver: Git prints the object as -p does
-        return _run_single(repo, "p", args)
+        return _run_single(repo, "p", args, work_tree_mailmap(repo) if o.mailmap else None)
     sys.stdout.buffer.write(data)
     return 0
 
@@ -298,9 +301,11 @@ def _resolves(repo: Repository, rev: str) -> bool:
     return True
 
 
-def _run_single(repo: Repository, mode: str | None, args: list[str]) -> int:
+def _run_single(
+    repo: Repository, mode: str | None, args: list[str], mailmap: Mailmap | None = None
+) -> int:
     try:
-        return _run_single_checked(repo, mode, args)
+        return _run_single_checked(repo, mode, args, mailmap)
     except LooseObjectError as e:
         if e.message == INVALID_TYPE:
             raise GitodbError(INVALID_TYPE) from None  # Git names no file here
@@ -321,13 +326,15 @@ def _run_single(repo: Repository, mode: str | None, args: list[str]) -> int:
         ) from None
 
 
-def _run_single_checked(repo: Repository, mode: str | None, args: list[str]) -> int:
+def _run_single_checked(
+    repo: Repository, mode: str | None, args: list[str], mailmap: Mailmap | None
+) -> int:
     out = sys.stdout.buffer
     if mode is None:
         type_name, name = args
         if type_name not in TYPE_NUMBERS:
             raise GitodbError(f'invalid object type "{type_name}"')
-        data = peeled_content(repo, _resolve_or_die(repo, name), type_name)
+        data = peeled_content(repo, _resolve_or_die(repo, name), type_name, mailmap)
         if data is None:
             raise GitodbError(f"git cat-file {name}: bad file")
         out.write(data)
@@ -338,13 +345,13 @@ def _run_single_checked(repo: Repository, mode: str | None, args: list[str]) -> 
         return 0 if repo.odb.contains(got.oid) else 1
     if mode in ("t", "s"):
         try:
-            t, size = object_header(repo, got)
+            t, size = object_header(repo, got, mailmap)
         except ObjectNotFoundError:
             raise GitodbError("git cat-file: could not get object info") from None
         out.write(b"%s\n" % (t.encode() if mode == "t" else b"%d" % size))
         return 0
     try:
-        out.write(pretty_content(repo, got))
+        out.write(pretty_content(repo, got, mailmap))
     except ObjectNotFoundError:
         raise GitodbError(f"Not a valid object name {name}") from None
     return 0

@@ -25,14 +25,13 @@ Example::
 from __future__ import annotations
 
 import codecs
-import os
 import re
 from collections.abc import Callable
 
 from gitodb.errors import GitodbError
 from gitodb.objects.commit import parse_commit_links, subject_of
 from gitodb.objects.datefmt import DateMode, parse_date_mode, show_date, tz_hhmm
-from gitodb.objects.mailmap import Mailmap, repository_mailmap
+from gitodb.objects.mailmap import Mailmap
 from gitodb.objects.signature import Signature
 
 TYPE_CHECKING = False
@@ -309,10 +308,9 @@ Extra = Callable[[bytes], bytes | None]
 
 def log_mailmap(repo: Repository) -> Mailmap:
     """The mailmap ``git log`` reads: the work tree's (none with ``GIT_DIR`` set)."""
-    from gitodb.repo import find_work_tree_top
+    from gitodb.repo import work_tree_mailmap
 
-    top = find_work_tree_top(repo, explicit_git_dir="GIT_DIR" in os.environ)
-    return repository_mailmap(repo, top)
+    return work_tree_mailmap(repo)
 
 
 def _constant(code: bytes) -> bytes | None:

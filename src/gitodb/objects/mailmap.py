@@ -108,20 +108,77 @@ class Mailmap:
 
     def map(self, name: bytes, email: bytes) -> tuple[bytes, bytes]:
         """The canonical ``(name, email)`` for an identity (unchanged if not mapped)."""
+        found = self.find(name, email)
+        return (name, email) if found is None else found
+
+    def find(self, name: bytes, email: bytes) -> tuple[bytes, bytes] | None:
+        """The canonical ``(name, email)`` if an entry maps this identity, else None
+        (Git's ``map_user`` returning 0)."""
         entry = self._entries.get(email.lower())
         if entry is None:
-            return name, email
+            return None
         sub = entry.names.get(name.lower())
         if sub is not None:
             new_name, new_email = sub
         elif entry.name is not None or entry.email is not None:
             new_name, new_email = entry.name, entry.email
         else:
-            return name, email
+            return None
         return (
             new_name if new_name is not None else name,
             new_email if new_email is not None else email,
         )
+
+
+#: the header lines whose identities a mailmap rewrites, per object type
+_IDENT_HEADERS = {"commit": (b"author ", b"committer "), "tag": (b"tagger ",)}
+
+
+def map_idents(mailmap: Mailmap, type_name: str, data: bytes) -> bytes:
+    """A commit's or tag's content with the identities of its header rewritten by
+    ``mailmap`` (Git's ``replace_idents_using_mailmap``, as ``cat-file --use-mailmap``
+    prints it): ``author``/``committer`` lines of a commit, ``tagger`` of a tag.
+    Each mapped ``Name <email>`` becomes the canonical one, the rest of the line
+    (date and zone) stays; other objects, and a header without a mapped identity,
+    come back unchanged."""
+    headers = _IDENT_HEADERS.get(type_name)
+    if headers is None or not mailmap:
+        return data
+    out: list[bytes] = []
+    pos = 0
+    changed = False
+    while pos < len(data) and data[pos : pos + 1] != b"\n":  # the header ends at a blank line
+        end = data.find(b"\n", pos)
+        end = len(data) if end < 0 else end + 1
+        line = data[pos:end]
+        for h in headers:
+            if line.startswith(h):
+                mapped = _map_ident_line(mailmap, line, len(h))
+                if mapped is not None:
+                    line, changed = mapped, True
+                break
+        out.append(line)
+        pos = end
+    if not changed:
+        return data
+    out.append(data[pos:])
+    return b"".join(out)
+
+
+def _map_ident_line(mailmap: Mailmap, line: bytes, start: int) -> bytes | None:
+    """``line`` (``<header> Name <email> <date> <tz>``) with its identity mapped, or
+    None when it has none to map (Git's ``split_ident_line`` and ``map_user``)."""
+    lt = line.find(b"<", start)
+    if lt < 0:
+        return None
+    gt = line.find(b">", lt + 1)
+    if gt < 0:
+        return None
+    name = line[start:lt].rstrip(_SPACE)
+    found = mailmap.find(name, line[lt + 1 : gt])
+    if found is None:
+        return None
+    return line[:start] + b"%s <%s>" % found + line[gt + 1 :]
 
 
 class _Config(Protocol):

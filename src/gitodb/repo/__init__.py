@@ -24,11 +24,12 @@ from gitodb.repo.extensions import check_repository_format
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
+    from gitodb.objects.mailmap import Mailmap
     from gitodb.objects.oid import ObjectId, ObjectIdLike
     from gitodb.repo.compat import CompatObjects
     from gitodb.repo.odb import ObjectDatabase
 
-__all__ = ["Repository", "Config", "find_work_tree_top"]
+__all__ = ["Repository", "Config", "find_work_tree_top", "work_tree_mailmap"]
 
 
 def _is_git_dir(path: Path) -> bool:
@@ -340,6 +341,16 @@ def _check_core_config(config: Config) -> None:
         config.get_int(key, 0)
     for key in _CORE_ULONGS:
         config.get_ulong(key, 0)
+
+
+def work_tree_mailmap(repo: Repository) -> Mailmap:
+    """The mailmap Git reads in this process: the work tree's ``.mailmap`` (none with
+    ``GIT_DIR`` set), ``mailmap.blob`` and ``mailmap.file``."""
+    from gitodb.objects.mailmap import repository_mailmap
+
+    return repository_mailmap(
+        repo, find_work_tree_top(repo, explicit_git_dir="GIT_DIR" in os.environ)
+    )
 
 
 def find_work_tree_top(repo: Repository, explicit_git_dir: bool) -> str | None:

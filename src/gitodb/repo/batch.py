@@ -35,6 +35,7 @@ from gitodb.fileio import pread
 from gitodb.loose.read import INVALID_TYPE, SIZE_OVERFLOW
 from gitodb.objects.filter import ObjectFilter
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
+from gitodb.objects.mailmap import map_idents
 from gitodb.repo.replace import replace_map, replaced
 from gitodb.repo.revparse import (
     SymlinkOutcome,
@@ -53,6 +54,7 @@ if TYPE_CHECKING:
     from typing import BinaryIO, TextIO
 
     from gitodb.loose.read import LooseObjectStore
+    from gitodb.objects.mailmap import Mailmap
     from gitodb.pack.reader import PackFile
     from gitodb.repo import Repository
     from gitodb.repo.conversion import Conversion
@@ -93,6 +95,8 @@ _SENDFILE_MIN = 64 * 1024
 # Buffers per writev call (the kernel's UIO_MAXIOV).
 _IOV_MAX = 1024
 _BLOB = TYPE_NUMBERS["blob"]
+#: the types whose identities a mailmap rewrites
+_IDENT_TYPES = (TYPE_NUMBERS["commit"], TYPE_NUMBERS["tag"])
 _TREE = TYPE_NUMBERS["tree"]
 
 
@@ -315,6 +319,18 @@ class BatchRunner:
         self.contents = contents
         self.out = out
         self.rawsz = repo.object_format.rawsz
+        #: the mailmap applied to commits and tags (``use_mailmap``), or None
+        self.mailmap: Mailmap | None = None
+        self._mailmap: Mailmap | None = None
+
+    def use_mailmap(self, on: bool) -> None:
+        """Map the identities of the commits and tags printed from now on, or not
+        (the repository's mailmap is read on first use)."""
+        if on and self._mailmap is None:
+            from gitodb.repo import work_tree_mailmap
+
+            self._mailmap = work_tree_mailmap(self.repo)
+        self.mailmap = self._mailmap if on else None
 
     # -- one named object (stdin modes)
     def one(self, name: bytes, rest: bytes | None, contents: bool) -> None:
@@ -418,6 +434,7 @@ class BatchRunner:
         type_num = 0
         size = disk = 0
         deltabase = None
+        mailmap = self.mailmap
         if pack is not None:
             where = cast(int, where)
             if contents:
@@ -425,6 +442,8 @@ class BatchRunner:
                 size = len(data)
             elif fmt.needs_size:
                 type_num, size = pack.header_at(where)
+                if mailmap is not None and type_num in _IDENT_TYPES:
+                    size = len(map_idents(mailmap, TYPE_NAMES[type_num], pack.read_at(where)[1]))
             elif fmt.needs_type:
                 type_num = pack.type_at(where)
             if fmt.needs_disk:
@@ -446,10 +465,17 @@ class BatchRunner:
                     self.out.write(shown.hex().encode() + b" missing" + self.delim)
                     return
                 type_num, size = TYPE_NUMBERS[header[0]], header[1]
+                if mailmap is not None and fmt.needs_size and type_num in _IDENT_TYPES:
+                    got = where.read(oid)
+                    if got is not None:
+                        size = len(map_idents(mailmap, got[0], got[1]))
             if fmt.needs_disk:
                 disk = where.disk_size(oid) or 0
         if oid == self.odb.fmt.empty_tree:
             disk, deltabase = 0, None  # Git's cached object: see ObjectDatabase.info
+        if contents and mailmap is not None and type_num in _IDENT_TYPES:
+            data = map_idents(mailmap, TYPE_NAMES[type_num], data)
+            size = len(data)
         write = self.out.write
         write(fmt.render(shown, type_num, size, disk, deltabase, rest, self.rawsz, self.mode))
         if contents:
@@ -514,11 +540,15 @@ class BatchRunner:
     def all_objects(self, unordered: bool) -> None:
         """Print every object: sorted by id, or in storage order with ``unordered``."""
         fmt = self.fmt
-        if self.filter is not None or (self.transform is not None and self.contents):
-            # the plain loop: the fast paths below print every object, unconverted
+        if (
+            self.filter is not None
+            or (self.transform is not None and self.contents)
+            or self.mailmap is not None
+        ):
+            # the plain loop: the fast paths below print every object as stored
             for oid, pack, where in self.odb.iter_located("pack" if unordered else "sorted"):
                 spot = (pack, where) if pack is not None else where
-                if not self._excluded(oid, spot):
+                if self.filter is None or not self._excluded(oid, spot):
                     self.emit(oid, pack, where, None, self.contents)
             return
         if self.contents and not unordered:
@@ -941,7 +971,9 @@ class BatchOptions:
     NUL-terminated requests/records (``-z``/``-Z``); ``follow_symlinks``: names
     through in-tree symlinks; ``object_filter``: objects it excludes are reported
     ``excluded``; ``transform``: ``"filters"`` or ``"textconv"`` for blobs' contents,
-    each request naming the path after the object.
+    each request naming the path after the object; ``mailmap``: commits and tags
+    with their identities mapped (``--use-mailmap``; ``--batch-command``'s
+    ``mailmap <bool>`` switches it), their sizes those of the mapped content.
     """
 
     def __init__(
@@ -957,6 +989,7 @@ class BatchOptions:
         follow_symlinks: bool = False,
         object_filter: ObjectFilter | None = None,
         transform: str | None = None,
+        mailmap: bool = False,
     ) -> None:
         if mode not in ("batch", "batch-check", "batch-command"):
             raise ValueError(f"unknown batch mode {mode!r}")
@@ -970,6 +1003,7 @@ class BatchOptions:
         self.follow_symlinks = follow_symlinks
         self.object_filter = object_filter
         self.transform = transform
+        self.mailmap = mailmap
 
 
 def run_batch(
@@ -1015,6 +1049,7 @@ def run_batch(
         conversion=conversion,
         err=err,
     )
+    runner.use_mailmap(o.mailmap)
     nul_input = o.nul_input or o.nul_output
     flush_at_exit = True
     try:
@@ -1047,23 +1082,47 @@ def _split_rest(line: bytes) -> tuple[bytes, bytes | None]:
     return line, None
 
 
-_COMMANDS = (("contents", True), ("info", True), ("flush", False))
+_COMMANDS = (("contents", True), ("info", True), ("flush", False), ("mailmap", True))
+
+#: Git's boolean words (``git_parse_maybe_bool``), compared without case; "" is false
+_BOOLS = {"true": True, "yes": True, "on": True, "false": False, "no": False, "off": False}
+
+
+def _mailmap_switch(arg: bytes) -> bool:
+    """The value of ``mailmap <bool>``; Git's ``fatal:`` for anything else."""
+    text = arg.decode("utf-8", "surrogateescape")
+    word = text.lower()
+    if word in _BOOLS:
+        return _BOOLS[word]
+    if word == "":
+        return False
+    try:
+        return int(word, 10) != 0
+    except ValueError:
+        raise GitodbError(f"mailmap: invalid boolean '{text}'") from None
 
 
 def _run_commands(
     runner: BatchRunner, buffer: bool, stdin: BinaryIO, out: BatchOutput, nul_input: bool
 ) -> bool:
-    """``--batch-command``: ``contents <obj>``, ``info <obj>``, ``flush`` (with --buffer).
+    """``--batch-command``: ``contents <obj>``, ``info <obj>``, ``mailmap <bool>``,
+    ``flush`` (with --buffer); buffered commands run in their order at ``flush``.
 
     Returns whether output still pending at the end is to be written: with
     ``--buffer``, Git's test knob ``GIT_TEST_CAT_FILE_NO_FLUSH_ON_EXIT`` drops the
     commands queued since the last ``flush``.
     """
-    queued: list[tuple[bool, bytes]] = []
+    queued: list[tuple[str, bytes]] = []
+
+    def execute(cmd: str, arg: bytes) -> None:
+        if cmd == "mailmap":
+            runner.use_mailmap(_mailmap_switch(arg))
+        else:
+            runner.one(arg, None, cmd == "contents")
 
     def dispatch() -> None:
-        for want_contents, arg in queued:
-            runner.one(arg, None, want_contents)
+        for cmd, arg in queued:
+            execute(cmd, arg)
         queued.clear()
         out.flush()
 
@@ -1095,10 +1154,10 @@ def _run_commands(
             dispatch()
             continue
         if not buffer:
-            runner.one(arg, None, cmd == "contents")
+            execute(cmd, arg)
             out.flush()
             continue
-        queued.append((cmd == "contents", arg))
+        queued.append((cmd, arg))
     if buffer and _env_bool("GIT_TEST_CAT_FILE_NO_FLUSH_ON_EXIT"):
         return False
     if queued:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from gitodb.errors import ObjectNotFoundError
 from gitodb.objects.commit import Commit
+from gitodb.objects.mailmap import map_idents
 from gitodb.objects.pretty import format_tree
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
@@ -19,6 +20,7 @@ from gitodb.repo.replace import replace_map, replaced
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from gitodb.objects.mailmap import Mailmap
     from gitodb.repo import Repository
     from gitodb.repo.conversion import Conversion
     from gitodb.repo.revparse import Resolved
@@ -72,34 +74,52 @@ def read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | None
     return None
 
 
-def peeled_content(repo: Repository, got: Resolved, type_name: str) -> bytes | None:
+def peeled_content(
+    repo: Repository, got: Resolved, type_name: str, mailmap: Mailmap | None = None
+) -> bytes | None:
     """``cat-file <type> <object>``: the content of the ``type_name`` object ``got``
-    leads to (in the compatibility format when named in it), or None."""
+    leads to (in the compatibility format when named in it), or None.  With
+    ``mailmap`` (``--use-mailmap``) a commit's or tag's identities are mapped."""
     data = read_with_reference(repo, _target(repo, got), type_name)
     if data is not None and got.compat_oid is not None:
         data = to_compat(repo, type_name, data)
+    if data is not None and mailmap is not None:
+        data = map_idents(mailmap, type_name, data)
     return data
 
 
-def object_header(repo: Repository, got: Resolved) -> tuple[str, int]:
+def object_header(
+    repo: Repository, got: Resolved, mailmap: Mailmap | None = None
+) -> tuple[str, int]:
     """``-t``/``-s``: the object's type and size (the size in the compatibility
-    format when named in it).  Raises ``ObjectNotFoundError``."""
+    format when named in it, or with ``mailmap`` of the commit or tag with its
+    identities mapped, as ``-p`` would print it).  Raises ``ObjectNotFoundError``."""
     oid = _target(repo, got)
     t, size = repo.odb.read_header(oid)
-    if got.compat_oid is not None and t != "blob":
-        size = len(to_compat(repo, t, repo.odb.read(oid)[1]))
+    if (got.compat_oid is not None and t != "blob") or (
+        mailmap is not None and t in ("commit", "tag")
+    ):
+        data = repo.odb.read(oid)[1]
+        if got.compat_oid is not None:
+            data = to_compat(repo, t, data)
+        if mailmap is not None:
+            data = map_idents(mailmap, t, data)
+        size = len(data)
     return t, size
 
 
-def pretty_content(repo: Repository, got: Resolved) -> bytes:
+def pretty_content(repo: Repository, got: Resolved, mailmap: Mailmap | None = None) -> bytes:
     """``-p``: the object's content, a tree as Git lists it (``core.quotePath``
-    honoured).  Raises ``ObjectNotFoundError``."""
+    honoured), a commit's or tag's identities mapped with ``mailmap``.  Raises
+    ``ObjectNotFoundError``."""
     t, data = repo.odb.read(_target(repo, got))
     fmt = repo.object_format
     if got.compat_oid is not None:
         data = to_compat(repo, t, data)
         assert repo.compat is not None  # a compatibility id implies the mapping
         fmt = repo.compat.compat
+    if mailmap is not None:
+        data = map_idents(mailmap, t, data)
     if t != "tree":
         return data
     quote = repo.config.get_bool("core.quotepath", True)
