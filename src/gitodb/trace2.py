@@ -42,6 +42,19 @@ def data(category: str, key: str, value: object) -> None:
         )
 
 
+def data_json(category: str, key: str, value: dict[str, object]) -> None:
+    """A ``data_json`` event (Git's ``trace2_data_json``): ``value`` is a JSON object."""
+    if recording:
+        _events.append(
+            (
+                "data_json",
+                time.monotonic(),
+                _nesting,
+                {"category": category, "key": key, "value": value},
+            )
+        )
+
+
 class region:  # a class, not contextlib's decorator: contextlib is not on start-up
     """``region_enter`` and ``region_leave`` events around the ``with`` block."""
 

@@ -15,28 +15,22 @@ import os
 import sys
 from typing import Any
 
-from gitodb.cli.options import Option, OptionParser
+from gitodb.cli.options import Option, OptionParser, UsageError
 from gitodb.errors import GitodbError
 
 
-def _unsupported(name: str) -> Option:
-    def refuse(values: Any, value: str | None, unset: bool) -> None:
-        raise GitodbError(f"gitodb commit-graph write does not support --{name}")
-
-    helps = {
-        "max-new-filters": ("...", "maximum number of changed-path Bloom filters to compute"),
-    }
-    argh, text = helps[name]
-    return Option(
-        None,
-        name,
-        "callback",
-        text,
-        argh=argh,
-        literal_argh=argh == "...",
-        takes_value=True,
-        callback=refuse,
-    )
+def _max_new_filters(values: Any, value: str | None, unset: bool) -> None:
+    """``--max-new-filters=<n>`` (a negative one: no limit); ``--no-max-new-filters``."""
+    if unset:
+        values.max_new_filters = -1
+        return
+    assert value is not None
+    try:
+        values.max_new_filters = int(value, 10)
+    except ValueError:
+        raise UsageError(
+            stderr="error: option `max-new-filters' expects a numerical value\n"
+        ) from None
 
 
 _OBJECT_DIR = Option(
@@ -117,7 +111,16 @@ WRITE_PARSER = OptionParser(
             "only expire files older than a given date-time",
             argh="expiry-date",
         ),
-        _unsupported("max-new-filters"),
+        Option(
+            None,
+            "max-new-filters",
+            "callback",
+            "maximum number of changed-path Bloom filters to compute",
+            argh="...",
+            literal_argh=True,
+            takes_value=True,
+            callback=_max_new_filters,
+        ),
         _PROGRESS,
     ],
 )
@@ -231,6 +234,7 @@ def _write(opts: Any, ctx: Any) -> int:
             merge=split == "merge",
             **_split_values(split_opts),
             append=flags["append"],
+            max_new_filters=getattr(opts, "max_new_filters", None),
             progress=_progress if show_progress else None,
         )
     except CommitGraphInputError as e:

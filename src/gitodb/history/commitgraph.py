@@ -328,6 +328,11 @@ class CommitGraphFile:
         base = g._bdat[0] + BLOOM_HEADER_SIZE
         return bytes(g.data[base + start : base + end])
 
+    def bloom_version(self, pos: int) -> int | None:
+        """The hash version of the filter at ``pos`` (None if its layer has none)."""
+        b = self._layer(pos).bloom
+        return b.hash_version if b is not None else None
+
     def layers(self) -> list[CommitGraphFile]:
         """This layer and those below it, base first."""
         out: list[CommitGraphFile] = []
@@ -403,7 +408,35 @@ def read_chain(objects_dir: str, fmt: ObjectFormat) -> CommitGraphFile | None:
             break
         below = below + [bytes.fromhex(name.decode())]
         top = layer
+    if top is not None:
+        _drop_mixed_bloom_settings(top)
     return top
+
+
+def _drop_mixed_bloom_settings(top: CommitGraphFile) -> None:
+    """Git's ``validate_mixed_bloom_settings``: the topmost layer with filters sets
+    their settings; a layer below whose filters were made otherwise (hash version,
+    hashes, bits per entry) is read without them, with Git's warning."""
+    settings: BloomSettings | None = None
+    g: CommitGraphFile | None = top
+    while g is not None:
+        b = g.bloom
+        if b is not None:
+            if settings is None:
+                settings = b
+            elif (b.bits_per_entry, b.num_hashes, b.hash_version) != (
+                settings.bits_per_entry,
+                settings.num_hashes,
+                settings.hash_version,
+            ):
+                g.bloom = None
+                g._bidx = g._bdat = None
+                report(
+                    "warning",
+                    f"disabling Bloom filters for commit-graph layer '{g.checksum.hex()}'"
+                    " due to incompatible settings",
+                )
+        g = g.base
 
 
 def load_commit_graph(objects_dir: str, fmt: ObjectFormat) -> CommitGraphFile | None:

@@ -22,9 +22,11 @@ from __future__ import annotations
 import hashlib
 import os
 import struct
+import sys
 import time
 from collections.abc import Callable, Iterable
 
+from gitodb import trace2
 from gitodb.durable import Component
 from gitodb.errors import GitodbError, ObjectNotFoundError
 from gitodb.history.bloom import changed_paths, make_filter
@@ -205,9 +207,10 @@ def _build(
     repo: Repository,
     order: list[_Commit],
     base: CommitGraphFile | None,
-    bloom: BloomSettings | None,
+    bloom: tuple[bytes, bytes] | None,
     generation_data: bool,
 ) -> bytes:
+    """The graph file's bytes; ``bloom`` is the ``(BIDX, BDAT)`` pair, or None."""
     fmt = repo.object_format
     rawsz = fmt.rawsz
     n = len(order)
@@ -274,22 +277,7 @@ def _build(
     if n_edges:
         chunks.append((b"EDGE", bytes(edges)))
     if bloom is not None:
-        bidx = bytearray()
-        bdat = bytearray(
-            struct.pack(">III", bloom.hash_version, bloom.num_hashes, bloom.bits_per_entry)
-        )
-        end = 0
-        for c in order:
-            parent_tree = None
-            if c.parents:
-                parent_tree = repo.odb.commit(c.parents[0]).tree
-            f = make_filter(
-                changed_paths(repo, parent_tree, c.tree, bloom.max_changed_paths), bloom
-            )
-            end += len(f)
-            bidx += struct.pack(">I", end)
-            bdat += f
-        chunks += [(b"BIDX", bytes(bidx)), (b"BDAT", bytes(bdat))]
+        chunks += [(b"BIDX", bloom[0]), (b"BDAT", bloom[1])]
     bases = base.layers() if base is not None else []
     if bases:
         chunks.append((b"BASE", b"".join(g.checksum for g in bases)))
@@ -306,18 +294,168 @@ def _build(
     return bytes(out)
 
 
-def _bloom_settings(repo: Repository, existing: CommitGraphFile | None) -> BloomSettings:
-    """``commitGraph.changedPathsVersion`` (-1/1: version 1 unless the graph has 2)."""
-    version = int(repo.config.get("commitgraph.changedpathsversion") or -1)
-    if version == -1:
-        version = (
-            existing.bloom.hash_version
-            if existing is not None and existing.bloom is not None
-            else 1
-        )
-    if version not in (1, 2):
-        version = 1
-    return BloomSettings(hash_version=version)
+#: Git's test knobs for the filters' settings, with their defaults
+_BLOOM_ENV = (
+    ("GIT_TEST_BLOOM_SETTINGS_BITS_PER_ENTRY", "bits_per_entry"),
+    ("GIT_TEST_BLOOM_SETTINGS_NUM_HASHES", "num_hashes"),
+    ("GIT_TEST_BLOOM_SETTINGS_MAX_CHANGED_PATHS", "max_changed_paths"),
+)
+
+
+def _bloom_settings(
+    repo: Repository, top: CommitGraphFile | None, changed_paths: bool | None
+) -> tuple[bool, BloomSettings]:
+    """Whether to write filters, and their settings, as Git's ``write_commit_graph``
+    decides: ``commitGraph.changedPathsVersion`` (-1: the existing graph's version,
+    else 1), the ``GIT_TEST_BLOOM_SETTINGS_*`` knobs; a top layer with filters turns
+    them on (unless ``--no-changed-paths``) and its settings win."""
+    settings = BloomSettings()
+    version = _changed_paths_version(repo)
+    for env, attr in _BLOOM_ENV:
+        value = os.environ.get(env)
+        if value:
+            setattr(settings, attr, int(value, 0))
+    if changed_paths is not False and top is not None and top.bloom is not None:
+        changed_paths = True
+        if version == -1:
+            version = top.bloom.hash_version
+        settings.bits_per_entry = top.bloom.bits_per_entry
+        settings.num_hashes = top.bloom.num_hashes
+        settings.max_changed_paths = BloomSettings().max_changed_paths
+    settings.hash_version = 2 if version == 2 else 1
+    return bool(changed_paths), settings
+
+
+def _changed_paths_version(repo: Repository) -> int:
+    return repo.config.get_int("commitgraph.changedpathsversion", -1)
+
+
+class _FilterStats:
+    """What Git's ``compute_bloom_filters`` counts (its trace2 data)."""
+
+    __slots__ = ("computed", "not_computed", "trunc_empty", "trunc_large", "upgraded")
+
+    def __init__(self) -> None:
+        self.computed = self.not_computed = self.trunc_empty = 0
+        self.trunc_large = self.upgraded = 0
+
+    def report(self) -> None:
+        for key, value in (
+            ("filter-computed", self.computed),
+            ("filter-not-computed", self.not_computed),
+            ("filter-trunc-empty", self.trunc_empty),
+            ("filter-trunc-large", self.trunc_large),
+            ("filter-upgraded", self.upgraded),
+        ):
+            trace2.data("commit-graph", key, str(value))
+
+
+def _bloom_chunks(
+    repo: Repository,
+    order: list[_Commit],
+    known: CommitGraphFile | None,
+    settings: BloomSettings,
+    max_new: int,
+    by_position: bool,
+) -> tuple[bytes, bytes]:
+    """``BIDX`` and ``BDAT`` for ``order`` (Git's ``compute_bloom_filters``).
+
+    Filters are taken in generation order (graph order when the commits came from
+    packs), each from the graph being replaced (``known``) when it has one of the
+    same hash version, or a version 1 filter taken as version 2 when no path of the
+    commit's or its first parent's tree has a byte above 0x7f; else computed while
+    fewer than ``max_new`` (negative: no limit) were.  A commit without one gets an
+    empty entry, which readers take as "no filter".
+    """
+    stats = _FilterStats()
+    limit = max_new if max_new >= 0 else len(order)
+    upgrade = os.environ.get("GIT_TEST_UPGRADE_BLOOM_FILTERS", "1").lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    )
+    high_bits: dict[bytes, bool] = {}
+    filters: dict[bytes, bytes] = {}
+    todo = order if by_position else sorted(order, key=lambda c: (c.gen, c.date))
+    for c in todo:
+        old = old_version = None
+        if known is not None:
+            pos = known.position(c.oid)
+            if pos is not None:
+                old = known.bloom_filter(pos)
+                old_version = known.bloom_version(pos)
+        may_compute = stats.computed < limit
+        if old:  # an empty one was never computed
+            if old_version == settings.hash_version:
+                filters[c.oid] = old
+                stats.not_computed += 1
+                continue
+            if (
+                may_compute
+                and upgrade
+                and not _has_high_bit_paths(repo, c.tree, high_bits)
+                and not (
+                    c.parents and _has_high_bit_paths(repo, _tree_of(repo, c.parents[0]), high_bits)
+                )
+            ):
+                filters[c.oid] = old
+                stats.upgraded += 1
+                continue
+        if not may_compute:
+            stats.not_computed += 1
+            continue
+        parent_tree = _tree_of(repo, c.parents[0]) if c.parents else None
+        paths = changed_paths(repo, parent_tree, c.tree, settings.max_changed_paths)
+        if paths is None:
+            stats.trunc_large += 1
+        elif not paths:
+            stats.trunc_empty += 1
+        filters[c.oid] = make_filter(paths, settings)
+        stats.computed += 1
+    stats.report()
+    trace2.data_json(
+        "bloom",
+        "settings",
+        {
+            "hash_version": settings.hash_version,
+            "num_hashes": settings.num_hashes,
+            "bits_per_entry": settings.bits_per_entry,
+            "max_changed_paths": settings.max_changed_paths,
+        },
+    )
+    bidx = bytearray()
+    bdat = bytearray(
+        struct.pack(">III", settings.hash_version, settings.num_hashes, settings.bits_per_entry)
+    )
+    end = 0
+    for c in order:
+        f = filters.get(c.oid, b"")
+        end += len(f)
+        bidx += struct.pack(">I", end)
+        bdat += f
+    return bytes(bidx), bytes(bdat)
+
+
+def _tree_of(repo: Repository, commit: bytes) -> bytes:
+    return repo.odb.commit(commit).tree
+
+
+def _has_high_bit_paths(repo: Repository, tree: bytes, seen: dict[bytes, bool]) -> bool:
+    """Whether a name anywhere under ``tree`` has a byte above 0x7f (Git's
+    ``has_entries_with_high_bit``; ``seen`` remembers the trees already looked at)."""
+    got = seen.get(tree)
+    if got is not None:
+        return got
+    found = False
+    for entry in repo.odb.tree(tree):
+        if any(b & 0x80 for b in entry.name) or (
+            entry.object_type == "tree" and _has_high_bit_paths(repo, entry.oid, seen)
+        ):
+            found = True
+            break
+    seen[tree] = found
+    return found
 
 
 def write_commit_graph(
@@ -334,14 +472,18 @@ def write_commit_graph(
     size_multiple: int = 2,
     max_commits: int = 0,
     expire_time: int | None = None,
+    max_new_filters: int | None = None,
     progress: Progress | None = None,
 ) -> str | None:
     """Write a commit-graph (see the module docstring); return its path, or None
     when nothing was written (no commits, or a repository whose history grafts,
     replace refs or a shallow file change: Git writes no graph for those).
 
-    ``progress`` (``gitodb.types.Progress``) is called as ``(title, count, count,
-    True)`` as each of Git's phases completes, ``title`` being Git's.
+    ``max_new_filters`` bounds how many changed-path filters are computed (the
+    others are reused from the graph being replaced, or left out; negative: no
+    bound; None: ``commitGraph.maxNewFilters``).  ``progress``
+    (``gitodb.types.Progress``) is called as ``(title, count, count, True)`` as
+    each of Git's phases completes, ``title`` being Git's.
     """
 
     def phase(title: str, count: int) -> None:
@@ -351,15 +493,23 @@ def write_commit_graph(
     objects_dir = repo.odb.objects_dir
     if not graph_compatible(repo, writing=True):
         return None
+    version = _changed_paths_version(repo)
+    if version < -1 or version > 2:
+        sys.stderr.write(
+            "warning: attempting to write a commit-graph, but"
+            f" 'commitGraph.changedPathsVersion' ({version}) is not supported\n"
+        )
+        return None
     try:
         existing = load_commit_graph(objects_dir, repo.object_format)
     except CommitGraphError:
         existing = None
     if changed_paths is None and repo.config.get_bool("commitgraph.changedpaths", False):
         changed_paths = True
-    if changed_paths is None:
-        # Git keeps computing filters when the graph it replaces has them.
-        changed_paths = existing is not None and any(g.bloom is not None for g in existing.layers())
+    # Git keeps computing filters when the graph it replaces has them.
+    changed_paths, settings = _bloom_settings(repo, existing, changed_paths)
+    if max_new_filters is None:
+        max_new_filters = repo.config.get_int("commitgraph.maxnewfilters", -1)
     starts = collect_commits(repo, reachable=reachable, commits=commits, packs=packs)
     if append and existing is not None and not split:
         starts += [oid for g in existing.layers() for oid in g.oids()]
@@ -388,7 +538,10 @@ def write_commit_graph(
     phase("Computing commit graph generation numbers", len(found))
     order = sorted(found.values(), key=lambda c: c.oid)
     generation_data = repo.config.get("commitgraph.generationversion") not in ("1",)
-    bloom = _bloom_settings(repo, existing) if changed_paths else None
+    bloom = None
+    if changed_paths:
+        by_position = not reachable and commits is None  # from packs: graph order
+        bloom = _bloom_chunks(repo, order, existing, settings, max_new_filters, by_position)
     data = _build(repo, order, base, bloom, generation_data)
     if bloom is not None:
         phase("Computing commit changed paths Bloom filters", len(order))
