@@ -6,6 +6,8 @@ import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 
@@ -332,8 +334,49 @@ def test_reach_walk_hands_down_the_bits() -> None:
     assert (ints(first[4]), ints(first[5])) == ([0, 1, 2], [0, 70])
     assert (ints(rest[4]), ints(rest[5])) == ([0, 1, 3], [0, 0, 70])  # per batch
     assert w.next(1, 1) is None
+    assert first[6] == rest[6] == b""  # no names given: the indices
     with pytest.raises(ValueError):
         native.ReachWalk(b"xyz\n", 20, [], 0)
+    with pytest.raises(ValueError):  # one name per bit
+        native.ReachWalk(text, 20, [], 2, ["HEAD"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    parents=st.lists(st.lists(st.integers(0, 40), max_size=3), min_size=1, max_size=40),
+    tips=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 69)), max_size=20),
+    rows=st.integers(1, 7),
+    items=st.integers(1, 30),
+)
+def test_reach_walk_names_are_the_indices_names(
+    parents: list[list[int]], tips: list[tuple[int, int]], rows: int, items: int
+) -> None:
+    """With the bits' names, next() gives reachable_from's strings: the same as the
+    names of its indices (what a take of the names made before), batch by batch."""
+    n = len(parents)
+    ids = [i.to_bytes(2, "big") * 10 for i in range(n)]
+    # a topological listing: each commit's parents come after it
+    text = b"".join(
+        ids[i].hex().encode()
+        + b"".join(b" " + ids[p].hex().encode() for p in sorted({i + 1 + q for q in ps}) if p < n)
+        + b"\n"
+        for i, ps in enumerate(parents)
+    )
+    names = [f"refs/tags/v{b}-é" if b % 3 else f"refs/heads/b{b}" for b in range(70)]
+    bits = [(ids[r % n], b) for r, b in tips]
+    plain = native.ReachWalk(text, 20, bits, 70)
+    named = native.ReachWalk(text, 20, bits, 70, names)
+    while True:
+        a, b = plain.next(rows, items), named.next(rows, items)
+        if a is None:
+            assert b is None
+            break
+        assert b is not None and a[:5] == b[:5] and a[6] == b""
+        idx = memoryview(a[5]).cast("i").tolist()
+        got = pa.StringArray.from_buffers(
+            len(b[5]) // 4 - 1, pa.py_buffer(b[5]), pa.py_buffer(b[6])
+        ).to_pylist()
+        assert got == [names[i] for i in idx]
 
 
 def test_pure_walk_uses_the_python_rows(

@@ -386,11 +386,13 @@ def _native_commit_rows(
             return None
         bit_of = _Names()
         bits = [(oid, i) for oid, mask in tips.items() for i in bit_of(mask)]
-        reach = _bulk_native.ReachWalk(text, repo.object_format.rawsz, bits, len(ref_names))
+        reach = _bulk_native.ReachWalk(
+            text, repo.object_format.rawsz, bits, len(ref_names), ref_names
+        )
     except BaseException:
         reader.close()
         raise
-    return _native_batches(repo, repository, reader, reach, ref_names, message, max_rows, max_bytes)
+    return _native_batches(repo, repository, reader, reach, message, max_rows, max_bytes)
 
 
 def _native_batches(
@@ -398,7 +400,6 @@ def _native_batches(
     repository: str,
     reader: Any,
     reach: Any,
-    ref_names: list[str],
     message: bool,
     max_rows: int,
     max_bytes: int,
@@ -406,7 +407,6 @@ def _native_batches(
     fmt = repo.object_format
     rawsz, hexsz = fmt.rawsz, 2 * fmt.rawsz
     sch = SCHEMAS["commits"]
-    names_arr = pa.array(ref_names, pa.string())
     rows = max(1, max_rows)
     if message:  # messages are the rows' bulk then: about 1 KiB a row
         rows = min(rows, max(1, max_bytes // 1024))
@@ -417,7 +417,7 @@ def _native_batches(
             got = reach.next(rows, items)
             if got is None:
                 return
-            n, ids_hex, parent_ends, parents_hex, reach_ends, reach_idx = got
+            n, ids_hex, parent_ends, parents_hex, reach_ends, name_ends, name_data = got
             ids = bytes.fromhex(ids_hex.decode("ascii"))
             raws = []
             for k in range(0, n * rawsz, rawsz):
@@ -438,7 +438,14 @@ def _native_batches(
                     arrays[0],
                     list_of(array("i", parent_ends), _hex_column(parents_hex, hexsz)),
                     *arrays[1:],
-                    list_of(array("i", reach_ends), taken(names_arr, array("i", reach_idx))),
+                    list_of(
+                        array("i", reach_ends),
+                        pa.StringArray.from_buffers(
+                            len(name_ends) // 4 - 1,
+                            pa.py_buffer(name_ends),
+                            pa.py_buffer(name_data),
+                        ),
+                    ),
                 ],
                 schema=sch,
             )
