@@ -9,10 +9,12 @@ reused between runs from ``benchmarks/work/bulk-corpus``) plus, when present,
 * gitodb on Dask (``gitodb.dask.write_table``) on a ``distributed.LocalCluster`` of 1
   and 2 worker processes (cluster start-up not counted);
 * the same table built per repository in a process pool of 2 by: a ``git`` subprocess
-  pipeline (``cat-file --batch-all-objects --batch-check``, ``log --all``,
-  ``ls-tree -r -l``) parsed into Arrow; pygit2; dulwich.  Each writes the same
-  Parquet schema; columns an alternative cannot give cheaply are left null (said
-  in the table).
+  pipeline (``cat-file --batch-all-objects --batch-check``, ``log --all
+  --topo-order`` and ``for-each-ref``, ``ls-tree -r -l``) parsed into Arrow; pygit2;
+  dulwich.  Each writes the same Parquet schema.  ``commits``' ``reachable_from`` is
+  built by each alternative the obvious way (``reach_column``: one topological walk
+  handing ref bits down to parents, in Python); the ``objects`` columns an
+  alternative cannot give cheaply are left null (said in the table).
 
 Reported: seconds, repositories/s, rows/s, MB/s (bytes of the repositories' object
 storage / s), the CPU seconds the tasks used (self and child processes, measured in
@@ -104,6 +106,35 @@ def _git(repo: str, *args: str) -> bytes:
     ).stdout
 
 
+#: the refs a ``reachable_from`` names besides HEAD (as gitodb.bulk.commits lists them)
+LISTED = ("refs/heads/", "refs/tags/", "refs/remotes/")
+
+
+def reach_column(
+    ids: list[Any], parents: list[list[Any]], tips: list[tuple[str, Any]]
+) -> list[list[str]]:
+    """``reachable_from`` of commits listed children first (``ids``, ``parents``):
+    one pass handing each commit's bit set of the refs that reach it (``tips``:
+    ``(name, commit id)``, bit i for the i-th) down to its parents, the sets turned
+    into name lists once per distinct set.  What a competent user of any of the
+    alternatives writes: one topological walk propagating ref bits."""
+    names = [name for name, _oid in tips]
+    masks: dict[Any, int] = {}
+    for i, (_name, oid) in enumerate(tips):
+        masks[oid] = masks.get(oid, 0) | (1 << i)
+    lists: dict[int, list[str]] = {0: []}
+    out = []
+    for oid, ps in zip(ids, parents, strict=True):
+        m = masks.pop(oid, 0)
+        for p in ps:
+            masks[p] = masks.get(p, 0) | m
+        got = lists.get(m)
+        if got is None:
+            got = lists[m] = [names[i] for i in range(m.bit_length()) if m >> i & 1]
+        out.append(got)
+    return out
+
+
 def git_table(repo: str, table: str, out: str) -> int:
     """The table from git subprocesses, parsed in Python."""
     if table == "objects":
@@ -178,6 +209,29 @@ def git_table(repo: str, table: str, out: str) -> int:
                 ("subject", s),
             ):
                 cols[k].append(v)
+        # The refs reachable_from names, peeled (HEAD first, then by name as
+        # for-each-ref sorts them); a ref to anything but a commit has no history.
+        tips = []
+        head = subprocess.run(
+            ["git", "--git-dir", repo, "rev-parse", "-q", "--verify", "HEAD^{commit}"],
+            capture_output=True,
+            env=ENV,
+        ).stdout.decode()
+        if head:
+            tips.append(("HEAD", head.strip()))
+        refs = _git(
+            repo,
+            "for-each-ref",
+            "--format=%(objecttype) %(objectname) %(*objecttype) %(*objectname) %(refname)",
+            *LISTED,
+        ).decode("utf-8", "replace")
+        for line in refs.splitlines():
+            t, oid, pt, poid, name = line.split(" ", 4)
+            if t == "commit":
+                tips.append((name, oid))
+            elif t == "tag" and pt == "commit":
+                tips.append((name, poid))
+        cols["reachable_from"] = reach_column(cols["id"], cols["parents"], tips)
         n = len(cols["id"])
         return _write(table, {"repository": [repo] * n, **cols}, n, out)
     raw = _git(repo, "ls-tree", "-r", "-l", "-z", "HEAD").decode("utf-8", "replace")
@@ -235,12 +289,22 @@ def pygit2_table(repo_path: str, table: str, out: str) -> int:
         )
     if table == "commits":
         walker = repo.walk(None, pygit2.enums.SortMode.TOPOLOGICAL)
+        tips = []
+        if not repo.head_is_unborn:
+            head_commit = repo.head.peel(pygit2.Commit)
+            walker.push(head_commit.id)
+            tips.append(("HEAD", head_commit.id))
+        listed = []
         for ref in repo.references.objects:
             try:
                 target = ref.peel(pygit2.Commit)
             except (pygit2.InvalidSpecError, ValueError, KeyError):
                 continue
             walker.push(target.id)
+            if ref.name.startswith(LISTED):
+                listed.append((ref.name, target.id))
+        tips += sorted(listed)  # HEAD, then by name, as for-each-ref lists them
+        ids, parent_ids = [], []
         cols: dict[str, list[Any]] = {
             k: []
             for k in (
@@ -260,6 +324,8 @@ def pygit2_table(repo_path: str, table: str, out: str) -> int:
         }
         for c in walker:
             a, m = c.author, c.committer
+            ids.append(c.id)
+            parent_ids.append(c.parent_ids)
             for k, v in (
                 ("id", str(c.id)),
                 ("tree", str(c.tree_id)),
@@ -275,6 +341,7 @@ def pygit2_table(repo_path: str, table: str, out: str) -> int:
                 ("subject", " ".join(c.message.split("\n\n", 1)[0].split("\n"))),
             ):
                 cols[k].append(v)
+        cols["reachable_from"] = reach_column(ids, parent_ids, tips)
         n = len(cols["id"])
         return _write(table, {"repository": [repo_path] * n, **cols}, n, out)
     head = repo.head.peel(pygit2.Commit)
@@ -338,12 +405,18 @@ def dulwich_table(repo_path: str, table: str, out: str) -> int:
         from dulwich.walk import ORDER_TOPO
 
         heads = []
-        for _name, sha in repo.get_refs().items():
-            obj = store[sha]
+        tips = []
+        refs = repo.get_refs()
+        for name in ([b"HEAD"] if b"HEAD" in refs else []) + sorted(refs.keys() - {b"HEAD"}):
+            obj = store[refs[name]]
             while obj.type_name == b"tag":
                 obj = store[obj.object[1]]
             if isinstance(obj, Commit):
                 heads.append(obj.id)
+                text = name.decode("utf-8", "replace")
+                if name == b"HEAD" or text.startswith(LISTED):
+                    tips.append((text, obj.id))
+        ids, parent_ids = [], []
         cols: dict[str, list[Any]] = {
             k: []
             for k in (
@@ -363,6 +436,8 @@ def dulwich_table(repo_path: str, table: str, out: str) -> int:
         }
         for entry in repo.get_walker(include=sorted(set(heads)), order=ORDER_TOPO):
             c = entry.commit
+            ids.append(c.id)
+            parent_ids.append(c.parents)
             an, _, ae = c.author.decode("utf-8", "replace").rpartition(" <")
             cn, _, ce = c.committer.decode("utf-8", "replace").rpartition(" <")
             msg = c.message.decode("utf-8", "replace")
@@ -381,6 +456,7 @@ def dulwich_table(repo_path: str, table: str, out: str) -> int:
                 ("subject", " ".join(msg.split("\n\n", 1)[0].split("\n"))),
             ):
                 cols[k].append(v)
+        cols["reachable_from"] = reach_column(ids, parent_ids, tips)
         n = len(cols["id"])
         return _write(table, {"repository": [repo_path] * n, **cols}, n, out)
     head = repo[repo.head()]
@@ -579,9 +655,9 @@ NOTES = {
     ("objects", "git subprocesses"): "no pack, offset, depth",
     ("objects", "pygit2"): "type and size only",
     ("objects", "dulwich"): "type and size only (objects inflated)",
-    ("commits", "git subprocesses"): "no reachable_from",
-    ("commits", "pygit2"): "no reachable_from",
-    ("commits", "dulwich"): "no reachable_from",
+    ("commits", "git subprocesses"): "log --all --topo-order; reachable_from propagated in Python",
+    ("commits", "pygit2"): "topological walk; reachable_from propagated in Python",
+    ("commits", "dulwich"): "topological walk; reachable_from propagated in Python",
 }
 
 
