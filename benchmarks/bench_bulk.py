@@ -689,7 +689,8 @@ def report(runs: list[Run], repos: list[str], storage: int, header: str) -> str:
         )
         d2 = [r for r in runs if r.table == table and r.engine == "gitodb dask" and r.workers == 2]
         alts = [r for r in runs if r.table == table and r.engine in ALTERNATIVES]
-        best = min(alts, key=lambda r: r.seconds) if alts else None
+        # the fastest by task CPU: wall-clock is not a measure on a shared machine
+        best = min(alts, key=lambda r: r.cpu) if alts else None
         ideal = sum(g2.task_cpu) / lpt_makespan(g2.task_cpu, 2) if g2.task_cpu else 0.0
         biggest = max(g1.task_cpu) / sum(g1.task_cpu) if g1.task_cpu else 0.0
         parts = [
@@ -706,8 +707,8 @@ def report(runs: list[Run], repos: list[str], storage: int, header: str) -> str:
             )
         if best is not None:
             parts.append(
-                f"fastest alternative ({best.engine}) time / gitodb time = "
-                f"{best.seconds / g2.seconds:.2f}x (CPU {best.cpu / g2.cpu:.2f}x)"
+                f"fastest alternative by task CPU ({best.engine}) CPU / gitodb CPU = "
+                f"{best.cpu / g2.cpu:.2f}x (time {best.seconds / g2.seconds:.2f}x)"
             )
         lines.append("- " + "; ".join(parts))
     return "\n".join(lines) + "\n"
