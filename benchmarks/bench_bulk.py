@@ -25,6 +25,7 @@ equal in number between gitodb and each alternative.
     python benchmarks/bench_bulk.py --quick          # 8 small repositories, no libgit2
     python benchmarks/bench_bulk.py                  # 30 repositories + libgit2
     python benchmarks/bench_bulk.py --out benchmarks/results/bulk.md
+    python benchmarks/bench_bulk.py --check          # the alternatives' commits == gitodb's
 """
 
 from __future__ import annotations
@@ -714,6 +715,40 @@ def report(runs: list[Run], repos: list[str], storage: int, header: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def check_same(repos: list[str]) -> int:
+    """Compare each alternative's ``commits`` rows with gitodb's by id: the same ids,
+    parents and ``reachable_from`` (in any row order: pygit2's and dulwich's
+    topological orders are not Git's).  The number of differences (each printed)."""
+    bad = 0
+    for repo in repos:
+        want = pa.Table.from_batches(
+            list(bulk.table_batches(repo, "commits")), schema=bulk.schema("commits")
+        )
+        rows = dict(
+            zip(
+                want["id"].to_pylist(),
+                zip(want["parents"].to_pylist(), want["reachable_from"].to_pylist(), strict=True),
+                strict=True,
+            )
+        )
+        for name, fn in ALTERNATIVES.items():
+            with tempfile.TemporaryDirectory(prefix="bench-bulk-check-") as d:
+                out = os.path.join(d, "t.parquet")
+                fn(repo, "commits", out)
+                got = pq.read_table(out)
+            theirs = dict(
+                zip(
+                    got["id"].to_pylist(),
+                    zip(got["parents"].to_pylist(), got["reachable_from"].to_pylist(), strict=True),
+                    strict=True,
+                )
+            )
+            if theirs != rows:
+                print(f"differs: {name} {repo}", file=sys.stderr)
+                bad += 1
+    return bad
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true", help="8 small repositories, no libgit2")
@@ -723,11 +758,20 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--no-alternatives", action="store_true")
     ap.add_argument("--no-dask", action="store_true")
     ap.add_argument("--out", type=Path, help="also write the Markdown report here")
+    ap.add_argument(
+        "--check",
+        action="store_true",
+        help="only compare the alternatives' commits tables with gitodb's (no timing)",
+    )
     args = ap.parse_args(argv)
     n = args.repos or (8 if args.quick else 30)
     repos = make_corpus(n, args.quick)
     if not args.quick and not args.no_large and LARGE.exists():
         repos.append(str(LARGE))
+    if args.check:
+        bad = check_same(repos)
+        print(f"commits: {len(repos)} repositories, {bad} differences")
+        return 1 if bad else 0
     storage = sum(storage_bytes(r) for r in repos)
     tables = [t for t in args.tables.split(",") if t]
     runs: list[Run] = []
