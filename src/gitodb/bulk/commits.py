@@ -191,8 +191,10 @@ def commit_rows(
     """Rows of the ``commits`` table, as record batches built column by column of at
     most ``max_rows`` rows / about ``max_bytes`` bytes.
 
-    The native core lists the walk (``RevWalk.native_text``), hands down the ref bits
-    and parses each batch of commits into column buffers (``_native/bulkcols.c``);
+    The native core lists the walk (``history.native.commit_walk``, from the refs
+    typed by the packs' header table), hands down the ref bits, writes the
+    ``reachable_from`` names and parses each batch of commits into column buffers
+    (``_native/bulkcols.c``);
     without it (or where it does not apply) the Python walk and parsers build the
     same columns.  A batch whose commits the C parser does not accept (a continued
     author line, a time past int64...) is parsed in Python."""
