@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import shutil
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 pa = pytest.importorskip("pyarrow")
 
@@ -99,6 +102,63 @@ def test_native_commits_in_small_batches(
     assert len(batches) > 1
     assert all(b.num_rows <= 2 for b in batches)
     _same(pa.Table.from_batches(batches), whole)
+
+
+@pytest.fixture(scope="module")
+def odd_refs(tmp_path_factory: pytest.TempPathFactory, repos: dict[str, Path]) -> Path:
+    """build_history's repository with refs to a tree, a blob, a tag of a tag, a tag
+    of a blob, an unlisted ref (refs/pull/) and a loose commit on top of the pack."""
+    repo = tmp_path_factory.mktemp("oddrefs") / "repo"
+    git("clone", "-q", "--mirror", repos["sha1"], repo)
+    git("repack", "-q", "-adf", cwd=repo)
+    # no commit-graph: every commit is read (and parsed in C) from the pack or loose
+    for graph in (repo / "objects" / "info").glob("commit-graph*"):
+        shutil.rmtree(graph) if graph.is_dir() else graph.unlink()
+    tree = git("rev-parse", "HEAD^{tree}", cwd=repo).decode().strip()
+    blob = git("rev-parse", "HEAD:README", cwd=repo).decode().strip()
+    git("update-ref", "refs/tags/a-tree", tree, cwd=repo)
+    git("update-ref", "refs/tags/a-blob", blob, cwd=repo)
+    git("tag", "-a", "-m", "of a blob", "blob-tag", blob, cwd=repo)
+    git("tag", "-a", "-m", "of a tag", "tag-of-tag", "v1", cwd=repo)
+    loose = git("commit-tree", "-p", "HEAD", "-m", "loose", tree, cwd=repo).decode().strip()
+    git("update-ref", "refs/pull/1/head", loose, cwd=repo)
+    git("update-ref", "refs/heads/loose", loose, cwd=repo)
+    return repo
+
+
+def test_native_commits_start_from_the_header_table(
+    monkeypatch: pytest.MonkeyPatch, odd_refs: Path
+) -> None:
+    """The native path finds its starts' types in one header table (no start commit
+    parsed in Python) and lists what the Python walk and git list."""
+    from gitodb.history.graph import CommitGraph
+    from gitodb.repo.odb import ObjectDatabase
+
+    repo = odd_refs
+    parsed: list[str] = []
+    node = CommitGraph.node
+
+    def spied(self: CommitGraph, oid: bytes, *args: object) -> object:
+        parsed.append(oid.hex())
+        return node(self, oid, *args)  # type: ignore[arg-type]
+
+    with monkeypatch.context() as m:
+        tables = _spy(m, ObjectDatabase, "read_header_table")
+        m.setattr(CommitGraph, "node", spied)
+        fast = _table(repo, "commits")
+    assert tables and not parsed
+    with monkeypatch.context() as m:
+        m.setattr(commits, "_native_commit_rows", lambda *a, **k: None)
+        slow = _table(repo, "commits")
+    _same(fast, slow)
+    listed = git("rev-list", "--all", "--topo-order", cwd=repo).decode().split()
+    assert fast["id"].to_pylist() == listed
+    loose = git("rev-parse", "loose", cwd=repo).decode().strip()
+    (row,) = [r for r in fast.to_pylist() if r["id"] == loose]
+    assert row["reachable_from"] == ["refs/heads/loose"]  # refs/pull/ is not named
+    v1 = git("rev-parse", "v1^{commit}", cwd=repo).decode().strip()
+    (row,) = [r for r in fast.to_pylist() if r["id"] == v1]
+    assert "refs/tags/tag-of-tag" in row["reachable_from"]
 
 
 def _odd_commit(repo: Path, raw: bytes, ref: str) -> None:
@@ -274,8 +334,49 @@ def test_reach_walk_hands_down_the_bits() -> None:
     assert (ints(first[4]), ints(first[5])) == ([0, 1, 2], [0, 70])
     assert (ints(rest[4]), ints(rest[5])) == ([0, 1, 3], [0, 0, 70])  # per batch
     assert w.next(1, 1) is None
+    assert first[6] == rest[6] == b""  # no names given: the indices
     with pytest.raises(ValueError):
         native.ReachWalk(b"xyz\n", 20, [], 0)
+    with pytest.raises(ValueError):  # one name per bit
+        native.ReachWalk(text, 20, [], 2, ["HEAD"])
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    parents=st.lists(st.lists(st.integers(0, 40), max_size=3), min_size=1, max_size=40),
+    tips=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 69)), max_size=20),
+    rows=st.integers(1, 7),
+    items=st.integers(1, 30),
+)
+def test_reach_walk_names_are_the_indices_names(
+    parents: list[list[int]], tips: list[tuple[int, int]], rows: int, items: int
+) -> None:
+    """With the bits' names, next() gives reachable_from's strings: the same as the
+    names of its indices (what a take of the names made before), batch by batch."""
+    n = len(parents)
+    ids = [i.to_bytes(2, "big") * 10 for i in range(n)]
+    # a topological listing: each commit's parents come after it
+    text = b"".join(
+        ids[i].hex().encode()
+        + b"".join(b" " + ids[p].hex().encode() for p in sorted({i + 1 + q for q in ps}) if p < n)
+        + b"\n"
+        for i, ps in enumerate(parents)
+    )
+    names = [f"refs/tags/v{b}-é" if b % 3 else f"refs/heads/b{b}" for b in range(70)]
+    bits = [(ids[r % n], b) for r, b in tips]
+    plain = native.ReachWalk(text, 20, bits, 70)
+    named = native.ReachWalk(text, 20, bits, 70, names)
+    while True:
+        a, b = plain.next(rows, items), named.next(rows, items)
+        if a is None:
+            assert b is None
+            break
+        assert b is not None and a[:5] == b[:5] and a[6] == b""
+        idx = memoryview(a[5]).cast("i").tolist()
+        got = pa.StringArray.from_buffers(
+            len(b[5]) // 4 - 1, pa.py_buffer(b[5]), pa.py_buffer(b[6])
+        ).to_pylist()
+        assert got == [names[i] for i in idx]
 
 
 def test_pure_walk_uses_the_python_rows(
@@ -356,6 +457,56 @@ def test_native_files_are_the_python_rows(
         for r in fast.to_pylist()
     ]
     assert got == want
+
+
+@pytest.fixture(scope="module")
+def mixed_store(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A tree whose blobs are packed (some as deltas) and loose, with a submodule."""
+    repo = tmp_path_factory.mktemp("mixed") / "repo"
+    git("init", "-q", repo)
+    for i in range(6):
+        (repo / f"p{i}.txt").write_text(f"packed {i}\n" * (50 + i))
+    git("add", "-A", cwd=repo)
+    git("commit", "-q", "-m", "packed", cwd=repo)
+    (repo / "p0.txt").write_text("packed 0\n" * 51)  # a delta on the old p0
+    git("commit", "-q", "-am", "delta", cwd=repo)
+    git("repack", "-q", "-adf", cwd=repo)
+    (repo / "loose-a.txt").write_text("loose a\n")
+    (repo / "loose-b.txt").write_text("loose b\n" * 3)
+    sub = "1" * 40
+    git("update-index", "--add", "--cacheinfo", f"160000,{sub},sub", cwd=repo)
+    git("add", "loose-a.txt", "loose-b.txt", cwd=repo)
+    git("commit", "-q", "-m", "loose and a submodule", cwd=repo)
+    return repo
+
+
+def test_native_file_sizes_in_one_call_per_pack(
+    monkeypatch: pytest.MonkeyPatch, mixed_store: Path
+) -> None:
+    """The packed blobs' sizes come from the packs' header table; only the loose
+    ones are asked one by one (read_header), and the rows are the Python rows."""
+    from gitodb.bulk import files
+    from gitodb.repo.odb import ObjectDatabase
+
+    repo = mixed_store
+    with monkeypatch.context() as m:
+        calls = _spy(m, ObjectDatabase, "read_header")
+        tables = _spy(m, ObjectDatabase, "read_header_table")
+        fast = _table(repo, "files")
+    assert len(calls) == 2  # loose-a.txt, loose-b.txt
+    assert tables
+    with monkeypatch.context() as m:
+        m.setattr(files, "_native_file_rows", lambda *a, **k: None)
+        slow = _table(repo, "files")
+    _same(fast, slow)
+    want = {}
+    for rec in git("ls-tree", "-r", "-l", "-z", "HEAD", cwd=repo).split(b"\0"):
+        if rec:
+            meta, path = rec.split(b"\t", 1)
+            size = meta.split()[3]
+            want[path.decode()] = None if size == b"-" else int(size)
+    assert {r["path"]: r["size"] for r in fast.to_pylist()} == want
+    assert want["sub"] is None
 
 
 def test_native_files_in_batches(repos: dict[str, Path]) -> None:

@@ -305,11 +305,16 @@ def commit_columns(
 
 class ReachWalk:
     def __init__(
-        self, text: bytes, rawsz: int, tips: Sequence[tuple[bytes, int]], nbits: int
+        self,
+        text: bytes,
+        rawsz: int,
+        tips: Sequence[tuple[bytes, int]],
+        nbits: int,
+        names: Sequence[str] | None = None,
     ) -> None: ...
     def next(
         self, max_rows: int, max_items: int, /
-    ) -> tuple[int, bytes, bytes, bytes, bytes, bytes] | None: ...
+    ) -> tuple[int, bytes, bytes, bytes, bytes, bytes, bytes] | None: ...
 
 def ls_tree_columns(
     text: bytes, rawsz: int, /

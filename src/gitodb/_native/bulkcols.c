@@ -12,7 +12,8 @@
    ("<id> <parent>...\n", children first) and hands out, per batch of rows, the ids,
    the parents and the ref bits that reach each commit (the bits of a commit are
    final when it is reached: all its children come before it), each commit's set
-   freed once it is handed down, so only the frontier is held. */
+   freed once it is handed down, so only the frontier is held.  Given the bits'
+   names, it writes reachable_from's strings itself (no take of millions of names). */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
@@ -410,6 +411,9 @@ typedef struct {
     size_t mask;
     size_t words;         /* uint64 words per ref set */
     uint64_t **bits;      /* each row's set, NULL when empty or handed down */
+    PyObject *names;      /* None, or a tuple of the bits' names (str) */
+    const char **name_p;  /* their UTF-8 (owned by the str objects) */
+    Py_ssize_t *name_n;
 } ReachWalk;
 
 static int
@@ -475,6 +479,11 @@ rw_release(ReachWalk *w)
     PyMem_Free(w->line);
     PyMem_Free(w->ids);
     PyMem_Free(w->slots);
+    PyMem_Free(w->name_p);
+    PyMem_Free(w->name_n);
+    w->name_p = NULL;
+    w->name_n = NULL;
+    Py_CLEAR(w->names);
     w->bits = NULL;
     w->line = NULL;
     w->ids = NULL;
@@ -492,12 +501,12 @@ rw_dealloc(ReachWalk *w)
 static PyObject *
 rw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
 {
-    PyObject *text, *tips;
+    PyObject *text, *tips, *names = Py_None;
     int rawsz;
     Py_ssize_t nbits;
-    static char *kwlist[] = {"text", "rawsz", "tips", "nbits", NULL};
-    if (!PyArg_ParseTupleAndKeywords(args, kw, "SiOn:ReachWalk", kwlist, &text, &rawsz, &tips,
-                                     &nbits))
+    static char *kwlist[] = {"text", "rawsz", "tips", "nbits", "names", NULL};
+    if (!PyArg_ParseTupleAndKeywords(args, kw, "SiOn|O:ReachWalk", kwlist, &text, &rawsz, &tips,
+                                     &nbits, &names))
         return NULL;
     if ((rawsz != 20 && rawsz != 32) || nbits < 0) {
         PyErr_SetString(PyExc_ValueError, "ReachWalk: rawsz 20 or 32, nbits >= 0");
@@ -508,6 +517,32 @@ rw_new(PyTypeObject *type, PyObject *args, PyObject *kw)
         return NULL;
     w->text = Py_NewRef(text);
     w->rawsz = rawsz;
+    if (names != Py_None) {
+        /* The names of the bits: next() then gives reachable_from's strings. */
+        w->names = PySequence_Tuple(names);
+        if (!w->names)
+            goto fail;
+        if (PyTuple_GET_SIZE(w->names) != nbits) {
+            PyErr_SetString(PyExc_ValueError, "ReachWalk: one name per bit");
+            goto fail;
+        }
+        w->name_p = PyMem_Calloc((size_t)nbits + 1, sizeof(char *));
+        w->name_n = PyMem_Calloc((size_t)nbits + 1, sizeof(Py_ssize_t));
+        if (!w->name_p || !w->name_n) {
+            PyErr_NoMemory();
+            goto fail;
+        }
+        for (Py_ssize_t i = 0; i < nbits; i++) {
+            PyObject *name = PyTuple_GET_ITEM(w->names, i);
+            if (!PyUnicode_Check(name)) {
+                PyErr_SetString(PyExc_TypeError, "ReachWalk: names must be str");
+                goto fail;
+            }
+            w->name_p[i] = PyUnicode_AsUTF8AndSize(name, &w->name_n[i]);
+            if (!w->name_p[i])
+                goto fail;
+        }
+    }
     w->words = ((size_t)nbits + 63) / 64;
     const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(text);
     size_t len = (size_t)PyBytes_GET_SIZE(text), hexsz = 2 * (size_t)rawsz;
@@ -582,8 +617,10 @@ fail:
 }
 
 /* next(max_rows, max_items) -> (rows, id hex, parent ends, parents hex, reach ends,
-   reach indices) for the next rows (at least one, at most max_rows, stopping once the
-   reach indices reach max_items), or None when every row was handed out. */
+   reach indices, b"") for the next rows (at least one, at most max_rows, stopping once the
+   reach indices reach max_items), and b"", or None when every row was handed out.
+   With names, the reach indices and b"" are the names themselves instead, as an
+   Arrow string column's buffers: (..., reach ends, name offsets, name bytes). */
 static PyObject *
 rw_next(ReachWalk *w, PyObject *args)
 {
@@ -594,11 +631,14 @@ rw_next(ReachWalk *w, PyObject *args)
         Py_RETURN_NONE;
     const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(w->text);
     size_t hexsz = 2 * (size_t)w->rawsz;
-    gdc_buf ids = {0}, pends = {0}, phex = {0}, rends = {0}, ridx = {0};
+    gdc_buf ids = {0}, pends = {0}, phex = {0}, rends = {0}, ridx = {0}, ndata = {0};
     PyObject *out = NULL;
     int32_t zero = 0;
     Py_ssize_t rows = 0;
-    if (gdc_buf_put(&pends, &zero, 4) || gdc_buf_put(&rends, &zero, 4))
+    /* With names, ridx holds the names' string offsets (Arrow int32) and ndata
+       their bytes, instead of the bit indices. */
+    if (gdc_buf_put(&pends, &zero, 4) || gdc_buf_put(&rends, &zero, 4)
+        || (w->names && gdc_buf_put(&ridx, &zero, 4)))
         goto done;
     int32_t np = 0, nr = 0;
     while (w->pos < w->n && rows < (max_rows > 0 ? max_rows : 1)) {
@@ -631,8 +671,19 @@ rw_next(ReachWalk *w, PyObject *args)
                 uint64_t v = s[k];
                 while (v) {
                     int32_t bit = (int32_t)(k * 64 + (size_t)__builtin_ctzll(v));
-                    if (gdc_buf_put(&ridx, &bit, 4))
+                    if (w->names) {
+                        if (ndata.n + (size_t)w->name_n[bit] > INT32_MAX) {
+                            PyErr_SetString(PyExc_OverflowError, "reachable_from over 2 GiB");
+                            goto done;
+                        }
+                        if (gdc_buf_put(&ndata, w->name_p[bit], (size_t)w->name_n[bit]))
+                            goto done;
+                        int32_t end = (int32_t)ndata.n;
+                        if (gdc_buf_put(&ridx, &end, 4))
+                            goto done;
+                    } else if (gdc_buf_put(&ridx, &bit, 4)) {
                         goto done;
+                    }
                     nr++;
                     v &= v - 1;
                 }
@@ -646,9 +697,10 @@ rw_next(ReachWalk *w, PyObject *args)
         if (nr >= max_items)
             break;
     }
-    out = Py_BuildValue("(nNNNNN)", rows, buf_bytes(&ids), buf_bytes(&pends), buf_bytes(&phex),
-                        buf_bytes(&rends), buf_bytes(&ridx));
+    out = Py_BuildValue("(nNNNNNN)", rows, buf_bytes(&ids), buf_bytes(&pends), buf_bytes(&phex),
+                        buf_bytes(&rends), buf_bytes(&ridx), buf_bytes(&ndata));
 done:
+    buf_free(&ndata);
     buf_free(&ids);
     buf_free(&pends);
     buf_free(&phex);
@@ -660,7 +712,8 @@ done:
 static PyMethodDef rw_methods[] = {
     {"next", (PyCFunction)rw_next, METH_VARARGS,
      "next(max_rows, max_items) -> (rows, ids hex, parent ends, parents hex, reach ends, "
-     "reach indices) or None"},
+     "reach indices, b'') or, with names, (..., reach ends, name offsets, name bytes); "
+     "None at the end"},
     {NULL, NULL, 0, NULL},
 };
 
@@ -668,8 +721,9 @@ PyTypeObject gdc_ReachWalkType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gitodb._native.ReachWalk",
     .tp_basicsize = sizeof(ReachWalk),
     .tp_flags = Py_TPFLAGS_DEFAULT,
-    .tp_doc = "ReachWalk(text, rawsz, tips, nbits): the commits table's ids, parents and "
-              "reachable_from bits over a topological listing, batch by batch.",
+    .tp_doc = "ReachWalk(text, rawsz, tips, nbits, names=None): the commits table's ids, "
+              "parents and reachable_from bits (or, with names, their names) over a "
+              "topological listing, batch by batch.",
     .tp_new = rw_new,
     .tp_dealloc = (destructor)rw_dealloc,
     .tp_methods = rw_methods,

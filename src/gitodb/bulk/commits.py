@@ -10,6 +10,7 @@ cost is one big-integer ``or`` per parent link.
 
 from __future__ import annotations
 
+import gc
 from array import array
 from collections.abc import Iterator
 from typing import Any
@@ -102,45 +103,28 @@ class _ReadThrough:
         return getattr(self._odb, name)
 
 
-def _walk(
-    repo: Repository, rev: str | None, graph: CommitGraph | None = None, reader: Any = None
-) -> tuple[RevWalk, list[str], dict[bytes, int]]:
-    """The walk and the ref bits of each starting commit (tags peeled by the walk).
-
-    With a native ``reader`` the starts are peeled through it and added as commits
-    the walk's graph already holds (no second read of each in Python)."""
-    walk = RevWalk(repo, order="topo", graph=graph if graph is not None else _KeepingGraph(repo))
+def _walk(repo: Repository, rev: str | None) -> tuple[RevWalk, list[str], dict[bytes, int]]:
+    """The Python walk and the ref bits of each starting commit (tags peeled by the
+    walk)."""
+    walk = RevWalk(repo, order="topo", graph=_KeepingGraph(repo))
     names: list[str] = []
     tips: dict[bytes, int] = {}
     odb = repo.odb
     fmt = repo.object_format
     for name, oid in _starts(repo, rev):
         # A ref to a tree or blob (or a tag of one) has no history: skip it as Git does.
+        # The type from the header: only a tag is read whole (to peel it).
         target = oid
-        if reader is not None:
-            type_num, data = reader.read(target)
-            while type_num == OBJ_TAG:
-                target = Tag(data, fmt, target).object
-                try:
-                    type_num, data = reader.read(target)
-                except ObjectNotFoundError:
-                    type_num = 0
-            if type_num != OBJ_COMMIT:
-                continue
-            walk.graph.node(target, data)
-            walk.add(target, name=name)
-        else:
-            # The type from the header: only a tag is read whole (to peel it).
-            type_name = odb.read_header(target)[0]
-            while type_name == "tag":
-                target = Tag(odb.read(target)[1], fmt, target).object
-                try:
-                    type_name = odb.read_header(target)[0]
-                except ObjectNotFoundError:
-                    type_name = ""
-            if type_name != "commit":
-                continue
-            walk.add(oid, name=name)
+        type_name = odb.read_header(target)[0]
+        while type_name == "tag":
+            target = Tag(odb.read(target)[1], fmt, target).object
+            try:
+                type_name = odb.read_header(target)[0]
+            except ObjectNotFoundError:
+                type_name = ""
+        if type_name != "commit":
+            continue
+        walk.add(oid, name=name)
         if rev is None and name != "HEAD" and not name.startswith(LISTED_PREFIXES):
             continue
         bit = 1 << len(names)
@@ -207,8 +191,10 @@ def commit_rows(
     """Rows of the ``commits`` table, as record batches built column by column of at
     most ``max_rows`` rows / about ``max_bytes`` bytes.
 
-    The native core lists the walk (``RevWalk.native_text``), hands down the ref bits
-    and parses each batch of commits into column buffers (``_native/bulkcols.c``);
+    The native core lists the walk (``history.native.commit_walk``, from the refs
+    typed by the packs' header table), hands down the ref bits, writes the
+    ``reachable_from`` names and parses each batch of commits into column buffers
+    (``_native/bulkcols.c``);
     without it (or where it does not apply) the Python walk and parsers build the
     same columns.  A batch whose commits the C parser does not accept (a continued
     author line, a time past int64...) is parsed in Python."""
@@ -305,6 +291,76 @@ def _hex_column(data: bytes, hexsz: int) -> pa.Array:
     return pa.StringArray.from_buffers(count, pa.py_buffer(offsets), pa.py_buffer(data))
 
 
+def _native_starts(
+    repo: Repository, rev: str | None, reader: Any
+) -> tuple[list[bytes], list[str], dict[bytes, int]]:
+    """The native walk's start commits (in the order named, tags peeled), the ref
+    names of ``reachable_from`` and the bits of each starting commit.
+
+    The types of all the starts come from the packs' header table in one native call
+    per pack (a ref to a commit is not read at all); only tags are read (to peel
+    them), and what the table leaves (loose, damaged) is read through ``reader``."""
+    fmt = repo.object_format
+    named = _starts(repo, rev)
+    table = repo.odb.read_header_table([oid for _name, oid in named])
+    types = table[0] if table is not None else bytes(len(named))
+    starts: list[bytes] = []
+    names: list[str] = []
+    tips: dict[bytes, int] = {}
+    for k, (name, oid) in enumerate(named):
+        # A ref to a tree or blob (or a tag of one) has no history: skip it as Git does.
+        target, type_num = oid, types[k]
+        if type_num != OBJ_COMMIT:
+            if type_num not in (0, OBJ_TAG):
+                continue
+            type_num, data = reader.read(target)  # a missing target raises
+            while type_num == OBJ_TAG:
+                target = Tag(data, fmt, target).object
+                try:
+                    type_num, data = reader.read(target)
+                except ObjectNotFoundError:
+                    type_num = 0
+            if type_num != OBJ_COMMIT:
+                continue
+        starts.append(target)
+        if rev is None and name != "HEAD" and not name.startswith(LISTED_PREFIXES):
+            continue
+        bit = 1 << len(names)
+        # As text: a name that is not UTF-8 has U+FFFD here (its bytes are in refs).
+        names.append(str_and_bytes(name)[0] or "")
+        tips[target] = tips.get(target, 0) | bit
+    return starts, names, tips
+
+
+def _native_listing(graph: CommitGraph, starts: list[bytes]) -> bytes | None:
+    """``rev-list --topo-order --parents`` of ``starts`` from the native walk, or None
+    where it does not apply; what ended the walk early (a missing or damaged parent)
+    raises, before any row, as the Python topological walk does."""
+    got = native.commit_walk(graph, starts, False)
+    if got is None:
+        return None
+    walk, reader = got
+    error: BaseException | None = None
+    # The walk's records are freed by reference count: the cyclic collector would
+    # only traverse them again and again while the walk makes them.
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        _count, text, _trees = walk.text(True, False, True, True)
+        try:
+            walk.next(1)  # the walk is done: raises what ended it early, if anything
+        except Exception as e:
+            error = e
+    finally:
+        if collecting:
+            gc.enable()
+        del walk
+        reader.close()
+    if error is not None:
+        raise error
+    return bytes(text)
+
+
 def _native_commit_rows(
     repo: Repository,
     repository: str,
@@ -318,25 +374,27 @@ def _native_commit_rows(
     here (its errors raise before any row, as the Python topological walk's do)."""
     if _bulk_native is None or not native.enabled():
         return None
+    graph = CommitGraph(repo)
+    if graph.grafts or graph.early_flags or not native.walk_usable(graph):
+        return None
     reader = native.reader(repo)
     if reader is None:
         return None
     try:
-        walk, ref_names, tips = _walk(repo, rev, CommitGraph(repo), reader)
-        got = walk.native_text(parents=True)
-        if got is None:
+        starts, ref_names, tips = _native_starts(repo, rev, reader)
+        text = _native_listing(graph, starts)
+        if text is None:
             reader.close()
             return None
-        _count, text, error = got
-        if error is not None:
-            raise error
         bit_of = _Names()
         bits = [(oid, i) for oid, mask in tips.items() for i in bit_of(mask)]
-        reach = _bulk_native.ReachWalk(text, repo.object_format.rawsz, bits, len(ref_names))
+        reach = _bulk_native.ReachWalk(
+            text, repo.object_format.rawsz, bits, len(ref_names), ref_names
+        )
     except BaseException:
         reader.close()
         raise
-    return _native_batches(repo, repository, reader, reach, ref_names, message, max_rows, max_bytes)
+    return _native_batches(repo, repository, reader, reach, message, max_rows, max_bytes)
 
 
 def _native_batches(
@@ -344,7 +402,6 @@ def _native_batches(
     repository: str,
     reader: Any,
     reach: Any,
-    ref_names: list[str],
     message: bool,
     max_rows: int,
     max_bytes: int,
@@ -352,7 +409,6 @@ def _native_batches(
     fmt = repo.object_format
     rawsz, hexsz = fmt.rawsz, 2 * fmt.rawsz
     sch = SCHEMAS["commits"]
-    names_arr = pa.array(ref_names, pa.string())
     rows = max(1, max_rows)
     if message:  # messages are the rows' bulk then: about 1 KiB a row
         rows = min(rows, max(1, max_bytes // 1024))
@@ -363,7 +419,7 @@ def _native_batches(
             got = reach.next(rows, items)
             if got is None:
                 return
-            n, ids_hex, parent_ends, parents_hex, reach_ends, reach_idx = got
+            n, ids_hex, parent_ends, parents_hex, reach_ends, name_ends, name_data = got
             ids = bytes.fromhex(ids_hex.decode("ascii"))
             raws = []
             for k in range(0, n * rawsz, rawsz):
@@ -384,7 +440,14 @@ def _native_batches(
                     arrays[0],
                     list_of(array("i", parent_ends), _hex_column(parents_hex, hexsz)),
                     *arrays[1:],
-                    list_of(array("i", reach_ends), taken(names_arr, array("i", reach_idx))),
+                    list_of(
+                        array("i", reach_ends),
+                        pa.StringArray.from_buffers(
+                            len(name_ends) // 4 - 1,
+                            pa.py_buffer(name_ends),
+                            pa.py_buffer(name_data),
+                        ),
+                    ),
                 ],
                 schema=sch,
             )

@@ -85,6 +85,42 @@ def file_rows(
         )
 
 
+def _blob_sizes(
+    repo: Repository, ids: bytes, blobs: bytes, rawsz: int
+) -> tuple[array[int], bytearray]:
+    """The sizes of the blobs among ``ids`` (``blobs[i]`` set for a blob) as int64
+    values and an Arrow validity bitmap (null where the entry is not a blob).
+
+    The packed ones come from one native call per pack (``read_header_table``: a
+    binary search of the index and the entry header; a delta inflates only its size
+    header); what that leaves (loose, missing, damaged) is ``read_header``'s, which
+    raises Git's error."""
+    n = len(blobs)
+    where = [i for i in range(n) if blobs[i]]
+    oids = [ids[i * rawsz : (i + 1) * rawsz] for i in where]
+    odb = repo.odb
+    table = odb.read_header_table(oids)
+    types: bytes | bytearray
+    if table is None:
+        types, got = bytes(len(oids)), array("q", bytes(8 * len(oids)))
+    else:
+        types, raw = table
+        got = array("q", bytes(raw))  # native uint64 (sizes are below 2**63)
+    if types.count(0):  # what the packs left: read_header decides (and raises)
+        read_header = odb.read_header
+        for k in range(len(oids)):
+            if not types[k]:
+                got[k] = read_header(oids[k])[1]
+    if len(where) == n:  # every entry a blob (no submodule): the sizes as they are
+        return got, bytearray(b"\xff" * ((n + 7) // 8))
+    sizes = array("q", bytes(8 * n))
+    valid = bytearray((n + 7) // 8)
+    for k, i in enumerate(where):
+        sizes[i] = got[k]
+        valid[i >> 3] |= 1 << (i & 7)
+    return sizes, valid
+
+
 def _native_file_rows(
     repo: Repository,
     repository: str,
@@ -117,16 +153,7 @@ def _native_file_rows(
     hexsz = 2 * rawsz
     n, path, mode, kind, ids_hex, blobs = _bulk_native.ls_tree_columns(text, rawsz)
     del text
-    # Sizes from the object headers (a delta inflates only its size header).
-    read_header = repo.odb.read_header
-    ids = bytes.fromhex(ids_hex.decode("ascii"))
-    sizes = array("q", bytes(8 * n))
-    valid = bytearray((n + 7) // 8)
-    for i in range(n):
-        if blobs[i]:
-            sizes[i] = read_header(ids[i * rawsz : (i + 1) * rawsz])[1]
-            valid[i >> 3] |= 1 << (i & 7)
-    del ids
+    sizes, valid = _blob_sizes(repo, bytes.fromhex(ids_hex.decode("ascii")), blobs, rawsz)
     path_offsets, path_data, _path_valid, path_bad = path
     if path_bad:
         ends = memoryview(path_offsets).cast("i")
