@@ -20,7 +20,7 @@ as a user's script would.
 
 Prints a Markdown table (times and ratios to git, or to gitodb for the API rows).
 
-    python benchmarks/bench_history.py [--repo PATH] [--repeat N]
+    python benchmarks/bench_history.py [--repo PATH] [--repeat N] [--no-api] [--only TITLE]...
 """
 
 from __future__ import annotations
@@ -199,6 +199,13 @@ def main() -> int:
     ap.add_argument("--repeat", type=int, default=3)
     ap.add_argument("--git", default="git")
     ap.add_argument("--no-api", action="store_true", help="skip the dulwich/pygit2 rows")
+    ap.add_argument(
+        "--only",
+        action="append",
+        default=[],
+        metavar="TITLE",
+        help="run only the commands whose title starts with TITLE (repeatable)",
+    )
     args = ap.parse_args()
     if not args.repo.exists():
         sys.exit(f"no repository at {args.repo}")
@@ -232,6 +239,8 @@ def main() -> int:
         rows = []
         load = os.getloadavg()[0]
         for title, cmd, stdin in COMMANDS:
+            if args.only and not any(title.startswith(t) for t in args.only):
+                continue
             data = pairs if stdin == "pairs" else None
             # git and gitodb alternate, so both see the same machine load.
             g_runs, o_runs = [], []

@@ -440,8 +440,7 @@ def _run(argv: list[str], ctx: Any) -> int:
 
 def _mark(node: Any, left_right: bool, cherry_mark: bool) -> bytes:
     """Git's ``put_revision_mark``: ``- ``, ``= ``, ``< ``/``> ``, ``+ `` or nothing."""
-    from gitodb.history.graph import PATCHSAME, SYMMETRIC_LEFT
-    from gitodb.history.simplify import BOUNDARY
+    from gitodb.history.graph import BOUNDARY, PATCHSAME, SYMMETRIC_LEFT
 
     flags = node.flags
     if flags & BOUNDARY:

@@ -21,7 +21,8 @@ if TYPE_CHECKING:
     from gitodb.cli.main import Context
 
 MINIMUM_ABBREV = 4  # Git's shortest abbreviation
-_ATOM = re.compile(rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)")
+# --format's placeholders (compiled when a format is expanded: re.compile costs start-up)
+_ATOM = rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)"
 
 
 def _abbrev(values: Any, value: str | None, unset: bool) -> None:
@@ -130,11 +131,6 @@ def _work_tree_prefix(repo: Any, ctx: Context) -> tuple[str, str]:
 def run(argv: list[str], ctx: Context) -> int:
     """List the tree named by the first argument; see ``git ls-tree``."""
     o = parse_args(argv)
-    from gitodb.history.paths import normalize_pathspec
-    from gitodb.history.treewalk import list_tree
-    from gitodb.objects.pretty import quote_path
-    from gitodb.repo.abbrev import Abbreviator, default_abbrev
-
     repo = ctx.open_repository()
     try:
         oid = repo.resolve(o.args[0])
@@ -149,17 +145,42 @@ def run(argv: list[str], ctx: Context) -> int:
     if o.full_tree:
         prefix = ""
     specs = o.args[1:] or ([prefix] if prefix else [])
-    items = [
-        normalize_pathspec(s, prefix if o.args[1:] else "", top).encode("utf-8", "surrogateescape")
-        for s in specs
-    ]
+    items: list[bytes] = []
+    if specs:
+        from gitodb.history.paths import normalize_pathspec
+
+        items = [
+            normalize_pathspec(s, prefix if o.args[1:] else "", top).encode(
+                "utf-8", "surrogateescape"
+            )
+            for s in specs
+        ]
     chomp = (
         None
         if (o.full_name or o.full_tree or not prefix)
         else prefix.encode("utf-8", "surrogateescape")
     )
-    abbrev = Abbreviator(repo, default_abbrev(repo) if o.abbrev is None else o.abbrev)
     quote_fully = repo.config.get_bool("core.quotepath", True)
+    hexsz = repo.object_format.hexsz
+    full_ids = o.abbrev == 0 or (o.abbrev is not None and o.abbrev >= hexsz)
+    if (
+        o.format is None
+        and not items
+        and chomp is None
+        and o.cmdmode in (None, "name-only")
+        and full_ids
+    ):
+        # The whole listing in one native call; the Python listing's modules are
+        # not even imported.
+        fast = _native_listing(repo, tree, o, quote_fully)
+        if fast is not None:
+            sys.stdout.buffer.write(fast)
+            return 0
+    from gitodb.history.treewalk import list_tree
+    from gitodb.objects.pretty import quote_path
+    from gitodb.repo.abbrev import Abbreviator, default_abbrev
+
+    abbrev = Abbreviator(repo, default_abbrev(repo) if o.abbrev is None else o.abbrev)
     term = b"\0" if o.nul else b"\n"
     out = []
     odb = repo.odb
@@ -179,11 +200,6 @@ def run(argv: list[str], ctx: Context) -> int:
             return b"BAD"
 
     fmt = o.format.encode("utf-8", "surrogateescape") if o.format is not None else None
-    if fmt is None and not items and chomp is None and o.cmdmode in (None, "name-only"):
-        fast = _native_listing(repo, tree, o, abbrev, quote_fully)
-        if fast is not None:
-            sys.stdout.buffer.write(fast)
-            return 0
     for entry, path in list_tree(
         repo, tree, items, recursive=o.recursive, show_trees=o.show_trees, trees_only=o.only_trees
     ):
@@ -265,13 +281,11 @@ def _expand(
             return quote_path(relative_path(path, chomp), quote_fully)
         raise GitodbError(f"bad ls-tree format: %({atom.decode('utf-8', 'surrogateescape')})")
 
-    return _ATOM.sub(sub, fmt)
+    return re.sub(_ATOM, sub, fmt)
 
 
-def _native_listing(repo: Any, tree: Any, o: Any, abbrev: Any, quote_fully: bool) -> bytes | None:
+def _native_listing(repo: Any, tree: Any, o: Any, quote_fully: bool) -> bytes | None:
     """The whole listing from the native core (full ids, no pathspec), or None."""
-    if abbrev.length < repo.object_format.hexsz:
-        return None
     from gitodb.history.native import ls_tree_text
 
     return ls_tree_text(

@@ -390,8 +390,7 @@ def _output(walk: object, settings: RevSettings) -> int:
 
 def _commit_line(walk: object, node: object, settings: RevSettings, is_left: bool) -> bytes:
     """One commit as rev-list shows it: timestamp, mark, id, parents, header."""
-    from gitodb.history.graph import PATCHSAME
-    from gitodb.history.simplify import BOUNDARY
+    from gitodb.history.graph import BOUNDARY, PATCHSAME
 
     flags = node.flags  # type: ignore[attr-defined]
     line: bytes = b"%d " % node.date if settings.timestamp else b""  # type: ignore[attr-defined]

@@ -367,9 +367,10 @@ REVISION_OPTIONS: list[Option] = [
 #: options ``rev-list`` reads itself, after ``setup_revisions`` (``builtin/rev-list.c``)
 def rev_list_options() -> list[Option]:
     """The revision options plus rev-list's own."""
-    from gitodb.objects.filter import ObjectFilter
 
     def _filter(values: Any, value: str | None, _unset: bool) -> None:
+        from gitodb.objects.filter import ObjectFilter  # (only when --filter is given)
+
         values.filter = ObjectFilter.parse(value or "", values.filter)
 
     def _no_filter(values: Any, _value: str | None, _unset: bool) -> None:

@@ -26,6 +26,17 @@ SHOWN = 1 << 3
 SYMMETRIC_LEFT = 1 << 4
 BOTTOM = 1 << 5
 PATCHSAME = 1 << 6  # --cherry-mark: the same change is on the other side
+# Flags of the path-limited walk (gitodb.history.simplify); here so that a walk
+# without paths need not import the path limiter.
+TREESAME = 1 << 10
+PULL_MERGE = 1 << 11
+BOUNDARY = 1 << 12
+CHILD_SHOWN = 1 << 13
+
+
+def relevant(node: Node) -> bool:
+    """Git's ``relevant_commit``: interesting, or an uninteresting bottom commit."""
+    return (node.flags & (UNINTERESTING | BOTTOM)) != UNINTERESTING
 
 
 class Node:

@@ -575,7 +575,7 @@ def graph_parents(walk: RevWalk, node: Node) -> list[bytes]:
     """The parents of ``node`` the graph draws (Git's interesting parents): those
     the walk will show and, with ``--boundary``, those a shown commit has as a
     parent; with ``--first-parent``, the first parent only."""
-    from gitodb.history.simplify import CHILD_SHOWN
+    from gitodb.history.graph import CHILD_SHOWN
 
     boundary = walk.boundary
     out: list[bytes] = []
@@ -590,8 +590,7 @@ def graph_parents(walk: RevWalk, node: Node) -> list[bytes]:
 def commit_mark(node: Node, left_right: bool) -> bytes:
     """The commit's character: ``o`` on the boundary, ``<``/``>`` with
     ``--left-right``, else ``*``."""
-    from gitodb.history.graph import SYMMETRIC_LEFT
-    from gitodb.history.simplify import BOUNDARY
+    from gitodb.history.graph import BOUNDARY, SYMMETRIC_LEFT
 
     if node.flags & BOUNDARY:
         return b"o"

@@ -345,8 +345,7 @@ def cherry_pick_list(
     of paths and modes alone; the full id (which reads the blobs) is computed only
     for commits whose paths and modes match one of them.
     """
-    from gitodb.history.graph import PATCHSAME, SHOWN, SYMMETRIC_LEFT
-    from gitodb.history.simplify import BOUNDARY
+    from gitodb.history.graph import BOUNDARY, PATCHSAME, SHOWN, SYMMETRIC_LEFT
 
     listed = [n for n in nodes if not n.flags & BOUNDARY]
     left = sum(1 for n in listed if n.flags & SYMMETRIC_LEFT)

@@ -136,10 +136,8 @@ class RevisionArgs:
     def all(self) -> None:
         """``--all``: every ref, then HEAD."""
         if not self.excludes and self.hidden is None:
-            add = self.walk.add
-            negative = self.negate
-            for name, oid in self._refs("refs/"):  # thousands: no per-ref checks
-                add(oid, uninteresting=negative, name=name)
+            # thousands of refs: no per-ref checks, one call
+            self.walk.add_refs(self._refs("refs/"), uninteresting=self.negate)
         else:
             for name, oid in self._refs("refs/"):
                 self._add_ref(name, name, oid)

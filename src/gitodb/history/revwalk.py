@@ -37,15 +37,18 @@ from gitodb.history import native
 from gitodb.history.graph import (
     ADDED,
     BOTTOM,
+    BOUNDARY,
+    CHILD_SHOWN,
     SEEN,
     SHOWN,
     SYMMETRIC_LEFT,
+    TREESAME,
     UNINTERESTING,
     CommitGraph,
     DateQueue,
     Node,
+    relevant,
 )
-from gitodb.history.simplify import BOUNDARY, CHILD_SHOWN, TREESAME, relevant
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree, parse_entries
 
@@ -214,6 +217,11 @@ class RevWalk:
         ``left`` marks the left side of a symmetric range (``A`` of ``A...B``)."""
         self.pending.append(Pending(oid, name, path, uninteresting, left))
 
+    def add_refs(self, refs: list[tuple[str, bytes]], uninteresting: bool = False) -> None:
+        """``add(oid, name=name, uninteresting=uninteresting)`` for each ``(name, oid)``
+        of ``refs`` (``--all``'s thousands of refs: one call, not one per ref)."""
+        self.pending += [Pending(oid, name, None, uninteresting) for name, oid in refs]
+
     def _handle_pending(self, ids: list[bytes] | None = None) -> list[Node]:
         """Git's ``handle_commit`` for every pending object: the starting commits.
 
@@ -261,7 +269,13 @@ class RevWalk:
             if cg is not None
             else None
         )
+        # nothing excluded: a start the graph holds only goes into ids (--all's
+        # thousands of refs take this line, not the whole of handle_commit below)
+        quick = ids is not None and in_graph is not None and not negative
         for i, p in enumerate(self.pending):
+            if quick and in_graph[i] and not p.left:  # type: ignore[index]
+                ids.append(p.oid)  # type: ignore[union-attr]
+                continue
             oid, path = p.oid, p.path
             if oid in negative:
                 p.uninteresting = True

@@ -21,7 +21,15 @@ from __future__ import annotations
 
 import re
 
-from gitodb.history.graph import BOTTOM, UNINTERESTING, Node
+from gitodb.history.graph import (  # (the walk's flags live with the others in graph)
+    BOUNDARY,
+    CHILD_SHOWN,
+    PULL_MERGE,
+    TREESAME,
+    UNINTERESTING,
+    Node,
+    relevant,
+)
 from gitodb.history.treediff import diff_trees
 
 TYPE_CHECKING = False
@@ -29,19 +37,10 @@ if TYPE_CHECKING:
     from gitodb.history.graph import CommitGraph
     from gitodb.repo import Repository
 
-# Flags of the path-limited walk, above the ones graph.py defines.
-TREESAME = 1 << 10
-PULL_MERGE = 1 << 11
-BOUNDARY = 1 << 12
-CHILD_SHOWN = 1 << 13
+__all__ = ["BOUNDARY", "CHILD_SHOWN", "PULL_MERGE", "TREESAME", "relevant"]
 
 SAME, NEW, OLD, DIFFERENT = 0, 1, 2, 3
 _GLOB = re.compile(rb"[*?\[\\]")
-
-
-def relevant(node: Node) -> bool:
-    """Git's ``relevant_commit``: interesting, or an uninteresting bottom commit."""
-    return (node.flags & (UNINTERESTING | BOTTOM)) != UNINTERESTING
 
 
 class PathLimiter:
