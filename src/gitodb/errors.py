@@ -93,6 +93,13 @@ class ObjectTypeError(GitodbError):
     """An object is not of the type that was asked for (``object X is a tree, not a commit``)."""
 
 
+class TreeDepthError(GitodbError):
+    """A tree nests deeper than ``core.maxTreeDepth`` allows (Git's fail-safe:
+    ``exceeded maximum allowed tree depth``)."""
+
+    MESSAGE = "exceeded maximum allowed tree depth"
+
+
 class BadRevisionError(GitodbError):
     """A revision expression cannot be resolved."""
 

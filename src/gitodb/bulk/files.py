@@ -19,7 +19,7 @@ from gitodb.bulk.text import text_and_bytes
 from gitodb.errors import BadRevisionError
 from gitodb.history import native
 from gitodb.history.treewalk import list_tree
-from gitodb.objects.tree import canonical_mode
+from gitodb.objects.tree import canonical_mode, max_tree_depth
 from gitodb.repo import Repository
 from gitodb.repo.revparse import peel_to
 
@@ -146,6 +146,7 @@ def _native_file_rows(
         name_only=False,
         nul=True,
         quote_fully=False,
+        max_depth=max_tree_depth(repo.config),
     )
     if text is None:
         return None

@@ -12,7 +12,13 @@ import sys
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, parse_int
-from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError, ObjectTypeError
+from gitodb.errors import (
+    BadRevisionError,
+    GitodbError,
+    ObjectNotFoundError,
+    ObjectTypeError,
+    TreeDepthError,
+)
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -200,40 +206,47 @@ def run(argv: list[str], ctx: Context) -> int:
             return b"BAD"
 
     fmt = o.format.encode("utf-8", "surrogateescape") if o.format is not None else None
-    for entry, path in list_tree(
+    listing = list_tree(
         repo, tree, items, recursive=o.recursive, show_trees=o.show_trees, trees_only=o.only_trees
-    ):
-        if fmt is not None:
-            out.append(_expand(fmt, entry, path, chomp, abbrev, size_of, quote_fully) + term)
-            continue
-        mode = o.cmdmode
-        if mode in ("name-only", "name-status"):
-            out.append(name(path) + term)
-        elif mode == "object-only":
-            out.append(abbrev(entry.id).encode() + term)
-        elif mode == "long":
-            out.append(
-                b"%06o %s %s %7s\t%s%s"
-                % (
-                    entry.mode,
-                    entry.object_type.encode(),
-                    abbrev(entry.id).encode(),
-                    size_of(entry),
-                    name(path),
-                    term,
+    )
+    try:
+        for entry, path in listing:
+            if fmt is not None:
+                out.append(_expand(fmt, entry, path, chomp, abbrev, size_of, quote_fully) + term)
+                continue
+            mode = o.cmdmode
+            if mode in ("name-only", "name-status"):
+                out.append(name(path) + term)
+            elif mode == "object-only":
+                out.append(abbrev(entry.id).encode() + term)
+            elif mode == "long":
+                out.append(
+                    b"%06o %s %s %7s\t%s%s"
+                    % (
+                        entry.mode,
+                        entry.object_type.encode(),
+                        abbrev(entry.id).encode(),
+                        size_of(entry),
+                        name(path),
+                        term,
+                    )
                 )
-            )
-        else:
-            out.append(
-                b"%06o %s %s\t%s%s"
-                % (
-                    entry.mode,
-                    entry.object_type.encode(),
-                    abbrev(entry.id).encode(),
-                    name(path),
-                    term,
+            else:
+                out.append(
+                    b"%06o %s %s\t%s%s"
+                    % (
+                        entry.mode,
+                        entry.object_type.encode(),
+                        abbrev(entry.id).encode(),
+                        name(path),
+                        term,
+                    )
                 )
-            )
+    except TreeDepthError as e:
+        # Git prints what it listed, then its error, and exits with 1
+        sys.stdout.buffer.write(b"".join(out))
+        sys.stderr.write(f"error: {e.message}\n")
+        return 1
     sys.stdout.buffer.write(b"".join(out))
     return 0
 
@@ -285,8 +298,10 @@ def _expand(
 
 
 def _native_listing(repo: Any, tree: Any, o: Any, quote_fully: bool) -> bytes | None:
-    """The whole listing from the native core (full ids, no pathspec), or None."""
+    """The whole listing from the native core (full ids, no pathspec), or None (then
+    also past ``core.maxTreeDepth``: the Python listing stops where Git stops)."""
     from gitodb.history.native import ls_tree_text
+    from gitodb.objects.tree import max_tree_depth
 
     return ls_tree_text(
         repo,
@@ -297,4 +312,5 @@ def _native_listing(repo: Any, tree: Any, o: Any, quote_fully: bool) -> bytes | 
         name_only=o.cmdmode == "name-only",
         nul=o.nul,
         quote_fully=quote_fully,
+        max_depth=max_tree_depth(repo.config),
     )

@@ -161,16 +161,18 @@ def ls_tree_text(
     name_only: bool,
     nul: bool,
     quote_fully: bool,
+    max_depth: int,
 ) -> bytes | None:
     """``git ls-tree`` of a tree's content (no pathspec, full ids; the default line,
-    or ``name_only``), or None: not built, or a subtree missing, not a tree or
-    malformed (``treewalk.list_tree`` then lists it and raises Git's error)."""
+    or ``name_only``), or None: not built, or a subtree missing, not a tree,
+    malformed or deeper than ``max_depth`` (``treewalk.list_tree`` then lists it and
+    raises Git's error)."""
     r = reader(repo)
     if r is None:
         return None
     try:
         return r.ls_tree(  # type: ignore[no-any-return]
-            tree_data, recursive, show_trees, trees_only, name_only, nul, quote_fully
+            tree_data, recursive, show_trees, trees_only, name_only, nul, quote_fully, max_depth
         )
     finally:
         r.close()

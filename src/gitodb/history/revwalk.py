@@ -32,7 +32,7 @@ from __future__ import annotations
 import gc
 from collections.abc import Callable, Iterator
 
-from gitodb.errors import GitodbError, ObjectNotFoundError
+from gitodb.errors import GitodbError, ObjectNotFoundError, TreeDepthError
 from gitodb.history import native
 from gitodb.history.graph import (
     ADDED,
@@ -50,7 +50,7 @@ from gitodb.history.graph import (
     relevant,
 )
 from gitodb.objects.tag import Tag
-from gitodb.objects.tree import Tree, parse_entries
+from gitodb.objects.tree import Tree, max_tree_depth, parse_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -793,8 +793,10 @@ class RevWalk:
     def _tree_objects(
         self, root: bytes, name: bytes, seen: set[bytes]
     ) -> Iterator[tuple[bytes, str, bytes]]:
-        """Git's ``process_tree``: the tree, then its entries depth first."""
+        """Git's ``process_tree``: the tree, then its entries depth first; a tree
+        deeper than ``core.maxTreeDepth`` below ``root`` raises ``TreeDepthError``."""
         read = self.repo.odb.read
+        max_depth = max_tree_depth(self.repo.config)
         rawsz = self.repo.object_format.rawsz
         seen.add(root)
         yield root, "tree", name
@@ -817,6 +819,8 @@ class RevWalk:
                 path = base + entry_name
                 seen.add(oid)
                 if mode == b"40000" or mode == b"040000":
+                    if len(stack) > max_depth:
+                        raise TreeDepthError(TreeDepthError.MESSAGE)
                     yield oid, "tree", path
                     stack.append(
                         (
@@ -1000,14 +1004,19 @@ class RevWalk:
         lines)`` (``<id> <name>`` or, without ``names``, ``<id>``), or None.
 
         ``contains`` answers for blobs outside the packs; a blob that is nowhere
-        raises ``LookupError`` (rev-list dies on it, as Git does)."""
+        raises ``LookupError`` (rev-list dies on it, as Git does), as does a tree
+        deeper than ``core.maxTreeDepth`` (``objects()`` then stops where Git stops)."""
         r = native.reader(self.repo)
         if r is None:
             return None
         try:
             pending = list(self._object_pending) + [(t, "tree", b"") for t in self.shown_trees()]
             return r.objects_text(  # type: ignore[no-any-return]
-                list(self._uninteresting_trees), pending, names, contains
+                list(self._uninteresting_trees),
+                pending,
+                names,
+                contains,
+                max_tree_depth(self.repo.config),
             )
         finally:
             r.close()

@@ -25,9 +25,9 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-from gitodb.errors import ObjectTypeError
+from gitodb.errors import ObjectTypeError, TreeDepthError
 from gitodb.history.treewalk import entry_interesting
-from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, parse_entries
+from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, max_tree_depth, parse_entries
 from gitodb.types import NamedTuple
 
 TYPE_CHECKING = False
@@ -92,6 +92,7 @@ class _Differ:
         self.show_trees = show_trees
         self.paths = list(paths)
         self.out: list[TreeChange] = []
+        self.max_depth = max_tree_depth(repo.config)
 
     def entries(self, oid: bytes | None) -> list[tuple[bytes, bytes, bytes]]:
         if oid is None:
@@ -109,6 +110,8 @@ class _Differ:
             if item is None:
                 stack.pop()
             elif isinstance(item, _Enter):
+                if len(stack) > self.max_depth:
+                    raise TreeDepthError(TreeDepthError.MESSAGE)
                 stack.append(iter(self.level(item.old, item.new, item.base)))
             else:
                 out.append(item)

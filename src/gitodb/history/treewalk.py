@@ -19,12 +19,22 @@ import fnmatch
 import re
 from collections.abc import Iterator, Sequence
 
-from gitodb.objects.tree import S_IFDIR, S_IFGITLINK, S_IFMT, Tree, TreeEntry
+from gitodb.errors import TreeDepthError
+from gitodb.objects.tree import (
+    S_IFDIR,
+    S_IFGITLINK,
+    S_IFMT,
+    Tree,
+    TreeEntry,
+    max_tree_depth,
+)
 
 _GLOB = re.compile(rb"[*?[]")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from gitodb.repo import Repository
 
 
@@ -119,30 +129,36 @@ def _walk(
     show_trees: bool,
     trees_only: bool,
 ) -> Iterator[tuple[TreeEntry, bytes]]:
-    every = not items
-    for entry in tree:
-        if not every:
-            got = entry_interesting(base, entry.name, entry.mode, items)
-            if not got:
-                continue
-            every = got == 2
-        kind = entry.object_type
-        descend = False
-        show = True
-        if kind == "blob":
-            show = not trees_only
-        elif kind == "tree" and (recursive or (items and _show_recursive(base, entry.name, items))):
-            descend = True
-            show = show_trees
-        if show:
-            yield entry, base + entry.name
-        if descend:
-            yield from _walk(
-                repo,
-                repo.odb.tree(entry.id),
-                base + entry.name + b"/",
-                items,
-                recursive,
-                show_trees,
-                trees_only,
-            )
+    # A stack of open trees, not recursion: a deep tree cannot exhaust the
+    # interpreter's stack, and core.maxTreeDepth stops it where Git stops.
+    max_depth = max_tree_depth(repo.config)
+    # each frame: the tree's entries, its path, whether every later entry matches
+    stack: list[list[Any]] = [[iter(tree), base, not items]]
+    while stack:
+        frame = stack[-1]
+        entries, base = frame[0], frame[1]
+        for entry in entries:
+            if not frame[2]:
+                got = entry_interesting(base, entry.name, entry.mode, items)
+                if not got:
+                    continue
+                frame[2] = got == 2
+            kind = entry.object_type
+            descend = False
+            show = True
+            if kind == "blob":
+                show = not trees_only
+            elif kind == "tree" and (
+                recursive or (items and _show_recursive(base, entry.name, items))
+            ):
+                descend = True
+                show = show_trees
+            if show:
+                yield entry, base + entry.name
+            if descend:
+                if len(stack) > max_depth:
+                    raise TreeDepthError(TreeDepthError.MESSAGE)
+                stack.append([iter(repo.odb.tree(entry.id)), base + entry.name + b"/", not items])
+                break
+        else:
+            stack.pop()

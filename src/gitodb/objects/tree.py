@@ -22,13 +22,27 @@ from collections.abc import Iterable, Iterator
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
 from gitodb.objects.stored import StoredObject
-from gitodb.types import NamedTuple
+from gitodb.types import NamedTuple, Protocol
 
 S_IFMT = 0o170000
 S_IFDIR = 0o040000
 S_IFREG = 0o100000
 S_IFLNK = 0o120000
 S_IFGITLINK = 0o160000
+
+#: Git's default ``core.maxTreeDepth``: how deep a walk descends before it fails
+DEFAULT_MAX_TREE_DEPTH = 2048
+
+
+class _IntConfig(Protocol):
+    def get_int(self, key: str, default: int) -> int: ...
+
+
+def max_tree_depth(config: _IntConfig) -> int:
+    """``core.maxTreeDepth``: how many trees deep a walk may go below its root
+    (Git's fail-safe; a deeper tree raises ``TreeDepthError``)."""
+    return config.get_int("core.maxtreedepth", DEFAULT_MAX_TREE_DEPTH)
+
 
 # Modes Git writes; creating a tree with any other mode is refused.
 VALID_MODES = (0o100644, 0o100755, 0o120000, 0o040000, 0o160000)
