@@ -30,8 +30,14 @@ def _bitmap_can_answer(walk: RevWalk, settings: RevSettings) -> bool:
     the bitmap; gitodb walks for every filter).  Like Git, the other options
     (orders, ``--parents``, ``--first-parent``, dates, ...) do not change a bitmap
     answer: ``git rev-list --use-bitmap-index`` ignores them.  ``--unpacked`` is
-    answered by the walk, which leaves packed objects out."""
-    return walk.limiter is None and settings.filter is None and not walk.unpacked
+    answered by the walk, which leaves packed objects out, and so is
+    ``--no-kept-objects``."""
+    return (
+        walk.limiter is None
+        and settings.filter is None
+        and not walk.unpacked
+        and not walk.no_kept_objects
+    )
 
 
 def bitmap_output(repo: Repository, walk: RevWalk, settings: RevSettings) -> int | None:
