@@ -152,6 +152,15 @@ class RefError(GitodbError):
     """A ref is malformed, missing, or an update's old-value check failed."""
 
 
+class BrokenRefError(RefError):
+    """A loose ref file holds neither an object id nor a ``ref:`` line."""
+
+    @property
+    def git_message(self) -> str:
+        """Git's line (``... reference broken``) names no file; ``path`` still does."""
+        return self.message
+
+
 class RefHookVetoError(RefError):
     """The ``reference-transaction`` hook refused a transaction: Git dies with it."""
 
