@@ -144,6 +144,12 @@ class DeltaError(PackError):
     """A delta is malformed, copies out of bounds, has the wrong size, or forms a cycle."""
 
 
+class MissingDeltaBaseError(DeltaError, ObjectNotFoundError):
+    """A REF_DELTA's base is in no pack and not loose (a thin pack indexed as it
+    came): the object cannot be read, so to Git it is missing (``cat-file
+    --batch`` says ``<id> missing`` and goes on).  Also an ``ObjectNotFoundError``."""
+
+
 class LooseObjectError(GitodbError):
     """A loose object file is malformed."""
 
