@@ -86,17 +86,46 @@ def open_repository_bitmap(odb: ObjectDatabase) -> BitmappedObjects | None:
 
 
 class _Side:
-    """One side of the walk: bits over the bitmap and the objects outside it."""
+    """One side of the walk: bits over the bitmap and the objects outside it.
+
+    Testing or setting one bit of a Python int copies the whole int (the walk does
+    it for every object it meets, a million times on libgit2.git), so the objects
+    walked are bits of a ``bytearray`` and the stored bitmaps taken are ORed into
+    one int, whose bytes are looked at only after it changed."""
 
     def __init__(self, bitmap: BitmappedObjects, *, by_type: bool = False) -> None:
         self.bitmap = bitmap
-        self.bits = 0
+        self._walked = bytearray((bitmap.count + 7) // 8)
+        self._stored = 0
+        self._stored_bytes: bytes | None = b""
         self.extra: dict[bytes, str] = {}
         #: with ``by_type``, the bits of each type as the objects themselves say
         self.by_type: dict[str, int] | None = dict.fromkeys(TYPE_NAMES, 0) if by_type else None
 
+    @property
+    def bits(self) -> int:
+        """Every position held: the objects walked and the stored bitmaps taken."""
+        return self._stored | int.from_bytes(self._walked, "little")
+
+    def add_stored(self, stored: int) -> None:
+        """Take a stored bitmap (every object a bitmapped commit reaches)."""
+        self._stored |= stored
+        self._stored_bytes = None
+
+    def add_position(self, pos: int) -> None:
+        """Hold the object at bit position ``pos``."""
+        self._walked[pos >> 3] |= 1 << (pos & 7)
+
     def has(self, oid: bytes, pos: int) -> bool:
-        return bool(self.bits >> pos & 1) if pos >= 0 else oid in self.extra
+        if pos < 0:
+            return oid in self.extra
+        if self._walked[pos >> 3] >> (pos & 7) & 1:
+            return True
+        stored = self._stored_bytes
+        if stored is None:
+            size = max(len(self._walked), (self._stored.bit_length() + 7) // 8)
+            stored = self._stored_bytes = self._stored.to_bytes(size, "little")
+        return pos >> 3 < len(stored) and bool(stored[pos >> 3] >> (pos & 7) & 1)
 
 
 def _walk(
@@ -125,7 +154,7 @@ def _walk(
         if use_stored and (known_type is None or known_type == "commit"):
             stored = bitmap.bitmap_of(oid) if pos >= 0 else None
             if stored is not None:
-                side.bits |= stored
+                side.add_stored(stored)
                 continue
         kind, data = odb.read(oid)
         _add(side, oid, pos, kind)
@@ -148,7 +177,7 @@ def _walk(
 
 def _add(side: _Side, oid: bytes, pos: int, kind: str) -> None:
     if pos >= 0:
-        side.bits |= 1 << pos
+        side.add_position(pos)
         if side.by_type is not None:
             side.by_type[kind] |= 1 << pos
     else:
