@@ -113,3 +113,61 @@ def test_without_a_bitmap(tmp_path: Path, capsysbinary: pytest.CaptureFixture[by
     assert got == git("rev-list", "--objects", "HEAD", cwd=repo)
     assert run_cli(repo, "rev-list", "--test-bitmap", "HEAD") == 128
     assert capsysbinary.readouterr().err == b"fatal: failed to load bitmap indexes\n"
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--filter=blob:none", "main"],
+        ["--filter=blob:none", "main", "main:f1.t"],
+        ["--filter=blob:limit=3", "main"],
+        ["--filter=blob:limit=3", "main", "main:after.t"],
+        ["--filter=tree:0", "main", "main:f2.t"],
+        ["--filter=object:type=tag", "v1"],
+        ["--filter=object:type=commit", "v1", "tagged-blob"],
+        ["--filter=object:type=tree", "v1"],
+        ["--filter=object:type=blob", "v1", "tagged-blob"],
+        ["--filter-provided-objects", "--filter=object:type=commit", "v1", "tagged-blob"],
+        ["--filter-provided-objects", "--filter=tree:0", "main", "main:f2.t"],
+        ["--filter=blob:limit=4", "--filter=object:type=blob", "v1"],
+        ["--filter=blob:none", "HEAD~3..HEAD"],
+    ],
+)
+def test_the_bitmap_answers_object_filters(
+    repo: Path, args: list[str], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """Git's ``filter_bitmap`` (t6113): the filtered bitmap answer, the same set as
+    git's and as the walk's, and ids only (it came from the bitmap)."""
+    want = git("rev-list", "--use-bitmap-index", "--objects", *args, cwd=repo)
+    status, got = _ours(repo, "--use-bitmap-index", "--objects", *args, capsys=capsysbinary)
+    assert status == 0
+    assert sorted(got.split(b"\n")) == sorted(want.split(b"\n"))
+    _status, walked = _ours(repo, "--objects", "--no-object-names", *args, capsys=capsysbinary)
+    assert sorted(got.split()) == sorted(walked.split())
+    assert all(b" " not in line for line in got.splitlines())
+    status, count = _ours(
+        repo, "--use-bitmap-index", "--count", "--objects", *args, capsys=capsysbinary
+    )
+    assert (status, count) == (0, b"%d\n" % len(got.split()))
+
+
+def test_a_depth_filter_is_walked(repo: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``tree:1`` (and sparse filters) need the walk: names and the walk's order."""
+    args = ["--objects", "--filter=tree:1", "main"]
+    want = git("rev-list", *args, cwd=repo)
+    assert _ours(repo, "--use-bitmap-index", *args, capsys=capsysbinary) == (0, want)
+
+
+def test_unpacked_from_the_bitmap(repo: Path, capsysbinary: pytest.CaptureFixture[bytes]) -> None:
+    """``--unpacked``: the bitmap answer without what is packed (Git 2.55's
+    t6113 14; Git 2.39 ignored --unpacked there)."""
+    status, got = _ours(
+        repo, "--use-bitmap-index", "--objects", "--all", "--unpacked", capsys=capsysbinary
+    )
+    assert status == 0
+    want = git("rev-list", "--objects", "--no-object-names", "main^..main", cwd=repo)
+    assert sorted(got.split()) == sorted(want.split()) and got.count(b" ") == 0
+    assert _ours(repo, "--use-bitmap-index", "--all", "--unpacked", capsys=capsysbinary) == (
+        0,
+        git("rev-parse", "main", cwd=repo),
+    )

@@ -265,3 +265,45 @@ def test_bitmap_lookup_table_write_is_a_region(tmp_path: Path) -> None:
     trace.unlink()
     assert _gitodb(r, _env(trace), "multi-pack-index", "write", "--bitmap").returncode == 0
     assert not _wanted(trace, "region_enter")
+
+
+@pytest.mark.parametrize("thin", [False, True])
+def test_index_pack_progress_regions_are_gits(tmp_path: Path, thin: bool) -> None:
+    """Each progress meter of ``index-pack -v`` is a ``progress`` region with its
+    ``total_objects`` (Git's ``start_progress``/``stop_progress``; t5316 counts them),
+    once per meter even where the meter is reported again."""
+    repo = tmp_path / "r"
+    git("init", "-q", repo)
+    base = os.urandom(4096).hex().encode()
+    trees = []
+    for i in range(2):
+        (repo / "file").write_bytes(base + b"%d\n" % i)
+        git("add", "file", cwd=repo)
+        git("commit", "-q", "-m", str(i), cwd=repo)
+        trees.append(git("rev-parse", "HEAD^{tree}", "HEAD:file", cwd=repo).split())
+    # as t5316: the old tree a preferred base, so the blob is a delta against
+    # one that is not in the pack (thin)
+    spec = b"%s\n%s file\n" % (trees[1][0], trees[1][1])
+    if thin:
+        spec = b"-%s\n" % trees[0][0] + spec
+    pack = git("pack-objects", "--stdout", cwd=repo, input=spec)
+    args = ["index-pack", "-v", "--stdin", *(["--fix-thin"] if thin else [])]
+    got = []
+    for name, cmd in (("git", ["git"]), ("gitodb", [sys.executable, "-m", "gitodb"])):
+        trace = tmp_path / f"{name}.trace"
+        fresh = tmp_path / name
+        git("clone", "-q", "--bare", repo, fresh)
+        subprocess.run(
+            [*cmd, *args], cwd=fresh, env=_env(trace), input=pack, capture_output=True, check=True
+        )
+        got.append(
+            [
+                (e["event"], e.get("label"), e.get("key"), e.get("value"), e["nesting"])
+                for e in _events(trace)
+                # (Git's total_bytes, the receiving meter's throughput, is not
+                # written by gitodb)
+                if e.get("category") == "progress" and e.get("key") != "total_bytes"
+            ]
+        )
+    assert got[1] == got[0]
+    assert got[0] and got[0][0][1] == "Receiving objects"

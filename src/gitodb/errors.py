@@ -151,12 +151,27 @@ class DeltaError(PackError):
     """A delta is malformed, copies out of bounds, has the wrong size, or forms a cycle."""
 
 
+class MissingDeltaBaseError(DeltaError, ObjectNotFoundError):
+    """A REF_DELTA's base is in no pack and not loose (a thin pack indexed as it
+    came): the object cannot be read, so to Git it is missing (``cat-file
+    --batch`` says ``<id> missing`` and goes on).  Also an ``ObjectNotFoundError``."""
+
+
 class LooseObjectError(GitodbError):
     """A loose object file is malformed."""
 
 
 class RefError(GitodbError):
     """A ref is malformed, missing, or an update's old-value check failed."""
+
+
+class BrokenRefError(RefError):
+    """A loose ref file holds neither an object id nor a ``ref:`` line."""
+
+    @property
+    def git_message(self) -> str:
+        """Git's line (``... reference broken``) names no file; ``path`` still does."""
+        return self.message
 
 
 class RefHookVetoError(RefError):

@@ -130,14 +130,28 @@ class ProgressMeter:
 
     A line is rewritten (``\r``) whenever the percentage changes, as Git does.
     Called from several resolver threads, so it keeps no state that a race could break
-    beyond a duplicate line.
+    beyond a duplicate line.  Each meter is a trace2 ``progress`` region, with its
+    ``total_objects`` at the end, as Git's ``start_progress``/``stop_progress``.
     """
 
     def __init__(self, stream: Any) -> None:
         self.stream = stream
         self._last: tuple[str, int] | None = None
+        self._region: Any = None  # the trace2 region of the meter shown now
+        self._traced: set[str] = set()  # meters whose region is over (one each)
 
     def __call__(self, title: str, done: int, total: int, finished: bool) -> None:
+        if title not in self._traced:
+            from gitodb import trace2
+
+            if self._region is None or self._region.label != title:
+                self._region = trace2.region("progress", title)
+                self._region.__enter__()
+            if finished:
+                trace2.data("progress", "total_objects", str(total))
+                self._region.__exit__(None, None, None)
+                self._traced.add(title)
+                self._region = None
         percent = done * 100 // total if total else 100
         key = (title, percent)
         if not finished and key == self._last:

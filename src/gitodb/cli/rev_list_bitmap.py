@@ -26,12 +26,19 @@ _ALL_TYPES = ("commit", "tree", "blob", "tag")
 
 def _bitmap_can_answer(walk: RevWalk, settings: RevSettings) -> bool:
     """Git's ``prepare_bitmap_walk`` conditions on the options: no pathspec (nor
-    anything else that prunes), and no object filter (Git filters some kinds with
-    the bitmap; gitodb walks for every filter).  Like Git, the other options
-    (orders, ``--parents``, ``--first-parent``, dates, ...) do not change a bitmap
-    answer: ``git rev-list --use-bitmap-index`` ignores them.  ``--unpacked`` is
-    answered by the walk, which leaves packed objects out."""
-    return walk.limiter is None and settings.filter is None and not walk.unpacked
+    anything else that prunes), and only object filters a bitmap result can be cut
+    by (``bitmap_can_filter``; without ``--filter-print-omitted``, which the walk
+    answers).  Like Git, the other options (orders, ``--parents``,
+    ``--first-parent``, dates, ...) do not change a bitmap answer: ``git rev-list
+    --use-bitmap-index`` ignores them.  ``--unpacked`` leaves the packed objects
+    out of the answer (Git 2.55; 2.39 ignored it here); ``--no-kept-objects`` is
+    answered by the walk."""
+    if settings.filter is not None:
+        from gitodb.history.bitmapwalk import bitmap_can_filter
+
+        if settings.print_omitted or not bitmap_can_filter(settings.filter):
+            return False
+    return walk.limiter is None and not walk.no_kept_objects
 
 
 def bitmap_output(repo: Repository, walk: RevWalk, settings: RevSettings) -> int | None:
@@ -63,6 +70,17 @@ def bitmap_output(repo: Repository, walk: RevWalk, settings: RevSettings) -> int
     reach = reachable_with_bitmap(repo.odb, include, exclude, bitmap=bitmap)
     assert reach is not None
     try:
+        if walk.unpacked:
+            # Git's filter_packed_objects_from_bitmap: every bitmapped object is in
+            # a pack; of the others, those in any pack go too
+            reach.bits = 0
+            for oid in [o for o in reach.extra if isinstance(repo.odb.locate(o), tuple)]:
+                del reach.extra[oid]
+        if settings.filter is not None:
+            from gitodb.history.bitmapwalk import filter_reach, peeled_tips
+
+            tips = [] if settings.filter_provided else peeled_tips(repo.odb, include)
+            filter_reach(reach, settings.filter, tips, lambda oid: repo.odb.read_header(oid)[1])
         types = _ALL_TYPES if objects else ("commit",)
         out = sys.stdout.buffer
         if settings.disk_usage is not None:

@@ -284,6 +284,15 @@ def _simplify_by_decoration(values: Any, value: str | None, unset: bool) -> None
     values.walk_kwargs["simplify_by_decoration"] = True
 
 
+def _no_kept_objects(values: Any, value: str | None, _unset: bool) -> None:
+    """``--no-kept-objects[=in-core|on-disk]``: as Git, a value it does not know
+    still turns the option on, with no kind of kept pack to leave out."""
+    w = values.walk_kwargs
+    w["no_kept_objects"] = True
+    if value is None or value == "on-disk":
+        w["kept_on_disk"] = True
+
+
 def _opt(long: str, callback: Any, *, value: bool = False, **kw: Any) -> Option:
     return Option(
         None, long, "callback", callback=callback, takes_value=value, dest=None, hidden=True, **kw
@@ -332,6 +341,7 @@ REVISION_OPTIONS: list[Option] = [
     _opt("right-only", _side("right")),
     _opt("boundary", _walk("boundary", True)),
     _opt("unpacked", _walk("unpacked", True)),
+    _opt("no-kept-objects", _no_kept_objects, value=True, optional_value=True),
     # history simplification
     _opt("full-history", _walk("simplify_history", False)),
     _opt("simplify-history", _walk("simplify_history", True)),

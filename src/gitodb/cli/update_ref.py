@@ -294,7 +294,7 @@ def run(argv: list[str], ctx: Any) -> int:
                 raise  # Git dies of a veto
             except RefError as e:
                 # Git's delete_ref reports an error and exits 1
-                sys.stderr.write(f"error: {e}\n")
+                sys.stderr.write(f"error: {e.git_message}\n")
                 return 1
             return 0
         if not 2 <= len(pos) <= 3:
@@ -307,7 +307,7 @@ def run(argv: list[str], ctx: Any) -> int:
         except RefHookVetoError:
             raise  # Git dies of a veto
         except RefError as e:
-            raise RefError(f"update_ref failed for ref '{pos[0]}': {e}") from None
+            raise RefError(f"update_ref failed for ref '{pos[0]}': {e.git_message}") from None
     finally:
         if tx.state in ("open", "prepared"):
             tx.abort()

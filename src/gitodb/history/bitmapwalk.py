@@ -29,12 +29,16 @@ from gitodb.pack.bitmap import TYPE_NAMES, BitmappedObjects, open_bitmap
 from gitodb.pack.ewah import iter_bits
 
 if TYPE_CHECKING:
+    from gitodb.objects.filter import ObjectFilter
     from gitodb.repo.odb import ObjectDatabase
 
 __all__ = [
     "BitmapReach",
+    "bitmap_can_filter",
     "check_commit_bitmap",
+    "filter_reach",
     "open_repository_bitmap",
+    "peeled_tips",
     "reachable_with_bitmap",
 ]
 
@@ -82,17 +86,46 @@ def open_repository_bitmap(odb: ObjectDatabase) -> BitmappedObjects | None:
 
 
 class _Side:
-    """One side of the walk: bits over the bitmap and the objects outside it."""
+    """One side of the walk: bits over the bitmap and the objects outside it.
+
+    Testing or setting one bit of a Python int copies the whole int (the walk does
+    it for every object it meets, a million times on libgit2.git), so the objects
+    walked are bits of a ``bytearray`` and the stored bitmaps taken are ORed into
+    one int, whose bytes are looked at only after it changed."""
 
     def __init__(self, bitmap: BitmappedObjects, *, by_type: bool = False) -> None:
         self.bitmap = bitmap
-        self.bits = 0
+        self._walked = bytearray((bitmap.count + 7) // 8)
+        self._stored = 0
+        self._stored_bytes: bytes | None = b""
         self.extra: dict[bytes, str] = {}
         #: with ``by_type``, the bits of each type as the objects themselves say
         self.by_type: dict[str, int] | None = dict.fromkeys(TYPE_NAMES, 0) if by_type else None
 
+    @property
+    def bits(self) -> int:
+        """Every position held: the objects walked and the stored bitmaps taken."""
+        return self._stored | int.from_bytes(self._walked, "little")
+
+    def add_stored(self, stored: int) -> None:
+        """Take a stored bitmap (every object a bitmapped commit reaches)."""
+        self._stored |= stored
+        self._stored_bytes = None
+
+    def add_position(self, pos: int) -> None:
+        """Hold the object at bit position ``pos``."""
+        self._walked[pos >> 3] |= 1 << (pos & 7)
+
     def has(self, oid: bytes, pos: int) -> bool:
-        return bool(self.bits >> pos & 1) if pos >= 0 else oid in self.extra
+        if pos < 0:
+            return oid in self.extra
+        if self._walked[pos >> 3] >> (pos & 7) & 1:
+            return True
+        stored = self._stored_bytes
+        if stored is None:
+            size = max(len(self._walked), (self._stored.bit_length() + 7) // 8)
+            stored = self._stored_bytes = self._stored.to_bytes(size, "little")
+        return pos >> 3 < len(stored) and bool(stored[pos >> 3] >> (pos & 7) & 1)
 
 
 def _walk(
@@ -121,7 +154,7 @@ def _walk(
         if use_stored and (known_type is None or known_type == "commit"):
             stored = bitmap.bitmap_of(oid) if pos >= 0 else None
             if stored is not None:
-                side.bits |= stored
+                side.add_stored(stored)
                 continue
         kind, data = odb.read(oid)
         _add(side, oid, pos, kind)
@@ -144,7 +177,7 @@ def _walk(
 
 def _add(side: _Side, oid: bytes, pos: int, kind: str) -> None:
     if pos >= 0:
-        side.bits |= 1 << pos
+        side.add_position(pos)
         if side.by_type is not None:
             side.by_type[kind] |= 1 << pos
     else:
@@ -184,6 +217,84 @@ def reachable_with_bitmap(
     _walk(odb, bitmap, list(include), wants, haves)
     extra = {o: t for o, t in wants.extra.items() if o not in haves.extra}
     return BitmapReach(bitmap, wants.bits & ~haves.bits, extra)
+
+
+def bitmap_can_filter(spec: ObjectFilter) -> bool:
+    """Git's ``can_filter_bitmap``: the filters a bitmap result can be cut by
+    (``blob:none``, ``blob:limit``, ``tree:0``, ``object:type``, and combinations
+    of those); a path or depth filter needs the walk."""
+    if spec.kind == "combine":
+        return all(bitmap_can_filter(p) for p in spec.parts)
+    if spec.kind == "tree":
+        return spec.limit == 0
+    return spec.kind in ("blob:none", "blob:limit", "object:type")
+
+
+def filter_reach(
+    reach: BitmapReach,
+    spec: ObjectFilter,
+    tips: Iterable[bytes],
+    size_of: Callable[[bytes], int],
+) -> None:
+    """Git's ``filter_bitmap``: drop from ``reach`` what ``spec`` filters out (one
+    ``bitmap_can_filter`` allows).  The ``tips`` (the objects asked for, and what
+    their tags point at; none with ``--filter-provided-objects``) are never
+    dropped, as the walk's filters never drop them; ``size_of`` gives a blob's
+    size for ``blob:limit``."""
+    bitmap = reach.bitmap
+    tip_set = set(tips)
+    tip_bits = 0
+    for oid in tip_set:
+        pos = bitmap.position(oid)
+        if pos >= 0:
+            tip_bits |= 1 << pos
+    type_bits = dict(zip(TYPE_NAMES, bitmap.types, strict=True))
+
+    def drop_type(name: str) -> None:
+        reach.bits &= ~(type_bits[name] & ~tip_bits)
+        for oid in [o for o, t in reach.extra.items() if t == name and o not in tip_set]:
+            del reach.extra[oid]
+
+    def apply(f: ObjectFilter) -> None:
+        if f.kind == "combine":
+            for part in f.parts:
+                apply(part)
+        elif f.kind == "blob:none":
+            drop_type("blob")
+        elif f.kind == "tree":  # tree:0: no trees, and so no blobs
+            drop_type("tree")
+            drop_type("blob")
+        elif f.kind == "object:type":
+            for name in TYPE_NAMES:
+                if name != f.value:
+                    drop_type(name)
+        elif f.kind == "blob:limit":
+            big = 0
+            for b in iter_bits(reach.bits & type_bits["blob"] & ~tip_bits):
+                if size_of(bitmap.oid_at(b)) >= f.limit:
+                    big |= 1 << b
+            reach.bits &= ~big
+            for oid in [o for o, t in reach.extra.items() if t == "blob" and o not in tip_set]:
+                if size_of(oid) >= f.limit:
+                    del reach.extra[oid]
+        else:
+            raise ValueError(f"the bitmap cannot answer the {f.kind} filter")
+
+    apply(spec)
+
+
+def peeled_tips(odb: ObjectDatabase, oids: Iterable[bytes]) -> list[bytes]:
+    """The objects named and, for tags, every object down their chains (Git's
+    ``wants`` list of ``prepare_bitmap_walk``)."""
+    out = []
+    for oid in oids:
+        out.append(oid)
+        kind, data = odb.read(oid)
+        while kind == "tag":
+            oid = _tag_target(data, odb.fmt.hexsz)
+            out.append(oid)
+            kind, data = odb.read(oid)
+    return out
 
 
 def check_commit_bitmap(

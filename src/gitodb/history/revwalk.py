@@ -122,6 +122,8 @@ class RevWalk:
         boundary: bool = False,
         use_bloom: bool = True,
         unpacked: bool = False,
+        no_kept_objects: bool = False,
+        kept_on_disk: bool = False,
         bisect: str | None = None,
         children: bool = False,
         ancestry_path: bool = False,
@@ -173,6 +175,12 @@ class RevWalk:
             self.set_paths(paths or [])  # decorations prune even without paths
         self.rewrite_parents = rewrite_parents
         self.unpacked = unpacked  # --unpacked: commits in a pack are not shown
+        # --no-kept-objects[=in-core|on-disk]: commits in a kept pack are not shown
+        # (their trees are not walked; trees and blobs named or reached otherwise
+        # are listed, as Git does).  Only ``.keep`` files can mark a pack for
+        # rev-list (in-core keeps are pack-objects').
+        self.no_kept_objects = no_kept_objects
+        self.kept_on_disk = kept_on_disk
         # --bisect ("one") / --bisect-all ("all"): gitodb.history.bisect over the list
         self.bisect = bisect
         self.bisect_reaches = self.bisect_all = 0
@@ -480,6 +488,8 @@ class RevWalk:
         if self.min_age is not None and node.date > self.min_age:
             return False
         if self.unpacked and isinstance(self.repo.odb.locate(node.id), tuple):
+            return False
+        if self.kept_on_disk and self.repo.odb.in_kept_pack(node.id):
             return False
         if self.min_parents or self.max_parents >= 0:
             n = len(node.parent_ids)
@@ -899,6 +909,7 @@ class RevWalk:
             or self.reverse
             or self.boundary
             or self.unpacked
+            or self.no_kept_objects
             or self.cherry_pick
             or self.cherry_mark
             or self.graph.early_flags

@@ -26,6 +26,7 @@ from gitodb.errors import (
     CompressionError,
     DeltaError,
     GitodbError,
+    MissingDeltaBaseError,
     ObjectNotFoundError,
     OutOfMemoryError,
     PackError,
@@ -779,7 +780,7 @@ class PackFile:
             return self._external(base_oid)
         except ObjectNotFoundError:
             # The damage is here: the delta at ``offset`` names a base nobody has.
-            raise DeltaError(
+            raise MissingDeltaBaseError(
                 f"delta base {base_oid.hex()} is missing", path=self.path, offset=offset
             ) from None
 
@@ -825,7 +826,7 @@ class PackFile:
                     try:
                         t = self._external_type(base_oid)
                     except ObjectNotFoundError:
-                        raise DeltaError(
+                        raise MissingDeltaBaseError(
                             f"delta base {base_oid.hex()} is missing", path=path, offset=off
                         ) from None
                     break

@@ -16,7 +16,7 @@ import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator
 
-from gitodb.errors import RefError, RefHookVetoError
+from gitodb.errors import BrokenRefError, RefError, RefHookVetoError
 from gitodb.objects.format import ObjectFormat
 from gitodb.types import NamedTuple, Record
 
@@ -837,9 +837,9 @@ class RefStore(ABC):
                 except RefError as e:
                     if e.message.startswith(("cannot lock ref", "multiple updates")):
                         raise
-                    raise RefError(
-                        f"cannot lock ref '{u.name}': {e.message}", path=e.path
-                    ) from None
+                    # a broken ref stays one: Git's line does not name its file
+                    kind = BrokenRefError if isinstance(e, BrokenRefError) else RefError
+                    raise kind(f"cannot lock ref '{u.name}': {e.message}", path=e.path) from None
                 final = chain[-1]
                 tx._reached[u.name] = final
                 if not u.verify:

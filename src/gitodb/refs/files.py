@@ -24,7 +24,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
-from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
+from gitodb.errors import BrokenRefError, LockError, RefError, RefHookVetoError, RefWriteError
 from gitodb.lockfile import (
     LockFile,
     parse_shared_repository,
@@ -66,7 +66,7 @@ def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> R
     h = fmt.hexsz
     hex_id = text[:h]
     if len(hex_id) < h or not _HEX.fullmatch(hex_id) or text[h : h + 1] not in _ID_END:
-        raise RefError(f"unable to resolve reference '{name}': reference broken", path=path)
+        raise BrokenRefError(f"unable to resolve reference '{name}': reference broken", path=path)
     return Ref(name, oid=bytes.fromhex(hex_id.decode("ascii")))
 
 

@@ -19,7 +19,7 @@ from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
 from gitodb.repo.config_levels import load_config
-from gitodb.repo.extensions import check_repository_format
+from gitodb.repo.extensions import check_repository_format, split_ref_storage
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -89,9 +89,18 @@ class Repository:
         self.object_format: ObjectFormat = format_by_name(
             (repo_format.get("extensions.objectformat") or "sha1") if version == 1 else "sha1"
         )
-        self.ref_storage = (
-            (repo_format.get("extensions.refstorage") or "files") if version == 1 else "files"
-        ).lower()
+        storage = (repo_format.get("extensions.refstorage") or "files") if version == 1 else "files"
+        # Git 2.55: the environment names the ref storage over the config
+        storage = os.environ.get("GIT_REFERENCE_BACKEND") or storage
+        got = split_ref_storage(storage)
+        if got is None:
+            raise RepositoryError(f"unknown ref storage format: '{storage.partition('://')[0]}'")
+        self.ref_storage: str = got[0]
+        #: where the refs are stored when the ref storage names a path
+        #: (``<format>://<path>``); None: in the git directories themselves
+        self.ref_dir: Path | None = (
+            None if got[1] is None else Path(os.path.normpath(self.common_dir / got[1]))
+        )
         worktree = None
         if repo_format.get_bool("extensions.worktreeconfig"):
             # Git reads the worktree's own config after the common one (before -c).
@@ -108,14 +117,7 @@ class Repository:
 
     def _head_branch(self) -> str | None:
         """The branch HEAD names (``includeIf.onbranch:``), None if detached or unborn-less."""
-        linked = self.git_dir.resolve() != self.common_dir.resolve()
-        store = open_refs(
-            self.common_dir,
-            self.object_format,
-            self.ref_storage,
-            Config(),
-            worktree_dir=self.git_dir if linked else None,
-        )
+        store = self._open_refs(Config())
         try:
             head = store.read("HEAD")
         finally:
@@ -188,19 +190,31 @@ class Repository:
         Writes through it are checked against the object database like Git's: a ref
         must point at an existing object, a branch at a commit.
         """
-        linked = self.git_dir.resolve() != self.common_dir.resolve()
-        store = open_refs(
-            self.common_dir,
-            self.object_format,
-            self.ref_storage,
-            self.config,
-            worktree_dir=self.git_dir if linked else None,
-        )
+        store = self._open_refs(self.config)
         store.object_type = self._object_type
         from gitodb.repo.hooks import reference_transaction_hook
 
         store.transaction_hook = reference_transaction_hook(self)
         return store
+
+    def _open_refs(self, config: Config) -> RefStore:
+        """The ref store, in the git directories or where ``ref_dir`` says (there a
+        linked worktree's own refs are under ``worktrees/<id>``, as Git keeps them)."""
+        linked = self.git_dir.resolve() != self.common_dir.resolve()
+        worktree_dir: Path | None = None
+        if linked:
+            worktree_dir = (
+                self.git_dir
+                if self.ref_dir is None
+                else self.ref_dir / "worktrees" / self.git_dir.name
+            )
+        return open_refs(
+            self.ref_dir or self.common_dir,
+            self.object_format,
+            self.ref_storage,
+            config,
+            worktree_dir=worktree_dir,
+        )
 
     def _object_type(self, oid: bytes) -> str | None:
         """The type of object ``oid``, or None if the object database lacks it."""

@@ -30,6 +30,7 @@ from gitodb.errors import (
     BadRevisionError,
     GitodbError,
     LooseObjectError,
+    MissingDeltaBaseError,
 )
 from gitodb.fileio import pread
 from gitodb.loose.read import INVALID_TYPE, SIZE_OVERFLOW
@@ -437,15 +438,21 @@ class BatchRunner:
         mailmap = self.mailmap
         if pack is not None:
             where = cast(int, where)
-            if contents:
-                type_num, data = pack.read_at(where)
-                size = len(data)
-            elif fmt.needs_size:
-                type_num, size = pack.header_at(where)
-                if mailmap is not None and type_num in _IDENT_TYPES:
-                    size = len(map_idents(mailmap, TYPE_NAMES[type_num], pack.read_at(where)[1]))
-            elif fmt.needs_type:
-                type_num = pack.type_at(where)
+            try:
+                if contents:
+                    type_num, data = pack.read_at(where)
+                    size = len(data)
+                elif fmt.needs_size:
+                    type_num, size = pack.header_at(where)
+                    if mailmap is not None and type_num in _IDENT_TYPES:
+                        _t, raw = pack.read_at(where)
+                        size = len(map_idents(mailmap, TYPE_NAMES[type_num], raw))
+                elif fmt.needs_type:
+                    type_num = pack.type_at(where)
+            except MissingDeltaBaseError:
+                # Git: the object's info cannot be had, so it is missing; go on
+                self.out.write(shown.hex().encode() + b" missing" + self.delim)
+                return
             if fmt.needs_disk:
                 disk = pack.disk_size_at(where)
             if fmt.needs_deltabase:
@@ -629,8 +636,12 @@ class BatchRunner:
     def _default_record(self, oid: bytes, pack: PackFile, offset: int) -> None:
         """One packed object's default ``--batch`` record, its line out before its
         content is read (so on damage the output ends where Git's does)."""
-        type_num, size = pack.header_at(offset)
         write = self.out.write
+        try:
+            type_num, size = pack.header_at(offset)
+        except MissingDeltaBaseError:
+            write(oid.hex().encode() + b" missing\n")  # Git goes on
+            return
         write(b"%s %s %d\n" % (oid.hex().encode(), TYPE_NAMES[type_num].encode(), size))
         write(pack.read_at(offset)[1])
         write(b"\n")
@@ -874,16 +885,26 @@ class BatchRunner:
         out = self.out
         parts = out.parts
         write_parts = out.write_parts
-        pending = 0
-        for oid, type_name, data in self.odb.iter_objects("pack"):
-            parts.append(b"%s %s %d\n" % (oid.hex().encode(), names[type_name], len(data)))
-            parts.append(data)
-            parts.append(b"\n")
-            pending += len(data)
-            if pending >= OUTPUT_CHUNK:
-                write_parts(parts)
-                parts.clear()
-                pending = 0
+        pending = done = 0
+        try:
+            for oid, type_name, data in self.odb.iter_objects("pack"):
+                parts.append(b"%s %s %d\n" % (oid.hex().encode(), names[type_name], len(data)))
+                parts.append(data)
+                parts.append(b"\n")
+                done += 1
+                pending += len(data)
+                if pending >= OUTPUT_CHUNK:
+                    write_parts(parts)
+                    parts.clear()
+                    pending = 0
+        except MissingDeltaBaseError:
+            # a delta whose base is nowhere (a thin pack): from it on, one object at a
+            # time in the same order, each such object "missing" (Git goes on)
+            out.size = pending
+            for i, (oid, pack, where) in enumerate(self.odb.iter_located("pack")):
+                if i >= done:
+                    self.emit(oid, pack, where, None, True)
+            return
         out.size = pending
 
     def _all_default_check_one_pack(self, unordered: bool) -> bool:
@@ -895,7 +916,10 @@ class BatchRunner:
         pack = self._only_pack()
         if pack is None:
             return False
-        types, sizes = pack.headers_by_position()
+        try:
+            types, sizes = pack.headers_by_position()
+        except MissingDeltaBaseError:
+            return False  # the loop over every object says which ones are missing
         count = pack.count
         names = [b"", *(TYPE_NAMES[n].encode() for n in range(1, 5))]
         positions = pack.rev_order if unordered else range(count)
@@ -926,7 +950,11 @@ class BatchRunner:
         stream_write = out.stream.write
         for oid, pack, where in located:
             if pack is not None:
-                type_num, size = pack.header_at(where)
+                try:
+                    type_num, size = pack.header_at(where)
+                except MissingDeltaBaseError:
+                    parts.append(oid.hex().encode() + b" missing\n")  # Git goes on
+                    continue
             else:
                 header = where.read_header(oid)
                 if header is None:

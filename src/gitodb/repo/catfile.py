@@ -10,7 +10,9 @@ The batch modes are ``gitodb.repo.batch``.
 
 from __future__ import annotations
 
-from gitodb.errors import ObjectNotFoundError
+import os
+
+from gitodb.errors import GitodbError, MissingDeltaBaseError, ObjectNotFoundError
 from gitodb.objects.commit import Commit
 from gitodb.objects.mailmap import map_idents
 from gitodb.objects.pretty import format_tree
@@ -61,6 +63,11 @@ def read_with_reference(repo: Repository, oid: bytes, want: str) -> bytes | None
     for _ in range(_MAX_PEEL):
         try:
             t, data = repo.odb.read(oid)
+        except MissingDeltaBaseError as e:
+            # Git found the entry, so to it the object is there and its pack is bad
+            path = os.path.relpath(e.path) if e.path else ""
+            where = e.path if path.startswith("..") else path
+            raise GitodbError(f"packed object {oid.hex()} (stored in {where}) is corrupt") from None
         except ObjectNotFoundError:
             return None
         if t == want:

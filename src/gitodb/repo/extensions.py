@@ -36,6 +36,19 @@ NO_OBJECT_WRITES = frozenset({"compatobjectformat"})
 _VALUES = {"objectformat": ("sha1", "sha256"), "refstorage": ("files", "reftable")}
 
 
+def split_ref_storage(value: str) -> tuple[str, str | None] | None:
+    """An ``extensions.refStorage`` (or ``GIT_REFERENCE_BACKEND``) value: ``<format>``,
+    or Git 2.55's ``<format>://<path>`` naming where the refs are stored (relative
+    to the common git directory; empty: that directory).  Returns ``(format,
+    path or None)``, or None for a value Git refuses (``reftable:``, ``db://x``)."""
+    name, sep, path = value.partition("://")
+    if not sep:
+        name = name.lower()  # a plain name as before; a URI's is exact, as Git's
+    if name not in _VALUES["refstorage"]:
+        return None
+    return name, path if sep else None
+
+
 def _list(title: str, names: list[str]) -> str:
     s = "s" if len(names) > 1 else ""
     return title.format(s=s) + "".join(f"\n\t{n}" for n in names)
@@ -51,7 +64,11 @@ def check_repository_format(config: Config) -> int:
     for key in config.keys("extensions."):
         name = key[len("extensions.") :]
         value = config.get(key)
-        if name in _VALUES and value is not None and value.lower() not in _VALUES[name]:
+        if name == "refstorage":
+            bad = value is not None and split_ref_storage(value) is None
+        else:
+            bad = name in _VALUES and value is not None and value.lower() not in _VALUES[name]
+        if bad:
             origin = config.origin(key)
             where = "" if origin is None else f" line {origin[1]} in file {origin[0]}"
             raise ConfigError(

@@ -254,6 +254,7 @@ class ObjectDatabase:
         self._midx_unindexed: dict[str, dict[int, str]] = {}
         self._said_unindexed: set[str] = set()
         self._midx_unindexed_any = False
+        self._kept_packs: list[PackFile] | None = None  # in_kept_pack's, found once
         self.rescan_packs()
 
     @classmethod
@@ -547,6 +548,19 @@ class ObjectDatabase:
             except ObjectNotFoundError:
                 return False
         return self.locate(oid) is not None or oid == self.fmt.empty_tree
+
+    def in_kept_pack(self, oid: bytes) -> bool:
+        """True if a pack with a ``.keep`` file holds ``oid`` (Git's
+        ``has_object_kept_pack`` with ``KEPT_PACK_ON_DISK``).
+
+        Any kept pack counts, also one a multi-pack-index does not pick the
+        object from (as Git: the kept-pack cache asks every pack's own index)."""
+        kept = self._kept_packs
+        if kept is None:
+            # as Git's kept-pack cache: which packs are kept is looked at once
+            kept = [p for p in self.packs if os.path.exists(p.path[:-5] + ".keep")]
+            self._kept_packs = kept
+        return any(p.find(oid) >= 0 for p in kept)
 
     def mark_present(
         self,
