@@ -19,10 +19,9 @@ with and without the filters (``use_bloom=False`` turns them off).
 
 from __future__ import annotations
 
-import re
-
 from gitodb.history.graph import BOTTOM, UNINTERESTING, Node
 from gitodb.history.treediff import diff_trees
+from gitodb.lazyre import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -36,7 +35,7 @@ BOUNDARY = 1 << 12
 CHILD_SHOWN = 1 << 13
 
 SAME, NEW, OLD, DIFFERENT = 0, 1, 2, 3
-_GLOB = re.compile(rb"[*?\[\\]")
+_GLOB = lazy(rb"[*?\[\\]")
 
 
 def relevant(node: Node) -> bool:

@@ -16,12 +16,12 @@ Example::
 from __future__ import annotations
 
 import fnmatch
-import re
 from collections.abc import Iterator, Sequence
 
+from gitodb.lazyre import lazy
 from gitodb.objects.tree import S_IFDIR, S_IFGITLINK, S_IFMT, Tree, TreeEntry
 
-_GLOB = re.compile(rb"[*?[]")
+_GLOB = lazy(rb"[*?[]")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

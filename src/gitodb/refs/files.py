@@ -18,13 +18,13 @@ from __future__ import annotations
 import bisect
 import errno
 import os
-import re
 import stat
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
+from gitodb.lazyre import lazy
 from gitodb.lockfile import (
     LockFile,
     parse_shared_repository,
@@ -87,7 +87,7 @@ def read_ref_file(path: Path, name: str, fmt: ObjectFormat) -> Ref | None:
     return _parse_ref_value(name, data, fmt, path)
 
 
-_HEX = re.compile(rb"[0-9a-fA-F]+")
+_HEX = lazy(rb"[0-9a-fA-F]+")
 #: what may follow an id: the end, a NUL, or Git's isspace() (not \v or \f)
 _ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r")
 

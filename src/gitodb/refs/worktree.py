@@ -8,7 +8,7 @@ are shared.  Another worktree's per-worktree refs are named
 
 from __future__ import annotations
 
-import re
+from gitodb.lazyre import lazy
 
 SHARED = "shared"
 CURRENT = "current"
@@ -16,7 +16,7 @@ MAIN = "main"
 OTHER = "other"
 
 _PER_WORKTREE_PREFIXES = ("refs/worktree/", "refs/bisect/", "refs/rewritten/")
-_PSEUDOREF_SYNTAX = re.compile(r"[A-Z_-]+")
+_PSEUDOREF_SYNTAX = lazy(r"[A-Z_-]+")
 
 
 def is_per_worktree(name: str) -> bool:

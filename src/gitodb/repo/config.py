@@ -8,20 +8,21 @@ win, ``-c key=value`` overrides win over files.
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Iterable
 
 from gitodb.errors import ConfigError, report
+from gitodb.lazyre import lazy
 from gitodb.repo.config_include import MAX_INCLUDE_DEPTH, Includes, include_target
 
-_SECTION = re.compile(
-    r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
-    r"[ \t]*\][ \t]*(.*)$",
-    re.DOTALL,
+_SECTION = lazy(
+    r'(?s)^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
+    r"[ \t]*\][ \t]*(.*)$"
 )
 #: Git's isspace() (its own ctype table): not \v, \f or Unicode spaces
 _BLANKS = " \t\r\n"
-_VAR = re.compile(r"[a-z][a-z0-9-]*")
+_VAR = lazy(r"[a-z][a-z0-9-]*")
+#: a backslash escape in a subsection name
+_ESCAPED = lazy(r"\\(.)")
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off", ""}
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
@@ -164,7 +165,7 @@ class Config:
                 else:
                     sname = sname.lower()
                     if sub is not None:
-                        sname = sname + "." + re.sub(r"\\(.)", r"\1", sub)
+                        sname = sname + "." + _ESCAPED.sub(r"\1", sub)
                 section = sname
                 text = rest.strip(_BLANKS)
                 if not text or text[0] in "#;":
@@ -388,7 +389,7 @@ def parse_bool(value: str | None) -> bool | None:
 
 
 # strtoimax(base 0): optional blanks and sign, then decimal, 0x hex or 0 octal
-_NUMBER = re.compile(r"[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)", re.DOTALL)
+_NUMBER = lazy(r"(?s)[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)")
 
 
 def parse_int(

@@ -10,7 +10,6 @@ in Git's search order (``<name>``, ``refs/<name>``, ``refs/tags/<name>``,
 
 from __future__ import annotations
 
-import re
 import sys
 
 from gitodb.errors import (
@@ -19,6 +18,7 @@ from gitodb.errors import (
     GitodbError,
     ObjectNotFoundError,
 )
+from gitodb.lazyre import lazy
 from gitodb.objects.commit import Commit
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
@@ -29,9 +29,9 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 MINIMUM_ABBREV = 4
-_HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_HEX_RE = lazy(r"[0-9a-fA-F]+")
 # Refs Git accepts as a bare top-level name besides HEAD (pseudorefs: all caps and _).
-_PSEUDOREF_RE = re.compile(r"[A-Z][A-Z_]*HEAD|[A-Z][A-Z_]*")
+_PSEUDOREF_RE = lazy(r"[A-Z][A-Z_]*HEAD|[A-Z][A-Z_]*")
 REF_RULES = (
     "{}",
     "refs/{}",
@@ -124,9 +124,10 @@ def _in_compat(repo: Repository, got: Resolved, compat: bool, name: str) -> Reso
     return Resolved(got.oid, got.mode, got.path, compat_oid)
 
 
-_SUFFIX_RE = re.compile(r"(\^\{[^}]*\}|\^[0-9]*|~[0-9]*)$")
+_SUFFIX_RE = lazy(r"(\^\{[^}]*\}|\^[0-9]*|~[0-9]*)$")
 # <ref>@{<spec>}: a reflog entry, a previous branch, the upstream
-_AT_RE = re.compile(r"(.*)@\{([^}]*)\}")
+_CHECKOUT = lazy(rb"checkout: moving from (.*) to ")
+_AT_RE = lazy(r"(.*)@\{([^}]*)\}")
 
 
 def _resolve_rev(repo: Repository, name: str, hint: str | None) -> tuple[bytes, bool]:
@@ -357,7 +358,7 @@ def _previous_branch(repo: Repository, n: int) -> str | None:
         return None
     seen = 0
     for entry in reversed(repo.refs.reflog("HEAD")):
-        m = re.match(rb"checkout: moving from (.*) to ", entry.message)
+        m = _CHECKOUT.match(entry.message)
         if m is None:
             continue
         seen += 1
@@ -397,6 +398,8 @@ def _search_message(repo: Repository, start: bytes, pattern: str, name: str) -> 
         negate, pattern = True, pattern[2:]
     elif pattern.startswith("!!"):
         pattern = pattern[1:]
+    import re  # (only here: a ":/<text>" search)
+
     try:
         rx = re.compile(pattern.encode("utf-8", "surrogateescape"))
     except re.error:
