@@ -49,7 +49,6 @@ See docs/cli-options.md for the option kinds.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
 from gitodb.errors import GitodbError
@@ -58,6 +57,7 @@ from gitodb.types import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 __all__ = [

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
@@ -65,6 +64,7 @@ from .backends.ops import corrupt, make_head
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 try:  # the zlib the native core was linked with, when one was found at build time

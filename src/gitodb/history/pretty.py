@@ -26,7 +26,6 @@ from __future__ import annotations
 
 import codecs
 import os
-from collections.abc import Callable
 
 from gitodb.errors import GitodbError
 from gitodb.lazyre import lazy
@@ -37,6 +36,9 @@ from gitodb.objects.signature import Signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias
+
     from gitodb.repo import Repository
 
 # One placeholder after "%": the longest forms first.
@@ -304,7 +306,7 @@ class Decorations:
         return out
 
 
-Extra = Callable[[bytes], bytes | None]
+Extra: TypeAlias = "Callable[[bytes], bytes | None]"
 
 
 def log_mailmap(repo: Repository) -> Mailmap:

@@ -16,7 +16,6 @@ Example::
 from __future__ import annotations
 
 import fnmatch
-from collections.abc import Iterator, Sequence
 
 from gitodb.lazyre import lazy
 from gitodb.objects.tree import S_IFDIR, S_IFGITLINK, S_IFMT, Tree, TreeEntry
@@ -25,6 +24,8 @@ _GLOB = lazy(rb"[*?[]")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
+
     from gitodb.repo import Repository
 
 

@@ -17,7 +17,6 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Sequence
 
 from gitodb.errors import ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
@@ -31,6 +30,8 @@ from gitodb.objects.stored import HeaderObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from gitodb.objects.tag import Tag
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")

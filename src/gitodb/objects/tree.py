@@ -17,12 +17,15 @@ Example::
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
 
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
 from gitodb.objects.stored import StoredObject
 from gitodb.types import NamedTuple
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
 
 S_IFMT = 0o170000
 S_IFDIR = 0o040000

@@ -13,7 +13,6 @@ from __future__ import annotations
 import os
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
 
 from gitodb.errors import RefError, RefHookVetoError
 from gitodb.lazyre import lazy
@@ -22,10 +21,11 @@ from gitodb.types import NamedTuple, Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, TypeAlias
 
 SYMREF_MAX_DEPTH = 5
-Peeler = Callable[[bytes], "bytes | None"]
+Peeler: TypeAlias = 'Callable[[bytes], "bytes | None"]'
 
 
 class RefRejection(RefError):

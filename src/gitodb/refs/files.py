@@ -19,7 +19,6 @@ import bisect
 import errno
 import os
 import stat
-from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
@@ -53,6 +52,10 @@ from gitodb.refs.base import (
 from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 from gitodb.types import cast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 

@@ -10,7 +10,6 @@ Dask need.
 from __future__ import annotations
 
 import os
-from functools import cached_property
 from pathlib import Path
 
 from gitodb.durable import FsyncPolicy
@@ -20,6 +19,7 @@ from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
 from gitodb.repo.config_levels import load_config
 from gitodb.repo.extensions import check_repository_format
+from gitodb.types import cached_property
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:

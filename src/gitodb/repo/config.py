@@ -8,11 +8,14 @@ win, ``-c key=value`` overrides win over files.
 from __future__ import annotations
 
 import os
-from collections.abc import Iterable
 
 from gitodb.errors import ConfigError, report
 from gitodb.lazyre import lazy
 from gitodb.repo.config_include import MAX_INCLUDE_DEPTH, Includes, include_target
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 _SECTION = lazy(
     r'(?s)^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'

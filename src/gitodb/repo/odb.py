@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterable, Iterator
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -57,6 +56,8 @@ except ImportError:  # built without a C compiler: read_headers' Python loop
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from gitodb.pack.midx import MidxSet
     from gitodb.repo import Repository
 

@@ -8,14 +8,13 @@ bomb stops one byte past the declared size) and tells "too long" apart from
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from gitodb.errors import CompressionError
 from gitodb.lazyre import lazy
 from gitodb.types import Buffer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
