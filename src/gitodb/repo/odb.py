@@ -262,7 +262,7 @@ class ObjectDatabase:
         """The object database of ``repo`` (``GIT_OBJECT_DIRECTORY`` and
         ``GIT_ALTERNATE_OBJECT_DIRECTORIES`` honoured, ``core.deltaBaseCacheLimit`` used)."""
         objects_dir = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(
-            repo.common_dir, "objects"
+            repo.commondir, "objects"
         )
         extra = [
             p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p
