@@ -7,21 +7,22 @@ relative to the current directory inside a work tree, as Git does.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, parse_int
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError, ObjectTypeError
+from gitodb.lazyre import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
     from gitodb.cli.main import Context
 
 MINIMUM_ABBREV = 4  # Git's shortest abbreviation
-_ATOM = re.compile(rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)")
+_ATOM = lazy(rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)")
 
 
 def _abbrev(values: Any, value: str | None, unset: bool) -> None:

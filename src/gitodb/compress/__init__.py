@@ -256,10 +256,21 @@ def _calibration() -> dict[str, Any] | None:
     """The stored ``gitodb calibrate`` record ``auto`` follows, if any (read once)."""
     global _calibrated
     if _calibrated is False:
-        from . import calibrate
+        if not os.path.exists(calibration_file()):
+            # most machines have no record: the module that reads (and makes) one,
+            # with what it imports, is not start-up time of every command
+            _calibrated = None
+        else:
+            from . import calibrate
 
-        _calibrated = calibrate.load()
+            _calibrated = calibrate.load()
     return _calibrated  # type: ignore[return-value]
+
+
+def calibration_file() -> str:
+    """Where ``gitodb calibrate`` stores its record (``$XDG_CACHE_HOME/gitodb/...``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gitodb", "calibration.json")
 
 
 _calibrated: dict[str, Any] | None | bool = False

@@ -14,7 +14,6 @@ refs, under ``core.alternateRefsPrefixes`` if set).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
@@ -35,6 +34,8 @@ class UnknownRevisionError(BadRevisionError):
 
 def _wildmatch(pattern: str, name: str) -> bool:
     # Git's wildmatch without WM_PATHNAME: "*" also matches "/".
+    import fnmatch  # (with re: only for a pattern)
+
     return fnmatch.fnmatchcase(name, pattern)
 
 

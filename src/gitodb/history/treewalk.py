@@ -15,8 +15,6 @@ Example::
 
 from __future__ import annotations
 
-import fnmatch
-
 from gitodb.lazyre import lazy
 from gitodb.objects.tree import S_IFDIR, S_IFGITLINK, S_IFMT, Tree, TreeEntry
 
@@ -108,6 +106,8 @@ def _glob_interesting(path: bytes, mode: int, pattern: bytes) -> bool:
         return (path + b"/").startswith(literal) or literal.startswith(path + b"/")
     if not path.startswith(literal):
         return False
+    import fnmatch  # (with re: only for a glob pathspec)
+
     return fnmatch.fnmatchcase(path.decode("latin-1"), pattern.decode("latin-1"))
 
 

@@ -16,8 +16,6 @@ Example::
 
 from __future__ import annotations
 
-import re
-
 from gitodb.errors import ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
 from gitodb.objects.headers import (
@@ -30,6 +28,7 @@ from gitodb.objects.stored import HeaderObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterable, Sequence
 
     from gitodb.objects.tag import Tag
@@ -53,6 +52,8 @@ _LINKS: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
 def _links_re(hexsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
     pats = _LINKS.get(hexsz)
     if pats is None:
+        import re  # (here: a command that parses no commit in Python never imports it)
+
         pats = _LINKS[hexsz] = (
             re.compile(
                 rb"tree ([0-9a-fA-F]{%d})\n((?:parent [0-9a-fA-F]{%d}\n)*)" % (hexsz, hexsz)

@@ -16,8 +16,6 @@ Example::
 
 from __future__ import annotations
 
-import re
-
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
 from gitodb.objects.stored import StoredObject
@@ -25,6 +23,7 @@ from gitodb.types import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from collections.abc import Iterable, Iterator
 
 S_IFMT = 0o170000
@@ -84,6 +83,8 @@ def _entry_re(rawsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
     """(one entry, a whole well-formed tree) for ids of ``rawsz`` bytes."""
     pats = _ENTRY_RE.get(rawsz)
     if pats is None:
+        import re  # (here: a command that parses no tree in Python never imports it)
+
         entry = rb"([0-7]+) ([^\0]+)\0(.{%d})" % rawsz
         whole = rb"(?:[0-7]+ [^\0]+\0.{%d})*" % rawsz
         pats = _ENTRY_RE[rawsz] = (re.compile(entry, re.S), re.compile(whole, re.S))

@@ -22,7 +22,6 @@ import stat
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
-from gitodb.lazyre import lazy
 from gitodb.lockfile import (
     LockFile,
     parse_shared_repository,
@@ -69,7 +68,7 @@ def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: str | Path
     # with the junk ignored.
     h = fmt.hexsz
     hex_id = text[:h]
-    if len(hex_id) < h or not _HEX.fullmatch(hex_id) or text[h : h + 1] not in _ID_END:
+    if len(hex_id) < h or not _is_hex(hex_id) or text[h : h + 1] not in _ID_END:
         raise RefError(f"unable to resolve reference '{name}': reference broken", path=path)
     return Ref(name, oid=bytes.fromhex(hex_id.decode("ascii")))
 
@@ -92,7 +91,14 @@ def read_ref_file(path: str | Path, name: str, fmt: ObjectFormat) -> Ref | None:
     return _parse_ref_value(name, data, fmt, path)
 
 
-_HEX = lazy(rb"[0-9a-fA-F]+")
+_HEXDIGITS = b"0123456789abcdefABCDEF"
+
+
+def _is_hex(text: bytes) -> bool:
+    """``[0-9a-fA-F]+`` (a scan: reading a ref needs no ``re``)."""
+    return text != b"" and not text.strip(_HEXDIGITS)
+
+
 #: what may follow an id: the end, a NUL, or Git's isspace() (not \v or \f)
 _ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r")
 
@@ -372,7 +378,7 @@ class FilesRefStore(RefStore):
                     raise unexpected(line, offset)
             elif line.startswith(b"^"):
                 hex_id = line[1 : 1 + h]
-                if last_name is None or len(line) != h + 2 or not _HEX.fullmatch(hex_id):
+                if last_name is None or len(line) != h + 2 or not _is_hex(hex_id):
                     raise unexpected(line, offset)
                 prev = refs[last_name]
                 refs[last_name] = Ref(
@@ -381,11 +387,7 @@ class FilesRefStore(RefStore):
                 last_name = None  # one peeled line per ref
             else:
                 hex_id = line[:h]
-                if (
-                    len(line) < h + 2
-                    or not _HEX.fullmatch(hex_id)
-                    or line[h : h + 1] not in _ID_END[2:]
-                ):
+                if len(line) < h + 2 or not _is_hex(hex_id) or line[h : h + 1] not in _ID_END[2:]:
                     raise unexpected(line, offset)
                 last_name = line[h + 1 : -1].decode("utf-8", "surrogateescape")
                 if not refname_format_ok(last_name, allow_onelevel=True) and not refname_is_safe(

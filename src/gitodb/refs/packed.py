@@ -19,9 +19,11 @@ bisects it, as Git's ``find_reference_location`` does, in O(log n) per name.
 
 from __future__ import annotations
 
-import re
-
 from gitodb.refs.base import Ref
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 try:
     from gitodb._native import packed_refs_plain as _packed_refs_plain
@@ -46,6 +48,8 @@ _LINES: dict[int, re.Pattern[str]] = {}
 def _pattern(hexsz: int) -> re.Pattern[str]:
     got = _LINES.get(hexsz)
     if got is None:
+        import re  # (the reference parse's, for a file the native pass declines)
+
         got = _LINES[hexsz] = re.compile(
             rf"([0-9a-f]{{{hexsz}}}) (refs/{_NAME}+)\n(?:\^([0-9a-f]{{{hexsz}}})\n)?"
         )
@@ -104,6 +108,8 @@ _FEW_DOTS = 1000
 def _whole(hexsz: int) -> re.Pattern[bytes]:
     got = _WHOLE.get(hexsz)
     if got is None:
+        import re  # (the reference check's, where the native core is missing)
+
         hexid = b"[0-9a-f]{%d}" % hexsz
         line = hexid + b" refs/(?:" + _PART + b"/)*" + _PART + b"\n(?:\\^" + hexid + b"\n)?"
         got = _WHOLE[hexsz] = re.compile(b"(?:" + line + b")*")
