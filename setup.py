@@ -1,4 +1,5 @@
-"""Build hooks that pyproject.toml cannot express: the pure-Python wheel fallback.
+"""Build hooks that pyproject.toml cannot express: the pure-Python wheel fallback,
+and the Windows console script.
 
 The C extension (``gitodb._native``, the native core) is optional in
 pyproject.toml: without a working compiler it is skipped and gitodb runs on its
@@ -91,4 +92,12 @@ class FallbackBdistWheel(bdist_wheel):
         return super().get_tag()
 
 
-setup(cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": FallbackBdistWheel})
+# Windows runs commands through pip's .exe launcher, which only a console script
+# gets; elsewhere the plain scripts/gitodb (pyproject.toml's script-files) is the
+# command, without the launcher's start-up cost.
+_CONSOLE = {"console_scripts": ["gitodb = gitodb.cli.main:main"]} if os.name == "nt" else {}
+
+setup(
+    cmdclass={"build_ext": OptionalBuildExt, "bdist_wheel": FallbackBdistWheel},
+    entry_points=_CONSOLE,
+)

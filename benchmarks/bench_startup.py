@@ -38,7 +38,12 @@ pack plus 690,000 generated blobs repacked into one 851,981-object pack, and
 reftable with git 2.55's ``refs migrate``.  They are built once under
 ``--work`` (default ``benchmarks/work/``).
 
-    python benchmarks/bench_startup.py [--repeat N] [--src LABEL=DIR ...]
+``--versus-trees`` prints only the whole commands, the least CPU of ``--repeat`` runs
+of git 2.55, the ``git`` on ``PATH`` and each ``--src`` tree, all alternating run by
+run; ``--src LABEL=DIR@SCRIPT`` runs that tree through another launcher (pip's
+console-script wrapper, to compare with the installed ``scripts/gitodb``).
+
+    python benchmarks/bench_startup.py [--repeat N] [--src LABEL=DIR[@SCRIPT] ...]
 """
 
 from __future__ import annotations
@@ -153,10 +158,11 @@ def build_repos(work: Path) -> dict[str, Path]:
     return {"libgit2": libgit2, "refs": refs, "reftable": reftable}
 
 
-def gitodb_cmd(repo: Path, args: list[str], *extra: str) -> list[str]:
-    """The command line of one gitodb run: the ``gitodb`` console script, as users run it."""
-    script = Path(sys.executable).parent / "gitodb"
-    entry = [str(script)] if script.exists() else ["-m", "gitodb"]
+def gitodb_cmd(repo: Path, args: list[str], *extra: str, script: str | None = None) -> list[str]:
+    """The command line of one gitodb run: the installed ``gitodb`` command, as users run
+    it (or ``script``: another launcher, e.g. pip's console-script wrapper)."""
+    installed = Path(sys.executable).parent / "gitodb"
+    entry = [script] if script else [str(installed)] if installed.exists() else ["-m", "gitodb"]
     return [sys.executable, "-S", *extra, *entry, f"--git-dir={repo}", *args]
 
 
@@ -275,16 +281,62 @@ def versus_git(
     return out
 
 
+def versus_trees(
+    rows: list[tuple[str, list[str], Path]], srcs: list[tuple[str, str]], repeat: int
+) -> list[str]:
+    """Markdown rows: the least CPU of ``repeat`` runs of each command under git 2.55,
+    the ``git`` on PATH (not for reftable) and each source tree (``DIR[@SCRIPT]``: the
+    tree run through that launcher), all alternating run by run; ratios to git 2.55."""
+    labels = [label for label, _ in srcs]
+    out = [
+        "| command | git 2.55 ms | git (PATH) ms | "
+        + " | ".join(f"{lb} ms" for lb in labels)
+        + " | "
+        + " | ".join(f"{lb} / git 2.55" for lb in labels)
+        + " |",
+        "|---|---:|---:|" + "---:|" * (2 * len(labels)),
+    ]
+    for title, argv, repo in rows:
+        cmds = [(str(GIT), [str(GIT), f"--git-dir={repo}", *argv], ENV)]
+        if "reftable" not in repo.name:
+            cmds.append(("git", ["git", f"--git-dir={repo}", *argv], ENV))
+        for label, src in srcs:
+            tree, _, script = src.partition("@")
+            cmds.append((label, gitodb_cmd(repo, argv, script=script or None), env_for(Path(tree))))
+        best = dict.fromkeys((c[0] for c in cmds), float("inf"))
+        for _ in range(repeat):
+            for label, cmd, env in cmds:
+                best[label] = min(best[label], run(cmd, env=env)[1])
+        g = best[str(GIT)]
+        cells = [f"{g * 1000:.1f}", f"{best['git'] * 1000:.1f}" if "git" in best else "-"]
+        cells += [f"{best[lb] * 1000:.1f}" for lb in labels]
+        cells += [f"{best[lb] / g:.1f}x" for lb in labels]
+        out.append(f"| {title} | " + " | ".join(cells) + " |")
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=21)
     parser.add_argument("--src", action="append", default=[], metavar="LABEL=DIR")
     parser.add_argument("--work", type=Path, default=HERE / "work")
+    parser.add_argument(
+        "--versus-trees",
+        action="store_true",
+        help="only the whole commands: least CPU of each tree (--src DIR[@SCRIPT]) and git",
+    )
     args = parser.parse_args()
     srcs = [tuple(s.split("=", 1)) for s in args.src] or [("now", str(ROOT / "src"))]
     for _, src in srcs:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, env=ENV)
+        tree = src.partition("@")[0]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", tree], check=True, env=ENV)
     repos = build_repos(args.work)
+    if args.versus_trees:
+        print(f"least CPU of {args.repeat} runs; load average {os.getloadavg()[0]:.1f}")
+        rows = [(title, argv, repos[repo]) for title, argv, repo in VERSUS_GIT + STARTUP[-3:]]
+        print("\n".join(versus_trees(rows, srcs, args.repeat)))
+        print(f"load average {os.getloadavg()[0]:.1f} at the end")
+        return
     load = os.getloadavg()[0]
     print(f"python {sys.version.split()[0]}, {GIT} ({git('--version').decode().strip()})")
     print(
@@ -303,10 +355,13 @@ def main() -> None:
     for title, argv, repo in STARTUP:
         counts, imports, starts, cpus = [], [], [], []
         for _label, src in srcs:
-            env = env_for(Path(src))
-            cmd = gitodb_cmd(repos[repo], argv)
+            tree, _, script = src.partition("@")
+            env = env_for(Path(tree))
+            cmd = gitodb_cmd(repos[repo], argv, script=script or None)
             runs = [
-                import_times(gitodb_cmd(repos[repo], argv, "-X", "importtime"), env)
+                import_times(
+                    gitodb_cmd(repos[repo], argv, "-X", "importtime", script=script or None), env
+                )
                 for _ in range(args.repeat)
             ]
             counts.append(str(len(runs[-1])))
@@ -322,7 +377,7 @@ def main() -> None:
 
     # Whole commands against git, alternating.
     label, src = srcs[-1]
-    env = env_for(Path(src))
+    env = env_for(Path(src.partition("@")[0]))
     print(f"\nWhole commands against git 2.55 ({label}):\n")
     rows = [(title, argv, repos[repo]) for title, argv, repo in VERSUS_GIT]
     print("\n".join(versus_git(rows, env, args.repeat)))

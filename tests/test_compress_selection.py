@@ -8,6 +8,8 @@ import sys
 import zlib
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from gitodb import compress
 from gitodb.cli.main import main
@@ -183,3 +185,19 @@ def test_header_read_stops_before_damage(name: str) -> None:
     if name == "isal":
         route = compress.routing().routes["inflate-head"]
         assert route.backend.name != "isal" and "ISA-L decodes" in route.reason
+
+
+@given(
+    st.lists(
+        st.sampled_from([b"libdeflate", b" ", b"v", b"-", b"1", b"23", b".", b"x", b"\0"]),
+        max_size=10,
+    ).map(b"".join)
+)
+def test_libdeflate_version_scan_is_the_expression(data: bytes) -> None:
+    """The version scan of the libdeflate backend (no ``re`` at its load) finds what
+    the expression it replaces finds."""
+    import re
+
+    libdeflate = pytest.importorskip("gitodb.compress.backends.libdeflate")
+    m = re.search(rb"libdeflate[ v-]*(\d+\.\d+(?:\.\d+)?)", data)
+    assert libdeflate.version_in(data) == (m.group(1).decode() if m else None)

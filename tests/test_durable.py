@@ -454,3 +454,34 @@ def test_batch_fsync_failure_drops_the_batch(
         w.write("blob", b"a\n")
         w.write("blob", b"b\n")
     assert sorted(objects.rglob("*")) == before  # no temp file, no object, no fan-out dir
+
+
+def test_component_bits_behave_as_an_int_flag() -> None:
+    """``Component`` is a plain ``int`` subclass (no ``enum`` at start-up): its ``|``,
+    ``&`` and ``~`` give what ``enum.IntFlag``'s give, and stay ``Component``."""
+    import enum
+
+    ref = enum.IntFlag(
+        "Ref",
+        [
+            (n, 1 << i)
+            for i, n in enumerate(
+                ["LOOSE_OBJECT", "PACK", "PACK_METADATA", "COMMIT_GRAPH", "INDEX", "REFERENCE"]
+            )
+        ],
+    )
+    names = [m.name for m in ref]
+    for a in names:
+        x, rx = getattr(C, a), ref[a]
+        assert int(~x) == int(~rx) and isinstance(~x, C)
+        for b in names:
+            y, ry = getattr(C, b), ref[b]
+            assert int(x | y) == int(rx | ry) and isinstance(x | y, C)
+            assert int(x & ~y) == int(rx & ~ry) and isinstance(x & ~y, C)
+    assert int(C.NONE) == 0 and repr(C.PACK | C.INDEX) == "<Component.PACK|INDEX: 18>"
+
+
+def test_method_lookup_as_an_enum() -> None:
+    assert Method("batch") is Method.BATCH and Method.FSYNC.value == "fsync"
+    with pytest.raises(ValueError):
+        Method("Batch")

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from gitodb.errors import ReftableError
+from gitodb.refs import packed
 from gitodb.refs.packed import parse_plain, parse_plain_python
 from gitodb.reftable import reader
 from gitodb.reftable.reader import BLOCK_REF, TableReader
@@ -41,6 +42,40 @@ def test_packed_refs_plain_equals_python(lines: list[str], header: bool) -> None
     text = ("# pack-refs with: peeled \n" if header else "") + "".join(lines)
     data = text.encode("utf-8")
     assert parse_plain(data, 40) == parse_plain_python(data, 40)
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(_LINE, max_size=8), st.integers(0, 3), st.sampled_from([40, 64]))
+def test_packed_refs_lines_plain_equals_python(lines: list[str], cut: int, hexsz: int) -> None:
+    # searchable's line check from any start (the header's end, or before it),
+    # truncated files included; 64-digit ids from the 40-digit ones doubled
+    text = "".join(lines)
+    if hexsz == 64:
+        text = "".join(
+            (line[:40] + line[16:] if len(line) > 40 and line[0] in HEX else line)
+            for line in text.splitlines(keepends=True)
+        )
+    data = text.encode("utf-8")[: len(text.encode("utf-8")) - cut]
+    for start in {0, data.find(b"\n") + 1, len(data)}:
+        native = packed._lines_plain(data, start, hexsz)  # noqa: SLF001
+        assert native is packed.lines_plain_python(data, start, hexsz)
+
+
+def test_packed_refs_lines_plain_on_a_sorted_file() -> None:
+    a, b = "1" * 40, "2" * 40
+    head = "# pack-refs with: peeled fully-peeled sorted \n"
+    good = f"{head}{a} refs/heads/x\n^{b}\n{b} refs/tags/v1.0\n".encode()
+    assert packed.searchable(good, 40)
+    for bad in (
+        f"{head}{a} refs/heads//x\n",  # an empty component
+        f"{head}{a} refs/heads/x/\n",  # a "/" at the end
+        f"{head}{a} refs/heads/x\n^{b[:39]}\n",  # a short peeled id
+        f"{head}{'AB' * 20} refs/heads/x\n",  # upper-case hex
+        f"{head}{a} refs/heads/x",  # no newline at the end
+    ):
+        data = bad.encode()
+        assert not packed.searchable(data, 40)
+        assert not packed.lines_plain_python(data, len(head), 40)
 
 
 def test_packed_refs_plain_takes_a_plain_file() -> None:

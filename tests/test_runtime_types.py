@@ -88,3 +88,37 @@ def test_named_tuple_refuses_what_typing_refuses() -> None:
 def test_cast_is_the_identity() -> None:
     value = object()
     assert types.cast(int, value) is value
+
+
+def test_cached_property_computes_once_and_can_be_reset() -> None:
+    """``types.cached_property`` (``functools``' without importing it) stores the value
+    in the instance's ``__dict__``, as ``Repository.close()`` relies on."""
+    import functools
+
+    calls: list[str] = []
+
+    class Light:
+        @types.cached_property
+        def value(self) -> int:
+            """The doc."""
+            calls.append("light")
+            return 42
+
+    class Real:
+        @functools.cached_property
+        def value(self) -> int:
+            """The doc."""
+            calls.append("real")
+            return 42
+
+    for cls in (Light, Real):
+        obj = cls()
+        assert (obj.value, obj.value) == (42, 42)
+        assert obj.__dict__ == {"value": 42}
+        obj.__dict__.pop("value")
+        assert obj.value == 42
+        obj.value = 7  # type: ignore[misc]
+        assert obj.value == 7
+        assert cls.__dict__["value"].__doc__ == "The doc."
+        assert isinstance(cls.value, type(cls.__dict__["value"]))
+    assert calls == ["light", "light", "real", "real"]

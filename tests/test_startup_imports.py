@@ -205,15 +205,16 @@ STARTUP_HEAVY = {"typing", "importlib", "contextlib", "signal", "hashlib"}
 #: (command, bound on the modules it loads beyond ``python -S -c pass``'s): a few above
 #: what each loads now, so that a new import on a command's path is a decision.
 MODULE_BOUNDS = [
-    (["version"], 42),
-    (["cat-file", "-t", "HEAD"], 104),
-    (["cat-file", "-s", "HEAD"], 104),
-    (["cat-file", "-p", "HEAD"], 110),
-    (["show-ref"], 102),
-    (["for-each-ref"], 110),
-    (["rev-list", "--count", "--all"], 121),
-    (["ls-tree", "-r", "HEAD"], 113),
-    (["log", "--format=%H"], 129),
+    (["version"], 32),
+    (["cat-file", "-t", "HEAD"], 90),
+    (["cat-file", "-s", "HEAD"], 90),
+    (["cat-file", "-p", "HEAD"], 95),
+    (["cat-file", "--batch-check"], 91),
+    (["show-ref"], 88),
+    (["for-each-ref"], 95),
+    (["rev-list", "--count", "--all"], 106),
+    (["ls-tree", "-r", "HEAD"], 98),
+    (["log", "--format=%H"], 124),
 ]
 
 
@@ -235,3 +236,58 @@ def test_commands_load_few_modules(repo: Path, args: list[str], bound: int) -> N
     loaded = modules_after(repo, *args) - _bare_modules()
     assert not _under(loaded, STARTUP_HEAVY | DATACLASSES | HEAVY)
     assert len(loaded) <= bound, f"{len(loaded)} modules: {sorted(loaded)}"
+
+
+#: What the repository-opening path, the ref and config readers, name resolution and
+#: the commands below do without: ``re`` (with ``enum``, ``functools``,
+#: ``collections``' helpers: ~5 ms), ``pathlib`` (with ``urllib.parse``, ``ipaddress``,
+#: ``fnmatch``: ~2-3 ms), ``unicodedata``.  Patterns compile where first used
+#: (``gitodb.lazyre``), paths are ``str`` (``gitodb.purepath``).
+NO_RE_NOR_PATHLIB = {
+    "re",
+    "enum",
+    "functools",
+    "pathlib",
+    "urllib",
+    "ipaddress",
+    "fnmatch",
+    "unicodedata",
+}
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["version"],
+        ["cat-file", "-t", "HEAD"],
+        ["cat-file", "-p", "HEAD"],
+        ["cat-file", "--batch-check"],
+        ["for-each-ref"],
+        ["show-ref"],
+        ["rev-list", "--count", "--all"],
+        ["ls-tree", "-r", "HEAD"],
+    ],
+    ids=" ".join,
+)
+def test_commands_do_not_import_re_or_pathlib(repo: Path, args: list[str]) -> None:
+    loaded = modules_after(repo, *args)
+    assert not _under(loaded, NO_RE_NOR_PATHLIB), sorted(_under(loaded, NO_RE_NOR_PATHLIB))
+
+
+def test_the_gitodb_script_imports_only_the_entry_point(repo: Path) -> None:
+    """The installed ``gitodb`` command is ``scripts/gitodb``: it adds nothing to what
+    ``main`` imports (pip's console-script wrapper would add ``re``)."""
+    script = Path(__file__).resolve().parent.parent / "scripts" / "gitodb"
+    environ = {**git_env(), "PYTHONPATH": os.pathsep.join(p for p in sys.path if p)}
+    p = subprocess.run(
+        [sys.executable, "-S", "-X", "importtime", str(script), f"--git-dir={repo / '.git'}"]
+        + ["cat-file", "-t", "HEAD"],
+        env=environ,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert p.stdout == "commit\n"
+    names = {line.rsplit("|", 1)[-1].strip() for line in p.stderr.splitlines() if "|" in line}
+    assert "gitodb.cli.main" in names
+    assert not _under(names, NO_RE_NOR_PATHLIB | STARTUP_HEAVY)

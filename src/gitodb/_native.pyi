@@ -98,6 +98,7 @@ def pack_headers(
 def packed_refs_plain(
     data: _Buffer, hexsz: int, ref_type: type[Any], /
 ) -> dict[str, Any] | None: ...
+def packed_refs_lines_plain(data: _Buffer, start: int, hexsz: int, /) -> bool: ...
 def ref_block_records(
     buf: _Buffer,
     pos: int,

@@ -33,7 +33,6 @@ lock file's content is complete, before the rename or link that publishes it.
 
 from __future__ import annotations
 
-import enum
 import os
 
 from gitodb import trace2
@@ -42,20 +41,58 @@ from gitodb.types import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from typing import Any, ClassVar
 
 
-class Component(enum.IntFlag):
-    """Git's ``enum fsync_component`` bits."""
+class Component(int):
+    """Git's ``enum fsync_component`` bits: an ``int`` whose ``|``, ``&`` and ``~`` stay
+    ``Component`` (``~`` within the defined bits, as an ``IntFlag``'s).
 
-    NONE = 0
-    LOOSE_OBJECT = 1 << 0
-    PACK = 1 << 1
-    PACK_METADATA = 1 << 2
-    COMMIT_GRAPH = 1 << 3
-    INDEX = 1 << 4
-    REFERENCE = 1 << 5
+    A plain ``int`` subclass rather than ``enum.IntFlag``: ``enum`` (with ``functools``
+    and ``collections``) and the flag class's creation are start-up time of every
+    command, for a set of six bits.
+    """
 
+    __slots__ = ()
+
+    NONE: ClassVar[Component]
+    LOOSE_OBJECT: ClassVar[Component]
+    PACK: ClassVar[Component]
+    PACK_METADATA: ClassVar[Component]
+    COMMIT_GRAPH: ClassVar[Component]
+    INDEX: ClassVar[Component]
+    REFERENCE: ClassVar[Component]
+
+    def __or__(self, other: int) -> Component:
+        return Component(int(self) | other)
+
+    __ror__ = __or__
+
+    def __and__(self, other: int) -> Component:
+        return Component(int(self) & other)
+
+    __rand__ = __and__
+
+    def __invert__(self) -> Component:
+        return Component(~int(self) & _ALL_BITS)
+
+    def __repr__(self) -> str:
+        names = [n for n, b in _BITS if int(self) & b] or ["NONE"]
+        return f"<Component.{'|'.join(names)}: {int(self)}>"
+
+
+_BITS = (
+    ("LOOSE_OBJECT", 1 << 0),
+    ("PACK", 1 << 1),
+    ("PACK_METADATA", 1 << 2),
+    ("COMMIT_GRAPH", 1 << 3),
+    ("INDEX", 1 << 4),
+    ("REFERENCE", 1 << 5),
+)
+_ALL_BITS = (1 << len(_BITS)) - 1
+Component.NONE = Component(0)
+for _name, _bit in _BITS:
+    setattr(Component, _name, Component(_bit))
 
 OBJECTS = Component.LOOSE_OBJECT | Component.PACK
 DERIVED_METADATA = Component.PACK_METADATA | Component.COMMIT_GRAPH
@@ -88,12 +125,38 @@ COMPONENT_NAMES: tuple[tuple[str, Component], ...] = (
 )
 
 
-class Method(enum.Enum):
-    """``core.fsyncMethod``."""
+class Method(str):
+    """``core.fsyncMethod``: ``Method.FSYNC``, ``WRITEOUT_ONLY`` or ``BATCH``, one
+    instance each (compare with ``is``); ``Method(value)`` is the one spelled ``value``
+    (``ValueError`` for an unknown one), as with ``enum.Enum``, without importing it."""
 
-    FSYNC = "fsync"
-    WRITEOUT_ONLY = "writeout-only"
-    BATCH = "batch"
+    __slots__ = ()
+
+    FSYNC: ClassVar[Method]
+    WRITEOUT_ONLY: ClassVar[Method]
+    BATCH: ClassVar[Method]
+
+    def __new__(cls, value: str) -> Method:
+        try:
+            return _METHODS[value]
+        except (KeyError, TypeError):
+            raise ValueError(f"{value!r} is not a valid Method") from None
+
+    @property
+    def value(self) -> str:
+        """The configuration's spelling (``enum.Enum``'s ``value``)."""
+        return str.__str__(self)
+
+    def __repr__(self) -> str:
+        return f"<Method.{_METHOD_NAMES[self]}: {str.__repr__(self)}>"
+
+
+_METHOD_NAMES = {"fsync": "FSYNC", "writeout-only": "WRITEOUT_ONLY", "batch": "BATCH"}
+_METHODS: dict[str, Method] = {}
+for _value, _name in _METHOD_NAMES.items():
+    _METHODS[_value] = str.__new__(Method, _value)
+    setattr(Method, _name, _METHODS[_value])
+del _value, _name, _bit
 
 
 def parse_components(

@@ -18,6 +18,7 @@ from collections import namedtuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from functools import cached_property as cached_property
     from typing import Any
     from typing import NamedTuple as NamedTuple
     from typing import Protocol as Protocol
@@ -69,7 +70,38 @@ else:
 
     NamedTuple = type.__new__(_NamedTupleMeta, "NamedTuple", (), {})
 
-__all__ = ["Buffer", "Hasher", "NamedTuple", "Progress", "Protocol", "Record", "cast"]
+    class cached_property:  # noqa: N801 - functools' name
+        """``functools.cached_property`` without importing ``functools`` (with
+        ``collections``): the first ``obj.name`` calls the function and stores the
+        value in ``obj.__dict__``, where later reads find it (``del`` or popping it
+        from ``__dict__`` computes it again)."""
+
+        def __init__(self, func):
+            self.func = func
+            self.attrname = None
+            self.__doc__ = func.__doc__
+            self.__module__ = func.__module__
+
+        def __set_name__(self, owner, name):
+            self.attrname = name
+
+        def __get__(self, instance, owner=None):
+            if instance is None:
+                return self
+            value = instance.__dict__[self.attrname] = self.func(instance)
+            return value
+
+
+__all__ = [
+    "Buffer",
+    "Hasher",
+    "NamedTuple",
+    "Progress",
+    "Protocol",
+    "Record",
+    "cached_property",
+    "cast",
+]
 
 #: Anything a reader or writer takes as bytes without copying it first.
 Buffer = bytes | bytearray | memoryview | mmap.mmap

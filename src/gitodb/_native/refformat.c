@@ -596,6 +596,58 @@ done:
     return refs;
 }
 
+/*
+ * packed_refs_lines_plain(data, start, hexsz) -> bool
+ *
+ * Whether data[start:] is only "<hex id> refs/<part>(/<part>)*\n" records, each
+ * optionally followed by "^<hex id>\n", with lower-case ids and parts of the plain
+ * parse's name characters without '/' (gitodb.refs.packed.searchable's whole-file
+ * regular expression, its reference): one pass, no object per ref, for the check a
+ * point lookup makes before it bisects the file.
+ */
+static PyObject *
+packed_refs_lines_plain(PyObject *self, PyObject *args)
+{
+    Py_buffer data;
+    Py_ssize_t start, hexsz;
+    if (!PyArg_ParseTuple(args, "y*nn:packed_refs_lines_plain", &data, &start, &hexsz))
+        return NULL;
+    tables_init();
+    int ok = start >= 0 && start <= data.len && hexsz > 0;
+    const unsigned char *p = (const unsigned char *)data.buf + (ok ? start : 0);
+    const unsigned char *end = (const unsigned char *)data.buf + data.len;
+    while (ok && p < end) {
+        /* the id, a space and "refs/" */
+        ok = end - p > hexsz + 6 && p[hexsz] == ' ' && !memcmp(p + hexsz + 1, "refs/", 5);
+        for (Py_ssize_t k = 0; ok && k < hexsz; k++)
+            ok = hex_values[p[k]] < 16;
+        if (!ok)
+            break;
+        /* one or more parts, each one or more name characters, "/" between them */
+        const unsigned char *q = p + hexsz + 6;
+        for (;;) {
+            const unsigned char *part = q;
+            while (q < end && *q != '/' && name_chars[*q])
+                q++;
+            if (q == part || q >= end || (*q != '/' && *q != '\n')) {
+                ok = 0;
+                break;
+            }
+            if (*q++ == '\n')
+                break;
+        }
+        p = q;
+        if (ok && p < end && *p == '^') {
+            ok = end - p >= hexsz + 2 && p[hexsz + 1] == '\n';
+            for (Py_ssize_t k = 1; ok && k <= hexsz; k++)
+                ok = hex_values[p[k]] < 16;
+            p += hexsz + 2;
+        }
+    }
+    PyBuffer_Release(&data);
+    return PyBool_FromLong(ok);
+}
+
 /* Git's varint (each continuation byte adds one before shifting): 0, or -1. */
 static int
 rt_varint(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t end, unsigned long long *out)
@@ -745,6 +797,9 @@ PyMethodDef gdc_refformat_methods[] = {
     {"packed_refs_plain", packed_refs_plain, METH_VARARGS,
      "packed_refs_plain(data, hexsz, Ref) -> {name: Ref}, or None where the reference "
      "parse must decide"},
+    {"packed_refs_lines_plain", packed_refs_lines_plain, METH_VARARGS,
+     "packed_refs_lines_plain(data, start, hexsz) -> whether data[start:] holds only plain "
+     "packed-refs records"},
     {"ref_block_records", ref_block_records, METH_VARARGS,
      "ref_block_records(buf, pos, end, hash_size, min_update_index, RefRecord, target) -> "
      "the block's ref records from pos, or None for a damaged one"},

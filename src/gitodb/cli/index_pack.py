@@ -287,7 +287,7 @@ def run(argv: list[str], ctx: Any) -> int:
             odb = repo.odb if repo is not None else None
             if repo is not None:
                 # Git creates objects/pack when it is missing
-                os.makedirs(os.path.join(repo.common_dir, "objects", "pack"), exist_ok=True)
+                os.makedirs(os.path.join(repo.commondir, "objects", "pack"), exist_ok=True)
             source: Any = sys.stdin.buffer
             if args.pack_header is not None:
                 # fetch-pack read the pack header itself to choose index-pack: stdin
@@ -299,7 +299,7 @@ def run(argv: list[str], ctx: Any) -> int:
                 source,
                 fmt,
                 opts,
-                pack_dir=os.path.join(repo.common_dir, "objects", "pack") if repo else None,
+                pack_dir=os.path.join(repo.commondir, "objects", "pack") if repo else None,
                 pack_path=args.pack_file,
                 index_path=args.index_file,
                 base_lookup=_lookup(odb) if odb is not None else None,

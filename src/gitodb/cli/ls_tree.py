@@ -7,7 +7,6 @@ relative to the current directory inside a work tree, as Git does.
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from gitodb.cli import output
@@ -22,6 +21,7 @@ from gitodb.errors import (
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import re
     from typing import Any
 
     from gitodb.cli.main import Context

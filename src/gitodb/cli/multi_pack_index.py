@@ -153,7 +153,7 @@ def _objects_dir(repo: Any, opts: Any) -> str:
     if given is not None:
         return os.path.abspath(given)
     return os.path.abspath(
-        os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.common_dir, "objects")
+        os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(repo.commondir, "objects")
     )
 
 

@@ -49,15 +49,15 @@ See docs/cli-options.md for the option kinds.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable, Sequence
 from types import SimpleNamespace
 
 from gitodb.errors import GitodbError
+from gitodb.lazyre import lazy
 from gitodb.types import Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 __all__ = [
@@ -80,7 +80,7 @@ _OPTS_WIDTH = 24
 _GAP = 2
 
 #: what strtol reads in full: leading blanks, a sign, decimal digits
-_DECIMAL = re.compile(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
+_DECIMAL = lazy(r"[ \t\n\v\f\r]*[+-]?[0-9]+")
 
 #: the option kinds (Git's OPT_* families)
 KINDS = frozenset({"bool", "count", "const", "cmdmode", "string", "int", "callback", "group"})

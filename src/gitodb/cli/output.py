@@ -12,7 +12,10 @@ from __future__ import annotations
 import io
 import os
 import sys
-from collections.abc import Sequence
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 
 class StdoutWriteError(OSError):

@@ -155,7 +155,7 @@ def _git_dir_as_shown(repo: Any) -> str:
 
     top = find_work_tree_top(repo, bool(os.environ.get("GIT_DIR")))
     base = top if top is not None else os.getcwd()
-    rel = os.path.relpath(repo.common_dir, base)
+    rel = os.path.relpath(repo.commondir, base)
     return rel
 
 

@@ -10,7 +10,6 @@ arguments and ref pseudo-options in the order given (``add_revisions`` in
 
 from __future__ import annotations
 
-import re
 from types import SimpleNamespace
 
 from gitodb.cli.options import Option
@@ -25,14 +24,15 @@ __all__ = ["RevSettings", "REVISION_OPTIONS", "count", "seconds"]
 
 def count(text: str) -> int:
     """A whole number as Git 2.55 reads counts; ``not an integer`` otherwise."""
-    if not re.fullmatch(r"[+-]?[0-9]+", text):
+    digits = text[1:] if text[:1] in ("+", "-") else text
+    if not (digits.isascii() and digits.isdigit()):  # [+-]?[0-9]+, without re
         raise GitodbError(f"'{text}': not an integer")
     return int(text)
 
 
 def seconds(text: str) -> int:
     """``--max-age``/``--min-age``: seconds since the epoch."""
-    if not re.fullmatch(r"[0-9]+", text):
+    if not (text.isascii() and text.isdigit()):  # [0-9]+
         raise GitodbError(f"'{text}': not a number of seconds since epoch")
     return int(text)
 

@@ -54,7 +54,6 @@ from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Callable
 
 from gitodb.errors import CompressionError
 from gitodb.types import Buffer
@@ -65,6 +64,7 @@ from .backends.ops import corrupt, make_head
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 try:  # the zlib the native core was linked with, when one was found at build time
@@ -256,10 +256,21 @@ def _calibration() -> dict[str, Any] | None:
     """The stored ``gitodb calibrate`` record ``auto`` follows, if any (read once)."""
     global _calibrated
     if _calibrated is False:
-        from . import calibrate
+        if not os.path.exists(calibration_file()):
+            # most machines have no record: the module that reads (and makes) one,
+            # with what it imports, is not start-up time of every command
+            _calibrated = None
+        else:
+            from . import calibrate
 
-        _calibrated = calibrate.load()
+            _calibrated = calibrate.load()
     return _calibrated  # type: ignore[return-value]
+
+
+def calibration_file() -> str:
+    """Where ``gitodb calibrate`` stores its record (``$XDG_CACHE_HOME/gitodb/...``)."""
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return os.path.join(base, "gitodb", "calibration.json")
 
 
 _calibrated: dict[str, Any] | None | bool = False

@@ -17,13 +17,13 @@ so one very large size cannot hide a slow small one.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
-from pathlib import Path
 
 from . import backends, selection
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from pathlib import Path
     from typing import Any
 
 CACHE_ENV = "XDG_CACHE_HOME"
@@ -36,8 +36,16 @@ _SIZES = {"small": 300, "4 KiB": 4096, "1 MiB": 1 << 20}
 
 def cache_path() -> Path:
     """Where the calibration is stored."""
-    base = os.environ.get(CACHE_ENV) or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "gitodb" / FILE_NAME
+    from pathlib import Path
+
+    return Path(_cache_file())
+
+
+def _cache_file() -> str:
+    # (one formula for this module and the package's check for a record)
+    from gitodb.compress import calibration_file
+
+    return calibration_file()
 
 
 def _text(n: int, seed: int) -> bytes:
@@ -178,9 +186,9 @@ def load(path: Path | None = None) -> dict[str, Any] | None:
     Unusable: missing, unreadable, another format, or made for other backends or
     library versions (the figures would describe other code).
     """
-    path = path or cache_path()
     try:
-        text = path.read_text()
+        with open(path or _cache_file()) as f:
+            text = f.read()
     except (OSError, ValueError):
         return None
     import json  # only when there is a record: most machines have none

@@ -11,8 +11,6 @@ each reason quotes the numbers that decided it.
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from gitodb.errors import BackendUnavailableError
 from gitodb.types import NamedTuple
 
@@ -21,6 +19,7 @@ from .backends.base import GIT_LEVELS, Backend
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 #: The operations a backend is chosen for, in ``version --build-options`` order.

@@ -458,9 +458,9 @@ def graph_compatible(repo: Repository, *, writing: bool = False) -> bool:
     """Git's ``commit_graph_compatible``: no grafts file, no shallow file, and no
     replace refs in use (``GIT_NO_REPLACE_OBJECTS`` turns those off; ``git
     commit-graph`` itself always does, so ``writing`` ignores them)."""
-    if os.path.exists(os.path.join(repo.common_dir, "info", "grafts")):
+    if os.path.exists(os.path.join(repo.commondir, "info", "grafts")):
         return False
-    if os.path.exists(os.path.join(repo.common_dir, "shallow")):
+    if os.path.exists(os.path.join(repo.commondir, "shallow")):
         return False
     if (
         not writing

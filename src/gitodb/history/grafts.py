@@ -25,11 +25,11 @@ def shallow_path(repo: Repository) -> str | None:
     override = os.environ.get("GIT_SHALLOW_FILE")
     if override is not None:
         return override or None
-    return os.path.join(repo.common_dir, "shallow")
+    return os.path.join(repo.commondir, "shallow")
 
 
 def _graft_path(repo: Repository) -> str:
-    return os.environ.get("GIT_GRAFT_FILE") or os.path.join(repo.common_dir, "info", "grafts")
+    return os.environ.get("GIT_GRAFT_FILE") or os.path.join(repo.commondir, "info", "grafts")
 
 
 #: Git 2.55's advice when it reads a graft file (each walk's commit graph reads it once)

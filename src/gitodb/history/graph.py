@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable
 
 from gitodb.errors import ObjectNotFoundError, ObjectTypeError
 from gitodb.objects.commit import Commit
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from gitodb.history.commitgraph import CommitGraphFile
     from gitodb.repo import Repository
 

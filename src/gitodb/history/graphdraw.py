@@ -25,10 +25,10 @@ Colours are not drawn: the commands refuse ``--color`` with ``--graph``.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Sequence
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Hashable, Sequence
+
     from gitodb.history.graph import Node
     from gitodb.history.revwalk import RevWalk
 

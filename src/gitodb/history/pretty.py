@@ -25,10 +25,9 @@ Example::
 from __future__ import annotations
 
 import codecs
-import re
-from collections.abc import Callable
 
 from gitodb.errors import GitodbError
+from gitodb.lazyre import lazy
 from gitodb.objects.commit import parse_commit_links, subject_of
 from gitodb.objects.datefmt import DateMode, parse_date_mode, show_date, tz_hhmm
 from gitodb.objects.mailmap import Mailmap
@@ -36,10 +35,13 @@ from gitodb.objects.signature import Signature
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+    from typing import TypeAlias
+
     from gitodb.repo import Repository
 
 # One placeholder after "%": the longest forms first.
-_TOKEN = re.compile(
+_TOKEN = lazy(
     rb"%([+\- ]?)(n|%|x[0-9a-fA-F]{2}|C\([^)]*\)|Cred|Cgreen|Cblue|Creset|[ac][nNeElLdDrtiIsh]"
     rb"|g[dDnNeElLs]|G[GSKFPTU?]|[HhTtPpsfbBeNdDmSw]|[<>]\(|><\(|>>\(|\(trailers|\(describe"
     rb"|\(decorate)"
@@ -91,7 +93,7 @@ _PLACEHOLDER_DATES = {
     b"I": DateMode("iso-strict"),
     b"s": DateMode("short"),
 }
-_MESSAGE = re.compile(rb"\n\n")
+_MESSAGE = lazy(rb"\n\n")
 
 
 def _date_mode(mode: DateMode | str) -> DateMode:
@@ -303,7 +305,7 @@ class Decorations:
         return out
 
 
-Extra = Callable[[bytes], bytes | None]
+Extra: TypeAlias = "Callable[[bytes], bytes | None]"
 
 
 def log_mailmap(repo: Repository) -> Mailmap:

@@ -14,7 +14,6 @@ refs, under ``core.alternateRefsPrefixes`` if set).
 
 from __future__ import annotations
 
-import fnmatch
 import os
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
@@ -35,6 +34,8 @@ class UnknownRevisionError(BadRevisionError):
 
 def _wildmatch(pattern: str, name: str) -> bool:
     # Git's wildmatch without WM_PATHNAME: "*" also matches "/".
+    import fnmatch  # (with re: only for a pattern)
+
     return fnmatch.fnmatchcase(name, pattern)
 
 
@@ -155,7 +156,7 @@ class RevisionArgs:
         terms ``git bisect`` recorded in BISECT_TERMS, else bad and good)."""
         bad, good = "bad", "good"
         try:
-            with open(os.path.join(self.repo.git_dir, "BISECT_TERMS"), encoding="utf-8") as f:
+            with open(os.path.join(self.repo.gitdir, "BISECT_TERMS"), encoding="utf-8") as f:
                 terms = f.read().split("\n")
             if len(terms) >= 2 and terms[0] and terms[1]:
                 bad, good = terms[0], terms[1]
@@ -282,8 +283,8 @@ def other_worktree_heads(repo: Repository) -> list[str]:
     """The HEADs of the other worktrees, as ``--all`` adds them (Git's
     ``other_head_refs``): ``main-worktree/HEAD`` from a linked worktree, then each
     linked one's ``worktrees/<id>/HEAD`` in directory order, this one left out."""
-    common = os.path.realpath(repo.common_dir)
-    current = os.path.realpath(repo.git_dir)
+    common = os.path.realpath(repo.commondir)
+    current = os.path.realpath(repo.gitdir)
     out = [] if current == common else ["main-worktree/HEAD"]
     base = os.path.join(common, "worktrees")
     try:

@@ -30,7 +30,6 @@ Example::
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterator
 
 from gitodb.errors import GitodbError, ObjectNotFoundError, TreeDepthError
 from gitodb.history import native
@@ -54,6 +53,7 @@ from gitodb.objects.tree import Tree, max_tree_depth, parse_entries
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
     from typing import Any
 
     from gitodb.history.simplify import PathLimiter

@@ -19,8 +19,6 @@ with and without the filters (``use_bloom=False`` turns them off).
 
 from __future__ import annotations
 
-import re
-
 from gitodb.history.graph import (  # (the walk's flags live with the others in graph)
     BOUNDARY,
     CHILD_SHOWN,
@@ -31,6 +29,7 @@ from gitodb.history.graph import (  # (the walk's flags live with the others in 
     relevant,
 )
 from gitodb.history.treediff import diff_trees
+from gitodb.lazyre import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -40,7 +39,7 @@ if TYPE_CHECKING:
 __all__ = ["BOUNDARY", "CHILD_SHOWN", "PULL_MERGE", "TREESAME", "relevant"]
 
 SAME, NEW, OLD, DIFFERENT = 0, 1, 2, 3
-_GLOB = re.compile(rb"[*?\[\\]")
+_GLOB = lazy(rb"[*?\[\\]")
 
 
 class PathLimiter:

@@ -23,8 +23,6 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
-
 from gitodb.errors import ObjectTypeError, TreeDepthError
 from gitodb.history.treewalk import entry_interesting
 from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, max_tree_depth, parse_entries
@@ -32,6 +30,8 @@ from gitodb.types import NamedTuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from gitodb.repo import Repository
 
 _MODES: dict[bytes, int] = {}  # mode text -> canonical mode

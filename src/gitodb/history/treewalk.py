@@ -15,11 +15,8 @@ Example::
 
 from __future__ import annotations
 
-import fnmatch
-import re
-from collections.abc import Iterator, Sequence
-
 from gitodb.errors import TreeDepthError
+from gitodb.lazyre import lazy
 from gitodb.objects.tree import (
     S_IFDIR,
     S_IFGITLINK,
@@ -29,10 +26,11 @@ from gitodb.objects.tree import (
     max_tree_depth,
 )
 
-_GLOB = re.compile(rb"[*?[]")
+_GLOB = lazy(rb"[*?[]")
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator, Sequence
     from typing import Any
 
     from gitodb.repo import Repository
@@ -117,6 +115,8 @@ def _glob_interesting(path: bytes, mode: int, pattern: bytes) -> bool:
         return (path + b"/").startswith(literal) or literal.startswith(path + b"/")
     if not path.startswith(literal):
         return False
+    import fnmatch  # (with re: only for a glob pathspec)
+
     return fnmatch.fnmatchcase(path.decode("latin-1"), pattern.decode("latin-1"))
 
 

@@ -7,7 +7,6 @@ declares, so a file that inflates to more than it says is an error, not a memory
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
 
 from gitodb import compress
 from gitodb.errors import (
@@ -20,6 +19,10 @@ from gitodb.errors import (
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import parse_object_header
 from gitodb.objects.stream import ObjectStream
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterator
 
 # Inflated bytes that hold any valid header ("commit 18446744073709551615\0"); Git
 # inflates exactly this much (MAX_HEADER_LEN) to read a header, so damage further

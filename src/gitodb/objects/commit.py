@@ -16,9 +16,6 @@ Example::
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Sequence
-
 from gitodb.errors import ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
 from gitodb.objects.headers import (
@@ -31,6 +28,8 @@ from gitodb.objects.stored import HeaderObject
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Sequence
+
     from gitodb.objects.tag import Tag
 
 _HEX = frozenset(b"0123456789abcdefABCDEF")
@@ -46,19 +45,7 @@ def parse_hex(buf: bytes, pos: int, hexsz: int) -> bytes | None:
     return bytes.fromhex(text.decode("ascii"))
 
 
-_LINKS: dict[int, tuple[re.Pattern[bytes], re.Pattern[bytes]]] = {}
-
-
-def _links_re(hexsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
-    pats = _LINKS.get(hexsz)
-    if pats is None:
-        pats = _LINKS[hexsz] = (
-            re.compile(
-                rb"tree ([0-9a-fA-F]{%d})\n((?:parent [0-9a-fA-F]{%d}\n)*)" % (hexsz, hexsz)
-            ),
-            re.compile(rb"parent ([0-9a-fA-F]{%d})\n" % hexsz),
-        )
-    return pats
+_HEXDIGITS = b"0123456789abcdefABCDEF"
 
 
 def parse_commit_links(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, list[bytes], int]:
@@ -67,17 +54,22 @@ def parse_commit_links(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, list[bytes
     Raises ``ObjectParseError`` with reason ``bogus``, ``bad-tree`` or ``bad-parents``.
     """
     hexsz = fmt.hexsz
-    # Fast path for the usual layout; anything unusual (nothing after the last parent
-    # line, a malformed parent line) takes the exact rule-by-rule reading below.
-    links, parent_re = _links_re(hexsz)
-    m = links.match(buf)
-    if m is not None and m.end() < len(buf) and not buf.startswith(b"parent ", m.end()):
-        plines = m.group(2)
-        return (
-            bytes.fromhex(m.group(1).decode("ascii")),
-            [bytes.fromhex(h.decode("ascii")) for h in parent_re.findall(plines)] if plines else [],
-            m.end(),
-        )
+    # Fast path for the usual layout (``tree <hex>\n`` then ``parent <hex>\n`` lines,
+    # something after them that is no other parent line); anything unusual takes the
+    # exact rule-by-rule reading below.
+    pos = hexsz + 6
+    if buf.startswith(b"tree ") and buf[pos - 1 : pos] == b"\n":
+        ids = [buf[5 : pos - 1]]
+        while buf.startswith(b"parent ", pos) and buf[pos + hexsz + 7 : pos + hexsz + 8] == b"\n":
+            ids.append(buf[pos + 7 : pos + hexsz + 7])
+            pos += hexsz + 8
+        if (
+            pos < len(buf)
+            and not buf.startswith(b"parent ", pos)
+            and not any(i.strip(_HEXDIGITS) for i in ids)
+        ):
+            got = [bytes.fromhex(i.decode("ascii")) for i in ids]
+            return got[0], got[1:], pos
     tree_len = hexsz + 5  # "tree " + hex
     parent_len = hexsz + 7  # "parent " + hex
     end = len(buf)

@@ -18,20 +18,20 @@ where an object is reached in a walk (``gitodb.history.objfilter``).
 from __future__ import annotations
 
 import os
-import re
 import sys
 
 from gitodb.errors import GitodbError
+from gitodb.lazyre import lazy
 from gitodb.types import NamedTuple
 
 _TYPES = ("blob", "tree", "commit", "tag")
 #: what strtoumax(…, 0) reads: blanks, a sign, then hex, octal or decimal digits
-_ULONG = re.compile(r"[ \t\n\v\f\r]*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
+_ULONG = lazy(r"[ \t\n\v\f\r]*\+?(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)")
 _UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 _ULONG_MAX = (1 << 64) - 1
 #: Git's RESERVED_NON_WS: characters a combine: part must escape
 RESERVED = "~`!@#$^&*()[]{}\\;'\",<>?"
-_PERCENT = re.compile(rb"%([0-9a-fA-F]{2})")
+_PERCENT = lazy(rb"%([0-9a-fA-F]{2})")
 
 
 class FilterSpecError(GitodbError):

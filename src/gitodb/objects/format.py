@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable
-
 from gitodb.errors import ObjectFormatError, RepositoryError
 from gitodb.objects import sha1dc
 from gitodb.types import Hasher
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 

@@ -8,9 +8,11 @@ Every detail needed to give back the exact bytes is kept: a line without a space
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from gitodb.errors import ObjectFormatError
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 try:  # the native core's one-pass parser (_native/histwalk.inc); this module is its reference
     from gitodb._native import parse_headers as _native_parse

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-import re
-
+from gitodb.lazyre import lazy
 from gitodb.objects.tree import Tree, canonical_mode
 
 # Bytes that make a path need C-style quoting, and the escape letter Git uses.
@@ -25,8 +24,8 @@ def _must_quote(c: int, quote_fully: bool) -> bool:
 
 
 _NEEDS_QUOTE = {
-    True: re.compile(rb'[\x00-\x1f"\\\x7f-\xff]'),
-    False: re.compile(rb'[\x00-\x1f"\\\x7f]'),
+    True: lazy(rb'[\x00-\x1f"\\\x7f-\xff]'),
+    False: lazy(rb'[\x00-\x1f"\\\x7f]'),
 }
 
 

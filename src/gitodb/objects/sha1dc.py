@@ -23,12 +23,12 @@ config key, which a repository could carry and use to switch detection off).
 from __future__ import annotations
 
 import os
-from collections.abc import Callable
 
 from gitodb.errors import ConfigError, ObjectCollisionError
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from gitodb.objects.sha1dc_ref import Sha1DCRef

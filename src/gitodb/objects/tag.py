@@ -13,8 +13,6 @@ Example::
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.commit import parse_hex
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
@@ -25,6 +23,10 @@ from gitodb.objects.headers import (
 )
 from gitodb.objects.signature import Signature
 from gitodb.objects.stored import HeaderObject
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
 
 TAG_TARGET_TYPES = ("blob", "tree", "commit", "tag")
 _SIGNATURE_STARTS = (

@@ -16,13 +16,15 @@ Example::
 
 from __future__ import annotations
 
-import re
-from collections.abc import Iterable, Iterator
-
 from gitodb.errors import ObjectFormatError, ObjectParseError
 from gitodb.objects.format import SHA1, ObjectFormat, as_oid
 from gitodb.objects.stored import StoredObject
 from gitodb.types import NamedTuple, Protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
+    from collections.abc import Iterable, Iterator
 
 S_IFMT = 0o170000
 S_IFDIR = 0o040000
@@ -95,6 +97,8 @@ def _entry_re(rawsz: int) -> tuple[re.Pattern[bytes], re.Pattern[bytes]]:
     """(one entry, a whole well-formed tree) for ids of ``rawsz`` bytes."""
     pats = _ENTRY_RE.get(rawsz)
     if pats is None:
+        import re  # (here: a command that parses no tree in Python never imports it)
+
         entry = rb"([0-7]+) ([^\0]+)\0(.{%d})" % rawsz
         whole = rb"(?:[0-7]+ [^\0]+\0.{%d})*" % rawsz
         pats = _ENTRY_RE[rawsz] = (re.compile(entry, re.S), re.compile(whole, re.S))

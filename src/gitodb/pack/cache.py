@@ -20,7 +20,6 @@ Python call per object; the classes below are its reference and the fallback
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Callable
 
 from gitodb.types import Protocol
 
@@ -105,6 +104,8 @@ class PyDeltaBaseCache:
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     DeltaBaseCache = PyDeltaBaseCache
 else:
     # The one cache: the native type when built (same interface, same accounting).

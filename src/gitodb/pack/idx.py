@@ -15,7 +15,6 @@ import struct
 import sys
 from array import array
 from bisect import bisect_left
-from collections.abc import Callable, Iterable, Iterator, Sequence
 
 from gitodb.errors import PackError
 from gitodb.fileio import release_mapping
@@ -23,6 +22,7 @@ from gitodb.objects.format import ObjectFormat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any
 
 IDX_V2_MAGIC = b"\377tOc"

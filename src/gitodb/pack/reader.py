@@ -19,7 +19,6 @@ import mmap
 import os
 from array import array
 from bisect import bisect_left, bisect_right
-from collections.abc import Callable, Iterator
 
 from gitodb import compress
 from gitodb.errors import (
@@ -46,6 +45,11 @@ from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from typing import TypeAlias
 
 try:
     from gitodb._native import first_unordered_u64 as _first_unordered_u64
@@ -85,8 +89,8 @@ _MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
 
 # Reads the full object with this id from elsewhere (another pack, loose, an
 # alternate); used for REF_DELTA bases outside this pack.
-ExternalReader = Callable[[bytes], tuple[int, bytes]]
-ExternalTypeReader = Callable[[bytes], int]
+ExternalReader: TypeAlias = "Callable[[bytes], tuple[int, bytes]]"
+ExternalTypeReader: TypeAlias = "Callable[[bytes], int]"
 
 
 class PackFile:

@@ -13,10 +13,13 @@ import os
 import struct
 import sys
 from array import array
-from collections.abc import Sequence
 
 from gitodb.errors import PackError, RevIndexChecksumError, report
 from gitodb.objects.format import ObjectFormat
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 RIDX_MAGIC = b"RIDX"
 

@@ -11,21 +11,21 @@ is shared here; each backend only stores the result.
 from __future__ import annotations
 
 import os
-import re
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Iterator
 
 from gitodb.errors import BrokenRefError, RefError, RefHookVetoError
+from gitodb.lazyre import lazy
 from gitodb.objects.format import ObjectFormat
 from gitodb.types import NamedTuple, Record
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import Any
+    from collections.abc import Callable, Iterable, Iterator
+    from typing import Any, TypeAlias
 
 SYMREF_MAX_DEPTH = 5
-Peeler = Callable[[bytes], "bytes | None"]
+Peeler: TypeAlias = 'Callable[[bytes], "bytes | None"]'
 
 
 class RefRejection(RefError):
@@ -128,7 +128,8 @@ def rewrite_old_ids(entries: list[ReflogEntry], null: bytes) -> list[ReflogEntry
 
 # -- ref names ---------------------------------------------------------------
 
-_BAD_COMPONENT = re.compile(r"(^\.|\.lock$|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\])")
+_ROOT_REF = lazy(r"[A-Z_]*HEAD")
+_BAD_COMPONENT = lazy(r"(^\.|\.lock$|\.\.|@\{|[\x00-\x20\x7f~^:?*\[\\])")
 
 
 def check_refname(name: str, *, allow_onelevel: bool = False) -> None:
@@ -185,7 +186,7 @@ PSEUDO_REFS = frozenset({"FETCH_HEAD", "MERGE_HEAD"})
 
 def is_root_ref(name: str) -> bool:
     """HEAD and pseudo refs like ORIG_HEAD: all caps/underscores, ending in HEAD."""
-    return bool(re.fullmatch(r"[A-Z_]*HEAD", name)) or name in (
+    return bool(_ROOT_REF.fullmatch(name)) or name in (
         "AUTO_MERGE",
         "BISECT_EXPECTED_REV",
         "NOTES_MERGE_PARTIAL",

@@ -18,10 +18,7 @@ from __future__ import annotations
 import bisect
 import errno
 import os
-import re
 import stat
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import BrokenRefError, LockError, RefError, RefHookVetoError, RefWriteError
@@ -33,6 +30,7 @@ from gitodb.lockfile import (
     write_all,
 )
 from gitodb.objects.format import ObjectFormat
+from gitodb.purepath import pure
 from gitodb.refs.base import (
     NAME_CONFLICT,
     VETO,
@@ -52,12 +50,17 @@ from gitodb.refs.base import (
 )
 from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
-from gitodb.types import cast
+from gitodb.types import cached_property, cast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 
 
-def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> Ref:
+def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: str | Path) -> Ref:
     if text.startswith(b"ref:"):
         return Ref(name, target=text[4:].strip().decode("utf-8", "surrogateescape"))
     # Git's parse_loose_ref_contents: exactly hexsz hex digits, then the end (a NUL
@@ -65,19 +68,20 @@ def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: Path) -> R
     # with the junk ignored.
     h = fmt.hexsz
     hex_id = text[:h]
-    if len(hex_id) < h or not _HEX.fullmatch(hex_id) or text[h : h + 1] not in _ID_END:
+    if len(hex_id) < h or not _is_hex(hex_id) or text[h : h + 1] not in _ID_END:
         raise BrokenRefError(f"unable to resolve reference '{name}': reference broken", path=path)
     return Ref(name, oid=bytes.fromhex(hex_id.decode("ascii")))
 
 
-def read_ref_file(path: Path, name: str, fmt: ObjectFormat) -> Ref | None:
+def read_ref_file(path: str | Path, name: str, fmt: ObjectFormat) -> Ref | None:
     """The ref in the loose file ``path`` (None if there is none), as Git reads one.
 
     Also how Git reads its special refs ``FETCH_HEAD`` and ``MERGE_HEAD`` on every
     backend: files in the git directory, the first id of their first line.
     """
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
     except OSError as e:
@@ -87,7 +91,14 @@ def read_ref_file(path: Path, name: str, fmt: ObjectFormat) -> Ref | None:
     return _parse_ref_value(name, data, fmt, path)
 
 
-_HEX = re.compile(rb"[0-9a-fA-F]+")
+_HEXDIGITS = b"0123456789abcdefABCDEF"
+
+
+def _is_hex(text: bytes) -> bool:
+    """``[0-9a-fA-F]+`` (a scan: reading a ref needs no ``re``)."""
+    return text != b"" and not text.strip(_HEXDIGITS)
+
+
 #: what may follow an id: the end, a NUL, or Git's isspace() (not \v or \f)
 _ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r")
 
@@ -129,7 +140,7 @@ def format_reflog_line(e: ReflogEntry) -> bytes:
     return line + b"\n"
 
 
-def _stat_mode(path: Path) -> int:
+def _stat_mode(path: str | Path) -> int:
     # Path.is_file() raises on ENAMETOOLONG and friends; a name that cannot be
     # stat'ed is not a ref in the way.
     try:
@@ -138,11 +149,11 @@ def _stat_mode(path: Path) -> int:
         return 0
 
 
-def _isfile(path: Path) -> bool:
+def _isfile(path: str | Path) -> bool:
     return stat.S_ISREG(_stat_mode(path))
 
 
-def _isdir(path: Path) -> bool:
+def _isdir(path: str | Path) -> bool:
     return stat.S_ISDIR(_stat_mode(path))
 
 
@@ -202,8 +213,10 @@ class FilesRefStore(RefStore):
         *,
         worktree_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.git_dir = Path(git_dir)
-        self.worktree_dir = Path(worktree_dir) if worktree_dir is not None else None
+        # str paths, spelled as Path spells them: reading refs needs no pathlib (the
+        # Path attributes below are made on first use, for the writing code)
+        self.gitdir = pure(os.fspath(git_dir))
+        self.worktreedir = pure(os.fspath(worktree_dir)) if worktree_dir is not None else None
         self.fmt = fmt
         self.config = config
         self.fsync: FsyncPolicy = (
@@ -219,6 +232,20 @@ class FilesRefStore(RefStore):
         # ~umask); the directories made for them adjust_shared_perm (set-gid included).
         self.file_mode = shared_file_mode(perm)
         self.dir_mode = shared_dir_mode(perm)
+
+    @cached_property
+    def git_dir(self) -> Path:
+        """The (common) git directory holding the shared refs."""
+        from pathlib import Path
+
+        return Path(self.gitdir)
+
+    @cached_property
+    def worktree_dir(self) -> Path | None:
+        """A linked worktree's private git directory, or None."""
+        from pathlib import Path
+
+        return Path(self.worktreedir) if self.worktreedir is not None else None
 
     def _lockfile(self, path: Path, timeout_ms: int = 0) -> LockFile:
         """``<path>.lock`` created (and later renamed) with the repository's file mode."""
@@ -279,7 +306,7 @@ class FilesRefStore(RefStore):
 
     def _packed_state(self) -> tuple[dict[str, Ref], list[str]]:
         """packed-refs parsed (and its names sorted), re-read only when the file changed."""
-        path = self.git_dir / "packed-refs"
+        path = os.path.join(self.gitdir, "packed-refs")
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -289,7 +316,8 @@ class FilesRefStore(RefStore):
         if self._packed_cache is not None and self._packed_cache[0] == key:
             return self._packed_cache[1], self._packed_cache[2]
         try:
-            data = path.read_bytes()
+            with open(path, "rb") as f:
+                data = f.read()
         except IsADirectoryError:
             raise RefError(f"unable to read '{path}': Is a directory", path=path) from None
         refs = self._parse_packed(data, path)
@@ -297,9 +325,12 @@ class FilesRefStore(RefStore):
         self._packed_cache = (key, refs, names)
         return refs, names
 
-    def _display(self, path: Path) -> str:
+    def _display(self, path: str | Path) -> str:
         """``path`` as Git names it in messages: from ``.git`` when it works from a
         work tree's top, from ``$GIT_DIR`` as given, else in full."""
+        from pathlib import Path  # (a message's: not on the reading path)
+
+        path = Path(path)
         env = os.environ.get("GIT_DIR")
         here = Path.cwd()
         rel = path.relative_to(self.git_dir).as_posix()
@@ -313,7 +344,7 @@ class FilesRefStore(RefStore):
             return rel
         return str(path)
 
-    def _parse_packed(self, data: bytes, path: Path) -> dict[str, Ref]:
+    def _parse_packed(self, data: bytes, path: str | Path) -> dict[str, Ref]:
         """``packed-refs`` read by the rules of Git's packed backend, which dies on any
         line it does not expect rather than guess what it meant.
 
@@ -347,7 +378,7 @@ class FilesRefStore(RefStore):
                     raise unexpected(line, offset)
             elif line.startswith(b"^"):
                 hex_id = line[1 : 1 + h]
-                if last_name is None or len(line) != h + 2 or not _HEX.fullmatch(hex_id):
+                if last_name is None or len(line) != h + 2 or not _is_hex(hex_id):
                     raise unexpected(line, offset)
                 prev = refs[last_name]
                 refs[last_name] = Ref(
@@ -356,11 +387,7 @@ class FilesRefStore(RefStore):
                 last_name = None  # one peeled line per ref
             else:
                 hex_id = line[:h]
-                if (
-                    len(line) < h + 2
-                    or not _HEX.fullmatch(hex_id)
-                    or line[h : h + 1] not in _ID_END[2:]
-                ):
+                if len(line) < h + 2 or not _is_hex(hex_id) or line[h : h + 1] not in _ID_END[2:]:
                     raise unexpected(line, offset)
                 last_name = line[h + 1 : -1].decode("utf-8", "surrogateescape")
                 if not refname_format_ok(last_name, allow_onelevel=True) and not refname_is_safe(
@@ -384,8 +411,19 @@ class FilesRefStore(RefStore):
         return b"".join(out)
 
     # -- reading -----------------------------------------------------------
+    def _file(self, name: str) -> str:
+        """``str(self._path(name))`` without pathlib (the read path's)."""
+        where, rel = locate(name)
+        rel = pure(rel)  # Path's spelling: "a//b", "a/./b" and "a/" as "a/b", "a/b", "a"
+        if where == CURRENT and self.worktreedir is not None:
+            return os.path.join(self.worktreedir, rel)
+        if where == OTHER:
+            wt_id, _, rest = rel.partition("/")
+            return pure(os.path.join(self.gitdir, "worktrees", wt_id, rest))
+        return os.path.join(self.gitdir, rel)
+
     def _read_loose(self, name: str) -> Ref | None:
-        return read_ref_file(self._path(name), name, self.fmt)
+        return read_ref_file(self._file(name), name, self.fmt)
 
     def read(self, name: str) -> Ref | None:
         """Return ``name`` from its loose file, else from ``packed-refs``."""
@@ -395,7 +433,7 @@ class FilesRefStore(RefStore):
         if ref is not None:
             return ref
         if name.startswith("refs/") and not (
-            self.worktree_dir is not None and locate(name)[0] == CURRENT
+            self.worktreedir is not None and locate(name)[0] == CURRENT
         ):
             return self._packed_lookup(name)
         return None
@@ -404,7 +442,7 @@ class FilesRefStore(RefStore):
         """For a lookup in packed-refs: (the parsed refs, if parsed already; else the
         file's bytes if ``gitodb.refs.packed`` may search them where Git searches them,
         or None: then the caller parses the file)."""
-        path = self.git_dir / "packed-refs"
+        path = os.path.join(self.gitdir, "packed-refs")
         try:
             st = os.stat(path)
         except FileNotFoundError:
@@ -414,7 +452,8 @@ class FilesRefStore(RefStore):
             return self._packed_cache[1], None
         if self._packed_file is None or self._packed_file[0] != key:
             try:
-                data = path.read_bytes()
+                with open(path, "rb") as f:
+                    data = f.read()
             except IsADirectoryError:
                 raise RefError(f"unable to read '{path}': Is a directory", path=path) from None
             self._packed_file = (key, data if searchable(data, self.fmt.hexsz) else None)
@@ -438,22 +477,24 @@ class FilesRefStore(RefStore):
                 return found, list(found)
         return self._packed_state()
 
-    def _walk_loose(self, base: Path, prefix: str) -> Iterator[str]:
-        """Names of loose ref files under ``base`` whose name starts with ``prefix``."""
+    def _walk_loose(self, base: str, prefix: str) -> Iterator[str]:
+        """Names of loose ref files under ``base`` (a ``pure`` path) whose name starts
+        with ``prefix``."""
         top = prefix.rpartition("/")[0] or "refs"
         if not top.startswith("refs"):
             top = "refs"
-        for dirpath, _dirs, files in os.walk(base / top):
+        start = len(base) + 1 if base != "/" else 1  # what os.walk puts before the name
+        for dirpath, _dirs, files in os.walk(os.path.join(base, pure(top))):
             for fname in files:
                 if fname.endswith(".lock"):
                     continue
-                name = Path(dirpath, fname).relative_to(base).as_posix()
+                name = f"{dirpath[start:]}/{fname}"
                 if name.startswith(prefix):
                     yield name
 
     def iter_refs(self, prefix: str = "") -> Iterator[Ref]:
         """All refs under ``refs/`` starting with ``prefix``, loose overriding packed."""
-        linked = self.worktree_dir is not None
+        linked = self.worktreedir is not None
         packed, names = self._packed_with_prefix(prefix)
         lo = bisect.bisect_left(names, prefix)
         merged: dict[str, Ref] = {}
@@ -462,14 +503,14 @@ class FilesRefStore(RefStore):
                 break
             if not (linked and locate(n)[0] == CURRENT):
                 merged[n] = packed[n]
-        for name in self._walk_loose(self.git_dir, prefix):
+        for name in self._walk_loose(self.gitdir, prefix):
             if linked and locate(name)[0] == CURRENT:
                 continue
             ref = self._read_loose(name)
             if ref is not None:
                 merged[name] = ref
-        if self.worktree_dir is not None:
-            for name in self._walk_loose(self.worktree_dir, prefix):
+        if self.worktreedir is not None:
+            for name in self._walk_loose(self.worktreedir, prefix):
                 if locate(name)[0] == CURRENT:
                     ref = self._read_loose(name)
                     if ref is not None:
@@ -478,12 +519,14 @@ class FilesRefStore(RefStore):
 
     def iter_root_refs(self) -> Iterator[Ref]:
         """HEAD and pseudo refs stored as files in the (worktree's) git directory."""
-        base = self.worktree_dir or self.git_dir
+        base = self.worktreedir or self.gitdir
         # FETCH_HEAD and MERGE_HEAD are Git's special refs: files, but not in the store
         names = sorted(
             n
             for n in os.listdir(base)
-            if is_root_ref(n) and n not in ("FETCH_HEAD", "MERGE_HEAD") and _isfile(base / n)
+            if is_root_ref(n)
+            and n not in ("FETCH_HEAD", "MERGE_HEAD")
+            and _isfile(os.path.join(base, n))
         )
         for n in names:
             ref = self._read_loose(n)
@@ -503,6 +546,8 @@ class FilesRefStore(RefStore):
         child = None
         d = self._path(name)
         if _isdir(d):
+            from pathlib import Path
+
             base, rel = self._base(name)
             for dirpath, _dirs, files in os.walk(d):
                 for fname in sorted(files):
@@ -722,6 +767,8 @@ class FilesRefStore(RefStore):
         return _isfile(self._log_path(name))
 
     def reflog_names(self) -> list[str]:
+        from pathlib import Path
+
         names = set()
         bases = [self.git_dir] + ([self.worktree_dir] if self.worktree_dir else [])
         for base in bases:
@@ -737,6 +784,8 @@ class FilesRefStore(RefStore):
         return sorted(names, key=lambda n: n.encode("utf-8", "surrogateescape"))
 
     def other_worktree_reflog_names(self) -> list[str]:
+        from pathlib import Path
+
         out: list[str] = []
         wts = self.git_dir / "worktrees"
         here = self.worktree_dir.resolve() if self.worktree_dir is not None else None
@@ -830,6 +879,8 @@ class FilesRefStore(RefStore):
     # -- packing -----------------------------------------------------------
     def _packed_path(self) -> Path:
         """Where ``packed-refs`` is written: through a symlink to its target, like Git."""
+        from pathlib import Path
+
         path = self.git_dir / "packed-refs"
         return Path(os.path.realpath(path)) if path.is_symlink() else path
 

@@ -12,8 +12,9 @@ Example::
 
 from __future__ import annotations
 
-import re
-from functools import lru_cache
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import re
 
 _CLASSES = {
     "alnum": r"a-zA-Z0-9",
@@ -32,6 +33,8 @@ _CLASSES = {
 
 
 def _bracket(pat: str, i: int, pathname: bool) -> tuple[str, int] | None:
+    import re  # (with _build's: only once a pattern is matched)
+
     """The regex of the bracket expression at ``pat[i] == '['`` and the index after it."""
     j = i + 1
     negate = j < len(pat) and pat[j] in "!^"
@@ -71,8 +74,28 @@ def _bracket(pat: str, i: int, pathname: bool) -> tuple[str, int] | None:
     return None  # an unclosed bracket matches nothing, as in Git
 
 
-@lru_cache(maxsize=256)
+#: compiled patterns (``_compile``'s cache; emptied when it holds ``_CACHE_SIZE``)
+_CACHE: dict[tuple[str, bool, bool], re.Pattern[str] | None] = {}
+_CACHE_SIZE = 256
+
+
 def _compile(pattern: str, pathname: bool, casefold: bool) -> re.Pattern[str] | None:
+    key = (pattern, pathname, casefold)
+    try:
+        return _CACHE[key]
+    except KeyError:
+        pass
+    if len(_CACHE) >= _CACHE_SIZE:
+        _CACHE.clear()
+    got = _CACHE[key] = _build(pattern, pathname, casefold)
+    return got
+
+
+def _build(pattern: str, pathname: bool, casefold: bool) -> re.Pattern[str] | None:
+    # (re here, not at the module's top: every ref command imports this module,
+    # and most never match a pattern)
+    import re
+
     out: list[str] = []
     i = 0
     n = len(pattern)

@@ -8,20 +8,21 @@ are shared.  Another worktree's per-worktree refs are named
 
 from __future__ import annotations
 
-import re
-
 SHARED = "shared"
 CURRENT = "current"
 MAIN = "main"
 OTHER = "other"
 
 _PER_WORKTREE_PREFIXES = ("refs/worktree/", "refs/bisect/", "refs/rewritten/")
-_PSEUDOREF_SYNTAX = re.compile(r"[A-Z_-]+")
+#: ``[A-Z_-]+``'s characters (a scan: every ref lookup asks)
+_PSEUDOREF_CHARS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_-"
 
 
 def is_per_worktree(name: str) -> bool:
     """Whether ``name`` (no ``main-worktree/``/``worktrees/`` prefix) is per worktree."""
-    return name.startswith(_PER_WORKTREE_PREFIXES) or bool(_PSEUDOREF_SYNTAX.fullmatch(name))
+    return name.startswith(_PER_WORKTREE_PREFIXES) or (
+        name != "" and not name.strip(_PSEUDOREF_CHARS)
+    )
 
 
 def locate(name: str) -> tuple[str, str]:

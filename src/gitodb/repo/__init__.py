@@ -10,19 +10,22 @@ Dask need.
 from __future__ import annotations
 
 import os
-from functools import cached_property
-from pathlib import Path
 
 from gitodb.durable import FsyncPolicy
 from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat, format_by_name
+from gitodb.purepath import absolute as _absolute
+from gitodb.purepath import pure as _pure
 from gitodb.refs import RefStore, open_refs
 from gitodb.repo.config import Config
 from gitodb.repo.config_levels import load_config
 from gitodb.repo.extensions import check_repository_format, split_ref_storage
+from gitodb.types import cached_property
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
     from gitodb.objects.mailmap import Mailmap
     from gitodb.objects.oid import ObjectId, ObjectIdLike
@@ -32,54 +35,66 @@ if TYPE_CHECKING:
 __all__ = ["Repository", "Config", "find_work_tree_top", "work_tree_mailmap"]
 
 
-def _is_git_dir(path: Path) -> bool:
+def _is_git_dir(path: str) -> bool:
     """Git's check: HEAD, plus objects/ and refs/ (in the common dir for worktrees)."""
-    if not (path / "HEAD").is_file():
+    if not os.path.isfile(os.path.join(path, "HEAD")):
         return False
     common = _common_dir(path)
-    return (common / "objects").is_dir() and (common / "refs").is_dir()
+    return os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(
+        os.path.join(common, "refs")
+    )
 
 
-def _common_dir(git_dir: Path) -> Path:
+def _common_dir(git_dir: str) -> str:
     try:
-        rel = (git_dir / "commondir").read_text().strip()
+        with open(os.path.join(git_dir, "commondir")) as f:
+            rel = f.read().strip()
     except FileNotFoundError:
         return git_dir
-    return (git_dir / rel).resolve()
+    return os.path.realpath(os.path.join(git_dir, rel))
 
 
-def _read_gitfile(path: Path) -> Path:
-    text = path.read_text(errors="replace").strip()
+def _read_gitfile(path: str) -> str:
+    with open(path, errors="replace") as f:
+        text = f.read().strip()
     if not text.startswith("gitdir:"):
-        raise RepositoryError(f"invalid gitfile format: {path}")
-    target = Path(text[len("gitdir:") :].strip())
-    return (path.parent / target).resolve() if not target.is_absolute() else target
+        raise RepositoryError(f"invalid gitfile format: {_pure(path)}")
+    target = _pure(text[len("gitdir:") :].strip())
+    if os.path.isabs(target):
+        return target
+    return os.path.realpath(os.path.join(os.path.dirname(_pure(path)), target))
 
 
 class Repository:
-    """A Git repository: ``git_dir``, ``common_dir``, ``config``, ``refs`` and ``odb``."""
+    """A Git repository: ``git_dir``, ``common_dir``, ``config``, ``refs`` and ``odb``.
+
+    ``git_dir`` and ``common_dir`` are ``pathlib.Path``s; ``gitdir`` and ``commondir``
+    are the same directories as strings (what the library's own code uses: a command
+    that never asks for a ``Path`` never imports ``pathlib``).
+    """
 
     def __init__(
         self, path: str | os.PathLike[str] = ".", *, config_overrides: list[str] | None = None
     ) -> None:
         """Open the repository at ``path``: a work tree, a ``.git`` dir/file, or a bare repo."""
         self._config_overrides = list(config_overrides or [])  # kept for pickling
-        p = Path(path)
-        if (p / ".git").is_file():
-            git_dir = _read_gitfile(p / ".git")
-        elif _is_git_dir(p / ".git"):
-            git_dir = p / ".git"
-        elif p.is_file():
+        p = _pure(os.fspath(path))
+        dotgit = _pure(os.path.join(p, ".git"))
+        if os.path.isfile(dotgit):
+            git_dir = _read_gitfile(dotgit)
+        elif _is_git_dir(dotgit):
+            git_dir = dotgit
+        elif os.path.isfile(p):
             git_dir = _read_gitfile(p)
         else:
             git_dir = p
         if not _is_git_dir(git_dir):
             raise RepositoryError(f"not a git repository: '{path}'")
-        self.git_dir = git_dir.absolute()
-        self.common_dir = _common_dir(self.git_dir)
+        self.gitdir: str = _absolute(git_dir)
+        self.commondir: str = _common_dir(self.gitdir)
         local = (
-            os.fspath(self.common_dir / "config"),
-            _config_display(path, git_dir, self.common_dir),
+            os.path.join(self.commondir, "config"),
+            _config_display(path, git_dir, self.commondir),
         )
         # Git learns the repository format from the repository's own file alone:
         # no includes, no other level, no -c.
@@ -98,22 +113,39 @@ class Repository:
         self.ref_storage: str = got[0]
         #: where the refs are stored when the ref storage names a path
         #: (``<format>://<path>``); None: in the git directories themselves
-        self.ref_dir: Path | None = (
-            None if got[1] is None else Path(os.path.normpath(self.common_dir / got[1]))
+        self.ref_dir: str | None = (
+            None if got[1] is None else os.path.normpath(os.path.join(self.commondir, got[1]))
         )
         worktree = None
         if repo_format.get_bool("extensions.worktreeconfig"):
             # Git reads the worktree's own config after the common one (before -c).
-            wt = os.fspath(self.git_dir / "config.worktree")
+            wt = os.path.join(self.gitdir, "config.worktree")
             worktree = (wt, wt)
         self.config = load_config(
-            git_dir=os.fspath(self.git_dir),
+            git_dir=self.gitdir,
             local=local,
             worktree=worktree,
             overrides=self._config_overrides,
             head_branch=self._head_branch,
         )
         _check_core_config(self.config)
+
+    @cached_property
+    def git_dir(self) -> Path:
+        """The git directory (absolute; for a linked worktree its private one)."""
+        from pathlib import Path
+
+        return Path(self.gitdir)
+
+    @cached_property
+    def common_dir(self) -> Path:
+        """The common git directory (resolved): the git directory but in linked worktrees."""
+        from pathlib import Path
+
+        return Path(self.commondir)
+
+    def _linked(self) -> bool:
+        return os.path.realpath(self.gitdir) != os.path.realpath(self.commondir)
 
     def _head_branch(self) -> str | None:
         """The branch HEAD names (``includeIf.onbranch:``), None if detached or unborn-less."""
@@ -137,24 +169,29 @@ class Repository:
         """Find the repository like Git: ``git_dir``/``GIT_DIR``, else walk up from ``start``."""
         explicit = git_dir if git_dir is not None else os.environ.get("GIT_DIR")
         if explicit:
-            p = Path(explicit)
-            if p.is_file():
+            p = _pure(os.fspath(explicit))
+            if os.path.isfile(p):
                 p = _read_gitfile(p)
             if not _is_git_dir(p):
                 raise RepositoryError(f"not a git repository: '{explicit}'")
             return cls(p, config_overrides=config_overrides)
-        here = Path(start if start is not None else os.getcwd()).absolute()
+        here = _absolute(os.fspath(start) if start is not None else os.getcwd())
         ceilings = _ceiling_dirs()
-        for d in (here, *here.parents):
+        d = here
+        while True:
             if d != here and d in ceilings:
                 break  # Git does not go up into a GIT_CEILING_DIRECTORIES entry
-            dotgit = d / ".git"
-            if dotgit.is_file() or _is_git_dir(dotgit) or _is_git_dir(d):
+            dotgit = os.path.join(d, ".git")
+            if os.path.isfile(dotgit) or _is_git_dir(dotgit) or _is_git_dir(d):
                 return cls(d, config_overrides=config_overrides)
+            parent = os.path.dirname(d)
+            if parent == d:
+                break
+            d = parent
         raise RepositoryError("not a git repository (or any of the parent directories): .git")
 
     def __repr__(self) -> str:
-        return f"<Repository {os.fspath(self.git_dir)!r}>"
+        return f"<Repository {self.gitdir!r}>"
 
     def close(self) -> None:
         """Release the object database's pack mappings and the ref store's files.
@@ -176,7 +213,7 @@ class Repository:
 
     def __reduce__(self) -> tuple[object, tuple[str, list[str]]]:
         # By path: the object database holds mmaps, which do not pickle.
-        return _reopen, (os.fspath(self.git_dir), self._config_overrides)
+        return _reopen, (self.gitdir, self._config_overrides)
 
     @cached_property
     def fsync_policy(self) -> FsyncPolicy:
@@ -200,16 +237,15 @@ class Repository:
     def _open_refs(self, config: Config) -> RefStore:
         """The ref store, in the git directories or where ``ref_dir`` says (there a
         linked worktree's own refs are under ``worktrees/<id>``, as Git keeps them)."""
-        linked = self.git_dir.resolve() != self.common_dir.resolve()
-        worktree_dir: Path | None = None
-        if linked:
+        worktree_dir: str | None = None
+        if self._linked():
             worktree_dir = (
-                self.git_dir
+                self.gitdir
                 if self.ref_dir is None
-                else self.ref_dir / "worktrees" / self.git_dir.name
+                else os.path.join(self.ref_dir, "worktrees", os.path.basename(self.gitdir))
             )
         return open_refs(
-            self.ref_dir or self.common_dir,
+            self.ref_dir or self.commondir,
             self.object_format,
             self.ref_storage,
             config,
@@ -294,28 +330,27 @@ def _reopen(git_dir: str, config_overrides: list[str]) -> Repository:
     return Repository(git_dir, config_overrides=config_overrides)
 
 
-def _ceiling_dirs() -> set[Path]:
+def _ceiling_dirs() -> set[str]:
     """``GIT_CEILING_DIRECTORIES``: absolute paths (others ignored), resolved."""
     found = set()
     for entry in os.environ.get("GIT_CEILING_DIRECTORIES", "").split(os.pathsep):
         if entry and os.path.isabs(entry):
-            found.add(Path(os.path.realpath(entry)))
-            found.add(Path(os.path.normpath(entry)))
+            found.add(_pure(os.path.realpath(entry)))
+            found.add(_pure(os.path.normpath(entry)))
     return found
 
 
-def _config_display(path: str | os.PathLike[str], git_dir: Path, common_dir: Path) -> str:
+def _config_display(path: str | os.PathLike[str], git_dir: str, common_dir: str) -> str:
     """The repository config file's name as Git prints it in messages.
 
     Git names it from the git directory as it knows it: ``.git/config`` for a
     work tree (Git works from its top), the ``--git-dir`` as given otherwise.
     """
-    if common_dir != git_dir.absolute():
-        return str(common_dir / "config")
-    if git_dir.name == ".git" and Path(path) != git_dir:
+    if common_dir != _absolute(git_dir):
+        return os.path.join(common_dir, "config")
+    if os.path.basename(git_dir) == ".git" and _pure(os.fspath(path)) != git_dir:
         return ".git/config"
-    here = Path.cwd()
-    if git_dir.absolute() == here:
+    if _absolute(git_dir) == os.getcwd():
         return "config"
     return os.path.join(os.fspath(path), "config")
 

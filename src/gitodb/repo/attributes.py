@@ -85,7 +85,7 @@ class AttributeReader:
             self._add_outside(self._outer, global_file)
         self._info: list[AttrFile] = []
         if repo is not None:
-            self._add_outside(self._info, os.path.join(repo.common_dir, "info", "attributes"))
+            self._add_outside(self._info, os.path.join(repo.commondir, "info", "attributes"))
         self._dirs: dict[str, AttrFile | None] = {}
         self._stacks: dict[str, AttributeStack] = {}  # by directory (batch modes ask often)
 

@@ -22,7 +22,6 @@ from __future__ import annotations
 import os
 import sys
 from array import array
-from collections.abc import Callable, Iterator, Sequence
 from itertools import accumulate
 
 from gitodb.errors import (
@@ -52,7 +51,8 @@ except ImportError:  # built without a C compiler
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from typing import BinaryIO, TextIO
+    from collections.abc import Callable, Iterator, Sequence
+    from typing import BinaryIO, TextIO, TypeAlias
 
     from gitodb.loose.read import LooseObjectStore
     from gitodb.objects.mailmap import Mailmap
@@ -211,10 +211,10 @@ class BatchFormat:
 
 
 #: ``os.writev``/``os.write``-like calls (the CLI passes ones that tag stdout's errors)
-WriteV = Callable[[int, Sequence[bytes | memoryview]], int]
-Write = Callable[[int, bytes | memoryview], int]
-PWriteV = Callable[[int, Sequence[bytes | memoryview], int], int]
-SendFile = Callable[[int, int, int, int], int]
+WriteV: TypeAlias = "Callable[[int, Sequence[bytes | memoryview]], int]"
+Write: TypeAlias = "Callable[[int, bytes | memoryview], int]"
+PWriteV: TypeAlias = "Callable[[int, Sequence[bytes | memoryview], int], int]"
+SendFile: TypeAlias = "Callable[[int, int, int, int], int]"
 
 
 class BatchOutput:

@@ -8,23 +8,79 @@ win, ``-c key=value`` overrides win over files.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Iterable
 
 from gitodb.errors import ConfigError, report
+from gitodb.lazyre import lazy
 from gitodb.repo.config_include import MAX_INCLUDE_DEPTH, Includes, include_target
 
-_SECTION = re.compile(
-    r'^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
-    r"[ \t]*\][ \t]*(.*)$",
-    re.DOTALL,
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Iterable
+
+#: the section header's expression: ``_section_header`` parses it without ``re`` (the
+#: tests hold the two equal)
+_SECTION = lazy(
+    r'(?s)^\[[ \t]*([A-Za-z0-9.-]+)(?:[ \t]+"((?:[^"\\\n]|\\.)*)")?'
+    r"[ \t]*\][ \t]*(.*)$"
 )
 #: Git's isspace() (its own ctype table): not \v, \f or Unicode spaces
 _BLANKS = " \t\r\n"
-_VAR = re.compile(r"[a-z][a-z0-9-]*")
+_VAR = lazy(r"[a-z][a-z0-9-]*")
+_SECTION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789.-")
+_LOWER = "abcdefghijklmnopqrstuvwxyz"
+_VAR_CHARS = _LOWER + "0123456789-"
+#: a backslash escape in a subsection name
+_ESCAPED = lazy(r"\\(.)")
 _TRUE = {"true", "yes", "on"}
 _FALSE = {"false", "no", "off", ""}
 _UNITS = {"": 1, "k": 1024, "m": 1024**2, "g": 1024**3}
+
+
+def _is_var(name: str) -> bool:
+    """``_VAR.fullmatch(name)``: a lower-case letter, then letters, digits and '-'."""
+    return name[:1] in _LOWER and name != "" and not name.strip(_VAR_CHARS)
+
+
+def _section_header(text: str) -> tuple[str, str | None, str] | None:
+    """``_SECTION.match(text).groups()`` for a line starting with ``[`` (None where it
+    does not match): the name, the quoted subsection (escapes kept) or None, and
+    what follows the ``]`` and its blanks.  A scan, not the expression: every
+    command parses the config files, and ``re`` is start-up time."""
+    n = len(text)
+    i = 1
+    while i < n and text[i] in " \t":
+        i += 1
+    j = i
+    while j < n and text[j] in _SECTION_CHARS:
+        j += 1
+    if j == i:
+        return None
+    sub = None
+    k = j
+    while k < n and text[k] in " \t":
+        k += 1
+    if k > j and k < n and text[k] == '"':
+        # (?:[^"\\\n]|\\.)* then '"': a backslash takes the next character whatever it is
+        m = k + 1
+        while m < n and text[m] != '"':
+            if text[m] == "\\":
+                m += 2
+            elif text[m] == "\n":
+                return None
+            else:
+                m += 1
+        if m >= n:
+            return None
+        sub = text[k + 1 : m]
+        k = m + 1
+        while k < n and text[k] in " \t":
+            k += 1
+    if k >= n or text[k] != "]":
+        return None
+    k += 1
+    while k < n and text[k] in " \t":
+        k += 1
+    return text[i:j], sub, text[k:]
 
 
 class _IncludeFailed(Exception):
@@ -154,24 +210,24 @@ class Config:
             if not text or text[0] in "#;":
                 continue
             if text.startswith("["):
-                m = _SECTION.match(text)
-                if not m:
+                header = _section_header(text)
+                if header is None:
                     raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
-                sname, sub, rest = m.groups()
+                sname, sub, rest = header
                 if sub is None and "." in sname:
                     sname, _, sub = sname.partition(".")
                     sname = f"{sname.lower()}.{sub.lower()}"
                 else:
                     sname = sname.lower()
                     if sub is not None:
-                        sname = sname + "." + re.sub(r"\\(.)", r"\1", sub)
+                        sname = sname + "." + (_ESCAPED.sub(r"\1", sub) if "\\" in sub else sub)
                 section = sname
                 text = rest.strip(_BLANKS)
                 if not text or text[0] in "#;":
                     continue
             var, eq, raw = text.partition("=")
             var = var.strip(_BLANKS).lower()
-            if not _VAR.fullmatch(var):  # Git: a letter, then letters, digits and '-'
+            if not _is_var(var):  # Git: a letter, then letters, digits and '-'
                 raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
             value = _unquote_value(raw, name, lineno) if eq else None
             if value is not None:
@@ -387,8 +443,43 @@ def parse_bool(value: str | None) -> bool | None:
         return None
 
 
-# strtoimax(base 0): optional blanks and sign, then decimal, 0x hex or 0 octal
-_NUMBER = re.compile(r"[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)", re.DOTALL)
+# strtoimax(base 0): optional blanks and sign, then decimal, 0x hex or 0 octal (the
+# expression ``_number`` scans by; the tests hold the two equal)
+_NUMBER = lazy(r"(?s)[ \t\n\v\f\r]*([-+]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)(.*)")
+
+
+_HEXDIGITS = "0123456789abcdefABCDEF"
+
+
+def _number(text: str) -> tuple[str, str, str] | None:
+    """``_NUMBER.fullmatch(text).groups()`` (None where it does not match): the sign,
+    the digits (``0x`` hex, ``0`` octal or decimal) and the rest, by a scan."""
+    n = len(text)
+    i = 0
+    while i < n and text[i] in " \t\n\v\f\r":
+        i += 1
+    sign = ""
+    if i < n and text[i] in "+-":
+        sign = text[i]
+        i += 1
+    if i >= n:
+        return None
+    if text[i] == "0":
+        if i + 2 < n and text[i + 1] in "xX" and text[i + 2] in _HEXDIGITS:
+            j = i + 3
+            while j < n and text[j] in _HEXDIGITS:
+                j += 1
+        else:
+            j = i + 1
+            while j < n and text[j] in "01234567":
+                j += 1
+    elif text[i] in "123456789":
+        j = i + 1
+        while j < n and text[j] in "0123456789":
+            j += 1
+    else:
+        return None
+    return sign, text[i:j], text[j:]
 
 
 def parse_int(
@@ -400,18 +491,18 @@ def parse_int(
     ``where`` is the `` in file X`` part of the message; ``lo <= value <= hi``.
     A minus sign is refused when ``lo`` is 0 (Git's unsigned parse).
     """
-    m = _NUMBER.fullmatch(text)
-    unit = m.group(3).lower() if m else None
+    m = _number(text)
+    unit = m[2].lower() if m else None
     if m is None or unit not in _UNITS or (lo == 0 and "-" in text):
         raise ConfigError(f"bad numeric config value '{text}' for '{key}'{where}: invalid unit")
-    digits = m.group(2)
+    digits = m[1]
     if digits[:2] in ("0x", "0X"):
         n = int(digits, 16)
     elif digits[0] == "0":
         n = int(digits, 8)
     else:
         n = int(digits)
-    value = (-n if m.group(1) == "-" else n) * _UNITS[unit]
+    value = (-n if m[0] == "-" else n) * _UNITS[unit]
     if not lo <= value <= hi:
         raise ConfigError(f"bad numeric config value '{text}' for '{key}'{where}: out of range")
     return value
@@ -440,9 +531,9 @@ def set_config_value(path: str | os.PathLike[str], key: str, value: str | None) 
     for i, line in enumerate(lines):
         text = line.strip(_BLANKS)
         if text.startswith("["):
-            m = _SECTION.match(text)
-            if m:
-                sname, sub, rest = m.groups()
+            header = _section_header(text)
+            if header:
+                sname, sub, rest = header
                 if sub is None and "." in sname:
                     first, _, second = sname.partition(".")
                     current = f"{first.lower()}.{second.lower()}"
@@ -453,7 +544,7 @@ def set_config_value(path: str | os.PathLike[str], key: str, value: str | None) 
                 if not text or text[0] in "#;":
                     continue
         name = text.partition("=")[0].strip(_BLANKS).lower()
-        if text and text[0] not in "#;" and _VAR.fullmatch(name):
+        if text and text[0] not in "#;" and _is_var(name):
             spans.append((i, current, name))
     hits = [i for i, sec, name in spans if sec == section and name == var]
     if value is not None:

@@ -23,11 +23,13 @@ from __future__ import annotations
 
 import os
 import pwd
-from collections.abc import Callable
-from functools import lru_cache
 
 from gitodb.errors import ConfigError, report
 from gitodb.refs.wildmatch import wildmatch
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: Git's MAX_INCLUDE_DEPTH
 MAX_INCLUDE_DEPTH = 10
@@ -136,9 +138,17 @@ class Includes:
         return wildmatch(pattern, branch, pathname=True)
 
 
-@lru_cache(maxsize=1)
+_GIT_PREFIX: list[str | None] = []  # git_prefix()'s answer, once found
+
+
 def git_prefix() -> str | None:
     """The installation prefix of the ``git`` on ``PATH`` (``/usr`` for ``/usr/bin/git``)."""
+    if not _GIT_PREFIX:
+        _GIT_PREFIX.append(_find_git_prefix())
+    return _GIT_PREFIX[0]
+
+
+def _find_git_prefix() -> str | None:
     # shutil.which's search, without importing shutil (and the zlib, bz2 and lzma
     # modules it imports) in every command that reads the system config
     path = os.environ.get("PATH")

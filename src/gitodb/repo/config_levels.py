@@ -18,15 +18,18 @@ is that of the ``git`` on ``PATH``, which is the Git whose system file this is.
 from __future__ import annotations
 
 import os
-import re
-from collections.abc import Callable
 
 from gitodb.errors import ConfigError
+from gitodb.lazyre import lazy
 from gitodb.repo.config import Config
 from gitodb.repo.config_include import Includes, NeedRemoteUrls, git_prefix
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
 #: strtol's syntax, as Git reads GIT_CONFIG_COUNT (nothing may follow the number)
-_COUNT = re.compile(r"[ \t\n\v\f\r]*([-+]?[0-9]+)")
+_COUNT = lazy(r"[ \t\n\v\f\r]*([-+]?[0-9]+)")
 
 
 def env_bool(name: str, default: bool = False) -> bool:

@@ -23,7 +23,7 @@ def hook_path(repo: Repository, name: str) -> str | None:
     """The hook ``name`` of ``repo`` if it is installed and executable, else None."""
     configured = repo.config.get("core.hookspath")
     base = os.path.join(_run_dir(repo), configured) if configured else None
-    directory = base or os.path.join(repo.common_dir, "hooks")
+    directory = base or os.path.join(repo.commondir, "hooks")
     path = os.path.join(os.path.expanduser(directory), name)
     return path if os.path.isfile(path) and os.access(path, os.X_OK) else None
 
@@ -32,7 +32,7 @@ def _run_dir(repo: Repository) -> str:
     """Where Git runs hooks: the work tree top, else the git directory (bare)."""
     from gitodb.repo import find_work_tree_top
 
-    return find_work_tree_top(repo, False) or str(repo.git_dir)
+    return find_work_tree_top(repo, False) or repo.gitdir
 
 
 def run_hook(repo: Repository, name: str, args: list[str], stdin: bytes = b"") -> int:

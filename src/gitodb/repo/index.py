@@ -44,7 +44,7 @@ class IndexEntry:
 
 def index_path(repo: Repository) -> str:
     """The index file of ``repo``: ``GIT_INDEX_FILE`` or ``<git dir>/index``."""
-    return os.environ.get("GIT_INDEX_FILE") or os.path.join(repo.git_dir, "index")
+    return os.environ.get("GIT_INDEX_FILE") or os.path.join(repo.gitdir, "index")
 
 
 def read_index(path: str, fmt: ObjectFormat) -> list[IndexEntry]:

@@ -23,7 +23,6 @@ from __future__ import annotations
 
 import os
 from array import array
-from collections.abc import Iterable, Iterator
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -57,6 +56,8 @@ except ImportError:  # built without a C compiler: read_headers' Python loop
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterable, Iterator
+
     from gitodb.pack.midx import MidxSet
     from gitodb.repo import Repository
 
@@ -262,7 +263,7 @@ class ObjectDatabase:
         """The object database of ``repo`` (``GIT_OBJECT_DIRECTORY`` and
         ``GIT_ALTERNATE_OBJECT_DIRECTORIES`` honoured, ``core.deltaBaseCacheLimit`` used)."""
         objects_dir = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(
-            repo.common_dir, "objects"
+            repo.commondir, "objects"
         )
         extra = [
             p for p in os.environ.get("GIT_ALTERNATE_OBJECT_DIRECTORIES", "").split(os.pathsep) if p

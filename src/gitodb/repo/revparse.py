@@ -10,7 +10,6 @@ in Git's search order (``<name>``, ``refs/<name>``, ``refs/tags/<name>``,
 
 from __future__ import annotations
 
-import re
 import sys
 
 from gitodb.errors import (
@@ -19,6 +18,7 @@ from gitodb.errors import (
     GitodbError,
     ObjectNotFoundError,
 )
+from gitodb.lazyre import lazy
 from gitodb.objects.commit import Commit
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
@@ -29,9 +29,18 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 MINIMUM_ABBREV = 4
-_HEX_RE = re.compile(r"[0-9a-fA-F]+")
+_HEXDIGITS = "0123456789abcdefABCDEF"
 # Refs Git accepts as a bare top-level name besides HEAD (pseudorefs: all caps and _).
-_PSEUDOREF_RE = re.compile(r"[A-Z][A-Z_]*HEAD|[A-Z][A-Z_]*")
+_PSEUDOREF_RE = lazy(r"[A-Z][A-Z_]*HEAD|[A-Z][A-Z_]*")
+_UPPER = "ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+
+
+def _pseudoref_syntax(name: str) -> bool:
+    """``_PSEUDOREF_RE.fullmatch(name)`` by a scan (its second branch holds the first):
+    an upper-case letter, then upper-case letters and underscores."""
+    return name[:1] in _UPPER and name != "" and not name.strip(_UPPER + "_")
+
+
 REF_RULES = (
     "{}",
     "refs/{}",
@@ -124,9 +133,10 @@ def _in_compat(repo: Repository, got: Resolved, compat: bool, name: str) -> Reso
     return Resolved(got.oid, got.mode, got.path, compat_oid)
 
 
-_SUFFIX_RE = re.compile(r"(\^\{[^}]*\}|\^[0-9]*|~[0-9]*)$")
+_SUFFIX_RE = lazy(r"(\^\{[^}]*\}|\^[0-9]*|~[0-9]*)$")
 # <ref>@{<spec>}: a reflog entry, a previous branch, the upstream
-_AT_RE = re.compile(r"(.*)@\{([^}]*)\}")
+_CHECKOUT = lazy(rb"checkout: moving from (.*) to ")
+_AT_RE = lazy(r"(.*)@\{([^}]*)\}")
 
 
 def _resolve_rev(repo: Repository, name: str, hint: str | None) -> tuple[bytes, bool]:
@@ -139,7 +149,8 @@ def _resolve_rev(repo: Repository, name: str, hint: str | None) -> tuple[bytes, 
     suffixes: list[str] = []
     base = name
     while True:
-        m = _SUFFIX_RE.search(base)
+        # (no "^" or "~": no suffix, and no re for the plain names most commands get)
+        m = _SUFFIX_RE.search(base) if "^" in base or "~" in base else None
         if not m or m.start() == 0:
             break
         suffixes.append(m.group(1))
@@ -253,7 +264,7 @@ def _resolve_base(repo: Repository, name: str, hint: str | None) -> tuple[bytes,
         raise BadRevisionError("empty object name")
     fmt = repo.object_format
     compat = repo.compat
-    is_hex = _HEX_RE.fullmatch(name) is not None
+    is_hex = not name.strip(_HEXDIGITS)  # [0-9a-fA-F]+ (name is not empty here)
     if is_hex and len(name) == fmt.hexsz:
         return bytes.fromhex(name), False
     if is_hex and compat is not None and len(name) == compat.compat.hexsz:
@@ -266,7 +277,7 @@ def _resolve_base(repo: Repository, name: str, hint: str | None) -> tuple[bytes,
         return oid, True
     if name == "@":
         name = "HEAD"
-    m = _AT_RE.fullmatch(name)
+    m = _AT_RE.fullmatch(name) if "@{" in name else None
     if m is not None:
         return _resolve_at(repo, m.group(1), m.group(2), name), False
     oid = dwim_ref(repo, name)
@@ -340,7 +351,7 @@ def _full_ref_name(repo: Repository, name: str) -> str | None:
         return None
     for rule in REF_RULES:
         full = rule.format(name)
-        if rule == "{}" and not (full.startswith("refs/") or _PSEUDOREF_RE.fullmatch(full)):
+        if rule == "{}" and not (full.startswith("refs/") or _pseudoref_syntax(full)):
             continue
         try:
             got = repo.refs.resolve_ref(full)
@@ -357,7 +368,7 @@ def _previous_branch(repo: Repository, n: int) -> str | None:
         return None
     seen = 0
     for entry in reversed(repo.refs.reflog("HEAD")):
-        m = re.match(rb"checkout: moving from (.*) to ", entry.message)
+        m = _CHECKOUT.match(entry.message)
         if m is None:
             continue
         seen += 1
@@ -397,6 +408,8 @@ def _search_message(repo: Repository, start: bytes, pattern: str, name: str) -> 
         negate, pattern = True, pattern[2:]
     elif pattern.startswith("!!"):
         pattern = pattern[1:]
+    import re  # (only here: a ":/<text>" search)
+
     try:
         rx = re.compile(pattern.encode("utf-8", "surrogateescape"))
     except re.error:
@@ -434,7 +447,7 @@ def dwim_ref(repo: Repository, name: str) -> bytes | None:
     refs = repo.refs
     for rule in REF_RULES:
         full = rule.format(name)
-        if rule == "{}" and not (full.startswith("refs/") or _PSEUDOREF_RE.fullmatch(full)):
+        if rule == "{}" and not (full.startswith("refs/") or _pseudoref_syntax(full)):
             continue
         try:
             got = refs.resolve_ref(full)  # per-worktree refs are routed by the store

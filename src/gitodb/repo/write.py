@@ -154,7 +154,7 @@ class ObjectWriter:
         self.fmt = repo.object_format
         self.settings = settings or WriteSettings.from_config(repo.config)
         self.objects_dir = os.environ.get("GIT_OBJECT_DIRECTORY") or os.path.join(
-            repo.common_dir, "objects"
+            repo.commondir, "objects"
         )
         self._batch: LooseBatch | None = None
 

@@ -9,12 +9,11 @@ best backend.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-
 from gitodb.types import Buffer, NamedTuple, Protocol
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Sequence
     from typing import Any
 
 #: Git's ``core.compression`` levels: -1 (library default), 0 (stored), 1-9.

@@ -9,8 +9,6 @@ streaming deflate go to the next best backend too.
 
 from __future__ import annotations
 
-import re
-
 import deflate as package  # ImportError when not installed
 
 from gitodb.errors import CompressionError
@@ -25,12 +23,41 @@ def _library_version(path: str) -> str:
     """libdeflate's version if the extension carries it in its strings, else unknown."""
     try:
         with open(path, "rb") as f:
-            m = re.search(rb"libdeflate[ v-]*(\d+\.\d+(?:\.\d+)?)", f.read())
+            found = version_in(f.read())
     except OSError:
-        m = None
-    if m:
-        return m.group(1).decode()
+        found = None
+    if found:
+        return found
     return f"unknown (bundled with deflate {package.__version__})"
+
+
+_DIGITS = b"0123456789"
+
+
+def version_in(data: bytes) -> str | None:
+    """The first ``libdeflate[ v-]*<n>.<n>[.<n>]`` version in ``data`` (``re.search``'s
+    leftmost match, by ``find``: loading the backend, at every command's first inflate,
+    needs no ``re``), or None."""
+    i = data.find(b"libdeflate")
+    while i >= 0:
+        j = i + len(b"libdeflate")
+        while j < len(data) and data[j] in b" v-":
+            j += 1
+        end = _number(data, j)
+        if end > j and data[end : end + 1] == b"." and (end2 := _number(data, end + 1)) > end + 1:
+            end = end2
+            if data[end : end + 1] == b"." and (end3 := _number(data, end + 1)) > end + 1:
+                end = end3
+            return data[j:end].decode()
+        i = data.find(b"libdeflate", i + 1)
+    return None
+
+
+def _number(data: bytes, i: int) -> int:
+    """Where the run of ASCII digits from ``i`` ends."""
+    while i < len(data) and data[i] in _DIGITS:
+        i += 1
+    return i
 
 
 def load() -> Backend:

@@ -8,14 +8,13 @@ bomb stops one byte past the declared size) and tells "too long" apart from
 
 from __future__ import annotations
 
-import re
-from collections.abc import Callable
-
 from gitodb.errors import CompressionError
+from gitodb.lazyre import lazy
 from gitodb.types import Buffer
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
 
@@ -37,9 +36,9 @@ _ZERR = {
     -5: "needs more output",
 }
 # "Error <status> while decompressing data[: <zlib's msg>]" (stdlib zlib, zlib-ng)
-_ZLIB_ERROR = re.compile(r"Error (-?[0-9]+) while (?:de)?compressing data(?:: (.*))?", re.S)
+_ZLIB_ERROR = lazy(r"(?s)Error (-?[0-9]+) while (?:de)?compressing data(?:: (.*))?")
 # "Error <code> <text>" (ISA-L): its codes are its own, so only the text is kept
-_ISAL_ERROR = re.compile(r"Error (-?[0-9]+) (.*)", re.S)
+_ISAL_ERROR = lazy(r"(?s)Error (-?[0-9]+) (.*)")
 
 
 def corrupt(e: BaseException) -> CompressionError:

@@ -16,8 +16,6 @@ Every atom Git's ``ref-filter.c`` documents is parsed (bad arguments raise
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-
 from gitodb.repo.refformat.atoms import MalformedFormatError, parse_atom, parse_format
 from gitodb.repo.refformat.filter import (
     RefFilter,
@@ -34,6 +32,8 @@ from gitodb.repo.refformat.render import Formatter, RefItem, Value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from gitodb.repo import Repository
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype)\t%(refname)"

@@ -7,9 +7,8 @@ are checked here, so that a bad one is a ``GitodbError`` before anything is list
 
 from __future__ import annotations
 
-import re
-
 from gitodb.errors import GitodbError
+from gitodb.lazyre import lazy
 from gitodb.types import Record
 
 TYPE_CHECKING = False
@@ -73,6 +72,12 @@ _NAMES = ("authorname", "committername", "taggername")
 _EMAILS = ("authoremail", "committeremail", "taggeremail")
 _SIGNATURE_ARGS = ("grade", "signer", "key", "fingerprint", "primarykeyfingerprint", "trustlevel")
 
+# (compiled where first used: most formats need none of them)
+_INTEGER = lazy(r"[+-]?\d+")
+_TO_COMMA_OR_PAREN = lazy(r"[^,)]*")
+_TO_COMMA = lazy(r"[^,]*")
+_HEX2 = lazy(rb"[0-9a-fA-F]{2}")
+
 
 def bad_arg(name: str, arg: str) -> GitodbError:
     """Git's ``unrecognized %(atom) argument: <arg>``."""
@@ -90,7 +95,7 @@ def _positive(text: str, what: str) -> int:
 
 
 def _integer(text: str, what: str) -> int:
-    if not re.fullmatch(r"[+-]?\d+", text):
+    if not _INTEGER.fullmatch(text):
         raise GitodbError(f"Integer value expected {what}")
     return int(text)
 
@@ -191,7 +196,7 @@ def _match_value(arg: str, key: str) -> tuple[bool, str | None, str]:
     p = arg[len(key) :]
     value = None
     if p.startswith("="):
-        m = re.match(r"[^,)]*", p[1:])
+        m = _TO_COMMA_OR_PAREN.match(p[1:])
         assert m is not None
         value = m.group(0)
         p = p[1 + len(value) :]
@@ -213,11 +218,7 @@ def _expand_literal(text: str) -> bytes:
         if raw[i] == 0x25 and raw[i + 1 : i + 2] == b"n":
             out.append(0x0A)
             i += 2
-        elif (
-            raw[i] == 0x25
-            and raw[i + 1 : i + 2] == b"x"
-            and re.fullmatch(rb"[0-9a-fA-F]{2}", raw[i + 2 : i + 4])
-        ):
+        elif raw[i] == 0x25 and raw[i + 1 : i + 2] == b"x" and _HEX2.fullmatch(raw[i + 2 : i + 4]):
             out.append(int(raw[i + 2 : i + 4], 16))
             i += 4
         else:
@@ -265,7 +266,7 @@ def parse_trailer_options(arg: str | None) -> TrailerOptions:
             rest = after
             break
         else:
-            bad = re.match(r"[^,)]*", rest)
+            bad = _TO_COMMA_OR_PAREN.match(rest)
             assert bad is not None
             raise GitodbError(f"unknown %(trailers) argument: {bad.group(0)}")
     return opts
@@ -480,7 +481,7 @@ def _parse_describe(atom: Atom) -> None:
             if takes:
                 if not p.startswith("="):
                     continue
-                m = re.match(r"[^,]*", p[1:])
+                m = _TO_COMMA.match(p[1:])
                 assert m is not None
                 value = m.group(0)
                 p = p[1 + len(value) :]
@@ -537,7 +538,7 @@ def expand_literal(text: str) -> bytes:
                 out.append(0x25)
                 i += 2
                 continue
-            if re.fullmatch(rb"[0-9a-fA-F]{2}", raw[i + 1 : i + 3]):
+            if _HEX2.fullmatch(raw[i + 1 : i + 3]):
                 out.append(int(raw[i + 1 : i + 3], 16))
                 i += 3
                 continue

@@ -9,8 +9,6 @@
 
 from __future__ import annotations
 
-import functools
-
 from gitodb.errors import GitodbError
 from gitodb.refs.wildmatch import wildmatch
 from gitodb.repo.refformat.render import Formatter, RefItem
@@ -318,4 +316,6 @@ def sort_items(
         na, nb = (text(x.name.encode("utf-8", "surrogateescape")) for x in (a, b))
         return (na > nb) - (na < nb)
 
-    return sorted(items, key=functools.cmp_to_key(compare))
+    from functools import cmp_to_key  # (only when sorting: a command's start-up)
+
+    return sorted(items, key=cmp_to_key(compare))
