@@ -13,7 +13,7 @@ import functools
 
 from gitodb.errors import GitodbError
 from gitodb.refs.wildmatch import wildmatch
-from gitodb.repo.refformat.render import Formatter, RefItem
+from gitodb.repo.refformat.formatter import Formatter, RefItem
 from gitodb.types import Record
 
 TYPE_CHECKING = False

@@ -1,0 +1,116 @@
+"""``for-each-ref``'s plain formats straight from the ref store's ``RefTable``.
+
+The default format and any other made only of ``%(refname)``, ``%(objectname)``,
+``%(objecttype)`` and ``%(objectsize)`` (no quoting, sorted by ``refname`` or
+``-refname``, no filter) need neither a ``RefItem`` per ref nor the formatter: the
+store lists its refs as one table (``RefStore.ref_table``: packed-refs in one native
+scan, loose refs overlaid), the object database looks up every shown object's type
+in one native call per pack over the table's ids, and ``_native.format_ref_table``
+writes the output.  ``render_table`` returns None for anything else, and
+``gitodb.repo.refformat.formatter`` (the reference) does it; the bytes are the same.
+
+This module imports neither the formatter nor the object model: it is what the
+default ``for-each-ref`` loads.
+"""
+
+from __future__ import annotations
+
+from gitodb.errors import GitodbError, ObjectNotFoundError, report
+from gitodb.objects.header import TYPE_NUMBERS
+from gitodb.repo.refformat.atoms import parse_format
+from gitodb.repo.refformat.native import (
+    DEREF_OBJECTNAME,
+    DEREF_OBJECTSIZE,
+    DEREF_OBJECTTYPE,
+    OBJECTSIZE,
+    OBJECTTYPE,
+    compile_plan,
+)
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitodb.refs.table import RefTable
+    from gitodb.repo import Repository
+
+try:
+    from gitodb._native import format_ref_table as _format_ref_table
+except ImportError:  # built without a C compiler: the formatter does it
+    _format_ref_table = None  # type: ignore[assignment]
+
+_DEREF = {DEREF_OBJECTNAME, DEREF_OBJECTTYPE, DEREF_OBJECTSIZE}
+
+
+def render_table(
+    repo: Repository,
+    fmt: str,
+    *,
+    sort: list[str] | None = None,
+    count: int = 0,
+    omit_empty: bool = False,
+) -> bytes | None:
+    """``git for-each-ref --format=fmt [--sort=...] [--count=n]``'s whole output (every
+    ref under ``refs/``), or None when this path does not apply (then the formatter's).
+
+    ``sort`` is as ``render`` takes it (None: by refname); only ``refname`` and
+    ``-refname`` are handled here.  A shown ref whose object cannot be found raises
+    the formatter's error (``missing object <id> for <ref>``) before any output, the
+    first such ref in output order, as Git dies.
+    """
+    if _format_ref_table is None:
+        return None
+    if sort is None or sort == ["refname"]:
+        reverse = False
+    elif sort == ["-refname"]:
+        reverse = True
+    else:
+        return None
+    plan = compile_plan(parse_format(fmt), "", False)
+    if plan is None or any(code in _DEREF for code, _ in plan):
+        return None
+    broken: list[str] = []
+    table = repo.refs.ref_table(broken)
+    if table is None:
+        return None
+    for name in broken:  # Git's filter_one, before any object is looked at
+        report("warning", f"ignoring broken ref {name}")
+    n, rawsz = len(table), table.rawsz
+    lo, hi = 0, n
+    if count and count < n:
+        lo, hi = (n - count, n) if reverse else (0, count)
+    shown = hi - lo
+    types, sizes = bytearray(shown), bytearray(8 * shown)
+    codes = {code for code, _ in plan}
+    if codes & {OBJECTTYPE, OBJECTSIZE}:
+        ids = table.ids[lo * rawsz : hi * rawsz]
+        got = repo.odb.read_header_table(ids, want_size=OBJECTSIZE in codes)
+        if got is not None:
+            types, sizes = got
+        _undecided(repo, table, lo, types, sizes, reverse)
+    return _format_ref_table(plan, table.parts, rawsz, lo, hi, reverse, types, sizes, omit_empty)
+
+
+def _undecided(
+    repo: Repository,
+    table: RefTable,
+    lo: int,
+    types: bytearray,
+    sizes: bytearray,
+    reverse: bool,
+) -> None:
+    """Fill in the headers the packs did not decide (loose, missing or unusual objects)
+    through ``read_header``, in output order: the first missing one raises."""
+    if types.find(0) < 0:
+        return
+    todo = [i for i, t in enumerate(types) if not t]
+    size_view = memoryview(sizes).cast("Q")
+    try:
+        for j in reversed(todo) if reverse else todo:
+            oid = table.oid(lo + j)
+            try:
+                type_name, size = repo.odb.read_header(oid)
+            except ObjectNotFoundError:
+                raise GitodbError(f"missing object {oid.hex()} for {table.name(lo + j)}") from None
+            types[j] = TYPE_NUMBERS[type_name]
+            size_view[j] = size
+    finally:
+        size_view.release()
