@@ -131,6 +131,9 @@ def ref_block_records(
     target: bytes,
     /,
 ) -> list[Any] | None: ...
+def ref_blocks_table(
+    buf: _Buffer, spans: list[tuple[int, int]], hash_size: int, /
+) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], list[bytes], list[bytes]] | None: ...
 def format_refs(
     plan: tuple[tuple[int, bytes], ...],
     names: list[str] | list[bytes],

@@ -983,6 +983,63 @@ rt_varint(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t end, unsigned lo
  * None for a damaged record: the reference loop reads the block again and raises the
  * error naming the table and offset.
  */
+/* The growing name of the records of a block: each shares a prefix with the last. */
+typedef struct {
+    unsigned char *p;
+    size_t len, cap;
+} rt_name;
+
+/* One ref record at buf[*pos..end) (moving *pos past it): its name in name, its update
+   index delta, value type and value.  0; 1 for a damaged record; -1 with an error. */
+static int
+rt_record(const unsigned char *buf, Py_ssize_t *pos, Py_ssize_t end, Py_ssize_t hash_size,
+          rt_name *name, unsigned long long *ui, unsigned int *vt, const unsigned char **val,
+          Py_ssize_t *vlen)
+{
+    unsigned long long prefix, st, n;
+    if (rt_varint(buf, pos, end, &prefix) || rt_varint(buf, pos, end, &st))
+        return 1;
+    unsigned long long suffix = st >> 3;
+    if (prefix > name->len || suffix > (unsigned long long)(end - *pos))
+        return 1;
+    size_t klen = (size_t)(prefix + suffix);
+    if (klen > name->cap || !name->p) {
+        size_t cap = name->cap ? name->cap : 256;
+        while (cap < klen)
+            cap *= 2;
+        unsigned char *nb = PyMem_Realloc(name->p, cap);
+        if (!nb) {
+            PyErr_NoMemory();
+            return -1;
+        }
+        name->p = nb;
+        name->cap = cap;
+    }
+    memcpy(name->p + prefix, buf + *pos, (size_t)suffix);
+    name->len = klen;
+    *pos += (Py_ssize_t)suffix;
+    if (rt_varint(buf, pos, end, ui))
+        return 1;
+    *vt = (unsigned int)(st & 7);
+    if (*vt == 1)
+        *vlen = hash_size;
+    else if (*vt == 2)
+        *vlen = 2 * hash_size;
+    else if (*vt == 3) {
+        if (rt_varint(buf, pos, end, &n) || n > (unsigned long long)(end - *pos))
+            return 1;
+        *vlen = (Py_ssize_t)n;
+    } else if (*vt == 0)
+        *vlen = 0;
+    else
+        return 1;
+    if (*vlen > end - *pos)
+        return 1;
+    *val = buf + *pos;
+    *pos += *vlen;
+    return 0;
+}
+
 static PyObject *
 ref_block_records(PyObject *self, PyObject *args)
 {
@@ -994,8 +1051,7 @@ ref_block_records(PyObject *self, PyObject *args)
                           &min_ui, &rec_type, &target))
         return NULL;
     PyObject *out = NULL;
-    unsigned char *last = NULL;
-    size_t last_len = 0, last_cap = 0;
+    rt_name last = {NULL, 0, 0};
     if (check_record_type(rec_type, 6, "ref_block_records"))
         goto done;
     if (pos < 0 || end > view.len || pos > end || hash_size <= 0 || hash_size > 32) {
@@ -1003,69 +1059,31 @@ ref_block_records(PyObject *self, PyObject *args)
         goto done;
     }
     out = PyList_New(0);
-    last_cap = 256;
-    last = PyMem_Malloc(last_cap);
-    if (!out || !last) {
-        if (out && !last)
-            PyErr_NoMemory();
-        Py_CLEAR(out);
+    if (!out)
         goto done;
-    }
     const unsigned char *buf = view.buf;
     size_t tlen = (size_t)target.len;
     while (pos < end) {
-        unsigned long long prefix, st, ui, n;
-        if (rt_varint(buf, &pos, end, &prefix) || rt_varint(buf, &pos, end, &st))
-            goto damaged;
-        unsigned long long suffix = st >> 3;
-        if (prefix > last_len || suffix > (unsigned long long)(end - pos))
-            goto damaged;
-        size_t klen = (size_t)(prefix + suffix);
-        if (klen > last_cap) {
-            size_t cap = last_cap;
-            while (cap < klen)
-                cap *= 2;
-            unsigned char *nb = PyMem_Realloc(last, cap);
-            if (!nb) {
-                PyErr_NoMemory();
-                goto fail;
-            }
-            last = nb;
-            last_cap = cap;
-        }
-        memcpy(last + prefix, buf + pos, (size_t)suffix);
-        last_len = klen;
-        pos += (Py_ssize_t)suffix;
-        if (rt_varint(buf, &pos, end, &ui))
-            goto damaged;
-        unsigned int vt = (unsigned int)(st & 7);
+        unsigned long long ui;
+        unsigned int vt;
+        const unsigned char *val;
         Py_ssize_t vlen;
-        if (vt == 1)
-            vlen = hash_size;
-        else if (vt == 2)
-            vlen = 2 * hash_size;
-        else if (vt == 3) {
-            if (rt_varint(buf, &pos, end, &n) || n > (unsigned long long)(end - pos))
-                goto damaged;
-            vlen = (Py_ssize_t)n;
-        } else if (vt == 0)
-            vlen = 0;
-        else
+        int rc = rt_record(buf, &pos, end, hash_size, &last, &ui, &vt, &val, &vlen);
+        if (rc > 0)
             goto damaged;
-        if (vlen > end - pos)
-            goto damaged;
-        const unsigned char *val = buf + pos;
-        pos += vlen;
+        if (rc < 0)
+            goto fail;
+        size_t klen = last.len;
         if (tlen) {
             /* every record of the block before target, stored in order or not, as
                the reference loop leaves them out */
             size_t m = klen < tlen ? klen : tlen;
-            int c = memcmp(last, target.buf, m);
+            int c = memcmp(last.p, target.buf, m);
             if (c < 0 || (c == 0 && klen < tlen))
                 continue;
         }
         PyObject *items[6] = {NULL};
-        items[0] = PyBytes_FromStringAndSize((const char *)last, (Py_ssize_t)klen);
+        items[0] = PyBytes_FromStringAndSize((const char *)last.p, (Py_ssize_t)klen);
         items[1] = PyLong_FromUnsignedLongLong(min_ui + ui);
         items[2] = PyLong_FromLong((long)vt);
         if (vt == 1 || vt == 2)
@@ -1094,10 +1112,116 @@ damaged:
 fail:
     Py_CLEAR(out);
 done:
-    PyMem_Free(last);
+    PyMem_Free(last.p);
     PyBuffer_Release(&view);
     PyBuffer_Release(&target);
     return out;
+}
+
+/*
+ * ref_blocks_table(buf, spans, hash_size) -> (table, symrefs, tombstones) | None
+ *
+ * The ref records under "refs/" of one reftable's ref blocks, spans a list of
+ * (first record, records' end) positions in buf in block order, as a ref table (see
+ * table_out: value types 1 and 2, the peeled id of 2 kept) and the names (bytes) of
+ * its symbolic refs and of its deletions (value types 3 and 0), each list in order:
+ * what TableReader.iter_refs(b"refs/") yields, without an object per ref.  None when
+ * a record is damaged or the names are not in strictly increasing order: the
+ * reference reads the table and reports it.
+ */
+static PyObject *
+ref_blocks_table(PyObject *self, PyObject *args)
+{
+    Py_buffer view;
+    PyObject *spans;
+    Py_ssize_t hash_size;
+    if (!PyArg_ParseTuple(args, "y*O!n:ref_blocks_table", &view, &PyList_Type, &spans,
+                          &hash_size))
+        return NULL;
+    PyObject *result = NULL, *symrefs = NULL, *tombs = NULL, *parts = NULL;
+    rt_name name = {NULL, 0, 0};
+    unsigned char *prev = NULL;
+    size_t prev_len = 0, prev_cap = 0;
+    int have_prev = 0;
+    table_out t = {{NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, {NULL, 0, 0}, 0,
+                   hash_size};
+    if (hash_size <= 0 || hash_size > 32) {
+        PyErr_SetString(PyExc_ValueError, "ref_blocks_table: bad hash size");
+        goto done;
+    }
+    symrefs = PyList_New(0);
+    tombs = PyList_New(0);
+    if (!symrefs || !tombs)
+        goto done;
+    const unsigned char *buf = view.buf;
+    for (Py_ssize_t b = 0; b < PyList_GET_SIZE(spans); b++) {
+        Py_ssize_t pos, end;
+        if (!PyArg_ParseTuple(PyList_GET_ITEM(spans, b), "nn:ref_blocks_table", &pos, &end))
+            goto done;
+        if (pos < 0 || end > view.len || pos > end) {
+            PyErr_SetString(PyExc_ValueError, "ref_blocks_table: span outside the buffer");
+            goto done;
+        }
+        name.len = 0; /* each block's first record spells its name whole */
+        while (pos < end) {
+            unsigned long long ui;
+            unsigned int vt;
+            const unsigned char *val;
+            Py_ssize_t vlen;
+            int rc = rt_record(buf, &pos, end, hash_size, &name, &ui, &vt, &val, &vlen);
+            if (rc > 0)
+                goto damaged;
+            if (rc < 0)
+                goto done;
+            /* strictly increasing over the whole table, as the merge below needs */
+            if (have_prev
+                && name_cmp(prev, (Py_ssize_t)prev_len, name.p, (Py_ssize_t)name.len) >= 0)
+                goto damaged;
+            if (name.len > prev_cap) {
+                size_t cap = prev_cap ? prev_cap : 256;
+                while (cap < name.len)
+                    cap *= 2;
+                unsigned char *nb = PyMem_Realloc(prev, cap);
+                if (!nb) {
+                    PyErr_NoMemory();
+                    goto done;
+                }
+                prev = nb;
+                prev_cap = cap;
+            }
+            memcpy(prev, name.p, name.len);
+            prev_len = name.len;
+            have_prev = 1;
+            if (name.len < 5 || memcmp(name.p, "refs/", 5))
+                continue; /* HEAD and other root refs sort before refs/ */
+            if (vt == 1 || vt == 2) {
+                if (table_add(&t, name.p, (Py_ssize_t)name.len, val, vt == 2 ? val + hash_size : NULL))
+                    goto done;
+                continue;
+            }
+            PyObject *nm = PyBytes_FromStringAndSize((const char *)name.p, (Py_ssize_t)name.len);
+            if (!nm || PyList_Append(vt == 3 ? symrefs : tombs, nm) < 0) {
+                Py_XDECREF(nm);
+                goto done;
+            }
+            Py_DECREF(nm);
+        }
+    }
+    parts = table_result(&t);
+    if (parts)
+        result = PyTuple_Pack(3, parts, symrefs, tombs);
+    goto done;
+damaged:
+    result = Py_NewRef(Py_None);
+done:
+    Py_XDECREF(parts);
+    Py_XDECREF(symrefs);
+    Py_XDECREF(tombs);
+    PyMem_Free(name.p);
+    PyMem_Free(prev);
+    table_free(&t);
+    PyBuffer_Release(&view);
+    return result;
 }
 
 /*
@@ -1180,6 +1304,9 @@ PyMethodDef gdc_refformat_methods[] = {
     {"format_ref_table", format_ref_table, METH_VARARGS,
      "format_ref_table(plan, table, rawsz, lo, hi, reverse, types, sizes, omit_empty) -> "
      "the output of a compiled format for refs lo..hi-1 of a ref table"},
+    {"ref_blocks_table", ref_blocks_table, METH_VARARGS,
+     "ref_blocks_table(buf, spans, hash_size) -> (table, symrefs, tombstones) of a "
+     "reftable's refs under refs/, or None for a damaged block"},
     {"format_refs", format_refs, METH_VARARGS,
      "format_refs(plan, names, oids, types, sizes, peeled, omit_empty) -> the output of a "
      "compiled for-each-ref format for every ref"},
