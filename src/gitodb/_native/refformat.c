@@ -578,34 +578,36 @@ plain_scan(const unsigned char *p, Py_ssize_t len, Py_ssize_t hexsz,
 {
     const unsigned char *end = p + len;
     tables_init();
-    for (const unsigned char *q = p; q < end; q++)
-        if (*q >= 0x80)
-            return 1;
     if (p < end && *p == '#') {
         static const char header[] = "# pack-refs with: ";
         const unsigned char *nl = memchr(p, '\n', (size_t)(end - p));
         if (!nl || (size_t)(end - p) < sizeof(header) - 1
             || memcmp(p, header, sizeof(header) - 1))
             return 1;
+        for (const unsigned char *q = p; q < nl; q++)
+            if (*q >= 0x80)
+                return 1;
         p = nl + 1;
     }
-    /* the suspect sequences (packed._SUSPECT), all starting with '.' or '/' */
-    for (const unsigned char *q = p; q < end; q++) {
-        if (*q != '.' && *q != '/')
-            continue;
-        unsigned char n1 = q + 1 < end ? q[1] : 0;
-        if (n1 == '.' || n1 == '\n' || (*q == '/' && n1 == '/'))
-            return 1;
-        if (*q == '.' && end - q >= 6 && !memcmp(q, ".lock", 5) && (q[5] == '\n' || q[5] == '/'))
-            return 1;
-    }
+    /* One pass: past the header only ids (hex), names (ASCII from name_chars) and
+       line ends remain, so the ASCII rule and the suspect sequences (packed._SUSPECT,
+       all starting with '.' or '/' and ending inside a name or at its newline) are
+       checked while each name is read. */
     plain_rec rec;
     while (p < end) {
         if (end - p < hexsz + 7 || p[hexsz] != ' ' || memcmp(p + hexsz + 1, "refs/", 5))
             return 1;
-        const unsigned char *name = p + hexsz + 1, *q = name + 5;
-        while (q < end && name_chars[*q])
-            q++;
+        const unsigned char *name = p + hexsz + 1, *q = name + 4; /* the "/" of "refs/" */
+        for (; q < end && name_chars[*q]; q++) {
+            if (*q != '.' && *q != '/')
+                continue;
+            unsigned char n1 = q + 1 < end ? q[1] : 0;
+            if (n1 == '.' || n1 == '\n' || (*q == '/' && n1 == '/'))
+                return 1;
+            if (*q == '.' && end - q >= 6 && !memcmp(q, ".lock", 5)
+                && (q[5] == '\n' || q[5] == '/'))
+                return 1;
+        }
         if (q == name + 5 || q >= end || *q != '\n')
             return 1;
         if (hex_raw(p, hexsz, rec.id))
@@ -738,6 +740,19 @@ table_add(table_out *t, const unsigned char *name, Py_ssize_t name_len, const un
     return 0;
 }
 
+/* Room in t for count more refs with names_len more bytes of names: 0, or -1. */
+static int
+table_reserve(table_out *t, size_t names_len, size_t count)
+{
+    size_t r = (size_t)t->rawsz;
+    return gdc_buf_reserve(&t->names, names_len) || gdc_buf_reserve(&t->starts, 4 * (count + 1))
+           || gdc_buf_reserve(&t->ids, r * count) || gdc_buf_reserve(&t->peeled, r * count)
+           || gdc_buf_reserve(&t->flags, count);
+}
+
+/* Append the refs i..j-1 of in (ids of rawsz bytes) to t: one copy per part. */
+static int table_add_run(table_out *t, const void *in, Py_ssize_t i, Py_ssize_t j);
+
 static PyObject *
 bytes_of(const gdc_buf *b)
 {
@@ -812,6 +827,13 @@ packed_refs_table(PyObject *self, PyObject *args)
         PyErr_SetString(PyExc_ValueError, "packed_refs_table: hexsz must be 40 or 64");
         goto done;
     }
+    {
+        /* room for every ref the file can hold (a line is at least hexsz + 7 bytes):
+           pages never written are never touched, and no buffer grows in the loop */
+        size_t most = (size_t)(data.len / (hexsz + 7)) + 1;
+        if (table_reserve(&pt.t, (size_t)data.len, most))
+            goto done;
+    }
     int rc = plain_scan(data.buf, data.len, hexsz, plain_table_add, &pt);
     if (rc == 1)
         result = Py_NewRef(Py_None);
@@ -877,6 +899,35 @@ table_in_get(PyObject *tuple, Py_ssize_t rawsz, table_in *t, const char *fname)
     return 0;
 }
 
+static int
+table_add_run(table_out *t, const void *in_, Py_ssize_t i, Py_ssize_t j)
+{
+    const table_in *in = in_;
+    const unsigned int *st = in->starts.buf;
+    size_t r = (size_t)t->rawsz, n = (size_t)(j - i);
+    if (n == 0)
+        return 0;
+    if (t->names.n + (st[j] - st[i]) > 0xffffffffU) {
+        PyErr_SetString(PyExc_OverflowError, "ref table: names over 4 GiB");
+        return -1;
+    }
+    if (gdc_buf_reserve(&t->starts, 4 * n))
+        return -1;
+    /* the run's starts, moved from where its names were to where they go */
+    unsigned int *out = (unsigned int *)(t->starts.p + t->starts.n);
+    unsigned int shift = (unsigned int)t->names.n - st[i];
+    for (size_t k = 0; k < n; k++)
+        out[k] = st[i + (Py_ssize_t)k] + shift;
+    t->starts.n += 4 * n;
+    if (gdc_buf_put(&t->names, (const char *)in->names.buf + st[i], st[j] - st[i])
+        || gdc_buf_put(&t->ids, (const char *)in->ids.buf + (size_t)i * r, n * r)
+        || gdc_buf_put(&t->peeled, (const char *)in->peeled.buf + (size_t)i * r, n * r)
+        || gdc_buf_put(&t->flags, (const char *)in->flags.buf + i, n))
+        return -1;
+    t->n += (Py_ssize_t)n;
+    return 0;
+}
+
 /*
  * ref_table_overlay(table, rawsz, names, ids) -> table
  *
@@ -915,9 +966,10 @@ ref_table_overlay(PyObject *self, PyObject *args)
         }
     }
     const unsigned int *st = in.starts.buf;
-    const unsigned char *nm = in.names.buf, *tid = in.ids.buf, *tpe = in.peeled.buf,
-                        *tfl = in.flags.buf;
+    const unsigned char *nm = in.names.buf;
     Py_ssize_t i = 0, k = 0;
+    if (table_reserve(&t, (size_t)in.names.len, (size_t)(in.n + m)))
+        goto done;
     while (i < in.n || k < m) {
         int c;
         const unsigned char *on = NULL;
@@ -934,9 +986,15 @@ ref_table_overlay(PyObject *self, PyObject *args)
             c = name_cmp(nm + st[i], st[i + 1] - st[i] - 1, on, onl);
         int r = 0;
         if (c < 0) {
-            r = table_add(&t, nm + st[i], st[i + 1] - st[i] - 1, tid + i * rawsz,
-                          tfl[i] ? tpe + i * rawsz : NULL);
-            i++;
+            /* the packed refs up to the next loose name, copied as one run */
+            Py_ssize_t j = i + 1;
+            if (k >= m)
+                j = in.n;
+            else
+                while (j < in.n && name_cmp(nm + st[j], st[j + 1] - st[j] - 1, on, onl) < 0)
+                    j++;
+            r = table_add_run(&t, &in, i, j);
+            i = j;
         } else {
             PyObject *id = PyList_GET_ITEM(ids, k);
             if (id != Py_None)
