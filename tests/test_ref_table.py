@@ -12,7 +12,7 @@ import shutil
 from pathlib import Path
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from gitodb.refs import table as reftable_mod
@@ -441,3 +441,89 @@ def test_reftable_stack_matches_files(
         capfdbinary.readouterr()
         assert run_cli(table, "for-each-ref", *args) == 0
         assert capfdbinary.readouterr().out == want
+
+
+# -- the table path against the formatter (the reference), on generated refs --------
+
+_COMPONENT = st.text(alphabet="abcXYZ019-_.", min_size=1, max_size=5).filter(
+    lambda c: not c.startswith(".") and ".." not in c and not c.endswith((".lock", "."))
+)
+
+
+@pytest.fixture(scope="module")
+def scratch(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> tuple[Path, list[str]]:
+    path = tmp_path_factory.mktemp("scratch") / "r"
+    shutil.copytree(repo, path)
+    objects = sorted(set(git("-C", str(path), "rev-list", "--objects", "--all").decode().split()))
+    return path, [o for o in objects if len(o) == 40]
+
+
+@native
+@settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
+@given(data=st.data())
+def test_table_path_equals_formatter(scratch: tuple[Path, list[str]], data: st.DataObject) -> None:
+    from gitodb.repo.refformat import render
+    from gitodb.repo.refformat.table import render_table
+
+    path, objects = scratch
+    ids = [*objects, "1" * 40]  # and a missing object
+    names = data.draw(
+        st.lists(
+            st.lists(_COMPONENT, min_size=1, max_size=3).map(lambda p: "refs/" + "/".join(p)),
+            max_size=20,
+            unique=True,
+        )
+    )
+    names = [n for n in names if not any(o.startswith(n + "/") for o in names)]
+    shutil.rmtree(path / ".git" / "refs")
+    (path / ".git" / "refs").mkdir()
+    packed, loose = [], []
+    for n in names:
+        where = data.draw(st.sampled_from(["packed", "loose", "both", "symref"]))
+        oid = data.draw(st.sampled_from(ids))
+        if where in ("packed", "both"):
+            packed.append((n, oid))
+        if where in ("loose", "both", "symref"):
+            loose.append((n, oid if where != "symref" else None))
+    text = "# pack-refs with: peeled fully-peeled sorted \n" + "".join(
+        f"{o} {n}\n" for n, o in sorted(packed, key=lambda x: x[0].encode())
+    )
+    (path / ".git" / "packed-refs").write_text(text)
+    for n, o in loose:
+        f = path / ".git" / n
+        f.parent.mkdir(parents=True, exist_ok=True)
+        target = data.draw(st.sampled_from(names)) if names else "refs/none"
+        f.write_text(f"{o}\n" if o is not None else f"ref: {target}\n")
+    fmt = "".join(
+        data.draw(
+            st.lists(
+                st.sampled_from(
+                    ["%(refname)", "%(objectname)", "%(objecttype)", "%(objectsize)", " ", "%00"]
+                ),
+                min_size=1,
+                max_size=5,
+            )
+        )
+    )
+    sort = data.draw(st.sampled_from([None, ["refname"], ["-refname"]]))
+    count = data.draw(st.integers(0, 5))
+    omit_empty = data.draw(st.booleans())
+
+    def outcome(fn: object) -> object:
+        try:
+            return fn()  # type: ignore[operator]
+        except Exception as e:  # noqa: BLE001 - the same error both ways
+            return repr(e)
+
+    got = outcome(
+        lambda: render_table(Repository(path), fmt, sort=sort, count=count, omit_empty=omit_empty)
+    )
+    want = outcome(
+        lambda: b"".join(
+            render(
+                Repository(path), fmt, sort=sort, count=count, omit_empty=omit_empty, native=False
+            )
+        )
+    )
+    assert got is not None  # the table path applies to every such format
+    assert got == want
