@@ -527,3 +527,56 @@ def test_table_path_equals_formatter(scratch: tuple[Path, list[str]], data: st.D
     )
     assert got is not None  # the table path applies to every such format
     assert got == want
+
+
+# -- show-ref from the table ------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "args", [[], ["--heads"], ["--tags"], ["--tags", "--heads"], ["--head"], ["-s"], ["-q"]]
+)
+def test_show_ref_matches_git(repo: Path, args: list[str]) -> None:
+    want = git("-C", str(repo), "show-ref", *args, check=False)
+    proc = run_gitodb("show-ref", *args, cwd=repo)
+    assert (proc.returncode, proc.stdout, proc.stderr) == (0, want, b"")
+
+
+def test_show_ref_missing_object_and_no_refs_match_git(repo: Path, tmp_path: Path) -> None:
+    import subprocess
+
+    from helpers import git_env
+
+    path = tmp_path / "r"
+    shutil.copytree(repo, path)
+    (path / ".git" / "refs" / "heads" / "mm").write_text("1" * 40 + "\n")
+    for args in ([], ["--heads"], ["--tags"]):  # (--branches: Git 2.46+)
+        want = subprocess.run(
+            ["git", "-C", str(path), "show-ref", *args], capture_output=True, env=git_env()
+        )
+        proc = run_gitodb("show-ref", *args, cwd=path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (
+            want.returncode,
+            want.stdout,
+            want.stderr,
+        )
+        if args != ["--tags"]:  # the lines before it, then Git's fatal line
+            assert proc.returncode == 128
+            assert (
+                proc.stderr == f"fatal: git show-ref: bad ref refs/heads/mm ({'1' * 40})\n".encode()
+            )
+            assert proc.stdout.endswith(b" refs/heads/master\n")
+    empty = tmp_path / "e"
+    git("init", "-q", str(empty))
+    proc = run_gitodb("show-ref", cwd=empty)
+    assert (proc.returncode, proc.stdout) == (1, b"")
+
+
+def test_show_ref_listing_uses_the_natives_atom_codes() -> None:
+    from gitodb.repo import reflist
+    from gitodb.repo.refformat import native as codes
+
+    assert (reflist._LITERAL, reflist._REFNAME, reflist._OBJECTNAME) == (  # noqa: SLF001
+        codes.LITERAL,
+        codes.REFNAME,
+        codes.OBJECTNAME,
+    )

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 from gitodb.errors import GitodbError, ObjectNotFoundError, report
 from gitodb.objects.header import TYPE_NUMBERS
-from gitodb.repo.refformat.atoms import parse_format
 from gitodb.repo.refformat.native import (
     DEREF_OBJECTNAME,
     DEREF_OBJECTSIZE,
@@ -64,6 +63,8 @@ def render_table(
         reverse = True
     else:
         return None
+    from gitodb.repo.refformat.atoms import parse_format  # (not on show-ref's path)
+
     plan = compile_plan(parse_format(fmt), "", False)
     if plan is None or any(code in _DEREF for code, _ in plan):
         return None
