@@ -9,6 +9,7 @@ refs, annotated tags (peeled lines) and many refs.
 from __future__ import annotations
 
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -24,7 +25,7 @@ from gitodb.refs.table import (
     table_of,
 )
 from gitodb.repo import Repository
-from helpers import commit_at, git, run_cli, run_gitodb
+from helpers import commit_at, git, git_env, run_cli, run_gitodb
 
 native = pytest.mark.skipif(not reftable_mod.native, reason="built without the native core")
 
@@ -269,6 +270,9 @@ FORMATS = [
     ["--count=7"],
     ["--sort=-refname", "--count=4"],
     ["--sort=refname", "--format=%(objecttype)%00%(objectname)"],
+    ["refs/tags/"],
+    ["refs/heads", "refs/many/150", "refs/misc/tre"],
+    ["--sort=-refname", "--count=3", "refs/many/", "refs/tags/v1"],
 ]
 
 
@@ -314,6 +318,18 @@ def test_broken_loose_refs_warn_and_are_left_out(repo: Path, tmp_path: Path) -> 
         )
         assert b"refs/heads/topic/4" not in proc.stdout
         assert b"refs/remotes/origin/HEAD" not in proc.stdout
+    # with patterns: Git warns about the broken refs its iteration reaches (those
+    # starting with a pattern), before any pattern test
+    for args in (["refs/heads/b"], ["refs/heads/topic/"], ["refs/tags/"]):
+        want = subprocess.run(
+            ["git", "-C", str(path), "for-each-ref", *args], capture_output=True, env=git_env()
+        )
+        proc = run_gitodb("for-each-ref", *args, cwd=path)
+        assert (proc.returncode, proc.stdout, proc.stderr) == (
+            want.returncode,
+            want.stdout,
+            want.stderr,
+        )
     (refs / "heads" / "zz").write_text("1" * 40 + "\n")
     proc = run_gitodb("for-each-ref", cwd=path)
     assert proc.returncode == 128
@@ -462,7 +478,7 @@ def scratch(tmp_path_factory: pytest.TempPathFactory, repo: Path) -> tuple[Path,
 @settings(max_examples=60, deadline=None, suppress_health_check=list(HealthCheck))
 @given(data=st.data())
 def test_table_path_equals_formatter(scratch: tuple[Path, list[str]], data: st.DataObject) -> None:
-    from gitodb.repo.refformat import render
+    from gitodb.repo.refformat import RefFilter, render
     from gitodb.repo.refformat.table import render_table
 
     path, objects = scratch
@@ -508,6 +524,10 @@ def test_table_path_equals_formatter(scratch: tuple[Path, list[str]], data: st.D
     sort = data.draw(st.sampled_from([None, ["refname"], ["-refname"]]))
     count = data.draw(st.integers(0, 5))
     omit_empty = data.draw(st.booleans())
+    patterns = data.draw(
+        st.sampled_from([[], ["refs/a"], ["refs/a/"], ["refs/b", "refs/a"], ["refs/X/", "refs"]])
+        | st.lists(st.sampled_from(names or ["refs/none"]), max_size=2)
+    )
 
     def outcome(fn: object) -> object:
         try:
@@ -516,12 +536,20 @@ def test_table_path_equals_formatter(scratch: tuple[Path, list[str]], data: st.D
             return repr(e)
 
     got = outcome(
-        lambda: render_table(Repository(path), fmt, sort=sort, count=count, omit_empty=omit_empty)
+        lambda: render_table(
+            Repository(path), fmt, patterns=patterns, sort=sort, count=count, omit_empty=omit_empty
+        )
     )
     want = outcome(
         lambda: b"".join(
             render(
-                Repository(path), fmt, sort=sort, count=count, omit_empty=omit_empty, native=False
+                Repository(path),
+                fmt,
+                RefFilter(patterns=list(patterns)),
+                sort=sort,
+                count=count,
+                omit_empty=omit_empty,
+                native=False,
             )
         )
     )
@@ -542,10 +570,6 @@ def test_show_ref_matches_git(repo: Path, args: list[str]) -> None:
 
 
 def test_show_ref_missing_object_and_no_refs_match_git(repo: Path, tmp_path: Path) -> None:
-    import subprocess
-
-    from helpers import git_env
-
     path = tmp_path / "r"
     shutil.copytree(repo, path)
     (path / ".git" / "refs" / "heads" / "mm").write_text("1" * 40 + "\n")

@@ -183,7 +183,6 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
     repo = ctx.open_repository()
     if not (
         quotes
-        or patterns
         or use_stdin
         or reach
         or points_at
@@ -197,7 +196,12 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
 
         try:
             out_bytes = render_table(
-                repo, fmt, sort=sort if sort_given else None, count=count, omit_empty=omit_empty
+                repo,
+                fmt,
+                patterns=patterns,
+                sort=sort if sort_given else None,
+                count=count,
+                omit_empty=omit_empty,
             )
         except MalformedFormatError as e:
             raise parser.usage_error(str(e)) from None

@@ -37,23 +37,27 @@ except ImportError:  # built without a C compiler: the formatter does it
     _format_ref_table = None  # type: ignore[assignment]
 
 _DEREF = {DEREF_OBJECTNAME, DEREF_OBJECTTYPE, DEREF_OBJECTSIZE}
+#: characters that make a pattern a glob (wildmatch's specials): the formatter's path
+_GLOB = "*?[\\"
 
 
 def render_table(
     repo: Repository,
     fmt: str,
     *,
+    patterns: list[str] | None = None,
     sort: list[str] | None = None,
     count: int = 0,
     omit_empty: bool = False,
 ) -> bytes | None:
-    """``git for-each-ref --format=fmt [--sort=...] [--count=n]``'s whole output (every
-    ref under ``refs/``), or None when this path does not apply (then the formatter's).
+    """``git for-each-ref --format=fmt [--sort=...] [--count=n] [<pattern>...]``'s whole
+    output, or None when this path does not apply (then the formatter's).
 
-    ``sort`` is as ``render`` takes it (None: by refname); only ``refname`` and
-    ``-refname`` are handled here.  A shown ref whose object cannot be found raises
-    the formatter's error (``missing object <id> for <ref>``) before any output, the
-    first such ref in output order, as Git dies.
+    ``patterns`` without glob characters select as Git's ``match_name_as_path`` does (a
+    path prefix of the name, or the name itself); ``sort`` is as ``render`` takes it
+    (None: by refname), only ``refname`` and ``-refname`` handled here.  A shown ref
+    whose object cannot be found raises the formatter's error (``missing object <id>
+    for <ref>``) before any output, the first such ref in output order, as Git dies.
     """
     if _format_ref_table is None:
         return None
@@ -62,6 +66,8 @@ def render_table(
     elif sort == ["-refname"]:
         reverse = True
     else:
+        return None
+    if patterns and any(c in p for p in patterns for c in _GLOB):
         return None
     from gitodb.repo.refformat.atoms import parse_format  # (not on show-ref's path)
 
@@ -72,22 +78,66 @@ def render_table(
     table = repo.refs.ref_table(broken)
     if table is None:
         return None
+    runs = _runs(table, patterns) if patterns else [(0, len(table))]
     for name in broken:  # Git's filter_one, before any object is looked at
-        report("warning", f"ignoring broken ref {name}")
-    n, rawsz = len(table), table.rawsz
-    lo, hi = 0, n
-    if count and count < n:
-        lo, hi = (n - count, n) if reverse else (0, count)
-    shown = hi - lo
-    types, sizes = bytearray(shown), bytearray(8 * shown)
+        if not patterns or _iterated(name, patterns):
+            report("warning", f"ignoring broken ref {name}")
+    rawsz = table.rawsz
+    shown = []  # the runs shown, in output order, cut to count
+    left = count or len(table)
+    for lo, hi in reversed(runs) if reverse else runs:
+        k = min(hi - lo, left)
+        if k <= 0:
+            break
+        shown.append((hi - k, hi) if reverse else (lo, lo + k))
+        left -= k
     codes = {code for code, _ in plan}
-    if codes & {OBJECTTYPE, OBJECTSIZE}:
-        ids = table.ids[lo * rawsz : hi * rawsz]
-        got = repo.odb.read_header_table(ids, want_size=OBJECTSIZE in codes)
-        if got is not None:
-            types, sizes = got
-        _undecided(repo, table, lo, types, sizes, reverse)
-    return _format_ref_table(plan, table.parts, rawsz, lo, hi, reverse, types, sizes, omit_empty)
+    headers = []
+    for lo, hi in shown:  # every header before the first line, as Git dies first
+        types, sizes = bytearray(hi - lo), bytearray(8 * (hi - lo))
+        if codes & {OBJECTTYPE, OBJECTSIZE}:
+            ids = table.ids[lo * rawsz : hi * rawsz]
+            got = repo.odb.read_header_table(ids, want_size=OBJECTSIZE in codes)
+            if got is not None:
+                types, sizes = got
+            _undecided(repo, table, lo, types, sizes, reverse)
+        headers.append((types, sizes))
+    return b"".join(
+        _format_ref_table(plan, table.parts, rawsz, lo, hi, reverse, types, sizes, omit_empty)
+        for (lo, hi), (types, sizes) in zip(shown, headers, strict=True)
+    )
+
+
+def _runs(table: RefTable, patterns: list[str]) -> list[tuple[int, int]]:
+    """The ranges of ``table`` (in order, disjoint) whose names the literal
+    ``patterns`` select: ``p`` itself and the names under ``p/`` (all names starting
+    with ``p`` when it ends in "/")."""
+    marks = bytearray(len(table))
+    for text in patterns:
+        p = text.encode("utf-8", "surrogateescape")
+        if p.endswith(b"/"):
+            lo, hi = table.prefix_range(p)
+        else:
+            lo, hi = table.prefix_range(p + b"/")
+            exact, _ = table.prefix_range(p)
+            if exact < len(table) and table.name_bytes(exact) == p:
+                marks[exact] = 1
+        marks[lo:hi] = b"\1" * (hi - lo)
+    runs = []
+    at = marks.find(1)
+    while at >= 0:
+        end = marks.find(0, at)
+        end = len(marks) if end < 0 else end
+        runs.append((at, end))
+        at = marks.find(1, end)
+    return runs
+
+
+def _iterated(name: str, patterns: list[str]) -> bool:
+    """Whether Git's iteration for literal ``patterns`` reaches ``name``: it walks the
+    refs starting with each pattern as a string (``for_each_fullref_in_pattern``), and
+    warns about a broken one there before any pattern test."""
+    return any(name.startswith(p) for p in patterns)
 
 
 def _undecided(
