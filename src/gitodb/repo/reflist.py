@@ -2,8 +2,8 @@
 
 ``git show-ref [--branches] [--tags] [-s]`` prints every ref's id and name, after
 checking that its object exists: the store's table (``RefStore.ref_table``), one
-native header lookup per pack over its ids (a type found is an object that exists)
-and ``_native.format_ref_table`` give the lines without an object per ref.  The
+native search of each pack's index over its ids (``PackIndex.mark_present``) and
+``_native.format_ref_table`` give the lines without an object per ref.  The
 CLI's ``iter_refs`` loop is the reference and the path for everything else.
 """
 
@@ -48,10 +48,12 @@ def show_ref_table(
     chunks = []
     for prefix in prefixes:
         lo, hi = table.prefix_range(prefix.encode("utf-8", "surrogateescape"))
-        types = repo.odb.read_header_table(table.ids[lo * rawsz : hi * rawsz], want_size=False)
-        known = types[0] if types is not None else bytearray(hi - lo)
-        # an object the packs did not show is looked for where it may be (loose, or a
-        # damaged pack entry that still exists)
+        # in a pack's index: present, as Git's has_object (which reads no entry) says
+        known = bytearray(hi - lo)
+        ids = table.ids[lo * rawsz : hi * rawsz]
+        for pack in repo.odb.packs:
+            pack.idx.mark_present(ids, known, 1)
+        # an object the indexes do not list may be loose (or missing)
         for j in (i for i, t in enumerate(known) if not t):
             oid = table.oid(lo + j)
             if not repo.odb.contains(oid):
