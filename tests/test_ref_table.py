@@ -604,3 +604,31 @@ def test_show_ref_listing_uses_the_natives_atom_codes() -> None:
         codes.REFNAME,
         codes.OBJECTNAME,
     )
+
+
+@pytest.mark.parametrize("args", [[], ["refs/tags/"], ["--format=%(objectsize) %(refname)"]])
+def test_without_the_native_tables_the_reference_paths_print_the_same(
+    repo: Path,
+    capfdbinary: pytest.CaptureFixture[bytes],
+    monkeypatch: pytest.MonkeyPatch,
+    args: list[str],
+) -> None:
+    from gitodb.refs import files, reftable_store
+    from gitodb.repo import reflist
+    from gitodb.repo.refformat import table as fast
+
+    capfdbinary.readouterr()
+    assert run_cli(repo, "for-each-ref", *args) == 0
+    assert run_cli(repo, "show-ref") == 0
+    with_tables = capfdbinary.readouterr().out
+    monkeypatch.setattr(files, "native_table", False)
+    monkeypatch.setattr(reftable_store, "native_table", False)
+    monkeypatch.setattr(fast, "_format_ref_table", None)
+    monkeypatch.setattr(reflist, "_format_ref_table", None)
+    assert Repository(repo).refs.ref_table() is None
+    assert fast.render_table(Repository(repo), "%(refname)") is None
+    assert run_cli(repo, "for-each-ref", *args) == 0
+    assert run_cli(repo, "show-ref") == 0
+    assert capfdbinary.readouterr().out == with_tables
+    want = git("-C", str(repo), "for-each-ref", *args) + git("-C", str(repo), "show-ref")
+    assert with_tables == want
