@@ -632,3 +632,34 @@ def test_without_the_native_tables_the_reference_paths_print_the_same(
     assert capfdbinary.readouterr().out == with_tables
     want = git("-C", str(repo), "for-each-ref", *args) + git("-C", str(repo), "show-ref")
     assert with_tables == want
+
+
+@pytest.mark.parametrize("prefix", ["", "refs/", "refs/heads/", "refs/tags/", "refs/many/1", "x"])
+def test_ref_ids_equal_the_iter_refs_loop(repo: Path, prefix: str) -> None:
+    from gitodb.refs.table import ref_ids
+
+    refs = Repository(repo).refs
+    want = []
+    for ref in refs.iter_refs(prefix):
+        oid = ref.oid if ref.target is None else refs.resolve(ref.name)
+        if oid is not None:
+            want.append((ref.name, oid))
+    assert ref_ids(refs, prefix) == want
+    assert want or prefix == "x"
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    st.lists(st.binary(min_size=1, max_size=4), unique=True, max_size=12),
+    st.binary(max_size=3) | st.sampled_from([b"\xff", b"a\xff", b"\xff\xff"]),
+)
+def test_prefix_range_is_the_names_with_the_prefix(names: list[bytes], prefix: bytes) -> None:
+    entries = [(n, bytes(20), None) for n in sorted(names) if b"\n" not in n]
+    t = RefTable(
+        reftable_mod._build(entries, 20),  # noqa: SLF001
+        20,
+    )
+    lo, hi = t.prefix_range(prefix)
+    assert [t.name_bytes(i) for i in range(lo, hi)] == [
+        n for n, _, _ in entries if n.startswith(prefix)
+    ]

@@ -25,9 +25,7 @@ from gitodb.refs.packed import parse_plain_python
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterator
-
-    from gitodb.refs.base import Ref
+    from gitodb.refs.base import Ref, RefStore
 
 try:
     from gitodb._native import packed_refs_table as _packed_refs_table
@@ -96,27 +94,42 @@ class RefTable:
             return []
         return text[:-1].decode("utf-8", "surrogateescape").split("\n")
 
-    def items(self) -> Iterator[tuple[str, bytes]]:
-        """``(name, id)`` of every ref, in order."""
+    def items(self, lo: int = 0, hi: int | None = None) -> list[tuple[str, bytes]]:
+        """``(name, id)`` of the refs ``lo..hi-1`` (all by default), in order: one
+        decode of their names, one slice per id."""
+        n = len(self)
+        hi = n if hi is None else hi
+        if lo >= hi:
+            return []
+        st = self._offsets()
+        names = self.parts[0][st[lo] : st[hi] - 1].decode("utf-8", "surrogateescape").split("\n")
         ids, r = self.parts[2], self.rawsz
-        for i, name in enumerate(self.names()):
-            yield name, ids[i * r : (i + 1) * r]
+        return list(zip(names, [ids[i * r : i * r + r] for i in range(lo, hi)], strict=True))
 
     def prefix_range(self, prefix: bytes) -> tuple[int, int]:
         """``(lo, hi)``: the refs ``lo..hi-1`` are those whose names start with ``prefix``
-        (a bisection over the sorted names)."""
-        n = len(self)
-        lo, hi = 0, n
+        (two bisections over the sorted names)."""
+        lo = self._lower_bound(prefix)
+        # the names with the prefix end before the least string above all of them
+        # (the prefix with its last byte raised); past 0xff bytes, walk to the end
+        top = prefix.rstrip(b"\xff")
+        if top:
+            return lo, self._lower_bound(top[:-1] + bytes([top[-1] + 1]))
+        end = lo
+        while end < len(self) and self.name_bytes(end).startswith(prefix):
+            end += 1
+        return lo, end
+
+    def _lower_bound(self, key: bytes) -> int:
+        """The first ref whose name is not below ``key``."""
+        lo, hi = 0, len(self)
         while lo < hi:
             mid = (lo + hi) // 2
-            if self.name_bytes(mid) < prefix:
+            if self.name_bytes(mid) < key:
                 lo = mid + 1
             else:
                 hi = mid
-        end = lo
-        while end < n and self.name_bytes(end).startswith(prefix):
-            end += 1
-        return lo, end
+        return lo
 
 
 def _build(entries: list[tuple[bytes, bytes, bytes | None]], rawsz: int) -> Parts:
@@ -204,3 +217,22 @@ def overlay(table: RefTable, names: list[bytes], ids: list[bytes | None]) -> Ref
     else:
         parts = overlay_python(table.parts, table.rawsz, names, ids)
     return RefTable(parts, table.rawsz)
+
+
+def ref_ids(store: RefStore, prefix: str = "") -> list[tuple[str, bytes]]:
+    """``(name, id)`` of the refs under ``refs/`` whose names start with ``prefix``, in
+    name order, symbolic refs resolved and dangling ones left out: what a walker's
+    ``--all``/``--branches``/``--tags``/``--glob`` start from.  From the store's
+    ``RefTable`` where it gives one (no ``Ref`` per ref); else ``iter_refs``, the
+    reference, with each symbolic ref resolved."""
+    table = store.ref_table()
+    if table is None:
+        out = []
+        for ref in store.iter_refs(prefix):
+            oid = ref.oid if ref.target is None else store.resolve(ref.name)
+            if oid is not None:
+                out.append((ref.name, oid))
+        return out
+    if not prefix:
+        return table.items()
+    return table.items(*table.prefix_range(prefix.encode("utf-8", "surrogateescape")))
