@@ -37,8 +37,8 @@ def show_ref_table(
     if _format_ref_table is None:
         return None
     table = repo.refs.ref_table()
-    if table is None:
-        return None
+    if table is None or b"\0" in table.parts[0]:
+        return None  # (a NUL in a damaged reftable's name: Git prints up to it)
     plan = (
         ((_OBJECTNAME, b""),)
         if hash_only

@@ -76,8 +76,8 @@ def render_table(
         return None
     broken: list[str] = []
     table = repo.refs.ref_table(broken)
-    if table is None:
-        return None
+    if table is None or b"\0" in table.parts[0]:
+        return None  # (a NUL in a damaged reftable's name: the formatter's rules)
     runs = _runs(table, patterns) if patterns else [(0, len(table))]
     for name in broken:  # Git's filter_one, before any object is looked at
         if not patterns or _iterated(name, patterns):
