@@ -1,4 +1,4 @@
-"""for-each-ref against git 2.55 and git 2.39 on 4,500 refs and an 852k-object pack.
+"""for-each-ref and show-ref against git 2.55 and 2.39 on 4,500 refs, an 852k-object pack.
 
 The repositories are ``bench_startup``'s (built once under ``--work``): the libgit2
 pack plus 690,000 generated blobs in one 851,981-object pack with 4,500 packed refs,
@@ -36,11 +36,18 @@ from bench_startup import (  # noqa: E402
     max_rss_kib,
 )
 
+#: (title, command line after the global options): for-each-ref's formats, then
+#: show-ref (the same listing with an existence check per ref)
 FORMATS = [
-    ("default", []),
-    ("refname objectname objecttype", ["--format=%(refname) %(objectname) %(objecttype)"]),
-    ("objectsize", ["--format=%(objectsize) %(refname)"]),
-    ("*objectname (peeled)", ["--format=%(refname) %(*objectname)"]),
+    ("default", ["for-each-ref"]),
+    (
+        "refname objectname objecttype",
+        ["for-each-ref", "--format=%(refname) %(objectname) %(objecttype)"],
+    ),
+    ("objectsize", ["for-each-ref", "--format=%(objectsize) %(refname)"]),
+    ("*objectname (peeled)", ["for-each-ref", "--format=%(refname) %(*objectname)"]),
+    ("refs/tags/ (a pattern)", ["for-each-ref", "refs/tags/"]),
+    ("show-ref", ["show-ref"]),
 ]
 
 
@@ -73,12 +80,12 @@ def main() -> None:
         repo = repos[backend]
         for title, argv in FORMATS:
             cmds: dict[str, tuple[list[str], dict[str, str]]] = {
-                "git": ([str(GIT), f"--git-dir={repo}", "for-each-ref", *argv], ENV)
+                "git": ([str(GIT), f"--git-dir={repo}", *argv], ENV)
             }
             if backend == "refs":
-                cmds["old"] = ([args.git239, f"--git-dir={repo}", "for-each-ref", *argv], ENV)
+                cmds["old"] = ([args.git239, f"--git-dir={repo}", *argv], ENV)
             for label, src in srcs:
-                cmds[label] = (gitodb_cmd(repo, ["for-each-ref", *argv]), env_for(Path(src)))
+                cmds[label] = (gitodb_cmd(repo, argv), env_for(Path(src)))
             want = subprocess.run(cmds["git"][0], env=ENV, capture_output=True, check=True)
             same = all(
                 subprocess.run(c, env=e, capture_output=True, check=True).stdout == want.stdout

@@ -90,11 +90,34 @@ def pack_headers(
     layout: tuple[int, int, int, int, int, int, int, int, int],
     pack: _Buffer,
     data_end: int,
-    oids: list[bytes],
+    oids: list[bytes] | _Buffer,
     types: _Buffer,
     sizes: _Buffer,
+    want_size: bool = True,
     /,
 ) -> int: ...
+def packed_refs_table(
+    data: _Buffer, hexsz: int, /
+) -> tuple[bytes, bytes, bytes, bytes, bytes] | bool | None: ...
+def ref_table_overlay(
+    table: tuple[bytes, bytes, bytes, bytes, bytes],
+    rawsz: int,
+    names: list[bytes],
+    ids: list[bytes | None],
+    /,
+) -> tuple[bytes, bytes, bytes, bytes, bytes]: ...
+def format_ref_table(
+    plan: tuple[tuple[int, bytes], ...],
+    table: tuple[bytes, bytes, bytes, bytes, bytes],
+    rawsz: int,
+    lo: int,
+    hi: int,
+    reverse: bool,
+    types: _Buffer,
+    sizes: _Buffer,
+    omit_empty: bool,
+    /,
+) -> bytes: ...
 def packed_refs_plain(
     data: _Buffer, hexsz: int, ref_type: type[Any], /
 ) -> dict[str, Any] | None: ...
@@ -109,6 +132,9 @@ def ref_block_records(
     target: bytes,
     /,
 ) -> list[Any] | None: ...
+def ref_blocks_table(
+    buf: _Buffer, spans: list[tuple[int, int]], hash_size: int, /
+) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], list[bytes], list[bytes]] | None: ...
 def format_refs(
     plan: tuple[tuple[int, bytes], ...],
     names: list[str] | list[bytes],

@@ -156,12 +156,8 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
     parser = (
         PARSER if command == "for-each-ref" else OptionParser(command, PARSER.usage, PARSER.options)
     )
-    from gitodb.repo.refformat import (
-        DEFAULT_FORMAT,
-        MalformedFormatError,
-        RefFilter,
-        render,
-    )
+    from gitodb.repo.refformat import DEFAULT_FORMAT
+    from gitodb.repo.refformat.atoms import MalformedFormatError
 
     values = parser.defaults()
     values.reach = []
@@ -179,17 +175,46 @@ def run(argv: list[str], ctx: Any, *, command: str = "for-each-ref") -> int:
         else os.isatty(1) and os.environ.get("TERM", "") != "dumb"
     )
     omit_empty, use_stdin = opts.omit_empty, opts.stdin
-    filt = RefFilter()
-    filt.start_after = opts.start_after
-    filt.excludes = opts.exclude or []
-    filt.ignore_case = opts.ignore_case
-    filt.include_root_refs = opts.include_root_refs
     reach: list[tuple[str, str | None]] = opts.reach
     points_at: list[str] = opts.points_at or []
     if len(quotes) > 1:
         raise parser.usage_error("more than one quoting style?")
     quote_style = next(iter(quotes), "")
     repo = ctx.open_repository()
+    if not (
+        quotes
+        or use_stdin
+        or reach
+        or points_at
+        or opts.exclude
+        or opts.ignore_case
+        or opts.include_root_refs
+        or opts.start_after is not None
+    ):
+        # every ref in a plain format: one native pass over the ref table, if it applies
+        from gitodb.repo.refformat.table import render_table
+
+        try:
+            out_bytes = render_table(
+                repo,
+                fmt,
+                patterns=patterns,
+                sort=sort if sort_given else None,
+                count=count,
+                omit_empty=omit_empty,
+            )
+        except MalformedFormatError as e:
+            raise parser.usage_error(str(e)) from None
+        if out_bytes is not None:
+            sys.stdout.buffer.write(out_bytes)
+            return 0
+    from gitodb.repo.refformat import RefFilter, render
+
+    filt = RefFilter()
+    filt.start_after = opts.start_after
+    filt.excludes = opts.exclude or []
+    filt.ignore_case = opts.ignore_case
+    filt.include_root_refs = opts.include_root_refs
     if use_stdin:
         if patterns:
             raise GitodbError("unknown arguments supplied with --stdin")

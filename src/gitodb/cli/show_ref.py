@@ -273,6 +273,20 @@ def run(argv: list[str], ctx: Any) -> int:  # noqa: C901 - one branch per mode, 
         for p, on in (("refs/heads/", flags.get("branches")), ("refs/tags/", flags.get("tags")))
         if on
     ] or [""]
+    if not args and not abbrev and not flags.get("dereference"):
+        # every ref of the prefixes with its id: one native pass over the ref table
+        from gitodb.repo.reflist import show_ref_table
+
+        got = show_ref_table(repo, prefixes, hash_only=flags.get("hash", False))
+        if got is not None:
+            text, bad = got
+            if not flags.get("quiet"):
+                shower.flush()  # HEAD's line first
+                sys.stdout.buffer.write(text)
+            if bad is not None:
+                sys.stdout.flush()
+                raise GitodbError(f"git show-ref: bad ref {bad[0]} ({bad[1].hex()})")
+            return 0 if found or text else 1
     for prefix in prefixes:
         for ref in refs.iter_refs(prefix):
             if args and not _tail_match(ref.name, args):

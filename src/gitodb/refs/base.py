@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any, TypeAlias
 
+    from gitodb.refs.table import RefTable
+
 SYMREF_MAX_DEPTH = 5
 Peeler: TypeAlias = 'Callable[[bytes], "bytes | None"]'
 
@@ -623,6 +625,15 @@ class RefStore(ABC):
     @abstractmethod
     def iter_root_refs(self) -> Iterator[Ref]:
         """Yield HEAD and pseudo refs (ORIG_HEAD, ...) stored in this backend, sorted."""
+
+    def ref_table(self, broken: list[str] | None = None) -> RefTable | None:
+        """Every ref under ``refs/`` as a ``gitodb.refs.table.RefTable`` (no object per
+        ref: symbolic refs resolved, dangling ones left out), or None where this store
+        cannot give one cheaply: then ``iter_refs`` is the listing.
+
+        A ref that cannot be read raises, unless ``broken`` is given: then its name is
+        appended there and it is left out."""
+        return None
 
     def close(self) -> None:
         """Release the mappings and file handles the store holds (none for loose files).

@@ -49,6 +49,8 @@ from gitodb.refs.base import (
     sorted_names,
 )
 from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
+from gitodb.refs.table import RefTable, overlay, packed_table, table_of
+from gitodb.refs.table import native as native_table
 from gitodb.refs.worktree import CURRENT, OTHER, SHARED, locate
 from gitodb.types import cached_property, cast
 
@@ -223,8 +225,12 @@ class FilesRefStore(RefStore):
             FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
         )
         self._packed_cache: tuple[tuple[int, int, int], dict[str, Ref], list[str]] | None = None
-        #: for point lookups: the file's bytes when ``find`` may search them, else None
-        self._packed_file: tuple[tuple[int, int, int], bytes | None] | None = None
+        #: packed-refs read once per version of the file: (its stat key, its bytes, its
+        #: ref table -- or False/None as ``table.packed_table`` says -- and whether
+        #: ``find`` may search it); shared by point lookups and listings
+        self._packed_file: (
+            tuple[tuple[int, int, int], bytes, RefTable | bool | None, bool] | None
+        ) = None
         raw_all = getattr(config, "get_raw_all", None)
         shared = raw_all("core.sharedrepository") if raw_all is not None else []
         perm = parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
@@ -450,14 +456,91 @@ class FilesRefStore(RefStore):
         key = (st.st_ino, st.st_size, st.st_mtime_ns)
         if self._packed_cache is not None and self._packed_cache[0] == key:
             return self._packed_cache[1], None
-        if self._packed_file is None or self._packed_file[0] != key:
+        _key, data, _table, search = self._packed_scan(path, key)
+        return None, data if search else None
+
+    def _packed_scan(
+        self, path: str, key: tuple[int, int, int]
+    ) -> tuple[tuple[int, int, int], bytes, RefTable | bool | None, bool]:
+        """packed-refs (whose stat says ``key``) read and scanned once: its bytes, its
+        ref table (``packed_table``), and whether ``find`` may bisect it.
+
+        The native scan that builds the table also proves every line plain, so a file
+        it accepts is ``searchable`` when its header declares ``sorted``, with no
+        second pass over the file.
+        """
+        got = self._packed_file
+        if got is not None and got[0] == key:
+            return got
+        try:
+            with open(path, "rb") as f:
+                data = f.read()
+        except IsADirectoryError:
+            raise RefError(f"unable to read '{path}': Is a directory", path=path) from None
+        hexsz = self.fmt.hexsz
+        if native_table:
+            table = packed_table(data, hexsz)
+            end = data.find(b"\n")
+            search = (
+                table is not None
+                and data.startswith(b"# pack-refs with: ")
+                and b"sorted" in data[:end].split(b" ")[3:]
+            )
+        else:
+            table, search = None, searchable(data, hexsz)
+        self._packed_file = got = (key, data, table, search)
+        return got
+
+    def ref_table(self, broken: list[str] | None = None) -> RefTable | None:
+        """Every ref under ``refs/`` as a ``RefTable`` (loose refs over packed ones,
+        symbolic refs resolved, dangling ones left out), or None where the listing must
+        come from ``iter_refs``: a linked worktree, or a packed-refs file the plain
+        native scan does not accept as sorted (the reference parse reports it).
+
+        A loose ref that cannot be read raises its ``RefError``, as ``iter_refs`` does;
+        with ``broken`` given, its name is appended there instead and it is left out,
+        its packed value hidden too (Git's ``REF_ISBROKEN``: ``for-each-ref`` warns
+        "ignoring broken ref" and goes on).
+        """
+        if self.worktree_dir is not None or not native_table:
+            return None
+        path = os.path.join(self.gitdir, "packed-refs")
+        try:
+            st = os.stat(path)
+        except FileNotFoundError:
+            table: RefTable | bool | None = table_of([], self.fmt.rawsz)
+        else:
+            table = self._packed_scan(path, (st.st_ino, st.st_size, st.st_mtime_ns))[2]
+        if not isinstance(table, RefTable):
+            return None
+        names: list[bytes] = []
+        ids: list[bytes | None] = []
+        loose = sorted(
+            (n.encode("utf-8", "surrogateescape"), n) for n in self._walk_loose(self.gitdir, "")
+        )
+        for raw, name in loose:
             try:
-                with open(path, "rb") as f:
-                    data = f.read()
-            except IsADirectoryError:
-                raise RefError(f"unable to read '{path}': Is a directory", path=path) from None
-            self._packed_file = (key, data if searchable(data, self.fmt.hexsz) else None)
-        return None, self._packed_file[1]
+                ref = self._read_loose(name)
+            except RefError:
+                if broken is None:
+                    raise
+                broken.append(name)
+                ref = Ref(name, None)
+            if ref is None:
+                continue  # as iter_refs: the packed ref (if any) stays
+            if ref.target is not None:
+                try:
+                    resolved = self.resolve_ref(name)
+                except RefError:
+                    if broken is None:
+                        raise
+                    resolved = None  # to a broken ref: dangling, left out quietly
+                oid = resolved[1] if resolved is not None else None
+            else:
+                oid = ref.oid
+            names.append(raw)
+            ids.append(oid)
+        return overlay(table, names, ids)
 
     def _packed_lookup(self, name: str) -> Ref | None:
         """``name`` in packed-refs, by a bisection of the file where Git searches it,

@@ -28,6 +28,8 @@ from gitodb.refs.base import (
     is_root_ref,
 )
 from gitodb.refs.files import read_ref_file
+from gitodb.refs.table import RefTable, overlay, table_of
+from gitodb.refs.table import native as native_table
 from gitodb.refs.worktree import CURRENT, OTHER, locate
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
@@ -212,6 +214,43 @@ class ReftableRefStore(RefStore):
             if r.name.startswith(p) and locate(_name(r.name))[0] == CURRENT
         ]
         yield from sorted(merged, key=lambda r: _bytes(r.name))
+
+    def ref_table(self, broken: list[str] | None = None) -> RefTable | None:
+        """Every ref under ``refs/`` as a ``RefTable``: the oldest table's refs in one
+        native pass, the newer tables' records (few, after compaction) and the
+        symbolic refs resolved over it; None in a linked worktree, without the native
+        core, or for a damaged table (``iter_refs`` reports it).  Refs a newer table
+        sets have no peeled id in the table."""
+        if self.worktree_stack is not None or not native_table:
+            return None
+        readers = self.stack.readers
+        rawsz = self.fmt.rawsz
+        if not readers:
+            return table_of([], rawsz)
+        base = readers[0].ref_table_parts()
+        if base is None:
+            return None
+        parts, symrefs, _deleted = base
+        # name -> its id, None (deleted), or True (a symbolic ref: resolved below)
+        pending: dict[bytes, bytes | bool | None] = dict.fromkeys(symrefs, True)
+        for r in readers[1:]:
+            for rec in r.iter_refs(b"refs/"):
+                t = rec.value_type
+                pending[rec.name] = None if t == 0 else True if t == 3 else rec.oid
+        names = sorted(pending)
+        ids: list[bytes | None] = []
+        for n in names:
+            v = pending[n]
+            if v is True:
+                try:
+                    resolved = self.resolve_ref(_name(n))
+                except RefError:
+                    if broken is None:
+                        raise
+                    resolved = None
+                v = resolved[1] if resolved is not None else None
+            ids.append(v if isinstance(v, bytes) else None)
+        return overlay(RefTable(parts, rawsz), names, ids)
 
     def iter_root_refs(self) -> Iterator[Ref]:
         stack = self.worktree_stack or self.stack

@@ -36,7 +36,9 @@ from gitodb.types import Buffer
 
 try:
     from gitodb._native import ref_block_records as _ref_block_records
+    from gitodb._native import ref_blocks_table as _ref_blocks_table
 except ImportError:  # built without a C compiler: the Python loop
+    _ref_blocks_table = None  # type: ignore[assignment]
     _ref_block_records = None  # type: ignore[assignment]
 
 TYPE_CHECKING = False
@@ -353,6 +355,22 @@ class TableReader:
                         return
                     continue
                 yield rec
+
+    def ref_table_parts(
+        self,
+    ) -> tuple[tuple[bytes, bytes, bytes, bytes, bytes], list[bytes], list[bytes]] | None:
+        """The refs under ``refs/`` of this table as ``gitodb.refs.table`` parts (ids and
+        peeled ids of value types 1 and 2), with the names of its symbolic refs and of
+        its deletions, in one native pass over the ref blocks: ``iter_refs(b"refs/")``
+        without an object per ref.  None without the native core or for a damaged
+        block (``iter_refs`` then reads it and raises the error naming the offset)."""
+        if _ref_blocks_table is None:
+            return None
+        first = self._first_pos(BLOCK_REF)
+        if first is None:
+            return (b"", b"\0\0\0\0", b"", b"", b""), [], []
+        spans = [(blk.rec_start, blk.rec_end) for blk in self.blocks(first, BLOCK_REF)]
+        return _ref_blocks_table(self.buf, spans, self.hash_size)
 
     def seek_ref(self, name: bytes) -> RefRecord | None:
         """The record for exactly ``name`` (maybe a tombstone), or None."""

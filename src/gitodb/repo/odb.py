@@ -689,17 +689,21 @@ class ObjectDatabase:
             return t_name, len(data)
         return got
 
-    def read_header_table(self, oids: list[bytes]) -> tuple[bytearray, bytearray] | None:
+    def read_header_table(
+        self, oids: list[bytes] | bytes, want_size: bool = True
+    ) -> tuple[bytearray, bytearray] | None:
         """The packed headers of ``oids`` as two tables, or None without the native core.
 
-        ``(types, sizes)``: one type number per id (1-4; 0 where ``read_header`` must
-        decide: a loose, missing or unusual object) and one native uint64 size per id,
-        looked up in one native call per pack, O(log n) each, with no per-pack set-up.
-        With a multi-pack-index or a damaged entry seen, every type is 0.
+        ``oids``: a list of ids, or the ids back to back in one byte string (a
+        ``RefTable``'s).  ``(types, sizes)``: one type number per id (1-4; 0 where
+        ``read_header`` must decide: a loose, missing or unusual object) and one native
+        uint64 size per id (0 for a delta's without ``want_size``: its data is then not
+        read), looked up in one native call per pack, O(log n) each, with no per-pack
+        set-up.  With a multi-pack-index or a damaged entry seen, every type is 0.
         """
         if _pack_headers is None:
             return None
-        n = len(oids)
+        n = len(oids) if isinstance(oids, list) else len(oids) // self._rawsz
         types, sizes = bytearray(n), bytearray(8 * n)
         if self._midx_covered or self._midx_unindexed_any or self._bad_entries:
             return types, sizes
@@ -709,7 +713,14 @@ class ObjectDatabase:
                 break
             idx = pack.idx
             left -= _pack_headers(
-                idx.mapping, idx.native_layout(), pack.buf, pack.data_end, oids, types, sizes
+                idx.mapping,
+                idx.native_layout(),
+                pack.buf,
+                pack.data_end,
+                oids,
+                types,
+                sizes,
+                want_size,
             )
         # 255: the pack holds it, Python reads it (and reports what is wrong with it)
         return types.replace(b"\xff", b"\x00"), sizes

@@ -16,25 +16,56 @@ Every atom Git's ``ref-filter.c`` documents is parsed (bad arguments raise
 
 from __future__ import annotations
 
-from gitodb.repo.refformat.atoms import MalformedFormatError, parse_atom, parse_format
-from gitodb.repo.refformat.filter import (
-    RefFilter,
-    SortKey,
-    collect,
-    match_as_path,
-    parse_sort_key,
-    sort_items,
-    versioncmp,
-)
-from gitodb.repo.refformat.native import render_native
+# small and import-free; imported here so that the package's ``quote`` is the function
+# (a submodule imported later would otherwise leave the module in its place)
 from gitodb.repo.refformat.quote import NONE, PERL, PYTHON, SHELL, TCL, quote
-from gitodb.repo.refformat.render import Formatter, RefItem, Value
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from gitodb.repo import Repository
+    from gitodb.repo.refformat.atoms import MalformedFormatError, parse_atom, parse_format
+    from gitodb.repo.refformat.filter import (
+        RefFilter,
+        SortKey,
+        collect,
+        match_as_path,
+        parse_sort_key,
+        sort_items,
+        versioncmp,
+    )
+    from gitodb.repo.refformat.formatter import Formatter, RefItem, Value
+
+#: where each name of the package lives: loaded on first use, so that a submodule
+#: (``refformat.table``, the plain formats' path) can be imported without the
+#: formatter's modules (``formatter``, ``filter`` and the object model behind them)
+_LAZY = {
+    "MalformedFormatError": "atoms",
+    "parse_atom": "atoms",
+    "parse_format": "atoms",
+    "RefFilter": "filter",
+    "SortKey": "filter",
+    "collect": "filter",
+    "match_as_path": "filter",
+    "parse_sort_key": "filter",
+    "sort_items": "filter",
+    "versioncmp": "filter",
+    "Formatter": "formatter",
+    "RefItem": "formatter",
+    "Value": "formatter",
+}
+
+
+def __getattr__(name: str) -> object:
+    sub = _LAZY.get(name)
+    if sub is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    module = __import__(f"{__name__}.{sub}", fromlist=[name])
+    value = getattr(module, name)
+    globals()[name] = value
+    return value
+
 
 DEFAULT_FORMAT = "%(objectname) %(objecttype)\t%(refname)"
 
@@ -132,6 +163,8 @@ def render(
     checked before the first chunk; a ref whose values cannot be computed (a missing
     object) raises before any output, as Git dies before printing.
     """
+    from gitodb.repo.refformat.native import render_native
+
     formatter, items = _selected(repo, fmt, filt, sort, quote_style, color, count)
     plan = formatter.native_plan if native else None
     if plan is not None:
@@ -151,6 +184,9 @@ def _selected(
     count: int,
 ) -> tuple[Formatter, list[RefItem]]:
     """The formatter of ``fmt`` and the refs to show, sorted and cut to ``count``."""
+    from gitodb.repo.refformat.filter import RefFilter, collect, parse_sort_key, sort_items
+    from gitodb.repo.refformat.formatter import Formatter
+
     formatter = Formatter(repo, fmt, quote_style=quote_style, color=color)
     keys = [parse_sort_key(k) for k in (["refname"] if sort is None else sort)]
     for k in keys:

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from gitodb.errors import GitodbError
 from gitodb.refs.wildmatch import wildmatch
-from gitodb.repo.refformat.render import Formatter, RefItem
+from gitodb.repo.refformat.formatter import Formatter, RefItem
 from gitodb.types import Record
 
 TYPE_CHECKING = False

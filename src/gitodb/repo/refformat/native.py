@@ -20,7 +20,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from gitodb.repo.refformat.atoms import Piece
-    from gitodb.repo.refformat.render import Formatter, RefItem
+    from gitodb.repo.refformat.formatter import Formatter, RefItem
 
 try:
     from gitodb._native import format_refs as _format_refs
