@@ -65,6 +65,8 @@ def test_only_compress_imports_zlib() -> None:
 #: The layers of docs/architecture.md, top first: each may import only those above it.
 LAYERS = [
     "types",
+    "lazyre",
+    "purepath",
     "errors",
     "trace2",
     "fileio",

@@ -18,6 +18,7 @@ from gitodb.errors import (
     ObjectTypeError,
     TreeDepthError,
 )
+from gitodb.lazyre import lazy
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -28,7 +29,7 @@ if TYPE_CHECKING:
 
 MINIMUM_ABBREV = 4  # Git's shortest abbreviation
 # --format's placeholders (compiled when a format is expanded: re.compile costs start-up)
-_ATOM = rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)"
+_ATOM = lazy(rb"%(%|n|x[0-9a-fA-F]{2}|\(([^)]*)\)|)")
 
 
 def _abbrev(values: Any, value: str | None, unset: bool) -> None:
@@ -294,7 +295,7 @@ def _expand(
             return quote_path(relative_path(path, chomp), quote_fully)
         raise GitodbError(f"bad ls-tree format: %({atom.decode('utf-8', 'surrogateescape')})")
 
-    return re.sub(_ATOM, sub, fmt)
+    return _ATOM.sub(sub, fmt)
 
 
 def _native_listing(repo: Any, tree: Any, o: Any, quote_fully: bool) -> bytes | None:

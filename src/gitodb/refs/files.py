@@ -502,7 +502,7 @@ class FilesRefStore(RefStore):
         its packed value hidden too (Git's ``REF_ISBROKEN``: ``for-each-ref`` warns
         "ignoring broken ref" and goes on).
         """
-        if self.worktree_dir is not None or not native_table:
+        if self.worktreedir is not None or not native_table:
             return None
         path = os.path.join(self.gitdir, "packed-refs")
         try:
