@@ -10,7 +10,6 @@ cost is one big-integer ``or`` per parent link.
 
 from __future__ import annotations
 
-import gc
 from array import array
 from collections.abc import Iterator
 from typing import Any
@@ -339,23 +338,9 @@ def _native_listing(graph: CommitGraph, starts: list[bytes]) -> bytes | None:
     got = native.commit_walk(graph, starts, False)
     if got is None:
         return None
-    walk, reader = got
-    error: BaseException | None = None
-    # The walk's records are freed by reference count: the cyclic collector would
-    # only traverse them again and again while the walk makes them.
-    collecting = gc.isenabled()
-    gc.disable()
-    try:
-        _count, text, _trees = walk.text(True, False, True, True)
-        try:
-            walk.next(1)  # the walk is done: raises what ended it early, if anything
-        except Exception as e:
-            error = e
-    finally:
-        if collecting:
-            gc.enable()
-        del walk
-        reader.close()
+    (_count, text, _trees), error = native.run_walk(
+        *got, lambda walk: walk.text(True, False, True, True)
+    )
     if error is not None:
         raise error
     return bytes(text)

@@ -34,6 +34,7 @@ except ImportError:  # built without the native core
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from typing import Any
 
     from gitodb.history.graph import CommitGraph
@@ -149,6 +150,30 @@ def commit_walk(
     except BaseException:
         r.close()
         raise
+
+
+def run_walk(walk: Any, reader: Any, run: Callable[[Any], Any]) -> tuple[Any, BaseException | None]:
+    """``run(walk)``'s result and what ended the walk early (a missing or damaged
+    parent), None if nothing did; ``reader`` is closed after.  The cyclic collector is
+    off meanwhile: the walk's records are freed by reference count, and it would only
+    traverse them again and again while the walk makes them."""
+    import gc
+
+    error: BaseException | None = None
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        result = run(walk)
+        try:
+            walk.next(1)  # the walk is done: raises what ended it early, if anything
+        except Exception as e:
+            error = e
+    finally:
+        if collecting:
+            gc.enable()
+        del walk
+        reader.close()
+    return result, error
 
 
 def ls_tree_text(

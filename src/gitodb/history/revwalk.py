@@ -990,23 +990,7 @@ class RevWalk:
         damaged parent), None if nothing did; the reader is closed after.  ``starts``:
         the start ids when ``_handle_pending`` has run already."""
         walk, reader = self._native_walk(starts)
-        error: BaseException | None = None
-        # The records are freed by reference count; the cyclic collector would only
-        # traverse them again and again while the walk makes them.
-        collecting = gc.isenabled()
-        gc.disable()
-        try:
-            result = run(walk)
-            try:
-                walk.next(1)  # the walk is done: raises what ended it early, if anything
-            except Exception as e:
-                error = e
-        finally:
-            if collecting:
-                gc.enable()
-            del walk
-            reader.close()
-        return result, error
+        return native.run_walk(walk, reader, run)
 
     def objects_text(
         self, names: bool, contains: Callable[[bytes], bool]
