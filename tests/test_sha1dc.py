@@ -3,10 +3,12 @@ both against hashlib on ordinary data, and both on the SHAttered PDFs."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -36,6 +38,38 @@ except ImportError:  # pragma: no cover - the native core is optional
     NATIVE = None
 
 needs_native = pytest.mark.skipif(NATIVE is None, reason="gitodb._native is not built")
+
+
+def _kernels() -> list[str]:
+    """The native compression kernels this CPU can run (SHA-NI only where it has it)."""
+    if NATIVE is None:
+        return ["portable"]
+    found = []
+    for name in ("portable", "sha-ni"):
+        try:
+            _native.use_sha1dc_kernel(name)
+        except ValueError:
+            continue
+        found.append(name)
+    _native.use_sha1dc_kernel(DEFAULT_KERNEL)
+    return found
+
+
+DEFAULT_KERNEL = _native.sha1dc_kernel() if NATIVE is not None else "portable"
+KERNELS = _kernels()
+each_kernel = pytest.mark.parametrize("kernel", KERNELS)
+
+
+@contextlib.contextmanager
+def kernel_in_use(name: str) -> Iterator[None]:
+    """Run the native SHA-1DC on kernel ``name``, then go back to the default."""
+    if NATIVE is not None:
+        _native.use_sha1dc_kernel(name)
+    try:
+        yield
+    finally:
+        if NATIVE is not None:
+            _native.use_sha1dc_kernel(DEFAULT_KERNEL)
 
 
 def impls() -> list[Any]:
@@ -76,9 +110,22 @@ def test_both_pdfs_are_detected_by_the_reference(path: Path) -> None:
 
 
 @needs_native
+@each_kernel
 @pytest.mark.parametrize("index", [0, 1], ids=["shattered-1", "shattered-2"])
-def test_both_pdfs_are_detected_by_the_native_core(index: int) -> None:
+def test_both_pdfs_are_detected_by_the_native_core(index: int, kernel: str) -> None:
+    with kernel_in_use(kernel):
+        _pdf_is_detected(index)
+
+
+def _pdf_is_detected(index: int) -> None:
     data = SHATTERED[index].read_bytes()
+    # Whole (the attack blocks go through the eight-block filter) and in pieces
+    # smaller than eight blocks (each block filtered alone).
+    for piece in (64, 100, 511):
+        h = NATIVE()
+        for at in range(0, len(data), piece):
+            h.update(data[at : at + piece])
+        assert h.result() == (bytes.fromhex(COLLIDING_SHA1), True), piece
     h = NATIVE(data)
     assert h.collision
     assert h.result() == (bytes.fromhex(COLLIDING_SHA1), True)
@@ -97,13 +144,15 @@ def test_both_pdfs_are_detected_by_the_native_core(index: int) -> None:
 
 @needs_native
 @pytest.mark.parametrize("path", SHATTERED, ids=["shattered-1", "shattered-2"])
-def test_native_and_reference_agree_on_the_attack_blocks(path: Path) -> None:
+@each_kernel
+def test_native_and_reference_agree_on_the_attack_blocks(path: Path, kernel: str) -> None:
     data = path.read_bytes()[:PREFIX]
-    for safe in (False, True):
-        assert (
-            NATIVE(data, safe_hash=safe).result()
-            == sha1dc_ref.Sha1DCRef(data, safe_hash=safe).result()
-        )
+    with kernel_in_use(kernel):
+        for safe in (False, True):
+            assert (
+                NATIVE(data, safe_hash=safe).result()
+                == sha1dc_ref.Sha1DCRef(data, safe_hash=safe).result()
+            )
 
 
 def test_reference_safe_hash_matches_published_value() -> None:
@@ -131,24 +180,41 @@ def test_plain_inputs_hash_like_hashlib(data: bytes, cuts: list[int]) -> None:
 
 
 @needs_native
+@each_kernel
 @settings(max_examples=25, deadline=None)
-@given(st.binary(min_size=0, max_size=70000))
-def test_native_matches_hashlib_on_larger_inputs(data: bytes) -> None:
+@given(data=st.binary(min_size=0, max_size=70000))
+def test_native_matches_hashlib_on_larger_inputs(kernel: str, data: bytes) -> None:
     # Large enough to take the GIL-released path.
-    assert NATIVE(bytearray(data)).digest() == hashlib.sha1(data).digest()
+    with kernel_in_use(kernel):
+        assert NATIVE(bytearray(data)).digest() == hashlib.sha1(data).digest()
+        assert NATIVE(data, detect=False).digest() == hashlib.sha1(data).digest()
 
 
 @needs_native
+@each_kernel
 @settings(max_examples=40, deadline=None)
-@given(st.binary(max_size=200), st.booleans())
-def test_native_equals_reference(data: bytes, safe: bool) -> None:
+@given(data=st.binary(max_size=200), safe=st.booleans())
+def test_native_equals_reference(kernel: str, data: bytes, safe: bool) -> None:
     # Random data around the attack blocks: splice it after a SHAttered prefix.
     attack = SHATTERED[1].read_bytes()[:384]
-    for body in (data, attack + data):
-        assert (
-            NATIVE(body, safe_hash=safe).result()
-            == sha1dc_ref.Sha1DCRef(body, safe_hash=safe).result()
-        )
+    with kernel_in_use(kernel):
+        for body in (data, attack + data):
+            assert (
+                NATIVE(body, safe_hash=safe).result()
+                == sha1dc_ref.Sha1DCRef(body, safe_hash=safe).result()
+            )
+
+
+@needs_native
+def test_kernel_is_chosen_from_the_cpu() -> None:
+    cpuinfo = Path("/proc/cpuinfo")
+    if cpuinfo.exists() and sys.platform == "linux" and os.uname().machine == "x86_64":
+        has_sha = " sha_ni" in cpuinfo.read_text()
+        assert DEFAULT_KERNEL == ("sha-ni" if has_sha else "portable")
+    assert "portable" in KERNELS
+    with pytest.raises(ValueError, match="bogus"):
+        _native.use_sha1dc_kernel("bogus")
+    assert _native.sha1dc_kernel() == DEFAULT_KERNEL
 
 
 @pytest.mark.parametrize("impl", impls(), ids=lambda i: i.__name__)

@@ -269,9 +269,33 @@ set_collision_error(PyObject *module, PyObject *cls)
     Py_RETURN_NONE;
 }
 
+static PyObject *
+sha1dc_kernel(PyObject *module, PyObject *unused)
+{
+    return PyUnicode_FromString(gdc_sha1dc_kernel());
+}
+
+static PyObject *
+use_sha1dc_kernel(PyObject *module, PyObject *arg)
+{
+    const char *name = PyUnicode_AsUTF8(arg);
+    if (!name)
+        return NULL;
+    if (gdc_sha1dc_use_kernel(name) < 0) {
+        PyErr_Format(PyExc_ValueError, "sha1dc kernel %R is unknown or not supported by this CPU",
+                     arg);
+        return NULL;
+    }
+    Py_RETURN_NONE;
+}
+
 static PyMethodDef module_methods[] = {
     {"set_collision_error", set_collision_error, METH_O,
      "Set the exception class raised (with the hex digest) on a detected collision."},
+    {"sha1dc_kernel", sha1dc_kernel, METH_NOARGS,
+     "The SHA-1DC compression kernel in use: 'sha-ni' (x86 SHA extensions) or 'portable'."},
+    {"use_sha1dc_kernel", use_sha1dc_kernel, METH_O,
+     "Use the named SHA-1DC kernel from now on (ValueError if this CPU lacks it)."},
     {NULL, NULL, 0, NULL},
 };
 

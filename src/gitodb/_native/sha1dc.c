@@ -28,6 +28,13 @@
  * in vector lanes, two chunks of lanes interleaved (GCC/Clang vector
  * extensions; an AVX2 clone is picked at run time on x86-64 Linux).  Without
  * the filter (detect_all) every DV is checked on every block.
+ *
+ * Speed comes from two things.  The conditions read only the expanded message,
+ * never the chaining value, so eight consecutive blocks are filtered at once,
+ * a block per vector lane (ubc_alive_batch).  And where the CPU has the x86
+ * SHA extensions the compression itself runs on them (compress_shani); they
+ * cannot give the states at the test steps, so the rare block that keeps a DV
+ * alive is compressed again by the portable kernel, which gives them.
  */
 #include "sha1dc.h"
 
@@ -35,8 +42,14 @@
 
 #include "sha1dc_ubc.h"
 
+/* x86-64 has a second compression kernel on the SHA extensions (see compress_shani). */
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define HAVE_SHANI_KERNEL 1
+#endif
+
 #define NLANES 8
 typedef uint32_t v8u __attribute__((vector_size(4 * NLANES)));
+typedef int32_t v8s __attribute__((vector_size(4 * NLANES)));
 
 #define ROL(x, n) (((x) << (n)) | ((x) >> (32 - (n))))
 
@@ -73,6 +86,11 @@ typedef struct {
 
 static dv_group groups[NGROUPS];
 static int setup_done;
+/* 1: the SHA-NI kernel is in use (chosen at set-up where the CPU has it). */
+static int use_shani;
+#ifdef HAVE_SHANI_KERNEL
+static int cpu_has_shani(void);
+#endif
 
 /* DV words for steps -5..79 (index i+5), from Manuel's 16-word window. */
 static void
@@ -141,8 +159,33 @@ gdc_sha1dc_setup(void)
             grp->members[i / NLANES] |= (uint64_t)1 << src;
         }
     }
+#ifdef HAVE_SHANI_KERNEL
+    use_shani = cpu_has_shani();
+#endif
     setup_done = 1;
     return 0;
+}
+
+const char *
+gdc_sha1dc_kernel(void)
+{
+    return use_shani ? "sha-ni" : "portable";
+}
+
+int
+gdc_sha1dc_use_kernel(const char *name)
+{
+    if (strcmp(name, "portable") == 0) {
+        use_shani = 0;
+        return 0;
+    }
+#ifdef HAVE_SHANI_KERNEL
+    if (strcmp(name, "sha-ni") == 0 && cpu_has_shani()) {
+        use_shani = 1;
+        return 0;
+    }
+#endif
+    return -1;
 }
 
 int
@@ -257,6 +300,53 @@ ubc_alive(const uint32_t W[80])
     return alive;
 }
 
+/* One step on already expanded words (the safe hash, and the states a rare
+ * block with a DV alive needs after the SHA-NI kernel). */
+/* The same for NBATCH consecutive blocks at once, a block per vector lane.  The
+ * conditions read the expanded message only, never the chaining value, so
+ * blocks that are still to be compressed can be filtered side by side: eight
+ * blocks cost about what one costs alone.  The loop stops once every lane's
+ * DVs are ruled out (after about 90 of the conditions). */
+#define NBATCH NLANES
+#if defined(__x86_64__) && defined(__GNUC__) && defined(__linux__)
+__attribute__((target_clones("avx2", "default")))
+#endif
+static void
+ubc_alive_batch(const unsigned char *p, uint64_t alive[NBATCH])
+{
+    v8u W[80], zero = {0}, lo = zero - 1, hi = zero - 1, any;
+    int i, k, n;
+    for (i = 0; i < 16; i++)
+        for (k = 0; k < NBATCH; k++) {
+            const unsigned char *q = p + 64 * k + 4 * i;
+            W[i][k] = (uint32_t)q[0] << 24 | (uint32_t)q[1] << 16 | (uint32_t)q[2] << 8 | q[3];
+        }
+    for (i = 16; i < 80; i++)
+        W[i] = ROL(W[i - 3] ^ W[i - 8] ^ W[i - 14] ^ W[i - 16], 1);
+    /* Unrolled, so that each condition's words, shifts and masks are
+     * constants: a handful of vector instructions per condition. */
+#pragma GCC unroll 256
+    for (n = 0; n < UBC_COUNT; n++) {
+        /* The two bits to the sign position; an arithmetic shift spreads their
+         * XOR (with the parity) over the lane: all ones where it is broken. */
+        v8s x = (v8s)((W[ubc_table[n].w1] << (31 - ubc_table[n].b1))
+                      ^ (W[ubc_table[n].w2] << (31 - ubc_table[n].b2)));
+        v8u broken = (v8u)((ubc_table[n].parity ? ~x : x) >> 31);
+        lo &= ~(broken & (uint32_t)ubc_table[n].dvs);
+        if (ubc_table[n].dvs >> 32)
+            hi &= ~(broken & (uint32_t)(ubc_table[n].dvs >> 32));
+        if ((n & 15) == 15) {
+            any = lo | hi;
+            for (k = 0; k < NBATCH && !any[k]; k++)
+                ;
+            if (k == NBATCH)
+                break;
+        }
+    }
+    for (k = 0; k < NBATCH; k++)
+        alive[k] = ((uint64_t)hi[k] << 32 | lo[k]) & (((uint64_t)1 << NDV) - 1);
+}
+
 #define STEP(F, K, i)                                                     \
     do {                                                                  \
         uint32_t t_ = ROL(a, 5) + F(b, c, d) + e + (K) + W[i];            \
@@ -266,6 +356,24 @@ ubc_alive(const uint32_t W[80])
         b = a;                                                            \
         a = t_;                                                           \
     } while (0)
+
+/* Steps [from, to) from the state st (updated in place) on expanded words W. */
+static void
+run_steps(uint32_t st[5], const uint32_t W[80], int from, int to)
+{
+    uint32_t a = st[0], b = st[1], c = st[2], d = st[3], e = st[4];
+    int i;
+    for (i = from; i < to && i < 20; i++)
+        STEP(F_CH, K1, i);
+    for (; i < to && i < 40; i++)
+        STEP(F_PAR, K2, i);
+    for (; i < to && i < 60; i++)
+        STEP(F_MAJ, K3, i);
+    for (; i < to; i++)
+        STEP(F_PAR, K4, i);
+    st[0] = a; st[1] = b; st[2] = c; st[3] = d; st[4] = e;
+}
+
 /* One step with the words renamed: the new A lands in e, B is rotated in place. */
 #define R(a, b, c, d, e, F, K, i)                                                 \
     if ((i) >= 16)                                                                \
@@ -278,12 +386,14 @@ ubc_alive(const uint32_t W[80])
     R(b, c, d, e, a, F, K, (i) + 4)
 #define SAVE(st) (st[0] = a, st[1] = b, st[2] = c, st[3] = d, st[4] = e)
 
+/* The portable kernel: out = the compression of block p from ihv, W its
+ * expansion, s58/s65 the states at the two test steps. */
 static void
-compress(gdc_sha1_ctx *ctx, const unsigned char *p)
+compress_portable(const uint32_t ihv[5], const unsigned char *p, uint32_t W[80],
+                  uint32_t s58[5], uint32_t s65[5], uint32_t out[5])
 {
-    uint32_t W[80], s58[5], s65[5], out[5];
     uint32_t a, b, c, d, e;
-    int i, hit = 0;
+    int i;
 
     for (i = 0; i < 16; i++)
         W[i] = (uint32_t)p[4 * i] << 24 | (uint32_t)p[4 * i + 1] << 16
@@ -292,7 +402,7 @@ compress(gdc_sha1_ctx *ctx, const unsigned char *p)
     /* Fully unrolled, the five words renamed instead of moved, and each
      * message word expanded in the step that uses it: the expansion then runs
      * beside the steps' serial chain instead of before it (3x faster here). */
-    a = ctx->ihv[0]; b = ctx->ihv[1]; c = ctx->ihv[2]; d = ctx->ihv[3]; e = ctx->ihv[4];
+    a = ihv[0]; b = ihv[1]; c = ihv[2]; d = ihv[3]; e = ihv[4];
     R5(F_CH, K1, 0) R5(F_CH, K1, 5) R5(F_CH, K1, 10) R5(F_CH, K1, 15)
     R5(F_PAR, K2, 20) R5(F_PAR, K2, 25) R5(F_PAR, K2, 30) R5(F_PAR, K2, 35)
     R5(F_MAJ, K3, 40) R5(F_MAJ, K3, 45) R5(F_MAJ, K3, 50)
@@ -304,34 +414,112 @@ compress(gdc_sha1_ctx *ctx, const unsigned char *p)
     R5(F_PAR, K4, 60)
     SAVE(s65);
     R5(F_PAR, K4, 65) R5(F_PAR, K4, 70) R5(F_PAR, K4, 75)
-    out[0] = ctx->ihv[0] + a; out[1] = ctx->ihv[1] + b; out[2] = ctx->ihv[2] + c;
-    out[3] = ctx->ihv[3] + d; out[4] = ctx->ihv[4] + e;
+    out[0] = ihv[0] + a; out[1] = ihv[1] + b; out[2] = ihv[2] + c;
+    out[3] = ihv[3] + d; out[4] = ihv[4] + e;
+}
 
-    if (ctx->detect) {
-        uint64_t alive = ctx->detect_all ? ((uint64_t)1 << NDV) - 1 : ubc_alive(W);
-        hit = alive && (check_group(&groups[0], group_step[0], W, s58, out, alive)
-                        || check_group(&groups[1], group_step[1], W, s65, out, alive));
+#ifdef HAVE_SHANI_KERNEL
+#include <cpuid.h>
+#include <immintrin.h>
+
+/* The SHA-NI kernel: the x86 SHA extensions run four steps per instruction
+ * (sha1rnds4) and expand the message four words at a time (sha1msg1/2), but
+ * never expose the states inside a group of four steps.  Only out and W are
+ * made here; the test-step states are recomputed from W for the rare block
+ * that the bit conditions leave a DV alive for (about one in 280). */
+__attribute__((target("sha,sse4.1,ssse3"))) static void
+compress_shani(const uint32_t ihv[5], const unsigned char *p, uint32_t W[80], uint32_t out[5])
+{
+    /* A register holds words i..i+3 of a group with word i in the top lane. */
+    const __m128i bswap = _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m128i abcd0 = _mm_shuffle_epi32(_mm_loadu_si128((const __m128i *)ihv), 0x1B);
+    __m128i e0 = _mm_set_epi32((int)ihv[4], 0, 0, 0);
+    __m128i m[4], abcd = abcd0, prev, ein;
+    int g;
+
+    for (g = 0; g < 4; g++)
+        m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), bswap);
+    /* Each group's E comes from the A at the start of the group before it. */
+#define GROUP(G, F)                                                                  \
+    do {                                                                             \
+        __m128i w_ = m[(G) & 3];                                                     \
+        if ((G) >= 4) {                                                              \
+            w_ = _mm_sha1msg2_epu32(_mm_xor_si128(_mm_sha1msg1_epu32(m[(G) & 3],   \
+                                                                     m[((G) + 1) & 3]), \
+                                                  m[((G) + 2) & 3]),                 \
+                                    m[((G) + 3) & 3]);                               \
+            m[(G) & 3] = w_;                                                         \
+        }                                                                            \
+        _mm_storeu_si128((__m128i *)(W + 4 * (G)), _mm_shuffle_epi32(w_, 0x1B));    \
+        ein = (G) ? _mm_sha1nexte_epu32(prev, w_) : _mm_add_epi32(e0, w_);          \
+        prev = abcd;                                                                 \
+        abcd = _mm_sha1rnds4_epu32(abcd, ein, F);                                    \
+    } while (0)
+    GROUP(0, 0); GROUP(1, 0); GROUP(2, 0); GROUP(3, 0); GROUP(4, 0);
+    GROUP(5, 1); GROUP(6, 1); GROUP(7, 1); GROUP(8, 1); GROUP(9, 1);
+    GROUP(10, 2); GROUP(11, 2); GROUP(12, 2); GROUP(13, 2); GROUP(14, 2);
+    GROUP(15, 3); GROUP(16, 3); GROUP(17, 3); GROUP(18, 3); GROUP(19, 3);
+#undef GROUP
+    e0 = _mm_sha1nexte_epu32(prev, e0);
+    abcd = _mm_add_epi32(abcd, abcd0);
+    _mm_storeu_si128((__m128i *)out, _mm_shuffle_epi32(abcd, 0x1B));
+    out[4] = (uint32_t)_mm_extract_epi32(e0, 3);
+}
+
+static int
+cpu_has_shani(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(1, &a, &b, &c, &d) || !(c & bit_SSSE3) || !(c & bit_SSE4_1))
+        return 0;
+    return __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b & (1u << 29));
+}
+#endif
+
+/* Compress block p into ctx; known_alive: its DVs left by ubc_alive_batch, or
+ * NULL to find them here. */
+static void
+compress(gdc_sha1_ctx *ctx, const unsigned char *p, const uint64_t *known_alive)
+{
+    uint32_t W[80], s58[5], s65[5], out[5];
+    uint64_t alive = 0;
+    int hit = 0;
+
+#ifdef HAVE_SHANI_KERNEL
+    if (use_shani) {
+        compress_shani(ctx->ihv, p, W, out);
+        if (ctx->detect) {
+            alive = known_alive        ? *known_alive
+                    : ctx->detect_all ? ((uint64_t)1 << NDV) - 1
+                                      : ubc_alive(W);
+            /* The DV checks need the test-step states, which only the
+             * portable kernel gives: rare enough to compress twice. */
+            if (alive)
+                compress_portable(ctx->ihv, p, W, s58, s65, out);
+        }
+    } else
+#endif
+    {
+        compress_portable(ctx->ihv, p, W, s58, s65, out);
+        if (ctx->detect)
+            alive = known_alive        ? *known_alive
+                    : ctx->detect_all ? ((uint64_t)1 << NDV) - 1
+                                      : ubc_alive(W);
     }
+    hit = alive && (check_group(&groups[0], group_step[0], W, s58, out, alive)
+                    || check_group(&groups[1], group_step[1], W, s65, out, alive));
     if (hit) {
         ctx->collision = 1;
         if (ctx->safe_hash) {
             /* "Safe hash": compress the offending block twice more, so the
              * digest is not the one the attacker aimed for. */
-            int round;
+            int round, i;
             for (round = 0; round < 2; round++) {
-                uint32_t in[5];
-                memcpy(in, out, sizeof in);
-                a = in[0]; b = in[1]; c = in[2]; d = in[3]; e = in[4];
-                for (i = 0; i < 20; i++)
-                    STEP(F_CH, K1, i);
-                for (; i < 40; i++)
-                    STEP(F_PAR, K2, i);
-                for (; i < 60; i++)
-                    STEP(F_MAJ, K3, i);
-                for (; i < 80; i++)
-                    STEP(F_PAR, K4, i);
-                out[0] = in[0] + a; out[1] = in[1] + b; out[2] = in[2] + c;
-                out[3] = in[3] + d; out[4] = in[4] + e;
+                uint32_t st[5];
+                memcpy(st, out, sizeof st);
+                run_steps(st, W, 0, 80);
+                for (i = 0; i < 5; i++)
+                    out[i] += st[i];
             }
         }
     }
@@ -366,11 +554,20 @@ gdc_sha1_update(gdc_sha1_ctx *ctx, const unsigned char *data, size_t len)
         len -= take;
         if (ctx->buflen < 64)
             return;
-        compress(ctx, ctx->buf);
+        compress(ctx, ctx->buf, NULL);
         ctx->buflen = 0;
     }
+    if (ctx->detect && !ctx->detect_all)
+        while (len >= 64 * NBATCH) {
+            uint64_t alive[NBATCH];
+            int k;
+            ubc_alive_batch(data, alive);
+            for (k = 0; k < NBATCH; k++, data += 64)
+                compress(ctx, data, &alive[k]);
+            len -= 64 * NBATCH;
+        }
     while (len >= 64) {
-        compress(ctx, data);
+        compress(ctx, data, NULL);
         data += 64;
         len -= 64;
     }

@@ -26,6 +26,12 @@ int gdc_sha1dc_setup(void);
 int gdc_sha1dc_dv_count(void);
 int gdc_sha1dc_ubc_count(void);
 
+/* The compression kernel in use: "sha-ni" (x86 SHA extensions, chosen at set-up
+ * where the CPU has them) or "portable". */
+const char *gdc_sha1dc_kernel(void);
+/* Use the named kernel from now on; -1 if it is unknown or this CPU lacks it. */
+int gdc_sha1dc_use_kernel(const char *name);
+
 void gdc_sha1_init(gdc_sha1_ctx *ctx, int safe_hash, int detect, int detect_all);
 void gdc_sha1_update(gdc_sha1_ctx *ctx, const unsigned char *data, size_t len);
 /* Finish a copy of ctx into out; returns 1 if a collision was detected. */

@@ -157,5 +157,13 @@ def sha1_name() -> str:
 
 
 def build_options() -> list[tuple[str, str]]:
-    """The ``SHA-1:`` and ``SHA-256:`` lines of ``version --build-options``."""
-    return [("SHA-1", sha1_name()), ("SHA-256", _hashlib_name("sha256"))]
+    """The ``SHA-1:`` and ``SHA-256:`` lines of ``version --build-options``.
+
+    gitodb adds which compression kernel its native SHA-1DC runs on, when in use.
+    """
+    lines = [("SHA-1", sha1_name())]
+    if _name == "SHA1_DC":
+        from gitodb import _native
+
+        lines.append(("SHA-1DC kernel", _native.sha1dc_kernel()))
+    return lines + [("SHA-256", _hashlib_name("sha256"))]
