@@ -17,6 +17,7 @@ import subprocess
 import sys
 import textwrap
 import zlib
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -171,8 +172,43 @@ def pack_specs(draw: st.DrawFn) -> list[tuple]:
 def test_native_matches_reference(spec: list[tuple], threads: int, budget: int) -> None:
     pack = build_pack(spec)
     got, ref = index_both(pack, threads, budget)
+    if names_a_duplicated_delta_result(ref):
+        assert got is None  # Git's pick follows its walk's order: the reference's
+        return
     assert got is not None  # every pack here is well formed
     same(got, ref)
+
+
+def names_a_duplicated_delta_result(result: PackIndexResult) -> bool:
+    """A REF_DELTA names an id that several entries hold, one of them a delta result."""
+    count = Counter(result.oids)
+    deltas = {oid for oid, kind in zip(result.oids, result.types, strict=True) if kind > 4}
+    named = {
+        result.oids[base]
+        for base, kind in zip(result.bases, result.types, strict=True)
+        if kind == 7
+    }
+    return any(count[oid] > 1 and oid in deltas for oid in named)
+
+
+def test_ref_delta_on_a_duplicated_delta_result_goes_to_the_reference() -> None:
+    # Entry 3 rebuilds entry 1's object from entry 0; entry 4 names that id. A walk
+    # in pack order (Git 2.55's index-pack, the reference) reaches entry 3 through
+    # entry 0 before entry 1, so the REF_DELTA's chain is 2 long; the native walk
+    # goes heaviest tree first and leaves such packs to the reference. (Git 2.39's
+    # index-pack and both Gits' verify-pack -v refuse this pack: "REF_DELTA at
+    # offset 69 already resolved (duplicate base ...?)".)
+    spec = [
+        ("obj", "blob", b"x" + b"a" * 40),
+        ("obj", "blob", b"a" * 40),
+        ("obj", "blob", b"b" * 40),
+        ("ofs", 0, 0, b"", 1),
+        ("ref", 1, 40, b"!", 40),
+    ]
+    got, ref = index_both(build_pack(spec))
+    assert got is None
+    assert list(ref.depths) == [0, 0, 0, 1, 2]
+    assert list(ref.bases) == [-1, -1, -1, 0, 3]
 
 
 def test_git_pack_matches_reference_and_git(tmp_path: Path) -> None:

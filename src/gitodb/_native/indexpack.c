@@ -948,8 +948,10 @@ col(const void *p, size_t n)
 }
 
 /* finish() -> (offsets, ends, crcs, oids, types, real_types, sizes, object_sizes,
-   depths, bases, order, unresolved): native-endian u64/u32/u8/i64 columns as bytes;
-   order is the entries sorted by (id, offset), u32.  Frees every column. */
+   depths, bases, order, unresolved, ambiguous): native-endian u64/u32/u8/i64 columns
+   as bytes; order is the entries sorted by (id, offset), u32; ambiguous: a REF_DELTA
+   whose base id more than one entry holds, one of them a delta result (the
+   reference must index the pack).  Frees every column. */
 static PyObject *
 IndexPack_finish(IndexPack *s, PyObject *unused)
 {
@@ -983,15 +985,30 @@ IndexPack_finish(IndexPack *s, PyObject *unused)
         order[i] = (Py_ssize_t)i;
     /* Stable: equal ids stay in pack order, which is offset order. */
     sort_refs(order, tmp, (Py_ssize_t)n, s->oids, (size_t)s->rawsz);
+    /* An id held by a delta result and by another entry, that a REF_DELTA names:
+       Git gives the REF_DELTA to whichever of them its walk in pack order reaches
+       first, which the heaviest-first walk here cannot promise; the reference
+       walks in pack order (duplicate objects are rare: Git never writes them). */
+    int ambiguous = 0;
+    for (size_t i = 0; i + 1 < n && s->nref && !ambiguous; i++) {
+        Py_ssize_t a = order[i], b = order[i + 1];
+        const unsigned char *id = s->oids + (size_t)a * s->rawsz;
+        if ((s->types[a] > 4 || s->types[b] > 4)
+            && memcmp(id, s->oids + (size_t)b * s->rawsz, (size_t)s->rawsz) == 0) {
+            Py_ssize_t lo, hi;
+            ref_range(s, id, &lo, &hi);
+            ambiguous = lo < hi;
+        }
+    }
     for (size_t i = 0; i < n; i++)
         ord32[i] = (unsigned int)order[i];
     PyMem_RawFree(order);
     PyMem_RawFree(tmp);
     PyObject *r = Py_BuildValue(
-        "(NNNNNNNNNNNn)", col(s->offsets, n * 8), col(s->ends, n * 8), col(s->crcs, n * 4),
+        "(NNNNNNNNNNNni)", col(s->offsets, n * 8), col(s->ends, n * 8), col(s->crcs, n * 4),
         col(s->oids, n * (size_t)s->rawsz), col(s->types, n), col(s->rtypes, n),
         col(s->sizes, n * 8), col(s->osizes, n * 8), col(s->depths, n * 4), col(s->bases, n * 8),
-        col(ord32, n * 4), left);
+        col(ord32, n * 4), left, ambiguous);
     PyMem_RawFree(ord32);
     free_columns(s);
     return r;

@@ -160,11 +160,25 @@ def _run(
     nroots, ndeltas = core.prepare()
     if not _resolve(ix, core, nroots, inflate, library, ndeltas):
         return None
-    (offsets, ends, crcs, oids, types, rtypes, sizes, osizes, depths, bases, order, left) = (
-        core.finish()
-    )
-    if left:
-        return None  # unresolved deltas (a thin pack or a bad one): the reference
+    (
+        offsets,
+        ends,
+        crcs,
+        oids,
+        types,
+        rtypes,
+        sizes,
+        osizes,
+        depths,
+        bases,
+        order,
+        left,
+        ambiguous,
+    ) = core.finish()
+    if left or ambiguous:
+        # unresolved deltas (a thin pack or a bad one), or a REF_DELTA whose base
+        # Git picks by its walk's order (see IndexPack.finish): the reference
+        return None
     if progress is not None and ndeltas:
         progress("Resolving deltas", ndeltas, ndeltas, True)
     rawsz = fmt.rawsz
