@@ -170,6 +170,26 @@ def test_a_reftable_repository_imports_no_writer_machinery(
         assert not _under(loaded, ZLIB_LIBRARIES), sorted(_under(loaded, ZLIB_LIBRARIES))
 
 
+#: what reading packed objects' headers does without: the loose reader (its store is
+#: made where a lookup misses the packs) and the object model's parsers
+UNPARSED = {
+    "gitodb.loose",
+    "gitodb.objects.blob",
+    "gitodb.objects.commit",
+    "gitodb.objects.tag",
+    "gitodb.objects.tree",
+}
+
+
+@pytest.mark.parametrize("args", [["for-each-ref"], ["show-ref"]], ids=" ".join)
+@pytest.mark.parametrize("backend", ["files", "reftable"])
+def test_ref_listing_parses_no_object(
+    repo: Path, reftable_repo: Path, backend: str, args: list[str]
+) -> None:
+    loaded = modules_after(repo if backend == "files" else reftable_repo, *args)
+    assert not _under(loaded, UNPARSED), sorted(_under(loaded, UNPARSED))
+
+
 def test_the_midx_reader_only_where_a_midx_is(repo: Path, tmp_path: Path) -> None:
     assert "gitodb.pack.midx" not in modules_after(repo, "cat-file", "-t", "HEAD")
     copy = tmp_path / "m"
