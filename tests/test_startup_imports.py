@@ -332,3 +332,11 @@ def test_the_gitodb_script_imports_only_the_entry_point(repo: Path) -> None:
     names = {line.rsplit("|", 1)[-1].strip() for line in p.stderr.splitlines() if "|" in line}
     assert "gitodb.cli.main" in names
     assert not _under(names, NO_RE_NOR_PATHLIB | STARTUP_HEAVY)
+
+
+@pytest.mark.parametrize("args", COMMANDS, ids=" ".join)
+def test_config_without_include_conditions_loads_no_matcher(repo: Path, args: list[str]) -> None:
+    """``includeIf`` conditions' wildmatch and ``~user`` paths' ``pwd`` only when a
+    configuration file has them."""
+    loaded = modules_after(repo, *args)
+    assert not _under(loaded, {"gitodb.refs.wildmatch", "pwd"})
