@@ -663,3 +663,26 @@ def test_prefix_range_is_the_names_with_the_prefix(names: list[bytes], prefix: b
     assert [t.name_bytes(i) for i in range(lo, hi)] == [
         n for n, _, _ in entries if n.startswith(prefix)
     ]
+
+
+class _CountingTable(RefTable):
+    """A table that counts the names it is asked for."""
+
+    __slots__ = ("reads",)
+
+    def name_bytes(self, i: int) -> bytes:
+        self.reads += 1
+        return super().name_bytes(i)
+
+
+@pytest.mark.parametrize("prefix", [b"", b"refs/", b"refs/tags/", b"\xff", b"refs/\xff"])
+def test_prefix_range_is_two_bisections(prefix: bytes) -> None:
+    """O(log n) names read for any prefix: an empty one (show-ref, for-each-ref with
+    no pattern) read every name of the table in a Python loop."""
+    names = sorted(b"refs/heads/b%05d" % i for i in range(4096))
+    t = _CountingTable(reftable_mod._build([(n, bytes(20), None) for n in names], 20), 20)  # noqa: SLF001
+    t.reads = 0
+    lo, hi = t.prefix_range(prefix)
+    assert [t.name_bytes(i) for i in range(lo, hi)] == [n for n in names if n.startswith(prefix)]
+    # each bisection of 4,096 names reads at most 13
+    assert t.reads - (hi - lo) <= 2 * 13, t.reads - (hi - lo)
