@@ -340,3 +340,35 @@ def test_config_without_include_conditions_loads_no_matcher(repo: Path, args: li
     configuration file has them."""
     loaded = modules_after(repo, *args)
     assert not _under(loaded, {"gitodb.refs.wildmatch", "pwd"})
+
+
+def test_the_program_runs_its_command_with_the_collector_on(
+    repo: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """``scripts/gitodb`` starts with the cyclic collector off (start-up's objects are
+    long-lived); ``main`` turns it on before the command runs, so a command's own
+    cycles are collected.  Called as a library, ``main`` leaves it as it is."""
+    import gc
+
+    from gitodb.cli import cat_file
+    from gitodb.cli import main as cli
+
+    seen: list[bool] = []
+    real = cat_file.run
+
+    def run(args: list[str], ctx: object) -> int:
+        seen.append(gc.isenabled())
+        return real(args, ctx)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(cat_file, "run", run)
+    argv = [f"--git-dir={repo / '.git'}", "cat-file", "-t", "HEAD"]
+    gc.disable()
+    try:
+        assert cli.main(argv) == 0  # a library call: the collector stays off
+        assert cli._main(argv, program=True) == 0  # noqa: SLF001 - as the program
+        assert gc.isenabled()
+    finally:
+        gc.unfreeze()
+        gc.enable()
+    assert seen == [False, True]
+    assert capsys.readouterr().out == "commit\ncommit\n"
