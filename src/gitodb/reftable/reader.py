@@ -369,7 +369,23 @@ class TableReader:
         first = self._first_pos(BLOCK_REF)
         if first is None:
             return (b"", b"\0\0\0\0", b"", b"", b""), [], []
-        spans = [(blk.rec_start, blk.rec_end) for blk in self.blocks(first, BLOCK_REF)]
+        blocks = list(self.blocks(first, BLOCK_REF))
+        last = blocks[-1]
+        end = last.file_pos + last.full_size
+        if last.full_size != self.block_size and end not in (
+            self.footer_pos,
+            self.ref_index_pos,
+            self.obj_pos,
+            self.obj_index_pos,
+            self.log_pos,
+            self.log_index_pos,
+        ):
+            # The walk took a block for unpadded (the byte after it is not zero) and
+            # stopped where no section starts: damaged padding, or an unpadded table
+            # with a multi-level index.  iter_refs, which seeks through the index,
+            # decides (Git reads a ref listing that way too).
+            return None
+        spans = [(blk.rec_start, blk.rec_end) for blk in blocks]
         return _ref_blocks_table(self.buf, spans, self.hash_size)
 
     def seek_ref(self, name: bytes) -> RefRecord | None:
