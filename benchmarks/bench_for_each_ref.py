@@ -10,9 +10,11 @@ included; the ratio to git 2.55; max RSS as ``/usr/bin/time`` reports it (median
 three); and whether the output bytes are git 2.55's.  gitodb runs as
 ``python -S <venv>/bin/gitodb`` (no ``.pth`` start-up hooks of the machine's Python;
 see ``bench_startup``), from each ``--src LABEL=DIR`` source tree (default: this
-one), e.g. the code before a change with the built native module copied in.
+one), e.g. the code before a change with the built native module copied in;
+``LABEL=DIR@SCRIPT`` runs that tree through another launcher (the ``scripts/gitodb``
+of its time).
 
-    python benchmarks/bench_for_each_ref.py [--repeat N] [--src LABEL=DIR ...]
+    python benchmarks/bench_for_each_ref.py [--repeat N] [--src LABEL=DIR[@SCRIPT] ...]
 """
 
 from __future__ import annotations
@@ -54,13 +56,14 @@ FORMATS = [
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--repeat", type=int, default=15)
-    parser.add_argument("--src", action="append", default=[], metavar="LABEL=DIR")
+    parser.add_argument("--src", action="append", default=[], metavar="LABEL=DIR[@SCRIPT]")
     parser.add_argument("--work", type=Path, default=HERE / "work")
     parser.add_argument("--git239", default="git", help="git 2.39 (default: git on PATH)")
     args = parser.parse_args()
     srcs = [tuple(s.split("=", 1)) for s in args.src] or [("gitodb", str(ROOT / "src"))]
     for _, src in srcs:
-        subprocess.run([sys.executable, "-m", "compileall", "-q", src], check=True, env=ENV)
+        tree = src.partition("@")[0]
+        subprocess.run([sys.executable, "-m", "compileall", "-q", tree], check=True, env=ENV)
     repos = build_repos(args.work)
     git239 = subprocess.run(
         [args.git239, "--version"], capture_output=True, text=True, check=True
@@ -85,7 +88,9 @@ def main() -> None:
             if backend == "refs":
                 cmds["old"] = ([args.git239, f"--git-dir={repo}", *argv], ENV)
             for label, src in srcs:
-                cmds[label] = (gitodb_cmd(repo, argv), env_for(Path(src)))
+                # DIR@SCRIPT: that tree through another launcher (an older scripts/gitodb)
+                tree, _, script = src.partition("@")
+                cmds[label] = (gitodb_cmd(repo, argv, script=script or None), env_for(Path(tree)))
             want = subprocess.run(cmds["git"][0], env=ENV, capture_output=True, check=True)
             same = all(
                 subprocess.run(c, env=e, capture_output=True, check=True).stdout == want.stdout

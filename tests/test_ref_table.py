@@ -663,3 +663,49 @@ def test_prefix_range_is_the_names_with_the_prefix(names: list[bytes], prefix: b
     assert [t.name_bytes(i) for i in range(lo, hi)] == [
         n for n, _, _ in entries if n.startswith(prefix)
     ]
+
+
+class _CountingTable(RefTable):
+    """A table that counts the names it is asked for."""
+
+    __slots__ = ("reads",)
+
+    def name_bytes(self, i: int) -> bytes:
+        self.reads += 1
+        return super().name_bytes(i)
+
+
+@pytest.mark.parametrize("prefix", [b"", b"refs/", b"refs/tags/", b"\xff", b"refs/\xff"])
+def test_prefix_range_is_two_bisections(prefix: bytes) -> None:
+    """O(log n) names read for any prefix: an empty one (show-ref, for-each-ref with
+    no pattern) read every name of the table in a Python loop."""
+    names = sorted(b"refs/heads/b%05d" % i for i in range(4096))
+    t = _CountingTable(reftable_mod._build([(n, bytes(20), None) for n in names], 20), 20)  # noqa: SLF001
+    t.reads = 0
+    lo, hi = t.prefix_range(prefix)
+    assert [t.name_bytes(i) for i in range(lo, hi)] == [n for n in names if n.startswith(prefix)]
+    # each bisection of 4,096 names reads at most 13
+    assert t.reads - (hi - lo) <= 2 * 13, t.reads - (hi - lo)
+
+
+@native
+def test_ref_blocks_table_declines_a_block_whose_padding_is_damaged() -> None:
+    """A non-zero byte right after a ref block makes it look unpadded, so a walk of the
+    blocks stops there; ``iter_refs`` seeks through the index past it.  The native
+    listing must then decline (None) rather than list fewer refs."""
+    from gitodb.reftable.reader import TableReader
+    from gitodb.reftable.records import RefRecord
+    from gitodb.reftable.writer import TableWriter, WriteOptions
+
+    recs = [RefRecord(b"HEAD%03d" % i, 1, 1, bytes([i]) * 20) for i in range(12)]
+    recs += [RefRecord(b"refs/heads/b%03d" % i, 1, 1, bytes([i]) * 20) for i in range(60)]
+    raw = bytearray(TableWriter(WriteOptions(block_size=256)).write(recs, [], 1, 1))
+    intact = TableReader(data=bytes(raw), name="t.ref")
+    first = next(intact.blocks(0, ord("r")))
+    assert first.full_size == 256 and first.block_len < 256 and intact.ref_index_pos
+    want = [r.name for r in intact.iter_refs(b"refs/")]
+    assert len(want) == 60
+    raw[first.block_len] = 1  # the first padding byte of block 0
+    damaged = TableReader(data=bytes(raw), name="t.ref")
+    assert [r.name for r in damaged.iter_refs(b"refs/")] == want
+    assert damaged.ref_table_parts() is None

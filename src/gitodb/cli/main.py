@@ -186,7 +186,7 @@ def main(argv: list[str] | None = None) -> int:
         from gitodb.cli import trace2
 
         _TRACE2 = trace2.start([sys.argv[0], *args])
-    status = _main(args)
+    status = _main(args, program=argv is None)
     if argv is None:
         # The process ends now: the interpreter's last cyclic collection would only
         # traverse what the command built (a walk's records, thousands of refs),
@@ -216,7 +216,10 @@ def _show_warning(message, category, filename, lineno, file=None, line=None):  #
         _python_showwarning(message, category, filename, lineno, file, line)
 
 
-def _main(args: list[str]) -> int:
+def _main(args: list[str], *, program: bool = False) -> int:
+    """Run one command; ``program``: as the process itself (``scripts/gitodb``, which
+    starts with the cyclic collector off, see there: it is turned on, for the command's
+    own work, once the command's module is imported)."""
     ctx = Context()
     # Git prints such a line every time the damage is met, not once per place.
     warnings.simplefilter("always", GitodbWarning)
@@ -269,6 +272,10 @@ def _main(args: list[str]) -> int:
         if args in (["-h"], ["--help"]) and not hasattr(module, "PARSER"):
             # Every command answers a lone -h as Git's do, before touching a repository.
             raise UsageError(stdout=command_usage(name, module))
+        if program:
+            # what start-up made is long-lived: out of every later collection's way
+            gc.freeze()
+            gc.enable()
         status = int(module.run(args, ctx) or 0)
         # Output still buffered must be written now, while a failure can be reported.
         sys.stdout.flush()

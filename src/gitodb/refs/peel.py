@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from gitodb.errors import ObjectFormatError, ObjectNotFoundError
 from gitodb.objects.format import SHA1, SHA256
-from gitodb.objects.tag import Tag
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,6 +22,9 @@ def _tag_line(odb: Any, oid: bytes, hexsz: int) -> tuple[bytes, str] | None:
     type_name, data = odb.read(oid)
     if type_name != "tag":
         return None
+    # here: listing refs reads no tag unless a ref is one (and then asks to peel it)
+    from gitodb.objects.tag import Tag
+
     try:
         tag = Tag(data, SHA256 if hexsz == SHA256.hexsz else SHA1)
         return tag.object, tag.type

@@ -10,13 +10,12 @@ with a trailing newline.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
 from gitodb.errors import LockError, RefError
 from gitodb.lockfile import LockFile, parse_shared_repository, shared_file_mode
 from gitodb.objects.format import ObjectFormat
+from gitodb.purepath import pure
 from gitodb.refs.base import (
     PSEUDO_REFS,
     PlannedWrite,
@@ -31,10 +30,15 @@ from gitodb.refs.files import read_ref_file
 from gitodb.refs.table import RefTable, overlay, table_of
 from gitodb.refs.table import native as native_table
 from gitodb.refs.worktree import CURRENT, OTHER, locate
+from gitodb.reftable.options import WriteOptions
 from gitodb.reftable.records import LogRecord, RefRecord
 from gitodb.reftable.stack import Stack
-from gitodb.reftable.writer import EntryTooLargeError, TableWriter, WriteOptions
-from gitodb.types import cast
+from gitodb.types import cached_property, cast
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 _ENC = "utf-8"
 _ERR = "surrogateescape"
@@ -113,7 +117,8 @@ class ReftableRefStore(RefStore):
         *,
         worktree_dir: str | os.PathLike[str] | None = None,
     ) -> None:
-        self.git_dir = Path(git_dir)
+        # str paths: reading refs needs no pathlib (``git_dir`` is the Path, on first use)
+        self.gitdir = pure(os.fspath(git_dir))
         self.fmt = fmt
         self.config = config
         get_int = getattr(config, "get_int", None)
@@ -144,13 +149,22 @@ class ReftableRefStore(RefStore):
         self.file_mode = shared_file_mode(
             parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
         )
-        self.stack = self._open_stack(self.git_dir / "reftable")
+        self.stack = self._open_stack(os.path.join(self.gitdir, "reftable"))
         #: the worktree's own git directory (the common one for the main worktree)
-        self.own_dir = Path(worktree_dir) if worktree_dir is not None else self.git_dir
+        self.owndir = pure(os.fspath(worktree_dir)) if worktree_dir is not None else self.gitdir
         self.worktree_stack = (
-            self._open_stack(Path(worktree_dir) / "reftable") if worktree_dir is not None else None
+            self._open_stack(os.path.join(self.owndir, "reftable"))
+            if worktree_dir is not None
+            else None
         )
         self._other: dict[str, Stack] = {}
+
+    @cached_property
+    def git_dir(self) -> Path:
+        """The common git directory."""
+        from pathlib import Path
+
+        return Path(self.gitdir)
 
     def close(self) -> None:
         """Unmap every table of this worktree's, the main and other worktrees' stacks."""
@@ -158,7 +172,7 @@ class ReftableRefStore(RefStore):
             if st is not None:
                 st.close()
 
-    def _open_stack(self, directory: Path) -> Stack:
+    def _open_stack(self, directory: str) -> Stack:
         return Stack(
             directory,
             self.options,
@@ -177,7 +191,7 @@ class ReftableRefStore(RefStore):
             wt_id, _, rest = rel.partition("/")
             st = self._other.get(wt_id)
             if st is None:
-                st = self._open_stack(self.git_dir / "worktrees" / wt_id / "reftable")
+                st = self._open_stack(os.path.join(self.gitdir, "worktrees", wt_id, "reftable"))
                 self._other[wt_id] = st
             return st, _bytes(rest)
         return self.stack, _bytes(rel)
@@ -186,7 +200,7 @@ class ReftableRefStore(RefStore):
     def read(self, name: str) -> Ref | None:
         if name in PSEUDO_REFS:
             # Git's refs_read_special_head: files in the git directory on every backend
-            return read_ref_file(self.own_dir / name, name, self.fmt)
+            return read_ref_file(os.path.join(self.owndir, name), name, self.fmt)
         stack, stored = self._route(name)
         rec = stack.read_ref(stored)
         if rec is None:
@@ -270,10 +284,12 @@ class ReftableRefStore(RefStore):
             st = self._route(u.name)[0]
             stacks[id(st)] = st
         # one global lock order (by directory) so two writers cannot deadlock
-        return sorted(stacks.values(), key=lambda st: str(st.dir))
+        return sorted(stacks.values(), key=lambda st: st.dirname)
 
     def _write_tables(self, plan: list[PlannedWrite], prep: _Prepared) -> None:
         """Encode and write (unlisted) one table per stack for ``plan``."""
+        from gitodb.reftable.writer import EntryTooLargeError  # here: reading never writes
+
         for st, name in zip(prep.stacks, prep.tables, strict=False):
             if name is not None:
                 st.discard_table(name)
@@ -504,6 +520,8 @@ class ReftableRefStore(RefStore):
                     )
                 )
         max_ui = max(index, 1)
+        from gitodb.reftable.writer import TableWriter  # here: reading never writes
+
         data = TableWriter(self.options).write(records, log_records, 1, max_ui)
         lock = self.stack.lock()
         self.stack.commit_table(lock, data, 1, max_ui)
@@ -520,6 +538,8 @@ class ReftableRefStore(RefStore):
         """Compact the stack (``git pack-refs`` on reftable): all tables into one, or
         with ``auto`` only as much as the geometric sequence asks.  Ref selection
         (``includes``/``excludes``) does not apply to reftable, as in Git."""
+        from gitodb.reftable.writer import EntryTooLargeError  # here: reading never writes
+
         # in a linked worktree Git compacts the worktree's own stack
         stack = self.worktree_stack if self.worktree_stack is not None else self.stack
         try:

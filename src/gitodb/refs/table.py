@@ -111,14 +111,13 @@ class RefTable:
         (two bisections over the sorted names)."""
         lo = self._lower_bound(prefix)
         # the names with the prefix end before the least string above all of them
-        # (the prefix with its last byte raised); past 0xff bytes, walk to the end
+        # (the prefix with its last byte raised, past trailing 0xff bytes)
         top = prefix.rstrip(b"\xff")
         if top:
             return lo, self._lower_bound(top[:-1] + bytes([top[-1] + 1]))
-        end = lo
-        while end < len(self) and self.name_bytes(end).startswith(prefix):
-            end += 1
-        return lo, end
+        # empty or all 0xff: every name from ``lo`` on starts with the prefix (one
+        # above it differs from it by a larger byte, and none is larger than 0xff)
+        return lo, len(self)
 
     def _lower_bound(self, key: bytes) -> int:
         """The first ref whose name is not below ``key``."""

@@ -10,8 +10,6 @@ from __future__ import annotations
 
 import mmap
 import os
-from collections.abc import Callable, Iterable, Iterator
-from functools import lru_cache
 from itertools import chain
 from struct import Struct
 from struct import error as StructError
@@ -43,6 +41,7 @@ except ImportError:  # built without a C compiler: the Python loop
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable, Iterable, Iterator
     from typing import Any
 
 _HASH_SIZES = {b"sha1": 20, b"s256": 32}
@@ -154,7 +153,8 @@ class TableReader:
                 "footer does not repeat the header (truncated table?)", path=path, offset=fpos
             )
         crc = int.from_bytes(footer[-4:], "big")
-        if compress.crc32(footer[:-4]) != crc:
+        # not compress.crc32: its first call loads the fastest backend for 64 bytes
+        if compress.crc32_short(footer[:-4]) != crc:
             raise ReftableError("footer CRC-32 mismatch", path=path, offset=self.size - 4)
         f = [int.from_bytes(footer[hsize + 8 * i : hsize + 8 * i + 8], "big") for i in range(5)]
         self.ref_index_pos = f[0]
@@ -369,7 +369,23 @@ class TableReader:
         first = self._first_pos(BLOCK_REF)
         if first is None:
             return (b"", b"\0\0\0\0", b"", b"", b""), [], []
-        spans = [(blk.rec_start, blk.rec_end) for blk in self.blocks(first, BLOCK_REF)]
+        blocks = list(self.blocks(first, BLOCK_REF))
+        last = blocks[-1]
+        end = last.file_pos + last.full_size
+        if last.full_size != self.block_size and end not in (
+            self.footer_pos,
+            self.ref_index_pos,
+            self.obj_pos,
+            self.obj_index_pos,
+            self.log_pos,
+            self.log_index_pos,
+        ):
+            # The walk took a block for unpadded (the byte after it is not zero) and
+            # stopped where no section starts: damaged padding, or an unpadded table
+            # with a multi-level index.  iter_refs, which seeks through the index,
+            # decides (Git reads a ref listing that way too).
+            return None
+        spans = [(blk.rec_start, blk.rec_end) for blk in blocks]
         return _ref_blocks_table(self.buf, spans, self.hash_size)
 
     def seek_ref(self, name: bytes) -> RefRecord | None:
@@ -611,16 +627,31 @@ def _log_records(blk: Block, hash_size: int, target: bytes | None) -> Iterator[L
     return iter(recs[i:])
 
 
-@lru_cache(maxsize=256)
+# The shapes' decoders, by their lengths: a dict (``functools.lru_cache`` is an
+# import of its own), emptied when it reaches _SHAPES_MAX entries.
+_SHAPES_MAX = 256
+_common_shapes: dict[
+    tuple[int, int, int, int], tuple[Callable[[Buffer, int], tuple[Any, ...]], int]
+] = {}
+_restart_shapes: dict[
+    tuple[int, int, int, int, int], tuple[Callable[[Buffer, int], tuple[Any, ...]], int, bytes]
+] = {}
+
+
 def _common_log_record(
     hash_size: int, name_len: int, email_len: int, msg_len: int
 ) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int]:
     """``(unpack_from, size)`` for the usual shape of a log record (see below)."""
-    s = Struct(f">BBB{hash_size}s{hash_size}sB{name_len}sB{email_len}sIBhB{msg_len}s")
-    return s.unpack_from, s.size
+    key = (hash_size, name_len, email_len, msg_len)
+    got = _common_shapes.get(key)
+    if got is None:
+        s = Struct(f">BBB{hash_size}s{hash_size}sB{name_len}sB{email_len}sIBhB{msg_len}s")
+        if len(_common_shapes) >= _SHAPES_MAX:
+            _common_shapes.clear()
+        got = _common_shapes[key] = (s.unpack_from, s.size)
+    return got
 
 
-@lru_cache(maxsize=256)
 def _restart_log_record(
     hash_size: int, refkey_len: int, name_len: int, email_len: int, msg_len: int
 ) -> tuple[Callable[[Buffer, int], tuple[Any, ...]], int, bytes]:
@@ -629,12 +660,18 @@ def _restart_log_record(
     Restart records store their whole key: ``refname NUL`` (``refkey_len`` bytes)
     and the reversed update index (unpacked as a 64-bit number).
     """
-    suffix_type = put_varint(((refkey_len + 8) << 3) | 1)
-    s = Struct(
-        f">B{len(suffix_type)}s{refkey_len}sQ{hash_size}s{hash_size}sB{name_len}s"
-        f"B{email_len}sIBhB{msg_len}s"
-    )
-    return s.unpack_from, s.size, suffix_type
+    key = (hash_size, refkey_len, name_len, email_len, msg_len)
+    got = _restart_shapes.get(key)
+    if got is None:
+        suffix_type = put_varint(((refkey_len + 8) << 3) | 1)
+        s = Struct(
+            f">B{len(suffix_type)}s{refkey_len}sQ{hash_size}s{hash_size}sB{name_len}s"
+            f"B{email_len}sIBhB{msg_len}s"
+        )
+        if len(_restart_shapes) >= _SHAPES_MAX:
+            _restart_shapes.clear()
+        got = _restart_shapes[key] = (s.unpack_from, s.size, suffix_type)
+    return got
 
 
 def decode_log_block(blk: Block, hash_size: int, pos: int) -> list[LogRecord]:

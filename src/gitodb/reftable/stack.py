@@ -18,16 +18,21 @@ from __future__ import annotations
 
 import heapq
 import os
-from collections.abc import Callable, Iterator
-from pathlib import Path
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import GitodbError, LockError, ReftableError
 from gitodb.lockfile import LockFile, write_all
+from gitodb.purepath import pure
 from gitodb.reftable.basics import FOOTER_SIZE, HEADER_SIZE
+from gitodb.reftable.options import WriteOptions
 from gitodb.reftable.reader import TableReader
 from gitodb.reftable.records import LogRecord, RefRecord
-from gitodb.reftable.writer import TableWriter, WriteOptions
+from gitodb.types import cached_property
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+    from pathlib import Path
 
 GEOMETRIC_FACTOR = 2
 
@@ -88,23 +93,32 @@ class Stack:
         """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
         ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever) and
         flush tables and the list to disk as the ``core.fsync`` policy ``fsync`` says."""
-        self.dir = Path(directory)
+        # a str path: reading refs needs no pathlib (``dir`` is the Path, on first use)
+        self.dirname = pure(os.fspath(directory))
         self.fsync = fsync
         #: mode of the tables and tables.list written (core.sharedRepository, umask)
         self.file_mode = file_mode
         self.lock_timeout_ms = lock_timeout_ms
-        self.list_path = self.dir / "tables.list"
-        self.lock_path = self.dir / "tables.list.lock"
+        self.list_path = os.path.join(self.dirname, "tables.list")
+        self.lock_path = self.list_path + ".lock"
         self.options = options or WriteOptions()
         self.auto_compact = auto_compact
         self.names: list[str] = []
         self.readers: list[TableReader] = []
         self.reload()
 
+    @cached_property
+    def dir(self) -> Path:
+        """The stack's directory."""
+        from pathlib import Path
+
+        return Path(self.dirname)
+
     # -- reading ----------------------------------------------------------
     def _read_list(self) -> list[str]:
         try:
-            text = self.list_path.read_bytes().decode("utf-8", "surrogateescape")
+            with open(self.list_path, "rb") as f:
+                text = f.read().decode("utf-8", "surrogateescape")
         except FileNotFoundError:
             return []
         except OSError as e:
@@ -133,8 +147,8 @@ class Stack:
                         )
                     r = old.pop(name, None)
                     if r is None:
-                        path = self.dir / name
-                        if not path.exists():
+                        path = os.path.join(self.dirname, name)
+                        if not os.path.exists(path):
                             raise ReftableError(
                                 f"tables.list names missing table {name}",
                                 path=self.list_path,
@@ -221,11 +235,11 @@ class Stack:
             import tempfile  # here: only a write (tempfile brings shutil, zlib, bz2, lzma)
 
             fd, tmp = tempfile.mkstemp(
-                prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-", suffix=".tmp", dir=self.dir
+                prefix=f"0x{min_ui:012x}-0x{max_ui:012x}-", suffix=".tmp", dir=self.dirname
             )
         except OSError as e:
             raise ReftableError(
-                f"unable to create new table: {e.strerror}", path=self.dir
+                f"unable to create new table: {e.strerror}", path=self.dirname
             ) from None
         try:
             try:
@@ -235,7 +249,7 @@ class Stack:
                 os.close(fd)
             os.chmod(tmp, self.file_mode)
             name = table_name(min_ui, max_ui)
-            os.rename(tmp, self.dir / name)
+            os.rename(tmp, os.path.join(self.dirname, name))
         except OSError as e:
             _unlink(tmp)
             raise ReftableError(f"unable to write new table: {e.strerror}", path=tmp) from None
@@ -266,10 +280,10 @@ class Stack:
     def lock(self) -> LockFile:
         """Take ``tables.list.lock`` (waiting up to the lock timeout, then ``LockError``)."""
         try:
-            self.dir.mkdir(parents=True, exist_ok=True)
+            os.makedirs(self.dirname, exist_ok=True)
         except OSError as e:
             raise ReftableError(
-                f"unable to create '{self.dir}': {e.strerror}", path=self.dir
+                f"unable to create '{self.dirname}': {e.strerror}", path=self.dirname
             ) from None
         return self._lock()
 
@@ -305,6 +319,8 @@ class Stack:
             + [r.update_index for r in refs]
             + [g.update_index for g in logs if g.update_index > update_index]
         )
+        from gitodb.reftable.writer import TableWriter  # here: reading never writes
+
         return TableWriter(self.options).write(refs, logs, update_index, max_ui), max_ui
 
     def write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
@@ -317,7 +333,7 @@ class Stack:
     def discard_table(self, name: str) -> None:
         """Remove a table written by ``write_table`` that never got listed."""
         if name not in self._read_list():
-            _unlink(self.dir / name)
+            _unlink(os.path.join(self.dirname, name))
 
     def add_table(self, lock: LockFile, name: str) -> None:
         """List a written table on top of the (locked, current) stack; always unlocks."""
@@ -325,7 +341,7 @@ class Stack:
             self._commit_list(lock, self.names + [name])
         except BaseException:
             if lock.held:
-                _unlink(self.dir / name)
+                _unlink(os.path.join(self.dirname, name))
             raise
         finally:
             lock.rollback()
@@ -407,7 +423,8 @@ class Stack:
                 old = self.names[start:end]
                 try:
                     for name in old:
-                        table_locks.append(LockFile(self.dir / name, timeout_ms=0, final_mode=None))
+                        path = os.path.join(self.dirname, name)
+                        table_locks.append(LockFile(path, timeout_ms=0, final_mode=None))
                 except LockError:
                     if auto:
                         return False  # another compaction has some of these tables
@@ -419,6 +436,8 @@ class Stack:
             refs = list(self.iter_refs(keep_deletions=keep, readers=seg))
             logs = list(self.iter_logs(keep_deletions=keep, readers=seg))
             min_ui, max_ui = seg[0].min_update_index, seg[-1].max_update_index
+            from gitodb.reftable.writer import TableWriter
+
             data = TableWriter(self.options).write(refs, logs, min_ui, max_ui)
             new_name = self._write_table(data, min_ui, max_ui)
             lock = self._lock()
@@ -431,7 +450,7 @@ class Stack:
             self._commit_list(lock, self.names[:at] + [new_name] + self.names[at + len(old) :])
         except BaseException:
             if new_name is not None and new_name not in self._read_list():
-                _unlink(self.dir / new_name)
+                _unlink(os.path.join(self.dirname, new_name))
             raise
         finally:
             lock.rollback()
@@ -442,7 +461,7 @@ class Stack:
         self.names = []
         self.readers = []
         for name in old:
-            _unlink(self.dir / name)
+            _unlink(os.path.join(self.dirname, name))
         self.reload()
         return True
 

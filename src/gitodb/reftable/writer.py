@@ -14,7 +14,6 @@ from collections.abc import Iterable
 
 from gitodb import compress
 from gitodb.errors import ReftableError
-from gitodb.objects.format import SHA1, ObjectFormat
 from gitodb.reftable.basics import (
     BLOCK_INDEX,
     BLOCK_LOG,
@@ -25,6 +24,7 @@ from gitodb.reftable.basics import (
     put_varint,
 )
 from gitodb.reftable.block import BlockWriter
+from gitodb.reftable.options import WriteOptions
 from gitodb.reftable.records import (
     LogRecord,
     RefRecord,
@@ -34,71 +34,12 @@ from gitodb.reftable.records import (
     log_key,
 )
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    from typing import Any
-
 INDEX_THRESHOLD = 3
 LOG_COMPRESSION = 9
 
 
 class EntryTooLargeError(ReftableError):
     """A record does not fit in an empty block (Git's REFTABLE_ENTRY_TOO_BIG_ERROR)."""
-
-
-class WriteOptions:
-    """``reftable.blockSize``, ``reftable.restartInterval``, the object format, obj index.
-
-    Immutable, compared and hashed by its fields (a plain class, not a dataclass: the
-    refs of every command that opens a reftable stack make one).
-    """
-
-    __slots__ = ("block_size", "restart_interval", "fmt", "write_obj_index")
-    block_size: int
-    restart_interval: int
-    fmt: ObjectFormat
-    write_obj_index: bool
-
-    def __init__(
-        self,
-        block_size: int = 4096,
-        restart_interval: int = 16,
-        fmt: ObjectFormat = SHA1,
-        write_obj_index: bool = True,
-    ) -> None:
-        if not 0 < block_size < (1 << 24):
-            raise ReftableError(f"invalid reftable block size {block_size}")
-        if not 0 < restart_interval <= 0xFFFF:
-            raise ReftableError(f"invalid restart interval {restart_interval}")
-        for name, value in zip(
-            self.__slots__, (block_size, restart_interval, fmt, write_obj_index), strict=True
-        ):
-            object.__setattr__(self, name, value)
-
-    def _fields(self) -> tuple[int, int, ObjectFormat, bool]:
-        return (self.block_size, self.restart_interval, self.fmt, self.write_obj_index)
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        raise AttributeError(f"cannot assign to field '{name}'")
-
-    def __delattr__(self, name: str) -> None:
-        raise AttributeError(f"cannot delete field '{name}'")
-
-    def __repr__(self) -> str:
-        return (
-            f"WriteOptions(block_size={self.block_size!r}, "
-            f"restart_interval={self.restart_interval!r}, fmt={self.fmt!r}, "
-            f"write_obj_index={self.write_obj_index!r})"
-        )
-
-    def __eq__(self, other: object) -> bool:
-        if other.__class__ is not self.__class__:
-            return NotImplemented
-        assert isinstance(other, WriteOptions)
-        return self._fields() == other._fields()
-
-    def __hash__(self) -> int:
-        return hash(self._fields())
 
 
 class TableWriter:

@@ -22,10 +22,8 @@ Conditions (others are false, as in Git):
 from __future__ import annotations
 
 import os
-import pwd
 
 from gitodb.errors import ConfigError, report
-from gitodb.refs.wildmatch import wildmatch
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -98,6 +96,8 @@ class Includes:
             if self.remote_urls is None:
                 raise NeedRemoteUrls
             pattern = cond[len(_HASCONFIG_URL) :]
+            from gitodb.refs.wildmatch import wildmatch  # here: only includeIf matches
+
             return any(wildmatch(pattern, url, pathname=True) for url in self.remote_urls)
         return False
 
@@ -119,6 +119,8 @@ class Includes:
             pat = "**/" + pat
         if pat.endswith("/"):
             pat += "**"
+        from gitodb.refs.wildmatch import wildmatch
+
         for text in (os.path.realpath(self.git_dir), os.path.abspath(self.git_dir)):
             if prefix:
                 # the including file's own directory matches literally
@@ -135,6 +137,8 @@ class Includes:
             return False
         if pattern.endswith("/"):
             pattern += "**"
+        from gitodb.refs.wildmatch import wildmatch
+
         return wildmatch(pattern, branch, pathname=True)
 
 
@@ -183,6 +187,8 @@ def interpolate_path(path: str) -> str | None:
         if home is None:
             return None
     else:
+        import pwd  # here: only a ~user path needs the password database
+
         try:
             home = pwd.getpwnam(user).pw_dir
         except KeyError:

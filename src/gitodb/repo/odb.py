@@ -35,19 +35,14 @@ from gitodb.errors import (
     PackError,
     report,
 )
-from gitodb.loose.read import LooseObjectStore
-from gitodb.objects.blob import Blob, GitObject, parse_object
-from gitodb.objects.commit import Commit
 from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.objects.header import TYPE_NAMES, TYPE_NUMBERS
 from gitodb.objects.oid import MINIMUM_ABBREV, ObjectId, ObjectIdLike, is_hex
 from gitodb.objects.stream import ObjectStream
-from gitodb.objects.tag import Tag
-from gitodb.objects.tree import Tree
 from gitodb.pack.cache import DEFAULT_DELTA_BASE_CACHE_LIMIT, DeltaBaseCache
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.reader import PackFile
-from gitodb.types import NamedTuple
+from gitodb.types import NamedTuple, cached_property
 
 try:
     from gitodb._native import pack_headers as _pack_headers
@@ -58,6 +53,11 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterable, Iterator
 
+    from gitodb.loose.read import LooseObjectStore
+    from gitodb.objects.blob import Blob, GitObject
+    from gitodb.objects.commit import Commit
+    from gitodb.objects.tag import Tag
+    from gitodb.objects.tree import Tree
     from gitodb.pack.midx import MidxSet
     from gitodb.repo import Repository
 
@@ -134,8 +134,16 @@ class ObjectDirectory:
 
     def __init__(self, path: str, fmt: ObjectFormat) -> None:
         self.path = path
-        self.loose = LooseObjectStore(path, fmt)
+        self.fmt = fmt
         self.pack_dir = os.path.join(path, "pack")
+
+    @cached_property
+    def loose(self) -> LooseObjectStore:
+        """The loose objects, read where a lookup misses the packs (so a command whose
+        objects are all packed never imports the loose reader)."""
+        from gitodb.loose.read import LooseObjectStore
+
+        return LooseObjectStore(self.path, self.fmt)
 
     def pack_names(self) -> list[str]:
         """``.pack`` paths that have an ``.idx``, newest first (Git's preference order)."""
@@ -827,6 +835,8 @@ class ObjectDatabase:
         ``oid`` is any ``ObjectIdLike`` (see ``object_id``); a missing object raises
         ``ObjectNotFoundError``.
         """
+        from gitodb.objects.blob import parse_object  # the object model, on first use
+
         raw = self.object_id(oid)
         type_name, data = self.read(raw)
         return parse_object(type_name, data, self.fmt, raw)
