@@ -3,12 +3,13 @@
 ``write`` takes ``--preferred-pack=<pack>``, ``--stdin-packs``, ``--[no-]bitmap``
 (a multi-pack bitmap, its commits picked from the refs or from
 ``--refs-snapshot=<file>``; without it a stale bitmap of a kept MIDX is removed,
-as Git does) and ``--no-incremental``/``--[no-]write-chain-file`` (which only an
-incremental write reads); ``midx.version`` picks the file version.  ``repack``
-takes ``--batch-size=<n>``.  A thin shell over ``gitodb.pack.midx_write``,
-``gitodb.history.midx_bitmap`` and ``gitodb.repo.midx_repack``.  Not here:
-``--incremental``, ``--base`` and ``compact`` (they answer with an error naming
-what is missing).
+as Git does), ``--incremental`` (a new layer of the MIDX chain) with
+``--[no-]write-chain-file`` and ``--base=<checksum>|none`` (which, as in Git 2.55,
+does not change the layer written); ``midx.version`` picks
+the file version.  ``repack`` takes ``--batch-size=<n>``.  A thin shell over
+``gitodb.pack.midx_write``, ``gitodb.pack.midx_chain``, ``gitodb.history.midx_bitmap``
+and ``gitodb.repo.midx_repack``.  Not here: ``--bitmap`` with ``--incremental``
+(layer bitmaps) and ``compact`` (they answer with an error naming what is missing).
 """
 
 from __future__ import annotations
@@ -160,13 +161,14 @@ def _objects_dir(repo: Any, opts: Any) -> str:
 def _write(opts: Any, ctx: Any) -> int:
     from gitodb.pack.midx_write import MidxWriteError, write_midx
 
+    if not opts.write_chain_file and not opts.incremental:
+        raise WRITE_PARSER.usage_error("cannot use --no-write-chain-file without --incremental")
     if opts.base is not None and opts.write_chain_file:
         raise WRITE_PARSER.usage_error("cannot use --base without --no-write-chain-file")
-    if opts.incremental or opts.base is not None:
-        what = "--incremental" if opts.incremental else "--base"
+    if opts.incremental and opts.bitmap:
         raise GitodbError(
-            f"gitodb multi-pack-index write cannot write incremental multi-pack-index files "
-            f"({what})"
+            "gitodb multi-pack-index write cannot write bitmaps of incremental "
+            "multi-pack-index layers (--bitmap --incremental)"
         )
     repo = ctx.open_repository()
     version = repo.config.get_ulong("midx.version", 1)
@@ -180,6 +182,8 @@ def _write(opts: Any, ctx: Any) -> int:
             if ln.strip()
         ]
     objects_dir = _objects_dir(repo, opts)
+    if opts.incremental:
+        return _write_layer(opts, repo, objects_dir, version)
 
     def bitmap(midx_path: str) -> None:
         from gitodb.history.midx_bitmap import write_midx_bitmap
@@ -213,6 +217,29 @@ def _write(opts: Any, ctx: Any) -> int:
             _warn("warning", line)
         sys.stderr.write(f"error: {e.message}\n")
         return 255  # Git's cmd_multi_pack_index returns -1
+    return 0
+
+
+def _write_layer(opts: Any, repo: Any, objects_dir: str, version: int) -> int:
+    """``write --incremental``: a new chain layer; its checksum printed when the chain
+    file is not written (the caller links the layer in, as Git's)."""
+    from gitodb.pack.midx_chain import MidxWriteError, write_midx_layer
+
+    try:
+        checksum = write_midx_layer(
+            objects_dir,
+            repo.object_format,
+            write_chain=opts.write_chain_file,
+            preferred_pack=opts.preferred_pack,
+            version=version,
+            warn=_warn,
+            progress=_progress if opts.progress else None,
+        )
+    except MidxWriteError as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 255
+    if checksum is not None and not opts.write_chain_file:
+        sys.stdout.write(f"{checksum}\n")
     return 0
 
 

@@ -1,0 +1,146 @@
+"""Incremental MIDX chains (t5334): ``multi-pack-index write --incremental`` writes the
+same layers and chain file as Git 2.55, Git reads them, and a chain is verified
+layer by layer."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from helpers import git, git_env
+
+GIT255 = Path(os.environ.get("GITODB_GIT_255", "/work/shared/git-2.55/git/bin/git"))
+needs_255 = pytest.mark.skipif(not GIT255.exists(), reason="needs ../shared/git-2.55")
+GITODB = [sys.executable, "-m", "gitodb"]
+CHAIN = ".git/objects/pack/multi-pack-index.d/multi-pack-index-chain"
+
+
+def _run(cmd: list[str], repo: Path, *args: str) -> tuple[int, bytes, bytes]:
+    p = subprocess.run([*cmd, *args], cwd=repo, env=git_env(), capture_output=True, check=False)
+    return p.returncode, p.stdout, p.stderr
+
+
+def _commit_packs(repo: Path, tag: str, n: int = 2) -> None:
+    for i in range(n):
+        (repo / f"{tag}{i}").write_text(f"{tag} {i}\n")
+        git("add", ".", cwd=repo)
+        git("commit", "-q", "-m", f"{tag}{i}", cwd=repo)
+        git("repack", "-d", "-q", cwd=repo)
+
+
+def _pack_files(repo: Path) -> dict[str, tuple[bytes, int]]:
+    """Every file under objects/pack: content and mode."""
+    top = repo / ".git/objects/pack"
+    out = {}
+    for p in sorted(top.rglob("*")):
+        if p.is_file():
+            out[str(p.relative_to(top))] = (p.read_bytes(), p.stat().st_mode & 0o777)
+    return out
+
+
+def _both(tmp_path: Path, repo: Path, *steps: tuple[str, ...]) -> None:
+    """Run ``steps`` with Git 2.55 on one copy of ``repo`` and gitodb on another: same
+    output, same exit codes, same files."""
+    copies = []
+    for name, cmd in (("git", [str(GIT255)]), ("gitodb", GITODB)):
+        copy = tmp_path / name
+        shutil.copytree(repo, copy, symlinks=True)  # copy2: pack mtimes kept
+        outs = [_run(cmd, copy, *step)[:2] for step in steps]
+        copies.append((outs, _pack_files(copy)))
+    assert copies[1][0] == copies[0][0]
+    assert copies[1][1] == copies[0][1]
+
+
+@pytest.fixture
+def repo(tmp_path: Path) -> Path:
+    r = tmp_path / "src"
+    git("init", "-q", r)
+    git("config", "maintenance.auto", "false", cwd=r)
+    _commit_packs(r, "a")
+    return r
+
+
+@needs_255
+def test_a_single_midx_becomes_the_chain_base_like_git(tmp_path: Path, repo: Path) -> None:
+    git("multi-pack-index", "write", cwd=repo)
+    _commit_packs(repo, "b")
+    _both(tmp_path, repo, ("multi-pack-index", "write", "--incremental"))
+    assert not (tmp_path / "gitodb/.git/objects/pack/multi-pack-index").exists()
+    assert len((tmp_path / "gitodb" / CHAIN).read_text().split()) == 2
+
+
+@needs_255
+def test_layers_leave_out_objects_the_chain_holds_like_git(tmp_path: Path, repo: Path) -> None:
+    _run(GITODB, repo, "multi-pack-index", "write", "--incremental")
+    _commit_packs(repo, "b", 1)
+    # a pack repeating every object of the chain, and one new commit's objects
+    objs = git("rev-list", "--objects", "--all", cwd=repo)
+    subprocess.run(
+        ["git", "pack-objects", "-q", ".git/objects/pack/pack"],
+        cwd=repo,
+        input=objs,
+        env=git_env(),
+        check=True,
+        capture_output=True,
+    )
+    _both(
+        tmp_path,
+        repo,
+        ("multi-pack-index", "write", "--incremental", "--no-write-chain-file"),
+        ("multi-pack-index", "write", "--incremental", "--no-write-chain-file", "--base=none"),
+        ("multi-pack-index", "write", "--incremental"),
+        ("multi-pack-index", "write", "--incremental"),  # nothing new: nothing written
+        ("multi-pack-index", "verify"),
+        ("cat-file", "--batch-all-objects", "--batch-check"),
+        ("multi-pack-index", "write"),  # the chain covers every pack: kept
+    )
+
+
+@needs_255
+def test_a_full_write_replaces_the_chain_like_git(tmp_path: Path, repo: Path) -> None:
+    for tag in ("b", "c"):
+        _commit_packs(repo, tag)
+        assert _run(GITODB, repo, "multi-pack-index", "write", "--incremental")[0] == 0
+    assert _run([str(GIT255)], repo, "multi-pack-index", "verify")[0] == 0
+    _commit_packs(repo, "d", 1)
+    _both(tmp_path, repo, ("multi-pack-index", "write"))
+    assert os.listdir(tmp_path / "gitodb/.git/objects/pack/multi-pack-index.d") == []
+
+
+def test_a_chain_is_verified_layer_by_layer(repo: Path) -> None:
+    assert _run(GITODB, repo, "multi-pack-index", "write", "--incremental")[0] == 0
+    _commit_packs(repo, "b")
+    rc, out, _ = _run(
+        GITODB, repo, "multi-pack-index", "write", "--incremental", "--no-write-chain-file"
+    )
+    assert rc == 0
+    layer = out.decode().strip()
+    assert (repo / CHAIN).read_text().split() != [layer]
+    with open(repo / CHAIN, "a") as f:
+        f.write(f"{layer}\n")
+    assert _run(GITODB, repo, "multi-pack-index", "verify") == (0, b"", b"")
+    path = repo / f".git/objects/pack/multi-pack-index.d/multi-pack-index-{layer}.midx"
+    data = bytearray(path.read_bytes())
+    data[-30] ^= 1  # inside the OOFF chunk, before the checksum
+    path.chmod(0o644)
+    path.write_bytes(bytes(data))
+    rc, _, err = _run(GITODB, repo, "multi-pack-index", "verify")
+    assert rc == 1 and b"incorrect checksum" in err
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["--no-write-chain-file"], b"cannot use --no-write-chain-file without --incremental"),
+        (["--incremental", "--base=none"], b"cannot use --base without --no-write-chain-file"),
+    ],
+)
+def test_option_errors_are_gits(repo: Path, args: list[str], message: bytes) -> None:
+    rc, _, err = _run(GITODB, repo, "multi-pack-index", "write", *args)
+    assert rc == 129
+    assert err.startswith(b"error: " + message + b"\n")
