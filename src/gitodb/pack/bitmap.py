@@ -31,10 +31,11 @@ from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from gitodb import trace2
 from gitodb.errors import MultiPackIndexError, PackError, report
 from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
-from gitodb.pack.ewah import BitmapError, iter_bits, read_ewah
+from gitodb.pack.ewah import BitmapError, ewah_end, iter_bits, read_ewah
 from gitodb.pack.midx import MultiPackIndex
 from gitodb.pack.reader import PackFile
 
@@ -77,6 +78,12 @@ class _Entry:
     ewah_at: int
 
 
+def _load_failed(e: BitmapError) -> BitmapError:
+    """Git's ``read_bitmap_1``: the EWAH reader's line, then its own."""
+    message = "failed to load bitmap index (corrupted?)"
+    return BitmapError(message, path=e.path, offset=e.offset, details=[e.message])
+
+
 class BitmapIndex:
     """One ``.bitmap`` file: type bitmaps, commit bitmaps (by id-order position),
     the name-hash cache.
@@ -100,7 +107,9 @@ class BitmapIndex:
             with open(self.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size < 12 + 2 * fmt.rawsz:
-                    raise BitmapError("bitmap file is too small", path=self.path, offset=size)
+                    raise BitmapError(
+                        "corrupted bitmap index (too small)", path=self.path, offset=size
+                    )
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:
             raise BitmapError("bitmap file not found", path=self.path) from None
@@ -116,10 +125,12 @@ class BitmapIndex:
     def _parse(self, checksum: bytes) -> None:
         buf, path, rawsz, n = self._buf, self.path, self.fmt.rawsz, self.num_objects
         if bytes(buf[:4]) != BITMAP_SIGNATURE:
-            raise BitmapError("bitmap file has a bad signature", path=path, offset=0)
+            raise BitmapError("corrupted bitmap index file (wrong header)", path=path, offset=0)
         version, options, count = struct.unpack_from(">HHI", buf, 4)
         if version != 1:
-            raise BitmapError(f"unsupported bitmap version {version}", path=path, offset=4)
+            raise BitmapError(
+                f"unsupported version '{version}' for bitmap index file", path=path, offset=4
+            )
         if not options & OPT_FULL_DAG:
             raise BitmapError(
                 "bitmap index is not full-closure (no BITMAP_OPT_FULL_DAG)", path=path, offset=6
@@ -132,32 +143,44 @@ class BitmapIndex:
             )
         end = self._size - rawsz  # where the optional sections and the trailer end
         self.hash_cache_at = -1
+        # Git's load_bitmap_header: each optional section must fit, with its wording
         if options & OPT_HASH_CACHE:
             end -= 4 * n
             self.hash_cache_at = end
+            if end < 12 + rawsz:
+                raise BitmapError(
+                    "corrupted bitmap index file (too short to fit hash cache)",
+                    path=path,
+                    offset=self._size,
+                )
         if options & OPT_LOOKUP_TABLE:
             end -= LOOKUP_TRIPLET * count
-        if end < 12 + rawsz:
-            raise BitmapError(
-                "bitmap file is too small for its sections", path=path, offset=self._size
-            )
+            if end < 12 + rawsz:
+                raise BitmapError(
+                    "corrupted bitmap index file (too short to fit lookup table)",
+                    path=path,
+                    offset=self._size,
+                )
         at = 12 + rawsz
+        # As Git, the bitmaps are bounded by the file's end (not by the sections
+        # after them), so a file cut short reports what Git reports.  Entries are
+        # parsed one by one: a count the file cannot hold stops at its end.
         types = []
         for _ in TYPE_NAMES:
-            bits, _size, at = read_ewah(buf[:end], at, path=path, max_bits=n)
+            try:
+                bits, _size, at = read_ewah(buf, at, path=path, max_bits=n)
+            except BitmapError as e:
+                raise _load_failed(e) from None
             types.append(bits)
         self.types: tuple[int, ...] = tuple(types)
-        # Every entry takes at least 6 + 12 bytes: a count the file cannot hold is
-        # refused before anything is sized by it.
-        if count > (end - at) // 18:
-            raise BitmapError(
-                f"bitmap claims {count} commits, more than the file holds", path=path, offset=8
-            )
         self._entries: list[_Entry] = []
         self._by_pos: dict[int, int] = {}
+        end = self._size
         for i in range(count):
             if at + 6 > end:
-                raise BitmapError("bitmap entry is truncated", path=path, offset=at)
+                raise BitmapError(
+                    f"corrupt ewah bitmap: truncated header for entry {i}", path=path, offset=at
+                )
             pos, xor, flags = struct.unpack_from(">IBB", buf, at)
             if pos >= n:
                 raise BitmapError(
@@ -170,14 +193,10 @@ class BitmapIndex:
                     f"bitmap entry {i}: bad XOR offset {xor}", path=path, offset=at + 4
                 )
             ewah_at = at + 6
-            if ewah_at + 8 > end:
-                raise BitmapError("bitmap entry is truncated", path=path, offset=ewah_at)
-            (nwords,) = struct.unpack_from(">I", buf, ewah_at + 4)
-            at = ewah_at + 8 + 8 * nwords + 4
-            if at > end:
-                raise BitmapError(
-                    f"bitmap entry {i} runs past the end of its section", path=path, offset=ewah_at
-                )
+            try:
+                at = ewah_end(buf, ewah_at, path=path)
+            except BitmapError as e:
+                raise _load_failed(e) from None
             self._by_pos[pos] = i
             self._entries.append(_Entry(pos, xor, flags, ewah_at))
 
@@ -347,19 +366,32 @@ def open_bitmap(
     As Git, a damaged bitmap is reported (``error:``) and not used; a MIDX bitmap
     without a reverse index is reported as a warning.
     """
+    found: BitmappedObjects | None = None
     try:
         if midx is not None:
             found = _midx_bitmap(objects_dir, fmt, midx)
-            if found is not None:
-                return found
         pack_dir = os.path.join(objects_dir, "pack")
         for pack in packs:
-            if os.path.dirname(pack.path) == pack_dir and os.path.exists(
+            if os.path.dirname(pack.path) != pack_dir or not os.path.exists(
                 pack.path[:-5] + ".bitmap"
             ):
-                return _pack_bitmap(pack)
+                continue
+            if found is not None:
+                # Git uses one bitmap; the others it reports to trace2 only
+                trace2.data("bitmap", "ignoring extra bitmap file", pack.path)
+                continue
+            found = _pack_bitmap(pack)
+            trace2.data("bitmap", "opened bitmap file", pack.path)
     except (BitmapError, MultiPackIndexError) as e:
+        for line in e.details:
+            report("error", line)
         report("error", str(e))
+        if found is not None:
+            found.close()
+        return None
     except PackError as e:
         report("error", str(e))
-    return None
+        if found is not None:
+            found.close()
+        return None
+    return found
