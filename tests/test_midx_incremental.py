@@ -1,6 +1,6 @@
-"""Incremental MIDX chains (t5334): ``multi-pack-index write --incremental`` writes the
-same layers and chain file as Git 2.55, Git reads them, and a chain is verified
-layer by layer."""
+"""Incremental MIDX chains (t5334): ``multi-pack-index write --incremental [--bitmap]``
+writes the same layers, layer bitmaps and chain file as Git 2.55, each reads the
+other's, and a chain is verified layer by layer."""
 
 from __future__ import annotations
 
@@ -144,3 +144,25 @@ def test_option_errors_are_gits(repo: Path, args: list[str], message: bytes) -> 
     rc, _, err = _run(GITODB, repo, "multi-pack-index", "write", *args)
     assert rc == 129
     assert err.startswith(b"error: " + message + b"\n")
+
+
+@needs_255
+def test_layer_bitmaps_are_gits(tmp_path: Path, repo: Path) -> None:
+    git("tag", "tip-a", cwd=repo)
+    _both(tmp_path, repo, ("multi-pack-index", "write", "--incremental", "--bitmap"))
+    # the next layer over the same (Git's) base, by both
+    shutil.rmtree(tmp_path / "gitodb")
+    base = tmp_path / "git"
+    _commit_packs(base, "b")
+    git("tag", "tip-b", cwd=base)
+    shutil.rmtree(tmp_path / "src")
+    shutil.move(base, tmp_path / "src")
+    _both(tmp_path, tmp_path / "src", ("multi-pack-index", "write", "--incremental", "--bitmap"))
+    ours = tmp_path / "gitodb"
+    assert len((ours / CHAIN).read_text().split()) == 2
+    for tip in ("tip-a", "tip-b"):  # Git checks gitodb's layer bitmaps, and gitodb Git's
+        assert _run([str(GIT255)], ours, "rev-list", "--test-bitmap", tip)[0] == 0
+        assert _run(GITODB, tmp_path / "git", "rev-list", "--test-bitmap", tip)[0] == 0
+    for args in (["--objects", "--all"], ["--count", "--objects", "tip-b", "^tip-a"]):
+        want = _run([str(GIT255)], ours, "rev-list", "--use-bitmap-index", *args)
+        assert _run(GITODB, ours, "rev-list", "--use-bitmap-index", *args)[:2] == want[:2]

@@ -8,8 +8,8 @@ as Git does), ``--incremental`` (a new layer of the MIDX chain) with
 does not change the layer written); ``midx.version`` picks
 the file version.  ``repack`` takes ``--batch-size=<n>``.  A thin shell over
 ``gitodb.pack.midx_write``, ``gitodb.pack.midx_chain``, ``gitodb.history.midx_bitmap``
-and ``gitodb.repo.midx_repack``.  Not here: ``--bitmap`` with ``--incremental``
-(layer bitmaps) and ``compact`` (they answer with an error naming what is missing).
+and ``gitodb.repo.midx_repack``.  Not here: ``compact`` (it answers with an error
+naming what is missing).
 """
 
 from __future__ import annotations
@@ -165,11 +165,6 @@ def _write(opts: Any, ctx: Any) -> int:
         raise WRITE_PARSER.usage_error("cannot use --no-write-chain-file without --incremental")
     if opts.base is not None and opts.write_chain_file:
         raise WRITE_PARSER.usage_error("cannot use --base without --no-write-chain-file")
-    if opts.incremental and opts.bitmap:
-        raise GitodbError(
-            "gitodb multi-pack-index write cannot write bitmaps of incremental "
-            "multi-pack-index layers (--bitmap --incremental)"
-        )
     repo = ctx.open_repository()
     version = repo.config.get_ulong("midx.version", 1)
     if version not in (1, 2):
@@ -182,8 +177,6 @@ def _write(opts: Any, ctx: Any) -> int:
             if ln.strip()
         ]
     objects_dir = _objects_dir(repo, opts)
-    if opts.incremental:
-        return _write_layer(opts, repo, objects_dir, version)
 
     def bitmap(midx_path: str) -> None:
         from gitodb.history.midx_bitmap import write_midx_bitmap
@@ -196,7 +189,11 @@ def _write(opts: Any, ctx: Any) -> int:
             midx_path=midx_path,
             lookup_table=repo.config.get_bool("pack.writebitmaplookuptable", False),
             warn=_warn,
+            incremental=opts.incremental,
         )
+
+    if opts.incremental:
+        return _write_layer(opts, repo, objects_dir, version, bitmap if opts.bitmap else None)
 
     from gitodb.history.midx_bitmap import MidxBitmapError
 
@@ -220,9 +217,12 @@ def _write(opts: Any, ctx: Any) -> int:
     return 0
 
 
-def _write_layer(opts: Any, repo: Any, objects_dir: str, version: int) -> int:
+def _write_layer(
+    opts: Any, repo: Any, objects_dir: str, version: int, bitmap: Any | None
+) -> int:
     """``write --incremental``: a new chain layer; its checksum printed when the chain
     file is not written (the caller links the layer in, as Git's)."""
+    from gitodb.history.midx_bitmap import MidxBitmapError
     from gitodb.pack.midx_chain import MidxWriteError, write_midx_layer
 
     try:
@@ -232,10 +232,12 @@ def _write_layer(opts: Any, repo: Any, objects_dir: str, version: int) -> int:
             write_chain=opts.write_chain_file,
             preferred_pack=opts.preferred_pack,
             version=version,
+            bitmap=bitmap is not None,
+            before_commit=bitmap,
             warn=_warn,
             progress=_progress if opts.progress else None,
         )
-    except MidxWriteError as e:
+    except (MidxWriteError, MidxBitmapError) as e:
         sys.stderr.write(f"error: {e.message}\n")
         return 255
     if checksum is not None and not opts.write_chain_file:

@@ -24,6 +24,7 @@ ties one to the pack or MIDX it indexes: bit positions to ids and back.
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
 import struct
@@ -36,7 +37,7 @@ from gitodb.errors import MultiPackIndexError, PackError, report
 from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
 from gitodb.pack.ewah import BitmapError, ewah_end, iter_bits, read_ewah
-from gitodb.pack.midx import MultiPackIndex
+from gitodb.pack.midx import MidxSet, MultiPackIndex
 from gitodb.pack.reader import PackFile
 
 __all__ = [
@@ -89,6 +90,9 @@ class BitmapIndex:
     the name-hash cache.
 
     ``num_objects`` is the number of objects of the pack or MIDX the file belongs
+    to (for a MIDX chain layer: with the layers below it, the bit positions it may
+    use), ``hash_count`` how many the name-hash cache holds (default: as many; a
+    layer's cache holds its own objects only)
     to and ``checksum`` that file's checksum, which the header must repeat.
     """
 
@@ -99,10 +103,12 @@ class BitmapIndex:
         *,
         num_objects: int,
         checksum: bytes,
+        hash_count: int | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.fmt = fmt
         self.num_objects = num_objects
+        self.hash_count = num_objects if hash_count is None else hash_count
         try:
             with open(self.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
@@ -145,7 +151,7 @@ class BitmapIndex:
         self.hash_cache_at = -1
         # Git's load_bitmap_header: each optional section must fit, with its wording
         if options & OPT_HASH_CACHE:
-            end -= 4 * n
+            end -= 4 * self.hash_count
             self.hash_cache_at = end
             if end < 12 + rawsz:
                 raise BitmapError(
@@ -240,7 +246,7 @@ class BitmapIndex:
 
     def name_hash_at(self, index_pos: int) -> int | None:
         """The name-hash cache value of the object at id-order position (None: no cache)."""
-        if self.hash_cache_at < 0 or not 0 <= index_pos < self.num_objects:
+        if self.hash_cache_at < 0 or not 0 <= index_pos < self.hash_count:
             return None
         (v,) = struct.unpack_from(">I", self._buf, self.hash_cache_at + 4 * index_pos)
         return int(v)
@@ -345,6 +351,100 @@ def _midx_bitmap(
     )
 
 
+class ChainBitmapIndex:
+    """The bitmaps of an incremental MIDX chain's layers, base first, as one index.
+
+    Bit positions and commit positions are global (each layer's count on from the
+    layers below); a commit's bitmap is in the layer that holds the commit, and each
+    layer's type bitmaps cover its own objects, so the chain's are their union.
+    """
+
+    def __init__(self, layers: list[BitmapIndex]) -> None:
+        self.layers = layers
+        types = [0, 0, 0, 0]
+        for layer in layers:
+            for k, bits in enumerate(layer.types):
+                types[k] |= bits
+        self.types: tuple[int, ...] = tuple(types)
+
+    def commit_positions(self) -> list[int]:
+        """Global id-order positions of the bitmapped commits, layer by layer."""
+        return [p for layer in self.layers for p in layer.commit_positions()]
+
+    def has(self, index_pos: int) -> bool:
+        """True if some layer has a bitmap for the commit at ``index_pos``."""
+        return any(layer.has(index_pos) for layer in self.layers)
+
+    def bitmap(self, index_pos: int) -> int | None:
+        """The reachability bitmap of the commit at global ``index_pos``."""
+        for layer in reversed(self.layers):
+            bits = layer.bitmap(index_pos)
+            if bits is not None:
+                return bits
+        return None
+
+    def close(self) -> None:
+        """Release every layer's file."""
+        for layer in self.layers:
+            layer.close()
+
+
+def _chain_bitmap(fmt: ObjectFormat, chain: MidxSet) -> BitmappedObjects | None:
+    """The bitmap of a MIDX chain (every layer must have one), None if its top has none."""
+    layers = chain.layers
+    paths = [
+        os.path.join(os.path.dirname(m.path), f"multi-pack-index-{m.checksum.hex()}.bitmap")
+        for m in layers
+    ]
+    if not os.path.exists(paths[-1]):
+        return None
+    order: list[int] = []
+    indexes: list[BitmapIndex] = []
+    try:
+        for m, path in zip(layers, paths, strict=True):
+            rev = m.reverse_index()
+            if rev is None:
+                raise BitmapError(
+                    f"could not load reverse index for MIDX {m.checksum.hex()}", path=m.path
+                )
+            order.extend(m.base_objects + i for i in rev)
+            indexes.append(
+                BitmapIndex(
+                    path,
+                    fmt,
+                    num_objects=m.base_objects + m.count,
+                    checksum=m.checksum,
+                    hash_count=m.count,
+                )
+            )
+    except BaseException:
+        for index in indexes:
+            index.close()
+        raise
+    bases = [m.base_objects for m in layers]
+
+    def find(oid: bytes) -> int:
+        for m in reversed(layers):
+            i = m.find(oid)
+            if i >= 0:
+                return m.base_objects + i
+        return -1
+
+    def oid_at(pos: int) -> bytes:
+        m = layers[bisect.bisect_right(bases, pos) - 1]
+        return m.oid_at(pos - m.base_objects)
+
+    pack_dir = os.path.dirname(os.path.dirname(layers[-1].path))
+    return BitmappedObjects(
+        ChainBitmapIndex(indexes),  # type: ignore[arg-type]
+        chain.count,
+        find,
+        oid_at,
+        order,
+        pack_paths=[os.path.join(pack_dir, n[:-4] + ".pack") for n in chain.pack_names],
+    )
+
+
 def _pack_bitmap(pack: PackFile) -> BitmappedObjects:
     path = pack.path[:-5] + ".bitmap"
     index = BitmapIndex(path, pack.fmt, num_objects=pack.count, checksum=pack.idx.pack_checksum)
@@ -357,7 +457,7 @@ def open_bitmap(
     objects_dir: str,
     fmt: ObjectFormat,
     *,
-    midx: MultiPackIndex | None,
+    midx: MultiPackIndex | MidxSet | None,
     packs: list[PackFile],
 ) -> BitmappedObjects | None:
     """The bitmap Git would use for ``objects_dir``: the MIDX's if it has one, else
@@ -368,6 +468,10 @@ def open_bitmap(
     """
     found: BitmappedObjects | None = None
     try:
+        if isinstance(midx, MidxSet):
+            chain, midx = midx, midx.layers[-1] if len(midx.layers) == 1 else None
+            if midx is None:
+                found = _chain_bitmap(fmt, chain)
         if midx is not None:
             found = _midx_bitmap(objects_dir, fmt, midx)
         pack_dir = os.path.join(objects_dir, "pack")

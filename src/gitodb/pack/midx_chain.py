@@ -17,13 +17,16 @@ as it is (Git's ``--no-write-chain-file``, for a caller that links layers itself
 2.55 takes ``--base=<checksum>|none`` there too, but the layer it writes is the
 same whatever the base (checked against it: objects of every layer are left out,
 ``none`` and unknown checksums included), so the layer does not depend on it
-here either.  Layer bitmaps are not written here (``--bitmap --incremental`` is
-refused by the CLI).
+here either.  With ``bitmap`` the layer gets ``RIDX`` and ``BTMP`` (positions
+counting on from the objects below it, as Git writes them) and ``before_commit``
+writes its bitmap (``gitodb.history.midx_bitmap``) before the layer is named in the
+chain.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Callable
 
 from gitodb.errors import PackError
 from gitodb.lockfile import LockFile
@@ -83,6 +86,8 @@ def write_midx_layer(
     write_chain: bool = True,
     preferred_pack: str | None = None,
     version: int = 1,
+    bitmap: bool = False,
+    before_commit: Callable[[str], None] | None = None,
     warn: Warn,
     progress: Progress | None = None,
 ) -> str | None:
@@ -103,7 +108,7 @@ def write_midx_layer(
                 return None
             if progress is not None:
                 progress("Adding packfiles to multi-pack-index", len(packs))
-            data = _encode_layer(packs, current, preferred_pack, fmt, version, warn)
+            data = _encode_layer(packs, current, preferred_pack, fmt, version, bitmap, warn)
         finally:
             for _name, _mtime_s, idx in packs:
                 idx.close()
@@ -118,6 +123,9 @@ def write_midx_layer(
     lock = LockFile(layer_path(pack_dir, checksum), final_mode=0o444)
     try:
         lock.write(data)
+        if before_commit is not None:
+            lock.close_fd()
+            before_commit(lock.lock_path)
         lock.commit()
     except BaseException:
         lock.rollback()
@@ -166,6 +174,7 @@ def _encode_layer(
     preferred_pack: str | None,
     fmt: ObjectFormat,
     version: int,
+    bitmap: bool,
     warn: Warn,
 ) -> bytes:
     preferred = -1
@@ -173,6 +182,13 @@ def _encode_layer(
         preferred = next((i for i, p in enumerate(packs) if _same_pack(preferred_pack, p[0])), -1)
         if preferred < 0:
             warn("warning", f"unknown preferred pack: '{preferred_pack}'")
+    if bitmap and preferred < 0:
+        # As a full write: a bitmap needs a preferred pack; the oldest one with objects
+        for i, (_name, mtime, idx) in enumerate(packs):
+            if idx.count and (preferred < 0 or mtime < packs[preferred][1]):
+                preferred = i
+    if preferred >= 0 and not packs[preferred][2].count:
+        raise MidxWriteError(f"cannot select preferred pack {packs[preferred][0]} with no objects")
     base_layers = current.layers if current is not None else []
 
     def in_base(oid: bytes) -> bool:
@@ -192,7 +208,14 @@ def _encode_layer(
     for new, old in enumerate(order):
         perm[old] = new
     entries = [(oid, perm[pid], off) for oid, pid, off in chosen]
-    return encode_midx([packs[k][0] for k in order], entries, fmt, version=version)
+    return encode_midx(
+        [packs[k][0] for k in order],
+        entries,
+        fmt,
+        version=version,
+        preferred=perm[preferred] if bitmap and preferred >= 0 else -1,
+        base_objects=current.count if current is not None else 0,
+    )
 
 
 def _write_chain_file(pack_dir: str, checksums: list[str]) -> None:

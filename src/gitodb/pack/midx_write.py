@@ -148,6 +148,7 @@ def encode_midx(
     *,
     version: int = 1,
     preferred: int = -1,
+    base_objects: int = 0,
 ) -> bytes:
     """Serialise a MIDX: ``pack_names`` sorted, ``entries`` ``(oid, pack-int-id, offset)``
     sorted by id.
@@ -156,6 +157,7 @@ def encode_midx(
     file also gets ``RIDX`` (positions in pseudo-pack order: the preferred pack's
     objects first, then by pack-int-id, each pack in offset order) and ``BTMP``
     (per pack, where its objects start in that order and how many there are).
+    In a chain layer both count on from the ``base_objects`` of the layers below.
     """
     pnam = b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in pack_names)
     pnam += b"\0" * (-len(pnam) % 4)
@@ -187,7 +189,9 @@ def encode_midx(
         chunks.append((CHUNK_LOFF, bytes(loff)))
     if preferred >= 0:
         order = pseudo_pack_order(entries, preferred)
-        chunks.append((CHUNK_RIDX, struct.pack(f">{len(order)}I", *order)))
+        chunks.append(
+            (CHUNK_RIDX, struct.pack(f">{len(order)}I", *(base_objects + i for i in order)))
+        )
         starts = [0] * len(pack_names)
         counts = [0] * len(pack_names)
         for at, i in enumerate(order):
@@ -195,7 +199,9 @@ def encode_midx(
             if not counts[pid]:
                 starts[pid] = at
             counts[pid] += 1
-        btmp = b"".join(struct.pack(">II", a, n) for a, n in zip(starts, counts, strict=True))
+        btmp = b"".join(
+            struct.pack(">II", base_objects + a, n) for a, n in zip(starts, counts, strict=True)
+        )
         chunks.append((CHUNK_BTMP, btmp))
     header = MIDX_SIGNATURE + struct.pack(
         ">BBBBI", version, fmt.pack_hash_id, len(chunks), 0, len(pack_names)
