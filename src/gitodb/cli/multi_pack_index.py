@@ -217,9 +217,7 @@ def _write(opts: Any, ctx: Any) -> int:
     return 0
 
 
-def _write_layer(
-    opts: Any, repo: Any, objects_dir: str, version: int, bitmap: Any | None
-) -> int:
+def _write_layer(opts: Any, repo: Any, objects_dir: str, version: int, bitmap: Any | None) -> int:
     """``write --incremental``: a new chain layer; its checksum printed when the chain
     file is not written (the caller links the layer in, as Git's)."""
     from gitodb.history.midx_bitmap import MidxBitmapError
