@@ -43,7 +43,7 @@ def ewah_end(buf: bytes | memoryview, at: int, *, path: str) -> int:
         raise BitmapError("corrupt ewah bitmap: eof before bit size", path=path, offset=at)
     if at + 8 > size:
         raise BitmapError("corrupt ewah bitmap: eof before length", path=path, offset=at + 4)
-    (nwords,) = struct.unpack_from(">I", buf, at + 4)
+    nwords = int.from_bytes(buf[at + 4 : at + 8], "big")
     data_end = at + 8 + 8 * nwords
     if data_end > size:
         raise BitmapError(
