@@ -166,3 +166,83 @@ def test_layer_bitmaps_are_gits(tmp_path: Path, repo: Path) -> None:
     for args in (["--objects", "--all"], ["--count", "--objects", "tip-b", "^tip-a"]):
         want = _run([str(GIT255)], ours, "rev-list", "--use-bitmap-index", *args)
         assert _run(GITODB, ours, "rev-list", "--use-bitmap-index", *args)[:2] == want[:2]
+
+
+def _layers(repo: Path, tags: str) -> list[str]:
+    """One pack and one layer (with its bitmap) per tag, written by Git 2.55."""
+    for tag in tags:
+        (repo / f"{tag}.t").write_text(f"{tag}\n")
+        git("add", ".", cwd=repo)
+        git("commit", "-q", "-m", tag, cwd=repo)
+        git("tag", f"tip-{tag}", cwd=repo)
+        subprocess.run(
+            [
+                str(GIT255),
+                "pack-objects",
+                "-q",
+                "--all",
+                "--unpacked",
+                f".git/objects/pack/pack-{tag}",
+            ],
+            cwd=repo,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            check=True,
+        )
+        git("prune-packed", cwd=repo)
+        write = ("multi-pack-index", "write", "--incremental", "--bitmap")
+        assert _run([str(GIT255)], repo, *write)[0] == 0
+    return (repo / CHAIN).read_text().split()
+
+
+@needs_255
+@pytest.mark.parametrize(
+    "how",
+    [
+        ["--bitmap", "{1}", "{3}"],
+        ["--base={0}", "{2}", "{3}"],
+        ["--base=none", "{0}", "{1}"],
+        ["--no-write-chain-file", "--base={0}", "{1}", "{2}"],
+    ],
+)
+def test_compaction_is_gits(tmp_path: Path, how: list[str]) -> None:
+    """t5335: the layer replacing a run of layers keeps their packs in order, their
+    objects where they were and their pseudo-pack order (the layers above stay)."""
+    repo = tmp_path / "src"
+    git("init", "-q", repo)
+    chain = _layers(repo, "DCABE")
+    args = [a.format(*chain) for a in how]
+    _both(
+        tmp_path,
+        repo,
+        ("multi-pack-index", "compact", "--incremental", *args),
+        ("multi-pack-index", "verify"),
+    )
+    if "--bitmap" in how:  # the new layer's bitmap, and those above it, still hold
+        ours = tmp_path / "gitodb"
+        for tag in "DCABE":
+            assert _run([str(GIT255)], ours, "rev-list", "--test-bitmap", f"tip-{tag}")[0] == 0
+
+
+@needs_255
+def test_compaction_errors_are_gits(tmp_path: Path) -> None:
+    repo = tmp_path / "src"
+    git("init", "-q", repo)
+    a, b, c = _layers(repo, "ABC")
+    for args, message in [
+        (["<missing>", b], b"could not find MIDX: <missing>"),
+        ([b, "<missing>"], b"could not find MIDX: <missing>"),
+        ([c, a], f"MIDX {c} must be an ancestor of {a}".encode()),
+        ([c, c], b"MIDX compaction endpoints must be unique"),
+        (["--base=deadbeef", b, c], b"could not find base MIDX"),
+    ]:
+        theirs = _run([str(GIT255)], repo, "multi-pack-index", "compact", "--incremental", *args)
+        ours = _run(GITODB, repo, "multi-pack-index", "compact", "--incremental", *args)
+        assert theirs[0] != 0 and ours[0] != 0
+        assert message in theirs[2] and message in ours[2]
+    v1 = ("-c", "midx.version=1", "multi-pack-index", "compact", a, b)
+    assert _run(GITODB, repo, *v1)[::2] == (
+        128,
+        b"fatal: cannot perform MIDX compaction with v1 format\n",
+    )
+    assert _run([str(GIT255)], repo, *v1)[0] == 128

@@ -8,8 +8,9 @@ as Git does), ``--incremental`` (a new layer of the MIDX chain) with
 does not change the layer written); ``midx.version`` picks
 the file version.  ``repack`` takes ``--batch-size=<n>``.  A thin shell over
 ``gitodb.pack.midx_write``, ``gitodb.pack.midx_chain``, ``gitodb.history.midx_bitmap``
-and ``gitodb.repo.midx_repack``.  Not here: ``compact`` (it answers with an error
-naming what is missing).
+and ``gitodb.repo.midx_repack``.  ``compact [--bitmap] [--base=<checksum>|none]
+[--no-write-chain-file] <from> <to>`` replaces a run of chain layers by one
+(``gitodb.pack.midx_chain``).
 """
 
 from __future__ import annotations
@@ -87,6 +88,23 @@ WRITE_PARSER = OptionParser(
     ],
 )
 
+COMPACT_PARSER = OptionParser(
+    "multi-pack-index",
+    [_COMPACT_USAGE],
+    [
+        *_COMMON,
+        Option(None, "incremental", "bool", "write a new incremental MIDX"),
+        Option(None, "bitmap", "bool", "write multi-pack bitmap"),
+        Option(None, "base", "string", "base MIDX for incremental writes", argh="checksum"),
+        Option(
+            None,
+            "write-chain-file",
+            "bool",
+            "write the multi-pack-index chain file",
+            initial=True,
+        ),
+    ],
+)
 VERIFY_PARSER = OptionParser("multi-pack-index", [_VERIFY_USAGE], _COMMON)
 EXPIRE_PARSER = OptionParser("multi-pack-index", [_EXPIRE_USAGE], _COMMON)
 REPACK_PARSER = OptionParser(
@@ -107,6 +125,7 @@ REPACK_PARSER = OptionParser(
 
 _SUBCOMMANDS = {
     "write": WRITE_PARSER,
+    "compact": COMPACT_PARSER,
     "verify": VERIFY_PARSER,
     "expire": EXPIRE_PARSER,
     "repack": REPACK_PARSER,
@@ -129,8 +148,6 @@ def run(argv: list[str], ctx: Any) -> int:
     if not rest:
         raise PARSER.usage_error("need a subcommand")
     sub, rest = rest[0], rest[1:]
-    if sub == "compact":
-        raise GitodbError(f"gitodb multi-pack-index does not implement {sub}")
     parser = _SUBCOMMANDS.get(sub)
     if parser is None:
         raise PARSER.usage_error(f"unknown subcommand: `{sub}'")
@@ -138,6 +155,10 @@ def run(argv: list[str], ctx: Any) -> int:
     sub_values.object_dir = values.object_dir
     sub_values.progress = values.progress
     opts, args = parser.parse(rest, sub_values)
+    if sub == "compact":
+        if len(args) != 2:
+            raise parser.usage_error()
+        return _compact(opts, args, ctx)
     if args:
         raise parser.usage_error()
     if opts.progress is None:
@@ -239,6 +260,51 @@ def _write_layer(opts: Any, repo: Any, objects_dir: str, version: int, bitmap: A
         sys.stderr.write(f"error: {e.message}\n")
         return 255
     if checksum is not None and not opts.write_chain_file:
+        sys.stdout.write(f"{checksum}\n")
+    return 0
+
+
+def _compact(opts: Any, args: list[str], ctx: Any) -> int:
+    """``compact <from> <to>``: one layer for a run of the chain's layers."""
+    from gitodb.history.midx_bitmap import MidxBitmapError, write_midx_bitmap
+    from gitodb.pack.midx_chain import MidxWriteError, compact_midx_layers
+
+    repo = ctx.open_repository()
+    if (
+        repo.config.get("midx.version") is not None
+        and repo.config.get_ulong("midx.version", 2) == 1
+    ):
+        raise GitodbError("cannot perform MIDX compaction with v1 format")
+    objects_dir = _objects_dir(repo, opts)
+
+    def bitmap(midx_path: str, below: int) -> None:
+        write_midx_bitmap(
+            repo,
+            objects_dir,
+            prefer_tips=repo.config.get_all("pack.preferbitmaptips"),
+            midx_path=midx_path,
+            lookup_table=repo.config.get_bool("pack.writebitmaplookuptable", False),
+            warn=_warn,
+            incremental=True,
+            below=below,
+            name_hashes=False,  # as Git's compaction
+        )
+
+    try:
+        checksum = compact_midx_layers(
+            objects_dir,
+            repo.object_format,
+            args[0],
+            args[1],
+            base=opts.base,
+            write_chain=opts.write_chain_file,
+            bitmap=opts.bitmap,
+            before_commit=bitmap if opts.bitmap else None,
+        )
+    except (MidxWriteError, MidxBitmapError) as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 255
+    if not opts.write_chain_file:
         sys.stdout.write(f"{checksum}\n")
     return 0
 

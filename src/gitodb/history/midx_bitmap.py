@@ -245,6 +245,8 @@ def write_midx_bitmap(
     lookup_table: bool = False,
     warn: Callable[[str, str], None] | None = None,
     incremental: bool = False,
+    below: int | None = None,
+    name_hashes: bool = True,
 ) -> str | None:
     """Write the bitmap of ``objects_dir``'s MIDX (which must carry ``RIDX``, as
     ``write_midx(bitmap=True)`` writes it); return its path.
@@ -261,7 +263,10 @@ def write_midx_bitmap(
     place (its base): as Git, bit positions run over the base's objects (each layer
     in its pseudo-pack order, base first) and then the layer's, commit bitmaps hold
     everything reachable, and the type bitmaps, the name-hash cache and the
-    bitmapped commits are the layer's own.
+    bitmapped commits are the layer's own.  ``below`` (default: all) is how many
+    layers of the chain in place lie below the new one (a compaction replaces some);
+    without ``name_hashes`` the file has no name-hash cache (Git's compaction writes
+    none).
     """
     from gitodb.history.revwalk import RevWalk
 
@@ -269,7 +274,7 @@ def write_midx_bitmap(
     fmt = odb.fmt
     pack_dir = os.path.join(objects_dir, "pack")
     base = load_midx(objects_dir, fmt) if incremental else None
-    layers = base.layers if base is not None else []
+    layers = base.layers[:below] if base is not None else []
     midx = MultiPackIndex(
         midx_path or os.path.join(pack_dir, MIDX_NAME), fmt, base=layers[-1] if layers else None
     )
@@ -330,7 +335,7 @@ def write_midx_bitmap(
             n,
             types,
             _xor_compressed(selected),
-            hash_cache=hashes,
+            hash_cache=hashes if name_hashes else None,
             lookup_table=lookup_table,
         )
         target = midx_bitmap_path(os.path.dirname(midx.path), midx.checksum)

@@ -37,6 +37,7 @@ from gitodb.pack.midx import (
     MIDX_CHAIN_FILE,
     MIDX_NAME,
     MidxSet,
+    MultiPackIndex,
     load_midx,
 )
 from gitodb.pack.midx_write import (
@@ -229,4 +230,110 @@ def _write_chain_file(pack_dir: str, checksums: list[str]) -> None:
         raise
 
 
-__all__ = ["MidxWriteError", "layer_path", "write_midx_layer"]
+def compact_midx_layers(
+    objects_dir: str,
+    fmt: ObjectFormat,
+    first: str,
+    last: str,
+    *,
+    base: str | None = None,
+    write_chain: bool = True,
+    bitmap: bool = False,
+    before_commit: Callable[[str, int], None] | None = None,
+) -> str:
+    """``git multi-pack-index compact <first> <last>``: one layer for the layers from
+    ``first`` to ``last`` (checksums); return its checksum (hex).  ``base`` names the
+    layer to put it on instead of the one below ``first`` (``"none"``: the chain's
+    root); as Git, the layers between that base and ``first`` leave the chain.
+
+    The new layer (MIDX version 2) keeps the packs in layer order, each object where
+    its layer had it, and (with ``bitmap``, which adds ``RIDX`` and ``BTMP``) the
+    layers' pseudo-pack order one after the other, so the layers above it (and their
+    bitmaps) stay as they are.  ``before_commit(path,
+    below)`` writes its bitmap (``below``: the layers under it).  The replaced
+    layers' files are removed once the chain names the new one.  Raises
+    ``MidxWriteError`` with Git's messages.
+    """
+    pack_dir = os.path.join(objects_dir, "pack")
+    chain = load_midx(objects_dir, fmt)
+    if chain is None or os.path.basename(chain.path) == MIDX_NAME:
+        if chain is not None:
+            chain.close()
+        raise MidxWriteError(f"could not find MIDX: {first}")
+    try:
+        hashes = [m.checksum.hex() for m in chain.layers]
+        for name in (first, last):
+            if name not in hashes:
+                raise MidxWriteError(f"could not find MIDX: {name}")
+        lo, hi = hashes.index(first), hashes.index(last)
+        if lo == hi:
+            raise MidxWriteError("MIDX compaction endpoints must be unique")
+        if lo > hi:
+            raise MidxWriteError(f"MIDX {first} must be an ancestor of {last}")
+        below = lo  # the layers the new one is put on
+        if base is not None:
+            if base == "none":
+                below = 0
+            elif base in hashes[:lo]:
+                below = hashes.index(base) + 1
+            else:
+                raise MidxWriteError(f"could not find base MIDX: {base}")
+        base_objects = sum(m.count for m in chain.layers[:below])
+        data = _encode_compacted(chain.layers[lo : hi + 1], base_objects, fmt, bitmap)
+    finally:
+        chain.close()
+    checksum = data[-fmt.rawsz :].hex()
+    lock = LockFile(layer_path(pack_dir, checksum), final_mode=0o444)
+    try:
+        lock.write(data)
+        if before_commit is not None:
+            lock.close_fd()
+            before_commit(lock.lock_path, below)
+        lock.commit()
+    except BaseException:
+        lock.rollback()
+        raise
+    if write_chain:
+        _write_chain_file(pack_dir, [*hashes[:below], checksum, *hashes[hi + 1 :]])
+        for old in hashes[below : hi + 1]:
+            for ext in (".midx", ".bitmap", ".rev"):
+                try:
+                    os.unlink(layer_path(pack_dir, old)[: -len(".midx")] + ext)
+                except FileNotFoundError:
+                    pass
+    return checksum
+
+
+def _encode_compacted(
+    sources: list[MultiPackIndex], base_objects: int, fmt: ObjectFormat, bitmap: bool
+) -> bytes:
+    """The layer replacing ``sources`` (base first): their packs and objects as they were."""
+    names: list[str] = []
+    found: dict[bytes, tuple[int, int]] = {}
+    for m in sources:
+        first_pack = len(names) - m.base_packs
+        names.extend(m.pack_names)
+        pids, offs = m.columns()
+        for oid, pid, off in zip(m.oid_list(), pids, offs, strict=True):
+            found.setdefault(oid, (first_pack + pid, off))
+    entries = [(oid, *found[oid]) for oid in sorted(found)]
+    order: list[int] | None = None
+    if bitmap:
+        at = {e[0]: i for i, e in enumerate(entries)}
+        order = []
+        for m in sources:
+            rev = m.rev_positions()
+            if rev is None:  # a layer without a reverse index: by pack, then offset
+                rev = m.pseudo_pack_order(0)
+            order.extend(at[m.oid_at(i)] for i in rev)
+    return encode_midx(
+        names,
+        entries,
+        fmt,
+        version=2,
+        base_objects=base_objects,
+        order=order,
+    )
+
+
+__all__ = ["MidxWriteError", "compact_midx_layers", "layer_path", "write_midx_layer"]

@@ -149,6 +149,7 @@ def encode_midx(
     version: int = 1,
     preferred: int = -1,
     base_objects: int = 0,
+    order: list[int] | None = None,
 ) -> bytes:
     """Serialise a MIDX: ``pack_names`` sorted, ``entries`` ``(oid, pack-int-id, offset)``
     sorted by id.
@@ -158,6 +159,8 @@ def encode_midx(
     objects first, then by pack-int-id, each pack in offset order) and ``BTMP``
     (per pack, where its objects start in that order and how many there are).
     In a chain layer both count on from the ``base_objects`` of the layers below.
+    ``order`` gives the pseudo-pack order outright (a compacted layer keeps the
+    order of the layers it replaces, so the bitmaps of the layers above stay valid).
     """
     pnam = b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in pack_names)
     pnam += b"\0" * (-len(pnam) % 4)
@@ -187,8 +190,9 @@ def encode_midx(
     ]
     if large_needed:
         chunks.append((CHUNK_LOFF, bytes(loff)))
-    if preferred >= 0:
-        order = pseudo_pack_order(entries, preferred)
+    if preferred >= 0 or order is not None:
+        if order is None:
+            order = pseudo_pack_order(entries, preferred)
         chunks.append(
             (CHUNK_RIDX, struct.pack(f">{len(order)}I", *(base_objects + i for i in order)))
         )
