@@ -290,15 +290,15 @@ def write_midx_bitmap(
         oids = midx.oid_list()
         bit_of: dict[bytes, int] = {}
         for layer in layers:
-            below = layer.rev_positions()
-            if below is None:
+            layer_order = layer.rev_positions()
+            if layer_order is None:
                 raise GitodbError(
                     f"could not load reverse index for MIDX {layer.checksum.hex()}",
                     path=layer.path,
                 )
             layer_oids = layer.oid_list()
             bit_of.update(
-                (layer_oids[local], layer.base_objects + k) for k, local in enumerate(below)
+                (layer_oids[local], layer.base_objects + k) for k, local in enumerate(layer_order)
             )
         first = midx.base_objects
         bit_of.update((oids[local], first + bit) for bit, local in enumerate(order))
