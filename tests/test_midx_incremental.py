@@ -246,3 +246,26 @@ def test_compaction_errors_are_gits(tmp_path: Path) -> None:
         b"fatal: cannot perform MIDX compaction with v1 format\n",
     )
     assert _run([str(GIT255)], repo, *v1)[0] == 128
+
+
+@needs_255
+def test_stdin_packs_limit_the_new_layer_like_git(tmp_path: Path, repo: Path) -> None:
+    _commit_packs(repo, "b", 1)
+    packs = sorted(p.name for p in (repo / ".git/objects/pack").glob("*.idx"))
+    copies = []
+    for name, cmd in (("git", [str(GIT255)]), ("gitodb", GITODB)):
+        copy = tmp_path / name
+        shutil.copytree(repo, copy, symlinks=True)
+        for pack in packs[:2]:  # one layer per pack, as named on stdin
+            p = subprocess.run(
+                [*cmd, "multi-pack-index", "write", "--incremental", "--stdin-packs"],
+                cwd=copy,
+                env=git_env(),
+                input=f"{pack}\n".encode(),
+                capture_output=True,
+                check=False,
+            )
+            assert p.returncode == 0, p.stderr
+        copies.append(_pack_files(copy))
+    assert copies[1] == copies[0]
+    assert len((tmp_path / "gitodb" / CHAIN).read_text().split()) == 2

@@ -214,7 +214,8 @@ def _write(opts: Any, ctx: Any) -> int:
         )
 
     if opts.incremental:
-        return _write_layer(opts, repo, objects_dir, version, bitmap if opts.bitmap else None)
+        layer_bitmap = bitmap if opts.bitmap else None
+        return _write_layer(opts, repo, objects_dir, version, include, layer_bitmap)
 
     from gitodb.history.midx_bitmap import MidxBitmapError
 
@@ -238,7 +239,14 @@ def _write(opts: Any, ctx: Any) -> int:
     return 0
 
 
-def _write_layer(opts: Any, repo: Any, objects_dir: str, version: int, bitmap: Any | None) -> int:
+def _write_layer(
+    opts: Any,
+    repo: Any,
+    objects_dir: str,
+    version: int,
+    include: list[str] | None,
+    bitmap: Any | None,
+) -> int:
     """``write --incremental``: a new chain layer; its checksum printed when the chain
     file is not written (the caller links the layer in, as Git's)."""
     from gitodb.history.midx_bitmap import MidxBitmapError
@@ -250,6 +258,7 @@ def _write_layer(opts: Any, repo: Any, objects_dir: str, version: int, bitmap: A
             repo.object_format,
             write_chain=opts.write_chain_file,
             preferred_pack=opts.preferred_pack,
+            include=include,
             version=version,
             bitmap=bitmap is not None,
             before_commit=bitmap,

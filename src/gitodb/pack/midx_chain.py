@@ -86,6 +86,7 @@ def write_midx_layer(
     *,
     write_chain: bool = True,
     preferred_pack: str | None = None,
+    include: list[str] | None = None,
     version: int = 1,
     bitmap: bool = False,
     before_commit: Callable[[str], None] | None = None,
@@ -95,7 +96,8 @@ def write_midx_layer(
     """Write a new layer for the packs no layer covers yet; return its checksum (hex).
 
     Returns None, changing nothing, when every pack is covered already (Git says
-    nothing then).  Raises ``MidxWriteError``.
+    nothing then).  ``include`` (``--stdin-packs``) limits the new packs to those
+    ``.idx`` names.  Raises ``MidxWriteError``.
     """
     pack_dir = os.path.join(objects_dir, "pack")
     current = load_midx(objects_dir, fmt)
@@ -103,7 +105,7 @@ def write_midx_layer(
     try:
         chain = [m.checksum.hex() for m in current.layers] if current is not None else []
         covered = current.pack_names if current is not None else []
-        packs = _new_packs(pack_dir, fmt, set(covered), warn)
+        packs = _new_packs(pack_dir, fmt, set(covered), warn, include)
         try:
             if not packs:
                 return None
@@ -144,7 +146,11 @@ def write_midx_layer(
 
 
 def _new_packs(
-    pack_dir: str, fmt: ObjectFormat, covered: set[str], warn: Warn
+    pack_dir: str,
+    fmt: ObjectFormat,
+    covered: set[str],
+    warn: Warn,
+    include: list[str] | None = None,
 ) -> list[tuple[str, int, PackIndex]]:
     """``(idx name, pack mtime, index)`` of the packs no layer covers, in directory order."""
     out: list[tuple[str, int, PackIndex]] = []
@@ -154,6 +160,8 @@ def _new_packs(
         listing = []
     for name in listing:
         if not name.endswith(".idx") or name in covered:
+            continue
+        if include is not None and name not in include:
             continue
         idx_path = os.path.join(pack_dir, name)
         pack_path = idx_path[:-4] + ".pack"
