@@ -4,7 +4,7 @@ t0600 16: Git writes a new ``packed-refs`` into ``packed-refs.new`` (created
 exclusively) while it holds ``packed-refs.lock``, so a stale ``.new`` fails the
 write and changes nothing.  t0600 32: with ``core.preferSymlinkRefs`` a symref is
 a symlink (Git 2.55 warns that the setting is going away); Git reads such a
-symlink as a symref and leaves it out of listings.
+symlink as a symref, and its listings skip a symlink that does not resolve.
 """
 
 from __future__ import annotations
@@ -80,13 +80,15 @@ def _symref_stdin(name: str) -> bytes:
 
 
 @pytest.mark.skipif(not hasattr(os, "symlink"), reason="needs symlinks")
-def test_symlink_symrefs_are_read_and_not_listed_like_git(tmp_path: Path) -> None:
+def test_symlink_refs_are_read_and_listed_like_git(tmp_path: Path) -> None:
     repo = _repo(tmp_path)
     git("update-ref", "refs/heads/new", "HEAD", cwd=repo)
     # written by Git 2.39 (no warning there), read by both
     for name in ("refs/heads/ln", "TEST_HEAD"):
         git("-c", "core.prefersymlinkrefs=true", "symbolic-ref", name, "refs/heads/new", cwd=repo)
     assert (repo / ".git/refs/heads/ln").is_symlink()
+    # a symlink that resolves (to a file, not naming a ref) is listed by Git
+    os.symlink("new", repo / ".git/refs/heads/alias")
     for args in (
         ["symbolic-ref", "refs/heads/ln"],
         ["symbolic-ref", "TEST_HEAD"],

@@ -10,8 +10,8 @@ renamed into place, so a failure while preparing changes nothing.  A lock is onl
 ever removed by the writer that still owns it (``gitodb.lockfile``).
 
 With ``core.preferSymlinkRefs`` a symref is written as a symlink to its target (with
-Git 2.55's deprecation warning); symlink refs are read when named and, as in Git,
-never listed.
+Git 2.55's deprecation warning); a symlink naming a ref is read as a symref, and, as
+in Git, listings skip a symlink that does not resolve (those below ``refs/``).
 
 Durability is Git's: with ``core.fsync`` including ``reference`` (not by default),
 a lock holding an object id and a new ``packed-refs`` are synced before their
@@ -658,8 +658,9 @@ class FilesRefStore(RefStore):
         if not top.startswith("refs"):
             top = "refs"
         start = len(base) + 1 if base != "/" else 1  # what the scan puts before the name
-        # Git's loose_fill_ref_dir: regular files and directories only; a symlink (a
-        # core.preferSymlinkRefs symref included) is read when named, never listed
+        # Git's loose_fill_ref_dir stats through a symlink: one that resolves to a file
+        # is listed, a dangling one is not -- as a core.preferSymlinkRefs symref below
+        # refs/ is (its target is relative to the git directory); read when named
         stack = [os.path.join(base, pure(top))]
         while stack:
             try:
@@ -670,7 +671,7 @@ class FilesRefStore(RefStore):
                 for entry in it:
                     if entry.is_dir(follow_symlinks=False):
                         stack.append(entry.path)
-                    elif entry.is_file(follow_symlinks=False) and not entry.name.endswith(".lock"):
+                    elif entry.is_file() and not entry.name.endswith(".lock"):
                         name = entry.path[start:]
                         if name.startswith(prefix):
                             yield name
