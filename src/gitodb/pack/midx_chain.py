@@ -1,26 +1,27 @@
-"""Writing incremental multi-pack-index chains, as ``git multi-pack-index write --incremental``.
+"""Incremental multi-pack-index chains: new layers (``git multi-pack-index write
+--incremental``) and compaction (``git multi-pack-index compact``).
 
 A chain (``pack/multi-pack-index.d/``) is a list of MIDX layers, base first, named by
 ``multi-pack-index-chain`` (one checksum a line).  Each layer is an ordinary MIDX
 file ``multi-pack-index-<checksum>.midx`` (0444) whose header counts no base files
-(Git 2.55 writes 0 there; the chain file alone orders the layers) and which holds:
+(Git 2.55 writes 0 there; the chain file alone orders the layers).  A new layer holds:
 
-- the packs in ``pack/*.idx`` that no layer of the chain covers yet, sorted by
-  name, with pack-int-ids local to the layer (a reader adds the packs below);
+- the packs in ``pack/*.idx`` that no layer of the chain covers yet (with
+  ``--stdin-packs``, those named), sorted by name, with pack-int-ids local to the
+  layer (a reader adds the packs below);
 - their objects minus those the chain already holds, one copy per id chosen as
   in a full write (preferred pack, else newest pack, else directory order).
 
 A non-incremental ``pack/multi-pack-index`` is first made the chain's base layer
 (linked into the directory with its ``.rev``/``.bitmap``, then removed), as Git
 does.  With ``write_chain=False`` the layer is written but the chain file is left
-as it is (Git's ``--no-write-chain-file``, for a caller that links layers itself).  Git
-2.55 takes ``--base=<checksum>|none`` there too, but the layer it writes is the
-same whatever the base (checked against it: objects of every layer are left out,
-``none`` and unknown checksums included), so the layer does not depend on it
-here either.  With ``bitmap`` the layer gets ``RIDX`` and ``BTMP`` (positions
-counting on from the objects below it, as Git writes them) and ``before_commit``
-writes its bitmap (``gitodb.history.midx_bitmap``) before the layer is named in the
-chain.
+as it is (Git's ``--no-write-chain-file``, for a caller that links layers itself).
+Git 2.55 takes ``--base=<checksum>|none`` for a new layer too, but writes the same
+layer whatever it says (compared: the objects of every layer are left out, with
+``none`` and with an unknown checksum alike), so it changes nothing here either.
+With ``bitmap`` a layer gets ``RIDX`` and ``BTMP`` (positions counting on from the
+objects below it, as Git writes them) and ``before_commit`` writes its bitmap
+(``gitodb.history.midx_bitmap``) before the layer is named in the chain.
 """
 
 from __future__ import annotations

@@ -151,8 +151,8 @@ def encode_midx(
     base_objects: int = 0,
     order: list[int] | None = None,
 ) -> bytes:
-    """Serialise a MIDX: ``pack_names`` sorted, ``entries`` ``(oid, pack-int-id, offset)``
-    sorted by id.
+    """Serialise a MIDX: ``pack_names`` (sorted, except in a version 2 compacted layer),
+    ``entries`` ``(oid, pack-int-id, offset)`` sorted by id.
 
     With ``preferred`` (a pack-int-id; set when a bitmap is written, as Git) the
     file also gets ``RIDX`` (positions in pseudo-pack order: the preferred pack's
