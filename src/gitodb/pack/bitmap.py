@@ -476,12 +476,13 @@ def open_bitmap(
             found = _midx_bitmap(objects_dir, fmt, midx)
         pack_dir = os.path.join(objects_dir, "pack")
         for pack in packs:
+            if found is not None and not trace2.recording:
+                break  # Git looks for other bitmaps only to report them to trace2
             if os.path.dirname(pack.path) != pack_dir or not os.path.exists(
                 pack.path[:-5] + ".bitmap"
             ):
                 continue
-            if found is not None:
-                # Git uses one bitmap; the others it reports to trace2 only
+            if found is not None:  # Git uses one bitmap
                 trace2.data("bitmap", "ignoring extra bitmap file", pack.path)
                 continue
             found = _pack_bitmap(pack)
