@@ -82,10 +82,12 @@ def test_ewah_bad_input_names_file_and_offset() -> None:
     good = encode_ewah(0b1011, 4)
     with pytest.raises(BitmapError) as ei:
         read_ewah(good[:-1], 0, path="f.bitmap")
-    assert ei.value.path == "f.bitmap" and ei.value.offset == 4
+    # Git's wording; the offset is where the cut-off part (the RLW position) starts
+    assert ei.value.message == "corrupt ewah bitmap: eof before rlw"
+    assert ei.value.path == "f.bitmap" and ei.value.offset == 24
     # a word count far past the file is refused before anything is sized by it
     huge = struct.pack(">II", 64, 0xFFFFFFF0) + b"\0" * 12
-    with pytest.raises(BitmapError, match="more than the file holds"):
+    with pytest.raises(BitmapError, match=r"eof in data \(34359738228 bytes short\)"):
         read_ewah(huge, 0, path="f.bitmap")
     # a run of 2^32-1 words in a 64-bit bitmap
     rlw = struct.pack(">Q", 1 | (0xFFFFFFFF << 1))
@@ -425,8 +427,6 @@ def test_write_option_grammar_as_git(tmp_path: Path) -> None:
     assert r.returncode == 129 and r.stderr.startswith(b"error: unknown option `bogus'\n")
     r = _gitodb("multi-pack-index", cwd=repo)
     assert r.returncode == 129 and r.stderr.startswith(b"error: need a subcommand\n")
-    r = _gitodb("multi-pack-index", "write", "--incremental", cwd=repo)
-    assert r.returncode == 128 and b"incremental" in r.stderr
     for args in (["write", "--bogus"], ["--bogus"], []):
         g = subprocess.run(
             ["git", "multi-pack-index", *args], cwd=repo, capture_output=True, env=git_env()

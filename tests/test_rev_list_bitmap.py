@@ -77,6 +77,19 @@ def test_bitmap_answers_as_git(
     assert got == want
 
 
+@pytest.mark.parametrize("args", [["side...main"], ["--objects", "side...main"]])
+def test_left_right_is_walked_with_its_marks(
+    repo: Path, args: list[str], capsysbinary: pytest.CaptureFixture[bytes]
+) -> None:
+    """t5310 157: a bitmap does not know a commit's side; Git 2.55 walks (git 2.39
+    answered from the bitmap and lost the marks, so the walk is the oracle)."""
+    want = git("rev-list", "--left-right", *args, cwd=repo)
+    assert want.startswith(b">")
+    status, got = _ours(repo, "--use-bitmap-index", "--left-right", *args, capsys=capsysbinary)
+    assert status == 0
+    assert got == want
+
+
 def test_the_listing_comes_from_the_bitmap(
     repo: Path, capsysbinary: pytest.CaptureFixture[bytes]
 ) -> None:

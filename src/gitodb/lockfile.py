@@ -51,10 +51,15 @@ class LockFile:
         timeout_ms: int = 0,
         mode: int = 0o666,
         final_mode: int | None = 0o644,
+        suffix: str = LOCK_SUFFIX,
     ) -> None:
-        """Take the lock (waiting up to ``timeout_ms``; -1 waits forever)."""
+        """Take the lock (waiting up to ``timeout_ms``; -1 waits forever).
+
+        ``suffix`` names the file written beside ``path`` (Git's ``packed-refs.new``
+        is such a file: created exclusively, written, renamed into place).
+        """
         self.path = os.fspath(path)
-        self.lock_path = self.path + LOCK_SUFFIX
+        self.lock_path = self.path + suffix
         self.final_mode = final_mode
         self.fd = -1
         self._ident: tuple[int, int] | None = None

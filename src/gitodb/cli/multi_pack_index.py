@@ -3,12 +3,14 @@
 ``write`` takes ``--preferred-pack=<pack>``, ``--stdin-packs``, ``--[no-]bitmap``
 (a multi-pack bitmap, its commits picked from the refs or from
 ``--refs-snapshot=<file>``; without it a stale bitmap of a kept MIDX is removed,
-as Git does) and ``--no-incremental``/``--[no-]write-chain-file`` (which only an
-incremental write reads); ``midx.version`` picks the file version.  ``repack``
-takes ``--batch-size=<n>``.  A thin shell over ``gitodb.pack.midx_write``,
-``gitodb.history.midx_bitmap`` and ``gitodb.repo.midx_repack``.  Not here:
-``--incremental``, ``--base`` and ``compact`` (they answer with an error naming
-what is missing).
+as Git does), ``--incremental`` (a new layer of the MIDX chain) with
+``--[no-]write-chain-file`` and ``--base=<checksum>|none`` (which, as in Git 2.55,
+does not change the layer written); ``midx.version`` picks
+the file version.  ``repack`` takes ``--batch-size=<n>``.  A thin shell over
+``gitodb.pack.midx_write``, ``gitodb.pack.midx_chain``, ``gitodb.history.midx_bitmap``
+and ``gitodb.repo.midx_repack``.  ``compact [--bitmap] [--base=<checksum>|none]
+[--no-write-chain-file] <from> <to>`` replaces a run of chain layers by one
+(``gitodb.pack.midx_chain``).
 """
 
 from __future__ import annotations
@@ -86,6 +88,23 @@ WRITE_PARSER = OptionParser(
     ],
 )
 
+COMPACT_PARSER = OptionParser(
+    "multi-pack-index",
+    [_COMPACT_USAGE],
+    [
+        *_COMMON,
+        Option(None, "incremental", "bool", "write a new incremental MIDX"),
+        Option(None, "bitmap", "bool", "write multi-pack bitmap"),
+        Option(None, "base", "string", "base MIDX for incremental writes", argh="checksum"),
+        Option(
+            None,
+            "write-chain-file",
+            "bool",
+            "write the multi-pack-index chain file",
+            initial=True,
+        ),
+    ],
+)
 VERIFY_PARSER = OptionParser("multi-pack-index", [_VERIFY_USAGE], _COMMON)
 EXPIRE_PARSER = OptionParser("multi-pack-index", [_EXPIRE_USAGE], _COMMON)
 REPACK_PARSER = OptionParser(
@@ -106,6 +125,7 @@ REPACK_PARSER = OptionParser(
 
 _SUBCOMMANDS = {
     "write": WRITE_PARSER,
+    "compact": COMPACT_PARSER,
     "verify": VERIFY_PARSER,
     "expire": EXPIRE_PARSER,
     "repack": REPACK_PARSER,
@@ -128,8 +148,6 @@ def run(argv: list[str], ctx: Any) -> int:
     if not rest:
         raise PARSER.usage_error("need a subcommand")
     sub, rest = rest[0], rest[1:]
-    if sub == "compact":
-        raise GitodbError(f"gitodb multi-pack-index does not implement {sub}")
     parser = _SUBCOMMANDS.get(sub)
     if parser is None:
         raise PARSER.usage_error(f"unknown subcommand: `{sub}'")
@@ -137,6 +155,10 @@ def run(argv: list[str], ctx: Any) -> int:
     sub_values.object_dir = values.object_dir
     sub_values.progress = values.progress
     opts, args = parser.parse(rest, sub_values)
+    if sub == "compact":
+        if len(args) != 2:
+            raise parser.usage_error()
+        return _compact(opts, args, ctx)
     if args:
         raise parser.usage_error()
     if opts.progress is None:
@@ -160,14 +182,10 @@ def _objects_dir(repo: Any, opts: Any) -> str:
 def _write(opts: Any, ctx: Any) -> int:
     from gitodb.pack.midx_write import MidxWriteError, write_midx
 
+    if not opts.write_chain_file and not opts.incremental:
+        raise WRITE_PARSER.usage_error("cannot use --no-write-chain-file without --incremental")
     if opts.base is not None and opts.write_chain_file:
         raise WRITE_PARSER.usage_error("cannot use --base without --no-write-chain-file")
-    if opts.incremental or opts.base is not None:
-        what = "--incremental" if opts.incremental else "--base"
-        raise GitodbError(
-            f"gitodb multi-pack-index write cannot write incremental multi-pack-index files "
-            f"({what})"
-        )
     repo = ctx.open_repository()
     version = repo.config.get_ulong("midx.version", 1)
     if version not in (1, 2):
@@ -192,7 +210,12 @@ def _write(opts: Any, ctx: Any) -> int:
             midx_path=midx_path,
             lookup_table=repo.config.get_bool("pack.writebitmaplookuptable", False),
             warn=_warn,
+            incremental=opts.incremental,
         )
+
+    if opts.incremental:
+        layer_bitmap = bitmap if opts.bitmap else None
+        return _write_layer(opts, repo, objects_dir, version, include, layer_bitmap)
 
     from gitodb.history.midx_bitmap import MidxBitmapError
 
@@ -213,6 +236,85 @@ def _write(opts: Any, ctx: Any) -> int:
             _warn("warning", line)
         sys.stderr.write(f"error: {e.message}\n")
         return 255  # Git's cmd_multi_pack_index returns -1
+    return 0
+
+
+def _write_layer(
+    opts: Any,
+    repo: Any,
+    objects_dir: str,
+    version: int,
+    include: list[str] | None,
+    bitmap: Any | None,
+) -> int:
+    """``write --incremental``: a new chain layer; its checksum printed when the chain
+    file is not written (the caller links the layer in, as Git's)."""
+    from gitodb.history.midx_bitmap import MidxBitmapError
+    from gitodb.pack.midx_chain import MidxWriteError, write_midx_layer
+
+    try:
+        checksum = write_midx_layer(
+            objects_dir,
+            repo.object_format,
+            write_chain=opts.write_chain_file,
+            preferred_pack=opts.preferred_pack,
+            include=include,
+            version=version,
+            bitmap=bitmap is not None,
+            before_commit=bitmap,
+            warn=_warn,
+            progress=_progress if opts.progress else None,
+        )
+    except (MidxWriteError, MidxBitmapError) as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 255
+    if checksum is not None and not opts.write_chain_file:
+        sys.stdout.write(f"{checksum}\n")
+    return 0
+
+
+def _compact(opts: Any, args: list[str], ctx: Any) -> int:
+    """``compact <from> <to>``: one layer for a run of the chain's layers."""
+    from gitodb.history.midx_bitmap import MidxBitmapError, write_midx_bitmap
+    from gitodb.pack.midx_chain import MidxWriteError, compact_midx_layers
+
+    repo = ctx.open_repository()
+    if (
+        repo.config.get("midx.version") is not None
+        and repo.config.get_ulong("midx.version", 2) == 1
+    ):
+        raise GitodbError("cannot perform MIDX compaction with v1 format")
+    objects_dir = _objects_dir(repo, opts)
+
+    def bitmap(midx_path: str, below: int) -> None:
+        write_midx_bitmap(
+            repo,
+            objects_dir,
+            prefer_tips=repo.config.get_all("pack.preferbitmaptips"),
+            midx_path=midx_path,
+            lookup_table=repo.config.get_bool("pack.writebitmaplookuptable", False),
+            warn=_warn,
+            incremental=True,
+            below=below,
+            name_hashes=False,  # as Git's compaction
+        )
+
+    try:
+        checksum = compact_midx_layers(
+            objects_dir,
+            repo.object_format,
+            args[0],
+            args[1],
+            base=opts.base,
+            write_chain=opts.write_chain_file,
+            bitmap=opts.bitmap,
+            before_commit=bitmap if opts.bitmap else None,
+        )
+    except (MidxWriteError, MidxBitmapError) as e:
+        sys.stderr.write(f"error: {e.message}\n")
+        return 255
+    if not opts.write_chain_file:
+        sys.stdout.write(f"{checksum}\n")
     return 0
 
 

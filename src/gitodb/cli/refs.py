@@ -136,16 +136,13 @@ def _verify(argv: list[str], ctx: Any) -> int:
             sys.stderr.write(message + "\n")
 
     say("Checking references consistency")
+    # where the refs are: a ref storage naming a path (<format>://<path>) puts them there
+    ref_dir = Path(repo.ref_dir) if repo.ref_dir is not None else Path(repo.common_dir)
     if repo.ref_storage == "reftable":
-        verify_reftable(Path(repo.common_dir), report, say)
+        verify_reftable(ref_dir, report, say)
     else:
-        verify_files(
-            Path(repo.common_dir),
-            repo.object_format,
-            report,
-            say,
-            _git_dir_as_shown(repo),
-        )
+        shown = repo.ref_dir if repo.ref_dir is not None else _git_dir_as_shown(repo)
+        verify_files(ref_dir, repo.object_format, report, say, shown)
     return 255 if report.failed else 0
 
 

@@ -54,8 +54,8 @@ def bitmap_output(repo: Repository, walk: RevWalk, settings: RevSettings) -> int
     # count of commits alone may be clamped); a marked count needs a real walk.
     if max_count >= 0 and (objects or not settings.count):
         return None
-    if settings.count and settings.left_right:
-        return None
+    if settings.left_right:
+        return None  # a bitmap does not know the side of a commit: Git walks (t5310)
     include = [p.oid for p in walk.pending if not p.uninteresting]
     exclude = [p.oid for p in walk.pending if p.uninteresting]
     if not include:

@@ -80,7 +80,7 @@ def open_repository_bitmap(odb: ObjectDatabase) -> BitmappedObjects | None:
     """The bitmap of ``odb``'s own object directory that Git would use, or None."""
     odb.rescan_packs()
     entry = odb.midx.get(odb.objects_dir)
-    midx = entry[0].layers[-1] if entry is not None and len(entry[0].layers) == 1 else None
+    midx = entry[0] if entry is not None else None  # one MIDX or a chain of layers
     own = [p for p in odb.packs if p.path.startswith(odb.objects_dir + "/")]
     return open_bitmap(odb.objects_dir, odb.fmt, midx=midx, packs=own)
 

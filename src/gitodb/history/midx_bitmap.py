@@ -32,7 +32,7 @@ from gitodb.objects.tree import iter_tree
 from gitodb.pack.bitmap import TYPE_NAMES, BitmapIndex
 from gitodb.pack.bitmap_write import BitmapEntry, encode_bitmap
 from gitodb.pack.ewah import BitmapError, git_ewah_of, git_ewah_xor
-from gitodb.pack.midx import MIDX_NAME, MultiPackIndex
+from gitodb.pack.midx import MIDX_NAME, MultiPackIndex, load_midx
 from gitodb.pack.midx_write import midx_bitmap_path
 
 if TYPE_CHECKING:
@@ -244,6 +244,9 @@ def write_midx_bitmap(
     midx_path: str | None = None,
     lookup_table: bool = False,
     warn: Callable[[str, str], None] | None = None,
+    incremental: bool = False,
+    below: int | None = None,
+    name_hashes: bool = True,
 ) -> str | None:
     """Write the bitmap of ``objects_dir``'s MIDX (which must carry ``RIDX``, as
     ``write_midx(bitmap=True)`` writes it); return its path.
@@ -255,13 +258,26 @@ def write_midx_bitmap(
     (``pack.writeBitmapLookupTable``).  A MIDX without objects gets no bitmap (Git's
     warning through ``warn``; None returned).  Raises ``MidxBitmapError`` when an
     object reachable from the starting points is not in the MIDX.
+
+    With ``incremental``, ``midx_path`` is a new chain layer over the MIDX now in
+    place (its base): as Git, bit positions run over the base's objects (each layer
+    in its pseudo-pack order, base first) and then the layer's, commit bitmaps hold
+    everything reachable, and the type bitmaps, the name-hash cache and the
+    bitmapped commits are the layer's own.  ``below`` (default: all) is how many
+    layers of the chain in place lie below the new one (a compaction replaces some);
+    without ``name_hashes`` the file has no name-hash cache (Git's compaction writes
+    none).
     """
     from gitodb.history.revwalk import RevWalk
 
     odb: ObjectDatabase = repo.odb  # type: ignore[attr-defined]
     fmt = odb.fmt
     pack_dir = os.path.join(objects_dir, "pack")
-    midx = MultiPackIndex(midx_path or os.path.join(pack_dir, MIDX_NAME), fmt)
+    base = load_midx(objects_dir, fmt) if incremental else None
+    layers = base.layers[:below] if base is not None else []
+    midx = MultiPackIndex(
+        midx_path or os.path.join(pack_dir, MIDX_NAME), fmt, base=layers[-1] if layers else None
+    )
     try:
         if midx.count == 0:
             if warn is not None:
@@ -272,8 +288,22 @@ def write_midx_bitmap(
             raise GitodbError("multi-pack-index has no reverse index for a bitmap", path=midx.path)
         n = midx.count
         oids = midx.oid_list()
-        bit_of = {oids[local]: bit for bit, local in enumerate(order)}
-        pos_of = {o: i for i, o in enumerate(oids)}
+        bit_of: dict[bytes, int] = {}
+        for layer in layers:
+            layer_order = layer.rev_positions()
+            if layer_order is None:
+                raise GitodbError(
+                    f"could not load reverse index for MIDX {layer.checksum.hex()}",
+                    path=layer.path,
+                )
+            layer_oids = layer.oid_list()
+            bit_of.update(
+                (layer_oids[local], layer.base_objects + k) for k, local in enumerate(layer_order)
+            )
+        first = midx.base_objects
+        bit_of.update((oids[local], first + bit) for bit, local in enumerate(order))
+        # id-order positions (global in a chain) of the commits that may be bitmapped
+        pos_of = {o: first + i for i, o in enumerate(oids)}
         tips = _tips(repo, refs_snapshot, prefer_tips or [], fmt.hexsz)
         walk = RevWalk(repo)  # type: ignore[arg-type]
         preferred: set[bytes] = set()
@@ -281,21 +311,22 @@ def write_midx_bitmap(
             walk.add(oid)
             if pref:
                 preferred.add(oid)
-        nodes = [node for node in walk.commits() if node.id in pos_of]
+        walked = [node for node in walk.commits() if node.id in bit_of]
+        nodes = [node for node in walked if node.id in pos_of]
         merges = {node.id for node in nodes if len(node.parent_ids) > 1}
         hashes = _reused_name_hashes(odb, oids)
         # As Git 2.55 (measured): the commits from the walk's end back, sorted by
         # date, newest first (stably), picked, and written in reverse pick order.
         by_date = [node.id for node in sorted(reversed(nodes), key=lambda nd: -nd.date)]
         chosen = select_commits(by_date, preferred, merges.__contains__)[::-1]
-        links = {node.id: (node.tree, list(node.parent_ids)) for node in nodes}
+        links = {node.id: (node.tree, list(node.parent_ids)) for node in walked}
         missing = [p for _t, ps in links.values() for p in ps if p not in links]
         if missing:
             raise _closure_error(missing[0])
         reach = _reachability(odb, bit_of, links, set(chosen))
         selected = [(pos_of[c], reach[c]) for c in chosen]
         types = [0, 0, 0, 0]
-        for oid in oids:
+        for oid in oids:  # a layer's type bitmaps hold its own objects only
             kind, _size = odb.read_header(oid)
             types[TYPE_NAMES.index(kind)] |= 1 << bit_of[oid]
         data = encode_bitmap(
@@ -304,12 +335,14 @@ def write_midx_bitmap(
             n,
             types,
             _xor_compressed(selected),
-            hash_cache=hashes,
+            hash_cache=hashes if name_hashes else None,
             lookup_table=lookup_table,
         )
-        target = midx_bitmap_path(pack_dir, midx.checksum)
+        target = midx_bitmap_path(os.path.dirname(midx.path), midx.checksum)
     finally:
         midx.close()
+        if base is not None:
+            base.close()
     lock = LockFile(target, final_mode=0o444)
     try:
         lock.write(data)

@@ -24,6 +24,7 @@ ties one to the pack or MIDX it indexes: bit positions to ids and back.
 
 from __future__ import annotations
 
+import bisect
 import mmap
 import os
 import struct
@@ -31,11 +32,12 @@ from array import array
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+from gitodb import trace2
 from gitodb.errors import MultiPackIndexError, PackError, report
 from gitodb.fileio import release_mapping
 from gitodb.objects.format import ObjectFormat
-from gitodb.pack.ewah import BitmapError, iter_bits, read_ewah
-from gitodb.pack.midx import MultiPackIndex
+from gitodb.pack.ewah import BitmapError, ewah_end, iter_bits, read_ewah
+from gitodb.pack.midx import MidxSet, MultiPackIndex
 from gitodb.pack.reader import PackFile
 
 __all__ = [
@@ -77,11 +79,20 @@ class _Entry:
     ewah_at: int
 
 
+def _load_failed(e: BitmapError) -> BitmapError:
+    """Git's ``read_bitmap_1``: the EWAH reader's line, then its own."""
+    message = "failed to load bitmap index (corrupted?)"
+    return BitmapError(message, path=e.path, offset=e.offset, details=[e.message])
+
+
 class BitmapIndex:
     """One ``.bitmap`` file: type bitmaps, commit bitmaps (by id-order position),
     the name-hash cache.
 
     ``num_objects`` is the number of objects of the pack or MIDX the file belongs
+    to (for a MIDX chain layer: with the layers below it, the bit positions it may
+    use), ``hash_count`` how many the name-hash cache holds (default: as many; a
+    layer's cache holds its own objects only)
     to and ``checksum`` that file's checksum, which the header must repeat.
     """
 
@@ -92,15 +103,19 @@ class BitmapIndex:
         *,
         num_objects: int,
         checksum: bytes,
+        hash_count: int | None = None,
     ) -> None:
         self.path = os.fspath(path)
         self.fmt = fmt
         self.num_objects = num_objects
+        self.hash_count = num_objects if hash_count is None else hash_count
         try:
             with open(self.path, "rb") as f:
                 size = os.fstat(f.fileno()).st_size
                 if size < 12 + 2 * fmt.rawsz:
-                    raise BitmapError("bitmap file is too small", path=self.path, offset=size)
+                    raise BitmapError(
+                        "corrupted bitmap index (too small)", path=self.path, offset=size
+                    )
                 self._map = mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ)
         except FileNotFoundError:
             raise BitmapError("bitmap file not found", path=self.path) from None
@@ -116,10 +131,12 @@ class BitmapIndex:
     def _parse(self, checksum: bytes) -> None:
         buf, path, rawsz, n = self._buf, self.path, self.fmt.rawsz, self.num_objects
         if bytes(buf[:4]) != BITMAP_SIGNATURE:
-            raise BitmapError("bitmap file has a bad signature", path=path, offset=0)
+            raise BitmapError("corrupted bitmap index file (wrong header)", path=path, offset=0)
         version, options, count = struct.unpack_from(">HHI", buf, 4)
         if version != 1:
-            raise BitmapError(f"unsupported bitmap version {version}", path=path, offset=4)
+            raise BitmapError(
+                f"unsupported version '{version}' for bitmap index file", path=path, offset=4
+            )
         if not options & OPT_FULL_DAG:
             raise BitmapError(
                 "bitmap index is not full-closure (no BITMAP_OPT_FULL_DAG)", path=path, offset=6
@@ -132,32 +149,44 @@ class BitmapIndex:
             )
         end = self._size - rawsz  # where the optional sections and the trailer end
         self.hash_cache_at = -1
+        # Git's load_bitmap_header: each optional section must fit, with its wording
         if options & OPT_HASH_CACHE:
-            end -= 4 * n
+            end -= 4 * self.hash_count
             self.hash_cache_at = end
+            if end < 12 + rawsz:
+                raise BitmapError(
+                    "corrupted bitmap index file (too short to fit hash cache)",
+                    path=path,
+                    offset=self._size,
+                )
         if options & OPT_LOOKUP_TABLE:
             end -= LOOKUP_TRIPLET * count
-        if end < 12 + rawsz:
-            raise BitmapError(
-                "bitmap file is too small for its sections", path=path, offset=self._size
-            )
+            if end < 12 + rawsz:
+                raise BitmapError(
+                    "corrupted bitmap index file (too short to fit lookup table)",
+                    path=path,
+                    offset=self._size,
+                )
         at = 12 + rawsz
+        # As Git, the bitmaps are bounded by the file's end (not by the sections
+        # after them), so a file cut short reports what Git reports.  Entries are
+        # parsed one by one: a count the file cannot hold stops at its end.
         types = []
         for _ in TYPE_NAMES:
-            bits, _size, at = read_ewah(buf[:end], at, path=path, max_bits=n)
+            try:
+                bits, _size, at = read_ewah(buf, at, path=path, max_bits=n)
+            except BitmapError as e:
+                raise _load_failed(e) from None
             types.append(bits)
         self.types: tuple[int, ...] = tuple(types)
-        # Every entry takes at least 6 + 12 bytes: a count the file cannot hold is
-        # refused before anything is sized by it.
-        if count > (end - at) // 18:
-            raise BitmapError(
-                f"bitmap claims {count} commits, more than the file holds", path=path, offset=8
-            )
         self._entries: list[_Entry] = []
         self._by_pos: dict[int, int] = {}
+        end = self._size
         for i in range(count):
             if at + 6 > end:
-                raise BitmapError("bitmap entry is truncated", path=path, offset=at)
+                raise BitmapError(
+                    f"corrupt ewah bitmap: truncated header for entry {i}", path=path, offset=at
+                )
             pos, xor, flags = struct.unpack_from(">IBB", buf, at)
             if pos >= n:
                 raise BitmapError(
@@ -170,14 +199,10 @@ class BitmapIndex:
                     f"bitmap entry {i}: bad XOR offset {xor}", path=path, offset=at + 4
                 )
             ewah_at = at + 6
-            if ewah_at + 8 > end:
-                raise BitmapError("bitmap entry is truncated", path=path, offset=ewah_at)
-            (nwords,) = struct.unpack_from(">I", buf, ewah_at + 4)
-            at = ewah_at + 8 + 8 * nwords + 4
-            if at > end:
-                raise BitmapError(
-                    f"bitmap entry {i} runs past the end of its section", path=path, offset=ewah_at
-                )
+            try:
+                at = ewah_end(buf, ewah_at, path=path)
+            except BitmapError as e:
+                raise _load_failed(e) from None
             self._by_pos[pos] = i
             self._entries.append(_Entry(pos, xor, flags, ewah_at))
 
@@ -221,7 +246,7 @@ class BitmapIndex:
 
     def name_hash_at(self, index_pos: int) -> int | None:
         """The name-hash cache value of the object at id-order position (None: no cache)."""
-        if self.hash_cache_at < 0 or not 0 <= index_pos < self.num_objects:
+        if self.hash_cache_at < 0 or not 0 <= index_pos < self.hash_count:
             return None
         (v,) = struct.unpack_from(">I", self._buf, self.hash_cache_at + 4 * index_pos)
         return int(v)
@@ -326,6 +351,100 @@ def _midx_bitmap(
     )
 
 
+class ChainBitmapIndex:
+    """The bitmaps of an incremental MIDX chain's layers, base first, as one index.
+
+    Bit positions and commit positions are global (each layer's count on from the
+    layers below); a commit's bitmap is in the layer that holds the commit, and each
+    layer's type bitmaps cover its own objects, so the chain's are their union.
+    """
+
+    def __init__(self, layers: list[BitmapIndex]) -> None:
+        self.layers = layers
+        types = [0, 0, 0, 0]
+        for layer in layers:
+            for k, bits in enumerate(layer.types):
+                types[k] |= bits
+        self.types: tuple[int, ...] = tuple(types)
+
+    def commit_positions(self) -> list[int]:
+        """Global id-order positions of the bitmapped commits, layer by layer."""
+        return [p for layer in self.layers for p in layer.commit_positions()]
+
+    def has(self, index_pos: int) -> bool:
+        """True if some layer has a bitmap for the commit at ``index_pos``."""
+        return any(layer.has(index_pos) for layer in self.layers)
+
+    def bitmap(self, index_pos: int) -> int | None:
+        """The reachability bitmap of the commit at global ``index_pos``."""
+        for layer in reversed(self.layers):
+            bits = layer.bitmap(index_pos)
+            if bits is not None:
+                return bits
+        return None
+
+    def close(self) -> None:
+        """Release every layer's file."""
+        for layer in self.layers:
+            layer.close()
+
+
+def _chain_bitmap(fmt: ObjectFormat, chain: MidxSet) -> BitmappedObjects | None:
+    """The bitmap of a MIDX chain (every layer must have one), None if its top has none."""
+    layers = chain.layers
+    paths = [
+        os.path.join(os.path.dirname(m.path), f"multi-pack-index-{m.checksum.hex()}.bitmap")
+        for m in layers
+    ]
+    if not os.path.exists(paths[-1]):
+        return None
+    order: list[int] = []
+    indexes: list[BitmapIndex] = []
+    try:
+        for m, path in zip(layers, paths, strict=True):
+            rev = m.reverse_index()
+            if rev is None:
+                raise BitmapError(
+                    f"could not load reverse index for MIDX {m.checksum.hex()}", path=m.path
+                )
+            order.extend(m.base_objects + i for i in rev)
+            indexes.append(
+                BitmapIndex(
+                    path,
+                    fmt,
+                    num_objects=m.base_objects + m.count,
+                    checksum=m.checksum,
+                    hash_count=m.count,
+                )
+            )
+    except BaseException:
+        for index in indexes:
+            index.close()
+        raise
+    bases = [m.base_objects for m in layers]
+
+    def find(oid: bytes) -> int:
+        for m in reversed(layers):
+            i = m.find(oid)
+            if i >= 0:
+                return m.base_objects + i
+        return -1
+
+    def oid_at(pos: int) -> bytes:
+        m = layers[bisect.bisect_right(bases, pos) - 1]
+        return m.oid_at(pos - m.base_objects)
+
+    pack_dir = os.path.dirname(os.path.dirname(layers[-1].path))
+    return BitmappedObjects(
+        ChainBitmapIndex(indexes),  # type: ignore[arg-type]
+        chain.count,
+        find,
+        oid_at,
+        order,
+        pack_paths=[os.path.join(pack_dir, n[:-4] + ".pack") for n in chain.pack_names],
+    )
+
+
 def _pack_bitmap(pack: PackFile) -> BitmappedObjects:
     path = pack.path[:-5] + ".bitmap"
     index = BitmapIndex(path, pack.fmt, num_objects=pack.count, checksum=pack.idx.pack_checksum)
@@ -338,7 +457,7 @@ def open_bitmap(
     objects_dir: str,
     fmt: ObjectFormat,
     *,
-    midx: MultiPackIndex | None,
+    midx: MultiPackIndex | MidxSet | None,
     packs: list[PackFile],
 ) -> BitmappedObjects | None:
     """The bitmap Git would use for ``objects_dir``: the MIDX's if it has one, else
@@ -347,19 +466,37 @@ def open_bitmap(
     As Git, a damaged bitmap is reported (``error:``) and not used; a MIDX bitmap
     without a reverse index is reported as a warning.
     """
+    found: BitmappedObjects | None = None
     try:
+        if isinstance(midx, MidxSet):
+            chain, midx = midx, midx.layers[-1] if len(midx.layers) == 1 else None
+            if midx is None:
+                found = _chain_bitmap(fmt, chain)
         if midx is not None:
             found = _midx_bitmap(objects_dir, fmt, midx)
-            if found is not None:
-                return found
         pack_dir = os.path.join(objects_dir, "pack")
         for pack in packs:
-            if os.path.dirname(pack.path) == pack_dir and os.path.exists(
+            if found is not None and not trace2.recording:
+                break  # Git looks for other bitmaps only to report them to trace2
+            if os.path.dirname(pack.path) != pack_dir or not os.path.exists(
                 pack.path[:-5] + ".bitmap"
             ):
-                return _pack_bitmap(pack)
+                continue
+            if found is not None:  # Git uses one bitmap
+                trace2.data("bitmap", "ignoring extra bitmap file", pack.path)
+                continue
+            found = _pack_bitmap(pack)
+            trace2.data("bitmap", "opened bitmap file", pack.path)
     except (BitmapError, MultiPackIndexError) as e:
+        for line in e.details:
+            report("error", line)
         report("error", str(e))
+        if found is not None:
+            found.close()
+        return None
     except PackError as e:
         report("error", str(e))
-    return None
+        if found is not None:
+            found.close()
+        return None
+    return found

@@ -34,6 +34,28 @@ class BitmapError(PackError):
     """A ``.bitmap`` file (or an EWAH bitmap in it) is malformed."""
 
 
+def ewah_end(buf: bytes | memoryview, at: int, *, path: str) -> int:
+    """The offset just past the EWAH bitmap at ``at``, its word count proven against
+    the bytes present before anything is sized by it.  Raises ``BitmapError`` with
+    Git's ``ewah_read_mmap`` wording where the buffer cuts the bitmap short."""
+    size = len(buf)
+    if at + 4 > size:
+        raise BitmapError("corrupt ewah bitmap: eof before bit size", path=path, offset=at)
+    if at + 8 > size:
+        raise BitmapError("corrupt ewah bitmap: eof before length", path=path, offset=at + 4)
+    nwords = int.from_bytes(buf[at + 4 : at + 8], "big")
+    data_end = at + 8 + 8 * nwords
+    if data_end > size:
+        raise BitmapError(
+            f"corrupt ewah bitmap: eof in data ({data_end - size} bytes short)",
+            path=path,
+            offset=at + 4,
+        )
+    if data_end + 4 > size:
+        raise BitmapError("corrupt ewah bitmap: eof before rlw", path=path, offset=data_end)
+    return data_end + 4
+
+
 def read_ewah(
     buf: bytes | memoryview, at: int, *, path: str, max_bits: int | None = None
 ) -> tuple[int, int, int]:
@@ -45,21 +67,13 @@ def read_ewah(
     64-bit words at most.  Raises ``BitmapError`` naming ``path`` and the offset of
     what is wrong.
     """
-    size = len(buf)
-    if at + 8 > size:
-        raise BitmapError("EWAH bitmap header is truncated", path=path, offset=at)
+    end = ewah_end(buf, at, path=path)
     bit_size, nwords = struct.unpack_from(">II", buf, at)
     if max_bits is not None and bit_size > -(-max_bits // 64) * 64:
         raise BitmapError(
             f"EWAH bitmap of {bit_size} bits for {max_bits} objects", path=path, offset=at
         )
     words_at = at + 8
-    end = words_at + 8 * nwords + 4
-    # The word count is proven against the bytes present before anything is sized by it.
-    if end > size:
-        raise BitmapError(
-            f"EWAH bitmap claims {nwords} words, more than the file holds", path=path, offset=at + 4
-        )
     (rlw_pos,) = struct.unpack_from(">I", buf, end - 4)
     if nwords and rlw_pos >= nwords:
         raise BitmapError(

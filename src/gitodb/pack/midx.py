@@ -396,9 +396,11 @@ class MultiPackIndex:
         return pids, offs
 
     def rev_positions(self) -> list[int] | None:
-        """The ``RIDX`` chunk (positions in pseudo-pack order), None if absent.
+        """The ``RIDX`` chunk (local positions in pseudo-pack order), None if absent.
 
-        A chunk of the wrong size is reported as Git does and treated as absent.
+        A chain layer's chunk counts on from its base's objects (as Git writes it);
+        the positions returned are local.  A chunk of the wrong size is reported as
+        Git does and treated as absent.
         """
         ridx = self._ridx
         if ridx is None:
@@ -407,13 +409,15 @@ class MultiPackIndex:
             report("error", "multi-pack-index reverse-index chunk is the wrong size")
             return None
         order = list(struct.unpack_from(f">{self.count}I", self._buf, ridx.start))
-        if order and max(order) >= self.count:
+        base = self.base_objects
+        if order and (max(order) >= base + self.count or min(order) < base):
             raise MultiPackIndexError(
                 "multi-pack-index reverse-index chunk has an entry out of range",
                 path=self.path,
-                offset=ridx.start + 4 * next(i for i, v in enumerate(order) if v >= self.count),
+                offset=ridx.start
+                + 4 * next(i for i, v in enumerate(order) if not base <= v < base + self.count),
             )
-        return order
+        return [v - base for v in order] if base else order
 
     def reverse_index(self) -> list[int] | None:
         """Local positions in pseudo-pack order, from the ``RIDX`` chunk or else from

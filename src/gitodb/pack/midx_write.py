@@ -104,6 +104,31 @@ def _open_existing(pack_dir: str, fmt: ObjectFormat, warn: Warn) -> MultiPackInd
     return m
 
 
+def _chain_up_to_date(
+    objects_dir: str, fmt: ObjectFormat, wanted: set[str] | None, drop: set[str], bitmap: bool
+) -> bool:
+    """Whether an incremental chain covers exactly the packs a write would index.
+
+    Otherwise the chain's packs are indexed again from their ``.idx`` files (the
+    chain is then removed), where Git takes each object from the chain.
+    """
+    if wanted is not None or drop or bitmap:
+        return False
+    from gitodb.pack.midx import load_midx
+
+    try:
+        chain = load_midx(objects_dir, fmt)
+    except MultiPackIndexError:
+        return False
+    if chain is None:
+        return False
+    try:
+        on_disk = {n for n in os.listdir(os.path.join(objects_dir, "pack")) if n.endswith(".idx")}
+        return on_disk == set(chain.pack_names)
+    finally:
+        chain.close()
+
+
 def _select(cands: list[tuple[bytes, bool, int, int, int]]) -> list[tuple[bytes, int, int]]:
     """Sort candidates by (id, preferred first, newest first, pack) and keep one per id."""
     cands.sort()
@@ -123,14 +148,19 @@ def encode_midx(
     *,
     version: int = 1,
     preferred: int = -1,
+    base_objects: int = 0,
+    order: list[int] | None = None,
 ) -> bytes:
-    """Serialise a MIDX: ``pack_names`` sorted, ``entries`` ``(oid, pack-int-id, offset)``
-    sorted by id.
+    """Serialise a MIDX: ``pack_names`` (sorted, except in a version 2 compacted layer),
+    ``entries`` ``(oid, pack-int-id, offset)`` sorted by id.
 
     With ``preferred`` (a pack-int-id; set when a bitmap is written, as Git) the
     file also gets ``RIDX`` (positions in pseudo-pack order: the preferred pack's
     objects first, then by pack-int-id, each pack in offset order) and ``BTMP``
     (per pack, where its objects start in that order and how many there are).
+    In a chain layer both count on from the ``base_objects`` of the layers below.
+    ``order`` gives the pseudo-pack order outright (a compacted layer keeps the
+    order of the layers it replaces, so the bitmaps of the layers above stay valid).
     """
     pnam = b"".join(n.encode("utf-8", "surrogateescape") + b"\0" for n in pack_names)
     pnam += b"\0" * (-len(pnam) % 4)
@@ -160,9 +190,12 @@ def encode_midx(
     ]
     if large_needed:
         chunks.append((CHUNK_LOFF, bytes(loff)))
-    if preferred >= 0:
-        order = pseudo_pack_order(entries, preferred)
-        chunks.append((CHUNK_RIDX, struct.pack(f">{len(order)}I", *order)))
+    if preferred >= 0 or order is not None:
+        if order is None:
+            order = pseudo_pack_order(entries, preferred)
+        chunks.append(
+            (CHUNK_RIDX, struct.pack(f">{len(order)}I", *(base_objects + i for i in order)))
+        )
         starts = [0] * len(pack_names)
         counts = [0] * len(pack_names)
         for at, i in enumerate(order):
@@ -170,7 +203,9 @@ def encode_midx(
             if not counts[pid]:
                 starts[pid] = at
             counts[pid] += 1
-        btmp = b"".join(struct.pack(">II", a, n) for a, n in zip(starts, counts, strict=True))
+        btmp = b"".join(
+            struct.pack(">II", base_objects + a, n) for a, n in zip(starts, counts, strict=True)
+        )
         chunks.append((CHUNK_BTMP, btmp))
     header = MIDX_SIGNATURE + struct.pack(
         ">BBBBI", version, fmt.pack_hash_id, len(chunks), 0, len(pack_names)
@@ -228,6 +263,8 @@ def write_midx(
     existing = _open_existing(pack_dir, fmt, warn)
     wanted = set(include) if include is not None else None
     drop = drop or set()
+    if existing is None and _chain_up_to_date(objects_dir, fmt, wanted, drop, bitmap):
+        return None  # Git keeps a chain that covers every pack
     try:
         packs: list[_Pack] = []
         if existing is not None:
@@ -453,69 +490,80 @@ def verify_midx(
     does damage Git dies on midway (a bad pack-int-id), and then ``found`` (the list
     errors are appended to as they are found) holds what Git printed before dying.
     """
-    pack_dir = os.path.join(objects_dir, "pack")
-    path = os.path.join(pack_dir, MIDX_NAME)
+    from gitodb.pack.midx import load_midx
+
     errors: list[str] = found if found is not None else []
-    if not os.path.exists(path):
+    midx = load_midx(objects_dir, fmt)
+    if midx is None:
         return errors
-    m = MultiPackIndex(path, fmt)
     try:
-        if not m.checksum_valid():
-            errors.append("incorrect checksum")
-        idxs: list[PackIndex | None] = []
-        for i, name in enumerate(m.pack_names):
-            idx_path = os.path.join(pack_dir, name)
-            try:
-                if not os.path.exists(idx_path[:-4] + ".pack"):
-                    raise PackError("pack missing", path=idx_path)
-                idxs.append(PackIndex(idx_path, fmt, verify_checksum=False))
-            except PackError:
-                idxs.append(None)
-                errors.append(f"failed to load pack in position {i}")
-        if progress is not None:
-            progress("Looking for referenced packfiles", m.num_packs)
-        if m.count == 0:
-            errors.append("the midx contains no oid")
-            return errors
-        prev = m.oid_at(0)
-        for i in range(1, m.count):
-            cur = m.oid_at(i)
-            if prev >= cur:
-                errors.append(
-                    f"oid lookup out of order: oid[{i - 1}] = {prev.hex()} >= "
-                    f"{cur.hex()} = oid[{i}]"
-                )
-            prev = cur
-        if progress is not None:
-            progress("Verifying OID order in multi-pack-index", m.count - 1)
-            progress("Sorting objects by packfile", m.count)
-        # By pack, as Git (one pack's index in memory at a time); pack_id_at dies
-        # on an id out of range, as Git's prepare_midx_pack.
-        pairs = sorted((m.pack_id_at(i), i) for i in range(m.count))
-        for _pid, i in pairs:
-            oid = m.oid_at(i)
-            # Found again by search, as Git's fill_midx_entry: an id out of order
-            # may not be found at all.
-            j = m.find(oid)
-            idx = idxs[m.pack_id_at(j)] if j >= 0 else None
-            if idx is None:
-                errors.append(f"failed to load pack entry for oid[{i}] = {oid.hex()}")
-                continue
-            m_off = m.offset_at(j)
-            pos = idx.find(oid)
-            p_off = idx.offset_at(pos) if pos >= 0 else 0
-            if m_off != p_off:
-                errors.append(
-                    f"incorrect object offset for oid[{i}] = {oid.hex()}: {m_off:x} != {p_off:x}"
-                )
-        if progress is not None:
-            progress("Verifying object offsets", m.count)
-        for idx in idxs:
-            if idx is not None:
-                idx.close()
-        return errors
+        for m in midx.layers:  # an incremental chain: each layer, base first
+            _verify_layer(m, os.path.join(objects_dir, "pack"), fmt, errors, progress)
     finally:
-        m.close()
+        midx.close()
+    return errors
+
+
+def _verify_layer(
+    m: MultiPackIndex,
+    pack_dir: str,
+    fmt: ObjectFormat,
+    errors: list[str],
+    progress: Progress | None,
+) -> None:
+    """Git's checks of one MIDX file (pack-int-ids global, packs local to it)."""
+    if not m.checksum_valid():
+        errors.append("incorrect checksum")
+    idxs: list[PackIndex | None] = []
+    for i, name in enumerate(m.pack_names):
+        idx_path = os.path.join(pack_dir, name)
+        try:
+            if not os.path.exists(idx_path[:-4] + ".pack"):
+                raise PackError("pack missing", path=idx_path)
+            idxs.append(PackIndex(idx_path, fmt, verify_checksum=False))
+        except PackError:
+            idxs.append(None)
+            errors.append(f"failed to load pack in position {i}")
+    if progress is not None:
+        progress("Looking for referenced packfiles", m.num_packs)
+    if m.count == 0:
+        errors.append("the midx contains no oid")
+        return
+    prev = m.oid_at(0)
+    for i in range(1, m.count):
+        cur = m.oid_at(i)
+        if prev >= cur:
+            errors.append(
+                f"oid lookup out of order: oid[{i - 1}] = {prev.hex()} >= {cur.hex()} = oid[{i}]"
+            )
+        prev = cur
+    if progress is not None:
+        progress("Verifying OID order in multi-pack-index", m.count - 1)
+        progress("Sorting objects by packfile", m.count)
+    # By pack, as Git (one pack's index in memory at a time); pack_id_at dies
+    # on an id out of range, as Git's prepare_midx_pack.
+    pairs = sorted((m.pack_id_at(i), i) for i in range(m.count))
+    for _pid, i in pairs:
+        oid = m.oid_at(i)
+        # Found again by search, as Git's fill_midx_entry: an id out of order
+        # may not be found at all.
+        j = m.find(oid)
+        idx = idxs[m.pack_id_at(j) - m.base_packs] if j >= 0 else None
+        if idx is None:
+            errors.append(f"failed to load pack entry for oid[{i}] = {oid.hex()}")
+            continue
+        m_off = m.offset_at(j)
+        pos = idx.find(oid)
+        p_off = idx.offset_at(pos) if pos >= 0 else 0
+        if m_off != p_off:
+            errors.append(
+                f"incorrect object offset for oid[{i}] = {oid.hex()}: {m_off:x} != {p_off:x}"
+            )
+    if progress is not None:
+        progress("Verifying object offsets", m.count)
+    for idx in idxs:
+        if idx is not None:
+            idx.close()
 
 
 def expire_midx(

@@ -3,10 +3,15 @@
 Writes follow Git: a transaction first locks every ref it touches (``<ref>.lock``,
 exclusive create, retried for ``core.filesRefLockTimeout``), checks the old values
 under the locks and writes each new value into its lock; deletions of packed refs
-write the new ``packed-refs`` into ``packed-refs.lock``.  Only when all of that has
-succeeded are reflog lines appended (``old new Name <email> time tz<TAB>message``)
-and the locks renamed into place, so a failure while preparing changes nothing.
-A lock is only ever removed by the writer that still owns it (``gitodb.lockfile``).
+hold ``packed-refs.lock`` and write the new ``packed-refs`` into ``packed-refs.new``
+(an exclusive create, as Git's tempfile).  Only when all of that has succeeded are
+reflog lines appended (``old new Name <email> time tz<TAB>message``) and the files
+renamed into place, so a failure while preparing changes nothing.  A lock is only
+ever removed by the writer that still owns it (``gitodb.lockfile``).
+
+With ``core.preferSymlinkRefs`` a symref is written as a symlink to its target (with
+Git 2.55's deprecation warning); a symlink naming a ref is read as a symref, and, as
+in Git, listings skip a symlink that does not resolve (those below ``refs/``).
 
 Durability is Git's: with ``core.fsync`` including ``reference`` (not by default),
 a lock holding an object id and a new ``packed-refs`` are synced before their
@@ -19,6 +24,7 @@ import bisect
 import errno
 import os
 import stat
+import sys
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import BrokenRefError, LockError, RefError, RefHookVetoError, RefWriteError
@@ -61,6 +67,19 @@ if TYPE_CHECKING:
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 
+#: Git 2.55's warning when it writes a symref as a symlink (once per ref store)
+SYMLINK_REFS_WARNING = """\
+warning: 'core.preferSymlinkRefs=true' is nominated for removal.
+hint: The use of symbolic links for symbolic refs is deprecated
+hint: and will be removed in Git 3.0. The configuration that
+hint: tells Git to use them is thus going away. You can unset
+hint: it with:
+hint:
+hint:\tgit config unset core.preferSymlinkRefs
+hint:
+hint: Git will then use the textual symref format instead.
+"""
+
 
 def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: str | Path) -> Ref:
     if text.startswith(b"ref:"):
@@ -82,7 +101,17 @@ def read_ref_file(path: str | Path, name: str, fmt: ObjectFormat) -> Ref | None:
     backend: files in the git directory, the first id of their first line.
     """
     try:
-        with open(path, "rb") as f:
+        try:
+            # O_NOFOLLOW: a symlink is found without a second system call per ref
+            fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
+        except OSError as e:
+            if e.errno != errno.ELOOP or not _O_NOFOLLOW:
+                raise
+            target = _symlink_target(path)
+            if target is not None:
+                return Ref(name, target=target)
+            fd = os.open(path, os.O_RDONLY | _O_CLOEXEC)  # not a ref name: read what it names
+        with open(fd, "rb") as f:
             data = f.read()
     except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
         return None
@@ -91,6 +120,22 @@ def read_ref_file(path: str | Path, name: str, fmt: ObjectFormat) -> Ref | None:
             return None  # cannot exist; creating it reports the error like Git
         raise RefError(f"unable to read '{path}': {e.strerror}", path=path) from None
     return _parse_ref_value(name, data, fmt, path)
+
+
+_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+
+
+def _symlink_target(path: str | Path) -> str | None:
+    """A symlink ref's target if it names a ref (``refs/...``), as Git reads one (written
+    with ``core.preferSymlinkRefs``); None for any other symlink, which is followed."""
+    try:
+        target = os.readlink(path)
+    except OSError:
+        return None
+    if target.startswith("refs/") and refname_format_ok(target):
+        return target
+    return None
 
 
 _HEXDIGITS = b"0123456789abcdefABCDEF"
@@ -189,12 +234,15 @@ class _Prepared:
         self.plan = plan
         self.locks: dict[str, LockFile] = {}
         self.packed_lock: LockFile | None = None
-        self.packed_changed = False
+        #: ``packed-refs.new`` when the transaction rewrites packed-refs
+        self.packed_new: LockFile | None = None
 
     def release(self) -> None:
         """Roll back every lock still held (never one already renamed into place)."""
         for lock in self.locks.values():
             lock.rollback()
+        if self.packed_new is not None:
+            self.packed_new.rollback()
         if self.packed_lock is not None:
             self.packed_lock.rollback()
 
@@ -221,6 +269,7 @@ class FilesRefStore(RefStore):
         self.worktreedir = pure(os.fspath(worktree_dir)) if worktree_dir is not None else None
         self.fmt = fmt
         self.config = config
+        self._warned_symlinks = False
         self.fsync: FsyncPolicy = (
             FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
         )
@@ -253,12 +302,54 @@ class FilesRefStore(RefStore):
 
         return Path(self.worktreedir) if self.worktreedir is not None else None
 
-    def _lockfile(self, path: Path, timeout_ms: int = 0) -> LockFile:
+    def _lockfile(self, path: Path, timeout_ms: int = 0, suffix: str = ".lock") -> LockFile:
         """``<path>.lock`` created (and later renamed) with the repository's file mode."""
-        lock = LockFile(path, timeout_ms=timeout_ms, mode=self.file_mode, final_mode=self.file_mode)
+        lock = LockFile(
+            path,
+            timeout_ms=timeout_ms,
+            mode=self.file_mode,
+            final_mode=self.file_mode,
+            suffix=suffix,
+        )
         if self.dir_mode is not None:
             os.fchmod(lock.fd, self.file_mode)  # Git adjusts a new lock file's mode at once
         return lock
+
+    def _packed_lock(self) -> LockFile:
+        """Hold ``packed-refs.lock`` (``core.packedRefsTimeout``); it stays empty."""
+        return self._lockfile(
+            self._packed_path(), timeout_ms=self._timeout("core.packedrefstimeout", 1000)
+        )
+
+    def _packed_new(self, data: bytes) -> LockFile:
+        """The new ``packed-refs`` written into ``packed-refs.new``, ready to rename.
+
+        Git writes it there (an exclusive create, never retried) while it holds
+        ``packed-refs.lock``, so a stale ``.new`` fails the write cleanly.
+        """
+        path = self._packed_path()
+        try:
+            new = self._lockfile(path, suffix=".new")
+        except LockError:
+            shown = os.path.abspath(f"{path}.new")
+            raise RefWriteError(
+                f"unable to create file {shown}: File exists", path=f"{path}.new"
+            ) from None
+        try:
+            new.write(data)
+            self._lock_complete(new)
+        except BaseException:
+            new.rollback()
+            raise
+        return new
+
+    def _replace_packed(self, data: bytes) -> None:
+        """Write and rename a new ``packed-refs`` (``packed-refs.lock`` held by the caller)."""
+        new = self._packed_new(data)
+        try:
+            new.commit()
+        finally:
+            new.rollback()
 
     def _make_dirs(self, directory: Path) -> None:
         """Create ``directory`` and missing parents, each with the shared directory mode."""
@@ -566,14 +657,24 @@ class FilesRefStore(RefStore):
         top = prefix.rpartition("/")[0] or "refs"
         if not top.startswith("refs"):
             top = "refs"
-        start = len(base) + 1 if base != "/" else 1  # what os.walk puts before the name
-        for dirpath, _dirs, files in os.walk(os.path.join(base, pure(top))):
-            for fname in files:
-                if fname.endswith(".lock"):
-                    continue
-                name = f"{dirpath[start:]}/{fname}"
-                if name.startswith(prefix):
-                    yield name
+        start = len(base) + 1 if base != "/" else 1  # what the scan puts before the name
+        # Git's loose_fill_ref_dir stats through a symlink: one that resolves to a file
+        # is listed, a dangling one is not -- as a core.preferSymlinkRefs symref below
+        # refs/ is (its target is relative to the git directory); read when named
+        stack = [os.path.join(base, pure(top))]
+        while stack:
+            try:
+                it = os.scandir(stack.pop())
+            except OSError:
+                continue
+            with it:
+                for entry in it:
+                    if entry.is_dir(follow_symlinks=False):
+                        stack.append(entry.path)
+                    elif entry.is_file() and not entry.name.endswith(".lock"):
+                        name = entry.path[start:]
+                        if name.startswith(prefix):
+                            yield name
 
     def iter_refs(self, prefix: str = "") -> Iterator[Ref]:
         """All refs under ``refs/`` starting with ``prefix``, loose overriding packed."""
@@ -702,9 +803,7 @@ class FilesRefStore(RefStore):
                 prep.locks[name].close_fd()  # reopened to write: no descriptor per ref
             deletes = {w.name for w in prep.plan if w.ref is None}
             if deletes:
-                prep.packed_lock = self._lockfile(
-                    self._packed_path(), timeout_ms=self._timeout("core.packedrefstimeout", 1000)
-                )
+                prep.packed_lock = self._packed_lock()
             # re-check under the locks: another writer may have won meanwhile
             prep.plan = self.plan(tx)
             for w in prep.plan:
@@ -729,9 +828,7 @@ class FilesRefStore(RefStore):
                             raise RefHookVetoError(VETO.format(state))
                     for n in deletes:
                         packed.pop(n, None)
-                    prep.packed_lock.write(self._packed_bytes(packed))
-                    self._lock_complete(prep.packed_lock)
-                    prep.packed_changed = True
+                    prep.packed_new = self._packed_new(self._packed_bytes(packed))
                 else:
                     tx.run_hook("aborted", hook_lines)
         except BaseException:
@@ -756,6 +853,8 @@ class FilesRefStore(RefStore):
         prep = cast(_Prepared, prepared)
         try:
             ident = committer_identity(self.config)
+            get_bool = getattr(self.config, "get_bool", None)
+            symlinks = bool(get_bool and get_bool("core.prefersymlinkrefs", False))
             for w in prep.plan:
                 if w.ref is None:
                     continue
@@ -772,6 +871,12 @@ class FilesRefStore(RefStore):
                     and old_ref.oid == w.ref.oid
                 ):
                     continue  # Git writes nothing when the value does not change
+                if w.ref.target is not None and symlinks:
+                    if not self._warned_symlinks:
+                        sys.stderr.write(SYMLINK_REFS_WARNING)
+                        self._warned_symlinks = True
+                    if self._write_symlink(w.name, w.ref.target):
+                        continue  # the lock is dropped by the release below
                 prep.locks[w.name].commit()
             deletes = [w.name for w in prep.plan if w.ref is None]
             for w in prep.plan:
@@ -785,8 +890,8 @@ class FilesRefStore(RefStore):
                         )
             for name in deletes:
                 self._remove(self._log_path(name))
-            if prep.packed_lock is not None and prep.packed_changed:
-                prep.packed_lock.commit()
+            if prep.packed_new is not None:
+                prep.packed_new.commit()
                 if self.transaction_hook is not None:
                     tx.run_hook("committed", _packed_hook_lines(prep.plan, self.fmt.null_oid))
             for name in deletes:
@@ -797,6 +902,18 @@ class FilesRefStore(RefStore):
                 self._prune_dirs(log.parent, self._base(name)[0] / "logs" / "refs")
         finally:
             self._release(prep)
+
+    def _write_symlink(self, name: str, target: str) -> bool:
+        """Replace ref ``name`` by a symlink to ``target`` (its lock held); False, with
+        Git's message, where no symlink can be made (the caller writes the file)."""
+        path = self._path(name)
+        try:
+            self._remove(path)
+            os.symlink(target, path)
+        except (OSError, RefWriteError):
+            sys.stderr.write("no symlink - falling back to symbolic ref\n")
+            return False
+        return True
 
     @staticmethod
     def _remove(path: Path) -> None:
@@ -939,7 +1056,11 @@ class FilesRefStore(RefStore):
             if ref.name not in packed:
                 self._write_new(self._path(ref.name), _ref_content(ref))
         # Git's initial transaction writes packed-refs (its header at least) even empty
-        self._write_new(self._packed_path(), self._packed_bytes(packed))
+        lock = self._packed_lock()
+        try:
+            self._replace_packed(self._packed_bytes(packed))
+        finally:
+            lock.rollback()
         for name, entries in logs.items():
             self._write_new(self._log_path(name), b"".join(format_reflog_line(e) for e in entries))
 
@@ -1011,9 +1132,7 @@ class FilesRefStore(RefStore):
             limit = max(16, max((size // 100).bit_length() - 1, 0) * 5)
             if sum(1 for r in loose_refs if self._packable(r, wanted)) < limit:
                 return False
-        lock = self._lockfile(
-            self._packed_path(), timeout_ms=self._timeout("core.packedrefstimeout", 1000)
-        )
+        lock = self._packed_lock()
         packed_loose: list[str] = []
         try:
             merged: dict[str, Ref] = dict(self._packed())
@@ -1024,9 +1143,7 @@ class FilesRefStore(RefStore):
                 peeled = self.peeler(ref.oid) if self.peeler is not None else ref.peeled
                 merged[ref.name] = Ref(ref.name, oid=ref.oid, peeled=peeled)
                 packed_loose.append(ref.name)
-            lock.write(self._packed_bytes(merged))
-            self._lock_complete(lock)
-            lock.commit()
+            self._replace_packed(self._packed_bytes(merged))
         finally:
             lock.rollback()
         if prune:
