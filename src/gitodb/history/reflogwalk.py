@@ -150,10 +150,11 @@ class ReflogWalk:
 
 def reflog_ids(repo: Repository) -> Iterator[tuple[str, bytes]]:
     """``--reflog``: ``(ref, id)`` for the old then the new id of every entry of
-    every reflog (in ``reflog_names`` order), oldest entry first, null ids left out
-    (Git's ``add_reflogs_to_pending``)."""
+    every reflog, oldest entry first, null ids left out; the refs' reflogs in name
+    order, then HEAD's (as Git's ``add_reflogs_to_pending`` reads a files store)."""
     refs = repo.refs
-    for name in refs.reflog_names():
+    names = [n for n in refs.reflog_names() if n != "HEAD"]
+    for name in names + (["HEAD"] if refs.reflog_exists("HEAD") else []):
         for e in refs.reflog(name):
             for oid in (e.old, e.new):
                 if any(oid):
