@@ -5,6 +5,7 @@ several reflogs interleaved by entry time, dates and paths filtering entries."""
 from __future__ import annotations
 
 import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -118,3 +119,46 @@ def test_reflog_pruned_commit_warns(tmp_path: Path) -> None:
     obj = w / ".git" / "objects" / gone[:2] / gone[2:]
     obj.unlink()
     assert_same(w, "rev-list", "--reflog")
+
+
+GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
+
+
+@pytest.mark.skipif(not GIT_255.exists(), reason="needs ../shared/git-2.55")
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--maximal-only", "master", "t"],
+        ["--maximal-only", "--first-parent", "master", "t"],  # t6600 50
+        ["--first-parent", "--exclude-first-parent-only", "master", "^t"],
+        ["--exclude-first-parent-only", "t", "^master"],
+        ["--maximal-only", "--first-parent", "--exclude-first-parent-only", "master", "t", "^HEAD~1"],
+    ],
+)
+def test_maximal_only_and_exclude_first_parent_only(tmp_path: Path, args: list[str]) -> None:
+    """Git 2.55's ``--maximal-only`` (by first parents with ``--first-parent``) and
+    ``--exclude-first-parent-only`` (exclusion spreads down first parents only)."""
+    w = tmp_path / "r"
+    git("init", "-q", "-b", "master", w)
+    commit_at(w, "a", 1)
+    commit_at(w, "b", 2)
+    git("checkout", "-q", "-b", "t", "HEAD^", cwd=w)
+    commit_at(w, "x", 3)
+    commit_at(w, "y", 4)
+    git("checkout", "-q", "master", cwd=w)
+    _git_at(w, 5, "merge", "-q", "--no-ff", "-m", "m", "t")
+    commit_at(w, "z", 6)
+    theirs = subprocess.run(
+        [str(GIT_255), "rev-list", *args], cwd=w, env=git_env(), capture_output=True
+    )
+    ours = subprocess.run(
+        [sys.executable, "-m", "gitodb", "rev-list", *args],
+        cwd=w,
+        env=git_env(),
+        capture_output=True,
+    )
+    assert (ours.returncode, ours.stdout, ours.stderr) == (
+        theirs.returncode,
+        theirs.stdout,
+        theirs.stderr,
+    )

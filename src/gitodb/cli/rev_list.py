@@ -607,9 +607,11 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
     else:
         commits = walk.commits()
     if settings.maximal_only:
-        # only the commits no other listed commit reaches
+        # only the commits no other listed commit reaches (by first parents with
+        # --first-parent)
         listed = list(commits)
-        below = {p for n in listed for p in n.parent_ids}
+        followed = 1 if walk.first_parent else None
+        below = {p for n in listed for p in n.parent_ids[:followed]}
         commits = iter([n for n in listed if n.id not in below])
     if settings.bisect_vars:
         return _bisect_vars(walk, settings, out, commits)

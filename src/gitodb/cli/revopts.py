@@ -333,6 +333,7 @@ REVISION_OPTIONS: list[Option] = [
     _opt("merges", _walk("min_parents", 2)),
     _opt("no-merges", _walk("max_parents", 1)),
     _opt("first-parent", _walk("first_parent", True)),
+    _opt("exclude-first-parent-only", _walk("exclude_first_parent_only", True)),
     _opt("since", _date("max_age"), value=True),
     _opt("after", _date("max_age"), value=True),
     _opt("until", _date("min_age"), value=True),

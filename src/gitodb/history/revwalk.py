@@ -132,6 +132,7 @@ class RevWalk:
         simplify_by_decoration: bool = False,
         cherry_pick: bool = False,
         cherry_mark: bool = False,
+        exclude_first_parent_only: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -198,6 +199,8 @@ class RevWalk:
         self.ancestry_bottoms: list[Node] = []
         # --simplify-merges: Git's simplify_merges over the limited list
         self.simplify_merges = simplify_merges
+        # --exclude-first-parent-only: exclusion spreads down first parents only
+        self.exclude_first_parent_only = exclude_first_parent_only
         # -g: the reflogs' entries instead of history (walk_reflogs)
         self.reflog: ReflogWalk | None = None
         self._reflog_dates: tuple[int | None, int | None] = (None, None)
@@ -377,7 +380,8 @@ class RevWalk:
         """Git's ``mark_parents_uninteresting``: through commits already loaded."""
         graph = self.graph
         nodes = graph.nodes
-        stack = list(node.parent_ids)
+        only_first = self.exclude_first_parent_only
+        stack = list(node.parent_ids[:1] if only_first else node.parent_ids)
         while stack:
             oid = stack.pop()
             n = nodes.get(oid)
@@ -387,7 +391,7 @@ class RevWalk:
             if n.flags & UNINTERESTING:
                 continue
             n.flags |= UNINTERESTING
-            stack.extend(n.parent_ids)
+            stack.extend(n.parent_ids[:1] if only_first else n.parent_ids)
 
     def _process_parents(self, node: Node, queue: DateQueue) -> None:
         """Git's ``process_parents``: queue the parents not seen yet."""
@@ -402,6 +406,8 @@ class RevWalk:
                     continue
                 p.flags |= SEEN
                 queue.put(p)
+                if self.exclude_first_parent_only:
+                    break
             return
         if self.limiter is not None:
             self.limiter.simplify(node)  # may keep only the TREESAME parent
