@@ -132,7 +132,14 @@ GIT_255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
         ["--maximal-only", "--first-parent", "master", "t"],  # t6600 50
         ["--first-parent", "--exclude-first-parent-only", "master", "^t"],
         ["--exclude-first-parent-only", "t", "^master"],
-        ["--maximal-only", "--first-parent", "--exclude-first-parent-only", "master", "t", "^HEAD~1"],
+        [
+            "--maximal-only",
+            "--first-parent",
+            "--exclude-first-parent-only",
+            "master",
+            "t",
+            "^HEAD~1",
+        ],
     ],
 )
 def test_maximal_only_and_exclude_first_parent_only(tmp_path: Path, args: list[str]) -> None:

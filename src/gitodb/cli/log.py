@@ -16,7 +16,7 @@ import sys
 from types import SimpleNamespace
 
 from gitodb.cli.options import Option, OptionParser, abbrev_length
-from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
+from gitodb.errors import BadRevisionError, GitodbError
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
 from gitodb.refs.peel import shorten_ref
@@ -96,21 +96,16 @@ def reflog_lines(
     full_b = full.encode("utf-8", "surrogateescape")
     if formatter is None:
         formatter = Formatter(repo, fmt, extra_codes=_REFLOG_CODES)
+    from gitodb.history.reflogwalk import ReflogWalk
+
     odb = repo.odb
     out: list[tuple[int, bytes]] = []
-    for n, e in enumerate(reversed(refs.reflog(full))):
-        if n < start:
-            continue
-        try:
-            if not any(e.new):
-                continue
-            type_name, data = odb.read(e.new)
-        except ObjectNotFoundError:
-            continue
-        if type_name != "commit":
-            continue
+    walk = ReflogWalk(repo)
+    walk.add_ref(full, start)
+    for _ref, n, e in walk:  # the entries whose new id is a commit
         if paths and not _touches(repo, e.new, paths):
             continue
+        data = odb.read(e.new)[1]
 
         def extra(code: bytes, e: Any = e, n: int = n) -> bytes | None:
             if code == b"gd":

@@ -25,7 +25,14 @@ if TYPE_CHECKING:
 __all__ = ["ReflogItem", "ReflogWalk", "dwim_log", "reflog_ids"]
 
 #: Git's ``ref_rev_parse_rules``: where a short name is looked for
-_RULES = ("{}", "refs/{}", "refs/tags/{}", "refs/heads/{}", "refs/remotes/{}", "refs/remotes/{}/HEAD")
+_RULES = (
+    "{}",
+    "refs/{}",
+    "refs/tags/{}",
+    "refs/heads/{}",
+    "refs/remotes/{}",
+    "refs/remotes/{}/HEAD",
+)
 
 
 class ReflogItem(NamedTuple):
@@ -76,7 +83,10 @@ class ReflogWalk:
             else:
                 from gitodb.objects.approxidate import approxidate
 
-                number, when = None, approxidate(selector[:-1] if selector.endswith("}") else selector)
+                number, when = (
+                    None,
+                    approxidate(selector[:-1] if selector.endswith("}") else selector),
+                )
         else:
             branch = name
         got = self._reflog(branch)
@@ -85,13 +95,20 @@ class ReflogWalk:
         ref, entries = got
         if number is None:
             # the newest entry not newer than the date (Git's get_reflog_recno_by_time)
-            index = next((i for i in range(len(entries) - 1, -1, -1) if entries[i].time <= when), -1)
+            index = next(
+                (i for i in range(len(entries) - 1, -1, -1) if entries[i].time <= when), -1
+            )
             if index < 0:
                 return False
         else:
             index = len(entries) - 1 - number
         self.logs.append(_Log(ref, entries, index))
         return True
+
+    def add_ref(self, ref: str, number: int = 0) -> None:
+        """Walk the reflog of the full ref name ``ref`` from its ``number``-th entry."""
+        entries = self.repo.refs.reflog(ref)
+        self.logs.append(_Log(ref, entries, len(entries) - 1 - number))
 
     def _reflog(self, branch: str) -> tuple[str, list[ReflogEntry]] | None:
         cached = self._read.get(branch)
@@ -142,7 +159,9 @@ class ReflogWalk:
             if best is None:
                 self.current = None
                 return
-            item = ReflogItem(best.ref, len(best.entries) - 1 - best.index, best.entries[best.index])
+            item = ReflogItem(
+                best.ref, len(best.entries) - 1 - best.index, best.entries[best.index]
+            )
             best.index -= 1
             self.current = item
             yield item
