@@ -108,6 +108,24 @@ def test_log_reflog(repo: Path, args: list[str]) -> None:
     assert_same(repo, "log", *args)
 
 
+@pytest.mark.parametrize(
+    "args",
+    [
+        [],
+        ["--no-merges"],  # t1414 4-6, 8-10: the walk's options filter the entries
+        ["--", "one.t"],
+        ["-1"],
+        ["HEAD", "main", "side"],  # interleaved by entry time
+        ["--date=unix", "HEAD", "main", "side"],  # %gd names entries by date
+        ["--since=1700000250", "--until=1700000450"],
+        ["HEAD@{1979-01-01}", "HEAD"],
+        ["--all"],
+    ],
+)
+def test_log_walk_reflogs_options(repo: Path, args: list[str]) -> None:
+    assert_same(repo, "log", "-g", "--format=%gd %gs", *args)
+
+
 def test_reflog_pruned_commit_warns(tmp_path: Path) -> None:
     """``--reflog`` leaves out an id that is gone, with Git's warning once a reflog."""
     w = tmp_path / "r"
