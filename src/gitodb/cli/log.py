@@ -16,7 +16,7 @@ import sys
 from types import SimpleNamespace
 
 from gitodb.cli.options import Option, OptionParser, abbrev_length
-from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
+from gitodb.errors import BadRevisionError, GitodbError
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
 from gitodb.refs.peel import shorten_ref
@@ -96,21 +96,16 @@ def reflog_lines(
     full_b = full.encode("utf-8", "surrogateescape")
     if formatter is None:
         formatter = Formatter(repo, fmt, extra_codes=_REFLOG_CODES)
+    from gitodb.history.reflogwalk import ReflogWalk
+
     odb = repo.odb
     out: list[tuple[int, bytes]] = []
-    for n, e in enumerate(reversed(refs.reflog(full))):
-        if n < start:
-            continue
-        try:
-            if not any(e.new):
-                continue
-            type_name, data = odb.read(e.new)
-        except ObjectNotFoundError:
-            continue
-        if type_name != "commit":
-            continue
+    walk = ReflogWalk(repo)
+    walk.add_ref(full, start)
+    for _ref, n, e in walk:  # the entries whose new id is a commit
         if paths and not _touches(repo, e.new, paths):
             continue
+        data = odb.read(e.new)[1]
 
         def extra(code: bytes, e: Any = e, n: int = n) -> bytes | None:
             if code == b"gd":
@@ -653,8 +648,12 @@ def _content(odb: Any, node: Any) -> bytes:
 
 
 def _reflog_walk(repo: Any, o: _LogOptions, settings: RevSettings, paths: list[str] | None) -> int:
-    """``log -g``: the reflogs of the refs named (HEAD by default), user formats only."""
+    """``log -g``: the reflogs of the refs named (HEAD by default), user formats only,
+    walked by ``RevWalk`` with a ``ReflogWalk`` (its options filter the entries)."""
+    from gitodb.cli.rev_list import add_revisions
     from gitodb.history.pretty import Formatter
+    from gitodb.history.reflogwalk import ReflogWalk
+    from gitodb.history.revwalk import RevWalk
 
     if settings.graph:  # it makes the walk topological: limited, as Git says
         raise GitodbError("cannot combine --walk-reflogs with history-limiting options")
@@ -662,16 +661,56 @@ def _reflog_walk(repo: Any, o: _LogOptions, settings: RevSettings, paths: list[s
         if o.format_given:
             raise GitodbError("gitodb log -g supports only --format=<format>")
         o.user, o.terminator = b"%H %gd: %gs", True
-    if settings.unknown:
+    if not any(what not in ("--not", "--exclude") for what, _v in settings.revs):
+        settings.revs.append(("rev", "HEAD"))
+    walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
+    reflog = ReflogWalk(repo)
+    walk.walk_reflogs(reflog)
+    status = add_revisions(repo, walk, settings, paths is not None)
+    if status:
+        return status
+    if settings.unknown:  # Git reads the revisions first
         raise GitodbError(f"unrecognized argument: {settings.unknown[0]}")
-    specs = []
-    for what, value in settings.revs:
-        if what != "rev":
-            raise GitodbError(f"gitodb log -g does not support {what}")
-        specs.append(value or "")
-    if settings.walk_kwargs != {"order": "default"}:
-        raise GitodbError("gitodb log -g supports no walk options")
+    if paths:
+        walk.set_paths([p.encode("utf-8", "surrogateescape") for p in paths])
     f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=o.abbrev, extra_codes=_REFLOG_CODES)
-    data = b"".join(walk_reflog(repo, s, o.user, formatter=f) for s in specs or ["HEAD"])
-    sys.stdout.buffer.write(data)
+    odb = repo.odb
+    out: list[bytes] = []
+    # with --date, %gd names an entry by its date (Git's get_reflog_selector)
+    dated = o.date_mode if o.date_mode != DateMode() else None
+    for node in walk.commits():
+        item = reflog.current  # the entry that gave this commit
+        assert item is not None
+        out.append(f.format(node.id, odb.read(node.id)[1], _entry_codes(item, dated)) + b"\n")
+    sys.stdout.buffer.write(b"".join(out))
     return 0
+
+
+def _entry_codes(item: Any, dated: DateMode | None) -> Any:
+    """The reflog placeholders (%gd %gD %gN %gn %ge %gs) of one walked entry;
+    ``dated``: the selector is the entry's date in that mode, not its number."""
+    full = item.ref.encode("utf-8", "surrogateescape")
+    short = shorten_ref(item.ref).encode("utf-8", "surrogateescape")
+    e, n = item.entry, item.number
+    selector = b"%d" % n
+    if dated is not None:
+        from gitodb.objects.datefmt import show_date
+
+        selector = show_date(e.time, e.tz_offset, dated).encode()
+
+    def extra(code: bytes) -> bytes | None:
+        if code == b"gd":
+            return b"%s@{%s}" % (short, selector)
+        if code == b"gD":
+            return b"%s@{%s}" % (full, selector)
+        if code == b"gN":
+            return b"%d" % n
+        if code == b"gn":
+            return str(e.name).encode("utf-8", "surrogateescape")
+        if code == b"ge":
+            return str(e.email).encode("utf-8", "surrogateescape")
+        if code == b"gs":
+            return bytes(e.message)
+        return None
+
+    return extra

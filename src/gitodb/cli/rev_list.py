@@ -140,9 +140,14 @@ def _run(argv: list[str], ctx: Context) -> int:
         raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
     walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
+    if settings.walk_reflogs:
+        from gitodb.history.reflogwalk import ReflogWalk
+
+        walk.walk_reflogs(ReflogWalk(repo))
     status = add_revisions(repo, walk, settings, paths is not None)
     if status:
         return status
+    given = any(what not in quiet_sources for what, _v in settings.revs)
     if not settings.walk_kwargs.get("objects") and not given and not walk.pending:
         raise UsageError(stderr=parser().usage_text())
     limit_to_paths(repo, ctx, walk, settings.paths)
@@ -191,6 +196,7 @@ def add_revisions(repo: object, walk: object, settings: RevSettings, dashdash: b
                         # Git: a name of a file in the work tree begins the paths; it
                         # and every argument after it limit the walk
                         settings.paths = [v or "" for w, v in settings.revs[index:] if w == "rev"]
+                        del settings.revs[index:]  # (no longer revisions)
                         break
                     if not settings.ignore_missing:
                         raise
@@ -215,6 +221,8 @@ def add_revisions(repo: object, walk: object, settings: RevSettings, dashdash: b
                 args.exclude_hidden(value or "")
             elif what == "--alternate-refs":
                 args.alternate_refs()
+            elif what == "--reflog":
+                args.reflogs()
             elif what == "--exclude":
                 args.exclude(value or "")
             elif what == "--stdin":
@@ -599,9 +607,11 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
     else:
         commits = walk.commits()
     if settings.maximal_only:
-        # only the commits no other listed commit reaches
+        # only the commits no other listed commit reaches (by first parents with
+        # --first-parent)
         listed = list(commits)
-        below = {p for n in listed for p in n.parent_ids}
+        followed = 1 if walk.first_parent else None
+        below = {p for n in listed for p in n.parent_ids[:followed]}
         commits = iter([n for n in listed if n.id not in below])
     if settings.bisect_vars:
         return _bisect_vars(walk, settings, out, commits)

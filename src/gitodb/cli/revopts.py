@@ -57,6 +57,7 @@ class RevSettings(SimpleNamespace):
         self.missing: str | None = None  # --missing=<action>, None when not given
         self.timestamp = False
         self.maximal_only = False
+        self.walk_reflogs = False  # -g: walk the reflogs of the commits named
         self.in_commit_order = False  # --objects listed after each commit
         self.use_bitmap = False  # --use-bitmap-index
         self.test_bitmap = False  # --test-bitmap
@@ -310,6 +311,7 @@ REVISION_OPTIONS: list[Option] = [
     _opt("exclude", _pseudo("--exclude"), value=True),
     _opt("exclude-hidden", _exclude_hidden, value=True),
     _opt("alternate-refs", _pseudo("--alternate-refs")),
+    _opt("reflog", _pseudo("--reflog")),
     _opt("not", _pseudo("--not")),
     _opt("stdin", _pseudo("--stdin")),
     _opt("indexed-objects", _pseudo("--indexed-objects")),
@@ -331,6 +333,7 @@ REVISION_OPTIONS: list[Option] = [
     _opt("merges", _walk("min_parents", 2)),
     _opt("no-merges", _walk("max_parents", 1)),
     _opt("first-parent", _walk("first_parent", True)),
+    _opt("exclude-first-parent-only", _walk("exclude_first_parent_only", True)),
     _opt("since", _date("max_age"), value=True),
     _opt("after", _date("max_age"), value=True),
     _opt("until", _date("min_age"), value=True),
@@ -428,6 +431,7 @@ def rev_list_options() -> list[Option]:
         flag("timestamp", "timestamp"),
         flag("header", "header"),
         flag("maximal-only", "maximal_only"),
+        Option("g", "walk-reflogs", "const", dest="walk_reflogs", const=True, hidden=True),
         flag("in-commit-order", "in_commit_order"),
         flag("use-bitmap-index", "use_bitmap"),
         flag("test-bitmap", "test_bitmap"),

@@ -9,7 +9,9 @@ parents); ``--not`` flips what follows.  The ref pseudo-options ``--all``,
 ``--exclude-hidden=<section>`` hides from the next of them the refs that
 ``transfer.hideRefs`` and ``<section>.hideRefs`` hide.  ``--alternate-refs`` adds
 the tips of the alternates' repositories (``core.alternateRefsCommand``, else their
-refs, under ``core.alternateRefsPrefixes`` if set).
+refs, under ``core.alternateRefsPrefixes`` if set).  ``--reflog`` adds every id
+the reflogs hold.  In a ``-g`` walk (``RevWalk.walk_reflogs``) a commit named is a
+reflog to walk, by the name given.
 """
 
 from __future__ import annotations
@@ -136,7 +138,7 @@ class RevisionArgs:
 
     def all(self) -> None:
         """``--all``: every ref, then HEAD."""
-        if not self.excludes and self.hidden is None:
+        if not self.excludes and self.hidden is None and self.walk.reflog is None:
             # thousands of refs: no per-ref checks, one call
             self.walk.add_refs(self._refs("refs/"), uninteresting=self.negate)
         else:
@@ -150,6 +152,22 @@ class RevisionArgs:
             if tip is not None:
                 self._add_ref(name, name, tip)
         self._used()
+
+    def reflogs(self) -> None:
+        """``--reflog``: every id every reflog holds, unnamed; an id that is gone is
+        left out with Git's warning, once per reflog."""
+        import sys
+
+        from gitodb.history.reflogwalk import reflog_ids
+
+        contains = self.repo.odb.contains
+        warned: set[str] = set()
+        for ref, oid in reflog_ids(self.repo):
+            if contains(oid):
+                self._add_object(oid, "", None)
+            elif ref not in warned:
+                warned.add(ref)
+                sys.stderr.write(f"warning: reflog of '{ref}' references pruned commits\n")
 
     def bisect_refs(self) -> None:
         """``--bisect``: the bad bisection ref, and the good ones excluded (with the
@@ -216,6 +234,13 @@ class RevisionArgs:
     def _add_object(
         self, oid: bytes, name: str, path: str | None, negative: bool = False, left: bool = False
     ) -> None:
+        reflog = self.walk.reflog
+        if reflog is not None and self.repo.odb.read_header(oid)[0] == "commit":
+            # Git's add_pending_object_with_mode: a commit's reflog is walked instead
+            if negative != self.negate:
+                raise GitodbError(f"cannot walk reflogs for {name}")
+            reflog.add(name)
+            return
         self.walk.add(oid, uninteresting=negative != self.negate, name=name, path=path, left=left)
 
     def _resolve(self, name: str) -> tuple[bytes, str | None]:

@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import Any
 
+    from gitodb.history.reflogwalk import ReflogWalk
     from gitodb.history.simplify import PathLimiter
     from gitodb.repo import Repository
 
@@ -131,6 +132,7 @@ class RevWalk:
         simplify_by_decoration: bool = False,
         cherry_pick: bool = False,
         cherry_mark: bool = False,
+        exclude_first_parent_only: bool = False,
     ) -> None:
         if order not in ORDERS:
             raise ValueError(f"unknown order {order!r}")
@@ -197,6 +199,11 @@ class RevWalk:
         self.ancestry_bottoms: list[Node] = []
         # --simplify-merges: Git's simplify_merges over the limited list
         self.simplify_merges = simplify_merges
+        # --exclude-first-parent-only: exclusion spreads down first parents only
+        self.exclude_first_parent_only = exclude_first_parent_only
+        # -g: the reflogs' entries instead of history (walk_reflogs)
+        self.reflog: ReflogWalk | None = None
+        self._reflog_dates: tuple[int | None, int | None] = (None, None)
 
     # -- setup -------------------------------------------------------------------
     def set_paths(self, paths: list[bytes]) -> None:
@@ -211,6 +218,28 @@ class RevWalk:
             self.paths,
             **self._simplify_options,  # type: ignore[arg-type]
         )
+
+    def walk_reflogs(self, reflog: ReflogWalk) -> None:
+        """``-g``: show the commits of ``reflog``'s entries instead of walking history
+        (the commits named go to ``reflog``, see ``RevisionArgs``); ``since``/``until``
+        then date the entries, not the commits.  Git's checks, in Git's order."""
+        if self.reverse:
+            raise GitodbError("options '--reverse' and '--walk-reflogs' cannot be used together")
+        if (
+            self.order != "default"
+            or self.side is not None
+            or self.cherry_pick
+            or self.cherry_mark
+            or self.want_children
+            or self.ancestry_path
+            or self.simplify_merges
+            or self.bisect
+        ):
+            raise GitodbError("cannot combine --walk-reflogs with history-limiting options")
+        self.reflog = reflog
+        self._reflog_dates = (self.max_age, self.min_age)
+        self.max_age = self.min_age = None
+        self.boundary = False  # no history walked, no boundary (as Git)
 
     def add(
         self,
@@ -351,7 +380,8 @@ class RevWalk:
         """Git's ``mark_parents_uninteresting``: through commits already loaded."""
         graph = self.graph
         nodes = graph.nodes
-        stack = list(node.parent_ids)
+        only_first = self.exclude_first_parent_only
+        stack = list(node.parent_ids[:1] if only_first else node.parent_ids)
         while stack:
             oid = stack.pop()
             n = nodes.get(oid)
@@ -361,7 +391,7 @@ class RevWalk:
             if n.flags & UNINTERESTING:
                 continue
             n.flags |= UNINTERESTING
-            stack.extend(n.parent_ids)
+            stack.extend(n.parent_ids[:1] if only_first else n.parent_ids)
 
     def _process_parents(self, node: Node, queue: DateQueue) -> None:
         """Git's ``process_parents``: queue the parents not seen yet."""
@@ -376,6 +406,8 @@ class RevWalk:
                     continue
                 p.flags |= SEEN
                 queue.put(p)
+                if self.exclude_first_parent_only:
+                    break
             return
         if self.limiter is not None:
             self.limiter.simplify(node)  # may keep only the TREESAME parent
@@ -539,6 +571,9 @@ class RevWalk:
 
     def _candidates(self) -> Iterator[Node]:
         """Git's ``get_revision_1``: commits in walk order, before output limits."""
+        if self.reflog is not None:
+            yield from self._reflog_candidates()
+            return
         starts = self._handle_pending()
         starts.sort(key=lambda n: -n.date)  # stable, as commit_list_sort_by_date
         if self.limited:
@@ -584,6 +619,24 @@ class RevWalk:
             self._process_parents(head, queue)
             if self._wanted(head):
                 yield head
+
+    def _reflog_candidates(self) -> Iterator[Node]:
+        """``-g``: each entry's commit, newest entry first, if its entry's date is in
+        range and the usual filters keep it; parents are not walked (only rewritten,
+        for paths with ``--parents``).  Trees, blobs and tags named are still listed."""
+        assert self.reflog is not None
+        self._handle_pending()  # (only commits the reflogs do not hold are pending)
+        since, until = self._reflog_dates
+        for item in self.reflog:
+            when = item.entry.time
+            if (since is not None and when < since) or (until is not None and when > until):
+                continue
+            node = self.graph.node(item.entry.new)
+            node.flags &= ~(ADDED | SEEN | SHOWN)  # a commit may come again
+            if self.limiter is not None:
+                self.limiter.simplify(node)
+            if self._simplified(node, DateQueue()):
+                yield node
 
     def _set_children(self, listed: list[Node]) -> None:
         """Git's ``set_children``: walking the list, each commit is put first among
@@ -893,6 +946,7 @@ class RevWalk:
         (``native_text``, ``native_format``)."""
         return not (
             self._walked
+            or self.reflog is not None
             or self.order not in ("default", "topo")
             or self.side is not None
             or self.bisect
