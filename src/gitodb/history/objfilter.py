@@ -544,6 +544,27 @@ def _quote(path: str) -> bytes:
     return b'"' + bytes(out) + b'"' if quoted else bytes(out)
 
 
+class _OpenTree:
+    """A tree ``FilteredObjects._tree`` has opened: its id, name, path + "/" (or ""),
+    the entries still to visit, and ``entry_interesting``'s state (2: all match)."""
+
+    __slots__ = ("oid", "name", "inner", "entries", "match")
+
+    def __init__(
+        self,
+        oid: bytes,
+        name: str,
+        inner: str,
+        entries: Iterator[tuple[bytes, bytes, bytes]],
+        match: int,
+    ) -> None:
+        self.oid = oid
+        self.name = name
+        self.inner = inner
+        self.entries = entries
+        self.match = match
+
+
 class FilteredObjects:
     """Git's ``traverse_commit_list_filtered`` over a walk's commits: which commits to
     show, then the tags, trees and blobs, through ``spec`` (or none) and ``missing``."""
@@ -647,14 +668,13 @@ class FilteredObjects:
         ``root`` raises ``TreeDepthError``, as the unfiltered walk does."""
         max_depth = max_tree_depth(self.repo.config)
         rawsz = self.repo.object_format.rawsz
-        # a frame: [tree id, name, its path + "/" (or ""), its entries, match state]
-        stack: list[list] = []  # type: ignore[type-arg]
+        stack: list[_OpenTree] = []
         todo: tuple[bytes, str, str] | None = (root, base, name)
         while True:
             if todo is not None:
                 oid, base, name = todo
                 todo = None
-                if stack and len(stack) > max_depth:
+                if len(stack) > max_depth:
                     raise TreeDepthError(TreeDepthError.MESSAGE)
                 frame = yield from self._open_tree(oid, base, name, rawsz)
                 if frame is not None:
@@ -662,8 +682,8 @@ class FilteredObjects:
             if not stack:
                 return
             frame = stack[-1]
-            oid, name, inner, entries, match = frame
-            for mode, entry_name, entry in entries:
+            inner, match = frame.inner, frame.match
+            for mode, entry_name, entry in frame.entries:
                 if match != 2:
                     match = entry_interesting(
                         inner.encode("utf-8", "surrogateescape"),
@@ -678,19 +698,19 @@ class FilteredObjects:
                 if mode == b"160000":
                     continue  # submodules are not followed
                 if mode in (b"40000", b"040000"):
-                    frame[4] = match
+                    frame.match = match
                     todo = (entry, inner, text)
                     break
                 yield from self._blob(entry, inner, text)
             else:
                 stack.pop()
-                r = self._ask(END_TREE, oid, inner, name)
+                r = self._ask(END_TREE, frame.oid, inner, frame.name)
                 if r & MARK_SEEN:
-                    self.seen.add(oid)
+                    self.seen.add(frame.oid)
 
     def _open_tree(
         self, oid: bytes, base: str, name: str, rawsz: int
-    ) -> Generator[tuple[bytes, str, bytes], None, list | None]:  # type: ignore[type-arg]
+    ) -> Generator[tuple[bytes, str, bytes], None, _OpenTree | None]:
         """The start of ``process_tree`` for one tree: read it, ask, show it; its frame
         for ``_tree`` (entries empty when skipped or unreadable), None when the tree is
         uninteresting or seen."""
@@ -718,7 +738,7 @@ class FilteredObjects:
             trace(f"Skipping contents of tree {inner}...", "list-objects.c")
         elif not failed:
             entries = iter(parse_entries(data, rawsz))
-        return [oid, name, inner, entries, 0 if self.paths else 2]
+        return _OpenTree(oid, name, inner, entries, 0 if self.paths else 2)
 
     def omitted_lines(self) -> list[bytes]:
         """The ``~<id>`` lines of ``--filter-print-omitted``, in Git's order."""
