@@ -91,11 +91,11 @@ FILTERS = [
 @pytest.mark.parametrize("spec", FILTERS)
 def test_filtered_listing_of_a_deep_tree_like_git(repo: Path, spec: str) -> None:
     # --filter's tree walk on a tree deeper than Python's recursion limit (it recursed:
-    # RecursionError), with core.maxTreeDepth raised past it; git 2.39 has no limit
-    args = ["rev-list", "--objects", f"--filter={spec}", "big"]
+    # RecursionError), with core.maxTreeDepth raised past it (git 2.39 has no limit)
+    args = ["-c", "core.maxtreedepth=4096", "rev-list", "--objects", f"--filter={spec}", "big"]
     theirs = _run(["git", *args], repo)
     assert theirs[0] == 0
-    mine = _run([sys.executable, "-m", "gitodb", "-c", "core.maxtreedepth=4096", *args], repo)
+    mine = _run([sys.executable, "-m", "gitodb", *args], repo)
     assert mine == theirs
 
 
