@@ -76,3 +76,33 @@ def test_the_default_limit_fails_gracefully(repo: Path, args: list[str]) -> None
     assert mine == _run([str(GIT255), *args], repo)
     assert mine[0] != 0 and b"exceeded maximum allowed tree depth" in mine[2]
     assert b"Traceback" not in mine[2]
+
+
+FILTERS = [
+    "blob:none",
+    "blob:limit=1",
+    "tree:5000",
+    "tree:3",
+    "object:type=tree",
+    "combine:blob:none+tree:2000",
+]
+
+
+@pytest.mark.parametrize("spec", FILTERS)
+def test_filtered_listing_of_a_deep_tree_like_git(repo: Path, spec: str) -> None:
+    # --filter's tree walk on a tree deeper than Python's recursion limit (it recursed:
+    # RecursionError), with core.maxTreeDepth raised past it (git 2.39 has no limit)
+    args = ["-c", "core.maxtreedepth=4096", "rev-list", "--objects", f"--filter={spec}", "big"]
+    theirs = _run(["git", *args], repo)
+    assert theirs[0] == 0
+    mine = _run([sys.executable, "-m", "gitodb", *args], repo)
+    assert mine == theirs
+
+
+@needs_255
+@pytest.mark.parametrize("spec", FILTERS)
+def test_filtered_listing_stops_at_the_default_limit_like_git(repo: Path, spec: str) -> None:
+    args = ["rev-list", "--objects", f"--filter={spec}", "big"]
+    mine = _run([sys.executable, "-m", "gitodb", *args], repo)
+    assert mine == _run([str(GIT255), *args], repo)
+    assert b"Traceback" not in mine[2]

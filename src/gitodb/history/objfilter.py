@@ -29,13 +29,13 @@ from __future__ import annotations
 
 import sys
 from abc import ABC, abstractmethod
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from typing import TYPE_CHECKING
 
-from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
+from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError, TreeDepthError
 from gitodb.history.treewalk import entry_interesting
 from gitodb.objects.filter import ObjectFilter, trace
-from gitodb.objects.tree import parse_entries
+from gitodb.objects.tree import max_tree_depth, parse_entries
 from gitodb.refs.wildmatch import wildmatch
 
 if TYPE_CHECKING:
@@ -544,6 +544,27 @@ def _quote(path: str) -> bytes:
     return b'"' + bytes(out) + b'"' if quoted else bytes(out)
 
 
+class _OpenTree:
+    """A tree ``FilteredObjects._tree`` has opened: its id, name, path + "/" (or ""),
+    the entries still to visit, and ``entry_interesting``'s state (2: all match)."""
+
+    __slots__ = ("oid", "name", "inner", "entries", "match")
+
+    def __init__(
+        self,
+        oid: bytes,
+        name: str,
+        inner: str,
+        entries: Iterator[tuple[bytes, bytes, bytes]],
+        match: int,
+    ) -> None:
+        self.oid = oid
+        self.name = name
+        self.inner = inner
+        self.entries = entries
+        self.match = match
+
+
 class FilteredObjects:
     """Git's ``traverse_commit_list_filtered`` over a walk's commits: which commits to
     show, then the tags, trees and blobs, through ``spec`` (or none) and ``missing``."""
@@ -638,10 +659,63 @@ class FilteredObjects:
         if r & DO_SHOW:
             yield from self._show(oid, "blob", path)
 
-    def _tree(self, oid: bytes, base: str, name: str) -> Iterator[tuple[bytes, str, bytes]]:
-        """Git's ``process_tree``: ask, show, open (unless skipped), ask at the end."""
+    def _tree(self, root: bytes, base: str, name: str) -> Iterator[tuple[bytes, str, bytes]]:
+        """Git's ``process_tree`` from ``root``: ask, show, open (unless skipped), ask
+        at the end, for every tree below it too, depth first.
+
+        Iterative, with one frame per open tree (``core.maxTreeDepth`` allows trees
+        deeper than Python's recursion limit); a tree deeper than that setting below
+        ``root`` raises ``TreeDepthError``, as the unfiltered walk does."""
+        max_depth = max_tree_depth(self.repo.config)
+        rawsz = self.repo.object_format.rawsz
+        stack: list[_OpenTree] = []
+        todo: tuple[bytes, str, str] | None = (root, base, name)
+        while True:
+            if todo is not None:
+                oid, base, name = todo
+                todo = None
+                if len(stack) > max_depth:
+                    raise TreeDepthError(TreeDepthError.MESSAGE)
+                frame = yield from self._open_tree(oid, base, name, rawsz)
+                if frame is not None:
+                    stack.append(frame)
+            if not stack:
+                return
+            frame = stack[-1]
+            inner, match = frame.inner, frame.match
+            for mode, entry_name, entry in frame.entries:
+                if match != 2:
+                    match = entry_interesting(
+                        inner.encode("utf-8", "surrogateescape"),
+                        entry_name,
+                        int(mode, 8),
+                        self.paths,
+                        wildcards=True,
+                    )
+                    if not match:
+                        continue
+                text = entry_name.decode("utf-8", "surrogateescape")
+                if mode == b"160000":
+                    continue  # submodules are not followed
+                if mode in (b"40000", b"040000"):
+                    frame.match = match
+                    todo = (entry, inner, text)
+                    break
+                yield from self._blob(entry, inner, text)
+            else:
+                stack.pop()
+                r = self._ask(END_TREE, frame.oid, inner, frame.name)
+                if r & MARK_SEEN:
+                    self.seen.add(frame.oid)
+
+    def _open_tree(
+        self, oid: bytes, base: str, name: str, rawsz: int
+    ) -> Generator[tuple[bytes, str, bytes], None, _OpenTree | None]:
+        """The start of ``process_tree`` for one tree: read it, ask, show it; its frame
+        for ``_tree`` (entries empty when skipped or unreadable), None when the tree is
+        uninteresting or seen."""
         if oid in self.uninteresting or oid in self.seen:
-            return
+            return None
         try:
             type_name, data = self.repo.odb.read(oid)
         except ObjectNotFoundError:
@@ -659,31 +733,12 @@ class FilteredObjects:
             else:
                 yield oid, "tree", path.encode("utf-8", "surrogateescape")
         inner = path + "/" if path else ""
+        entries: Iterator[tuple[bytes, bytes, bytes]] = iter(())
         if r & SKIP_TREE:
             trace(f"Skipping contents of tree {inner}...", "list-objects.c")
         elif not failed:
-            match = 0 if self.paths else 2
-            for mode, entry_name, entry in parse_entries(data, self.repo.object_format.rawsz):
-                if match != 2:
-                    match = entry_interesting(
-                        inner.encode("utf-8", "surrogateescape"),
-                        entry_name,
-                        int(mode, 8),
-                        self.paths,
-                        wildcards=True,
-                    )
-                    if not match:
-                        continue
-                text = entry_name.decode("utf-8", "surrogateescape")
-                if mode == b"160000":
-                    continue  # submodules are not followed
-                if mode in (b"40000", b"040000"):
-                    yield from self._tree(entry, inner, text)
-                else:
-                    yield from self._blob(entry, inner, text)
-        r = self._ask(END_TREE, oid, inner, name)
-        if r & MARK_SEEN:
-            self.seen.add(oid)
+            entries = iter(parse_entries(data, rawsz))
+        return _OpenTree(oid, name, inner, entries, 0 if self.paths else 2)
 
     def omitted_lines(self) -> list[bytes]:
         """The ``~<id>`` lines of ``--filter-print-omitted``, in Git's order."""

@@ -20,6 +20,7 @@ import os
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.history.graph import merge_bases
+from gitodb.refs.table import ref_ids
 from gitodb.repo.revparse import peel_to, resolve_full
 
 TYPE_CHECKING = False
@@ -115,14 +116,9 @@ class RevisionArgs:
 
     # -- refs ------------------------------------------------------------------
     def _refs(self, prefix: str) -> list[tuple[str, bytes]]:
-        """``(full name, id)`` of refs under ``prefix``, sorted, symrefs resolved."""
-        out = []
-        refs = self.repo.refs
-        for ref in refs.iter_refs(prefix):
-            oid = ref.oid if ref.target is None else refs.resolve(ref.name)
-            if oid is not None:
-                out.append((ref.name, oid))
-        return out
+        """``(full name, id)`` of refs under ``prefix``, sorted, symrefs resolved: from
+        the store's ref table where it gives one (no ``Ref`` object per ref)."""
+        return ref_ids(self.repo.refs, prefix)
 
     def _add_ref(self, shown_name: str, full_name: str, oid: bytes) -> None:
         if self.excludes and any(_wildmatch(p, shown_name) for p in self.excludes):
