@@ -269,3 +269,18 @@ def test_stdin_packs_limit_the_new_layer_like_git(tmp_path: Path, repo: Path) ->
         copies.append(_pack_files(copy))
     assert copies[1] == copies[0]
     assert len((tmp_path / "gitodb" / CHAIN).read_text().split()) == 2
+
+
+def test_a_damaged_single_midx_is_rewritten(repo: Path) -> None:
+    # A MIDX ignored for its checksum is replaced, never taken for an up-to-date
+    # chain (t5319 48); git 2.39 then verifies the new one.
+    git("multi-pack-index", "write", cwd=repo)
+    midx = repo / ".git/objects/pack/multi-pack-index"
+    data = bytearray(midx.read_bytes())
+    data[-30] ^= 0xFF  # inside the checksum: the contents stay readable
+    midx.write_bytes(bytes(data))
+    assert _run(["git"], repo, "multi-pack-index", "verify")[0] != 0
+    code, _out, err = _run(GITODB, repo, "multi-pack-index", "write")
+    assert code == 0
+    assert b"ignoring existing multi-pack-index; checksum mismatch" in err
+    assert _run(["git"], repo, "multi-pack-index", "verify")[0] == 0

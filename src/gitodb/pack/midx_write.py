@@ -40,6 +40,7 @@ from gitodb.pack.midx import (
     CHUNK_RIDX,
     HEADER_SIZE,
     MIDX_CHAIN_DIR,
+    MIDX_CHAIN_FILE,
     MIDX_NAME,
     MIDX_SIGNATURE,
     TOC_ENTRY_SIZE,
@@ -114,6 +115,11 @@ def _chain_up_to_date(
     """
     if wanted is not None or drop or bitmap:
         return False
+    pack_dir = os.path.join(objects_dir, "pack")
+    if os.path.exists(os.path.join(pack_dir, MIDX_NAME)) or not os.path.exists(
+        os.path.join(pack_dir, MIDX_CHAIN_DIR, MIDX_CHAIN_FILE)
+    ):
+        return False  # no chain (a single MIDX ignored as damaged is rewritten)
     from gitodb.pack.midx import load_midx
 
     try:
@@ -123,7 +129,7 @@ def _chain_up_to_date(
     if chain is None:
         return False
     try:
-        on_disk = {n for n in os.listdir(os.path.join(objects_dir, "pack")) if n.endswith(".idx")}
+        on_disk = {n for n in os.listdir(pack_dir) if n.endswith(".idx")}
         return on_disk == set(chain.pack_names)
     finally:
         chain.close()
