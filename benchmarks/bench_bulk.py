@@ -26,6 +26,7 @@ equal in number between gitodb and each alternative.
     python benchmarks/bench_bulk.py                  # 30 repositories + libgit2
     python benchmarks/bench_bulk.py --out benchmarks/results/bulk.md
     python benchmarks/bench_bulk.py --check          # the alternatives' commits == gitodb's
+    python benchmarks/bench_bulk.py --dask-repeats 7 # Dask's overhead, 7 interleaved pairs
 """
 
 from __future__ import annotations
@@ -715,6 +716,38 @@ def report(runs: list[Run], repos: list[str], storage: int, header: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def dask_overhead(repos: list[str], tables: list[str], client: Any, repeats: int) -> str:
+    """Dask's overhead against the local engine (2 workers each), ``repeats`` runs of
+    each, interleaved (local, Dask, local, ...) so that the load drifts over both:
+    the median, min and max of the per-pair ratios, by wall-clock and by task CPU."""
+    import statistics
+
+    lines = [
+        f"Dask overhead vs local, 2 workers, {repeats} interleaved pairs per table:",
+        "",
+        "| table | local s (median) | dask s (median) | wall-clock overhead median [min, max] "
+        "| task CPU overhead median [min, max] | load |",
+        "|---|---|---|---|---|---|",
+    ]
+    for table in tables:
+        pairs = []
+        for _ in range(repeats):
+            local = run_gitodb_local(repos, table, 2)
+            dask = run_gitodb_dask(repos, table, client, 2)
+            pairs.append((local, dask))
+            print(local.seconds, dask.seconds, local.cpu, dask.cpu, file=sys.stderr)
+        wall = [d.seconds / g.seconds - 1 for g, d in pairs]
+        cpu = [d.cpu / g.cpu - 1 for g, d in pairs]
+        lines.append(
+            f"| {table} | {statistics.median(g.seconds for g, _d in pairs):.2f} "
+            f"| {statistics.median(d.seconds for _g, d in pairs):.2f} "
+            f"| {statistics.median(wall):+.0%} [{min(wall):+.0%}, {max(wall):+.0%}] "
+            f"| {statistics.median(cpu):+.0%} [{min(cpu):+.0%}, {max(cpu):+.0%}] "
+            f"| {os.getloadavg()[0]:.1f} |"
+        )
+    return "\n".join(lines) + "\n"
+
+
 def check_same(repos: list[str]) -> int:
     """Compare each alternative's ``commits`` rows with gitodb's by id: the same ids,
     parents and ``reachable_from`` (in any row order: pygit2's and dulwich's
@@ -763,6 +796,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="only compare the alternatives' commits tables with gitodb's (no timing)",
     )
+    ap.add_argument(
+        "--dask-repeats",
+        type=int,
+        metavar="N",
+        help="only measure Dask's overhead against the local engine: N interleaved pairs",
+    )
     args = ap.parse_args(argv)
     n = args.repos or (8 if args.quick else 30)
     repos = make_corpus(n, args.quick)
@@ -774,6 +813,22 @@ def main(argv: list[str] | None = None) -> int:
         return 1 if bad else 0
     storage = sum(storage_bytes(r) for r in repos)
     tables = [t for t in args.tables.split(",") if t]
+    if args.dask_repeats:
+        from distributed import Client
+
+        from gitodb.dask import local_cluster
+
+        cluster = local_cluster(2)
+        client = Client(cluster)
+        try:
+            text = dask_overhead(repos, tables, client, args.dask_repeats)
+        finally:
+            client.close()
+            cluster.close()
+        print(text)
+        if args.out:
+            args.out.write_text(text)
+        return 0
     runs: list[Run] = []
     clusters: dict[int, Any] = {}
     if not args.no_dask:

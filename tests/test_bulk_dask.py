@@ -263,3 +263,40 @@ def test_a_worker_task_does_not_load_dask_dataframe(corpus: Path, tmp_path: Path
     want = len(list(bulk.table_batches(corpus / "a", "refs"))[0])
     assert int(rows) == want
     assert pq.read_table(tmp_path / "o" / "refs").num_rows == want
+
+
+def test_dask_starts_the_largest_repositories_first(tmp_path: Path) -> None:
+    """As the local engine: the tasks start in decreasing pack size (a large one started
+    last would leave the other workers idle); one single-threaded worker writes the
+    files in the order it runs the tasks."""
+    import subprocess
+
+    sizes = [20_000, 300_000, 1_000, 120_000, 60_000, 200_000]
+    env = {**os.environ, "GIT_CONFIG_GLOBAL": os.devnull, "GIT_CONFIG_NOSYSTEM": "1"}
+    repos = []
+    for i, size in enumerate(sizes):
+        repo = tmp_path / f"r{i}"
+        subprocess.run(["git", "init", "-q", str(repo)], check=True, env=env)
+        (repo / "data").write_bytes(os.urandom(size))  # incompressible: pack ~ size
+        for args in (
+            ["add", "data"],
+            ["-c", "user.name=A", "-c", "user.email=a@x", "commit", "-qm", "data"],
+            ["repack", "-adq"],
+        ):
+            subprocess.run(["git", "-C", str(repo), *args], check=True, env=env)
+        repos.append(str(repo))
+    cluster = gdask.local_cluster(1)
+    c = distributed.Client(cluster)
+    try:
+        out = tmp_path / "out"
+        result = gdask.write_table(repos, "refs", str(out), client=c)
+    finally:
+        c.close()
+        cluster.close()
+    assert result["failed"] == 0
+    ran = sorted(
+        (r.task for r in result["results"]),
+        key=lambda t: os.stat(bulk.tasks.data_path(str(out), t)).st_mtime_ns,
+    )
+    want = [repos[i] for i in sorted(range(len(sizes)), key=lambda i: -sizes[i])]
+    assert [t.repository for t in ran] == want

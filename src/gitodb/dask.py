@@ -160,13 +160,17 @@ def write_table(
     check_options_file(out, table, opts, store)
     planned = _tasks(repos, table, opts)
     todo = [t for t in planned if not store.exists(data_path(out, t))]
-    # Largest first: Dask starts tasks roughly in the order they are given.
-    jobs = [
-        dask.delayed(run_task_to_store, pure=True)(t, opts, out, store) for t in largest_first(todo)
-    ]
+    ordered = largest_first(todo)
     try:
         if client is not None:
-            futures = client.compute(jobs)
+            # Largest first, as the local engine: the scheduler's own order of
+            # independent tasks follows their keys (hashes), so a large repository's
+            # parts could start last and leave the other workers idle at the end.
+            n = len(ordered)
+            futures = [
+                client.submit(run_task_to_store, t, opts, out, store, priority=n - i, pure=True)
+                for i, t in enumerate(ordered)
+            ]
             if progress:
                 import distributed
 
@@ -175,6 +179,8 @@ def write_table(
                 show_progress(futures)
             results: list[TaskResult] = client.gather(futures)
         else:
+            run = dask.delayed(run_task_to_store, pure=True)
+            jobs = [run(t, opts, out, store) for t in ordered]
             results = list(dask.compute(*jobs))
     finally:
         write_manifest(out, table, planned, store)

@@ -36,4 +36,5 @@ def taken(values: pa.Array, indices: array[int]) -> pa.Array:
 
 def repeated(value: str, count: int) -> pa.Array:
     """A string array of ``value`` ``count`` times."""
-    return pa.repeat(value, count).cast(pa.string())
+    # a typed scalar: repeating a Python str makes a large_string array to cast
+    return pa.repeat(pa.scalar(value, pa.string()), count)

@@ -97,20 +97,23 @@ def _blob_sizes(
     raises Git's error."""
     n = len(blobs)
     where = [i for i in range(n) if blobs[i]]
-    oids = [ids[i * rawsz : (i + 1) * rawsz] for i in where]
+    # all blobs (no submodule): the ids back to back as they are, no list to make
+    oids: list[bytes] | bytes = (
+        ids if len(where) == n else [ids[i * rawsz : (i + 1) * rawsz] for i in where]
+    )
     odb = repo.odb
     table = odb.read_header_table(oids)
     types: bytes | bytearray
     if table is None:
-        types, got = bytes(len(oids)), array("q", bytes(8 * len(oids)))
+        types, got = bytes(len(where)), array("q", bytes(8 * len(where)))
     else:
         types, raw = table
         got = array("q", bytes(raw))  # native uint64 (sizes are below 2**63)
     if types.count(0):  # what the packs left: read_header decides (and raises)
         read_header = odb.read_header
-        for k in range(len(oids)):
+        for k in range(len(where)):
             if not types[k]:
-                got[k] = read_header(oids[k])[1]
+                got[k] = read_header(ids[where[k] * rawsz : (where[k] + 1) * rawsz])[1]
     if len(where) == n:  # every entry a blob (no submodule): the sizes as they are
         return got, bytearray(b"\xff" * ((n + 7) // 8))
     sizes = array("q", bytes(8 * n))

@@ -20,6 +20,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import pyarrow as pa
@@ -41,7 +42,7 @@ class Task:
     table: str
     part: str = WHOLE
 
-    @property
+    @cached_property  # data_path and errors_path both ask for it
     def key(self) -> str:
         """The output file stem: ``<name>-<hash>`` plus ``.<part>`` for a split part."""
         name = os.path.basename(self.repository.rstrip("/")) or "root"
