@@ -66,6 +66,7 @@ def test_only_compress_imports_zlib() -> None:
 LAYERS = [
     "types",
     "lazyre",
+    "lazymod",
     "purepath",
     "errors",
     "trace2",

@@ -190,6 +190,23 @@ def test_ref_listing_parses_no_object(
     assert not _under(loaded, UNPARSED), sorted(_under(loaded, UNPARSED))
 
 
+#: what looking up packed headers and listing refs do without: the compression layer
+#: (nothing is inflated: a delta's type is its base's), delta application, and the
+#: reference-transaction hook's lookup (made when a transaction first asks)
+UNINFLATED = {"gitodb.compress", "gitodb.pack.delta", "gitodb.repo.hooks"}
+
+
+@pytest.mark.parametrize(
+    "args", [["for-each-ref"], ["show-ref"], ["cat-file", "-t", "HEAD"]], ids=" ".join
+)
+@pytest.mark.parametrize("backend", ["files", "reftable"])
+def test_header_lookups_load_no_compression_layer(
+    repo: Path, reftable_repo: Path, backend: str, args: list[str]
+) -> None:
+    loaded = modules_after(repo if backend == "files" else reftable_repo, *args)
+    assert not _under(loaded, UNINFLATED), sorted(_under(loaded, UNINFLATED))
+
+
 def test_the_midx_reader_only_where_a_midx_is(repo: Path, tmp_path: Path) -> None:
     assert "gitodb.pack.midx" not in modules_after(repo, "cat-file", "-t", "HEAD")
     copy = tmp_path / "m"

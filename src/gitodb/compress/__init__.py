@@ -31,9 +31,6 @@ PUBLIC CONTRACT (other modules rely on exactly these names and meanings):
     own zlib writes, for output that prints the compressed bytes (binary patches).
 ``crc32(data, value=0) -> int`` (``value`` positional, as in ``zlib.crc32``)
     and ``crc32_combine(crc1, crc2, len2) -> int``.
-``crc32_short(data) -> int``
-    ``crc32`` of a few bytes on the standard library's zlib whatever the backend:
-    choosing one loads it (isal: ~4 ms), worth it for a pack, not for a footer.
 ``set_backend(name)``, ``active_backend(op=None)``, ``available_backends()``.
 ``max_inflated_size(compressed_len) -> int``
     The most bytes a zlib stream of ``compressed_len`` bytes can inflate to
@@ -84,7 +81,6 @@ __all__ = [
     "available_backends",
     "crc32",
     "crc32_combine",
-    "crc32_short",
     "deflate",
     "deflate_as_git",
     "inflate",
@@ -171,15 +167,6 @@ def deflate_as_git(data: Buffer, level: int = -1) -> bytes:
     deflate = stdlib.load().deflate
     assert deflate is not None
     return deflate(data, level)
-
-
-def crc32_short(data: Buffer) -> int:
-    """The CRC-32 of ``data``, a few bytes (a reftable's footer), from the standard
-    library's zlib: the same value as every backend's ``crc32``, without loading and
-    choosing one (isal's import alone is ~4 ms of a command that reads 64 bytes)."""
-    import zlib  # here: most commands never checksum anything
-
-    return zlib.crc32(data)
 
 
 def set_backend(name: str | None) -> None:

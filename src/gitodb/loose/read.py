@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import os
 
-from gitodb import compress
 from gitodb.errors import (
     CompressionError,
     GitodbError,
@@ -16,6 +15,7 @@ from gitodb.errors import (
     ObjectFormatError,
     OutOfMemoryError,
 )
+from gitodb.lazymod import lazy_module
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import parse_object_header
 from gitodb.objects.stream import ObjectStream
@@ -23,6 +23,11 @@ from gitodb.objects.stream import ObjectStream
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+    from gitodb import compress
+else:
+    # cat-file imports this module for its messages, whatever it reads
+    compress = lazy_module("gitodb.compress", globals(), "compress")
 
 # Inflated bytes that hold any valid header ("commit 18446744073709551615\0"); Git
 # inflates exactly this much (MAX_HEADER_LEN) to read a header, so damage further

@@ -20,7 +20,6 @@ import os
 from array import array
 from bisect import bisect_left, bisect_right
 
-from gitodb import compress
 from gitodb.errors import (
     CompressionError,
     DeltaError,
@@ -32,6 +31,7 @@ from gitodb.errors import (
     report,
 )
 from gitodb.fileio import PAGE_DROP_STEP, release_mapping
+from gitodb.lazymod import lazy_module
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.header import OBJ_OFS_DELTA, OBJ_REF_DELTA, TYPE_NAMES
 from gitodb.objects.stream import ObjectStream
@@ -41,7 +41,6 @@ from gitodb.pack.cache import (
     DeltaBaseCache,
     pending_bases,
 )
-from gitodb.pack.delta import apply_delta, delta_sizes
 from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
 from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
@@ -50,6 +49,13 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from typing import TypeAlias
+
+    from gitodb import compress
+    from gitodb.pack import delta as pack_delta
+else:
+    # A ref listing or a header lookup inflates nothing and applies no delta.
+    compress = lazy_module("gitodb.compress", globals(), "compress")
+    pack_delta = lazy_module("gitodb.pack.delta", globals(), "pack_delta")
 
 try:
     from gitodb._native import first_unordered_u64 as _first_unordered_u64
@@ -85,7 +91,7 @@ _WALK_BYTES = 4 << 20
 # whole large delta to read 20 bytes of it costs a copy of the delta.
 _HEAD_WINDOW = 512
 # Deflate cannot expand data more than ~1032:1, so a larger declared size is a lie.
-_MAX_INFLATE_RATIO = compress.MAX_INFLATE_RATIO
+_MAX_INFLATE_RATIO = 1040  # compress.MAX_INFLATE_RATIO (read here without importing it)
 
 # Reads the full object with this id from elsewhere (another pack, loose, an
 # alternate); used for REF_DELTA bases outside this pack.
@@ -518,7 +524,7 @@ class PackFile:
                         f"corrupt pack entry: {e.message}", path=path, offset=off
                     ) from None
                 t = hit[0]
-                data = apply_delta(hit[1], delta, path=path, offset=off)
+                data = pack_delta.apply_delta(hit[1], delta, path=path, offset=off)
             elif 0 < t < 5 and size <= (end - pos) * ratio:
                 try:
                     data = inflate(buf[pos:end], size)
@@ -575,7 +581,7 @@ class PackFile:
                 head = inflate_head(buf[start : min(end, start + _HEAD_WINDOW)], _DELTA_HEADER_MAX)
                 if len(head) < _DELTA_HEADER_MAX and end > start + _HEAD_WINDOW:
                     head = inflate_head(buf[start:end], _DELTA_HEADER_MAX)
-                sizes[p] = delta_sizes(head)[1]
+                sizes[p] = pack_delta.delta_sizes(head)[1]
             except CompressionError as e:
                 raise PackError(
                     f"corrupt pack entry: {e.message}", path=self.path, offset=offsets[p]
@@ -727,7 +733,7 @@ class PackFile:
                 at = doff
                 delta = inflate_entry(doff, dstart, dsize, windowed)
                 size = -1  # building the delta's result
-                data = apply_delta(data, delta, path=path, offset=doff)
+                data = pack_delta.apply_delta(data, delta, path=path, offset=doff)
                 # Every result may be the base of a later delta (and is, in pack order).
                 cache.put(kb + doff, type_num, data)
         except CompressionError as e:
@@ -736,7 +742,9 @@ class PackFile:
         except MemoryError:
             # Name what was being built: an inflated entry, or a delta's result.
             raise OutOfMemoryError(
-                delta_sizes(delta)[1] if size == -1 else size or None, path=path, offset=offset
+                pack_delta.delta_sizes(delta)[1] if size == -1 else size or None,
+                path=path,
+                offset=offset,
             ) from None
         return type_num, data
 
@@ -763,7 +771,7 @@ class PackFile:
             raise PackError(
                 f"corrupt pack entry: {e.message}", path=self.path, offset=offset
             ) from None
-        return base_type, apply_delta(base, delta, path=self.path, offset=offset)
+        return base_type, pack_delta.apply_delta(base, delta, path=self.path, offset=offset)
 
     def _impossible_size(self, offset: int, size: int, span: int) -> None:
         # Checked before inflating: one-shot backends allocate the declared size.
@@ -888,7 +896,7 @@ class PackFile:
                 f"corrupt pack entry: {e.message}", path=self.path, offset=offset
             ) from None
         try:
-            return delta_sizes(head)[1]
+            return pack_delta.delta_sizes(head)[1]
         except DeltaError as e:
             raise DeltaError(e.message, path=self.path, offset=offset) from None
 

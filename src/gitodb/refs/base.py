@@ -610,9 +610,25 @@ class RefStore(ABC):
     #: callers that have an object database, so that refs to missing objects and
     #: branches pointing at non-commits are refused like Git does.
     object_type: Callable[[bytes], str | None] | None = None
-    #: runs Git's ``reference-transaction`` hook: ``(state, stdin) -> exit status``;
-    #: set by callers that have a repository (``gitodb.repo.hooks``), None: no hook
-    transaction_hook: Callable[[str, bytes], int] | None = None
+    _transaction_hook: Callable[[str, bytes], int] | None = None
+    #: set by callers that have a repository (``gitodb.repo.hooks``): finds the hook
+    #: when a transaction first asks, so that a command that only reads never looks
+    transaction_hook_finder: Callable[[], Callable[[str, bytes], int] | None] | None = None
+
+    @property
+    def transaction_hook(self) -> Callable[[str, bytes], int] | None:
+        """Runs Git's ``reference-transaction`` hook: ``(state, stdin) -> exit status``;
+        None: no hook."""
+        finder = self.transaction_hook_finder
+        if finder is not None:
+            self.transaction_hook_finder = None
+            self._transaction_hook = finder()
+        return self._transaction_hook
+
+    @transaction_hook.setter
+    def transaction_hook(self, hook: Callable[[str, bytes], int] | None) -> None:
+        self.transaction_hook_finder = None
+        self._transaction_hook = hook
 
     @abstractmethod
     def read(self, name: str) -> Ref | None:

@@ -10,12 +10,13 @@ from __future__ import annotations
 
 import mmap
 import os
+from binascii import crc32 as _crc32_of_footer
 from itertools import chain
 from struct import Struct
 from struct import error as StructError
 
-from gitodb import compress
 from gitodb.errors import CompressionError, ReftableError
+from gitodb.lazymod import lazy_module
 from gitodb.reftable.basics import (
     BLOCK_INDEX,
     BLOCK_LOG,
@@ -43,6 +44,10 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator
     from typing import Any
+
+    from gitodb import compress
+else:
+    compress = lazy_module("gitodb.compress", globals(), "compress")  # log blocks only
 
 _HASH_SIZES = {b"sha1": 20, b"s256": 32}
 _MMAP_MIN = 64 * 1024
@@ -153,8 +158,9 @@ class TableReader:
                 "footer does not repeat the header (truncated table?)", path=path, offset=fpos
             )
         crc = int.from_bytes(footer[-4:], "big")
-        # not compress.crc32: its first call loads the fastest backend for 64 bytes
-        if compress.crc32_short(footer[:-4]) != crc:
+        # The standard library's CRC-32 (the value every backend computes): the
+        # compression layer, and the backend it would load, are for log blocks only.
+        if _crc32_of_footer(footer[:-4]) != crc:
             raise ReftableError("footer CRC-32 mismatch", path=path, offset=self.size - 4)
         f = [int.from_bytes(footer[hsize + 8 * i : hsize + 8 * i + 8], "big") for i in range(5)]
         self.ref_index_pos = f[0]

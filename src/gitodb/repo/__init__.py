@@ -24,6 +24,7 @@ from gitodb.types import cached_property
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from collections.abc import Callable
     from pathlib import Path
 
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
@@ -229,10 +230,13 @@ class Repository:
         """
         store = self._open_refs(self.config)
         store.object_type = self._object_type
+        store.transaction_hook_finder = self._transaction_hook
+        return store
+
+    def _transaction_hook(self) -> Callable[[str, bytes], int] | None:
         from gitodb.repo.hooks import reference_transaction_hook
 
-        store.transaction_hook = reference_transaction_hook(self)
-        return store
+        return reference_transaction_hook(self)
 
     def _open_refs(self, config: Config) -> RefStore:
         """The ref store, in the git directories or where ``ref_dir`` says (there a
