@@ -284,3 +284,25 @@ def test_a_damaged_single_midx_is_rewritten(repo: Path) -> None:
     assert code == 0
     assert b"ignoring existing multi-pack-index; checksum mismatch" in err
     assert _run(["git"], repo, "multi-pack-index", "verify")[0] == 0
+
+
+def test_a_new_pack_wins_over_what_the_midx_holds_like_git(tmp_path: Path, repo: Path) -> None:
+    # Git counts an object the MIDX already has as from an "old" pack (mtime 0):
+    # a new pack's copy wins, whatever the mtimes, and expire then drops the packs
+    # left unreferenced (t5319 79-83). Every pack here holds the same objects.
+    git("repack", "-a", "-d", "-q", cwd=repo)
+    pack_dir = repo / ".git/objects/pack"
+    git("pack-objects", "-q", "--revs", str(pack_dir / "z-pack"), cwd=repo, input=b"HEAD\n")
+    git("multi-pack-index", "write", cwd=repo)
+    git("pack-objects", "-q", "--revs", str(pack_dir / "pack-all"), cwd=repo, input=b"HEAD\n")
+    for pack in pack_dir.glob("*.pack"):
+        os.utime(pack, (1_700_000_000, 1_700_000_000))  # one second for every pack
+    left = []
+    for name, cmd in (("git", ["git"]), ("gitodb", GITODB)):
+        copy = tmp_path / name
+        shutil.copytree(repo, copy, symlinks=True)
+        for step in (("multi-pack-index", "write"), ("multi-pack-index", "expire")):
+            assert _run(cmd, copy, *step)[0] == 0
+        left.append(sorted(p.name for p in (copy / ".git/objects/pack").glob("*.pack")))
+    assert left[1] == left[0]
+    assert len(left[0]) == 1 and left[0][0].startswith("pack-all-")

@@ -8,7 +8,8 @@ What Git writes for a set of packs (see ``gitodb.pack.midx`` for the layout):
 - one entry per object id; where several packs hold it, the copy kept is the
   preferred pack's, else the one in the pack with the newest mtime (seconds),
   else the one in the pack that came first above.  Objects of the packs of the
-  existing MIDX come from the MIDX (its choice among them stands);
+  existing MIDX come from the MIDX (its choice among them stands) and count as
+  the oldest (mtime 0, as Git): a new pack's copy of such an object wins;
 - ``LOFF`` only when some offset needs more than 32 bits; then every offset
   above 2^31-1 goes there.
 
@@ -395,9 +396,9 @@ def _write_packs(
                 local = existing.pack_id_at(j)
                 i = midx_ids.get(local, -1)
                 if i >= 0:
-                    cands.append(
-                        (existing.oid_at(j), True, -packs[i].mtime, i, existing.offset_at(j))
-                    )
+                    # As Git: an object the MIDX already has counts as from an "old"
+                    # pack (mtime 0), so a new pack's copy of it wins
+                    cands.append((existing.oid_at(j), True, 0, i, existing.offset_at(j)))
         chosen = _select(cands)
         order = sorted(range(len(packs)), key=lambda k: packs[k].idx_name)
         perm = [0] * len(packs)
