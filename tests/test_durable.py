@@ -378,9 +378,10 @@ def test_files_refs_sync(
     repo.refs.delete_ref("refs/heads/a")
     synced = rec.names()
     if config:
-        # id locks and packed-refs, before their renames; never a symref or a reflog
-        assert synced == ["a.lock", "packed-refs.lock", "b.lock", "packed-refs.lock"]
-        assert all(path.endswith(".lock") for _k, path in rec.calls)
+        # id locks and packed-refs (written as packed-refs.new under packed-refs.lock,
+        # as Git 2.55), before their renames; never a symref or a reflog
+        assert synced == ["a.lock", "packed-refs.new", "b.lock", "packed-refs.new"]
+        assert all(path.endswith((".lock", ".new")) for _k, path in rec.calls)
     else:
         assert synced == []
 
