@@ -16,11 +16,11 @@ includes ``reference`` (Git's default does not).
 
 from __future__ import annotations
 
-import heapq
 import os
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import GitodbError, LockError, ReftableError
+from gitodb.lazymod import lazy_module
 from gitodb.lockfile import LockFile, write_all
 from gitodb.purepath import pure
 from gitodb.reftable.basics import FOOTER_SIZE, HEADER_SIZE
@@ -31,8 +31,11 @@ from gitodb.types import cached_property
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import heapq
     from collections.abc import Callable, Iterator
     from pathlib import Path
+else:
+    heapq = lazy_module("heapq", globals(), "heapq")  # merging two tables or more
 
 GEOMETRIC_FACTOR = 2
 
