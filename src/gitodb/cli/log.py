@@ -106,22 +106,7 @@ def reflog_lines(
         if paths and not _touches(repo, e.new, paths):
             continue
         data = odb.read(e.new)[1]
-
-        def extra(code: bytes, e: Any = e, n: int = n) -> bytes | None:
-            if code == b"gd":
-                return b"%s@{%d}" % (short, n)
-            if code == b"gD":
-                return b"%s@{%d}" % (full_b, n)
-            if code == b"gN":
-                return b"%d" % n
-            if code == b"gn":
-                return str(e.name).encode("utf-8", "surrogateescape")
-            if code == b"ge":
-                return str(e.email).encode("utf-8", "surrogateescape")
-            if code == b"gs":
-                return bytes(e.message)
-            return None
-
+        extra = _reflog_codes(full_b, short, e, b"%d" % n, n)
         out.append((e.time, formatter.format(e.new, data, extra) + b"\n"))
     return out
 
@@ -687,8 +672,8 @@ def _reflog_walk(repo: Any, o: _LogOptions, settings: RevSettings, paths: list[s
 
 
 def _entry_codes(item: Any, dated: DateMode | None) -> Any:
-    """The reflog placeholders (%gd %gD %gN %gn %ge %gs) of one walked entry;
-    ``dated``: the selector is the entry's date in that mode, not its number."""
+    """The reflog placeholders of one walked entry; ``dated``: the selector is the
+    entry's date in that mode, not its number."""
     full = item.ref.encode("utf-8", "surrogateescape")
     short = shorten_ref(item.ref).encode("utf-8", "surrogateescape")
     e, n = item.entry, item.number
@@ -697,6 +682,13 @@ def _entry_codes(item: Any, dated: DateMode | None) -> Any:
         from gitodb.objects.datefmt import show_date
 
         selector = show_date(e.time, e.tz_offset, dated).encode()
+    return _reflog_codes(full, short, e, selector, n)
+
+
+def _reflog_codes(full: bytes, short: bytes, e: Any, selector: bytes, n: int) -> Any:
+    """``Formatter.format``'s ``extra`` for the reflog placeholders (%gd %gD %gN %gn
+    %ge %gs) of entry ``e``, the ``n``-th of ref ``full`` (``short`` as %gd names it,
+    ``selector`` what goes in its braces)."""
 
     def extra(code: bytes) -> bytes | None:
         if code == b"gd":

@@ -14,6 +14,7 @@ from __future__ import annotations
 from typing import NamedTuple
 
 from gitodb.errors import ObjectNotFoundError
+from gitodb.refs.peel import REV_PARSE_RULES
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -23,16 +24,6 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 __all__ = ["ReflogItem", "ReflogWalk", "dwim_log", "reflog_ids"]
-
-#: Git's ``ref_rev_parse_rules``: where a short name is looked for
-_RULES = (
-    "{}",
-    "refs/{}",
-    "refs/tags/{}",
-    "refs/heads/{}",
-    "refs/remotes/{}",
-    "refs/remotes/{}/HEAD",
-)
 
 
 class ReflogItem(NamedTuple):
@@ -47,7 +38,7 @@ def dwim_log(repo: Repository, name: str) -> str | None:
     """Git's ``dwim_log``: the one ref of ``name``'s expansions that has a reflog
     (None if none does, or if several do)."""
     refs = repo.refs
-    found = [r.format(name) for r in _RULES if refs.reflog_exists(r.format(name))]
+    found = [r.format(name) for r in REV_PARSE_RULES if refs.reflog_exists(r.format(name))]
     return found[0] if len(found) == 1 else None
 
 

@@ -29,7 +29,6 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 
-from gitodb.errors import PackError
 from gitodb.lockfile import LockFile
 from gitodb.objects.format import ObjectFormat
 from gitodb.pack.idx import PackIndex
@@ -49,6 +48,7 @@ from gitodb.pack.midx_write import (
     _same_pack,
     _select,
     encode_midx,
+    scan_pack_dir,
 )
 
 
@@ -154,28 +154,12 @@ def _new_packs(
     include: list[str] | None = None,
 ) -> list[tuple[str, int, PackIndex]]:
     """``(idx name, pack mtime, index)`` of the packs no layer covers, in directory order."""
-    out: list[tuple[str, int, PackIndex]] = []
-    try:
-        listing = os.listdir(pack_dir)
-    except (FileNotFoundError, NotADirectoryError):
-        listing = []
-    for name in listing:
-        if not name.endswith(".idx") or name in covered:
-            continue
-        if include is not None and name not in include:
-            continue
-        idx_path = os.path.join(pack_dir, name)
-        pack_path = idx_path[:-4] + ".pack"
-        if not os.path.exists(pack_path):
-            warn("warning", f"failed to add packfile '{idx_path}'")
-            continue
-        try:
-            idx = PackIndex(idx_path, fmt, verify_checksum=False)
-        except PackError:
-            warn("warning", f"failed to open pack-index '{idx_path}'")
-            continue
-        out.append((name, _mtime(pack_path), idx))
-    return out
+
+    def skip(name: str) -> bool:
+        return name in covered or (include is not None and name not in include)
+
+    found = scan_pack_dir(pack_dir, fmt, warn, skip)
+    return [(name, _mtime(path), idx) for name, path, idx in found]
 
 
 def _encode_layer(

@@ -86,6 +86,35 @@ def _mtime(path: str) -> int:
         return 0
 
 
+def scan_pack_dir(
+    pack_dir: str, fmt: ObjectFormat, warn: Warn, skip: Callable[[str], bool]
+) -> list[tuple[str, str, PackIndex]]:
+    """``(idx name, pack path, index)`` of the packs in ``pack_dir`` that ``skip(name)``
+    does not leave out, in directory order: Git's readdir loop, whose order decides
+    ties between packs.  A pack without its ``.pack`` or with an unreadable index
+    gets Git's warning and is left out."""
+    try:
+        listing = os.listdir(pack_dir)
+    except (FileNotFoundError, NotADirectoryError):
+        listing = []
+    out = []
+    for name in listing:
+        if not name.endswith(".idx") or skip(name):
+            continue
+        idx_path = os.path.join(pack_dir, name)
+        pack_path = idx_path[:-4] + ".pack"
+        if not os.path.exists(pack_path):
+            warn("warning", f"failed to add packfile '{idx_path}'")
+            continue
+        try:
+            idx = PackIndex(idx_path, fmt, verify_checksum=False)
+        except PackError:
+            warn("warning", f"failed to open pack-index '{idx_path}'")
+            continue
+        out.append((name, pack_path, idx))
+    return out
+
+
 def _open_existing(pack_dir: str, fmt: ObjectFormat, warn: Warn) -> MultiPackIndex | None:
     path = os.path.join(pack_dir, MIDX_NAME)
     if not os.path.exists(path):
@@ -282,28 +311,15 @@ def write_midx(
                 if not os.path.exists(pack_path):
                     raise MidxWriteError(f"could not load pack {pid}")
                 packs.append(_Pack(name, pack_path, _mtime(pack_path), True))
-        # Directory order, as Git's readdir loop (it decides ties between packs).
-        try:
-            listing = os.listdir(pack_dir)
-        except (FileNotFoundError, NotADirectoryError):
-            listing = []
-        for name in listing:
-            if not name.endswith(".idx") or name in drop:
-                continue
-            if existing is not None and existing.contains_pack(name):
-                continue
-            if wanted is not None and name not in wanted:
-                continue
-            idx_path = os.path.join(pack_dir, name)
-            pack_path = idx_path[:-4] + ".pack"
-            if not os.path.exists(pack_path):
-                warn("warning", f"failed to add packfile '{idx_path}'")
-                continue
-            try:
-                idx = PackIndex(idx_path, fmt, verify_checksum=False)
-            except PackError:
-                warn("warning", f"failed to open pack-index '{idx_path}'")
-                continue
+
+        def skip(name: str) -> bool:
+            return (
+                name in drop
+                or (existing is not None and existing.contains_pack(name))
+                or (wanted is not None and name not in wanted)
+            )
+
+        for name, pack_path, idx in scan_pack_dir(pack_dir, fmt, warn, skip):
             packs.append(_Pack(name, pack_path, _mtime(pack_path), False, idx, idx.count))
         return _write_packs(
             pack_dir,

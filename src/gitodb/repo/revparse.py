@@ -22,6 +22,7 @@ from gitodb.lazyre import lazy
 from gitodb.objects.commit import Commit
 from gitodb.objects.tag import Tag
 from gitodb.objects.tree import Tree
+from gitodb.refs.peel import REV_PARSE_RULES
 from gitodb.types import NamedTuple
 
 TYPE_CHECKING = False
@@ -41,14 +42,8 @@ def _pseudoref_syntax(name: str) -> bool:
     return name[:1] in _UPPER and name != "" and not name.strip(_UPPER + "_")
 
 
-REF_RULES = (
-    "{}",
-    "refs/{}",
-    "refs/tags/{}",
-    "refs/heads/{}",
-    "refs/remotes/{}",
-    "refs/remotes/{}/HEAD",
-)
+#: Git's ref_rev_parse_rules (``gitodb.refs.peel``'s), the name merge-base imports
+REF_RULES = REV_PARSE_RULES
 
 
 class MissingPathError(BadRevisionError):
