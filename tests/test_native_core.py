@@ -38,7 +38,6 @@ def _python_only(monkeypatch: pytest.MonkeyPatch) -> None:
     """Switch every native hook of the pack layer to the pure-Python reference."""
     monkeypatch.setattr(delta_module, "_c_apply_delta", None)
     monkeypatch.setattr(delta_module, "delta_sizes", delta_module.delta_sizes_python)
-    monkeypatch.setattr(reader_module, "delta_sizes", delta_module.delta_sizes_python)
     monkeypatch.setattr(entry_module, "parse_entry_header", entry_module.parse_entry_header_python)
     monkeypatch.setattr(entry_module, "parse_ofs_distance", entry_module.parse_ofs_distance_python)
     monkeypatch.setattr(reader_module, "parse_entry_header", entry_module.parse_entry_header_python)
