@@ -128,7 +128,7 @@ def _run(argv: list[str], ctx: Context) -> int:
     given = any(what not in quiet_sources for what, _v in settings.revs)
     alternates = any(what == "--alternate-refs" for what, _v in settings.revs)
     if not settings.walk_kwargs.get("objects") and not given and not alternates:
-        _refuse_nul(settings)  # Git checks -z before it looks for a revision
+        _refuse_nul(settings)  # Git checks -z before the usage for no revision
         raise UsageError(stderr=parser().usage_text())
     from gitodb.history.revwalk import RevWalk
 

@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["RevSettings", "REVISION_OPTIONS", "count", "seconds"]
+__all__ = ["RevSettings", "REVISION_OPTIONS", "count", "revision_abbrev", "seconds"]
 
 
 def count(text: str) -> int:
