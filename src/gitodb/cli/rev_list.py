@@ -18,6 +18,7 @@ from gitodb.errors import GitodbError
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Iterator
+    from typing import Any
 
     from gitodb.cli.main import Context
     from gitodb.history.graph import Node
@@ -127,17 +128,14 @@ def _run(argv: list[str], ctx: Context) -> int:
     given = any(what not in quiet_sources for what, _v in settings.revs)
     alternates = any(what == "--alternate-refs" for what, _v in settings.revs)
     if not settings.walk_kwargs.get("objects") and not given and not alternates:
+        _refuse_nul(settings)  # Git checks -z before the usage for no revision
         raise UsageError(stderr=parser().usage_text())
     from gitodb.history.revwalk import RevWalk
 
     if settings.walk_kwargs.get("boundary") and settings.maximal_only:
         raise GitodbError("options '--boundary' and '--maximal-only' cannot be used together")
-    if settings.nul and (settings.timestamp or settings.header or settings.left_right):
-        raise GitodbError("-z option used with unsupported option")
     if settings.filter is not None and not settings.walk_kwargs.get("objects"):
         raise GitodbError("object filtering requires --objects")
-    if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
-        raise GitodbError("marked counting and '--objects' cannot be used together")
     repo = ctx.open_repository()
     walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
     if settings.walk_reflogs:
@@ -147,6 +145,9 @@ def _run(argv: list[str], ctx: Context) -> int:
     status = add_revisions(repo, walk, settings, paths is not None)
     if status:
         return status
+    _refuse_nul(settings)  # after the revisions are read, as Git
+    if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
+        raise GitodbError("marked counting and '--objects' cannot be used together")
     given = any(what not in quiet_sources for what, _v in settings.revs)
     if not settings.walk_kwargs.get("objects") and not given and not walk.pending:
         raise UsageError(stderr=parser().usage_text())
@@ -162,6 +163,25 @@ def _run(argv: list[str], ctx: Context) -> int:
     if settings.disk_usage is not None:
         return _disk_usage(walk, settings)
     return _output(walk, settings)
+
+
+def _refuse_nul(settings: RevSettings) -> None:
+    """``-z`` with an option whose output Git 2.55 cannot end with NULs: its fatal
+    error (``--missing`` and ``--boundary`` are allowed, ``--objects-edge`` is an
+    option gitodb does not know)."""
+    w = settings.walk_kwargs
+    if settings.nul and (
+        settings.graph
+        or settings.pretty is not None  # --pretty, --format, --oneline
+        or settings.header
+        or settings.disk_usage is not None
+        or settings.timestamp
+        or w.get("bisect") is not None  # --bisect, --bisect-all, --bisect-vars
+        or settings.use_bitmap
+        or settings.left_right
+        or w.get("cherry_mark")  # --cherry-mark, --cherry
+    ):
+        raise GitodbError("-z option used with unsupported option")
 
 
 def limit_to_paths(repo: object, ctx: Context, walk: object, paths: list[str]) -> None:
@@ -366,7 +386,7 @@ def _disk_usage(walk: object, settings: RevSettings) -> int:
     """``--disk-usage[=human]``: the bytes the listed objects take where they are
     stored (a pack entry, or a loose file), instead of the listing."""
     settings.object_names = settings.parents = settings.children = False
-    settings.timestamp = settings.left_right = False
+    settings.timestamp = settings.left_right = settings.abbrev_commit = False
     settings.pretty = None
     lines: list[bytes] = []
     _gather(walk, settings, lines)
@@ -416,7 +436,10 @@ def _commit_line(walk: object, node: object, settings: RevSettings, is_left: boo
     else:
         mark = b""
     line += mark
-    line += node.id.hex().encode()  # type: ignore[attr-defined]
+    if settings.abbrev_commit and settings.abbrev != 0:
+        line += _abbreviator(walk, settings)(node.id).encode()  # type: ignore[attr-defined]
+    else:
+        line += node.id.hex().encode()  # type: ignore[attr-defined]
     if settings.nul and boundary:
         line += b"\0boundary=yes"  # Git 2.55 puts it before the parents
     if settings.parents:
@@ -489,22 +512,31 @@ def _pretty_parts(
         oneline: bytes = pretty_commit("oneline", repo, node.id, raw)  # type: ignore[attr-defined]
         return line + b" ", oneline
     if settings.pretty_kind is not None:
-        if settings.abbreviator is None:
-            from gitodb.repo.abbrev import Abbreviator, default_abbrev
-
-            settings.abbreviator = Abbreviator(repo, default_abbrev(repo))
         body: bytes = pretty_commit(
             settings.pretty_kind,
             repo,
             node.id,  # type: ignore[attr-defined]
             raw,
-            abbrev=settings.abbreviator,
+            abbrev=_abbreviator(walk, settings),
         )
         return b"commit " + line + b"\n", body
     if settings.formatter is None:
-        settings.formatter = Formatter(repo, settings.pretty or "")
+        # %h, %p, %t: --abbrev=<n> long (--no-abbrev: full)
+        settings.formatter = Formatter(repo, settings.pretty or "", abbrev=settings.abbrev)
     text: bytes = settings.formatter.format(node.id, raw, parents=node.parent_ids)  # type: ignore[attr-defined]
     return b"commit " + line + b"\n", text
+
+
+def _abbreviator(walk: object, settings: RevSettings) -> Any:
+    """The ``Abbreviator`` of ``--abbrev=<n>`` (the default length without it, full
+    ids with ``--no-abbrev``): the commits' ids and the ``Merge:`` line use it."""
+    if settings.abbreviator is None:
+        from gitodb.repo.abbrev import Abbreviator, default_abbrev
+
+        repo = walk.repo  # type: ignore[attr-defined]
+        length = default_abbrev(repo) if settings.abbrev is None else settings.abbrev
+        settings.abbreviator = Abbreviator(repo, length)
+    return settings.abbreviator
 
 
 def _bisect_decoration(walk: object, node: object) -> bytes:
@@ -666,6 +698,7 @@ def _native_listing(
         or settings.header
         or settings.maximal_only
         or settings.bisect_vars
+        or (settings.abbrev_commit and settings.abbrev != 0)
     ):
         return None
     return walk.native_text(settings.parents, want_text=show)

@@ -19,7 +19,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from typing import Any
 
-__all__ = ["RevSettings", "REVISION_OPTIONS", "count", "seconds"]
+__all__ = ["RevSettings", "REVISION_OPTIONS", "count", "revision_abbrev", "seconds"]
 
 
 def count(text: str) -> int:
@@ -28,6 +28,24 @@ def count(text: str) -> int:
     if not (digits.isascii() and digits.isdigit()):  # [+-]?[0-9]+, without re
         raise GitodbError(f"'{text}': not an integer")
     return int(text)
+
+
+def revision_abbrev(text: str) -> int:
+    """The ``<n>`` of rev-list's ``--abbrev=<n>`` as ``revision.c`` reads it: C's
+    ``strtoul`` (leading blanks, a sign, the digits that follow, nothing is an error)
+    stored in an ``int``; below 4 means 4, a negative ``int`` the full id (0 here,
+    as ``--no-abbrev``).  Not ``abbrev_length``: Git's parse-options reading differs."""
+    rest = text.lstrip(" \t\n\v\f\r")
+    sign = rest[:1] if rest[:1] in ("+", "-") else ""
+    rest = rest[len(sign) :]
+    digits = rest[: len(rest) - len(rest.lstrip("0123456789"))]
+    n = min(int(digits or "0"), 2**64 - 1)  # strtoul saturates
+    if sign == "-":
+        n = -n % 2**64  # and negates in unsigned arithmetic
+    n %= 2**32  # the int it is stored in
+    if n >= 2**31:
+        return 0
+    return max(n, 4)
 
 
 def seconds(text: str) -> int:
@@ -64,7 +82,9 @@ class RevSettings(SimpleNamespace):
         self.bisect_vars = False
         self.pretty: str | None = None  # "oneline", or a user format
         self.pretty_kind: str | None = None  # a built-in format other than oneline
-        self.abbreviator: Any = None  # its Merge: line's abbreviations
+        self.abbrev: int | None = None  # --abbrev=<n>; None: the default, 0: full ids
+        self.abbrev_commit = False  # --abbrev-commit (--oneline): the commits' own ids
+        self.abbreviator: Any = None  # the Abbreviator of ``abbrev``, made on first use
         self.formatter: object = None
         self.header = False
         self.nul = False  # -z
@@ -412,6 +432,13 @@ def rev_list_options() -> list[Option]:
             text = kind
         values.pretty = text
 
+    def _oneline(values: Any, _value: str | None, _unset: bool) -> None:
+        # Git: --pretty=oneline --abbrev-commit
+        values.pretty, values.pretty_kind, values.abbrev_commit = "oneline", None, True
+
+    def _abbrev(values: Any, value: str | None, _unset: bool) -> None:
+        values.abbrev = None if value is None else revision_abbrev(value)
+
     def _disk_usage(values: Any, value: str | None, _unset: bool) -> None:
         if value not in (None, "human"):
             raise GitodbError(
@@ -451,6 +478,11 @@ def rev_list_options() -> list[Option]:
             optional_value=True,
         ),
         _opt("format", lambda v, x, u: _pretty(v, x, u, "format"), value=True, stuck=True),
+        _opt("oneline", _oneline),
+        flag("abbrev-commit", "abbrev_commit"),
+        flag("no-abbrev-commit", "abbrev_commit", False),
+        _opt("abbrev", _abbrev, value=True, optional_value=True, stuck=True),
+        _opt("no-abbrev", lambda v, _x, _u: setattr(v, "abbrev", 0)),
     ]
 
 
