@@ -124,7 +124,13 @@ def test_abbreviation(repo: Path, capfdbinary: pytest.CaptureFixture[bytes], arg
 def test_abbrev_value_read_as_revision_c(
     repo: Path, capfdbinary: pytest.CaptureFixture[bytes], value: str
 ) -> None:
-    """``--abbrev=<n>`` is C's ``strtoul`` stored in an int: never an error."""
+    """``--abbrev=<n>`` is C's ``strtoul`` stored in an int: never an error (for log,
+    a revision option too, the same)."""
+    for argv in (
+        ["rev-list", "--oneline", f"--abbrev={value}", "HEAD"],
+        ["log", "--abbrev-commit", f"--abbrev={value}", "--format=%h %p %t", "HEAD"],
+    ):
+        assert _ours(repo, capfdbinary, argv) == _git("git", repo, argv), argv
     argv = ["rev-list", "--oneline", f"--abbrev={value}", "HEAD"]
     assert _ours(repo, capfdbinary, argv) == _git("git", repo, argv)
 

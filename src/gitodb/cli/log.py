@@ -15,7 +15,7 @@ import os
 import sys
 from types import SimpleNamespace
 
-from gitodb.cli.options import Option, OptionParser, abbrev_length
+from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import BadRevisionError, GitodbError
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
@@ -260,7 +260,7 @@ def _revision_parser() -> OptionParser:
     global _REVISION_PARSER
     if _REVISION_PARSER is not None:
         return _REVISION_PARSER
-    from gitodb.cli.revopts import REVISION_OPTIONS
+    from gitodb.cli.revopts import REVISION_OPTIONS, revision_abbrev
 
     def fmt(values: Any, value: str | None, _unset: bool) -> None:
         o = values.log
@@ -293,7 +293,7 @@ def _revision_parser() -> OptionParser:
         return callback
 
     def abbrev(values: Any, value: str | None, _unset: bool) -> None:
-        values.log.abbrev = None if value is None else abbrev_length(value)
+        values.log.abbrev = None if value is None else revision_abbrev(value)
 
     def opt(short: str | None, long: str | None, callback: Any, **kw: Any) -> Option:
         return Option(short, long, "callback", callback=callback, hidden=True, **kw)

@@ -167,8 +167,7 @@ def _run(argv: list[str], ctx: Context) -> int:
 
 def _refuse_nul(settings: RevSettings) -> None:
     """``-z`` with an option whose output Git 2.55 cannot end with NULs: its fatal
-    error (``--missing`` and ``--boundary`` are allowed, ``--objects-edge`` is an
-    option gitodb does not know)."""
+    error (``--missing`` and ``--boundary`` are allowed)."""
     w = settings.walk_kwargs
     if settings.nul and (
         settings.graph
@@ -180,6 +179,7 @@ def _refuse_nul(settings: RevSettings) -> None:
         or settings.use_bitmap
         or settings.left_right
         or w.get("cherry_mark")  # --cherry-mark, --cherry
+        or w.get("edge_hint")  # --objects-edge
     ):
         raise GitodbError("-z option used with unsupported option")
 
@@ -412,8 +412,11 @@ def _output(walk: object, settings: RevSettings) -> int:
     try:
         return _gather(walk, settings, out)
     finally:
+        # --objects-edge: the excluded parents of the listed commits come first, as
+        # Git prints them while marking their trees, before it lists anything
+        edges = b"".join(b"-%s\n" % e.hex().encode() for e in getattr(walk, "edges", ()))
         # what was listed before an error (a missing object) is printed, as Git does
-        sys.stdout.buffer.write(b"".join(out))
+        sys.stdout.buffer.write(edges + b"".join(out))
 
 
 def _commit_line(walk: object, node: object, settings: RevSettings, is_left: bool) -> bytes:
@@ -699,6 +702,7 @@ def _native_listing(
         or settings.maximal_only
         or settings.bisect_vars
         or (settings.abbrev_commit and settings.abbrev != 0)
+        or walk.edge_hint  # the edges are found by the Python walk
     ):
         return None
     return walk.native_text(settings.parents, want_text=show)

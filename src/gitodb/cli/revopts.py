@@ -145,6 +145,13 @@ def _walk(key: str, value: object) -> Any:
     return callback
 
 
+def _objects_edge(values: Any, _value: str | None, _unset: bool) -> None:
+    """``--objects-edge``: ``--objects``, and the excluded commits that border the
+    listed ones printed first (``-<id>``), as pack-objects wants for a thin pack."""
+    values.walk_kwargs["objects"] = True
+    values.walk_kwargs["edge_hint"] = True
+
+
 def _walk_int(key: str, read: Any = count) -> Any:
     def callback(values: Any, value: str | None, _unset: bool) -> None:
         values.walk_kwargs[key] = read(value or "")
@@ -381,6 +388,7 @@ REVISION_OPTIONS: list[Option] = [
     _opt("reverse", _reverse),
     # what is shown
     _opt("objects", _walk("objects", True)),
+    _opt("objects-edge", _objects_edge),
     _opt("parents", _parents),
     _opt("children", _children),
     Option(None, "ignore-missing", "bool", hidden=True),

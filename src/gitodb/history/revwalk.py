@@ -113,6 +113,7 @@ class RevWalk:
         min_parents: int = 0,
         max_parents: int = -1,
         objects: bool = False,
+        edge_hint: bool = False,
         side: str | None = None,
         graph: CommitGraph | None = None,
         paths: list[bytes] | None = None,
@@ -150,6 +151,10 @@ class RevWalk:
         self.min_parents = min_parents
         self.max_parents = max_parents
         self.want_objects = objects
+        #: --objects-edge: ``edges`` collects the excluded parents of the listed
+        #: commits (each once, in the order Git prints them)
+        self.edge_hint = edge_hint
+        self.edges: list[bytes] = []
         self.side = side  # --left-only / --right-only of a symmetric range
         # --cherry-pick / --cherry-mark: commits whose patch is on the other side of
         # a symmetric range are dropped / marked (gitodb.history.patchid)
@@ -576,6 +581,12 @@ class RevWalk:
             return
         starts = self._handle_pending()
         starts.sort(key=lambda n: -n.date)  # stable, as commit_list_sort_by_date
+        incremental = self.want_objects and not self._limited_as_git()
+        if incremental:
+            # Git does not limit this walk (it sorts incrementally): the edges, and
+            # the trees they exclude, come from the start commits as its first
+            # exploration has marked them
+            self._mark_edges_uninteresting(starts, self._explored_uninteresting(starts))
         if self.limited:
             listed = self._limit(starts)
             if self.order != "default":
@@ -594,7 +605,7 @@ class RevWalk:
                 )
                 self.bisect_distance = {n.id: d for n, d in picked}
                 listed = [n for n, _d in picked]
-            if self.want_objects:
+            if self.want_objects and not incremental:
                 self._mark_edges_uninteresting(listed)
             for node in listed:
                 if self._simplified(node, None):
@@ -759,15 +770,90 @@ class RevWalk:
                 return  # as Git: the next commit is not looked for (nor its parents rewritten)
 
     # -- objects -----------------------------------------------------------------
-    def _mark_edges_uninteresting(self, listed: list[Node]) -> None:
-        """Git's ``mark_edges_uninteresting``: trees of boundary commits are excluded."""
-        for node in listed:
+    def _mark_edges_uninteresting(
+        self, commits: list[Node], excluded: set[bytes] | None = None
+    ) -> None:
+        """Git's ``mark_edges_uninteresting`` over ``commits``: the trees of the
+        excluded ones and of the excluded parents of the others are excluded, and
+        with ``edge_hint`` those parents are the edges (each once, in order).
+        ``excluded``: the excluded commits as Git knows them then (default: the
+        walk's flags)."""
+        edged: set[bytes] = set()
+        nodes = self.graph.nodes
+        for node in commits:
             if node.flags & UNINTERESTING:
                 self._uninteresting_trees.append(node.tree)
                 continue
-            for p in node.parents:
-                if p.flags & UNINTERESTING:
-                    self._uninteresting_trees.append(p.tree)
+            for pid in node.parent_ids:
+                if excluded is not None:
+                    if pid not in excluded:
+                        continue
+                    p = self.graph.node(pid)
+                else:
+                    p = nodes[pid] if pid in nodes else self.graph.node(pid)
+                    if not p.flags & UNINTERESTING:
+                        continue
+                self._uninteresting_trees.append(p.tree)
+                if self.edge_hint and pid not in edged:
+                    edged.add(pid)
+                    self.edges.append(pid)
+
+    def _limited_as_git(self) -> bool:
+        """Whether Git limits this walk before listing it (``revs->limited``): an
+        excluded commit limits it unless the order is topological and the commit-graph
+        has generation numbers (then Git sorts incrementally)."""
+        if (
+            self.side is not None
+            or self.cherry_pick
+            or self.cherry_mark
+            or self.bisect
+            or self.want_children
+            or self.ancestry_path
+            or self.simplify_merges
+        ):
+            return True
+        return self.order == "default" or not self.graph.generation_numbers_enabled()
+
+    def _explored_uninteresting(self, starts: list[Node]) -> set[bytes]:
+        """The commits Git has marked excluded once ``init_topo_walk`` has explored
+        from ``starts`` down to their least generation: an excluded commit explored
+        marks its parents, and through commits already parsed, theirs."""
+        import heapq
+
+        f = self.graph.file
+        assert f is not None  # generation numbers are enabled
+
+        def generation(oid: bytes) -> int:
+            pos = f.position(oid)
+            return f.generation(pos) if pos is not None else 1 << 62  # not in the graph
+
+        nodes = self.graph.nodes
+        marked = {oid for oid, n in nodes.items() if n.flags & UNINTERESTING}
+        marked.update(o for o, fl in self.graph.early_flags.items() if fl & UNINTERESTING)
+        parsed = {n.id for n in starts}
+        gens = {n.id: generation(n.id) for n in starts}
+        cutoff = min(gens.values(), default=0)
+        queue = [(-g, oid) for oid, g in gens.items()]
+        heapq.heapify(queue)
+        explored = set(gens)
+        while queue and -queue[0][0] >= cutoff:
+            _g, oid = heapq.heappop(queue)
+            node = self.graph.node(oid)
+            parsed.add(oid)
+            if oid in marked:
+                stack = list(node.parent_ids)
+                while stack:  # mark_parents_uninteresting
+                    pid = stack.pop()
+                    if pid in marked:
+                        continue
+                    marked.add(pid)
+                    if pid in parsed:
+                        stack.extend(nodes[pid].parent_ids)
+            for pid in node.parent_ids:
+                if pid not in explored:
+                    explored.add(pid)
+                    heapq.heappush(queue, (-generation(pid), pid))
+        return marked
 
     def shown_trees(self) -> list[bytes]:
         """The trees of the commits shown so far, in the order shown."""
