@@ -230,16 +230,7 @@ class RevWalk:
         then date the entries, not the commits.  Git's checks, in Git's order."""
         if self.reverse:
             raise GitodbError("options '--reverse' and '--walk-reflogs' cannot be used together")
-        if (
-            self.order != "default"
-            or self.side is not None
-            or self.cherry_pick
-            or self.cherry_mark
-            or self.want_children
-            or self.ancestry_path
-            or self.simplify_merges
-            or self.bisect
-        ):
+        if self.order != "default" or self._limits_history():
             raise GitodbError("cannot combine --walk-reflogs with history-limiting options")
         self.reflog = reflog
         self._reflog_dates = (self.max_age, self.min_age)
@@ -274,16 +265,7 @@ class RevWalk:
         fmt = self.repo.object_format
         starts: list[Node] = []
         # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
-        self.limited = (
-            self.order != "default"
-            or self.side is not None
-            or self.cherry_pick
-            or self.cherry_mark
-            or bool(self.bisect)
-            or self.want_children
-            or self.ancestry_path
-            or self.simplify_merges
-        )
+        self.limited = self.order != "default" or self._limits_history()
         # With generation numbers, Git sorts an unlimited --topo-order/--date-order walk
         # incrementally (``init_topo_walk``, and excluded commits do not limit it): its
         # in-degrees count first-parent edges only under --first-parent, where
@@ -291,9 +273,7 @@ class RevWalk:
         self._generation_sort = (
             self.order != "default"
             and self.first_parent
-            and self.side is None
-            and not (self.cherry_pick or self.cherry_mark or self.bisect)
-            and not (self.want_children or self.ancestry_path or self.simplify_merges)
+            and not self._limits_history()
             and self.limiter is None
             and self.max_age is None
             and self.min_age is None
@@ -779,30 +759,22 @@ class RevWalk:
         ``excluded``: the excluded commits as Git knows them then (default: the
         walk's flags)."""
         edged: set[bytes] = set()
-        nodes = self.graph.nodes
         for node in commits:
             if node.flags & UNINTERESTING:
                 self._uninteresting_trees.append(node.tree)
                 continue
-            for pid in node.parent_ids:
-                if excluded is not None:
-                    if pid not in excluded:
-                        continue
-                    p = self.graph.node(pid)
-                else:
-                    p = nodes[pid] if pid in nodes else self.graph.node(pid)
-                    if not p.flags & UNINTERESTING:
-                        continue
+            for p in node.parents:
+                if not (p.id in excluded if excluded is not None else p.flags & UNINTERESTING):
+                    continue
                 self._uninteresting_trees.append(p.tree)
-                if self.edge_hint and pid not in edged:
-                    edged.add(pid)
-                    self.edges.append(pid)
+                if self.edge_hint and p.id not in edged:
+                    edged.add(p.id)
+                    self.edges.append(p.id)
 
-    def _limited_as_git(self) -> bool:
-        """Whether Git limits this walk before listing it (``revs->limited``): an
-        excluded commit limits it unless the order is topological and the commit-graph
-        has generation numbers (then Git sorts incrementally)."""
-        if (
+    def _limits_history(self) -> bool:
+        """Whether an option asks for the whole list before any output (Git's
+        "history-limiting options": the walk is limited whatever the order)."""
+        return bool(
             self.side is not None
             or self.cherry_pick
             or self.cherry_mark
@@ -810,7 +782,13 @@ class RevWalk:
             or self.want_children
             or self.ancestry_path
             or self.simplify_merges
-        ):
+        )
+
+    def _limited_as_git(self) -> bool:
+        """Whether Git limits this walk before listing it (``revs->limited``): an
+        excluded commit limits it unless the order is topological and the commit-graph
+        has generation numbers (then Git sorts incrementally)."""
+        if self._limits_history():
             return True
         return self.order == "default" or not self.graph.generation_numbers_enabled()
 
