@@ -19,7 +19,7 @@ from gitodb.cli.options import Option, OptionParser
 from gitodb.errors import BadRevisionError, GitodbError
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
-from gitodb.refs.peel import shorten_ref
+from gitodb.refs.peel import REV_PARSE_RULES, shorten_ref
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,14 +33,8 @@ _REFLOG_CODES = frozenset({b"gd", b"gD", b"gn", b"ge", b"gs", b"gN"})
 
 def dwim_ref(refs: RefStore, name: str) -> str | None:
     """Expand a short ref name like Git: as given, refs/, refs/tags/, refs/heads/, ..."""
-    for cand in (
-        name,
-        f"refs/{name}",
-        f"refs/tags/{name}",
-        f"refs/heads/{name}",
-        f"refs/remotes/{name}",
-        f"refs/remotes/{name}/HEAD",
-    ):
+    for rule in REV_PARSE_RULES:
+        cand = rule.format(name)
         if refs.read(cand) is not None or refs.reflog_exists(cand):
             return cand
     return None

@@ -148,6 +148,7 @@ def _run(argv: list[str], ctx: Context) -> int:
     _refuse_nul(settings)  # after the revisions are read, as Git
     if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
         raise GitodbError("marked counting and '--objects' cannot be used together")
+    # again: add_revisions takes a work-tree file name out of the revisions
     given = any(what not in quiet_sources for what, _v in settings.revs)
     if not settings.walk_kwargs.get("objects") and not given and not walk.pending:
         raise UsageError(stderr=parser().usage_text())
