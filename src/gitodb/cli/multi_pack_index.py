@@ -55,6 +55,14 @@ PARSER = OptionParser(
     stop_at_non_option=True,
 )
 
+# the options write and compact share (each parser lists them in Git's order)
+_BITMAP = Option(None, "bitmap", "bool", "write multi-pack bitmap")
+_BASE = Option(None, "base", "string", "base MIDX for incremental writes", argh="checksum")
+_INCREMENTAL = Option(None, "incremental", "bool", "write a new incremental MIDX")
+_WRITE_CHAIN_FILE = Option(
+    None, "write-chain-file", "bool", "write the multi-pack-index chain file", initial=True
+)
+
 WRITE_PARSER = OptionParser(
     "multi-pack-index",
     [_WRITE_USAGE],
@@ -67,16 +75,10 @@ WRITE_PARSER = OptionParser(
             "pack for reuse when computing a multi-pack bitmap",
             argh="preferred-pack",
         ),
-        Option(None, "bitmap", "bool", "write multi-pack bitmap"),
-        Option(None, "base", "string", "base MIDX for incremental writes", argh="checksum"),
-        Option(None, "incremental", "bool", "write a new incremental MIDX"),
-        Option(
-            None,
-            "write-chain-file",
-            "bool",
-            "write the multi-pack-index chain file",
-            initial=True,
-        ),
+        _BITMAP,
+        _BASE,
+        _INCREMENTAL,
+        _WRITE_CHAIN_FILE,
         Option(None, "stdin-packs", "bool", "write multi-pack index containing only given indexes"),
         Option(
             None,
@@ -93,16 +95,10 @@ COMPACT_PARSER = OptionParser(
     [_COMPACT_USAGE],
     [
         *_COMMON,
-        Option(None, "incremental", "bool", "write a new incremental MIDX"),
-        Option(None, "bitmap", "bool", "write multi-pack bitmap"),
-        Option(None, "base", "string", "base MIDX for incremental writes", argh="checksum"),
-        Option(
-            None,
-            "write-chain-file",
-            "bool",
-            "write the multi-pack-index chain file",
-            initial=True,
-        ),
+        _INCREMENTAL,
+        _BITMAP,
+        _BASE,
+        _WRITE_CHAIN_FILE,
     ],
 )
 VERIFY_PARSER = OptionParser("multi-pack-index", [_VERIFY_USAGE], _COMMON)
