@@ -48,6 +48,7 @@ from gitodb.pack.midx_write import (
     _same_pack,
     _select,
     encode_midx,
+    in_name_order,
     scan_pack_dir,
 )
 
@@ -197,13 +198,9 @@ def _encode_layer(
             if not (base_layers and in_base(oid))
         )
     chosen = _select(cands)
-    order = sorted(range(len(packs)), key=lambda k: packs[k][0])
-    perm = [0] * len(packs)
-    for new, old in enumerate(order):
-        perm[old] = new
-    entries = [(oid, perm[pid], off) for oid, pid, off in chosen]
+    names, entries, perm = in_name_order([p[0] for p in packs], chosen)
     return encode_midx(
-        [packs[k][0] for k in order],
+        names,
         entries,
         fmt,
         version=version,

@@ -165,6 +165,18 @@ def _chain_up_to_date(
         chain.close()
 
 
+def in_name_order(
+    names: list[str], chosen: list[tuple[bytes, int, int]]
+) -> tuple[list[str], list[tuple[bytes, int, int]], list[int]]:
+    """The pack names sorted (``PNAM``'s order), ``chosen``'s ``(oid, pack, offset)``
+    renumbered into that order, and the renumbering (old pack number -> new)."""
+    order = sorted(range(len(names)), key=names.__getitem__)
+    perm = [0] * len(names)
+    for new, old in enumerate(order):
+        perm[old] = new
+    return [names[k] for k in order], [(o, perm[pid], off) for o, pid, off in chosen], perm
+
+
 def _select(cands: list[tuple[bytes, bool, int, int, int]]) -> list[tuple[bytes, int, int]]:
     """Sort candidates by (id, preferred first, newest first, pack) and keep one per id."""
     cands.sort()
@@ -416,13 +428,9 @@ def _write_packs(
                     # pack (mtime 0), so a new pack's copy of it wins
                     cands.append((existing.oid_at(j), True, 0, i, existing.offset_at(j)))
         chosen = _select(cands)
-        order = sorted(range(len(packs)), key=lambda k: packs[k].idx_name)
-        perm = [0] * len(packs)
-        for new, old in enumerate(order):
-            perm[old] = new
-        entries = [(oid, perm[pid], off) for oid, pid, off in chosen]
+        names, entries, perm = in_name_order([p.idx_name for p in packs], chosen)
         data = encode_midx(
-            [packs[k].idx_name for k in order],
+            names,
             entries,
             fmt,
             version=version,
