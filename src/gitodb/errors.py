@@ -8,7 +8,10 @@ the byte offset in it, so a message can point at the damage.  The CLI turns any
 from __future__ import annotations
 
 import os
-import warnings
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 
 class GitodbError(Exception):
@@ -350,6 +353,27 @@ class NativeCoreMissingWarning(UserWarning):
     """
 
 
+#: Where ``report`` sends ``(level, message)`` instead of ``warnings.warn``: the CLI
+#: sets it, for the length of a command, to print Git's line (so that no command
+#: imports ``warnings`` before it has damage to report).
+reporter: Callable[[str, str], None] | None = None
+
+
 def report(level: str, message: str) -> None:
     """Report damage that is worked around (see ``GitodbWarning``)."""
+    if reporter is not None:
+        reporter(level, message)
+        return
+    import warnings
+
     warnings.warn(GitodbWarning(level, message), stacklevel=3)
+
+
+def warn_native_core_missing(message: str) -> None:
+    """Warn once that the native core is missing (``NativeCoreMissingWarning``); a
+    command (``reporter`` set) says nothing: its output is Git's."""
+    if reporter is not None:
+        return
+    import warnings
+
+    warnings.warn(NativeCoreMissingWarning(message), stacklevel=4)

@@ -14,7 +14,6 @@ and keep their other ``typing`` names under ``if TYPE_CHECKING:`` (a local
 from __future__ import annotations
 
 import mmap
-from collections import namedtuple
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -33,11 +32,22 @@ else:
     #: (nothing in gitodb checks ``isinstance`` against one).
     Protocol = object
 
-    # typing.NamedTuple's own mechanism (collections.namedtuple from the class
-    # body's annotations and defaults, then the body's other attributes), without
-    # importing typing.  Annotations stay the strings `from __future__ import
-    # annotations` makes them.
-    _SPECIAL = frozenset({"__module__", "__name__", "__annotations__", "__classcell__"})
+    # typing.NamedTuple's behaviour (a tuple subclass whose fields are the class
+    # body's annotations, with its defaults, then the body's other attributes),
+    # without importing typing or collections: ``collections`` alone is ~1.6 ms of
+    # a 35 ms command's start-up (with keyword, operator and reprlib), more than
+    # all of a short command's own work on the refs.  Annotations stay the strings
+    # ``from __future__ import annotations`` makes them.
+    try:
+        from _collections import _tuplegetter  # CPython's field descriptor, built in
+    except ImportError:  # pragma: no cover - another interpreter
+
+        def _tuplegetter(index, doc):
+            return property(lambda self: self[index], doc=doc)
+
+    _SPECIAL = frozenset(
+        {"__module__", "__name__", "__qualname__", "__annotations__", "__classcell__"}
+    )
     _PROHIBITED = frozenset(
         {
             "__new__",
@@ -53,18 +63,87 @@ else:
         }
     )
 
+    class _NamedTupleBase(tuple):
+        """The methods every NamedTuple class shares (``collections.namedtuple``'s)."""
+
+        __slots__ = ()
+        _fields: tuple[str, ...] = ()
+
+        @classmethod
+        def _make(cls, iterable):
+            """A new instance from a sequence or iterable of the fields' values."""
+            result = tuple.__new__(cls, iterable)
+            if len(result) != len(cls._fields):
+                raise TypeError(f"Expected {len(cls._fields)} arguments, got {len(result)}")
+            return result
+
+        def _replace(self, /, **changes):
+            """A new instance with the named fields replaced by new values."""
+            result = self._make(map(changes.pop, self._fields, self))
+            if changes:
+                raise ValueError(f"Got unexpected field names: {list(changes)!r}")
+            return result
+
+        def _asdict(self):
+            """A dict of the field names and their values."""
+            return dict(zip(self._fields, self, strict=True))
+
+        def __repr__(self):
+            fields = ", ".join(
+                f"{name}={value!r}" for name, value in zip(self._fields, self, strict=True)
+            )
+            return f"{type(self).__name__}({fields})"
+
+        def __getnewargs__(self):
+            # pickling calls __new__ with the fields (a plain tuple of them)
+            return tuple(self)
+
+    def _named_tuple_class(typename, fields, defaults, ns):
+        """The tuple subclass ``typename`` with ``fields`` (the last ones defaulted)."""
+        for name in fields:
+            if not name.isidentifier() or name.startswith("_"):
+                raise ValueError(f"{typename}: bad field name {name!r}")
+        # __new__ with the fields as named parameters: a compiled signature keeps
+        # construction as fast as collections.namedtuple's (which does the same)
+        params = ", ".join(fields)
+        new = eval(  # noqa: S307 - the source is built from identifiers checked above
+            f"lambda _cls, {params}: _tuple_new(_cls, ({params}{',' if fields else ''}))",
+            {"_tuple_new": tuple.__new__, "__name__": ns["__module__"]},
+        )
+        new.__name__ = "__new__"
+        new.__qualname__ = f"{typename}.__new__"
+        new.__doc__ = f"Create new instance of {typename}({params})"
+        if defaults:
+            new.__defaults__ = tuple(defaults)
+        body = {
+            "__slots__": (),
+            "__new__": new,
+            "__doc__": ns.get("__doc__") or f"{typename}({params})",
+            "__module__": ns["__module__"],
+            "__qualname__": ns.get("__qualname__", typename),
+            "__match_args__": fields,
+            "_fields": fields,
+            "_field_defaults": dict(
+                zip(fields[len(fields) - len(defaults) :], defaults, strict=True)
+            ),
+        }
+        for index, name in enumerate(fields):
+            body[name] = _tuplegetter(index, f"Alias for field number {index}")
+        return type(typename, (_NamedTupleBase,), body)
+
     class _NamedTupleMeta(type):
         def __new__(mcls, typename, bases, ns):  # noqa: N804 - a metaclass's __new__
-            fields = tuple(ns.get("__annotations__", {}))
+            annotations = ns.get("__annotations__", {})
+            fields = tuple(annotations)
             defaults = [ns[name] for name in fields if name in ns]
             if defaults and fields[-len(defaults) :] != tuple(n for n in fields if n in ns):
                 raise TypeError(f"{typename}: a field without a default follows one with")
-            cls = namedtuple(typename, fields, defaults=defaults, module=ns["__module__"])
-            cls.__annotations__ = dict(ns.get("__annotations__", {}))
+            cls = _named_tuple_class(typename, fields, defaults, ns)
+            cls.__annotations__ = dict(annotations)
             for key, value in ns.items():
                 if key in _PROHIBITED:
                     raise AttributeError(f"cannot overwrite NamedTuple attribute {key}")
-                if key not in _SPECIAL and key not in fields:
+                if key not in _SPECIAL and key not in fields and key != "__doc__":
                     setattr(cls, key, value)
             return cls
 

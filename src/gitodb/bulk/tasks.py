@@ -16,7 +16,6 @@ import posixpath
 import re
 import resource
 import time
-import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -26,10 +25,11 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from gitodb import errors
 from gitodb.bulk.objects import parse_part
 from gitodb.bulk.schema import ERRORS_SCHEMA, parquet_options, schema
 from gitodb.bulk.tables import DEFAULT_OPTIONS, WHOLE, Options, parts, table_batches
-from gitodb.errors import GitodbError, GitodbWarning
+from gitodb.errors import GitodbError
 
 TMP_MARK = ".tmp-"
 
@@ -128,9 +128,16 @@ def error_table(rows: list[dict[str, Any]]) -> pa.Table:
 def _quiet() -> Iterator[None]:
     """Damage worked around (Git's error:/warning: lines) is not printed by tasks, whose
     output would interleave: what cannot be read is an errors row."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", GitodbWarning)
+    reporter = errors.reporter
+    errors.reporter = _drop_report  # neither the CLI's lines nor Python warnings
+    try:
         yield
+    finally:
+        errors.reporter = reporter
+
+
+def _drop_report(level: str, message: str) -> None:
+    """A report inside a task: nothing printed (see ``_quiet``)."""
 
 
 def task_table(task: Task, options: Options) -> tuple[pa.Table, pa.Table]:

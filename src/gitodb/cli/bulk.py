@@ -15,10 +15,9 @@ from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
 from typing import Any
 
-from gitodb.cli.options import Option, OptionParser, appender, parse_int
+from gitodb.cli.options import Option, OptionParser, SimpleNamespace, appender, parse_int
 
 TABLES = ("objects", "refs", "commits", "files", "changes", "verify")
 ENGINES = ("local", "dask")

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
 
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError
@@ -33,6 +32,8 @@ from gitodb.repo.revparse import MissingPathError, Resolved, resolve_full, rev_o
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from types import SimpleNamespace
+
     from gitodb.cli.main import Context
     from gitodb.objects.mailmap import Mailmap
     from gitodb.repo import Repository

@@ -12,11 +12,10 @@ refuses (``--no-gpg-sign`` overrides it, as in Git).
 from __future__ import annotations
 
 import sys
-from types import SimpleNamespace
 from typing import TYPE_CHECKING
 
 from gitodb.cli import output
-from gitodb.cli.options import Option, OptionParser
+from gitodb.cli.options import Option, OptionParser, SimpleNamespace
 from gitodb.errors import BadRevisionError, GitodbError
 from gitodb.repo.ident import IdentityError, ident_line
 from gitodb.repo.revparse import resolve

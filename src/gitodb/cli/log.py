@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import os
 import sys
-from types import SimpleNamespace
 
-from gitodb.cli.options import Option, OptionParser
+from gitodb.cli.options import Option, OptionParser, SimpleNamespace
 from gitodb.errors import BadRevisionError, GitodbError
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore

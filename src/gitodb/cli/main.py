@@ -11,15 +11,13 @@ from __future__ import annotations
 import gc
 import os
 import sys
-import warnings
 
+from gitodb import errors
 from gitodb.cli import output
 from gitodb.cli.options import Option, OptionParser, UsageError, as_gitodb_usage
 from gitodb.errors import (
     AllocationLimitError,
     GitodbError,
-    GitodbWarning,
-    NativeCoreMissingWarning,
     ObjectCollisionError,
     ObjectIdCollisionError,
     out_of_memory_message,
@@ -30,8 +28,6 @@ if TYPE_CHECKING:
     from typing import Any
 
     from gitodb.repo import Repository
-
-_python_showwarning = warnings.showwarning
 
 #: The trace2 session of the running command (``GIT_TRACE2_EVENT``), if any.
 _TRACE2: Any = None
@@ -186,7 +182,14 @@ def main(argv: list[str] | None = None) -> int:
         from gitodb.cli import trace2
 
         _TRACE2 = trace2.start([sys.argv[0], *args])
-    status = _main(args, program=argv is None)
+    # Damage worked around is Git's ``error:``/``warning:`` line on stderr, every
+    # time it is met (errors.report); the library's callers get Python warnings.
+    previous_reporter = errors.reporter
+    errors.reporter = _report_line
+    try:
+        status = _main(args, program=argv is None)
+    finally:
+        errors.reporter = previous_reporter
     if argv is None:
         # The process ends now: the interpreter's last cyclic collection would only
         # traverse what the command built (a walk's records, thousands of refs),
@@ -207,13 +210,10 @@ def main(argv: list[str] | None = None) -> int:
     return status
 
 
-def _show_warning(message, category, filename, lineno, file=None, line=None):  # type: ignore[no-untyped-def]
-    """Print a ``GitodbWarning`` as Git's ``error:``/``warning:`` line; others as Python does."""
-    if isinstance(message, GitodbWarning):
-        sys.stdout.flush()
-        sys.stderr.write(f"{message.level}: {message.message}\n")
-    else:
-        _python_showwarning(message, category, filename, lineno, file, line)
+def _report_line(level: str, message: str) -> None:
+    """Print reported damage as Git's ``error:``/``warning:`` line."""
+    sys.stdout.flush()
+    sys.stderr.write(f"{level}: {message}\n")
 
 
 def _main(args: list[str], *, program: bool = False) -> int:
@@ -221,11 +221,6 @@ def _main(args: list[str], *, program: bool = False) -> int:
     starts with the cyclic collector off, see there: it is turned on, for the command's
     own work, once the command's module is imported)."""
     ctx = Context()
-    # Git prints such a line every time the damage is met, not once per place.
-    warnings.simplefilter("always", GitodbWarning)
-    # The CLI's output is Git's: `version --build-options` says what is not built.
-    warnings.simplefilter("ignore", NativeCoreMissingWarning)
-    warnings.showwarning = _show_warning
     try:
         given, args = PARSER.parse_wrapper(args)
         for opt, value in given:

@@ -10,9 +10,7 @@ arguments and ref pseudo-options in the order given (``add_revisions`` in
 
 from __future__ import annotations
 
-from types import SimpleNamespace
-
-from gitodb.cli.options import Option
+from gitodb.cli.options import Option, SimpleNamespace
 from gitodb.errors import GitodbError
 
 TYPE_CHECKING = False

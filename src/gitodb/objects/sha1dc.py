@@ -114,17 +114,12 @@ def _choose() -> tuple[Callable[..., Any], str]:
         return hashlib.sha1, _hashlib_name("sha1")
     if _native_sha1dc is not None:
         return _native_sha1dc, "SHA1_DC"
-    import warnings
+    from gitodb.errors import warn_native_core_missing
 
-    from gitodb.errors import NativeCoreMissingWarning
-
-    warnings.warn(
-        NativeCoreMissingWarning(
-            "gitodb's native core (gitodb._native) is not built: SHA-1 with collision "
-            "detection runs in pure Python, many times slower; install a binary wheel or "
-            "build gitodb with a C compiler"
-        ),
-        stacklevel=3,
+    warn_native_core_missing(
+        "gitodb's native core (gitodb._native) is not built: SHA-1 with collision "
+        "detection runs in pure Python, many times slower; install a binary wheel or "
+        "build gitodb with a C compiler"
     )
     return _ref_hasher(), "SHA1_DC (pure Python)"
 

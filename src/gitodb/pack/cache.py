@@ -19,9 +19,11 @@ Python call per object; the classes below are its reference and the fallback
 
 from __future__ import annotations
 
-from collections import OrderedDict
-
 from gitodb.types import Protocol
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections import OrderedDict
 
 try:
     from gitodb._native import DeltaCache as _NativeCache
@@ -48,6 +50,10 @@ class PyDeltaBaseCache:
     __slots__ = ("limit", "size", "entries", "_next_key")
 
     def __init__(self, limit: int = DEFAULT_DELTA_BASE_CACHE_LIMIT) -> None:
+        # imported here: with the native core this class is only the reference, and
+        # ``collections`` is ~1.5 ms of every short command's start-up
+        from collections import OrderedDict
+
         self.limit = max(0, limit)
         self.size = 0
         self.entries: OrderedDict[int, tuple[int, bytes]] = OrderedDict()

@@ -13,17 +13,22 @@ import mmap
 import os
 import struct
 import sys
-from array import array
 from bisect import bisect_left
 
 from gitodb.errors import PackError
 from gitodb.fileio import release_mapping
+from gitodb.lazymod import lazy_module
 from gitodb.objects.format import ObjectFormat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import array as array_module
+    from array import array
     from collections.abc import Callable, Iterable, Iterator, Sequence
     from typing import Any
+else:
+    # ``array`` imports ``collections``: a ref listing needs neither
+    array_module = lazy_module("array", globals(), "array_module")
 
 IDX_V2_MAGIC = b"\377tOc"
 _FANOUT_BYTES = 256 * 4
@@ -42,16 +47,16 @@ except ImportError:  # built without a C compiler (or an older build: rebuild it
 
 
 def _be_uint32_array(buf: bytes | memoryview) -> array[int]:
-    arr = array("I", bytes(buf))
+    arr = array_module.array("I", bytes(buf))
     if arr.itemsize != 4:  # pragma: no cover - exotic platforms
-        arr = array("L", bytes(buf))
+        arr = array_module.array("L", bytes(buf))
     if sys.byteorder == "little":
         arr.byteswap()
     return arr
 
 
 def _be_uint64_array(buf: bytes | memoryview) -> array[int]:
-    arr = array("Q", bytes(buf))
+    arr = array_module.array("Q", bytes(buf))
     if sys.byteorder == "little":
         arr.byteswap()
     return arr
@@ -100,7 +105,7 @@ class PackIndex:
             fan_at = 0
         if size < fan_at + _FANOUT_BYTES + 2 * rawsz:
             raise PackError("index file too small", path=self.path, offset=0)
-        fanout = _be_uint32_array(buf[fan_at : fan_at + _FANOUT_BYTES])
+        fanout: tuple[int, ...] = struct.unpack_from(">256I", buf, fan_at)
         prev = 0
         for i, n in enumerate(fanout):
             if n < prev:
@@ -196,7 +201,7 @@ class PackIndex:
         if self.version == 1:
             stride = self._oid_stride
             start = self._off32_at
-            return array(
+            return array_module.array(
                 "Q",
                 (
                     int.from_bytes(buf[at : at + 4], "big")
@@ -204,7 +209,7 @@ class PackIndex:
                 ),
             )
         small = _be_uint32_array(buf[self._off32_at : self._off32_at + 4 * n])
-        out = array("Q", small)
+        out = array_module.array("Q", small)
         if n and max(small) & 0x80000000:
             large = _be_uint64_array(buf[self._off64_at : self._off64_at + 8 * self._large_count])
             for i, v in enumerate(small):
@@ -357,7 +362,7 @@ def write_index_v2(
     ents = sorted(entries)
     return index_v2_sorted(
         [e[0] for e in ents],
-        array("I", (e[1] for e in ents)),
+        array_module.array("I", (e[1] for e in ents)),
         [e[2] for e in ents],
         pack_checksum,
         fmt,
@@ -376,9 +381,9 @@ def index_v2_sorted(
 ) -> bytes:
     """:func:`write_index_v2` for columns already in ``(oid, offset)`` order."""
     fanout = _fanout(oids)
-    crcs = array("I", crcs)  # a copy: byteswapped below
-    off32 = array("I")
-    off64 = array("Q")
+    crcs = array_module.array("I", crcs)  # a copy: byteswapped below
+    off32 = array_module.array("I")
+    off64 = array_module.array("Q")
     for off in offsets:
         if off > offset32_limit:
             off32.append(0x80000000 | len(off64))
@@ -424,7 +429,7 @@ def _fanout(sorted_oids: Iterable[bytes]) -> bytes:
     for oid in sorted_oids:
         counts[oid[0]] += 1
     total = 0
-    out = array("I")
+    out = array_module.array("I")
     for c in counts:
         total += c
         out.append(total)

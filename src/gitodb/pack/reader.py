@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import mmap
 import os
-from array import array
 from bisect import bisect_left, bisect_right
 
 from gitodb.errors import (
@@ -47,6 +46,8 @@ from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import array as array_module
+    from array import array
     from collections.abc import Callable, Iterator
     from typing import TypeAlias
 
@@ -56,6 +57,7 @@ else:
     # A ref listing or a header lookup inflates nothing and applies no delta.
     compress = lazy_module("gitodb.compress", globals(), "compress")
     pack_delta = lazy_module("gitodb.pack.delta", globals(), "pack_delta")
+    array_module = lazy_module("array", globals(), "array_module")
 
 try:
     from gitodb._native import first_unordered_u64 as _first_unordered_u64
@@ -198,10 +200,10 @@ class PackFile:
         if self._sorted_offsets is None:
             offs = self.offsets
             if _gather_u64 is not None:
-                self._sorted_offsets = array("Q")
+                self._sorted_offsets = array_module.array("Q")
                 self._sorted_offsets.frombytes(_gather_u64(offs, self.rev_order))
             else:
-                self._sorted_offsets = array("Q", (offs[p] for p in self.rev_order))
+                self._sorted_offsets = array_module.array("Q", (offs[p] for p in self.rev_order))
             if self._rev_from_file and not _increasing(self._sorted_offsets):
                 # A .rev whose checksum matches but whose order is wrong: compute it.
                 report("error", f"reverse-index file {self.rev_path} is corrupt")
@@ -405,7 +407,7 @@ class PackFile:
         if _IdOrderWalk is None:
             return None
         so = self.sorted_offsets
-        bases = array("i")
+        bases = array_module.array("i")
         bases.frombytes(_delta_bases(self.buf, so, self.data_end))
         self._ref_delta_bases(bases)
         # the compression layer's inflate, or None: the same zlib through its C API
@@ -557,7 +559,11 @@ class PackFile:
         kinds, types, sizes_raw, starts_raw, ends_raw = _scan_headers(
             self.buf, self.sorted_offsets, self.rev_order, self.data_end, self.fmt.rawsz, self.path
         )
-        sizes, starts, ends = array("Q"), array("Q"), array("Q")
+        sizes, starts, ends = (
+            array_module.array("Q"),
+            array_module.array("Q"),
+            array_module.array("Q"),
+        )
         sizes.frombytes(sizes_raw)
         starts.frombytes(starts_raw)
         ends.frombytes(ends_raw)
@@ -600,7 +606,7 @@ class PackFile:
         """
         n = self.idx.count
         types = bytearray(n)
-        sizes = array("Q", bytes(8 * n))
+        sizes = array_module.array("Q", bytes(8 * n))
         buf = self.buf
         path = self.path
         so = self.sorted_offsets

@@ -12,14 +12,19 @@ import mmap
 import os
 import struct
 import sys
-from array import array
 
 from gitodb.errors import PackError, RevIndexChecksumError, report
+from gitodb.lazymod import lazy_module
 from gitodb.objects.format import ObjectFormat
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import array as array_module
+    from array import array
     from collections.abc import Sequence
+else:
+    # ``array`` imports ``collections``: a ref listing needs neither
+    array_module = lazy_module("array", globals(), "array_module")
 
 RIDX_MAGIC = b"RIDX"
 
@@ -32,11 +37,15 @@ except ImportError:  # built without a C compiler
 
 def compute_rev_order(offsets: Sequence[int]) -> array[int]:
     """Index positions sorted by their pack offset."""
-    if _c_rev_order is not None and isinstance(offsets, array) and offsets.typecode == "Q":
-        order = array("I")
+    if (
+        _c_rev_order is not None
+        and isinstance(offsets, array_module.array)
+        and offsets.typecode == "Q"
+    ):
+        order = array_module.array("I")
         order.frombytes(_c_rev_order(offsets))
         return order
-    return array("I", sorted(range(len(offsets)), key=offsets.__getitem__))
+    return array_module.array("I", sorted(range(len(offsets)), key=offsets.__getitem__))
 
 
 def write_rev(offsets: Sequence[int], pack_checksum: bytes, fmt: ObjectFormat) -> bytes:
@@ -47,7 +56,7 @@ def write_rev(offsets: Sequence[int], pack_checksum: bytes, fmt: ObjectFormat) -
 def encode_rev(order: array[int], pack_checksum: bytes, fmt: ObjectFormat) -> bytes:
     """The bytes of a reverse index holding ``order`` (index positions in pack
     order; a MIDX's: in pseudo-pack order) for the pack or MIDX ``pack_checksum``."""
-    order = array("I", order)
+    order = array_module.array("I", order)
     if sys.byteorder == "little":
         order.byteswap()
     body = b"".join(
@@ -88,7 +97,7 @@ def read_rev(
         raise PackError(
             "reverse-index file is corrupt (does not match its pack)", path=p, offset=end - rawsz
         )
-    order = array("I", data[12 : 12 + 4 * count])
+    order = array_module.array("I", data[12 : 12 + 4 * count])
     if sys.byteorder == "little":
         order.byteswap()
     bad = _first_out_of_range(order, count)

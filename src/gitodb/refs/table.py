@@ -19,8 +19,6 @@ resolves to, a dangling one left out.
 
 from __future__ import annotations
 
-from array import array
-
 from gitodb.refs.packed import parse_plain_python
 
 TYPE_CHECKING = False
@@ -39,8 +37,6 @@ native = _packed_refs_table is not None
 
 #: the five byte strings of a table, as the native core passes them
 Parts = tuple[bytes, bytes, bytes, bytes, bytes]
-
-assert array("I").itemsize == 4  # the native core's uint32 offsets
 
 
 class RefTable:
@@ -134,16 +130,21 @@ class RefTable:
 def _build(entries: list[tuple[bytes, bytes, bytes | None]], rawsz: int) -> Parts:
     """The parts of a table of ``(name, id, peeled)`` entries, sorted and unique."""
     names = b"".join(n + b"\n" for n, _, _ in entries)
-    starts = array("I")
+    # uint32 offsets, native order, as the native core reads them ("I" is 4 bytes
+    # on every platform CPython supports; memoryview needs no import of ``array``,
+    # which brings ``collections`` with it)
+    starts = bytearray(4 * (len(entries) + 1))
+    offsets = memoryview(starts).cast("I")
     at = 0
-    for n, _, _ in entries:
-        starts.append(at)
+    for i, (n, _, _) in enumerate(entries):
+        offsets[i] = at
         at += len(n) + 1
-    starts.append(at)
+    offsets[len(entries)] = at
+    offsets.release()
     zeros = bytes(rawsz)
     return (
         names,
-        starts.tobytes(),
+        bytes(starts),
         b"".join(o for _, o, _ in entries),
         b"".join(p if p is not None else zeros for _, _, p in entries),
         bytes(p is not None for _, _, p in entries),

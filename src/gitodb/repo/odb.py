@@ -22,7 +22,6 @@ Example::
 from __future__ import annotations
 
 import os
-from array import array
 
 from gitodb.errors import (
     AmbiguousObjectNameError,
@@ -51,6 +50,7 @@ except ImportError:  # built without a C compiler: read_headers' Python loop
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from array import array
     from collections.abc import Iterable, Iterator
 
     from gitodb.loose.read import LooseObjectStore
