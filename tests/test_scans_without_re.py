@@ -10,7 +10,7 @@ import re
 from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
-from gitodb.refs import files, worktree
+from gitodb.refs import loose, worktree
 from gitodb.repo import config
 
 _HEADER = st.lists(
@@ -60,7 +60,7 @@ def test_number_is_the_expression(text: str) -> None:
 
 @given(st.binary(max_size=6) | st.text(alphabet="09afAFgG", max_size=6).map(str.encode))
 def test_hex_id_check_is_the_expression(text: bytes) -> None:
-    assert files._is_hex(text) == bool(re.fullmatch(rb"[0-9a-fA-F]+", text))  # noqa: SLF001
+    assert loose.is_hex(text) == bool(re.fullmatch(rb"[0-9a-fA-F]+", text))
 
 
 @given(st.text(alphabet="AZ_-aé/", max_size=6))

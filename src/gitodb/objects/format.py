@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 from gitodb.errors import ObjectFormatError, RepositoryError
-from gitodb.objects import sha1dc
+from gitodb.lazymod import lazy_module
 from gitodb.types import Hasher
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
+
+    from gitodb.objects import sha1dc
+else:
+    # SHA-1DC when a SHA-1 is first computed: a ref listing hashes nothing
+    sha1dc = lazy_module("gitodb.objects.sha1dc", globals(), "sha1dc")
 
 
 class ObjectFormat:

@@ -7,7 +7,10 @@ import os
 from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat
 from gitodb.refs.base import Ref, ReflogEntry, RefStore, RefTransaction
-from gitodb.refs.files import FilesRefStore
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from gitodb.refs.files import FilesRefStore
 
 __all__ = ["Ref", "ReflogEntry", "RefStore", "RefTransaction", "FilesRefStore", "open_refs"]
 
@@ -26,9 +29,21 @@ def open_refs(
     its per-worktree refs (HEAD, ``refs/bisect/``...) are read and written there.
     """
     if ref_storage == "files":
+        from gitodb.refs.files import FilesRefStore
+
         return FilesRefStore(git_dir, fmt, config, worktree_dir=worktree_dir)
     if ref_storage == "reftable":
         from gitodb.refs.reftable_store import ReftableRefStore
 
         return ReftableRefStore(git_dir, fmt, config, worktree_dir=worktree_dir)
     raise RepositoryError(f"unknown ref storage format '{ref_storage}'")
+
+
+def __getattr__(name: str) -> object:
+    # ``gitodb.refs.FilesRefStore`` without loading the files backend into a
+    # reftable repository's commands (each backend is imported when opened)
+    if name == "FilesRefStore":
+        from gitodb.refs.files import FilesRefStore
+
+        return FilesRefStore
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

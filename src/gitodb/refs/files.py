@@ -27,7 +27,7 @@ import stat
 import sys
 
 from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
-from gitodb.errors import BrokenRefError, LockError, RefError, RefHookVetoError, RefWriteError
+from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
 from gitodb.lockfile import (
     LockFile,
     parse_shared_repository,
@@ -54,6 +54,7 @@ from gitodb.refs.base import (
     rewrite_old_ids,
     sorted_names,
 )
+from gitodb.refs.loose import ID_END, is_hex, read_ref_file
 from gitodb.refs.packed import find, parse_plain, searchable, with_prefix
 from gitodb.refs.table import RefTable, overlay, packed_table, table_of
 from gitodb.refs.table import native as native_table
@@ -79,75 +80,6 @@ hint:\tgit config unset core.preferSymlinkRefs
 hint:
 hint: Git will then use the textual symref format instead.
 """
-
-
-def _parse_ref_value(name: str, text: bytes, fmt: ObjectFormat, path: str | Path) -> Ref:
-    if text.startswith(b"ref:"):
-        return Ref(name, target=text[4:].strip().decode("utf-8", "surrogateescape"))
-    # Git's parse_loose_ref_contents: exactly hexsz hex digits, then the end (a NUL
-    # ends its C string too) or whitespace; anything else is a broken ref, not an id
-    # with the junk ignored.
-    h = fmt.hexsz
-    hex_id = text[:h]
-    if len(hex_id) < h or not _is_hex(hex_id) or text[h : h + 1] not in _ID_END:
-        raise BrokenRefError(f"unable to resolve reference '{name}': reference broken", path=path)
-    return Ref(name, oid=bytes.fromhex(hex_id.decode("ascii")))
-
-
-def read_ref_file(path: str | Path, name: str, fmt: ObjectFormat) -> Ref | None:
-    """The ref in the loose file ``path`` (None if there is none), as Git reads one.
-
-    Also how Git reads its special refs ``FETCH_HEAD`` and ``MERGE_HEAD`` on every
-    backend: files in the git directory, the first id of their first line.
-    """
-    try:
-        try:
-            # O_NOFOLLOW: a symlink is found without a second system call per ref
-            fd = os.open(path, os.O_RDONLY | _O_NOFOLLOW | _O_CLOEXEC)
-        except OSError as e:
-            if e.errno != errno.ELOOP or not _O_NOFOLLOW:
-                raise
-            target = _symlink_target(path)
-            if target is not None:
-                return Ref(name, target=target)
-            fd = os.open(path, os.O_RDONLY | _O_CLOEXEC)  # not a ref name: read what it names
-        with open(fd, "rb") as f:
-            data = f.read()
-    except (FileNotFoundError, IsADirectoryError, NotADirectoryError):
-        return None
-    except OSError as e:
-        if e.errno == errno.ENAMETOOLONG:
-            return None  # cannot exist; creating it reports the error like Git
-        raise RefError(f"unable to read '{path}': {e.strerror}", path=path) from None
-    return _parse_ref_value(name, data, fmt, path)
-
-
-_O_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
-_O_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
-
-
-def _symlink_target(path: str | Path) -> str | None:
-    """A symlink ref's target if it names a ref (``refs/...``), as Git reads one (written
-    with ``core.preferSymlinkRefs``); None for any other symlink, which is followed."""
-    try:
-        target = os.readlink(path)
-    except OSError:
-        return None
-    if target.startswith("refs/") and refname_format_ok(target):
-        return target
-    return None
-
-
-_HEXDIGITS = b"0123456789abcdefABCDEF"
-
-
-def _is_hex(text: bytes) -> bool:
-    """``[0-9a-fA-F]+`` (a scan: reading a ref needs no ``re``)."""
-    return text != b"" and not text.strip(_HEXDIGITS)
-
-
-#: what may follow an id: the end, a NUL, or Git's isspace() (not \v or \f)
-_ID_END = (b"", b"\x00", b" ", b"\t", b"\n", b"\r")
 
 
 def parse_reflog_line(line: bytes, fmt: ObjectFormat) -> ReflogEntry | None:
@@ -475,7 +407,7 @@ class FilesRefStore(RefStore):
                     raise unexpected(line, offset)
             elif line.startswith(b"^"):
                 hex_id = line[1 : 1 + h]
-                if last_name is None or len(line) != h + 2 or not _is_hex(hex_id):
+                if last_name is None or len(line) != h + 2 or not is_hex(hex_id):
                     raise unexpected(line, offset)
                 prev = refs[last_name]
                 refs[last_name] = Ref(
@@ -484,7 +416,7 @@ class FilesRefStore(RefStore):
                 last_name = None  # one peeled line per ref
             else:
                 hex_id = line[:h]
-                if len(line) < h + 2 or not _is_hex(hex_id) or line[h : h + 1] not in _ID_END[2:]:
+                if len(line) < h + 2 or not is_hex(hex_id) or line[h : h + 1] not in ID_END[2:]:
                     raise unexpected(line, offset)
                 last_name = line[h + 1 : -1].decode("utf-8", "surrogateescape")
                 if not refname_format_ok(last_name, allow_onelevel=True) and not refname_is_safe(

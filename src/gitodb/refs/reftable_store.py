@@ -26,7 +26,7 @@ from gitodb.refs.base import (
     committer_identity,
     is_root_ref,
 )
-from gitodb.refs.files import read_ref_file
+from gitodb.refs.loose import read_ref_file
 from gitodb.refs.table import RefTable, overlay, table_of
 from gitodb.refs.table import native as native_table
 from gitodb.refs.worktree import CURRENT, OTHER, locate
