@@ -146,6 +146,8 @@ class Context:
         repo = Repository.discover(git_dir=self.git_dir, config_overrides=self.config_overrides)
         # Git reads core.fsync* with the rest of its config in every command and
         # warns about what it ignores; a value it cannot parse is fatal.
+        if not repo.fsync_configured:
+            return repo
         try:
             warnings = repo.fsync_policy.warnings
         except ConfigError as e:

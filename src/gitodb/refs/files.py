@@ -26,8 +26,8 @@ import os
 import stat
 import sys
 
-from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
+from gitodb.lazymod import lazy_module
 from gitodb.lockfile import (
     LockFile,
     parse_shared_repository,
@@ -65,6 +65,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
+
+    from gitodb import durable
+    from gitodb.durable import FsyncPolicy
+else:
+    # core.fsync is read when a ref is first written: listings need none of it
+    durable = lazy_module("gitodb.durable", globals(), "durable")
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 
@@ -202,9 +208,6 @@ class FilesRefStore(RefStore):
         self.fmt = fmt
         self.config = config
         self._warned_symlinks = False
-        self.fsync: FsyncPolicy = (
-            FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
-        )
         self._packed_cache: tuple[tuple[int, int, int], dict[str, Ref], list[str]] | None = None
         #: packed-refs read once per version of the file: (its stat key, its bytes, its
         #: ref table -- or False/None as ``table.packed_table`` says -- and whether
@@ -302,9 +305,16 @@ class FilesRefStore(RefStore):
             if self.dir_mode is not None:
                 os.chmod(d, self.dir_mode)
 
+    @cached_property
+    def fsync(self) -> FsyncPolicy:
+        """``core.fsync``'s policy for this store's writes (read at the first write)."""
+        if self.config is None:
+            return durable.DEFAULT_POLICY
+        return durable.FsyncPolicy.from_config(self.config)
+
     def _lock_complete(self, lock: LockFile) -> None:
         """A lock file's content is complete: sync it per ``core.fsync=reference``."""
-        self.fsync.sync(Component.REFERENCE, lock.fd, str(lock.lock_path))
+        self.fsync.sync(durable.Component.REFERENCE, lock.fd, str(lock.lock_path))
 
     # -- paths -------------------------------------------------------------
     def _base(self, name: str) -> tuple[Path, str]:

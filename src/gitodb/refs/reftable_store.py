@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import os
 
-from gitodb.durable import DEFAULT_POLICY, FsyncPolicy
 from gitodb.errors import LockError, RefError
+from gitodb.lazymod import lazy_module
 from gitodb.lockfile import LockFile, parse_shared_repository, shared_file_mode
 from gitodb.objects.format import ObjectFormat
 from gitodb.purepath import pure
@@ -39,6 +39,12 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
+
+    from gitodb import durable
+    from gitodb.durable import FsyncPolicy
+else:
+    # core.fsync is read when a ref is first written: listings need none of it
+    durable = lazy_module("gitodb.durable", globals(), "durable")
 
 _ENC = "utf-8"
 _ERR = "surrogateescape"
@@ -142,7 +148,6 @@ class ReftableRefStore(RefStore):
         ).lower() not in ("false", "0", "no", "off")
         if get_bool is not None and not get_bool("reftable.autocompaction", True):
             self.auto_compact = False
-        self.fsync = FsyncPolicy.from_config(config) if config is not None else DEFAULT_POLICY
         raw_all = getattr(config, "get_raw_all", None)
         shared = raw_all("core.sharedrepository") if raw_all is not None else []
         # Git: every reftable file gets calc_shared_perm(0666 & ~umask)
@@ -166,6 +171,13 @@ class ReftableRefStore(RefStore):
 
         return Path(self.gitdir)
 
+    @cached_property
+    def fsync(self) -> FsyncPolicy:
+        """``core.fsync``'s policy for this store's writes (read at the first write)."""
+        if self.config is None:
+            return durable.DEFAULT_POLICY
+        return durable.FsyncPolicy.from_config(self.config)
+
     def close(self) -> None:
         """Unmap every table of this worktree's, the main and other worktrees' stacks."""
         for st in (self.stack, self.worktree_stack, *self._other.values()):
@@ -178,7 +190,7 @@ class ReftableRefStore(RefStore):
             self.options,
             auto_compact=self.auto_compact,
             lock_timeout_ms=self.lock_timeout,
-            fsync=self.fsync,
+            fsync=lambda: self.fsync,  # read at the stack's first write
             file_mode=self.file_mode,
         )
 

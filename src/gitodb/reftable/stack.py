@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 
-from gitodb.durable import DEFAULT_POLICY, Component, FsyncPolicy
 from gitodb.errors import GitodbError, LockError, ReftableError
 from gitodb.lazymod import lazy_module
 from gitodb.lockfile import LockFile, write_all
@@ -34,7 +33,11 @@ if TYPE_CHECKING:
     import heapq
     from collections.abc import Callable, Iterator
     from pathlib import Path
+
+    from gitodb import durable
+    from gitodb.durable import FsyncPolicy
 else:
+    durable = lazy_module("gitodb.durable", globals(), "durable")
     heapq = lazy_module("heapq", globals(), "heapq")  # merging two tables or more
 
 GEOMETRIC_FACTOR = 2
@@ -90,15 +93,16 @@ class Stack:
         *,
         auto_compact: bool = True,
         lock_timeout_ms: int = 100,
-        fsync: FsyncPolicy = DEFAULT_POLICY,
+        fsync: FsyncPolicy | Callable[[], FsyncPolicy] | None = None,
         file_mode: int = 0o644,
     ) -> None:
         """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
         ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever) and
-        flush tables and the list to disk as the ``core.fsync`` policy ``fsync`` says."""
+        flush tables and the list to disk as the ``core.fsync`` policy ``fsync`` says
+        (Git's default when None; a function giving it is called at the first write)."""
         # a str path: reading refs needs no pathlib (``dir`` is the Path, on first use)
         self.dirname = pure(os.fspath(directory))
-        self.fsync = fsync
+        self._fsync = fsync
         #: mode of the tables and tables.list written (core.sharedRepository, umask)
         self.file_mode = file_mode
         self.lock_timeout_ms = lock_timeout_ms
@@ -109,6 +113,14 @@ class Stack:
         self.names: list[str] = []
         self.readers: list[TableReader] = []
         self.reload()
+
+    @cached_property
+    def fsync(self) -> FsyncPolicy:
+        """The ``core.fsync`` policy the stack's writes follow."""
+        given = self._fsync
+        if given is None:
+            return durable.DEFAULT_POLICY
+        return given() if callable(given) else given
 
     @cached_property
     def dir(self) -> Path:
@@ -267,7 +279,7 @@ class Stack:
         Git's default ``core.fsync`` does not, which also keeps ``tables.list.lock``
         from being held while the disk catches up.
         """
-        self.fsync.sync(Component.REFERENCE, fd, os.fspath(path))
+        self.fsync.sync(durable.Component.REFERENCE, fd, os.fspath(path))
 
     def _commit_list(self, lock: LockFile, names: list[str]) -> None:
         """Write the new list into the held lock and rename it over ``tables.list``."""

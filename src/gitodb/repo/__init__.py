@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 
-from gitodb.durable import FsyncPolicy
 from gitodb.errors import RepositoryError
 from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.purepath import absolute as _absolute
@@ -27,6 +26,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
     from pathlib import Path
 
+    from gitodb.durable import FsyncPolicy
     from gitodb.objects import Blob, Commit, GitObject, Tag, Tree
     from gitodb.objects.mailmap import Mailmap
     from gitodb.objects.oid import ObjectId, ObjectIdLike
@@ -219,7 +219,16 @@ class Repository:
     @cached_property
     def fsync_policy(self) -> FsyncPolicy:
         """``core.fsync``, ``core.fsyncMethod``, ``core.fsyncObjectFiles`` (``gitodb.durable``)."""
+        from gitodb.durable import FsyncPolicy
+
         return FsyncPolicy.from_config(self.config)
+
+    @property
+    def fsync_configured(self) -> bool:
+        """Whether the configuration sets any of ``fsync_policy``'s keys (without them
+        the policy is Git's default, and nothing needs reading)."""
+        raw = self.config.get_raw_all
+        return any(raw(key) for key in ("core.fsync", "core.fsyncmethod", "core.fsyncobjectfiles"))
 
     @cached_property
     def refs(self) -> RefStore:
