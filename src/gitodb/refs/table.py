@@ -19,8 +19,6 @@ resolves to, a dangling one left out.
 
 from __future__ import annotations
 
-from gitodb.refs.packed import parse_plain_python
-
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from gitodb.refs.base import Ref, RefStore
@@ -165,6 +163,8 @@ def packed_table_python(data: bytes, hexsz: int) -> Parts | bool | None:
     ``packed-refs`` (``gitodb.refs.packed.parse_plain``'s contract) with its names in
     strictly increasing order; False when plain but not so ordered; None when not plain.
     """
+    from gitodb.refs.packed import parse_plain_python  # the reference (no native core)
+
     refs = parse_plain_python(data, hexsz)
     if refs is None:
         return None
