@@ -40,7 +40,9 @@ from gitodb.pack.cache import (
     DeltaBaseCache,
     pending_bases,
 )
+from gitodb.pack.entry import parse_entry_header, parse_ofs_distance
 from gitodb.pack.idx import PackIndex
+from gitodb.pack.rev import compute_rev_order, load_rev, map_rev
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -51,16 +53,11 @@ if TYPE_CHECKING:
 
     from gitodb import compress
     from gitodb.pack import delta as pack_delta
-    from gitodb.pack import entry as pack_entry
-    from gitodb.pack import rev as pack_rev
 else:
     # A ref listing or a header lookup inflates nothing and applies no delta.
     compress = lazy_module("gitodb.compress", globals(), "compress")
     pack_delta = lazy_module("gitodb.pack.delta", globals(), "pack_delta")
     array_module = lazy_module("array", globals(), "array_module")
-    # entry headers parsed in Python, and .rev orders, only off the native paths
-    pack_entry = lazy_module("gitodb.pack.entry", globals(), "pack_entry")
-    pack_rev = lazy_module("gitodb.pack.rev", globals(), "pack_rev")
 
 try:
     from gitodb._native import first_unordered_u64 as _first_unordered_u64
@@ -189,14 +186,12 @@ class PackFile:
         """Index positions in pack-offset order (the ``.rev`` if present, else computed)."""
         if self._rev_order is None:
             order = (
-                pack_rev.load_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum)
+                load_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum)
                 if os.path.exists(self.rev_path)
                 else None
             )
             self._rev_from_file = order is not None
-            self._rev_order = (
-                order if order is not None else pack_rev.compute_rev_order(self.offsets)
-            )
+            self._rev_order = order if order is not None else compute_rev_order(self.offsets)
         return self._rev_order
 
     @property
@@ -212,7 +207,7 @@ class PackFile:
             if self._rev_from_file and not _increasing(self._sorted_offsets):
                 # A .rev whose checksum matches but whose order is wrong: compute it.
                 report("error", f"reverse-index file {self.rev_path} is corrupt")
-                self._rev_order = pack_rev.compute_rev_order(offs)
+                self._rev_order = compute_rev_order(offs)
                 self._rev_from_file = False
                 self._sorted_offsets = None
                 return self.sorted_offsets
@@ -258,7 +253,7 @@ class PackFile:
         m = self._rev_map
         if m is None:
             m = self._rev_map = False
-            got = pack_rev.map_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum)
+            got = map_rev(self.rev_path, self.idx.count, self.fmt, self.idx.pack_checksum)
             if got is not None:
                 m = self._rev_map = got
         return m if m is not False else None  # type: ignore[return-value]
@@ -440,7 +435,7 @@ class PackFile:
         n = len(so)
         while k >= 0:
             off = so[k]
-            _t, _size, hlen = pack_entry.parse_entry_header(buf, off, self.path)
+            _t, _size, hlen = parse_entry_header(buf, off, self.path)
             base_oid = bytes(buf[off + hlen : off + hlen + rawsz])
             p = self.idx.find(base_oid)
             at = self.idx.offset_at(p) if p >= 0 else -1
@@ -475,12 +470,12 @@ class PackFile:
             if end > data_end or off >= end:
                 break
             try:
-                t, _size, hlen = pack_entry.parse_entry_header(buf, off)
+                t, _size, hlen = parse_entry_header(buf, off)
                 if off + hlen > end:
                     break
                 if t != OBJ_OFS_DELTA:
                     continue
-                dist, nlen = pack_entry.parse_ofs_distance(buf, off + hlen)
+                dist, nlen = parse_ofs_distance(buf, off + hlen)
             except PackError:
                 break
             if off + hlen + nlen > end:
@@ -513,10 +508,10 @@ class PackFile:
         for k in range(n):
             off = so[k]
             end = so[k + 1] if k + 1 < n else data_end
-            t, size, hlen = pack_entry.parse_entry_header(buf, off, path)
+            t, size, hlen = parse_entry_header(buf, off, path)
             pos = off + hlen
             if t == OBJ_OFS_DELTA:
-                dist, nlen = pack_entry.parse_ofs_distance(buf, pos, path)
+                dist, nlen = parse_ofs_distance(buf, pos, path)
                 base_key = kb + off - dist
                 hit = get_cached(base_key) if 0 < dist <= off - min_base else None
                 start = pos + nlen
@@ -623,7 +618,7 @@ class PackFile:
         for k in range(n):
             off = so[k]
             p = rev[k]
-            t, size, hlen = pack_entry.parse_entry_header(buf, off, path)
+            t, size, hlen = parse_entry_header(buf, off, path)
             if 0 < t < 5:
                 types[p] = t
                 sizes[p] = size
@@ -631,7 +626,7 @@ class PackFile:
                 continue
             pos = off + hlen
             if t == OBJ_OFS_DELTA:
-                dist, nlen = pack_entry.parse_ofs_distance(buf, pos, path)
+                dist, nlen = parse_ofs_distance(buf, pos, path)
                 base_type = known.get(off - dist)
                 pos += nlen
             elif t == OBJ_REF_DELTA:
@@ -701,7 +696,7 @@ class PackFile:
                     break
                 if off < _PACK_HEADER_LEN or off >= data_end:
                     self._check_offset(off)
-                type_num, size, hlen = pack_entry.parse_entry_header(buf, off, path)
+                type_num, size, hlen = parse_entry_header(buf, off, path)
                 pos = off + hlen
                 if 0 < type_num < 5:
                     at = off
@@ -711,7 +706,7 @@ class PackFile:
                         cache.put(kb + off, type_num, data)
                     break
                 if type_num == OBJ_OFS_DELTA:
-                    dist, n = pack_entry.parse_ofs_distance(buf, pos, path)
+                    dist, n = parse_ofs_distance(buf, pos, path)
                     chain.append((off, pos + n, size))
                     if dist == 0 or dist > off - _PACK_HEADER_LEN:
                         raise PackError(
@@ -765,10 +760,10 @@ class PackFile:
         For recovery when the base's copy in this pack is damaged (Git reads the
         base by id then); ``(base_type, data)``.
         """
-        t, size, hlen = pack_entry.parse_entry_header(self.buf, offset, self.path)
+        t, size, hlen = parse_entry_header(self.buf, offset, self.path)
         pos = offset + hlen
         if t == OBJ_OFS_DELTA:
-            pos += pack_entry.parse_ofs_distance(self.buf, pos, self.path)[1]
+            pos += parse_ofs_distance(self.buf, pos, self.path)[1]
         elif t == OBJ_REF_DELTA:
             pos += self.fmt.rawsz
         else:
@@ -822,7 +817,7 @@ class PackFile:
             if t is not None:
                 break
             self._check_offset(off)
-            t, _size, hlen = pack_entry.parse_entry_header(buf, off, path)
+            t, _size, hlen = parse_entry_header(buf, off, path)
             if 0 < t < 5:
                 break
             walked.append(off)
@@ -830,7 +825,7 @@ class PackFile:
                 raise DeltaError("delta chain forms a cycle", path=path, offset=offset)
             pos = off + hlen
             if t == OBJ_OFS_DELTA:
-                dist, _n = pack_entry.parse_ofs_distance(buf, pos, path)
+                dist, _n = parse_ofs_distance(buf, pos, path)
                 if dist == 0 or dist > off - _PACK_HEADER_LEN:
                     raise PackError(
                         f"OFS_DELTA base distance {dist} is out of range", path=path, offset=off
@@ -872,12 +867,12 @@ class PackFile:
         path = self.path
         if offset < _PACK_HEADER_LEN or offset >= self.data_end:
             self._check_offset(offset)
-        t, size, hlen = pack_entry.parse_entry_header(buf, offset, path)
+        t, size, hlen = parse_entry_header(buf, offset, path)
         if 0 < t < 5:
             return t, size
         pos = offset + hlen
         if t == OBJ_OFS_DELTA:
-            pos += pack_entry.parse_ofs_distance(buf, pos, path)[1]
+            pos += parse_ofs_distance(buf, pos, path)[1]
         elif t == OBJ_REF_DELTA:
             pos += self.fmt.rawsz
         else:
@@ -913,10 +908,10 @@ class PackFile:
 
     def delta_base_at(self, offset: int) -> bytes | None:
         """The id of the delta base of the entry at ``offset``, or None if not a delta."""
-        t, _size, hlen = pack_entry.parse_entry_header(self.buf, offset, self.path)
+        t, _size, hlen = parse_entry_header(self.buf, offset, self.path)
         pos = offset + hlen
         if t == OBJ_OFS_DELTA:
-            dist, _n = pack_entry.parse_ofs_distance(self.buf, pos, self.path)
+            dist, _n = parse_ofs_distance(self.buf, pos, self.path)
             return self.oid_at_offset(offset - dist)
         if t == OBJ_REF_DELTA:
             return bytes(self.buf[pos : pos + self.fmt.rawsz])
@@ -928,7 +923,7 @@ class PackFile:
 
     def open_stream(self, offset: int) -> PackEntryStream | None:
         """A streaming reader for a non-delta entry; None for deltas (read them whole)."""
-        t, size, hlen = pack_entry.parse_entry_header(self.buf, offset, self.path)
+        t, size, hlen = parse_entry_header(self.buf, offset, self.path)
         if not 0 < t < 5:
             return None
         return PackEntryStream(
