@@ -1055,24 +1055,29 @@ class RevWalk:
         end: bytes,
         sep: bytes,
         fallback: Callable[[bytes, bytes | None], bytes],
+        abbrev: tuple[list[Any], int] | None = None,
     ) -> tuple[int, bytes, BaseException | None] | None:
         """The whole walk (default order) through a user format in the native core
         (``parts`` from ``Formatter.native_parts``, the graph keeping raw commits):
         ``(count, text, error)``, each commit followed by ``end`` or (``sep``)
         preceded by it after the first, as ``log`` prints them; a commit the C
         formatter leaves (an ``encoding`` header) is ``fallback(id, raw or None)``.
-        None where it does not apply (see ``native_text``; ``error`` too)."""
+        ``abbrev``: the ``Abbreviator.native_spec`` of ``%h %t %p``.  None where it
+        does not apply (see ``native_text``; ``error`` too)."""
         if not self._native_plain() or self.order != "default" or not self.graph.keep_raw:
             return None
-        (count, text), error = self._run_native(lambda w: w.format(parts, end, sep, fallback))
+        (count, text), error = self._run_native(
+            lambda w: w.format(parts, end, sep, fallback, abbrev)
+        )
         return count, text, error
 
     def native_text(
-        self, parents: bool, want_text: bool = True
+        self, parents: bool, want_text: bool = True, abbrev: tuple[list[Any], int] | None = None
     ) -> tuple[int, bytes, BaseException | None] | None:
         """The whole walk as rev-list lists it without per-commit options, from the
         native core: ``(count, lines, error)``, a line ``<id>`` (with ``parents``,
-        then the parents' ids) per commit, or None where that does not apply
+        then the parents' ids) per commit, the id abbreviated with ``abbrev`` (an
+        ``Abbreviator.native_spec``: ``--abbrev-commit``), or None where that does not apply
         (exclusions, limits, path limiting, orders but default and topo...): then
         use ``commits()``.
 
@@ -1096,7 +1101,7 @@ class RevWalk:
             )
             return count, text, error
         (count, text, trees), error = self._run_native(
-            lambda w: w.text(parents, self.want_objects, self.order == "topo", want_text)
+            lambda w: w.text(parents, self.want_objects, self.order == "topo", want_text, abbrev)
         )
         self._shown_trees = trees
         return count, text, error
