@@ -94,6 +94,16 @@ class Abbreviator:
             got = self._cache[oid] = full[:n]
         return got
 
+    def prime(self, oids: list[bytes]) -> None:
+        """Abbreviate ``oids`` in one batch (``lengths``), so that calling this
+        abbreviator on them is a look-up: for commands that list many ids."""
+        rawsz = self.repo.object_format.rawsz
+        todo = [o for o in dict.fromkeys(oids) if o not in self._cache and len(o) == rawsz]
+        if len(todo) <= _FEW or self.length >= self.repo.object_format.hexsz:
+            return  # one by one is as quick
+        for oid, n in zip(todo, self.lengths(todo), strict=True):
+            self._cache[oid] = oid.hex()[:n]
+
     def lengths(self, oids: list[bytes]) -> bytes:
         """The abbreviation length of each id of ``oids``, one byte each (natively in
         one call; else ``reference_length`` of each)."""
