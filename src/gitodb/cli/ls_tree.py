@@ -210,7 +210,7 @@ def run(argv: list[str], ctx: Context) -> int:
     listing = list_tree(
         repo, tree, items, recursive=o.recursive, show_trees=o.show_trees, trees_only=o.only_trees
     )
-    entries = []
+    entries: list[Any] = []
     depth_error = None
     try:
         entries.extend(listing)
