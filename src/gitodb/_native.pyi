@@ -244,12 +244,23 @@ class OdbReader:
     ) -> bytes | None: ...
     def close(self) -> None: ...
 
+# (tables, minimum length); a table: (buffer, fan-out at or -1, ids at, stride, count)
+AbbrevSpec = tuple[list[tuple[Any, int, int, int, int]], int]
+
+def abbrev_lengths(spec: AbbrevSpec, rawsz: int, ids: list[bytes] | bytes, /) -> bytes: ...
+
 class CommitWalk:
     def next(
         self, n: int, /
     ) -> list[tuple[bytes, tuple[bytes, ...], int, bytes, bytes | None]]: ...
     def text(
-        self, parents: bool, want_trees: bool, topo: bool, want_text: bool, /
+        self,
+        parents: bool,
+        want_trees: bool,
+        topo: bool,
+        want_text: bool,
+        abbrev: AbbrevSpec | None = None,
+        /,
     ) -> tuple[int, bytes, list[bytes] | None]: ...
     def format(
         self,
@@ -257,6 +268,7 @@ class CommitWalk:
         end: bytes,
         sep: bytes,
         fallback: Callable[[bytes, bytes | None], bytes],
+        abbrev: AbbrevSpec | None = None,
         /,
     ) -> tuple[int, bytes]: ...
 

@@ -327,7 +327,8 @@ PyInit__native(void)
         || PyModule_AddFunctions(m, gdc_linediff_methods) < 0
         || PyModule_AddFunctions(m, gdc_refformat_methods) < 0
         || PyModule_AddFunctions(m, gdc_idorder_methods) < 0
-        || PyModule_AddFunctions(m, gdc_bulk_methods) < 0) {
+        || PyModule_AddFunctions(m, gdc_bulk_methods) < 0
+        || PyModule_AddFunctions(m, gdc_abbrev_methods) < 0) {
         Py_DECREF(m);
         return NULL;
     }

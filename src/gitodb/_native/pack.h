@@ -53,6 +53,28 @@ PyObject *gdc_walk_inflate(PyObject *inflate, gdc_zinflater *z, const unsigned c
 char *gdc_check_line(char *w, const unsigned char *id, Py_ssize_t idlen, unsigned int type,
                      unsigned long long size);
 
+/* Shortest unique abbreviations over sorted id tables (abbrev.c).  A table: count ids
+   of rawsz bytes at ids + i * stride, with a 256-entry big-endian fan-out (or NULL). */
+typedef struct {
+    Py_buffer view;
+    const unsigned char *ids, *fan;
+    Py_ssize_t stride, count;
+} gdc_abbrev_table;
+typedef struct {
+    gdc_abbrev_table *tables;
+    Py_ssize_t ntables;
+    int rawsz, min_len;
+} gdc_abbrev;
+extern PyMethodDef gdc_abbrev_methods[];
+/* Open spec = (tables, min_len) as abbrev_lengths takes it (its buffers held until
+   gdc_abbrev_close): 0, or -1 with an error set (nothing to close then). */
+int gdc_abbrev_open(gdc_abbrev *a, PyObject *spec, int rawsz);
+void gdc_abbrev_close(gdc_abbrev *a);
+/* The length of oid's abbreviation; gdc_abbrev_put writes its hex digits at dst
+   (room for 2 * rawsz) and returns their number. */
+int gdc_abbrev_len(const gdc_abbrev *a, const unsigned char *oid);
+int gdc_abbrev_put(const gdc_abbrev *a, const unsigned char *oid, char *dst);
+
 /* Every object of a pack in id order, its cache planned ahead (idorder.c). */
 extern PyTypeObject gdc_IdOrderWalkType;
 extern PyMethodDef gdc_idorder_methods[];

@@ -446,7 +446,13 @@ def _show(
     (``(from <parent>)``), and its header is repeated for each parent.
     """
     from gitodb.history.graphdraw import GraphLog
-    from gitodb.history.pretty import Decorations, Formatter, log_mailmap, pretty_commit
+    from gitodb.history.pretty import (
+        Decorations,
+        Formatter,
+        log_mailmap,
+        oneline_parts,
+        pretty_commit,
+    )
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
     parents = settings.parents
@@ -490,6 +496,27 @@ def _show(
 
     def short(oid: bytes) -> bytes:
         return (abbrev(oid) if o.abbrev_commit else oid.hex()).encode()
+
+    if (
+        o.kind == "oneline"
+        and diff is None
+        and drawn is None
+        and not limited
+        and decorations is None
+        and not (parents or children or left_right or cherry_mark)
+    ):
+        # "<id> <subject>" is "%h %s" (or "%H %s"), which the native core formats
+        def oneline(oid: bytes, raw: bytes | None) -> bytes:
+            raw = odb.read(oid)[1] if raw is None else raw
+            return short(oid) + b" " + pretty_commit("oneline", repo, oid, raw)
+
+        spec = abbrev.native_spec() if o.abbrev_commit else None
+        fast = walk.native_format(oneline_parts(spec is not None), b"\n", b"", oneline, spec)
+        if fast is not None:
+            write(fast[1])
+            if fast[2] is not None:
+                raise fast[2]
+            return
 
     def parts(node: Any, raw: bytes, parent: bytes | None) -> tuple[bytes, bytes]:
         """Git's ``show_log`` without the separator: the entry's header and message
@@ -572,7 +599,9 @@ def _native_log(walk: Any, o: _LogOptions, f: Any, odb: Any) -> bool:
     fast = (
         None
         if native_parts is None
-        else walk.native_format(native_parts, end, sep, _fallback(odb, f))
+        else walk.native_format(
+            native_parts, end, sep, _fallback(odb, f), f.native_abbrev(native_parts)
+        )
     )
     if fast is None:
         return False

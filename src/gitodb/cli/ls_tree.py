@@ -210,45 +210,52 @@ def run(argv: list[str], ctx: Context) -> int:
     listing = list_tree(
         repo, tree, items, recursive=o.recursive, show_trees=o.show_trees, trees_only=o.only_trees
     )
+    entries: list[Any] = []
+    depth_error = None
     try:
-        for entry, path in listing:
-            if fmt is not None:
-                out.append(_expand(fmt, entry, path, chomp, abbrev, size_of, quote_fully) + term)
-                continue
-            mode = o.cmdmode
-            if mode in ("name-only", "name-status"):
-                out.append(name(path) + term)
-            elif mode == "object-only":
-                out.append(abbrev(entry.id).encode() + term)
-            elif mode == "long":
-                out.append(
-                    b"%06o %s %s %7s\t%s%s"
-                    % (
-                        entry.mode,
-                        entry.object_type.encode(),
-                        abbrev(entry.id).encode(),
-                        size_of(entry),
-                        name(path),
-                        term,
-                    )
-                )
-            else:
-                out.append(
-                    b"%06o %s %s\t%s%s"
-                    % (
-                        entry.mode,
-                        entry.object_type.encode(),
-                        abbrev(entry.id).encode(),
-                        name(path),
-                        term,
-                    )
-                )
+        entries.extend(listing)
     except TreeDepthError as e:
-        # Git prints what it listed, then its error, and exits with 1
-        sys.stdout.buffer.write(b"".join(out))
-        sys.stderr.write(f"error: {e.message}\n")
-        return 1
+        depth_error = e  # Git prints what it listed, then its error, and exits with 1
+    if (fmt is None and o.cmdmode not in ("name-only", "name-status")) or (
+        fmt is not None and b"%(objectname)" in fmt
+    ):
+        abbrev.prime([entry.id for entry, _path in entries])  # the ids in one native call
+    for entry, path in entries:
+        if fmt is not None:
+            out.append(_expand(fmt, entry, path, chomp, abbrev, size_of, quote_fully) + term)
+            continue
+        mode = o.cmdmode
+        if mode in ("name-only", "name-status"):
+            out.append(name(path) + term)
+        elif mode == "object-only":
+            out.append(abbrev(entry.id).encode() + term)
+        elif mode == "long":
+            out.append(
+                b"%06o %s %s %7s\t%s%s"
+                % (
+                    entry.mode,
+                    entry.object_type.encode(),
+                    abbrev(entry.id).encode(),
+                    size_of(entry),
+                    name(path),
+                    term,
+                )
+            )
+        else:
+            out.append(
+                b"%06o %s %s\t%s%s"
+                % (
+                    entry.mode,
+                    entry.object_type.encode(),
+                    abbrev(entry.id).encode(),
+                    name(path),
+                    term,
+                )
+            )
     sys.stdout.buffer.write(b"".join(out))
+    if depth_error is not None:
+        sys.stderr.write(f"error: {depth_error.message}\n")
+        return 1
     return 0
 
 

@@ -137,7 +137,12 @@ def _run(argv: list[str], ctx: Context) -> int:
     if settings.filter is not None and not settings.walk_kwargs.get("objects"):
         raise GitodbError("object filtering requires --objects")
     repo = ctx.open_repository()
-    walk = RevWalk(repo, **settings.walk_kwargs)  # type: ignore[arg-type]
+    graph = None
+    if settings.pretty is not None:
+        from gitodb.history.graph import CommitGraph
+
+        graph = CommitGraph(repo, keep_raw=True)  # the commits are read to be shown
+    walk = RevWalk(repo, graph=graph, **settings.walk_kwargs)  # type: ignore[arg-type]
     if settings.walk_reflogs:
         from gitodb.history.reflogwalk import ReflogWalk
 
@@ -689,8 +694,9 @@ def _gather(walk: object, settings: RevSettings, out: list[bytes]) -> int:
 def _native_listing(
     walk: RevWalk, settings: RevSettings, listing: object, show: bool
 ) -> tuple[int, bytes, BaseException | None] | None:
-    """The commits' lines of a plain listing (ids, ``--parents``, ``--count``,
-    ``--objects`` after them) from the native core, or None (``RevWalk.native_text``)."""
+    """The commits' lines of a plain listing (ids, ``--abbrev-commit``, ``--parents``,
+    ``--count``, ``--objects`` after them; ``--oneline``) from the native core, or None
+    (``RevWalk.native_text``, ``RevWalk.native_format``)."""
     if (
         listing is not None
         or settings.timestamp
@@ -698,15 +704,29 @@ def _native_listing(
         or settings.left_right
         or settings.nul
         or settings.children
-        or settings.pretty is not None
+        or (settings.pretty is not None and settings.pretty != "oneline")
         or settings.header
         or settings.maximal_only
         or settings.bisect_vars
-        or (settings.abbrev_commit and settings.abbrev != 0)
         or walk.edge_hint  # the edges are found by the Python walk
     ):
         return None
-    return walk.native_text(settings.parents, want_text=show)
+    abbreviated = settings.abbrev_commit and settings.abbrev != 0
+    spec = _abbreviator(walk, settings).native_spec() if abbreviated else None
+    if settings.pretty is None:
+        return walk.native_text(settings.parents, want_text=show, abbrev=spec)
+    if settings.parents or walk.want_objects or not show:
+        return None
+    from gitodb.history.pretty import oneline_parts, pretty_commit
+
+    repo = walk.repo
+
+    def oneline(oid: bytes, raw: bytes | None) -> bytes:  # a commit C leaves to Python
+        line = _abbreviator(walk, settings)(oid) if abbreviated else oid.hex()
+        raw = repo.odb.read(oid)[1] if raw is None else raw
+        return line.encode() + b" " + pretty_commit("oneline", repo, oid, raw)
+
+    return walk.native_format(oneline_parts(abbreviated), b"\n", b"", oneline, spec)
 
 
 def _gather_in_commit_order(

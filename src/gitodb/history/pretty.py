@@ -36,7 +36,7 @@ from gitodb.objects.signature import Signature
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
-    from typing import TypeAlias
+    from typing import Any, TypeAlias
 
     from gitodb.repo import Repository
 
@@ -84,7 +84,12 @@ _NATIVE_CODES = {
     b"cn": 7,
     b"ce": 8,
     b"ct": 9,
+    # abbreviated (the walk's format() is given Formatter.native_abbrev())
+    b"h": 10,
+    b"t": 11,
+    b"p": 12,
 }
+_NATIVE_ABBREVIATED = (10, 11, 12)
 # The fixed date formats of %aD %ar %ai %aI %as (and the committer's).
 _PLACEHOLDER_DATES = {
     b"D": DateMode("rfc"),
@@ -383,8 +388,8 @@ class Formatter:
 
     def native_parts(self) -> list[bytes | int] | None:
         """The format for the native core's formatter (``CommitWalk.format``):
-        literals and the codes of ``%H %T %P %s %an %ae %at %cn %ce %ct``, or None
-        when it uses anything else (then ``format`` expands it)."""
+        literals and the codes of ``%H %T %P %h %t %p %s %an %ae %at %cn %ce %ct``, or
+        None when it uses anything else (then ``format`` expands it)."""
         out: list[bytes | int] = []
         for part in self.parts:
             if isinstance(part, bytes):
@@ -396,6 +401,13 @@ class Formatter:
                 return None
             out.append(native)
         return out
+
+    def native_abbrev(self, parts: list[bytes | int]) -> tuple[list[Any], int] | None:
+        """The abbreviations the native ``parts`` need (``Abbreviator.native_spec``
+        for ``%h %t %p``), or None."""
+        if any(p in _NATIVE_ABBREVIATED for p in parts if isinstance(p, int)):
+            return self.abbrev.native_spec()
+        return None
 
     @property
     def decorations(self) -> Decorations:
@@ -544,6 +556,12 @@ def _char_width(ch: str) -> int:
     if unicodedata.combining(ch):
         return 0
     return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def oneline_parts(abbreviated: bool) -> list[bytes | int]:
+    """``--oneline``'s ``<id> <subject>`` as native format parts: ``%h %s`` (or
+    ``%H %s``); ``pretty_commit("oneline")`` is the subject ``%s`` expands to."""
+    return [_NATIVE_CODES[b"h" if abbreviated else b"H"], b" ", _NATIVE_CODES[b"s"]]
 
 
 def pretty_commit(

@@ -759,12 +759,18 @@ class RevWalk:
         ``excluded``: the excluded commits as Git knows them then (default: the
         walk's flags)."""
         edged: set[bytes] = set()
+
+        def is_excluded(n: Node) -> bool:
+            return n.id in excluded if excluded is not None else bool(n.flags & UNINTERESTING)
+
         for node in commits:
-            if node.flags & UNINTERESTING:
+            # a start commit the exploration reached from an excluded one is excluded
+            # too by then: its tree goes, and its parents are no edges
+            if is_excluded(node):
                 self._uninteresting_trees.append(node.tree)
                 continue
             for p in node.parents:
-                if not (p.id in excluded if excluded is not None else p.flags & UNINTERESTING):
+                if not is_excluded(p):
                     continue
                 self._uninteresting_trees.append(p.tree)
                 if self.edge_hint and p.id not in edged:
@@ -794,8 +800,13 @@ class RevWalk:
 
     def _explored_uninteresting(self, starts: list[Node]) -> set[bytes]:
         """The commits Git has marked excluded once ``init_topo_walk`` has explored
-        from ``starts`` down to their least generation: an excluded commit explored
-        marks its parents, and through commits already parsed, theirs."""
+        from ``starts`` down to their least generation.
+
+        As Git's explore walk: commits leave its queue by generation, then commit
+        date, then in the order queued; each one's parents are parsed
+        (``process_parents``), and an excluded one marks each parent and, the parent
+        now parsed, that parent's parents (``mark_parents_uninteresting``, which goes
+        on through the commits parsed so far and stops at those marked already)."""
         import heapq
 
         f = self.graph.file
@@ -806,31 +817,48 @@ class RevWalk:
             return f.generation(pos) if pos is not None else 1 << 62  # not in the graph
 
         nodes = self.graph.nodes
+        node_of = self.graph.node
         marked = {oid for oid, n in nodes.items() if n.flags & UNINTERESTING}
         marked.update(o for o, fl in self.graph.early_flags.items() if fl & UNINTERESTING)
         parsed = {n.id for n in starts}
-        gens = {n.id: generation(n.id) for n in starts}
-        cutoff = min(gens.values(), default=0)
-        queue = [(-g, oid) for oid, g in gens.items()]
+
+        def mark_parents(parent_ids: list[bytes]) -> None:
+            stack = list(parent_ids)
+            while stack:
+                pid = stack.pop()
+                if pid in marked:
+                    continue
+                marked.add(pid)
+                if pid in parsed:
+                    stack.extend(node_of(pid).parent_ids)
+
+        order = 0
+        queue = []
+        explored = set()
+        for n in starts:
+            if n.id not in explored:
+                explored.add(n.id)
+                queue.append((-generation(n.id), -n.date, order, n.id))
+                order += 1
         heapq.heapify(queue)
-        explored = set(gens)
+        cutoff = min((-q[0] for q in queue), default=0)
         while queue and -queue[0][0] >= cutoff:
-            _g, oid = heapq.heappop(queue)
-            node = self.graph.node(oid)
+            oid = heapq.heappop(queue)[3]
+            node = node_of(oid)
             parsed.add(oid)
             if oid in marked:
-                stack = list(node.parent_ids)
-                while stack:  # mark_parents_uninteresting
-                    pid = stack.pop()
-                    if pid in marked:
-                        continue
+                for pid in node.parent_ids:
                     marked.add(pid)
-                    if pid in parsed:
-                        stack.extend(nodes[pid].parent_ids)
+                    parsed.add(pid)
+                    mark_parents(node_of(pid).parent_ids)
+            else:
+                parsed.update(node.parent_ids)
             for pid in node.parent_ids:
                 if pid not in explored:
                     explored.add(pid)
-                    heapq.heappush(queue, (-generation(pid), pid))
+                    p = node_of(pid)
+                    heapq.heappush(queue, (-generation(pid), -p.date, order, pid))
+                    order += 1
         return marked
 
     def shown_trees(self) -> list[bytes]:
@@ -1055,24 +1083,29 @@ class RevWalk:
         end: bytes,
         sep: bytes,
         fallback: Callable[[bytes, bytes | None], bytes],
+        abbrev: tuple[list[Any], int] | None = None,
     ) -> tuple[int, bytes, BaseException | None] | None:
         """The whole walk (default order) through a user format in the native core
         (``parts`` from ``Formatter.native_parts``, the graph keeping raw commits):
         ``(count, text, error)``, each commit followed by ``end`` or (``sep``)
         preceded by it after the first, as ``log`` prints them; a commit the C
         formatter leaves (an ``encoding`` header) is ``fallback(id, raw or None)``.
-        None where it does not apply (see ``native_text``; ``error`` too)."""
+        ``abbrev``: the ``Abbreviator.native_spec`` of ``%h %t %p``.  None where it
+        does not apply (see ``native_text``; ``error`` too)."""
         if not self._native_plain() or self.order != "default" or not self.graph.keep_raw:
             return None
-        (count, text), error = self._run_native(lambda w: w.format(parts, end, sep, fallback))
+        (count, text), error = self._run_native(
+            lambda w: w.format(parts, end, sep, fallback, abbrev)
+        )
         return count, text, error
 
     def native_text(
-        self, parents: bool, want_text: bool = True
+        self, parents: bool, want_text: bool = True, abbrev: tuple[list[Any], int] | None = None
     ) -> tuple[int, bytes, BaseException | None] | None:
         """The whole walk as rev-list lists it without per-commit options, from the
         native core: ``(count, lines, error)``, a line ``<id>`` (with ``parents``,
-        then the parents' ids) per commit, or None where that does not apply
+        then the parents' ids) per commit, the id abbreviated with ``abbrev`` (an
+        ``Abbreviator.native_spec``: ``--abbrev-commit``), or None where that does not apply
         (exclusions, limits, path limiting, orders but default and topo...): then
         use ``commits()``.
 
@@ -1096,7 +1129,7 @@ class RevWalk:
             )
             return count, text, error
         (count, text, trees), error = self._run_native(
-            lambda w: w.text(parents, self.want_objects, self.order == "topo", want_text)
+            lambda w: w.text(parents, self.want_objects, self.order == "topo", want_text, abbrev)
         )
         self._shown_trees = trees
         return count, text, error

@@ -324,6 +324,11 @@ class PackIndex:
         """
         return sorted_prefix_positions(self.fanout, self.count, self.oid_at, prefix, nibbles)
 
+    def abbrev_table(self) -> tuple[Any, int, int, int, int]:
+        """``(buffer, fan-out, ids, stride, count)``: the sorted ids in the mapping, as
+        ``_native.abbrev_lengths`` reads a table."""
+        return self._buf, self._fan_at, self._oid_at, self._oid_stride, self.count
+
     def id_table(self) -> tuple[Any, int, int, int, int]:
         """``(buffer, start, stride, rawsz, count)``: where the sorted ids lie in the
         mapping (entry i's id is ``rawsz`` bytes at ``start + i * stride``)."""

@@ -32,7 +32,7 @@ import struct
 import sys
 from array import array
 from collections.abc import Iterator
-from typing import NamedTuple
+from typing import Any, NamedTuple
 
 from gitodb import trace2
 from gitodb.durable import env_bool
@@ -213,6 +213,7 @@ class MultiPackIndex:
                 offset=HEADER_SIZE,
             )
         self.fanout = self._read_fanout(chunks.get(CHUNK_OIDF))
+        self._fan_at = chunks[CHUNK_OIDF].start
         self.count = n = self.fanout[255]
         oidl = chunks.get(CHUNK_OIDL)
         if oidl is None or oidl.size != n * rawsz:
@@ -361,6 +362,11 @@ class MultiPackIndex:
     def find_prefix(self, prefix: bytes, nibbles: int) -> Iterator[int]:
         """Local positions whose id starts with the first ``nibbles`` hex digits of ``prefix``."""
         return sorted_prefix_positions(self.fanout, self.count, self.oid_at, prefix, nibbles)
+
+    def abbrev_table(self) -> tuple[Any, int, int, int, int]:
+        """``(buffer, fan-out, ids, stride, count)``: this file's sorted ids in its
+        mapping, as ``_native.abbrev_lengths`` reads a table."""
+        return self._buf, self._fan_at, self._oid_at, self.fmt.rawsz, self.count
 
     def oid_list(self) -> list[bytes]:
         """All ids of this file in sorted order (one copy of the table)."""

@@ -52,6 +52,7 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from array import array
     from collections.abc import Iterable, Iterator
+    from typing import Any
 
     from gitodb.loose.read import LooseObjectStore
     from gitodb.objects.blob import Blob, GitObject
@@ -1045,6 +1046,24 @@ class ObjectDatabase:
         """Every object id once; ``order`` is ``"sorted"`` or ``"pack"`` (see ``iter_located``)."""
         for oid, _pack, _where in self.iter_located(order):
             yield oid
+
+    def abbrev_tables(self) -> list[tuple[Any, int, int, int, int]]:
+        """Every object id as sorted tables for ``_native.abbrev_lengths``: each
+        multi-pack-index layer and each pack index it does not cover, in their
+        mappings, and the loose ids of every object directory (one sorted table,
+        without a fan-out).  The same objects as ``find_prefix`` searches; packs that
+        appeared since the last look are opened first."""
+        self.rescan_packs()
+        tables: list[tuple[Any, int, int, int, int]] = []
+        for entry in self.midx.values():
+            if entry is not None:
+                tables.extend(layer.abbrev_table() for layer in entry[0].layers)
+        covered = self._midx_covered
+        tables.extend(p.idx.abbrev_table() for p in self.packs if p.path not in covered)
+        loose = sorted({oid for d in self.dirs for oid in d.loose.iter_oids()})
+        if loose:
+            tables.append((b"".join(loose), -1, 0, self._rawsz, len(loose)))
+        return tables
 
     def find_prefix(self, hex_prefix: str, *, cached: bool = False) -> list[bytes]:
         """Every distinct id starting with ``hex_prefix`` (lower-case hex, >= 1 digit).
