@@ -26,6 +26,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 
+from gitodb.bulk.commits import parse_slice
 from gitodb.bulk.objects import parse_part
 from gitodb.bulk.schema import ERRORS_SCHEMA, parquet_options, schema
 from gitodb.bulk.tables import DEFAULT_OPTIONS, WHOLE, Options, parts, table_batches
@@ -77,7 +78,10 @@ def task_weight(task: Task) -> int:
     except OSError:
         return 0
     share = 1.0
-    if task.part != WHOLE:
+    piece = parse_slice(task.part)
+    if piece is not None:  # a slice of a table over the whole history
+        share = 1 / piece[1]
+    elif task.part != WHOLE:
         name, start, stop = parse_part(task.part)
         names = [name] if name.endswith(".pack") else []
         if stop is not None:  # a range: its share of the pack's entries
