@@ -17,7 +17,7 @@ from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.purepath import absolute as _absolute
 from gitodb.purepath import pure as _pure
 from gitodb.refs import RefStore, open_refs
-from gitodb.repo.config import Config
+from gitodb.repo.config import Config, parse_file
 from gitodb.repo.config_levels import load_config
 from gitodb.repo.extensions import check_repository_format, split_ref_storage
 from gitodb.types import cached_property
@@ -98,9 +98,12 @@ class Repository:
             _config_display(path, git_dir, self.commondir),
         )
         # Git learns the repository format from the repository's own file alone:
-        # no includes, no other level, no -c.
+        # no includes, no other level, no -c.  The file is parsed once: its entries
+        # are the local level of the whole configuration below too.
+        got_entries = parse_file(*local)
+        local_entries = list(got_entries) if got_entries is not None else None
         repo_format = Config()
-        repo_format.read_file(*local)
+        repo_format.add_entries(local_entries, *local)
         version = check_repository_format(repo_format)
         self.object_format: ObjectFormat = format_by_name(
             (repo_format.get("extensions.objectformat") or "sha1") if version == 1 else "sha1"
@@ -128,6 +131,7 @@ class Repository:
             worktree=worktree,
             overrides=self._config_overrides,
             head_branch=self._head_branch,
+            local_entries=local_entries,
         )
         _check_core_config(self.config)
 
@@ -146,6 +150,8 @@ class Repository:
         return Path(self.commondir)
 
     def _linked(self) -> bool:
+        if self.gitdir == self.commondir:  # no commondir file: no realpath walk
+            return False
         return os.path.realpath(self.gitdir) != os.path.realpath(self.commondir)
 
     def _head_branch(self) -> str | None:
