@@ -657,3 +657,31 @@ def test_native_objects_are_the_python_rows(
     assert got == want
     if which == "refdelta":
         assert any(r["delta_base"] for r in fast.to_pylist())
+
+
+def test_reach_walk_counts_are_the_names_each_row_lists() -> None:
+    """counts() gives, per row, how many names next() would list for it."""
+    ids = [i.to_bytes(2, "big") * 10 for i in range(6)]
+    h = [i.hex().encode() for i in ids]
+    links = {0: [1, 2], 1: [3], 2: [3], 3: [4], 4: [], 5: [4]}
+    text = b"".join(h[i] + b"".join(b" " + h[p] for p in links[i]) + b"\n" for i in range(6))
+    bits = [(ids[0], 0), (ids[2], 1), (ids[5], 2), (ids[5], 70)]
+    counts = memoryview(native.ReachWalk(text, 20, bits, 71).counts()).cast("i").tolist()
+    w = native.ReachWalk(text, 20, bits, 71)
+    got = w.next(10, 1000)
+    ends = memoryview(got[4]).cast("i").tolist()
+    assert counts == [b - a for a, b in zip(ends, ends[1:], strict=False)] == [1, 1, 2, 2, 2, 2]
+
+
+@pytest.mark.parametrize(
+    ("counts", "n"), [([], 2), ([0] * 10, 2), ([0] * 9 + [5000], 2), ([3] * 7, 3), ([1], 4)]
+)
+def test_slices_cover_the_listing_once_in_order(counts: list[int], n: int) -> None:
+    bounds = [commits.slice_bounds(counts, (k, n)) for k in range(n)]
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(counts)
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    assert all(start <= stop for start, stop in bounds)
+    if counts == [0] * 10:  # equal rows: equal slices
+        assert bounds == [(0, 5), (5, 10)]
+    if counts == [0] * 9 + [5000]:  # the heavy last row is a slice of its own
+        assert bounds[1] == (9, 10)

@@ -667,6 +667,42 @@ rw_skip(ReachWalk *w, PyObject *args)
     return PyLong_FromSsize_t(done);
 }
 
+/* counts() -> the number of bits of every row left, as native int32s (the rest of
+   the walk passed over as skip() does): what reachable_from will list for each, so
+   that a table split in slices can balance them by the names they write. */
+static PyObject *
+rw_counts(ReachWalk *w, PyObject *Py_UNUSED(ignored))
+{
+    gdc_buf out = {0};
+    if (!w->text)
+        return PyBytes_FromStringAndSize("", 0);
+    const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(w->text);
+    size_t len = (size_t)PyBytes_GET_SIZE(w->text);
+    while (w->pos < w->n) {
+        Py_ssize_t r = w->pos++;
+        const unsigned char *l = t + w->line[r];
+        const unsigned char *e = memchr(l, '\n', len - w->line[r]);
+        if (rw_hand_down(w, r, l, e)) {
+            buf_free(&out);
+            return NULL;
+        }
+        int32_t c = 0;
+        if (w->bits[r]) {
+            for (size_t k = 0; k < w->words; k++)
+                c += (int32_t)__builtin_popcountll(w->bits[r][k]);
+            PyMem_Free(w->bits[r]);
+            w->bits[r] = NULL;
+        }
+        if (gdc_buf_put(&out, &c, 4)) {
+            buf_free(&out);
+            return NULL;
+        }
+    }
+    PyObject *got = buf_bytes(&out);
+    buf_free(&out);
+    return got;
+}
+
 /* len() -> the rows of the listing. */
 static Py_ssize_t
 rw_len(ReachWalk *w)
@@ -759,6 +795,8 @@ done:
 static PyMethodDef rw_methods[] = {
     {"skip", (PyCFunction)rw_skip, METH_VARARGS,
      "skip(rows) -> rows passed over: their sets handed down, nothing written"},
+    {"counts", (PyCFunction)rw_counts, METH_NOARGS,
+     "counts() -> the bits of every row left (native int32s); the walk is then at its end"},
     {"next", (PyCFunction)rw_next, METH_VARARGS,
      "next(max_rows, max_items) -> (rows, ids hex, parent ends, parents hex, reach ends, "
      "reach indices, b'') or, with names, (..., reach ends, name offsets, name bytes); "

@@ -8,17 +8,20 @@ carries a bit set of the refs that reach it, handed down to its parents, so the
 cost is one big-integer ``or`` per parent link.
 
 A large repository's table is split into parts (``slice_part``): part ``k`` of ``n``
-is rows ``k * N // n`` to ``(k + 1) * N // n`` of the same listing of ``N``
-commits, so the parts concatenated in order are the unsplit table.  Each part walks
-the whole history and hands the ref bits down through the rows before it (the walk
-and that pass are about a third of the work), then reads, parses and writes only its
-own rows, so two workers share one repository's table.
+is the ``k``-th of ``n`` consecutive runs of rows of the same listing, cut where the
+rows weighed by their ``reachable_from`` names reach ``k/n`` of the whole
+(``slice_bounds``), so the parts concatenated in order are the unsplit table.  Each
+part walks the whole history and hands the ref bits down through the rows before it
+(the walk and that pass are about a third of the work), then reads, parses and
+writes only its own rows, so two workers share one repository's table.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections.abc import Iterator
+from bisect import bisect_left
+from collections.abc import Iterator, Sequence
+from itertools import accumulate
 from typing import Any
 
 import pyarrow as pa
@@ -69,12 +72,12 @@ def _starts(repo: Repository, rev: str | None) -> list[tuple[str, bytes]]:
 #: column quadratic)
 LISTED_PREFIXES = ("refs/heads/", "refs/tags/", "refs/remotes/")
 
-#: the part name of rows ``k * N // n`` to ``(k + 1) * N // n`` (``slice_part``)
+#: the part names of the slices of the listing (``slice_part``)
 _SLICE_PREFIX = "rows-"
 
 
 def slice_part(k: int, n: int) -> str:
-    """The part name of the ``k``-th (from 0) of ``n`` equal slices of the listing."""
+    """The part name of the ``k``-th (from 0) of ``n`` slices of the listing."""
     return f"{_SLICE_PREFIX}{k + 1}-of-{n}"
 
 
@@ -88,12 +91,30 @@ def parse_slice(part: str) -> tuple[int, int] | None:
     return int(a) - 1, int(b)
 
 
-def slice_bounds(count: int, piece: tuple[int, int] | None) -> tuple[int, int]:
-    """Rows ``[start, stop)`` of slice ``piece`` (``(k, n)``, None: all) of ``count``."""
-    if piece is None:
-        return 0, count
+#: what a row costs besides its reachable_from names, in names (measured on
+#: libgit2: ~7 us a row, ~0.034 us a name written and compressed)
+_ROW_WEIGHT = 200
+
+
+def slice_bounds(counts: Sequence[int], piece: tuple[int, int]) -> tuple[int, int]:
+    """Rows ``[start, stop)`` of slice ``piece`` (``(k, n)``) of a listing whose rows
+    name ``counts[i]`` refs each: the slices are equal in rows weighed by their
+    names (older commits are reached from more tags), so that they cost alike.
+    Slice k starts at the row boundary where the rows before it weigh nearest to
+    k/n of the whole (the earlier one on a tie)."""
     k, n = piece
-    return k * count // n, (k + 1) * count // n
+    prefix = [0, *accumulate(_ROW_WEIGHT + c for c in counts)]
+    total = prefix[-1]
+
+    def boundary(j: int) -> int:
+        # the first i with prefix[i] >= j/n of the total, or the one before it if
+        # that is nearer (compared in integers: n * prefix against j * total)
+        i = bisect_left(prefix, -(-j * total // n))
+        if i > 0 and j * total - n * prefix[i - 1] <= n * prefix[i] - j * total:
+            i -= 1
+        return i
+
+    return boundary(k), boundary(k + 1)
 
 
 class _KeepingGraph(CommitGraph):
@@ -409,10 +430,15 @@ def _native_commit_rows(
             return None
         bit_of = _Names()
         bits = [(oid, i) for oid, mask in tips.items() for i in bit_of(mask)]
-        reach = _bulk_native.ReachWalk(
-            text, repo.object_format.rawsz, bits, len(ref_names), ref_names
-        )
-        start, stop = slice_bounds(len(reach), piece)
+        rawsz = repo.object_format.rawsz
+        reach = _bulk_native.ReachWalk(text, rawsz, bits, len(ref_names), ref_names)
+        start, stop = 0, len(reach)
+        if piece is not None:
+            # One pass (~2% of the task) counts each row's names to place the slices.
+            counted = array("i")
+            counted.frombytes(_bulk_native.ReachWalk(text, rawsz, bits, len(ref_names)).counts())
+            start, stop = slice_bounds(counted, piece)
+            del counted
         reach.skip(start)  # the rows of the slices before: only their bits handed down
     except BaseException:
         reader.close()
@@ -504,7 +530,15 @@ def _python_commit_rows(
     nodes: Iterator[Any] = walk.commits()
     if piece is not None:
         listed = list(nodes)
-        start, stop = slice_bounds(len(listed), piece)
+        counting = dict(masks)
+        counts = []
+        for node in listed:
+            mask = counting.pop(node.id, 0)
+            for p in node.parent_ids:
+                counting[p] = counting.get(p, 0) | mask
+            counts.append(mask.bit_count())
+        del counting
+        start, stop = slice_bounds(counts, piece)
         for node in listed[:start]:  # the slices before: only their bits handed down
             mask = masks.pop(node.id, 0)
             for p in node.parent_ids:
