@@ -38,12 +38,19 @@ __all__ = ["Repository", "Config", "find_work_tree_top", "work_tree_mailmap"]
 
 def _is_git_dir(path: str) -> bool:
     """Git's check: HEAD, plus objects/ and refs/ (in the common dir for worktrees)."""
+    return _git_dir_common(path) is not None
+
+
+def _git_dir_common(path: str) -> str | None:
+    """The common dir of git directory ``path``, or None if it is not one."""
     if not os.path.isfile(os.path.join(path, "HEAD")):
-        return False
+        return None
     common = _common_dir(path)
-    return os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(
+    if os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(
         os.path.join(common, "refs")
-    )
+    ):
+        return common
+    return None
 
 
 def _common_dir(git_dir: str) -> str:
@@ -89,10 +96,12 @@ class Repository:
             git_dir = _read_gitfile(p)
         else:
             git_dir = p
-        if not _is_git_dir(git_dir):
+        common = _git_dir_common(git_dir)
+        if common is None:
             raise RepositoryError(f"not a git repository: '{path}'")
         self.gitdir: str = _absolute(git_dir)
-        self.commondir: str = _common_dir(self.gitdir)
+        # the common dir found by the check (read once), made absolute as before
+        self.commondir: str = common if common != git_dir else self.gitdir
         local = (
             os.path.join(self.commondir, "config"),
             _config_display(path, git_dir, self.commondir),

@@ -128,6 +128,8 @@ def parse_key(key: str) -> str:
 
 def canonical_key(key: str) -> str:
     """Lower-case the section and variable name, keep a subsection as written."""
+    if key.count(".") == 1 and key[-1] != ".":  # no subsection: all of it lower-cased
+        return key.lower()
     first, _, rest = key.partition(".")
     if not rest:
         raise ConfigError(f"key does not contain a section: {key}")
