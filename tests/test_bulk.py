@@ -91,7 +91,7 @@ def test_objects_split_per_pack_gives_the_same_rows(tmp_path: Path, repos: dict[
     key = lambda r: (r["id"], r["pack"] or "")  # noqa: E731
     assert sorted(split, key=key) == sorted(whole, key=key)
     assert bulk.parts(str(repo), "objects") == ["all"]  # small: one part
-    assert bulk.parts(str(repo), "commits", bulk.Options(split_bytes=1)) == ["all"]
+    assert bulk.parts(str(repo), "files", bulk.Options(split_bytes=1)) == ["all"]
 
 
 def test_a_single_pack_splits_into_ranges_of_its_entries(
@@ -201,8 +201,27 @@ def test_refs_match_for_each_ref(repo: Path) -> None:
 
 
 # -- commits ----------------------------------------------------------------------------
-def test_commits_match_rev_list_and_log(repo: Path) -> None:
-    got = rows(repo, "commits", message=True)
+def sliced_rows(repo: Path, table: str, **options: object) -> list[dict[str, object]]:
+    """The rows of every part of ``table`` split as a large repository's is, in the
+    order of the parts."""
+    opts = bulk.Options(split_bytes=1, **options)  # type: ignore[arg-type]
+    parts = bulk.parts(str(repo), table, opts)
+    assert len(parts) > 1
+    out = []
+    for part in parts:
+        data, errors = task_table(Task(str(repo), table, part), opts)
+        assert errors.num_rows == 0
+        out += data.to_pylist()
+    return out
+
+
+@pytest.mark.parametrize("split", [False, True], ids=["whole", "sliced"])
+def test_commits_match_rev_list_and_log(repo: Path, split: bool) -> None:
+    got = (
+        sliced_rows(repo, "commits", message=True) if split else rows(repo, "commits", message=True)
+    )
+    if split:  # the slices one after the other are the unsplit table
+        assert got == rows(repo, "commits", message=True)
     order = gitc(repo, "rev-list", "--all").split()
     assert sorted(r["id"] for r in got) == sorted(order)  # type: ignore[type-var]
     position = {r["id"]: i for i, r in enumerate(got)}

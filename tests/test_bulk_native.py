@@ -379,6 +379,72 @@ def test_reach_walk_names_are_the_indices_names(
         assert got == [names[i] for i in idx]
 
 
+@settings(max_examples=60, deadline=None)
+@given(
+    parents=st.lists(st.lists(st.integers(0, 40), max_size=3), min_size=1, max_size=40),
+    tips=st.lists(st.tuples(st.integers(0, 39), st.integers(0, 69)), max_size=20),
+    skip=st.integers(0, 45),
+    rows=st.integers(1, 7),
+)
+def test_reach_walk_skip_then_next_is_the_rest(
+    parents: list[list[int]], tips: list[tuple[int, int]], skip: int, rows: int
+) -> None:
+    """skip(k) passes over k rows (their bits handed down): the rows after it are the
+    ones a walk from the start hands out there, reachable_from included."""
+    n = len(parents)
+    ids = [i.to_bytes(2, "big") * 10 for i in range(n)]
+    text = b"".join(
+        ids[i].hex().encode()
+        + b"".join(b" " + ids[p].hex().encode() for p in sorted({i + 1 + q for q in ps}) if p < n)
+        + b"\n"
+        for i, ps in enumerate(parents)
+    )
+    bits = [(ids[r % n], b) for r, b in tips]
+
+    def rest(w: object, first: int) -> list[tuple[bytes, list[int], list[int]]]:
+        out = []
+        while True:
+            got = w.next(rows, 1000)  # type: ignore[attr-defined]
+            if got is None:
+                return out[first:]
+            k, ids_hex, _pe, _ph, ends, idx, _ = got
+            e, ix = memoryview(ends).cast("i").tolist(), memoryview(idx).cast("i").tolist()
+            for j in range(k):
+                out.append((ids_hex[40 * j : 40 * j + 40], ix[e[j] : e[j + 1]], []))
+
+    whole = native.ReachWalk(text, 20, bits, 70)
+    assert len(whole) == n
+    want = rest(whole, min(skip, n))
+    part = native.ReachWalk(text, 20, bits, 70)
+    assert part.skip(skip) == min(skip, n)
+    assert rest(part, 0) == want
+    assert part.skip(1) == 0  # at the end
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_native_slices_are_the_python_slices(
+    monkeypatch: pytest.MonkeyPatch, repos: dict[str, Path], fmt: str
+) -> None:
+    """Each slice of a split commits table, native and Python, and together the
+    unsplit table (order included)."""
+    repo = repos[fmt]
+    whole = _table(repo, "commits")
+    tables = []
+    for part in bulk.parts(str(repo), "commits", bulk.Options(split_bytes=1)):
+        fast = pa.Table.from_batches(
+            list(bulk.table_batches(repo, "commits", part)), bulk.schema("commits")
+        )
+        with monkeypatch.context() as m:
+            m.setattr(commits, "_native_commit_rows", lambda *a, **k: None)
+            slow = pa.Table.from_batches(
+                list(bulk.table_batches(repo, "commits", part)), bulk.schema("commits")
+            )
+        _same(fast, slow)
+        tables.append(fast)
+    assert len(tables) == 2 and all(t.num_rows > 0 for t in tables)
+    _same(pa.concat_tables(tables), whole)
+
+
 def test_pure_walk_uses_the_python_rows(
     monkeypatch: pytest.MonkeyPatch, repos: dict[str, Path]
 ) -> None:
@@ -591,3 +657,31 @@ def test_native_objects_are_the_python_rows(
     assert got == want
     if which == "refdelta":
         assert any(r["delta_base"] for r in fast.to_pylist())
+
+
+def test_reach_walk_counts_are_the_names_each_row_lists() -> None:
+    """counts() gives, per row, how many names next() would list for it."""
+    ids = [i.to_bytes(2, "big") * 10 for i in range(6)]
+    h = [i.hex().encode() for i in ids]
+    links = {0: [1, 2], 1: [3], 2: [3], 3: [4], 4: [], 5: [4]}
+    text = b"".join(h[i] + b"".join(b" " + h[p] for p in links[i]) + b"\n" for i in range(6))
+    bits = [(ids[0], 0), (ids[2], 1), (ids[5], 2), (ids[5], 70)]
+    counts = memoryview(native.ReachWalk(text, 20, bits, 71).counts()).cast("i").tolist()
+    w = native.ReachWalk(text, 20, bits, 71)
+    got = w.next(10, 1000)
+    ends = memoryview(got[4]).cast("i").tolist()
+    assert counts == [b - a for a, b in zip(ends, ends[1:], strict=False)] == [1, 1, 2, 2, 2, 2]
+
+
+@pytest.mark.parametrize(
+    ("counts", "n"), [([], 2), ([0] * 10, 2), ([0] * 9 + [5000], 2), ([3] * 7, 3), ([1], 4)]
+)
+def test_slices_cover_the_listing_once_in_order(counts: list[int], n: int) -> None:
+    bounds = [commits.slice_bounds(counts, (k, n)) for k in range(n)]
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(counts)
+    assert all(a[1] == b[0] for a, b in zip(bounds, bounds[1:], strict=False))
+    assert all(start <= stop for start, stop in bounds)
+    if counts == [0] * 10:  # equal rows: equal slices
+        assert bounds == [(0, 5), (5, 10)]
+    if counts == [0] * 9 + [5000]:  # the heavy last row is a slice of its own
+        assert bounds[1] == (9, 10)

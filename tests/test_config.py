@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitodb.errors import ConfigError
 from gitodb.repo.config import Config, parse_int
@@ -71,3 +73,13 @@ def test_bad_values_are_config_errors(tmp_path: Path) -> None:
     path.write_text("[core\nx = 1\n")
     with pytest.raises(ConfigError):
         Config().read_file(path)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=" \t\rab=.x/é\0", max_size=24))
+def test_plain_values_are_unquoted_as_by_the_full_rules(raw: str) -> None:
+    """A value with no quote, escape or comment takes a short path: the same value
+    as the character loop gives it (a comment after it sends it through the loop)."""
+    from gitodb.repo.config import _unquote_value
+
+    assert _unquote_value(raw, "f", 1) == _unquote_value(raw + "#", "f", 1)

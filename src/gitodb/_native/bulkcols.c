@@ -616,6 +616,100 @@ fail:
     return NULL;
 }
 
+/* Hand row r's set (if any) down to its parents listed after it: the one step of
+   the propagation, shared by next() and skip(). */
+static int
+rw_hand_down(ReachWalk *w, Py_ssize_t r, const unsigned char *l, const unsigned char *e)
+{
+    size_t hexsz = 2 * (size_t)w->rawsz;
+    uint64_t *s = w->bits[r];
+    for (const unsigned char *p = l + hexsz; p + 1 + hexsz <= e; p += 1 + hexsz) {
+        unsigned char pid[64];
+        if (unhex_id(p + 1, w->rawsz, pid)) {
+            PyErr_SetString(PyExc_ValueError, "ReachWalk: not a listing of ids");
+            return -1;
+        }
+        Py_ssize_t pr = s ? rw_find(w, pid) : -1;
+        if (pr > r) {  /* later in the listing: hand the set down */
+            uint64_t *ps = rw_set(w, pr);
+            if (!ps)
+                return -1;
+            for (size_t k = 0; k < w->words; k++)
+                ps[k] |= s[k];
+        }
+    }
+    return 0;
+}
+
+/* skip(rows) -> rows skipped: pass over the next rows as next() would (their sets
+   handed down to their parents), writing nothing; a part of the commits table that
+   starts further down the listing skips the rows before it. */
+static PyObject *
+rw_skip(ReachWalk *w, PyObject *args)
+{
+    Py_ssize_t count, done = 0;
+    if (!PyArg_ParseTuple(args, "n:skip", &count))
+        return NULL;
+    if (!w->text)
+        return PyLong_FromSsize_t(0);
+    const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(w->text);
+    size_t len = (size_t)PyBytes_GET_SIZE(w->text);
+    while (w->pos < w->n && done < count) {
+        Py_ssize_t r = w->pos++;
+        const unsigned char *l = t + w->line[r];
+        const unsigned char *e = memchr(l, '\n', len - w->line[r]);
+        if (rw_hand_down(w, r, l, e))
+            return NULL;
+        PyMem_Free(w->bits[r]);
+        w->bits[r] = NULL;
+        done++;
+    }
+    return PyLong_FromSsize_t(done);
+}
+
+/* counts() -> the number of bits of every row left, as native int32s (the rest of
+   the walk passed over as skip() does): what reachable_from will list for each, so
+   that a table split in slices can balance them by the names they write. */
+static PyObject *
+rw_counts(ReachWalk *w, PyObject *Py_UNUSED(ignored))
+{
+    gdc_buf out = {0};
+    if (!w->text)
+        return PyBytes_FromStringAndSize("", 0);
+    const unsigned char *t = (const unsigned char *)PyBytes_AS_STRING(w->text);
+    size_t len = (size_t)PyBytes_GET_SIZE(w->text);
+    while (w->pos < w->n) {
+        Py_ssize_t r = w->pos++;
+        const unsigned char *l = t + w->line[r];
+        const unsigned char *e = memchr(l, '\n', len - w->line[r]);
+        if (rw_hand_down(w, r, l, e)) {
+            buf_free(&out);
+            return NULL;
+        }
+        int32_t c = 0;
+        if (w->bits[r]) {
+            for (size_t k = 0; k < w->words; k++)
+                c += (int32_t)__builtin_popcountll(w->bits[r][k]);
+            PyMem_Free(w->bits[r]);
+            w->bits[r] = NULL;
+        }
+        if (gdc_buf_put(&out, &c, 4)) {
+            buf_free(&out);
+            return NULL;
+        }
+    }
+    PyObject *got = buf_bytes(&out);
+    buf_free(&out);
+    return got;
+}
+
+/* len() -> the rows of the listing. */
+static Py_ssize_t
+rw_len(ReachWalk *w)
+{
+    return w->n;
+}
+
 /* next(max_rows, max_items) -> (rows, id hex, parent ends, parents hex, reach ends,
    reach indices, b"") for the next rows (at least one, at most max_rows, stopping once the
    reach indices reach max_items), and b"", or None when every row was handed out.
@@ -649,23 +743,12 @@ rw_next(ReachWalk *w, PyObject *args)
             goto done;
         uint64_t *s = w->bits[r];
         for (const unsigned char *p = l + hexsz; p + 1 + hexsz <= e; p += 1 + hexsz) {
-            unsigned char pid[64];
-            if (unhex_id(p + 1, w->rawsz, pid)) {
-                PyErr_SetString(PyExc_ValueError, "ReachWalk: not a listing of ids");
-                goto done;
-            }
             if (gdc_buf_put(&phex, p + 1, hexsz))
                 goto done;
             np++;
-            Py_ssize_t pr = s ? rw_find(w, pid) : -1;
-            if (pr > r) {  /* later in the listing: hand the set down */
-                uint64_t *ps = rw_set(w, pr);
-                if (!ps)
-                    goto done;
-                for (size_t k = 0; k < w->words; k++)
-                    ps[k] |= s[k];
-            }
         }
+        if (rw_hand_down(w, r, l, e))
+            goto done;
         if (s) {
             for (size_t k = 0; k < w->words; k++) {
                 uint64_t v = s[k];
@@ -710,12 +793,18 @@ done:
 }
 
 static PyMethodDef rw_methods[] = {
+    {"skip", (PyCFunction)rw_skip, METH_VARARGS,
+     "skip(rows) -> rows passed over: their sets handed down, nothing written"},
+    {"counts", (PyCFunction)rw_counts, METH_NOARGS,
+     "counts() -> the bits of every row left (native int32s); the walk is then at its end"},
     {"next", (PyCFunction)rw_next, METH_VARARGS,
      "next(max_rows, max_items) -> (rows, ids hex, parent ends, parents hex, reach ends, "
      "reach indices, b'') or, with names, (..., reach ends, name offsets, name bytes); "
      "None at the end"},
     {NULL, NULL, 0, NULL},
 };
+
+static PySequenceMethods rw_as_sequence = {.sq_length = (lenfunc)rw_len};
 
 PyTypeObject gdc_ReachWalkType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "gitodb._native.ReachWalk",
@@ -727,6 +816,7 @@ PyTypeObject gdc_ReachWalkType = {
     .tp_new = rw_new,
     .tp_dealloc = (destructor)rw_dealloc,
     .tp_methods = rw_methods,
+    .tp_as_sequence = &rw_as_sequence,
 };
 
 /* -- the files table over ls_tree's listing ---------------------------------------- */

@@ -19,9 +19,10 @@ from gitodb.bulk.text import text_and_bytes
 from gitodb.errors import BadRevisionError
 from gitodb.history import native
 from gitodb.history.treewalk import list_tree
+from gitodb.objects.commit import Commit
 from gitodb.objects.tree import canonical_mode, max_tree_depth
 from gitodb.repo import Repository
-from gitodb.repo.revparse import peel_to
+from gitodb.repo.revparse import peel_to, peel_to_object
 
 try:
     from gitodb import _native as _bulk_native
@@ -50,10 +51,15 @@ def file_rows(
     revision = rev if rev is not None else "HEAD"
     oid = repo.resolve(revision)
     try:
-        commit_hex: str | None = peel_to(repo, oid, "commit", revision).hex()
+        commit, data = peel_to_object(repo, oid, "commit", revision)
     except BadRevisionError:  # a tree (or a tag of one): there is no commit
-        commit_hex = None
-    tree_id = peel_to(repo, oid, "tree", revision)
+        commit_hex: str | None = None
+        tree_id = peel_to(repo, oid, "tree", revision)
+    else:
+        # The tree from the commit read once; the listing reads the tree (and says
+        # what is wrong with it).
+        commit_hex = commit.hex()
+        tree_id = Commit(data, repo.object_format, commit).tree
     if content_limit is None:
         batches = _native_file_rows(repo, repository, revision, commit_hex, tree_id, max_rows)
         if batches is not None:

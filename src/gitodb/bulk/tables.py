@@ -14,7 +14,7 @@ from typing import Any
 
 import pyarrow as pa
 
-from gitodb.bulk.commits import change_rows, commit_rows
+from gitodb.bulk.commits import change_rows, commit_rows, parse_slice, slice_part
 from gitodb.bulk.files import file_rows
 from gitodb.bulk.objects import (
     LOOSE_PART,
@@ -42,6 +42,9 @@ DEFAULT_SPLIT_BYTES = 64 * 1024 * 1024
 DEFAULT_RANGE_BYTES = 64 * 1024 * 1024
 #: tables whose rows come per pack (and per loose store)
 SPLIT_TABLES = ("objects", "verify")
+#: ... and split into equal slices of one listing: each part repeats the walk (about
+#: a third of the work), so two slices (two workers' worth) and not more
+SLICED_TABLES = {"commits": 2}
 #: which option applies to which tables
 OPTION_TABLES = {
     "rev": ("commits", "changes", "files"),
@@ -99,13 +102,14 @@ DEFAULT_OPTIONS = Options()
 def parts(repository: str, table: str, options: Options = DEFAULT_OPTIONS) -> list[str]:
     """The parts of ``table`` for one repository: ``["all"]``, or each own pack and
     ``loose`` when the packs reach ``options.split_bytes``; for ``objects``, a pack
-    larger than ``options.range_bytes`` is parts of ranges of its entries.
+    larger than ``options.range_bytes`` is parts of ranges of its entries; ``commits``
+    is then slices of its listing (``commits.slice_part``), in the table's order.
 
     Planning only lists the ``objects/pack`` directory (and reads the header of a
     pack to split); a repository that cannot be looked at is one ``all`` part
     (whose task then reports why).
     """
-    if table not in SPLIT_TABLES:
+    if table not in SPLIT_TABLES and table not in SLICED_TABLES:
         return [WHOLE]
     try:
         repo = Repository(repository)
@@ -121,6 +125,9 @@ def parts(repository: str, table: str, options: Options = DEFAULT_OPTIONS) -> li
             pass
     if not packs or total < options.split_bytes:
         return [WHOLE]
+    if table in SLICED_TABLES:
+        n = SLICED_TABLES[table]
+        return [slice_part(k, n) for k in range(n)]
     if table != "objects":
         return [*packs, LOOSE_PART]
     out = []
@@ -153,12 +160,22 @@ _ROWS: dict[str, Callable[[Repository, str, str, Options], Rows]] = {
     ),
     "verify": _split_rows(lambda repo, path, part, _o: verify_rows(repo, path, part)),
     "refs": lambda repo, path, _p, _o: ref_rows(repo, path),
-    "commits": lambda repo, path, _p, o: commit_rows(
-        repo, path, o.rev, o.message, o.batch_rows, o.batch_bytes
+    "commits": lambda repo, path, part, o: commit_rows(
+        repo,
+        path,
+        o.rev,
+        o.message,
+        o.batch_rows,
+        o.batch_bytes,
+        None if part == WHOLE else parse_slice(part) or _bad_part(part),
     ),
     "changes": lambda repo, path, _p, o: change_rows(repo, path, o.rev),
     "files": lambda repo, path, _p, o: file_rows(repo, path, o.rev, o.content_limit, o.batch_rows),
 }
+
+
+def _bad_part(part: str) -> Any:
+    raise ValueError(f"bad part name '{part}'")
 
 
 def _close(repo: Repository) -> None:

@@ -106,15 +106,16 @@ class PackIndex:
         if size < fan_at + _FANOUT_BYTES + 2 * rawsz:
             raise PackError("index file too small", path=self.path, offset=0)
         fanout: tuple[int, ...] = struct.unpack_from(">256I", buf, fan_at)
-        prev = 0
-        for i, n in enumerate(fanout):
-            if n < prev:
-                raise PackError(
-                    "index file has a non-monotonic fan-out table",
-                    path=self.path,
-                    offset=fan_at + 4 * i,
-                )
-            prev = n
+        if sorted(fanout) != list(fanout):  # one C pass over a sound table
+            prev = 0
+            for i, n in enumerate(fanout):  # where it goes down, for the message
+                if n < prev:
+                    raise PackError(
+                        "index file has a non-monotonic fan-out table",
+                        path=self.path,
+                        offset=fan_at + 4 * i,
+                    )
+                prev = n
         self.fanout = fanout
         self._fan_at = fan_at
         self.count = n = fanout[255]

@@ -16,7 +16,7 @@ from gitodb.objects.format import ObjectFormat, format_by_name
 from gitodb.purepath import absolute as _absolute
 from gitodb.purepath import pure as _pure
 from gitodb.refs import RefStore, open_refs
-from gitodb.repo.config import Config
+from gitodb.repo.config import Config, parse_file
 from gitodb.repo.config_levels import load_config
 from gitodb.repo.extensions import check_repository_format, split_ref_storage
 from gitodb.types import cached_property
@@ -38,12 +38,19 @@ __all__ = ["Repository", "Config", "find_work_tree_top", "work_tree_mailmap"]
 
 def _is_git_dir(path: str) -> bool:
     """Git's check: HEAD, plus objects/ and refs/ (in the common dir for worktrees)."""
+    return _git_dir_common(path) is not None
+
+
+def _git_dir_common(path: str) -> str | None:
+    """The common dir of git directory ``path``, or None if it is not one."""
     if not os.path.isfile(os.path.join(path, "HEAD")):
-        return False
+        return None
     common = _common_dir(path)
-    return os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(
+    if os.path.isdir(os.path.join(common, "objects")) and os.path.isdir(
         os.path.join(common, "refs")
-    )
+    ):
+        return common
+    return None
 
 
 def _common_dir(git_dir: str) -> str:
@@ -89,18 +96,23 @@ class Repository:
             git_dir = _read_gitfile(p)
         else:
             git_dir = p
-        if not _is_git_dir(git_dir):
+        common = _git_dir_common(git_dir)
+        if common is None:
             raise RepositoryError(f"not a git repository: '{path}'")
         self.gitdir: str = _absolute(git_dir)
-        self.commondir: str = _common_dir(self.gitdir)
+        # the common dir found by the check (read once), made absolute as before
+        self.commondir: str = common if common != git_dir else self.gitdir
         local = (
             os.path.join(self.commondir, "config"),
             _config_display(path, git_dir, self.commondir),
         )
         # Git learns the repository format from the repository's own file alone:
-        # no includes, no other level, no -c.
+        # no includes, no other level, no -c.  The file is parsed once: its entries
+        # are the local level of the whole configuration below too.
+        got_entries = parse_file(*local)
+        local_entries = list(got_entries) if got_entries is not None else None
         repo_format = Config()
-        repo_format.read_file(*local)
+        repo_format.add_entries(local_entries, *local)
         version = check_repository_format(repo_format)
         self.object_format: ObjectFormat = format_by_name(
             (repo_format.get("extensions.objectformat") or "sha1") if version == 1 else "sha1"
@@ -128,6 +140,7 @@ class Repository:
             worktree=worktree,
             overrides=self._config_overrides,
             head_branch=self._head_branch,
+            local_entries=local_entries,
         )
         _check_core_config(self.config)
 
@@ -146,6 +159,8 @@ class Repository:
         return Path(self.commondir)
 
     def _linked(self) -> bool:
+        if self.gitdir == self.commondir:  # no commondir file: no realpath walk
+            return False
         return os.path.realpath(self.gitdir) != os.path.realpath(self.commondir)
 
     def _head_branch(self) -> str | None:

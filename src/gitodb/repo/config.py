@@ -15,7 +15,7 @@ from gitodb.repo.config_include import MAX_INCLUDE_DEPTH, Includes, include_targ
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Iterable, Iterator
 
 #: the section header's expression: ``_section_header`` parses it without ``re`` (the
 #: tests hold the two equal)
@@ -128,6 +128,8 @@ def parse_key(key: str) -> str:
 
 def canonical_key(key: str) -> str:
     """Lower-case the section and variable name, keep a subsection as written."""
+    if key.count(".") == 1 and key[-1] != ".":  # no subsection: all of it lower-cased
+        return key.lower()
     first, _, rest = key.partition(".")
     if not rest:
         raise ConfigError(f"key does not contain a section: {key}")
@@ -139,6 +141,10 @@ def canonical_key(key: str) -> str:
 def _unquote_value(raw: str, path: str, lineno: int) -> str:
     """Git's value rules: quotes group, backslash escapes, unquoted whitespace runs
     are kept between words but dropped at both ends, ``#``/``;`` start a comment."""
+    if '"' not in raw and "\\" not in raw and "#" not in raw and ";" not in raw:
+        # Most values: no quote, escape or comment; each blank between words is a
+        # space, as the loop below makes it (one space per blank character).
+        return raw.replace("\t", " ").replace("\r", " ").strip(" ")
     out: list[str] = []
     quoted = False
     pending_spaces = 0
@@ -174,6 +180,53 @@ def _unquote_value(raw: str, path: str, lineno: int) -> str:
 _ESCAPES = {"n": "\n", "t": "\t", "b": "\b", '"': '"', "\\": "\\"}
 
 
+#: one entry of a config file: (key, value or None for a bare key, line number)
+Entry = tuple[str, "str | None", int]
+
+
+def parse_file(path: str | os.PathLike[str], name: str) -> Iterator[Entry] | None:
+    """The entries of the config file at ``path`` in order (``name``: the file as
+    messages name it), includes not followed; None if it does not exist.  The file is
+    read now and parsed as the entries are taken, so a bad line raises only when
+    reached, after the includes before it are followed, as in Git."""
+    text = _read_config_text(path, name)
+    return None if text is None else _entries(text, name)
+
+
+def _entries(text: str, name: str) -> Iterator[Entry]:
+    section = None
+    # Git ends lines at \n only (\r before it is a blank)
+    for lineno, line in enumerate(text.split("\n"), 1):
+        text = line.strip(_BLANKS)
+        if not text or text[0] in "#;":
+            continue
+        if text.startswith("["):
+            header = _section_header(text)
+            if header is None:
+                raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
+            sname, sub, rest = header
+            if sub is None and "." in sname:
+                sname, _, sub = sname.partition(".")
+                sname = f"{sname.lower()}.{sub.lower()}"
+            else:
+                sname = sname.lower()
+                if sub is not None:
+                    sname = sname + "." + (_ESCAPED.sub(r"\1", sub) if "\\" in sub else sub)
+            section = sname
+            text = rest.strip(_BLANKS)
+            if not text or text[0] in "#;":
+                continue
+        var, eq, raw = text.partition("=")
+        var = var.strip(_BLANKS).lower()
+        if not _is_var(var):  # Git: a letter, then letters, digits and '-'
+            raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
+        value = _unquote_value(raw, name, lineno) if eq else None
+        if value is not None:
+            value = value.partition("\0")[0]  # Git uses values as C strings
+        # Git takes a key before any section header as it is (no section).
+        yield (f"{section}.{var}" if section is not None else var, value, lineno)
+
+
 class Config:
     """Values from config files plus ``-c`` overrides; multi-valued keys kept in order.
 
@@ -200,42 +253,25 @@ class Config:
         ``gitodb.repo.config_include``).
         """
         name = display if display is not None else os.fspath(path)
-        text = _read_config_text(path, name)
-        if text is None:
+        self.add_entries(parse_file(path, name), path, name, includes=includes)
+
+    def add_entries(
+        self,
+        entries: Iterable[Entry] | None,
+        path: str | os.PathLike[str],
+        display: str | None = None,
+        *,
+        includes: Includes | None = None,
+    ) -> None:
+        """Add the entries ``parse_file`` read from ``path`` (None: a missing file), as
+        ``read_file`` does: a file parsed once can be added to several configs."""
+        if entries is None:
             return
-        section = None
-        # Git ends lines at \n only (\r before it is a blank)
-        for lineno, line in enumerate(text.split("\n"), 1):
-            text = line.strip(_BLANKS)
-            if not text or text[0] in "#;":
-                continue
-            if text.startswith("["):
-                header = _section_header(text)
-                if header is None:
-                    raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
-                sname, sub, rest = header
-                if sub is None and "." in sname:
-                    sname, _, sub = sname.partition(".")
-                    sname = f"{sname.lower()}.{sub.lower()}"
-                else:
-                    sname = sname.lower()
-                    if sub is not None:
-                        sname = sname + "." + (_ESCAPED.sub(r"\1", sub) if "\\" in sub else sub)
-                section = sname
-                text = rest.strip(_BLANKS)
-                if not text or text[0] in "#;":
-                    continue
-            var, eq, raw = text.partition("=")
-            var = var.strip(_BLANKS).lower()
-            if not _is_var(var):  # Git: a letter, then letters, digits and '-'
-                raise ConfigError(f"bad config line {lineno} in file {name}", path=name)
-            value = _unquote_value(raw, name, lineno) if eq else None
-            if value is not None:
-                value = value.partition("\0")[0]  # Git uses values as C strings
-            # Git takes a key before any section header as it is (no section).
-            key = f"{section}.{var}" if section is not None else var
+        name = display if display is not None else os.fspath(path)
+        source = os.fspath(path)
+        for key, value, lineno in entries:
             try:
-                self._entry(key, value, (name, lineno), os.fspath(path), name, includes)
+                self._entry(key, value, (name, lineno), source, name, includes)
             except _IncludeFailed as e:
                 raise ConfigError(
                     f"bad config line {lineno} in file {name}", path=name, details=e.details

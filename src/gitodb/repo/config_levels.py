@@ -28,6 +28,8 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from gitodb.repo.config import Entry
+
 #: strtol's syntax, as Git reads GIT_CONFIG_COUNT (nothing may follow the number)
 _COUNT = lazy(r"[ \t\n\v\f\r]*([-+]?[0-9]+)")
 
@@ -176,53 +178,71 @@ def load_config(
     worktree: tuple[str, str] | None = None,
     overrides: list[str] | None = None,
     head_branch: Callable[[], str | None] | None = None,
+    local_entries: list[Entry] | None = None,
 ) -> Config:
     """Read every level as Git does; ``local``/``worktree`` are ``(path, name in messages)``.
 
     ``git_dir`` decides ``includeIf.gitdir:``, ``head_branch`` ``includeIf.onbranch:``.
+    ``local_entries``: the local file as ``parse_file`` already read it (the
+    repository's format comes from it first), so that it is not read again.
     """
     settings = command_line_settings(list(overrides or []))
+    levels = _Levels(local, local_entries, worktree, settings)
     remote_urls: list[str] | None = None
     try:
-        return _read_all(git_dir, local, worktree, settings, head_branch, remote_urls)
+        return _read_all(git_dir, levels, head_branch, remote_urls)
     except NeedRemoteUrls:
         pass
     # A hasconfig:remote.*.url: condition: learn every remote URL first, then read.
     remote_urls = []
     scan = Includes(git_dir, head_branch, remote_urls, scanning=True)
-    _read_levels(Config(), scan, local, worktree, settings)
-    return _read_all(git_dir, local, worktree, settings, head_branch, remote_urls)
+    _read_levels(Config(), scan, levels)
+    return _read_all(git_dir, levels, head_branch, remote_urls)
+
+
+class _Levels:
+    """What ``load_config`` reads after the system and global files."""
+
+    __slots__ = ("local", "local_entries", "worktree", "settings")
+
+    def __init__(
+        self,
+        local: tuple[str, str] | None,
+        local_entries: list[Entry] | None,
+        worktree: tuple[str, str] | None,
+        settings: list[tuple[str, str | None]],
+    ) -> None:
+        self.local = local
+        self.local_entries = local_entries
+        self.worktree = worktree
+        self.settings = settings
 
 
 def _read_all(
     git_dir: str | None,
-    local: tuple[str, str] | None,
-    worktree: tuple[str, str] | None,
-    settings: list[tuple[str, str | None]],
+    levels: _Levels,
     head_branch: Callable[[], str | None] | None,
     remote_urls: list[str] | None,
 ) -> Config:
     config = Config()
     includes = Includes(git_dir, head_branch, remote_urls)
-    _read_levels(config, includes, local, worktree, settings)
+    _read_levels(config, includes, levels)
     return config
 
 
-def _read_levels(
-    config: Config,
-    includes: Includes,
-    local: tuple[str, str] | None,
-    worktree: tuple[str, str] | None,
-    settings: list[tuple[str, str | None]],
-) -> None:
+def _read_levels(config: Config, includes: Includes, levels: _Levels) -> None:
     system = system_config_path()
     if system:
         config.read_file(system, includes=includes)
     for path in global_config_paths():
         if path:
             config.read_file(path, includes=includes)
+    local = levels.local
     if local is not None:
-        config.read_file(local[0], local[1], includes=includes)
-    if worktree is not None:
-        config.read_file(worktree[0], worktree[1], includes=includes)
-    config.apply_settings(settings, includes=includes)
+        if levels.local_entries is not None:
+            config.add_entries(levels.local_entries, local[0], local[1], includes=includes)
+        else:
+            config.read_file(local[0], local[1], includes=includes)
+    if levels.worktree is not None:
+        config.read_file(levels.worktree[0], levels.worktree[1], includes=includes)
+    config.apply_settings(levels.settings, includes=includes)

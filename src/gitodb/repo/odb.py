@@ -299,6 +299,8 @@ class ObjectDatabase:
         dirs: list[ObjectDirectory] = []
 
         def add(path: str, depth: int) -> None:
+            if not seen:  # the own directory's real path, needed once there is another
+                seen.add(os.path.realpath(self.objects_dir))
             real = os.path.realpath(path)
             if real in seen:
                 return
@@ -319,7 +321,6 @@ class ObjectDatabase:
             for alt in _parse_alternates(raw, path):
                 add(alt, depth)
 
-        seen.add(os.path.realpath(self.objects_dir))
         dirs.append(ObjectDirectory(self.objects_dir, self.fmt))
         for p in extra:
             add(os.path.abspath(p), 0)

@@ -224,11 +224,17 @@ def peel_to(repo: Repository, oid: bytes, want: str, name: str) -> bytes:
 
     Raises ``BadRevisionError`` (naming ``name``) when that is not possible.
     """
+    return peel_to_object(repo, oid, want, name)[0]
+
+
+def peel_to_object(repo: Repository, oid: bytes, want: str, name: str) -> tuple[bytes, bytes]:
+    """``peel_to``, and the content of the object it ends at (read once: a caller
+    that needs it does not read it again)."""
     fmt = repo.object_format
     for _ in range(100):
         t, data = _read_or_bad(repo, oid, name)
         if t == want:
-            return oid
+            return oid, data
         if t == "tag":
             oid = Tag(data, fmt).object
         elif t == "commit" and want == "tree":
