@@ -264,6 +264,45 @@ def test_missing_tree_same_error(tmp_path: Path) -> None:
 
 
 @needs_native
+def test_missing_blob_same_error(tmp_path: Path) -> None:
+    """The native listing checks its blobs after the walk; a missing one sends the
+    listing to the Python walk, which prints Git's bytes and error."""
+    repo = _small_repo(tmp_path)
+    blob = git("rev-parse", "HEAD~2:d/f0", cwd=repo).decode().strip()
+    os.unlink(repo / ".git/objects" / blob[:2] / blob[2:])
+    ref, got = _both(repo, "rev-list", "--all", "--objects")
+    assert ref[0] == 128 and blob in ref[2]
+    assert got == ref
+    assert (ref[0], ref[2]) == (128, f"fatal: missing blob object '{blob}'\n")
+
+
+@needs_native
+def test_all_zero_ids_in_trees(tmp_path: Path) -> None:
+    """Trees naming the all-zero id (which the native seen set keeps apart from its
+    free slots): as a gitlink it is skipped, as a blob it is missing, as Git says."""
+    repo = _small_repo(tmp_path)
+    zero = "0" * 40
+    head = git("rev-parse", "HEAD^{tree}", cwd=repo).decode().strip()
+    link = git(
+        "mktree", cwd=repo, input=f"160000 commit {zero}\tm\n040000 tree {head}\tt\n".encode()
+    )
+    link_tree = link.decode().strip()
+    commit = git("commit-tree", link_tree, "-p", "HEAD", "-m", "z", cwd=repo).decode().strip()
+    git("update-ref", "refs/heads/zero-link", commit, cwd=repo)
+    git("repack", "-q", "-a", "-d", cwd=repo)
+    args = ("rev-list", "--all", "--objects")
+    ref, got = _both(repo, *args)
+    assert ref == (0, git(*args, cwd=repo), "")
+    assert got == ref
+    blob = git("mktree", "--missing", cwd=repo, input=f"100644 blob {zero}\tnull\n".encode())
+    commit = git("commit-tree", blob.decode().strip(), "-m", "n", cwd=repo).decode().strip()
+    git("update-ref", "refs/heads/zero-blob", commit, cwd=repo)
+    ref, got = _both(repo, *args)
+    assert ref[0] == 128 and zero in ref[2]
+    assert got == ref
+
+
+@needs_native
 def test_malformed_tree_same_error(tmp_path: Path) -> None:
     repo = _small_repo(tmp_path)
     bad = (
