@@ -426,6 +426,56 @@ def test_reader_inflates_alike_on_every_backend(tmp_path: Path, backend: str) ->
 
 
 @needs_native
+def test_walk_keeps_within_its_cache_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader leaves at most WALK_CACHE_BUDGET bytes of what it cached in the
+    shared delta-base cache (its oldest entries go first), and lists the same
+    objects as without a budget and as Git."""
+    repo = tmp_path / "deltas"
+    git("init", "-q", "--bare", repo)
+    stream = []
+    for i in range(60):  # trees that are deltas of each other, two levels deep
+        stream.append(b"commit refs/heads/main\n")
+        stream.append(b"committer C <c@x> %d +0000\ndata 2\nc\n" % (1_000_000 + i))
+        for j in range(40):
+            blob = b"%d %d\n" % (j, i if j % 7 == i % 7 else 0)
+            stream.append(
+                b"M 100644 inline d%d/e/f%03d\ndata %d\n%s\n" % (j % 3, j, len(blob), blob)
+            )
+    git("fast-import", "--quiet", cwd=repo, input=b"".join(stream))
+    git("repack", "-q", "-a", "-d", "-f", cwd=repo)
+    expected = git("rev-list", "--all", "--objects", cwd=repo)
+    trees = [
+        bytes.fromhex(line.decode())
+        for line in git("log", "--format=%T", "main", cwd=repo).splitlines()
+    ]
+    budget = 2048
+    outputs = []
+    for limit in (budget, 0):
+        monkeypatch.setattr(native, "WALK_CACHE_BUDGET", limit)
+        r = Repository(repo)
+        reader = native.reader(r)
+        assert reader is not None
+        try:
+            count, text = reader.objects_text(
+                [], [(t, "tree", b"") for t in trees], True, r.odb.contains
+            )
+        finally:
+            reader.close()
+        held = r.odb.cache.size
+        r.odb.close()
+        outputs.append(text)
+        if limit:
+            assert 0 < held <= budget
+        else:
+            assert held > 4 * budget  # without the budget the walk keeps every tree
+    assert outputs[0] == outputs[1]
+    listed = {line.split()[0] for line in outputs[0].splitlines()}
+    assert listed == {line.split()[0] for line in expected.splitlines()[60:]}
+
+
+@needs_native
 def test_split_commit_graph_uses_python_walk(tmp_path: Path) -> None:
     """A commit-graph chain is not read natively; the output is still Git's."""
     repo = _small_repo(tmp_path)
