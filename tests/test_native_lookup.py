@@ -12,6 +12,7 @@ the Python index and graph lookups.
 from __future__ import annotations
 
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -153,3 +154,69 @@ def test_every_commit_and_the_first_and_last_ids(big: tuple[Repository, list[byt
         graph.file.position(o) is not None
         for o in outside  # type: ignore[union-attr]
     )
+
+
+def test_two_byte_fanout_after_many_lookups(big: tuple[Repository, list[bytes]]) -> None:
+    """Once a reader has looked up count/16 ids of a pack it narrows its lookups with
+    a fan-out on the ids' first two bytes: after every id has been read, every id is
+    still found, and near misses in the first, second and last bytes (across and
+    inside those buckets) go to the fallback exactly when no index holds them."""
+    r, ids = big
+    odb = r.odb
+    read = odb.read
+    asked: list[bytes] = []
+
+    def recording(oid: bytes, *args: object, **kwargs: object) -> object:
+        asked.append(oid)
+        return read(oid, *args, **kwargs)
+
+    odb.read = recording  # type: ignore[method-assign]
+    try:
+        reader = native.reader(r)
+    finally:
+        del odb.read
+    assert reader is not None
+    idx = [p.idx for p in odb.packs]
+    try:
+        for oid in ids:
+            assert reader.read(oid)[1] == read(oid)[1]
+        assert asked == []
+        ordered = sorted(ids)
+        ends = {}
+        for oid in ordered:  # the first and last id of every two-byte bucket
+            ends.setdefault(oid[:2], [oid, oid])[1] = oid
+        probes = [o for pair in ends.values() for o in pair]
+        probes += [_near(o, at, d) for o in ordered[::7] for at in (0, 1, 19) for d in (-1, 1)]
+        for oid in probes:
+            stored = any(x.find(oid) >= 0 for x in idx)
+            del asked[:]
+            try:
+                got = reader.read(oid)
+            except ObjectNotFoundError:
+                got = None
+            assert (got is not None) == stored
+            assert asked == ([] if stored else [oid])
+    finally:
+        reader.close()
+
+
+def test_objects_listing_on_a_large_pack(
+    big: tuple[Repository, list[bytes]], tmp_path_factory: pytest.TempPathFactory
+) -> None:
+    """rev-list --objects on a pack large enough for the two-byte fan-out and the
+    blob checks after the walk, with one blob outside the pack (loose): git's bytes."""
+    from test_native_walk import cli, pure
+
+    r, _ids = big
+    repo = Path(r.gitdir)
+    args = ("rev-list", "--all", "--objects")
+    with pure(False):
+        assert cli(repo, *args) == (0, git(*args, cwd=repo))
+    work = tmp_path_factory.mktemp("loose") / "loose.git"
+    git("clone", "-q", "--bare", "--no-local", repo, work)
+    blob = git("hash-object", "-w", "--stdin", cwd=work, input=b"loose blob\n").decode().strip()
+    tree = git("mktree", cwd=work, input=f"100644 blob {blob}\tloose\n".encode()).decode().strip()
+    commit = git("commit-tree", tree, "-p", "main", "-m", "loose", cwd=work).decode().strip()
+    git("update-ref", "refs/heads/main", commit, cwd=work)
+    with pure(False):
+        assert cli(work, *args) == (0, git(*args, cwd=work))

@@ -264,6 +264,45 @@ def test_missing_tree_same_error(tmp_path: Path) -> None:
 
 
 @needs_native
+def test_missing_blob_same_error(tmp_path: Path) -> None:
+    """The native listing checks its blobs after the walk; a missing one sends the
+    listing to the Python walk, which prints Git's bytes and error."""
+    repo = _small_repo(tmp_path)
+    blob = git("rev-parse", "HEAD~2:d/f0", cwd=repo).decode().strip()
+    os.unlink(repo / ".git/objects" / blob[:2] / blob[2:])
+    ref, got = _both(repo, "rev-list", "--all", "--objects")
+    assert ref[0] == 128 and blob in ref[2]
+    assert got == ref
+    assert (ref[0], ref[2]) == (128, f"fatal: missing blob object '{blob}'\n")
+
+
+@needs_native
+def test_all_zero_ids_in_trees(tmp_path: Path) -> None:
+    """Trees naming the all-zero id (which the native seen set keeps apart from its
+    free slots): as a gitlink it is skipped, as a blob it is missing, as Git says."""
+    repo = _small_repo(tmp_path)
+    zero = "0" * 40
+    head = git("rev-parse", "HEAD^{tree}", cwd=repo).decode().strip()
+    link = git(
+        "mktree", cwd=repo, input=f"160000 commit {zero}\tm\n040000 tree {head}\tt\n".encode()
+    )
+    link_tree = link.decode().strip()
+    commit = git("commit-tree", link_tree, "-p", "HEAD", "-m", "z", cwd=repo).decode().strip()
+    git("update-ref", "refs/heads/zero-link", commit, cwd=repo)
+    git("repack", "-q", "-a", "-d", cwd=repo)
+    args = ("rev-list", "--all", "--objects")
+    ref, got = _both(repo, *args)
+    assert ref == (0, git(*args, cwd=repo), "")
+    assert got == ref
+    blob = git("mktree", "--missing", cwd=repo, input=f"100644 blob {zero}\tnull\n".encode())
+    commit = git("commit-tree", blob.decode().strip(), "-m", "n", cwd=repo).decode().strip()
+    git("update-ref", "refs/heads/zero-blob", commit, cwd=repo)
+    ref, got = _both(repo, *args)
+    assert ref[0] == 128 and zero in ref[2]
+    assert got == ref
+
+
+@needs_native
 def test_malformed_tree_same_error(tmp_path: Path) -> None:
     repo = _small_repo(tmp_path)
     bad = (
@@ -384,6 +423,56 @@ def test_reader_inflates_alike_on_every_backend(tmp_path: Path, backend: str) ->
         r.odb.close()
     finally:
         compress.set_backend(old)
+
+
+@needs_native
+def test_walk_keeps_within_its_cache_budget(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A reader leaves at most WALK_CACHE_BUDGET bytes of what it cached in the
+    shared delta-base cache (its oldest entries go first), and lists the same
+    objects as without a budget and as Git."""
+    repo = tmp_path / "deltas"
+    git("init", "-q", "--bare", repo)
+    stream = []
+    for i in range(60):  # trees that are deltas of each other, two levels deep
+        stream.append(b"commit refs/heads/main\n")
+        stream.append(b"committer C <c@x> %d +0000\ndata 2\nc\n" % (1_000_000 + i))
+        for j in range(40):
+            blob = b"%d %d\n" % (j, i if j % 7 == i % 7 else 0)
+            stream.append(
+                b"M 100644 inline d%d/e/f%03d\ndata %d\n%s\n" % (j % 3, j, len(blob), blob)
+            )
+    git("fast-import", "--quiet", cwd=repo, input=b"".join(stream))
+    git("repack", "-q", "-a", "-d", "-f", cwd=repo)
+    expected = git("rev-list", "--all", "--objects", cwd=repo)
+    trees = [
+        bytes.fromhex(line.decode())
+        for line in git("log", "--format=%T", "main", cwd=repo).splitlines()
+    ]
+    budget = 2048
+    outputs = []
+    for limit in (budget, 0):
+        monkeypatch.setattr(native, "WALK_CACHE_BUDGET", limit)
+        r = Repository(repo)
+        reader = native.reader(r)
+        assert reader is not None
+        try:
+            count, text = reader.objects_text(
+                [], [(t, "tree", b"") for t in trees], True, r.odb.contains
+            )
+        finally:
+            reader.close()
+        held = r.odb.cache.size
+        r.odb.close()
+        outputs.append(text)
+        if limit:
+            assert 0 < held <= budget
+        else:
+            assert held > 4 * budget  # without the budget the walk keeps every tree
+    assert outputs[0] == outputs[1]
+    listed = {line.split()[0] for line in outputs[0].splitlines()}
+    assert listed == {line.split()[0] for line in expected.splitlines()[60:]}
 
 
 @needs_native

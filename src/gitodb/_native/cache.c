@@ -204,7 +204,8 @@ drop_oldest(gdc_cache *c)
     PyMem_RawFree(e);
 }
 
-/* Keep item ((type, data), len(data) == n) under key: 0, or -1 with an error set. */
+/* Keep item ((type, data), len(data) == n) under key: 1 if kept, 0 if not (larger
+   than the limit, or the key is there), -1 with an error set. */
 int
 gdc_cache_put_item(gdc_cache *c, unsigned long long key, PyObject *item, Py_ssize_t n)
 {
@@ -227,7 +228,7 @@ gdc_cache_put_item(gdc_cache *c, unsigned long long key, PyObject *item, Py_ssiz
     c->size += n;
     while (c->size > c->limit)
         drop_oldest(c);
-    return 0;
+    return 1;
 }
 
 int
@@ -330,7 +331,7 @@ DeltaCache_put(gdc_cache *c, PyObject *const *args, Py_ssize_t nargs)
         return NULL;
     int r = gdc_cache_put_item(c, key, item, n);
     Py_DECREF(item);
-    if (r)
+    if (r < 0)
         return NULL;
     Py_RETURN_NONE;
 }

@@ -154,8 +154,10 @@ extern PyTypeObject gdc_DeltaCacheType;
 extern PyTypeObject gdc_PendingType;
 /* The cached (type, data) tuple (borrowed; now most recently used), or NULL. */
 PyObject *gdc_cache_get(gdc_cache *c, unsigned long long key);
-/* Keep bytes data under key unless too large or present: 0, or -1 with an error. */
+/* Keep bytes data under key unless too large or present: 1 kept, 0 not, -1 error. */
 int gdc_cache_put(gdc_cache *c, unsigned long long key, unsigned int type, PyObject *data);
+/* Remove key's entry: its (type, data) tuple (a new reference), or NULL if absent. */
+PyObject *gdc_cache_pop(gdc_cache *c, unsigned long long key);
 /* PendingBases.get in C: a new reference to (type, data), or NULL (no error). */
 PyObject *gdc_pending_get(gdc_pending *p, unsigned long long key);
 /* True if a later entry is a delta against key (PendingBases.put stores only those). */

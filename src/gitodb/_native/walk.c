@@ -309,7 +309,7 @@ walk_cache_put(PyObject *cache, unsigned long long key, unsigned int type, PyObj
         gdc_pending *p = (gdc_pending *)cache;
         if (!gdc_pending_wants(p, key))
             return 0;
-        return gdc_cache_put(gdc_pending_cache(p), key, type, data);
+        return gdc_cache_put(gdc_pending_cache(p), key, type, data) < 0 ? -1 : 0;
     }
     PyObject *r = PyObject_CallMethod(cache, "put", "KIO", key, type, data);
     if (!r)

@@ -421,8 +421,12 @@ def _output(walk: object, settings: RevSettings) -> int:
         # --objects-edge: the excluded parents of the listed commits come first, as
         # Git prints them while marking their trees, before it lists anything
         edges = b"".join(b"-%s\n" % e.hex().encode() for e in getattr(walk, "edges", ()))
-        # what was listed before an error (a missing object) is printed, as Git does
-        sys.stdout.buffer.write(edges + b"".join(out))
+        # what was listed before an error (a missing object) is printed, as Git does;
+        # part by part: --objects's lines are one native buffer of megabytes, which a
+        # join would copy twice more into fresh memory
+        if edges:
+            sys.stdout.buffer.write(edges)
+        sys.stdout.buffer.writelines(out)
 
 
 def _commit_line(walk: object, node: object, settings: RevSettings, is_left: bool) -> bytes:

@@ -41,6 +41,15 @@ if TYPE_CHECKING:
     from gitodb.repo import Repository
 
 
+# How much of what one reader caches it leaves in the delta-base cache.  A walk reads
+# each object once, so a cached object serves only as the base of deltas read after
+# it, which are the same tree or file in nearby commits.  On libgit2.git (73,500 trees,
+# 61,000 of them deltas) the bases live together at any moment total under 1 MiB; 8 MiB
+# of the walk's newest entries keep 98% of the base hits that the whole 96 MiB cache
+# gives, and the walk no longer faults in and clears 90 MB of fresh pages.
+WALK_CACHE_BUDGET = 8 * 1024 * 1024
+
+
 def enabled() -> bool:
     """True when the native walks are built and not turned off (``GITODB_PURE_WALK``)."""
     if _odb_reader is None:
@@ -77,7 +86,9 @@ def reader(repo: Repository) -> Any | None:
 
     kind = compress.native_inflate()
     native = None if kind is None else (kind, compress.native_inflate_library())
-    return _odb_reader(packs, rawsz, compress.inflate, native, cache, fallback, bad_tree)
+    return _odb_reader(
+        packs, rawsz, compress.inflate, native, cache, fallback, bad_tree, WALK_CACHE_BUDGET
+    )
 
 
 def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | None:
