@@ -386,7 +386,10 @@ def test_plain_listings_come_from_the_native_text(tmp_path: Path) -> None:
     from gitodb.history.pretty import Formatter
 
     parts = Formatter(r, "%H %s").native_parts()
-    assert parts is not None and Formatter(r, "%h %s").native_parts() is None
+    assert parts is not None
+    # %h is the native core's abbreviation; %d (decorations) is Python's alone
+    assert Formatter(r, "%h %s").native_parts() == [10, b" ", 3]
+    assert Formatter(r, "%d %s").native_parts() is None
     with pure(False):
         w = RevWalk(r, graph=CommitGraph(r, keep_raw=True))
         w.add(r.resolve("HEAD"))
