@@ -280,6 +280,7 @@ def odb_reader(
     cache: Any,  # the delta-base cache: get(key) and put(key, type, data)
     fallback: Callable[[bytes, bool], tuple[int, bytes] | None],
     bad_tree: Callable[[bytes], None],
+    cache_budget: int = ...,  # bytes of its own entries it leaves in the cache (0: no bound)
     /,
 ) -> OdbReader: ...
 def commit_walk(

@@ -530,7 +530,7 @@ PyMethodDef gdc_walk_methods[] = {
      "max_bytes, id_table, rev) -> (next_k, fallbacks, [(oid, offset, type, data)]): "
      "iter_objects' loop"},
     {"odb_reader", odb_reader_new, METH_VARARGS,
-     "odb_reader(packs, rawsz, inflate, native, cache, fallback, bad_tree) -> "
+     "odb_reader(packs, rawsz, inflate, native, cache, fallback, bad_tree[, budget]) -> "
      "OdbReader: object reads, tree and commit walks in C (gitodb.history.native)"},
     {"commit_walk", commit_walk_new, METH_VARARGS,
      "commit_walk(reader, starts, first_parent, keep_raw, commit_fallback, graph) -> "
