@@ -61,6 +61,9 @@ COMMITS = [
     f"tree {T1}\nparent {C1}\nparent {C1}\nz".encode(),
     f"tree {T1}\nparent {C1[:39]}g\nz".encode(),
     f"tree {T1}\nparent {T1}\nz".encode(),  # the tree id again as a parent
+    # the tree id as a parent, refused before the bad last parent line is read
+    f"tree {T1}\nparent {T1}\nparent {C1}\n".encode(),
+    f"tree {T1}\nparent {C1}\nparent {T1}\n".encode(),
     f"tree {T1}\n".encode(),
     f"tree {T1}\nz".encode(),
     f"tree {T1.upper()}\nz".encode(),
