@@ -3,7 +3,7 @@
 from array import array
 from collections.abc import Callable, Sequence
 from mmap import mmap
-from typing import Any
+from typing import Any, overload
 
 SHA1DC_DV_COUNT: int
 SHA1DC_UBC_COUNT: int
@@ -231,6 +231,7 @@ class OdbReader:
         contains: Callable[[bytes], bool],
         /,
     ) -> tuple[int, bytes]: ...
+    @overload
     def ls_tree(
         self,
         tree_data: bytes,
@@ -240,8 +241,23 @@ class OdbReader:
         name_only: bool,
         nul: bool,
         quote_fully: bool,
+        max_depth: int = ...,
         /,
     ) -> bytes | None: ...
+    @overload
+    def ls_tree(
+        self,
+        tree_data: bytes,
+        recursive: bool,
+        show_trees: bool,
+        trees_only: bool,
+        name_only: bool,
+        nul: bool,
+        quote_fully: bool,
+        max_depth: int,
+        write: Callable[[bytes], object],
+        /,
+    ) -> tuple[bool, int]: ...
     def close(self) -> None: ...
 
 # (tables, minimum length); a table: (buffer, fan-out at or -1, ids at, stride, count)

@@ -103,6 +103,18 @@ class TreeDepthError(GitodbError):
     MESSAGE = "exceeded maximum allowed tree depth"
 
 
+class UnreadableTreeError(GitodbError):
+    """A tree names a subtree that is missing or is not a tree; the message is Git's
+    ``error:`` line (``Could not read X``, ``Object X not a tree``), and ``oid`` the
+    subtree's id."""
+
+    def __init__(self, oid: bytes, missing: bool) -> None:
+        self.oid = oid
+        super().__init__(
+            f"Could not read {oid.hex()}" if missing else f"Object {oid.hex()} not a tree"
+        )
+
+
 class BadRevisionError(GitodbError):
     """A revision expression cannot be resolved."""
 

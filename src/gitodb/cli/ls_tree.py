@@ -17,6 +17,7 @@ from gitodb.errors import (
     ObjectNotFoundError,
     ObjectTypeError,
     TreeDepthError,
+    UnreadableTreeError,
 )
 from gitodb.lazyre import lazy
 
@@ -153,6 +154,7 @@ def run(argv: list[str], ctx: Context) -> int:
         prefix = ""
     specs = o.args[1:] or ([prefix] if prefix else [])
     items: list[bytes] = []
+    written = 0  # how much of the listing the native core wrote
     if specs:
         from gitodb.history.paths import normalize_pathspec
 
@@ -179,10 +181,13 @@ def run(argv: list[str], ctx: Context) -> int:
     ):
         # The whole listing in one native call; the Python listing's modules are
         # not even imported.
-        fast = _native_listing(repo, tree, o, quote_fully)
-        if fast is not None:
-            sys.stdout.buffer.write(fast)
-            return 0
+        listed = _native_listing(repo, tree, o, quote_fully)
+        if listed is not None:
+            complete, written = listed
+            if complete:
+                return 0
+            # a bad subtree: the Python listing goes on past what was written
+            # and says Git's error
     from gitodb.history.treewalk import list_tree
     from gitodb.objects.pretty import quote_path
     from gitodb.repo.abbrev import Abbreviator, default_abbrev
@@ -211,11 +216,11 @@ def run(argv: list[str], ctx: Context) -> int:
         repo, tree, items, recursive=o.recursive, show_trees=o.show_trees, trees_only=o.only_trees
     )
     entries: list[Any] = []
-    depth_error = None
+    listing_error = None
     try:
         entries.extend(listing)
-    except TreeDepthError as e:
-        depth_error = e  # Git prints what it listed, then its error, and exits with 1
+    except (TreeDepthError, UnreadableTreeError) as e:
+        listing_error = e  # Git prints what it listed, then its error, and exits with 1
     if (fmt is None and o.cmdmode not in ("name-only", "name-status")) or (
         fmt is not None and b"%(objectname)" in fmt
     ):
@@ -252,9 +257,9 @@ def run(argv: list[str], ctx: Context) -> int:
                     term,
                 )
             )
-    sys.stdout.buffer.write(b"".join(out))
-    if depth_error is not None:
-        sys.stderr.write(f"error: {depth_error.message}\n")
+    sys.stdout.buffer.write(b"".join(out)[written:])
+    if listing_error is not None:
+        sys.stderr.write(f"error: {listing_error.message}\n")
         return 1
     return 0
 
@@ -305,15 +310,17 @@ def _expand(
     return _ATOM.sub(sub, fmt)
 
 
-def _native_listing(repo: Any, tree: Any, o: Any, quote_fully: bool) -> bytes | None:
-    """The whole listing from the native core (full ids, no pathspec), or None (then
-    also past ``core.maxTreeDepth``: the Python listing stops where Git stops)."""
-    from gitodb.history.native import ls_tree_text
+def _native_listing(repo: Any, tree: Any, o: Any, quote_fully: bool) -> tuple[bool, int] | None:
+    """The listing written by the native core (full ids, no pathspec): ``(complete,
+    bytes written)``, or None when it is not built.  Not complete: a bad subtree or
+    ``core.maxTreeDepth`` stopped it, and the Python listing stops where Git stops."""
+    from gitodb.history.native import write_ls_tree
     from gitodb.objects.tree import max_tree_depth
 
-    return ls_tree_text(
+    return write_ls_tree(
         repo,
         tree.raw,
+        sys.stdout.buffer.write,
         recursive=o.recursive,
         show_trees=o.show_trees,
         trees_only=o.only_trees,

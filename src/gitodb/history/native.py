@@ -212,3 +212,39 @@ def ls_tree_text(
         )
     finally:
         r.close()
+
+
+def write_ls_tree(
+    repo: Repository,
+    tree_data: bytes,
+    write: Callable[[bytes], object],
+    *,
+    recursive: bool,
+    show_trees: bool,
+    trees_only: bool,
+    name_only: bool,
+    nul: bool,
+    quote_fully: bool,
+    max_depth: int,
+) -> tuple[bool, int] | None:
+    """``ls_tree_text``'s listing given to ``write`` in chunks as it is made:
+    ``(complete, bytes written)``, or None when the native core is not built.  When
+    not complete, what was listed before a bad subtree is written, and
+    ``treewalk.list_tree`` goes on from there and raises Git's error."""
+    r = reader(repo)
+    if r is None:
+        return None
+    try:
+        return r.ls_tree(  # type: ignore[no-any-return]
+            tree_data,
+            recursive,
+            show_trees,
+            trees_only,
+            name_only,
+            nul,
+            quote_fully,
+            max_depth,
+            write,
+        )
+    finally:
+        r.close()

@@ -15,7 +15,7 @@ Example::
 
 from __future__ import annotations
 
-from gitodb.errors import TreeDepthError
+from gitodb.errors import ObjectNotFoundError, ObjectTypeError, TreeDepthError, UnreadableTreeError
 from gitodb.lazyre import lazy
 from gitodb.objects.tree import (
     S_IFDIR,
@@ -74,7 +74,11 @@ def list_tree(
     show_trees: bool = False,
     trees_only: bool = False,
 ) -> Iterator[tuple[TreeEntry, bytes]]:
-    """Yield ``(entry, path from the top of tree)`` in ``git ls-tree`` order."""
+    """Yield ``(entry, path from the top of tree)`` in ``git ls-tree`` order.
+
+    A subtree that is missing or not a tree raises ``UnreadableTreeError`` where
+    the listing reaches it, and one nested past ``core.maxTreeDepth``
+    ``TreeDepthError``: what was yielded before is what Git lists before its error."""
     items = list(pathspec)
     yield from _walk(repo, tree, b"", items, recursive, show_trees, trees_only)
 
@@ -158,7 +162,13 @@ def _walk(
             if descend:
                 if len(stack) > max_depth:
                     raise TreeDepthError(TreeDepthError.MESSAGE)
-                stack.append([iter(repo.odb.tree(entry.id)), base + entry.name + b"/", not items])
+                try:
+                    subtree = repo.odb.tree(entry.id)
+                except ObjectNotFoundError:
+                    raise UnreadableTreeError(entry.id, missing=True) from None
+                except ObjectTypeError:
+                    raise UnreadableTreeError(entry.id, missing=False) from None
+                stack.append([iter(subtree), base + entry.name + b"/", not items])
                 break
         else:
             stack.pop()
