@@ -84,3 +84,32 @@ def test_verify_pack_on_a_full_stdout_exits_1_like_git(tmp_path: Path) -> None:
             assert (
                 proc.stderr == b"fatal: write failure on standard output: No space left on device\n"
             ), tool
+
+
+EXIT_PROBE = """
+import atexit, sys, threading, time
+from gitodb.cli.main import exit_process
+atexit.register(lambda: print("atexit ran"))
+if sys.argv[1] == "thread":
+    def late():
+        time.sleep(0.2)
+        print("thread done", flush=True)
+    threading.Thread(target=late).start()
+sys.stdout.write("unflushed ")  # exit_process flushes it
+exit_process(int(sys.argv[2]))
+"""
+
+
+def test_exit_process_runs_atexit_flushes_and_keeps_the_status() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, "alone", "3"], capture_output=True, check=False
+    )
+    assert (proc.returncode, proc.stdout, proc.stderr) == (3, b"unflushed atexit ran\n", b"")
+
+
+def test_exit_process_waits_for_a_running_thread() -> None:
+    proc = subprocess.run(
+        [sys.executable, "-c", EXIT_PROBE, "thread", "5"], capture_output=True, check=False
+    )
+    # sys.exit's way: the thread is joined, then the atexit handlers run
+    assert (proc.returncode, proc.stdout) == (5, b"unflushed thread done\natexit ran\n")
