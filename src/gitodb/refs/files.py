@@ -28,13 +28,6 @@ import sys
 
 from gitodb.errors import LockError, RefError, RefHookVetoError, RefWriteError
 from gitodb.lazymod import lazy_module
-from gitodb.lockfile import (
-    LockFile,
-    parse_shared_repository,
-    shared_dir_mode,
-    shared_file_mode,
-    write_all,
-)
 from gitodb.objects.format import ObjectFormat
 from gitodb.purepath import pure
 from gitodb.refs.base import (
@@ -66,11 +59,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from gitodb import durable
+    from gitodb import durable, lockfile
     from gitodb.durable import FsyncPolicy
+    from gitodb.lockfile import LockFile
 else:
-    # core.fsync is read when a ref is first written: listings need none of it
+    # core.fsync is read when a ref is first written, and lock files are made only
+    # for writing: listings need neither
     durable = lazy_module("gitodb.durable", globals(), "durable")
+    lockfile = lazy_module("gitodb.lockfile", globals(), "lockfile")
 
 PACKED_HEADER = b"# pack-refs with: peeled fully-peeled sorted \n"
 
@@ -215,13 +211,28 @@ class FilesRefStore(RefStore):
         self._packed_file: (
             tuple[tuple[int, int, int], bytes, RefTable | bool | None, bool] | None
         ) = None
-        raw_all = getattr(config, "get_raw_all", None)
+
+    @cached_property
+    def _shared_perm(self) -> int:
+        """``core.sharedRepository`` as ``lockfile.parse_shared_repository`` reads it."""
+        raw_all = getattr(self.config, "get_raw_all", None)
         shared = raw_all("core.sharedrepository") if raw_all is not None else []
-        perm = parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
-        # Git: every ref, reflog, packed-refs and lock file gets calc_shared_perm(0666 &
-        # ~umask); the directories made for them adjust_shared_perm (set-gid included).
-        self.file_mode = shared_file_mode(perm)
-        self.dir_mode = shared_dir_mode(perm)
+        return lockfile.parse_shared_repository(
+            shared[-1] if shared else None, present=bool(shared)
+        )
+
+    # Git: every ref, reflog, packed-refs and lock file gets calc_shared_perm(0666 &
+    # ~umask); the directories made for them adjust_shared_perm (set-gid included).
+    # Worked out at the first write: reading refs needs neither.
+    @cached_property
+    def file_mode(self) -> int:
+        """The mode of the ref files written."""
+        return lockfile.shared_file_mode(self._shared_perm)
+
+    @cached_property
+    def dir_mode(self) -> int | None:
+        """The mode of the directories made for them (None: the umask's)."""
+        return lockfile.shared_dir_mode(self._shared_perm)
 
     @cached_property
     def git_dir(self) -> Path:
@@ -239,7 +250,7 @@ class FilesRefStore(RefStore):
 
     def _lockfile(self, path: Path, timeout_ms: int = 0, suffix: str = ".lock") -> LockFile:
         """``<path>.lock`` created (and later renamed) with the repository's file mode."""
-        lock = LockFile(
+        lock = lockfile.LockFile(
             path,
             timeout_ms=timeout_ms,
             mode=self.file_mode,
@@ -885,7 +896,7 @@ class FilesRefStore(RefStore):
             try:
                 if created and self.dir_mode is not None:
                     os.fchmod(fd, self.file_mode)  # Git's adjust_shared_perm on a new log
-                write_all(fd, format_reflog_line(entry))
+                lockfile.write_all(fd, format_reflog_line(entry))
             finally:
                 os.close(fd)
         except OSError as e:
@@ -1097,7 +1108,7 @@ class FilesRefStore(RefStore):
         """Remove a packed loose ref, under its lock, unless it changed meanwhile."""
         path = self._path(name)
         try:
-            lock = LockFile(path)
+            lock = lockfile.LockFile(path)
         except RefError:
             return  # someone is updating it: keep the loose file, like Git
         try:

@@ -13,7 +13,6 @@ import os
 
 from gitodb.errors import LockError, RefError
 from gitodb.lazymod import lazy_module
-from gitodb.lockfile import LockFile, parse_shared_repository, shared_file_mode
 from gitodb.objects.format import ObjectFormat
 from gitodb.purepath import pure
 from gitodb.refs.base import (
@@ -40,11 +39,14 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from gitodb import durable
+    from gitodb import durable, lockfile
     from gitodb.durable import FsyncPolicy
+    from gitodb.lockfile import LockFile
 else:
-    # core.fsync is read when a ref is first written: listings need none of it
+    # core.fsync is read when a ref is first written, and lock files are made only
+    # for writing: listings need neither
     durable = lazy_module("gitodb.durable", globals(), "durable")
+    lockfile = lazy_module("gitodb.lockfile", globals(), "lockfile")
 
 _ENC = "utf-8"
 _ERR = "surrogateescape"
@@ -148,12 +150,6 @@ class ReftableRefStore(RefStore):
         ).lower() not in ("false", "0", "no", "off")
         if get_bool is not None and not get_bool("reftable.autocompaction", True):
             self.auto_compact = False
-        raw_all = getattr(config, "get_raw_all", None)
-        shared = raw_all("core.sharedrepository") if raw_all is not None else []
-        # Git: every reftable file gets calc_shared_perm(0666 & ~umask)
-        self.file_mode = shared_file_mode(
-            parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
-        )
         self.stack = self._open_stack(os.path.join(self.gitdir, "reftable"))
         #: the worktree's own git directory (the common one for the main worktree)
         self.owndir = pure(os.fspath(worktree_dir)) if worktree_dir is not None else self.gitdir
@@ -178,6 +174,16 @@ class ReftableRefStore(RefStore):
             return durable.DEFAULT_POLICY
         return durable.FsyncPolicy.from_config(self.config)
 
+    @cached_property
+    def file_mode(self) -> int:
+        """The mode of the reftable files written: Git's calc_shared_perm(0666 & ~umask)
+        for ``core.sharedRepository`` (worked out at the first write)."""
+        raw_all = getattr(self.config, "get_raw_all", None)
+        shared = raw_all("core.sharedrepository") if raw_all is not None else []
+        return lockfile.shared_file_mode(
+            lockfile.parse_shared_repository(shared[-1] if shared else None, present=bool(shared))
+        )
+
     def close(self) -> None:
         """Unmap every table of this worktree's, the main and other worktrees' stacks."""
         for st in (self.stack, self.worktree_stack, *self._other.values()):
@@ -191,7 +197,7 @@ class ReftableRefStore(RefStore):
             auto_compact=self.auto_compact,
             lock_timeout_ms=self.lock_timeout,
             fsync=lambda: self.fsync,  # read at the stack's first write
-            file_mode=self.file_mode,
+            file_mode=lambda: self.file_mode,  # worked out at the first write
         )
 
     def _route(self, name: str) -> tuple[Stack, bytes]:

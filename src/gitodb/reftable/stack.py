@@ -20,7 +20,6 @@ import os
 
 from gitodb.errors import GitodbError, LockError, ReftableError
 from gitodb.lazymod import lazy_module
-from gitodb.lockfile import LockFile, write_all
 from gitodb.purepath import pure
 from gitodb.reftable.basics import FOOTER_SIZE, HEADER_SIZE
 from gitodb.reftable.options import WriteOptions
@@ -34,10 +33,12 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
     from pathlib import Path
 
-    from gitodb import durable
+    from gitodb import durable, lockfile
     from gitodb.durable import FsyncPolicy
+    from gitodb.lockfile import LockFile
 else:
     durable = lazy_module("gitodb.durable", globals(), "durable")
+    lockfile = lazy_module("gitodb.lockfile", globals(), "lockfile")  # writers only
     heapq = lazy_module("heapq", globals(), "heapq")  # merging two tables or more
 
 GEOMETRIC_FACTOR = 2
@@ -94,17 +95,18 @@ class Stack:
         auto_compact: bool = True,
         lock_timeout_ms: int = 100,
         fsync: FsyncPolicy | Callable[[], FsyncPolicy] | None = None,
-        file_mode: int = 0o644,
+        file_mode: int | Callable[[], int] = 0o644,
     ) -> None:
         """Open the stack in ``directory``; writers wait up to ``lock_timeout_ms`` for
         ``tables.list.lock`` (Git's ``reftable.lockTimeout``; -1 waits forever) and
         flush tables and the list to disk as the ``core.fsync`` policy ``fsync`` says
-        (Git's default when None; a function giving it is called at the first write)."""
+        (Git's default when None; a function giving it is called at the first write).
+        ``file_mode``: the mode of the files written, or a function giving it (called
+        at the first write too)."""
         # a str path: reading refs needs no pathlib (``dir`` is the Path, on first use)
         self.dirname = pure(os.fspath(directory))
         self._fsync = fsync
-        #: mode of the tables and tables.list written (core.sharedRepository, umask)
-        self.file_mode = file_mode
+        self._file_mode = file_mode
         self.lock_timeout_ms = lock_timeout_ms
         self.list_path = os.path.join(self.dirname, "tables.list")
         self.lock_path = self.list_path + ".lock"
@@ -120,6 +122,12 @@ class Stack:
         given = self._fsync
         if given is None:
             return durable.DEFAULT_POLICY
+        return given() if callable(given) else given
+
+    @cached_property
+    def file_mode(self) -> int:
+        """The mode of the tables and tables.list written (core.sharedRepository, umask)."""
+        given = self._file_mode
         return given() if callable(given) else given
 
     @cached_property
@@ -243,7 +251,7 @@ class Stack:
     # -- writing ----------------------------------------------------------
     def _lock(self, timeout_ms: int | None = None) -> LockFile:
         timeout = self.lock_timeout_ms if timeout_ms is None else timeout_ms
-        return LockFile(self.list_path, timeout_ms=timeout, final_mode=self.file_mode)
+        return lockfile.LockFile(self.list_path, timeout_ms=timeout, final_mode=self.file_mode)
 
     def _write_table(self, data: bytes, min_ui: int, max_ui: int) -> str:
         try:
@@ -258,7 +266,7 @@ class Stack:
             ) from None
         try:
             try:
-                write_all(fd, data)
+                lockfile.write_all(fd, data)
                 self._flush(fd, tmp)
             finally:
                 os.close(fd)
@@ -439,7 +447,7 @@ class Stack:
                 try:
                     for name in old:
                         path = os.path.join(self.dirname, name)
-                        table_locks.append(LockFile(path, timeout_ms=0, final_mode=None))
+                        table_locks.append(lockfile.LockFile(path, timeout_ms=0, final_mode=None))
                 except LockError:
                     if auto:
                         return False  # another compaction has some of these tables
