@@ -74,6 +74,8 @@ class ObjectParseError(ObjectFormatError):
     ``reason`` says which rule failed, in words Git's own messages use: for commits
     ``bogus`` (no ``tree`` line first), ``bad-tree``, ``bad-parents``; for tags
     ``corrupt`` or ``unknown-type``; for trees the message is Git's own text.
+    ``links``: for ``bad-parents``, the tree and the parents read before the bad line
+    (Git looks each one up as it reads it, before it reaches that line).
     """
 
     def __init__(
@@ -83,8 +85,10 @@ class ObjectParseError(ObjectFormatError):
         reason: str = "",
         path: str | os.PathLike[str] | None = None,
         offset: int | None = None,
+        links: tuple[bytes, list[bytes]] | None = None,
     ) -> None:
         self.reason = reason
+        self.links = links
         super().__init__(message, path=path, offset=offset)
 
 

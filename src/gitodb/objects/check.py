@@ -89,7 +89,8 @@ class ObjectChecker:
                 raise ObjectCheckError("corrupt commit", details=[text]) from None
             # Git looks each parent up as it reads it: the ids before the bad line
             # are looked up (and may be refused) before that line is reported.
-            tree, parents = self._links_before(buf, e.offset)
+            assert e.links is not None  # parse_commit_links gives them with bad-parents
+            tree, parents = e.links
             bad_line = text
         if not self.lookup(tree, "tree", errors):
             errors.append(f"bad tree pointer {tree.hex()} in commit {null}")
@@ -100,18 +101,6 @@ class ObjectChecker:
                 raise ObjectCheckError("corrupt commit", details=errors)
         if bad_line is not None:
             raise ObjectCheckError("corrupt commit", details=[bad_line])
-
-    def _links_before(self, buf: bytes, offset: int | None) -> tuple[bytes, list[bytes]]:
-        """The tree and parent ids of the well-formed lines before ``offset``, where
-        ``parse_commit_links`` found a bad parent line."""
-        hexsz = self.fmt.hexsz
-        ids = [buf[5 : 5 + hexsz]]
-        pos = hexsz + 6
-        while offset is not None and pos < offset:
-            ids.append(buf[pos + 7 : pos + 7 + hexsz])
-            pos += hexsz + 8
-        tree, *parents = (bytes.fromhex(i.decode("ascii")) for i in ids)
-        return tree, parents
 
     def check_tree(self, data: Buffer) -> None:
         """Check a tree as Git 2.39's ``init_tree_desc``/``tree_entry`` walk does."""

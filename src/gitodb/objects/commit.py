@@ -51,7 +51,8 @@ _HEXDIGITS = b"0123456789abcdefABCDEF"
 def parse_commit_links(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, list[bytes], int]:
     """``(tree, parents, offset after them)`` by Git's ``parse_commit_buffer`` rules.
 
-    Raises ``ObjectParseError`` with reason ``bogus``, ``bad-tree`` or ``bad-parents``.
+    Raises ``ObjectParseError`` with reason ``bogus``, ``bad-tree`` or ``bad-parents``
+    (whose ``links`` are the tree and the parents before the bad line).
     """
     hexsz = fmt.hexsz
     # Fast path for the usual layout (``tree <hex>\n`` then ``parent <hex>\n`` lines,
@@ -79,12 +80,14 @@ def parse_commit_links(buf: bytes, fmt: ObjectFormat) -> tuple[bytes, list[bytes
     if tree is None:
         raise ObjectParseError("bad tree pointer in commit", reason="bad-tree", offset=5)
     pos = tree_len + 1
-    parents = []
+    parents: list[bytes] = []
     while pos + parent_len < end and buf.startswith(b"parent ", pos):
         parent = parse_hex(buf, pos + 7, hexsz)
         # Git also wants at least one byte after the parent line.
         if end <= pos + parent_len + 1 or parent is None or buf[pos + parent_len] != 0x0A:
-            raise ObjectParseError("bad parents in commit", reason="bad-parents", offset=pos)
+            raise ObjectParseError(
+                "bad parents in commit", reason="bad-parents", offset=pos, links=(tree, parents)
+            )
         parents.append(parent)
         pos += parent_len + 1
     return tree, parents, pos
