@@ -5,8 +5,8 @@ Parquet writer, and converts one Python list to Arrow: pyarrow imports pandas
 (when installed) on its first list conversion, 0.3 CPU seconds that a worker
 would otherwise pay inside its first task.  The local engine imports it in the
 driver before forking its workers (they start with all of it in memory); the
-fork server imports it when fork cannot be used, and ``gitodb bulk`` (whose
-process runs tasks too) before its first task.
+fork server imports it when fork cannot be used, and ``gitodb bulk`` before its
+first task (with ``-j1`` it runs them itself).
 
 It also makes the C library's allocator pyarrow's default memory pool.  With the
 mimalloc pool pyarrow picks on Linux, one libgit2 ``files`` task took 33-50 ms in

@@ -22,7 +22,6 @@ import posixpath
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable
 from concurrent.futures import FIRST_COMPLETED, Future, ProcessPoolExecutor, wait
 from dataclasses import dataclass, field
@@ -181,47 +180,6 @@ def _pool(jobs: int) -> ProcessPoolExecutor:
     return ProcessPoolExecutor(max_workers=jobs, mp_context=ctx)
 
 
-def _run_shared(
-    todo: list[Task],
-    jobs: int,
-    options: Options,
-    out: str,
-    record: Callable[[TaskResult], None],
-) -> None:
-    """Run ``todo`` (largest first) on ``jobs`` workers: ``jobs - 1`` forked processes
-    and this one.
-
-    The driver is the last worker rather than a process that waits: one fork fewer,
-    and a run of many small tasks (a files table: ~3 ms each) is not outweighed by
-    a pool it cannot fill.  The pool takes tasks from the large end, kept two per
-    process ahead; the driver runs the smallest left between collecting results.
-    (Measured on the benchmark corpus's files table, the driver taking the largest
-    first instead was slower than one worker: the forked worker's tasks then are
-    all small, and each pays a round trip.)
-    """
-    queue = deque(todo)
-    processes = jobs - 1
-    # The pool is shut down and its workers joined before returning: a thread left
-    # running would make the next run's pool a fork server's (see _pool).
-    with _pool(processes) as pool:
-        pending: set[Future[TaskResult]] = set()
-        try:
-            while queue or pending:
-                while queue and len(pending) < 2 * processes:
-                    pending.add(pool.submit(run_task_to_file, queue.popleft(), options, out))
-                if queue:
-                    record(run_task_to_file(queue.pop(), options, out))
-                finished, pending = wait(
-                    pending, timeout=0 if queue else None, return_when=FIRST_COMPLETED
-                )
-                for f in finished:
-                    record(f.result())
-        except BaseException:
-            for f in pending:
-                f.cancel()
-            raise
-
-
 def run_local(
     repositories: Iterable[str],
     table: str,
@@ -276,7 +234,19 @@ def run_local(
             for t in todo:
                 record(run_task_to_file(t, options, out))
         else:
-            _run_shared(largest_first(todo), min(jobs, len(todo)), options, out, record)
+            with _pool(min(jobs, len(todo))) as pool:
+                pending: set[Future[TaskResult]] = {
+                    pool.submit(run_task_to_file, t, options, out) for t in largest_first(todo)
+                }
+                try:
+                    while pending:
+                        finished, pending = wait(pending, return_when=FIRST_COMPLETED)
+                        for f in finished:
+                            record(f.result())
+                except BaseException:
+                    for f in pending:
+                        f.cancel()
+                    raise
     finally:
         summary.seconds = time.perf_counter() - start
         written = {r.task: r.rows for r in summary.results if not r.skipped and r.error is None}

@@ -135,7 +135,7 @@ def run(argv: list[str], ctx: Any) -> int:
 
 
 def _run_local(args: Any, repos: list[str], options: Any) -> int:
-    import gitodb.bulk.preload  # noqa: F401  (this process runs tasks too)
+    import gitodb.bulk.preload  # noqa: F401  (with -j1 this process runs the tasks)
     from gitodb.bulk.runner import progress_printer, run_local
     from gitodb.bulk.tasks import plan
 
