@@ -203,15 +203,9 @@ def ls_tree_text(
     or ``name_only``), or None: not built, or a subtree missing, not a tree,
     malformed or deeper than ``max_depth`` (``treewalk.list_tree`` then lists it and
     raises Git's error)."""
-    r = reader(repo)
-    if r is None:
-        return None
-    try:
-        return r.ls_tree(  # type: ignore[no-any-return]
-            tree_data, recursive, show_trees, trees_only, name_only, nul, quote_fully, max_depth
-        )
-    finally:
-        r.close()
+    return _ls_tree(  # type: ignore[no-any-return]
+        repo, tree_data, recursive, show_trees, trees_only, name_only, nul, quote_fully, max_depth
+    )
 
 
 def write_ls_tree(
@@ -231,20 +225,27 @@ def write_ls_tree(
     ``(complete, bytes written)``, or None when the native core is not built.  When
     not complete, what was listed before a bad subtree is written, and
     ``treewalk.list_tree`` goes on from there and raises Git's error."""
+    return _ls_tree(  # type: ignore[no-any-return]
+        repo,
+        tree_data,
+        recursive,
+        show_trees,
+        trees_only,
+        name_only,
+        nul,
+        quote_fully,
+        max_depth,
+        write,
+    )
+
+
+def _ls_tree(repo: Repository, *args: Any) -> Any:
+    """The native reader's ``ls_tree(*args)`` on a reader opened for it, or None
+    when the native core is not built."""
     r = reader(repo)
     if r is None:
         return None
     try:
-        return r.ls_tree(  # type: ignore[no-any-return]
-            tree_data,
-            recursive,
-            show_trees,
-            trees_only,
-            name_only,
-            nul,
-            quote_fully,
-            max_depth,
-            write,
-        )
+        return r.ls_tree(*args)
     finally:
         r.close()
