@@ -274,6 +274,10 @@ def detect_renames(
         if i in found:
             s, score = found[i]
             src = changes[s]
+            if src.path == c.path and src.old_mode == c.new_mode and src.old_id == c.new_id:
+                # A path paired with itself, unchanged (a tree that names it twice):
+                # no change at all, which Git does not print either.
+                continue
             out.append(
                 RenameChange(
                     "R", c.path, src.old_mode, c.new_mode, src.old_id, c.new_id, src.path, score

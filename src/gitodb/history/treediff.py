@@ -75,6 +75,10 @@ def _mode(text: bytes) -> int:
 _Side = tuple[int, bytes, bytes]  # (canonical mode, name, id)
 
 
+def _name_of(entry: tuple[bytes, bytes, bytes]) -> bytes:
+    return entry[1]
+
+
 class _Differ:
     """One comparison's settings; ``run`` fills ``out`` in Git's order.
 
@@ -122,9 +126,13 @@ class _Differ:
         a = self.entries(old)
         b = self.entries(new)
         # Entries equal on both sides (the common case) drop out in C; only the rest
-        # are keyed, sorted and compared.
+        # are keyed, sorted and compared.  A tree naming one path twice (damaged,
+        # but found in real history) would lose entries to the set and the keys:
+        # such a level is walked entry by entry instead, as Git does.
         sa = set(a)
         sb = set(b)
+        if len(set(map(_name_of, a))) != len(a) or len(set(map(_name_of, b))) != len(b):
+            return self.merge_level(a, b, base)
         changed: dict[bytes, list[_Side | None]] = {}
         for side, only in ((0, sa.difference(sb)), (1, sb.difference(sa))):
             for mode_text, name, oid in only:
@@ -143,6 +151,36 @@ class _Differ:
             if paths and not entry_interesting(base, entry[1], entry[0], paths, True):
                 continue
             self.pair(one, two, base, items)
+        return items
+
+    def merge_level(
+        self, a: list[tuple[bytes, bytes, bytes]], b: list[tuple[bytes, bytes, bytes]], base: bytes
+    ) -> list[TreeChange | _Enter]:
+        """``level`` for trees with duplicate names: Git's walk of both entry lists
+        side by side in their stored order, the lesser key taken first (a deletion or
+        an addition), equal keys paired."""
+        sides = [[(_mode(m), name, oid) for m, name, oid in t] for t in (a, b)]
+        keys = [[name + b"/" if m & S_IFMT == S_IFDIR else name for m, name, _ in t] for t in sides]
+        one, two = sides
+        paths = self.paths
+        items: list[TreeChange | _Enter] = []
+        i = j = 0
+        while i < len(one) or j < len(two):
+            if j == len(two) or (i < len(one) and keys[0][i] < keys[1][j]):
+                pair: tuple[_Side | None, _Side | None] = (one[i], None)
+                i += 1
+            elif i == len(one) or keys[0][i] > keys[1][j]:
+                pair = (None, two[j])
+                j += 1
+            else:
+                pair = (one[i], two[j])
+                i += 1
+                j += 1
+            entry = pair[0] or pair[1]
+            assert entry is not None
+            if paths and not entry_interesting(base, entry[1], entry[0], paths, True):
+                continue
+            self.pair(pair[0], pair[1], base, items)
         return items
 
     def pair(
