@@ -23,6 +23,8 @@ Example::
 
 from __future__ import annotations
 
+from operator import itemgetter
+
 from gitodb.errors import ObjectTypeError, TreeDepthError
 from gitodb.history.treewalk import entry_interesting
 from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, max_tree_depth, parse_entries
@@ -73,10 +75,7 @@ def _mode(text: bytes) -> int:
 
 
 _Side = tuple[int, bytes, bytes]  # (canonical mode, name, id)
-
-
-def _name_of(entry: tuple[bytes, bytes, bytes]) -> bytes:
-    return entry[1]
+_name_of = itemgetter(1)  # an entry's name
 
 
 class _Differ:
