@@ -321,6 +321,9 @@ def graph_count(
 def parse_headers(
     data: bytes, /
 ) -> tuple[list[tuple[bytes, bytes | None]], bytes | None, bool]: ...
+def tree_pairs(
+    old: _Buffer, new: _Buffer, rawsz: int, /
+) -> list[tuple[bytes | None, bytes, bytes | None, bytes | None, bytes | None]] | None: ...
 
 # -- the line diff (src/gitodb/_native/linediff.c) -----------------------------------
 def diff_lines(

@@ -12,6 +12,11 @@ submodule).  ``recursive`` descends into changed directories (``-r``);
 everything below it and the directories leading to it; with wildcards
 (``*?[``) it is matched as Git's pathspec globs (``*`` crosses ``/``).
 
+Each directory level is paired by the native core's ``tree_pairs`` when it is
+built (and ``GITODB_PURE_WALK`` is not set), else by ``level_pairs``, the Python
+reference it is tested against; both walk the two entry lists side by side as Git
+does, so a damaged tree that names a path twice is compared entry by entry.
+
 ``commit_changes(repo, commit)`` is the diff of a commit against a parent
 (its first by default; the empty tree for a root commit).
 
@@ -23,12 +28,19 @@ Example::
 
 from __future__ import annotations
 
-from operator import itemgetter
+import os
 
 from gitodb.errors import ObjectTypeError, TreeDepthError
 from gitodb.history.treewalk import entry_interesting
 from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, max_tree_depth, parse_entries
 from gitodb.types import NamedTuple
+
+try:
+    from gitodb._native import tree_pairs as _tree_pairs
+except ImportError:  # built without the native core
+    _tree_pairs = None  # type: ignore[assignment]
+if os.environ.get("GITODB_PURE_WALK", "").lower() in ("1", "true", "yes", "on"):
+    _tree_pairs = None  # type: ignore[assignment]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -75,7 +87,41 @@ def _mode(text: bytes) -> int:
 
 
 _Side = tuple[int, bytes, bytes]  # (canonical mode, name, id)
-_name_of = itemgetter(1)  # an entry's name
+#: one level's differing pair: (mode text, name, id) of each side, None where missing
+Pair = tuple[bytes | None, bytes, bytes | None, bytes | None, bytes | None]
+
+
+def level_pairs(old: bytes, new: bytes, rawsz: int) -> list[Pair]:
+    """The entries of two tree contents that differ, paired as Git walks them: both
+    lists side by side in their stored order, the lesser key first (a directory's
+    key is its name and ``/``), equal keys paired; a pair whose entries are the same
+    bytes is left out.  A tree naming a path twice is compared entry by entry like
+    any other.  ``ObjectParseError`` for a malformed tree.
+
+    The reference for the native core's ``tree_pairs`` (the differential tests
+    compare the two).
+    """
+    sides = []
+    for data in (old, new):
+        entries = parse_entries(data, rawsz) if data else []
+        keys = [n + b"/" if _mode(m) & S_IFMT == S_IFDIR else n for m, n, _ in entries]
+        sides.append((entries, keys))
+    (a, ka), (b, kb) = sides
+    out: list[Pair] = []
+    i = j = 0
+    while i < len(a) or j < len(b):
+        if j == len(b) or (i < len(a) and ka[i] < kb[j]):
+            out.append((a[i][0], a[i][1], a[i][2], None, None))
+            i += 1
+        elif i == len(a) or ka[i] > kb[j]:
+            out.append((None, b[j][1], None, b[j][0], b[j][2]))
+            j += 1
+        else:
+            if a[i] != b[j]:
+                out.append((a[i][0], a[i][1], a[i][2], b[j][0], b[j][2]))
+            i += 1
+            j += 1
+    return out
 
 
 class _Differ:
@@ -97,13 +143,13 @@ class _Differ:
         self.out: list[TreeChange] = []
         self.max_depth = max_tree_depth(repo.config)
 
-    def entries(self, oid: bytes | None) -> list[tuple[bytes, bytes, bytes]]:
+    def tree_data(self, oid: bytes | None) -> bytes:
         if oid is None:
-            return []
+            return b""
         type_name, data = self.read(oid)
         if type_name != "tree":
             raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a tree")
-        return parse_entries(data, self.rawsz)
+        return data
 
     def run(self, old: bytes | None, new: bytes | None) -> None:
         out = self.out
@@ -122,64 +168,19 @@ class _Differ:
     def level(self, old: bytes | None, new: bytes | None, base: bytes) -> list[TreeChange | _Enter]:
         if old == new:
             return []
-        a = self.entries(old)
-        b = self.entries(new)
-        # Entries equal on both sides (the common case) drop out in C; only the rest
-        # are keyed, sorted and compared.  A tree naming one path twice (damaged,
-        # but found in real history) would lose entries to the set and the keys:
-        # such a level is walked entry by entry instead, as Git does.
-        sa = set(a)
-        sb = set(b)
-        if len(set(map(_name_of, a))) != len(a) or len(set(map(_name_of, b))) != len(b):
-            return self.merge_level(a, b, base)
-        changed: dict[bytes, list[_Side | None]] = {}
-        for side, only in ((0, sa.difference(sb)), (1, sb.difference(sa))):
-            for mode_text, name, oid in only:
-                mode = _mode(mode_text)
-                key = name + b"/" if mode & S_IFMT == S_IFDIR else name
-                slot = changed.get(key)
-                if slot is None:
-                    slot = changed[key] = [None, None]
-                slot[side] = (mode, name, oid)
+        a, b = self.tree_data(old), self.tree_data(new)
+        pairs = _tree_pairs(a, b, self.rawsz) if _tree_pairs is not None else None
+        if pairs is None:
+            pairs = level_pairs(a, b, self.rawsz)
         paths = self.paths
         items: list[TreeChange | _Enter] = []
-        for key in sorted(changed):
-            one, two = changed[key]
-            entry = one or two
-            assert entry is not None
-            if paths and not entry_interesting(base, entry[1], entry[0], paths, True):
+        for mode_a, name, id_a, mode_b, id_b in pairs:
+            one = None if mode_a is None or id_a is None else (_mode(mode_a), name, id_a)
+            two = None if mode_b is None or id_b is None else (_mode(mode_b), name, id_b)
+            mode = one[0] if one is not None else two[0] if two is not None else 0
+            if paths and not entry_interesting(base, name, mode, paths, True):
                 continue
             self.pair(one, two, base, items)
-        return items
-
-    def merge_level(
-        self, a: list[tuple[bytes, bytes, bytes]], b: list[tuple[bytes, bytes, bytes]], base: bytes
-    ) -> list[TreeChange | _Enter]:
-        """``level`` for trees with duplicate names: Git's walk of both entry lists
-        side by side in their stored order, the lesser key taken first (a deletion or
-        an addition), equal keys paired."""
-        sides = [[(_mode(m), name, oid) for m, name, oid in t] for t in (a, b)]
-        keys = [[name + b"/" if m & S_IFMT == S_IFDIR else name for m, name, _ in t] for t in sides]
-        one, two = sides
-        paths = self.paths
-        items: list[TreeChange | _Enter] = []
-        i = j = 0
-        while i < len(one) or j < len(two):
-            if j == len(two) or (i < len(one) and keys[0][i] < keys[1][j]):
-                pair: tuple[_Side | None, _Side | None] = (one[i], None)
-                i += 1
-            elif i == len(one) or keys[0][i] > keys[1][j]:
-                pair = (None, two[j])
-                j += 1
-            else:
-                pair = (one[i], two[j])
-                i += 1
-                j += 1
-            entry = pair[0] or pair[1]
-            assert entry is not None
-            if paths and not entry_interesting(base, entry[1], entry[0], paths, True):
-                continue
-            self.pair(pair[0], pair[1], base, items)
         return items
 
     def pair(
