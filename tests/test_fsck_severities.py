@@ -245,3 +245,29 @@ def test_severity_parsing_and_config() -> None:
         + "01" * 20
         + ": missingEmail: invalid author/committer line - missing email"
     )
+
+
+def test_large_pathname_takes_a_length() -> None:
+    """``fsck.largePathname=<severity>:<length>`` (Git 2.55; t1450 45): the length a
+    tree entry name may have, C's integer syntax with a unit; other ids take none."""
+    tree = b"100644 abcdefghij\0" + b"\1" * 20
+    seen: list[str] = []
+    sev = FsckSeverities()
+    assert Fsck(SHA1, sev, seen.append).check("tree", tree, b"\2" * 20) is False
+    assert seen == []
+    sev.parse("largePathname=error:5")
+    assert sev.max_pathname == 5 and sev.of("largePathname") == "error"
+    assert Fsck(SHA1, sev, seen.append).check("tree", tree, b"\2" * 20) is True
+    assert seen == [
+        "error: object " + "02" * 20 + ": largePathname: contains excessively large pathname"
+    ]
+    for text, length in (("warn:1k", 1024), ("warn:0x10", 16), ("warn:010", 8)):
+        sev.set("largepathname", text)
+        assert sev.max_pathname == length and sev.of("largePathname") == "warn"
+    for bad, message in (
+        ("largePathname=warn:abc", "unable to parse max tree entry len: abc"),
+        ("largePathname=warn:", "unable to parse max tree entry len: $"),
+        ("nullSha1=warn:10", "Unknown fsck message type: 'warn:10'"),
+    ):
+        with pytest.raises(FsckConfigError, match=message):
+            FsckSeverities().parse(bad)

@@ -307,3 +307,88 @@ def test_files_worktrees_and_root_refs(tmp_path: Path, capfd: pytest.CaptureFixt
         "error: FOO_HEAD: badRefContent: 0000\n",
         "error: BAR_HEAD: badRefContent: 0000\n",
     )
+
+
+def test_head_target_and_zero_ids(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    """Git 2.55 (what ``git fsck`` runs as ``refs verify``, t1450): a HEAD, the main
+    one or a worktree's, that names no branch is ``badHeadTarget`` (and its other
+    checks are skipped); a loose ref whose id is all zeros is ``badRefOid``, unless
+    its content is already reported (then Git does not get that far)."""
+    repo = tmp_path / "repo"
+    git("init", "-q", "-b", "main", repo)
+    git("-C", repo, "commit", "-q", "--allow-empty", "-m", "one")
+    git("-C", repo, "worktree", "add", "-q", tmp_path / "wt")
+    gitdir = repo / ".git"
+    cases = [
+        (
+            gitdir / "HEAD",
+            f"{ZERO}\n",
+            f"error: HEAD: badRefOid: points to invalid object ID '{ZERO}'\n",
+        ),
+        (
+            gitdir / "HEAD",
+            f"{ZERO}  x\n",
+            "warning: HEAD: trailingRefContent: has trailing garbage: '  x\n'\n",
+        ),
+        (
+            gitdir / "HEAD",
+            "ref: refs/tags/x\n",
+            "error: HEAD: badHeadTarget: HEAD points to non-branch 'refs/tags/x'\n",
+        ),
+        (
+            gitdir / "HEAD",
+            "ref: refs/funny/../x",
+            "warning: HEAD: refMissingNewline: misses LF at the end\n"
+            "error: HEAD: badHeadTarget: HEAD points to non-branch 'refs/funny/../x'\n",
+        ),
+        (
+            gitdir / "ORIG_HEAD",
+            f"{ZERO}\n",
+            f"error: ORIG_HEAD: badRefOid: points to invalid object ID '{ZERO}'\n",
+        ),
+        (
+            gitdir / "refs" / "heads" / "z",
+            f"{ZERO}",
+            "warning: refs/heads/z: refMissingNewline: misses LF at the end\n",
+        ),
+        (
+            gitdir / "refs" / "heads" / "z",
+            f"{ZERO}\n",
+            f"error: refs/heads/z: badRefOid: points to invalid object ID '{ZERO}'\n",
+        ),
+        (gitdir / "refs" / "heads" / "s", "ref: refs/tags/x\n", ""),  # only HEAD must name a branch
+        (
+            gitdir / "worktrees" / "wt" / "HEAD",
+            "ref: refs/funny/place\n",
+            "error: worktrees/wt/HEAD: badHeadTarget: "
+            "HEAD points to non-branch 'refs/funny/place'\n",
+        ),
+        (
+            gitdir / "worktrees" / "wt" / "HEAD",
+            f"{ZERO}\n",
+            f"error: worktrees/wt/HEAD: badRefOid: points to invalid object ID '{ZERO}'\n",
+        ),
+    ]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_")} | GIT_ENV
+    for path, content, want in cases:
+        before = path.read_bytes() if path.exists() else None
+        path.write_text(content)
+        status = 255 if "error:" in want else 0
+        assert _out(capfd, repo, "refs", "verify") == (status, want), content
+        if GIT255.exists():
+            theirs = subprocess.run(
+                [str(GIT255), "refs", "verify"], cwd=repo, env=env, capture_output=True, check=False
+            )
+            assert (theirs.returncode, theirs.stderr.decode()) == (status, want), content
+        if before is None:
+            path.unlink()
+        else:
+            path.write_bytes(before)
+    # reftable: the same HEAD check on the stack's symref
+    rt, _head = _reftable_repo(tmp_path / "rt", capfd)
+    stack = rt / ".git" / "reftable"
+    _add_table(stack, _table(60), [RefRecord(b"HEAD", 60, 3, target=b"refs/funny/place")], 60)
+    assert _out(capfd, rt, "refs", "verify") == (
+        255,
+        "error: HEAD: badHeadTarget: HEAD points to non-branch 'refs/funny/place'\n",
+    )

@@ -135,11 +135,16 @@ VERIFY_PARSER = OptionParser(
 )
 
 
-def _check_object_dir(repo: Any, value: str | None) -> None:
+def _object_dir(repo: Any, value: str | None) -> str:
+    """The repository's object directory ``--object-dir`` names: its own or one of its
+    alternates (as Git, compared as real paths); the own without the option."""
     if value is None:
-        return
-    if os.path.realpath(value) != os.path.realpath(repo.odb.objects_dir):
-        raise GitodbError(f"could not find object directory matching {value}")
+        return str(repo.odb.objects_dir)
+    want = os.path.realpath(value)
+    for d in repo.odb.dirs:
+        if os.path.realpath(d.path) == want:
+            return str(d.path)
+    raise GitodbError(f"could not find object directory matching {value}")
 
 
 def run(argv: list[str], ctx: Any) -> int:
@@ -186,7 +191,7 @@ def _write(opts: Any, ctx: Any) -> int:
     if sum(flags[k] for k in ("reachable", "stdin-packs", "stdin-commits")) > 1:
         raise GitodbError("use at most one of --reachable, --stdin-commits, or --stdin-packs")
     repo = ctx.open_repository()
-    _check_object_dir(repo, object_dir)
+    objects_dir = _object_dir(repo, object_dir)
     commits = packs = None
     if show_progress:
         title = (
@@ -236,6 +241,7 @@ def _write(opts: Any, ctx: Any) -> int:
             append=flags["append"],
             max_new_filters=getattr(opts, "max_new_filters", None),
             progress=_progress if show_progress else None,
+            objects_dir=objects_dir,
         )
     except CommitGraphInputError as e:
         sys.stderr.write(f"error: {e.message}\n")
@@ -277,10 +283,14 @@ def _verify(opts: Any, ctx: Any) -> int:
     show_progress: bool = opts.progress
     object_dir: str | None = opts.object_dir
     repo = ctx.open_repository()
-    _check_object_dir(repo, object_dir)
+    objects_dir = _object_dir(repo, object_dir)
     sys.stdout.flush()
     # Git prints verify's findings as bare lines, and exits with their kinds as bits.
     _lines, status = verify_commit_graph(
-        repo, shallow=shallow, emit=_emit, progress=_progress if show_progress else None
+        repo,
+        shallow=shallow,
+        emit=_emit,
+        progress=_progress if show_progress else None,
+        objects_dir=objects_dir,
     )
     return status

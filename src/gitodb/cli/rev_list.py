@@ -342,6 +342,18 @@ def _object_line(oid: bytes, name: bytes, names: bool, nul: bool) -> bytes:
     return oid.hex().encode() + b"\n"
 
 
+def _check_blob(walk: object, oid: bytes) -> None:
+    """``--verify-objects``: Git's ``error: hash mismatch <id>`` for a listed blob whose
+    content does not hash to its id (the listing goes on)."""
+    repo = walk.repo  # type: ignore[attr-defined]
+    _type, data = repo.odb.read(oid)
+    h = repo.object_format.new_hasher(b"blob %d\0" % len(data))
+    h.update(data)
+    if h.digest() != oid:
+        sys.stdout.flush()
+        sys.stderr.write(f"error: hash mismatch {oid.hex()}\n")
+
+
 class _MissingObject(Exception):
     """The quick object listing met an object that is not there."""
 
@@ -357,7 +369,7 @@ def _list_objects(
     names = settings.object_names
     if listing is None:
         contains = walk.repo.odb.contains
-        if not settings.nul and not walk.unpacked:
+        if not settings.nul and not walk.unpacked and not settings.verify_objects:
             try:
                 fast = walk.objects_text(names, contains)
             except (LookupError, GitodbError):
@@ -371,6 +383,8 @@ def _list_objects(
             for oid, type_name, name in walk.objects():
                 if type_name == "blob" and not contains(oid):
                     raise _MissingObject
+                if type_name == "blob" and settings.verify_objects:
+                    _check_blob(walk, oid)
                 if walk.unpacked and _packed(walk, oid):
                     continue
                 count += 1
@@ -379,9 +393,11 @@ def _list_objects(
         except ObjectNotFoundError:
             raise _MissingObject from None
         return count
-    for oid, _type, name in listing.objects():  # type: ignore[attr-defined]
+    for oid, type_name, name in listing.objects():  # type: ignore[attr-defined]
         if walk.unpacked and _packed(walk, oid):
             continue
+        if type_name == "blob" and settings.verify_objects:
+            _check_blob(walk, oid)
         count += 1
         if show:
             out.append(_object_line(oid, name, names, settings.nul))
@@ -754,9 +770,11 @@ def _gather_in_commit_order(
                 count += 1
             if show:
                 out.append(_commit_line(walk, node, settings, is_left))
-        for oid, _type, name in objects:
+        for oid, type_name, name in objects:
             if walk.unpacked and _packed(walk, oid):
                 continue
+            if type_name == "blob" and settings.verify_objects:
+                _check_blob(walk, oid)
             count += 1
             if show:
                 out.append(_object_line(oid, name, names, settings.nul))

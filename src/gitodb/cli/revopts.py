@@ -91,6 +91,7 @@ class RevSettings(SimpleNamespace):
         self.rejected: list[tuple[str, str]] = []  # (error, option) Git leaves unknown
         self.unknown: list[str] = []  # options the command does not know
         self.disk_usage: str | None = None  # --disk-usage: "bytes" or "human"
+        self.verify_objects = False  # --verify-objects: each listed blob's hash checked
         self.graph = False  # --graph (gitodb.history.graphdraw)
         self.drawer: Any = None  # its GraphDrawer, once the first commit is shown
 
@@ -141,6 +142,13 @@ def _walk(key: str, value: object) -> Any:
         values.walk_kwargs[key] = value
 
     return callback
+
+
+def _verify_objects(values: Any, _value: str | None, _unset: bool) -> None:
+    """``--verify-objects``: ``--objects``, and each listed blob is read and its hash
+    checked (trees and tags are read by the walk itself)."""
+    values.walk_kwargs["objects"] = True
+    values.verify_objects = True
 
 
 def _objects_edge(values: Any, _value: str | None, _unset: bool) -> None:
@@ -387,6 +395,7 @@ REVISION_OPTIONS: list[Option] = [
     # what is shown
     _opt("objects", _walk("objects", True)),
     _opt("objects-edge", _objects_edge),
+    _opt("verify-objects", _verify_objects),
     _opt("parents", _parents),
     _opt("children", _children),
     Option(None, "ignore-missing", "bool", hidden=True),

@@ -474,6 +474,7 @@ def write_commit_graph(
     expire_time: int | None = None,
     max_new_filters: int | None = None,
     progress: Progress | None = None,
+    objects_dir: str | None = None,
 ) -> str | None:
     """Write a commit-graph (see the module docstring); return its path, or None
     when nothing was written (no commits, or a repository whose history grafts,
@@ -483,14 +484,16 @@ def write_commit_graph(
     others are reused from the graph being replaced, or left out; negative: no
     bound; None: ``commitGraph.maxNewFilters``).  ``progress``
     (``gitodb.types.Progress``) is called as ``(title, count, count, True)`` as
-    each of Git's phases completes, ``title`` being Git's.
+    each of Git's phases completes, ``title`` being Git's.  ``objects_dir``: the
+    object directory whose graph is written (``--object-dir``: the repository's own,
+    the default, or one of its alternates).
     """
 
     def phase(title: str, count: int) -> None:
         if progress is not None:
             progress(title, count, count, True)
 
-    objects_dir = repo.odb.objects_dir
+    objects_dir = objects_dir or repo.odb.objects_dir
     if not graph_compatible(repo, writing=True):
         return None
     version = _changed_paths_version(repo)
@@ -651,6 +654,7 @@ def verify_commit_graph(
     shallow: bool = False,
     emit: Callable[[str], None] | None = None,
     progress: Progress | None = None,
+    objects_dir: str | None = None,
 ) -> tuple[list[str], int]:
     """Git's ``commit-graph verify``: ``(report lines, status)``; the status has bit 1
     for damaged content and bit 2 for a bad checksum (Git's exit code); ``([], 0)``
@@ -659,8 +663,10 @@ def verify_commit_graph(
     found (a parent position outside the graph raises ``CommitGraphError`` like
     Git's ``die``, after the lines found before it).  ``progress``
     (``gitodb.types.Progress``) hears ``("Verifying commits in commit graph", n, n,
-    True)`` once the graph's ``n`` commits are checked."""
-    objects_dir = repo.odb.objects_dir
+    True)`` once the graph's ``n`` commits are checked.  ``objects_dir``: the object
+    directory whose graph is checked (the repository's own by default, or one of its
+    alternates)."""
+    objects_dir = objects_dir or repo.odb.objects_dir
     fmt = repo.object_format
     try:
         top = read_graph_file(graph_path(objects_dir), fmt)

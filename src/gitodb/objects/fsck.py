@@ -97,6 +97,9 @@ class FsckSeverities:
     def __init__(self, *, strict: bool = False) -> None:
         self.strict = strict
         self._set: dict[str, str] = {}
+        #: a tree entry name longer than this is ``largePathname`` (``fsck.largePathname``
+        #: takes it after the severity: ``warn:<length>``)
+        self.max_pathname = MAX_PATHNAME
         #: objects whose problems are not reported (``skiplist=<file>``, ``fsck.skipList``)
         self.skip: set[bytes] = set()
 
@@ -128,7 +131,11 @@ class FsckSeverities:
         return ERROR if self.strict and default == WARN else default
 
     def set(self, msg_id: str, severity: str) -> None:
-        """Git's ``fsck_set_msg_type``: ``msg_id`` (any case) reports at ``severity``."""
+        """Git's ``fsck_set_msg_type``: ``msg_id`` (any case) reports at ``severity``;
+        for ``largePathname``, ``<severity>:<length>`` also sets the length."""
+        if msg_id.lower() == "largepathname" and ":" in severity:
+            severity, length = severity.split(":", 1)
+            self.max_pathname = _parse_length(length)
         if severity not in _SEVERITY_WORDS:
             raise FsckConfigError(f"Unknown fsck message type: '{severity}'")
         name = _BY_LOWER.get(msg_id.lower())
@@ -170,6 +177,18 @@ class FsckSeverities:
                 self.read_skiplist(os.path.expanduser(value))
             else:
                 self.set(name, value)
+
+
+def _parse_length(text: str) -> int:
+    """Git's ``git_parse_ssize_t`` for ``fsck.largePathname``'s length: C's base-0
+    integer and an optional k, m or g unit."""
+    m = re.fullmatch(r"([+-]?)(0[xX][0-9a-fA-F]+|0[0-7]*|[1-9][0-9]*)([kKmMgG]?)", text)
+    if m is None:
+        raise FsckConfigError(f"unable to parse max tree entry len: {text}")
+    digits = m[2]
+    base = 16 if digits[:2] in ("0x", "0X") else 8 if digits[0] == "0" else 10
+    n = int(digits, base) << {"": 0, "k": 10, "m": 20, "g": 30}[m[3].lower()]
+    return -n if m[1] == "-" else n
 
 
 Reporter = Callable[[str], None]
@@ -436,7 +455,7 @@ class Fsck:
                 found.add("hasDotdot")
             if is_dotgit(name):
                 found.add("hasDotgit")
-            if len(name) > MAX_PATHNAME:
+            if len(name) > self.severities.max_pathname:
                 found.add("largePathname")
             if entry == bytes(rawsz):
                 found.add("nullSha1")

@@ -2,8 +2,9 @@
 
 Files backend: every loose ref under ``refs/`` (in directory order, as Git walks
 it) and every root ref is checked for its name (``badRefName``), its content
-(``badRefContent``, ``refMissingNewline``, ``trailingRefContent``) and, for a
-symref, its target (``badReferentName``, ``symrefTargetIsNotARef``); then
+(``badRefContent``, ``refMissingNewline``, ``trailingRefContent``, an id of all
+zeros ``badRefOid``) and, for a symref, its target (a ``HEAD`` that names no
+branch ``badHeadTarget``, ``badReferentName``, ``symrefTargetIsNotARef``); then
 ``packed-refs`` line by line (``badPackedRefHeader``, ``badPackedRefEntry``,
 ``packedRefEntryNotTerminated``, ``badRefName``, ``emptyPackedRefsFile``,
 ``packedRefUnsorted`` under a ``sorted`` header); a symlink symref is
@@ -12,7 +13,7 @@ Reftable (Git 2.55's ``reftable_be_fsck``): each table's name in
 ``tables.list`` must be ``<hex>-<hex>-<hex>.ref|.log`` as ``strtoull`` reads it
 (``badReftableTableName``); then every live ref of the merged stack: an id
 that is all zeros is ``badRefOid``, a symref target is checked as on the files
-backend (``badReferentName``, ``symrefTargetIsNotARef``).  Linked worktrees'
+backend (``badHeadTarget``, ``badReferentName``, ``symrefTargetIsNotARef``).  Linked worktrees'
 stacks follow, their refs named ``worktrees/<id>/<ref>``.  A table that does
 not open or read is reported as an error (Git 2.55 crashes there).
 
@@ -74,8 +75,18 @@ def _show(b: bytes) -> str:
 
 
 def _check_referent(name: str, referent: str, report: Report) -> None:
-    """A symref's target (Git's ``refs_fsck_symref``): a bad name that is only a
-    warning (by configuration) still goes on to the not-a-ref check."""
+    """A symref's target (Git's ``refs_fsck_symref``): a ``HEAD`` (the main one or a
+    worktree's) must name a branch; a bad name that is only a warning (by
+    configuration) still goes on to the not-a-ref check."""
+    is_head = name == "HEAD" or (
+        name.startswith("worktrees/") and name.count("/") == 2 and name.endswith("/HEAD")
+    )
+    if (
+        is_head
+        and not referent.startswith("refs/heads/")
+        and report("badHeadTarget", name, f"HEAD points to non-branch '{referent}'")
+    ):
+        return
     if is_root_ref(referent):
         return
     if not refname_format_ok(referent) and report(
@@ -109,6 +120,8 @@ def _check_content(name: str, data: bytes, fmt: ObjectFormat, report: Report) ->
     elif rest != b"\n":
         # Git 2.55: anything but one LF after the id, whitespace too, is "garbage"
         report("trailingRefContent", name, f"has trailing garbage: '{_show(rest)}'")
+    elif not head.strip(b"0"):  # checked, as by Git, only in an otherwise sound ref
+        report("badRefOid", name, f"points to invalid object ID '{_show(head)}'")
 
 
 def _walk(directory: Path, prefix: str) -> list[tuple[str, Path]]:
