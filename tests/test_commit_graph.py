@@ -313,3 +313,50 @@ def test_verify_reports_an_unreadable_graph(repo: Path, tmp_path: Path) -> None:
     (r / GRAPH).write_text("a small graph\n")
     theirs, ours = both(r, "commit-graph", "verify")
     assert ours[0] == 1 and ours[2] == b"error: commit-graph file is too small\n"
+
+
+def test_object_dir_names_an_alternate(repo: Path, tmp_path: Path) -> None:
+    """``--object-dir`` finds the repository's own directory or one of its alternates
+    (as real paths), and writes or checks that directory's graph: ``git fsck``
+    verifies each alternate's graph this way (t1450 2)."""
+    base = _copy(repo, tmp_path / "base")
+    git("commit-graph", "write", "--reachable", cwd=base)
+    borrower = tmp_path / "borrower"
+    fmt = git("rev-parse", "--show-object-format", cwd=base).decode().strip()
+    git("init", "-q", f"--object-format={fmt}", borrower)
+    alternate = borrower / ".git" / "objects" / "info" / "alternates"
+    alternate.write_text("../../../base/.git/objects\n")  # relative, not normalised
+    base_objects = str(base / ".git" / "objects")
+    for args in (
+        ["commit-graph", "verify", "--object-dir", base_objects],
+        ["commit-graph", "verify", "--object-dir", str(borrower / ".git" / "objects")],
+        ["commit-graph", "verify", "--object-dir", str(tmp_path / "elsewhere")],
+    ):
+        theirs, ours = both(borrower, *args)
+        assert ours == theirs, args
+    assert both(borrower, "commit-graph", "verify", "--object-dir", "nope")[1][0] == 128
+    # A damaged alternate graph is found through the option.
+    graph = base / GRAPH
+    data = bytearray(graph.read_bytes())
+    data[-1] ^= 1
+    os.chmod(graph, 0o644)
+    graph.write_bytes(bytes(data))
+    theirs, ours = both(borrower, "commit-graph", "verify", "--object-dir", base_objects)
+    assert ours == theirs and ours[0] != 0
+    # Writing through it writes the alternate's graph.
+    os.unlink(graph)
+    tip = git("rev-parse", "main", cwd=base)
+    assert (
+        run_cli(
+            borrower,
+            "commit-graph",
+            "write",
+            "--object-dir",
+            base_objects,
+            "--stdin-commits",
+            stdin=tip,
+        )
+        == 0
+    )
+    assert graph.exists() and not (borrower / GRAPH).exists()
+    assert git("commit-graph", "verify", cwd=base) == b""
