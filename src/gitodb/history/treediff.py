@@ -31,7 +31,9 @@ from __future__ import annotations
 import os
 
 from gitodb.errors import ObjectTypeError, TreeDepthError
+from gitodb.history import native
 from gitodb.history.treewalk import entry_interesting
+from gitodb.objects.header import OBJ_TREE, TYPE_NAMES
 from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, max_tree_depth, parse_entries
 from gitodb.types import NamedTuple
 
@@ -136,6 +138,8 @@ class _Differ:
         self, repo: Repository, recursive: bool, show_trees: bool, paths: Sequence[bytes]
     ) -> None:
         self.read = repo.odb.read
+        #: the native core's object reader (``close()``d by ``diff_trees``), or None
+        self.reader = native.reader(repo)
         self.rawsz = repo.object_format.rawsz
         self.recursive = recursive or show_trees
         self.show_trees = show_trees
@@ -146,7 +150,14 @@ class _Differ:
     def tree_data(self, oid: bytes | None) -> bytes:
         if oid is None:
             return b""
-        type_name, data = self.read(oid)
+        data: bytes
+        if self.reader is not None:
+            type_number, data = self.reader.read(oid)
+            if type_number == OBJ_TREE:
+                return data
+            type_name = TYPE_NAMES[type_number]
+        else:
+            type_name, data = self.read(oid)
         if type_name != "tree":
             raise ObjectTypeError(f"object {oid.hex()} is a {type_name}, not a tree")
         return data
@@ -234,7 +245,11 @@ def diff_trees(
     ``ObjectNotFoundError`` for a missing tree, ``ObjectTypeError`` for a non-tree.
     """
     d = _Differ(repo, recursive, show_trees, paths)
-    d.run(old, new)
+    try:
+        d.run(old, new)
+    finally:
+        if d.reader is not None:
+            d.reader.close()
     return d.out
 
 
