@@ -63,3 +63,60 @@ def test_the_mismatch_is_reported(repo: Path) -> None:
     assert proc.returncode == 0
     assert proc.stderr.startswith(b"error: hash mismatch ") and proc.stderr.count(b"\n") == 1
     assert len(proc.stdout.splitlines()) == 4  # commit, tree and two blobs, all listed
+
+
+def _two_commits(path: Path) -> tuple[str, str]:
+    git("init", "-q", "-b", "main", path)
+    for name in ("one", "two"):
+        (path / name).write_text(f"{name}\n")
+        git("add", name, cwd=path)
+        git("commit", "-q", "-m", name, cwd=path)
+    head = git("rev-parse", "HEAD", cwd=path).decode().strip()
+    parent = git("rev-parse", "HEAD^", cwd=path).decode().strip()
+    return head, parent
+
+
+def _loose(repo: Path, oid: str) -> Path:
+    return repo / ".git" / "objects" / oid[:2] / oid[2:]
+
+
+def test_swapped_commits(tmp_path: Path) -> None:
+    """A tip whose stored content is another commit: Git's hash mismatch, then
+    ``fatal: bad object HEAD`` (t1450 38); without the option nothing is noticed."""
+    repo = tmp_path / "r"
+    head, parent = _two_commits(repo)
+    a, b = _loose(repo, head), _loose(repo, parent)
+    tmp = tmp_path / "tmp"
+    os.rename(a, tmp)
+    os.rename(b, a)
+    os.rename(tmp, b)
+    assert_same(repo, "rev-list", "--verify-objects", "HEAD")
+    assert_same(repo, "rev-list", "--objects", "HEAD")
+
+
+@pytest.mark.parametrize("which", ["HEAD", "HEAD^"])
+def test_commit_graph_is_not_trusted(tmp_path: Path, which: str) -> None:
+    """A commit the commit-graph holds but whose object is garbage: with
+    ``--verify-objects`` the commit is read from the store and the run fails
+    (t1450 40 and 41); without it the graph answers."""
+    repo = tmp_path / "r"
+    _two_commits(repo)
+    git("commit-graph", "write", "--reachable", cwd=repo)
+    path = _loose(repo, git("rev-parse", which, cwd=repo).decode().strip())
+    os.chmod(path, 0o644)
+    path.write_bytes(b"garbage\n")
+    run = subprocess.run(
+        [sys.executable, "-m", "gitodb", "rev-list", "--verify-objects", "HEAD"],
+        cwd=repo,
+        env=git_env(),
+        capture_output=True,
+    )
+    theirs = subprocess.run(
+        ["git", "rev-list", "--verify-objects", "HEAD"],
+        cwd=repo,
+        env=git_env(),
+        capture_output=True,
+    )
+    assert theirs.returncode != 0 and run.returncode == 128
+    assert run.stderr.startswith(b"error: ") or run.stderr.startswith(b"fatal: ")
+    assert run.stderr.count(b"fatal: ") == 1 and b"Traceback" not in run.stderr

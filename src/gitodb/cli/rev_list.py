@@ -138,10 +138,14 @@ def _run(argv: list[str], ctx: Context) -> int:
         raise GitodbError("object filtering requires --objects")
     repo = ctx.open_repository()
     graph = None
-    if settings.pretty is not None:
+    if settings.pretty is not None or settings.verify_objects:
         from gitodb.history.graph import CommitGraph
 
-        graph = CommitGraph(repo, keep_raw=True)  # the commits are read to be shown
+        # --pretty: the commits are read to be shown; --verify-objects: each commit
+        # is read from the object store, not taken from the commit-graph (as Git)
+        graph = CommitGraph(
+            repo, keep_raw=settings.pretty is not None, use_commit_graph=not settings.verify_objects
+        )
     walk = RevWalk(repo, graph=graph, **settings.walk_kwargs)  # type: ignore[arg-type]
     if settings.walk_reflogs:
         from gitodb.history.reflogwalk import ReflogWalk
@@ -150,6 +154,8 @@ def _run(argv: list[str], ctx: Context) -> int:
     status = add_revisions(repo, walk, settings, paths is not None)
     if status:
         return status
+    if settings.verify_objects:
+        _verify_tips(walk)
     _refuse_nul(settings)  # after the revisions are read, as Git
     if settings.count and settings.left_right and settings.walk_kwargs.get("objects"):
         raise GitodbError("marked counting and '--objects' cannot be used together")
@@ -342,16 +348,32 @@ def _object_line(oid: bytes, name: bytes, names: bool, nul: bool) -> bytes:
     return oid.hex().encode() + b"\n"
 
 
-def _check_blob(walk: object, oid: bytes) -> None:
-    """``--verify-objects``: Git's ``error: hash mismatch <id>`` for a listed blob whose
-    content does not hash to its id (the listing goes on)."""
+def _hash_mismatch(walk: object, oid: bytes) -> bool:
+    """``--verify-objects``: read ``oid`` and check that its content hashes to it; if
+    not, Git's ``error: hash mismatch <id>`` (True)."""
     repo = walk.repo  # type: ignore[attr-defined]
-    _type, data = repo.odb.read(oid)
-    h = repo.object_format.new_hasher(b"blob %d\0" % len(data))
+    type_name, data = repo.odb.read(oid)
+    h = repo.object_format.new_hasher(b"%s %d\0" % (type_name.encode(), len(data)))
     h.update(data)
-    if h.digest() != oid:
-        sys.stdout.flush()
-        sys.stderr.write(f"error: hash mismatch {oid.hex()}\n")
+    if h.digest() == oid:
+        return False
+    sys.stdout.flush()
+    sys.stderr.write(f"error: hash mismatch {oid.hex()}\n")
+    return True
+
+
+def _check_blob(walk: object, oid: bytes) -> None:
+    """``--verify-objects`` on a listed blob: a mismatch is reported, the listing
+    goes on (Git parses the blob and lists it anyway)."""
+    _hash_mismatch(walk, oid)
+
+
+def _verify_tips(walk: object) -> None:
+    """``--verify-objects``: each revision given is read and its hash checked, as
+    Git's ``parse_object`` does for them; a mismatch is Git's ``fatal: bad object``."""
+    for p in walk.pending:  # type: ignore[attr-defined]
+        if _hash_mismatch(walk, p.oid):
+            raise GitodbError(f"bad object {p.name}")
 
 
 class _MissingObject(Exception):
