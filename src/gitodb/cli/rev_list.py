@@ -362,12 +362,6 @@ def _hash_mismatch(walk: object, oid: bytes) -> bool:
     return True
 
 
-def _check_blob(walk: object, oid: bytes) -> None:
-    """``--verify-objects`` on a listed blob: a mismatch is reported, the listing
-    goes on (Git parses the blob and lists it anyway)."""
-    _hash_mismatch(walk, oid)
-
-
 def _verify_tips(walk: object) -> None:
     """``--verify-objects``: each revision given is read and its hash checked, as
     Git's ``parse_object`` does for them; a mismatch is Git's ``fatal: bad object``."""
@@ -406,7 +400,7 @@ def _list_objects(
                 if type_name == "blob" and not contains(oid):
                     raise _MissingObject
                 if type_name == "blob" and settings.verify_objects:
-                    _check_blob(walk, oid)
+                    _hash_mismatch(walk, oid)  # reported; the blob is listed
                 if walk.unpacked and _packed(walk, oid):
                     continue
                 count += 1
@@ -419,7 +413,7 @@ def _list_objects(
         if walk.unpacked and _packed(walk, oid):
             continue
         if type_name == "blob" and settings.verify_objects:
-            _check_blob(walk, oid)
+            _hash_mismatch(walk, oid)  # reported; the blob is listed
         count += 1
         if show:
             out.append(_object_line(oid, name, names, settings.nul))
@@ -796,7 +790,7 @@ def _gather_in_commit_order(
             if walk.unpacked and _packed(walk, oid):
                 continue
             if type_name == "blob" and settings.verify_objects:
-                _check_blob(walk, oid)
+                _hash_mismatch(walk, oid)  # reported; the blob is listed
             count += 1
             if show:
                 out.append(_object_line(oid, name, names, settings.nul))
