@@ -102,6 +102,19 @@ CASES = [
     ["-r", "HEAD~2", "a"],
     ["-r", "HEAD~2", "--", "nope"],
     ["v1", "HEAD"],
+    # the pickaxe: -S implies -r; --pickaxe-all keeps every change once one matches
+    ["-Sa2", "HEAD~2"],
+    ["-r", "-S", "e is", "HEAD~2"],
+    ["-r", "-Snot there", "HEAD~2"],
+    ["-r", "-Sa2", "--pickaxe-all", "HEAD~2"],
+    ["-r", "--pickaxe-regex", "-S[ae]2?$", "HEAD~2"],
+    ["-r", "-R", "-Sa2", "HEAD~2"],
+    ["-r", "-p", "-Sa2", "HEAD~2"],
+    ["-r", "--exit-code", "-Sa2", "HEAD~2"],
+    ["-r", "--quiet", "-Snot there", "HEAD~2"],
+    ["-r", "-Ssubmodule", "HEAD~2"],
+    ["-r", "-S", "HEAD~2"],
+    ["-S"],
 ]
 
 

@@ -145,6 +145,9 @@ class Options:
         self.stat_name_width = 0
         self.stat_graph_width = 0
         self.stat_count = 0
+        self.pickaxe: bytes | None = None  # -S<string>
+        self.pickaxe_regex = False  # --pickaxe-regex
+        self.pickaxe_all = False  # --pickaxe-all
         self.renames: int | None = None  # -M: the minimum score (of 60000)
         self.rename_limit: int | None = None  # -l<n>
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
@@ -264,10 +267,19 @@ def parse_args(argv: list[str]) -> Options:
             pass  # diff-tree runs neither an external diff nor textconv unless told to
         elif arg.startswith("-l") and arg[2:].isdigit():
             o.rename_limit = int(arg[2:])
+        elif arg.startswith("-S"):
+            if arg == "-S":  # the value is the next argument
+                if i == len(argv):
+                    raise _BadValue("error: switch `S' requires a value")
+                arg = "-S" + argv[i]
+                i += 1
+            o.pickaxe = os.fsencode(arg[2:])
+        elif arg in ("--pickaxe-all", "--pickaxe-regex"):
+            setattr(o, arg[2:].replace("-", "_"), True)
         else:
             raise _Usage(arg)
-    if o.show_trees:
-        o.recursive = True  # -t implies -r
+    if o.show_trees or o.pickaxe is not None:
+        o.recursive = True  # -t implies -r, and the pickaxe looks at files
     if o.output != "raw":
         o.formats.clear()  # names replace every other format (diff_setup_done)
     elif not o.formats and not o.no_output:
@@ -565,20 +577,30 @@ class _DiffTree:
         )
         if self.o.reverse:
             changes = [c.reversed() for c in changes]
-        if self.o.renames is None:
-            return changes
-        from gitodb.history.renames import detect_renames
-
-        limit = self.o.rename_limit
-        if limit is None:
-            limit = self.repo.config.get_ulong("diff.renamelimit", 1000)
         odb = self.repo.odb
-        return detect_renames(
-            changes,
-            lambda oid: odb.read(oid)[1],
-            minimum=self.o.renames,
-            limit=limit or 32767,
-        )
+        if self.o.renames is not None:
+            from gitodb.history.renames import detect_renames
+
+            limit = self.o.rename_limit
+            if limit is None:
+                limit = self.repo.config.get_ulong("diff.renamelimit", 1000)
+            changes = detect_renames(
+                changes,
+                lambda oid: odb.read(oid)[1],
+                minimum=self.o.renames,
+                limit=limit or 32767,
+            )
+        if self.o.pickaxe is not None:  # after rename detection, as Git's diffcore
+            from gitodb.history.pickaxe import pickaxe
+
+            changes = pickaxe(
+                changes,
+                lambda oid: odb.read(oid)[1],
+                self.o.pickaxe,
+                regex=self.o.pickaxe_regex,
+                all_changes=self.o.pickaxe_all,
+            )
+        return changes
 
     def commit(self, oid: bytes, parents: list[bytes] | None = None) -> None:
         """Git's ``log_tree_commit`` for diff-tree: against each parent (merges only
