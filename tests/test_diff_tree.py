@@ -95,6 +95,8 @@ CASES = [
     ["--exit-code", "HEAD~2"],
     ["--exit-code", "HEAD", "HEAD"],
     ["--always", "HEAD", "HEAD"],
+    ["--always", ROOT],  # a root commit without --root: its header alone
+    ["--always", "--pretty=oneline", ROOT],
     ["HEAD^{tree}"],
     ["--bogus", "HEAD"],
     [],

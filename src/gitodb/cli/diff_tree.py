@@ -610,8 +610,10 @@ class _DiffTree:
         if parents is None:
             parents = c.parents
         if not parents:
-            if self.o.root:
-                self.write(self.printer.lines(self.trees(None, c.tree), (oid, None)))
+            # a root commit: its diff against nothing with --root, else with --always
+            # only its header, as Git's log_tree_commit shows it
+            changes = self.trees(None, c.tree) if self.o.root else []
+            self.write(self.printer.lines(changes, (oid, None)))
             return
         if len(parents) > 1 and not self.o.merges:
             return
