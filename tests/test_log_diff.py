@@ -118,6 +118,19 @@ CASES = [
     "--left-right --oneline -p main...side",
     "--decorate --oneline --stat",
     "--parents --oneline -p",
+    # the pickaxe: only commits whose diff keeps a change; -n counts those shown
+    "-Sline --oneline",
+    "-Sline",
+    "-Snowhere --oneline",
+    "-Sline -p",
+    "-Sline --stat --format=%s",
+    "-Sline -n 2 --oneline",
+    "-Sline -n 0",
+    "-Swith --pickaxe-all --name-status --oneline",
+    "--pickaxe-regex -Sli.e.4 --oneline",
+    "-S return --oneline",
+    "-Sline --oneline -- sub",
+    "-m -Sline --oneline",
 ]
 
 

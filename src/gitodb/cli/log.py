@@ -395,7 +395,7 @@ def _run(argv: list[str], ctx: Any) -> int:
         from gitodb.cli.log_diff import LogDiff
 
         diff = LogDiff(repo, o.diff_args, o.abbrev, o.merges)
-        if not diff.wanted:
+        if not diff.wanted and not diff.filters:
             diff = None
         else:
             from gitodb.repo import find_work_tree_top
@@ -407,7 +407,12 @@ def _run(argv: list[str], ctx: Any) -> int:
         from gitodb.cli.options import UsageError
 
         raise UsageError(stderr="fatal: gitodb log does not draw --graph beside diffs\n")
-    _show(repo, walk, o, settings, diff, colors)
+    shown_limit = -1
+    if diff is not None and diff.filters and walk.max_count >= 0 and not walk.reverse:
+        # -n counts the commits shown, not those walked (Git gives a commit that the
+        # pickaxe hides its place back)
+        shown_limit, walk.max_count = walk.max_count, -1
+    _show(repo, walk, o, settings, diff, colors, shown_limit)
     return 0
 
 
@@ -434,6 +439,7 @@ def _show(
     settings: Any,
     diff: Any = None,
     graph: bool | list[bytes] = False,
+    shown_limit: int = -1,
 ) -> None:
     """Print the walk's commits in the chosen format, each followed by its diff
     when ``diff`` (a ``gitodb.cli.log_diff.LogDiff``) is given, or with the graph
@@ -444,6 +450,7 @@ def _show(
     ``--children``: then its children; ``--left-right``/``--cherry-mark``: the
     mark before it; a merge's diff against one parent of several names it
     (``(from <parent>)``), and its header is repeated for each parent.
+    ``shown_limit``: stop after that many commits shown (``-n`` with ``-S``).
     """
     from gitodb.history.graphdraw import GraphLog
     from gitodb.history.pretty import (
@@ -563,10 +570,11 @@ def _show(
     # between the message and the diff: a blank line (``---`` first with a patch
     # and its stat), except after a one-line or empty format
     gap = b""
-    if diff is not None and o.kind != "oneline" and not empty:
+    if diff is not None and diff.wanted and o.kind != "oneline" and not empty:
         gap = b"---\n" if diff.dashes else b"\n"
     shown_one = False
-    for node in walk.commits():
+    shown = 0
+    for node in walk.commits() if shown_limit != 0 else ():
         raw = _content(odb, node)
         entries = diff.parent_diffs(node, first_parent) if diff is not None else []
         any_shown = False
@@ -580,10 +588,15 @@ def _show(
             out.append(text)
             shown_one = any_shown = True
         if not any_shown:
+            if diff is not None and diff.filters:
+                continue  # -S: no change kept, the commit is not shown
             if shown_one and not terminator:
                 out.append(b"\n")
             out.append(header(node, raw, None))
             shown_one = True
+        shown += 1
+        if shown == shown_limit:
+            break
         if len(out) > 512:
             write(b"".join(out))
             out.clear()

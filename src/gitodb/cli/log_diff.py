@@ -57,6 +57,8 @@ _EXACT = frozenset(
         "--no-renames",
         "--no-ext-diff",
         "--no-textconv",
+        "--pickaxe-all",
+        "--pickaxe-regex",
     }
 )
 _PREFIXES = (
@@ -98,10 +100,19 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
     rest: list[str] = []
     merges: str | None = None
     quiet = False
-    for i, arg in enumerate(argv):
+    i = 0
+    while i < len(argv):
+        arg = argv[i]
+        i += 1
         if arg == "--":
-            rest += argv[i:]
+            rest += argv[i - 1 :]
             break
+        if arg == "-S":  # the pickaxe's string is the next argument
+            if i == len(argv):
+                raise _usage("switch `S' requires a value")
+            diff.append("-S" + argv[i])
+            i += 1
+            continue
         if arg in _COMBINED or arg.startswith(("--diff-merges=c", "--diff-merges=d")):
             raise _usage(f"gitodb log does not support {arg} (combined diffs are not built)")
         if arg in ("-q", "--quiet"):
@@ -117,7 +128,7 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
             merges = _MERGE_MODES[value]
         elif arg == "--no-diff-merges":
             merges = "off"
-        elif arg in _EXACT or arg.startswith(_PREFIXES):
+        elif arg in _EXACT or arg.startswith(_PREFIXES) or arg.startswith("-S"):
             diff.append(arg)
         else:
             rest.append(arg)
@@ -165,6 +176,9 @@ class LogDiff:
         if not any(a in ("--raw", "--patch-with-raw") for a in diff_args):
             o.formats.discard("raw")
         self.wanted = bool(o.formats) or o.output != "raw"
+        #: ``-S``: a commit whose diff keeps no change is not shown (Git turns off
+        #: ``always_show_header`` for a pickaxe), whether or not a diff is printed
+        self.filters = o.pickaxe is not None
         o.recursive = True  # log always looks inside directories
         o.abbrev = abbrev  # log's --abbrev (and its default) shortens raw ids too
         config = repo.config
@@ -235,4 +249,6 @@ class LogDiff:
         changes = d.trees(old, new)
         if not changes:
             return None
+        if not self.wanted:
+            return b""  # -S alone: the commit is shown, with no diff
         return d.printer.lines(changes, None)  # type: ignore[no-any-return]
