@@ -578,6 +578,10 @@ class _DiffTree:
         if self.o.reverse:
             changes = [c.reversed() for c in changes]
         odb = self.repo.odb
+
+        def read_blob(oid: bytes) -> bytes:
+            return odb.read(oid)[1]  # type: ignore[no-any-return]
+
         if self.o.renames is not None:
             from gitodb.history.renames import detect_renames
 
@@ -586,7 +590,7 @@ class _DiffTree:
                 limit = self.repo.config.get_ulong("diff.renamelimit", 1000)
             changes = detect_renames(
                 changes,
-                lambda oid: odb.read(oid)[1],
+                read_blob,
                 minimum=self.o.renames,
                 limit=limit or 32767,
             )
@@ -595,7 +599,7 @@ class _DiffTree:
 
             changes = pickaxe(
                 changes,
-                lambda oid: odb.read(oid)[1],
+                read_blob,
                 self.o.pickaxe,
                 regex=self.o.pickaxe_regex,
                 all_changes=self.o.pickaxe_all,

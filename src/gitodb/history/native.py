@@ -29,8 +29,10 @@ try:
     from gitodb._native import graph_contains as _graph_contains
     from gitodb._native import graph_count as _graph_count
     from gitodb._native import odb_reader as _odb_reader
+    from gitodb._native import tree_pairs as _tree_pairs
 except ImportError:  # built without the native core
     _commit_walk = _odb_reader = _graph_contains = _graph_count = None  # type: ignore[assignment]
+    _tree_pairs = None  # type: ignore[assignment]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -55,6 +57,12 @@ def enabled() -> bool:
     if _odb_reader is None:
         return False
     return os.environ.get("GITODB_PURE_WALK", "").lower() not in ("1", "true", "yes", "on")
+
+
+def tree_pairs_function() -> Callable[[bytes, bytes, int], Any] | None:
+    """The native core's ``tree_pairs`` (one level of a tree diff, see
+    ``treediff.level_pairs``), or None where the native walks are off."""
+    return _tree_pairs if enabled() else None
 
 
 def reader(repo: Repository) -> Any | None:

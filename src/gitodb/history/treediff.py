@@ -13,7 +13,7 @@ everything below it and the directories leading to it; with wildcards
 (``*?[``) it is matched as Git's pathspec globs (``*`` crosses ``/``).
 
 Each directory level is paired by the native core's ``tree_pairs`` when it is
-built (and ``GITODB_PURE_WALK`` is not set), else by ``level_pairs``, the Python
+built (``history.native``: not with ``GITODB_PURE_WALK``), else by ``level_pairs``, the Python
 reference it is tested against; both walk the two entry lists side by side as Git
 does, so a damaged tree that names a path twice is compared entry by entry.
 
@@ -28,21 +28,19 @@ Example::
 
 from __future__ import annotations
 
-import os
-
 from gitodb.errors import ObjectTypeError, TreeDepthError
 from gitodb.history import native
 from gitodb.history.treewalk import entry_interesting
 from gitodb.objects.header import OBJ_TREE, TYPE_NAMES
-from gitodb.objects.tree import S_IFDIR, S_IFMT, canonical_mode, max_tree_depth, parse_entries
+from gitodb.objects.tree import (
+    S_IFDIR,
+    S_IFMT,
+    canonical_mode,
+    max_tree_depth,
+    parse_entries,
+    tree_sort_key,
+)
 from gitodb.types import NamedTuple
-
-try:
-    from gitodb._native import tree_pairs as _tree_pairs
-except ImportError:  # built without the native core
-    _tree_pairs = None  # type: ignore[assignment]
-if os.environ.get("GITODB_PURE_WALK", "").lower() in ("1", "true", "yes", "on"):
-    _tree_pairs = None  # type: ignore[assignment]
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
@@ -106,7 +104,7 @@ def level_pairs(old: bytes, new: bytes, rawsz: int) -> list[Pair]:
     sides = []
     for data in (old, new):
         entries = parse_entries(data, rawsz) if data else []
-        keys = [n + b"/" if _mode(m) & S_IFMT == S_IFDIR else n for m, n, _ in entries]
+        keys = [tree_sort_key(n, _mode(m)) for m, n, _ in entries]
         sides.append((entries, keys))
     (a, ka), (b, kb) = sides
     out: list[Pair] = []
@@ -138,8 +136,10 @@ class _Differ:
         self, repo: Repository, recursive: bool, show_trees: bool, paths: Sequence[bytes]
     ) -> None:
         self.read = repo.odb.read
-        #: the native core's object reader (``close()``d by ``diff_trees``), or None
+        #: the native core's object reader (``close()``d by ``diff_trees``) and level
+        #: pairing, or None
         self.reader = native.reader(repo)
+        self.tree_pairs = native.tree_pairs_function()
         self.rawsz = repo.object_format.rawsz
         self.recursive = recursive or show_trees
         self.show_trees = show_trees
@@ -180,7 +180,7 @@ class _Differ:
         if old == new:
             return []
         a, b = self.tree_data(old), self.tree_data(new)
-        pairs = _tree_pairs(a, b, self.rawsz) if _tree_pairs is not None else None
+        pairs = self.tree_pairs(a, b, self.rawsz) if self.tree_pairs is not None else None
         if pairs is None:
             pairs = level_pairs(a, b, self.rawsz)
         paths = self.paths
