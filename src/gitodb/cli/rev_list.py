@@ -351,11 +351,11 @@ def _object_line(oid: bytes, name: bytes, names: bool, nul: bool) -> bytes:
 def _hash_mismatch(walk: object, oid: bytes) -> bool:
     """``--verify-objects``: read ``oid`` and check that its content hashes to it; if
     not, Git's ``error: hash mismatch <id>`` (True)."""
+    from gitodb.objects.header import hash_object
+
     repo = walk.repo  # type: ignore[attr-defined]
     type_name, data = repo.odb.read(oid)
-    h = repo.object_format.new_hasher(b"%s %d\0" % (type_name.encode(), len(data)))
-    h.update(data)
-    if h.digest() == oid:
+    if hash_object(repo.object_format, type_name, data) == oid:
         return False
     sys.stdout.flush()
     sys.stderr.write(f"error: hash mismatch {oid.hex()}\n")

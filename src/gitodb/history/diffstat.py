@@ -18,10 +18,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from gitodb.history.linediff import diff_data
-from gitodb.history.patch import is_binary
+from gitodb.history.patch import is_binary, side_content
 from gitodb.objects.pretty import quote_path
-
-_S_IFGITLINK = 0o160000
 
 
 @dataclass
@@ -34,14 +32,6 @@ class FileStat:
     deleted: int
     binary: bool
     comment: str | None = None  # the --compact-summary note: "new", "gone", "mode +x", ...
-
-
-def _content(mode: int | None, oid: bytes | None, read_blob: Callable[[bytes], bytes]) -> bytes:
-    if not mode or oid is None:
-        return b""
-    if mode == _S_IFGITLINK:
-        return b"Subproject commit %s\n" % oid.hex().encode()
-    return read_blob(oid)
 
 
 def _compact_summary(change: Any, renamed: bool) -> str | None:
@@ -81,8 +71,8 @@ def file_stats(
         if stat.S_ISDIR(ch.old_mode or 0) or stat.S_ISDIR(ch.new_mode or 0):
             continue
         old_path = getattr(ch, "old_path", None)
-        old = _content(ch.old_mode, ch.old_id, read_blob)
-        new = _content(ch.new_mode, ch.new_id, read_blob)
+        old = side_content(ch.old_mode, ch.old_id, read_blob)
+        new = side_content(ch.new_mode, ch.new_id, read_blob)
         binary = False
         if not text:
             binary = (bool(ch.old_mode) and is_binary(old)) or (

@@ -51,6 +51,16 @@ def is_binary(data: bytes) -> bool:
     return b"\0" in data[:FIRST_FEW_BYTES]
 
 
+def side_content(mode: int | None, oid: bytes | None, read_blob: Callable[[bytes], bytes]) -> bytes:
+    """What a diff compares for one side of a change: nothing where the path is
+    missing, ``Subproject commit <id>`` for a submodule, else the object's content."""
+    if not mode or oid is None:
+        return b""
+    if mode == _S_IFGITLINK:
+        return b"Subproject commit %s\n" % oid.hex().encode()
+    return read_blob(oid)
+
+
 # Git's built-in diff drivers (userdiff.c): each brings its own function-name
 # pattern, which gitodb does not have.
 _BUILTIN_DRIVERS = frozenset(
@@ -322,11 +332,9 @@ class PatchFormatter:
         self.null = b"\0" * (self.o.hexsz // 2)
 
     def _content(self, side: _Side) -> bytes:
-        if not side.valid or side.oid is None:
+        if not side.valid:
             return b""
-        if side.mode == _S_IFGITLINK:
-            return b"Subproject commit %s\n" % side.oid.hex().encode()
-        return self.read_blob(side.oid)
+        return side_content(side.mode, side.oid, self.read_blob)
 
     def _abbrev(self, oid: bytes | None) -> bytes:
         oid = oid or self.null
@@ -448,14 +456,10 @@ def line_counts(
     change: Any, read_blob: Callable[[bytes], bytes], text: bool = False
 ) -> tuple[int, int] | None:
     """Lines added and deleted by a change (``--numstat``), None for binary files."""
-    sides = []
-    for mode, oid in ((change.old_mode, change.old_id), (change.new_mode, change.new_id)):
-        if not mode or oid is None:
-            sides.append(b"")
-        elif mode == _S_IFGITLINK:
-            sides.append(b"Subproject commit %s\n" % oid.hex().encode())
-        else:
-            sides.append(read_blob(oid))
+    sides = [
+        side_content(change.old_mode, change.old_id, read_blob),
+        side_content(change.new_mode, change.new_id, read_blob),
+    ]
     if not text and (is_binary(sides[0]) or is_binary(sides[1])):
         return None
     edits = diff_data(sides[0], sides[1])

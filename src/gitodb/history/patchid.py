@@ -39,7 +39,6 @@ _SPACE = b" \t\n\r"  # Git's isspace()
 _HEX = frozenset(b"0123456789abcdefABCDEF")
 _NUMBER = re.compile(rb"[ \t\n\r\v\f]*[+-]?[0-9]+")
 _NO_NEWLINE = b"\n\\ No newline at end of file\n"
-_S_IFGITLINK = 0o160000
 
 
 def add_hash(result: bytearray, digest: bytes) -> None:
@@ -284,11 +283,9 @@ class CommitPatchIds:
         return bytes(result)
 
     def _side(self, mode: int, oid: bytes | None) -> bytes:
-        if not mode or oid is None:
-            return b""
-        if mode == _S_IFGITLINK:
-            return b"Subproject commit %s\n" % oid.hex().encode()
-        return self._read(oid)
+        from gitodb.history.patch import side_content
+
+        return side_content(mode, oid, self._read)
 
     def _content(
         self, h: Any, ch: Any, one_mode: int, two_mode: int, path1: bytes, path2: bytes

@@ -15,7 +15,7 @@ Example::
     from gitodb.history.treediff import diff_trees
 
     changes = diff_trees(repo, old_tree, new_tree)
-    hits = pickaxe(changes, lambda oid: repo.odb.read(oid)[1], b"TODO")
+    hits = pickaxe(changes, lambda oid: repo.odb.read(oid)[1], b"needle")
 """
 
 from __future__ import annotations
@@ -23,13 +23,12 @@ from __future__ import annotations
 import re
 
 from gitodb.errors import GitodbError
+from gitodb.history.patch import side_content
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import Any
-
-_GITLINK = 0o160000
 
 
 def compile_needle(needle: bytes, regex: bool) -> Callable[[bytes], int]:
@@ -60,11 +59,8 @@ def pickaxe(
     count = compile_needle(needle, regex)
 
     def side(mode: int | None, oid: bytes | None) -> int:
-        if mode is None or oid is None:
-            return 0
-        if mode & 0o170000 == _GITLINK:
-            return count(b"Subproject commit %s\n" % oid.hex().encode())
-        return count(read(oid))
+        # a missing side holds nothing (even a pattern that matches empty text)
+        return 0 if mode is None or oid is None else count(side_content(mode, oid, read))
 
     kept = []
     for c in changes:

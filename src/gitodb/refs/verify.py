@@ -33,6 +33,7 @@ from gitodb.errors import GitodbError
 from gitodb.objects.format import ObjectFormat
 from gitodb.objects.fsck import DEFAULTS, ERROR, FATAL, IGNORE, FsckSeverities
 from gitodb.refs.base import is_root_ref, refname_format_ok
+from gitodb.refs.worktree import OTHER, locate
 
 #: ``report(msg_id, where, text)``: print one finding; True when it is an error.
 Report = Callable[[str, str, str], bool]
@@ -78,11 +79,9 @@ def _check_referent(name: str, referent: str, report: Report) -> None:
     """A symref's target (Git's ``refs_fsck_symref``): a ``HEAD`` (the main one or a
     worktree's) must name a branch; a bad name that is only a warning (by
     configuration) still goes on to the not-a-ref check."""
-    is_head = name == "HEAD" or (
-        name.startswith("worktrees/") and name.count("/") == 2 and name.endswith("/HEAD")
-    )
+    kind, stored = locate(name)  # a worktree's HEAD is stored as "<id>/HEAD"
     if (
-        is_head
+        (stored if kind != OTHER else stored.partition("/")[2]) == "HEAD"
         and not referent.startswith("refs/heads/")
         and report("badHeadTarget", name, f"HEAD points to non-branch '{referent}'")
     ):
