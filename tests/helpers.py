@@ -88,6 +88,14 @@ def snapshot(root: Path) -> dict[str, bytes | None]:
     return out
 
 
+def literal_tree(repo: str | os.PathLike[str], *entries: tuple[str, str, str]) -> str:
+    """A tree written with ``hash-object --literally``, so without mktree's checks:
+    ``(mode, name, hex id)`` entries as given, in that order, duplicates included."""
+    data = b"".join(f"{m} {n}".encode() + b"\0" + bytes.fromhex(o) for m, n, o in entries)
+    out = git("hash-object", "--literally", "-w", "-t", "tree", "--stdin", cwd=repo, input=data)
+    return out.decode().strip()
+
+
 def run_cli(path: str | os.PathLike[str], *args: str, stdin: bytes | None = None) -> int:
     """Run gitodb's CLI in-process from directory ``path`` (``stdin`` as its input)."""
     import io

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from helpers import git
+from helpers import git, literal_tree
 from oracle import assert_same
 
 
@@ -174,17 +174,6 @@ def test_library(repo: Path) -> None:
     assert all(c.status == "A" and c.old_id is None and c.old_mode is None for c in root)
 
 
-def _literal_tree(repo: Path, *entries: tuple[str, str, str]) -> str:
-    """A tree written without mktree's checks: ``(mode, name, hex id)`` as given,
-    duplicates included."""
-    data = b"".join(f"{m} {n}".encode() + b"\0" + bytes.fromhex(o) for m, n, o in entries)
-    return (
-        git("hash-object", "--literally", "-w", "-t", "tree", "--stdin", cwd=repo, input=data)
-        .decode()
-        .strip()
-    )
-
-
 def test_trees_naming_a_path_twice(tmp_path: Path) -> None:
     """Damaged trees that name one path several times (the real-world case of Git's
     t4058): each entry is compared in turn, as Git walks them, and a rename of a
@@ -196,12 +185,12 @@ def test_trees_naming_a_path_twice(tmp_path: Path) -> None:
         return git("hash-object", "-w", "--stdin", cwd=repo, input=text.encode()).decode().strip()
 
     one, two = blob("one\n"), blob("two\n")
-    inner_a = _literal_tree(repo, ("100644", "inner", one))
-    inner_b = _literal_tree(repo, *[("100644", "inner", two)] * 3)
-    inner_all = _literal_tree(repo, ("100644", "inner", one), *[("100644", "inner", two)] * 3)
-    twice = _literal_tree(repo, ("40000", "outer", inner_a), ("40000", "outer", inner_b))
-    once = _literal_tree(repo, ("40000", "outer", inner_all))
-    plain = _literal_tree(repo, ("100644", "renamed", one))
+    inner_a = literal_tree(repo, ("100644", "inner", one))
+    inner_b = literal_tree(repo, *[("100644", "inner", two)] * 3)
+    inner_all = literal_tree(repo, ("100644", "inner", one), *[("100644", "inner", two)] * 3)
+    twice = literal_tree(repo, ("40000", "outer", inner_a), ("40000", "outer", inner_b))
+    once = literal_tree(repo, ("40000", "outer", inner_all))
+    plain = literal_tree(repo, ("100644", "renamed", one))
     for old, new in ((twice, once), (once, twice), (twice, plain), (plain, twice)):
         for opts in (["-r"], ["-M", "-r"], ["-r", "-t"], [], ["-r", "--name-status", "-M"]):
             assert_same(repo, "diff-tree", "--no-abbrev", *opts, old, new)

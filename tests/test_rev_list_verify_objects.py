@@ -5,14 +5,13 @@ listing goes on (Git's t1450-fsck 36 and 37)."""
 from __future__ import annotations
 
 import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
-from helpers import git, git_env
+from helpers import git, run_gitodb
 from oracle import assert_same
+from oracle import run as oracle_run
 
 
 @pytest.fixture(scope="module", params=["sha1", "sha256"])
@@ -54,12 +53,7 @@ def test_like_git(repo: Path, args: list[str]) -> None:
 
 
 def test_the_mismatch_is_reported(repo: Path) -> None:
-    proc = subprocess.run(
-        [sys.executable, "-m", "gitodb", "rev-list", "--verify-objects", "refs/heads/bogus"],
-        cwd=repo,
-        env=git_env(),
-        capture_output=True,
-    )
+    proc = run_gitodb("rev-list", "--verify-objects", "refs/heads/bogus", cwd=repo)
     assert proc.returncode == 0
     assert proc.stderr.startswith(b"error: hash mismatch ") and proc.stderr.count(b"\n") == 1
     assert len(proc.stdout.splitlines()) == 4  # commit, tree and two blobs, all listed
@@ -105,18 +99,8 @@ def test_commit_graph_is_not_trusted(tmp_path: Path, which: str) -> None:
     path = _loose(repo, git("rev-parse", which, cwd=repo).decode().strip())
     os.chmod(path, 0o644)
     path.write_bytes(b"garbage\n")
-    run = subprocess.run(
-        [sys.executable, "-m", "gitodb", "rev-list", "--verify-objects", "HEAD"],
-        cwd=repo,
-        env=git_env(),
-        capture_output=True,
-    )
-    theirs = subprocess.run(
-        ["git", "rev-list", "--verify-objects", "HEAD"],
-        cwd=repo,
-        env=git_env(),
-        capture_output=True,
-    )
-    assert theirs.returncode != 0 and run.returncode == 128
+    run = run_gitodb("rev-list", "--verify-objects", "HEAD", cwd=repo)
+    their_status = oracle_run(["git", "rev-list", "--verify-objects", "HEAD"], repo)[0]
+    assert their_status != 0 and run.returncode == 128
     assert run.stderr.startswith(b"error: ") or run.stderr.startswith(b"fatal: ")
     assert run.stderr.count(b"fatal: ") == 1 and b"Traceback" not in run.stderr

@@ -5,8 +5,6 @@ malformed contents; and ``diff-tree`` on both paths against git."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -16,7 +14,7 @@ from hypothesis import strategies as st
 from gitodb.errors import ObjectParseError
 from gitodb.history.treediff import level_pairs
 from gitodb.objects.tree import parse_entries
-from helpers import git, git_env
+from helpers import git, literal_tree, run_gitodb
 
 native = pytest.importorskip("gitodb._native")  # a pure build has only the reference
 
@@ -98,14 +96,10 @@ def test_edges() -> None:
         native.tree_pairs(b"", b"", 21)
 
 
-def _literal_tree(repo: Path, *entries: tuple[str, str, str]) -> str:
-    data = b"".join(f"{m} {n}".encode() + b"\0" + bytes.fromhex(o) for m, n, o in entries)
-    out = git("hash-object", "--literally", "-w", "-t", "tree", "--stdin", cwd=repo, input=data)
-    return out.decode().strip()
-
-
 @pytest.mark.parametrize("pure", ["0", "1"])
-def test_diff_tree_on_both_paths(tmp_path: Path, pure: str) -> None:
+def test_diff_tree_on_both_paths(
+    tmp_path: Path, pure: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """``diff-tree`` prints git's bytes with the native pairing and without it."""
     repo = tmp_path / "r"
     git("init", "-q", repo)
@@ -113,22 +107,22 @@ def test_diff_tree_on_both_paths(tmp_path: Path, pure: str) -> None:
         git("hash-object", "-w", "--stdin", cwd=repo, input=t).decode().strip()
         for t in (b"1\n", b"2\n")
     ]
-    sub = _literal_tree(repo, ("100644", "f", ids[0]))
-    old = _literal_tree(
+    sub = literal_tree(repo, ("100644", "f", ids[0]))
+    old = literal_tree(
         repo,
         ("100644", "a", ids[0]),
         ("100644", "a-b", ids[1]),
         ("40000", "a", sub),
         ("100644", "z", ids[0]),
     )
-    new = _literal_tree(
+    new = literal_tree(
         repo,
         ("100755", "a", ids[0]),
         ("40000", "a", sub),
         ("100644", "z", ids[1]),
         ("100644", "z", ids[1]),
     )
-    env = {**git_env(), "GITODB_PURE_WALK": pure}
+    monkeypatch.setenv("GITODB_PURE_WALK", pure)  # the child's environment (git_env)
     cases: list[tuple[list[str], list[str]]] = [
         (["-r"], []),
         (["-r", "-t"], []),
@@ -139,11 +133,5 @@ def test_diff_tree_on_both_paths(tmp_path: Path, pure: str) -> None:
     for opts, paths in cases:
         args = ["diff-tree", "--no-abbrev", *opts, old, new, *paths]
         want = git(*args, cwd=repo)
-        got = subprocess.run(
-            [sys.executable, "-m", "gitodb", *args],
-            cwd=repo,
-            env=env,
-            capture_output=True,
-            check=True,
-        ).stdout
-        assert got == want, (opts, want, got)
+        got = run_gitodb(*args, cwd=repo)
+        assert got.returncode == 0 and got.stdout == want, (opts, want, got)
