@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import io
 import os
+import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -26,7 +27,7 @@ from hypothesis import strategies as st
 from gitodb.history import native
 from gitodb.objects.headers import parse_headers, parse_headers_python
 from gitodb.repo import Repository
-from helpers import git
+from helpers import git, git_env
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpus" / "libgit2.git"
 
@@ -647,3 +648,58 @@ def test_native_log_format_on_odd_commits(tmp_path: Path) -> None:
     ref, got = _both(repo, *args)
     assert ref == (0, git(*args, cwd=repo), "")
     assert got == ref
+
+
+@needs_native
+def test_many_ref_tips_with_tags_among_them(tmp_path: Path) -> None:
+    """``--all`` over many refs takes their ids in one block (``_quick_pending``):
+    annotated tags of commits and of a tree, and commits the commit-graph does not
+    hold (made after it), sit among the refs and are handled in their place; the
+    lines and counts are git's, and ``graph_contains`` agrees with the file's own
+    lookup for ids of every first byte (the fanout's ranges, 0x00 and 0xff too)."""
+    from gitodb.history.graph import CommitGraph
+
+    repo = _small_repo(tmp_path)
+    commits = git("rev-list", "HEAD", cwd=repo).decode().split()
+    tree = git("rev-parse", "HEAD^{tree}", cwd=repo).decode().strip()
+    # commits of one date, each named by one ref alone (branches and tags): how the
+    # walk orders them is its tie-break, which git's output fixes
+    same_date = {"GIT_COMMITTER_DATE": "1500000000 +0000", "GIT_AUTHOR_DATE": "1500000000 +0000"}
+    refs = [f"create refs/heads/b{i:03d} {commits[i % len(commits)]}\n" for i in range(300)]
+    tips = []
+    for i in range(8):
+        made = subprocess.run(
+            ["git", "commit-tree", "-p", commits[-1], "-m", f"s{i}", tree],
+            cwd=repo,
+            env={**git_env(), **same_date},
+            capture_output=True,
+            check=True,
+        )
+        tips.append(made.stdout.decode().strip())
+    for i, tip in zip((20, 60, 100, 140), tips[:4], strict=True):
+        refs.append(f"create refs/heads/b{i:03d}s {tip}\n")
+    git("update-ref", "--stdin", cwd=repo, input="".join(refs).encode())
+    for i, tip in zip((5, 80, 150, 299), tips[4:], strict=True):
+        git("tag", "-a", "-m", "t", f"refs/heads/b{i:03d}t", tip, cwd=repo)
+    git("tag", "-a", "-m", "tree", "tree-tag", "HEAD^{tree}", cwd=repo)
+    git("pack-refs", "--all", cwd=repo)
+    git("commit-graph", "write", "--reachable", cwd=repo)
+    (repo / "top").write_text("after the graph\n")
+    git("commit", "-q", "-am", "after", cwd=repo)
+    git("branch", "b150x", cwd=repo)  # a tip the graph does not hold, mid-list
+    for args in (
+        ("rev-list", "--all"),
+        ("rev-list", "--count", "--all"),
+        ("rev-list", "--all", "--parents"),
+        ("rev-list", "--all", "--objects"),
+        ("log", "--format=%H %P %s", "--all"),
+    ):
+        with pure(False):
+            assert cli(repo, *args) == (0, git(*args, cwd=repo)), args
+    r = Repository(repo)
+    graph = CommitGraph(r)
+    f = graph.file
+    assert f is not None
+    held = [bytes.fromhex(c) for c in commits]
+    ids = held + [bytes([b]) + held[0][1:] for b in range(256)] + [b"\0" * 20, b"\xff" * 20]
+    assert native.graph_contains(graph, ids) == bytes(f.position(i) is not None for i in ids)

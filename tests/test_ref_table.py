@@ -635,8 +635,8 @@ def test_without_the_native_tables_the_reference_paths_print_the_same(
 
 
 @pytest.mark.parametrize("prefix", ["", "refs/", "refs/heads/", "refs/tags/", "refs/many/1", "x"])
-def test_ref_ids_equal_the_iter_refs_loop(repo: Path, prefix: str) -> None:
-    from gitodb.refs.table import ref_ids
+def test_ref_range_equals_the_iter_refs_loop(repo: Path, prefix: str) -> None:
+    from gitodb.refs.table import ref_range
 
     refs = Repository(repo).refs
     want = []
@@ -644,7 +644,10 @@ def test_ref_ids_equal_the_iter_refs_loop(repo: Path, prefix: str) -> None:
         oid = ref.oid if ref.target is None else refs.resolve(ref.name)
         if oid is not None:
             want.append((ref.name, oid))
-    assert ref_ids(refs, prefix) == want
+    got = ref_range(refs, prefix)
+    assert got.items() == want
+    assert got.ids() == [oid for _name, oid in want]
+    assert [got.name(i) for i in range(len(got))] == [name for name, _oid in want]
     assert want or prefix == "x"
 
 

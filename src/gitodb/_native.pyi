@@ -305,14 +305,14 @@ def commit_walk(
     first_parent: bool,
     keep_raw: bool,
     commit_fallback: Callable[[bytes], tuple[list[bytes], int, bytes, bytes | None]],
-    graph: tuple[Any, int, int, int, int, int] | None,
+    graph: tuple[Any, int, int, int, int, int, int] | None,
     /,
 ) -> CommitWalk: ...
 def graph_contains(
-    layout: tuple[Any, int, int, int, int, int], rawsz: int, ids: list[bytes], /
+    layout: tuple[Any, int, int, int, int, int, int], rawsz: int, ids: list[bytes], /
 ) -> bytes: ...
 def graph_count(
-    layout: tuple[Any, int, int, int, int, int],
+    layout: tuple[Any, int, int, int, int, int, int],
     rawsz: int,
     starts: list[bytes],
     first_parent: bool,

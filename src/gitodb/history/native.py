@@ -99,7 +99,7 @@ def reader(repo: Repository) -> Any | None:
     )
 
 
-def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | None:
+def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int, int] | None:
     """The chunks of a single-layer commit-graph for the C walk, or None."""
     f = graph.file
     if f is None or graph.paranoid or f.base is not None or f.num_commits_in_base:
@@ -112,6 +112,7 @@ def _graph_layout(graph: CommitGraph) -> tuple[Any, int, int, int, int, int] | N
         f._cdat,
         edge[0] if edge is not None else -1,
         edge[1] if edge is not None else 0,
+        f._fanout_off,
     )
 
 

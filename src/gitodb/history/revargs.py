@@ -20,7 +20,7 @@ import os
 
 from gitodb.errors import BadRevisionError, GitodbError, ObjectNotFoundError
 from gitodb.history.graph import merge_bases
-from gitodb.refs.table import ref_ids
+from gitodb.refs.table import RefRange, ref_range
 from gitodb.repo.revparse import peel_to, resolve_full
 
 TYPE_CHECKING = False
@@ -115,10 +115,10 @@ class RevisionArgs:
         self.hidden: list[str] | None = None  # --exclude-hidden's patterns, until used
 
     # -- refs ------------------------------------------------------------------
-    def _refs(self, prefix: str) -> list[tuple[str, bytes]]:
-        """``(full name, id)`` of refs under ``prefix``, sorted, symrefs resolved: from
-        the store's ref table where it gives one (no ``Ref`` object per ref)."""
-        return ref_ids(self.repo.refs, prefix)
+    def _refs(self, prefix: str) -> RefRange:
+        """The refs under ``prefix`` (full names), sorted, symrefs resolved: from the
+        store's ref table where it gives one (no ``Ref`` object per ref)."""
+        return ref_range(self.repo.refs, prefix)
 
     def _add_ref(self, shown_name: str, full_name: str, oid: bytes) -> None:
         if self.excludes and any(_wildmatch(p, shown_name) for p in self.excludes):
@@ -138,7 +138,7 @@ class RevisionArgs:
             # thousands of refs: no per-ref checks, one call
             self.walk.add_refs(self._refs("refs/"), uninteresting=self.negate)
         else:
-            for name, oid in self._refs("refs/"):
+            for name, oid in self._refs("refs/").items():
                 self._add_ref(name, name, oid)
         head = self.repo.refs.resolve("HEAD")
         if head is not None:
@@ -176,10 +176,10 @@ class RevisionArgs:
                 bad, good = terms[0], terms[1]
         except OSError:
             pass
-        for name, oid in self._refs(f"refs/bisect/{bad}"):
+        for name, oid in self._refs(f"refs/bisect/{bad}").items():
             if name == f"refs/bisect/{bad}":
                 self._add_object(oid, name, None)
-        for name, oid in self._refs(f"refs/bisect/{good}-"):
+        for name, oid in self._refs(f"refs/bisect/{good}-").items():
             self._add_object(oid, name, None, negative=True)
 
     def exclude_hidden(self, section: str) -> None:
@@ -198,7 +198,7 @@ class RevisionArgs:
     def refs_in(self, prefix: str, pattern: str | None = None) -> None:
         """``--branches``/``--tags``/``--remotes`` (``prefix`` refs/heads/ ...), maybe a glob."""
         if pattern is None:
-            for name, oid in self._refs(prefix):
+            for name, oid in self._refs(prefix).items():
                 self._add_ref(name[len(prefix) :], name, oid)
         else:
             self._glob(pattern, prefix)
@@ -216,7 +216,7 @@ class RevisionArgs:
             full = prefix + pattern
         if not any(c in pattern for c in _GLOB_SPECIALS):
             full = (full if full.endswith("/") else full + "/") + "*"
-        for name, oid in self._refs("refs/"):
+        for name, oid in self._refs("refs/").items():
             if not _wildmatch(full, name):
                 continue
             shown = name[len(prefix) :] if prefix and name.startswith(prefix) else name

@@ -58,6 +58,7 @@ if TYPE_CHECKING:
 
     from gitodb.history.reflogwalk import ReflogWalk
     from gitodb.history.simplify import PathLimiter
+    from gitodb.refs.table import RefRange
     from gitodb.repo import Repository
 
 SLOP = 5
@@ -94,6 +95,22 @@ class Pending:
         self.path = path
         self.uninteresting = uninteresting
         self.left = left
+
+
+class PendingRefs:
+    """Refs added as starting points at once (``RevWalk.add_refs``): a ``Pending`` per
+    ref is made only when something asks for them one by one."""
+
+    __slots__ = ("refs", "uninteresting")
+
+    def __init__(self, refs: RefRange, uninteresting: bool) -> None:
+        self.refs = refs
+        self.uninteresting = uninteresting
+
+    def expand(self) -> list[Pending]:
+        """One ``Pending`` per ref."""
+        u = self.uninteresting
+        return [Pending(oid, name, None, u) for name, oid in self.refs.items()]
 
 
 class RevWalk:
@@ -160,7 +177,7 @@ class RevWalk:
         # a symmetric range are dropped / marked (gitodb.history.patchid)
         self.cherry_pick = cherry_pick
         self.cherry_mark = cherry_mark
-        self.pending: list[Pending] = []
+        self._pending: list[Pending | PendingRefs] = []
         self._object_pending: list[tuple[bytes, str, bytes]] = []  # (id, type, name)
         self._uninteresting_trees: list[bytes] = []
         self._shown: list[Node] = []
@@ -248,12 +265,27 @@ class RevWalk:
     ) -> None:
         """Add a starting point (any object type); ``uninteresting`` excludes it;
         ``left`` marks the left side of a symmetric range (``A`` of ``A...B``)."""
-        self.pending.append(Pending(oid, name, path, uninteresting, left))
+        self._pending.append(Pending(oid, name, path, uninteresting, left))
 
-    def add_refs(self, refs: list[tuple[str, bytes]], uninteresting: bool = False) -> None:
-        """``add(oid, name=name, uninteresting=uninteresting)`` for each ``(name, oid)``
-        of ``refs`` (``--all``'s thousands of refs: one call, not one per ref)."""
-        self.pending += [Pending(oid, name, None, uninteresting) for name, oid in refs]
+    def add_refs(self, refs: RefRange, uninteresting: bool = False) -> None:
+        """``add(oid, name=name, uninteresting=uninteresting)`` for each ref of
+        ``refs`` (``--all``'s thousands of refs: one call, and no object per ref
+        unless something asks for ``pending``)."""
+        if len(refs):
+            self._pending.append(PendingRefs(refs, uninteresting))
+
+    @property
+    def pending(self) -> list[Pending]:
+        """The starting points as given, in order."""
+        if any(isinstance(p, PendingRefs) for p in self._pending):
+            out: list[Pending] = []
+            for p in self._pending:
+                if isinstance(p, PendingRefs):
+                    out += p.expand()
+                else:
+                    out.append(p)
+            self._pending[:] = out
+        return self._pending  # type: ignore[return-value]  # expanded: Pending alone
 
     def _handle_pending(self, ids: list[bytes] | None = None) -> list[Node]:
         """Git's ``handle_commit`` for every pending object: the starting commits.
@@ -261,8 +293,6 @@ class RevWalk:
         With ``ids`` (a walk without exclusions or marks, for the native walk), the
         interesting commits go there as ids in the order named, repeats too, with no
         node made for them, and the list returned is empty."""
-        odb = self.repo.odb
-        fmt = self.repo.object_format
         starts: list[Node] = []
         # Git 2.55 limits the walk for --left-only/--right-only even without exclusions.
         self.limited = self.order != "default" or self._limits_history()
@@ -279,73 +309,129 @@ class RevWalk:
             and self.min_age is None
             and self.graph.generation_numbers_enabled()
         )
+        if self.graph.file is not None and ids is not None:
+            if not any(p.uninteresting for p in self._pending) and self._quick_pending(ids, starts):
+                return starts
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
         negative = {p.oid for p in self.pending if p.uninteresting}
-        cg = self.graph.file
-        nodes = self.graph.nodes
         # which starts the commit-graph holds, in one native call (for thousands of
         # refs; and for one, no index of the whole file is built)
         in_graph = (
             native.graph_contains(self.graph, [p.oid for p in self.pending])
-            if cg is not None
+            if self.graph.file is not None
             else None
         )
-        # nothing excluded: a start the graph holds only goes into ids (--all's
-        # thousands of refs take this line, not the whole of handle_commit below)
-        quick = ids is not None and in_graph is not None and not negative
         for i, p in enumerate(self.pending):
-            if quick and in_graph[i] and not p.left:  # type: ignore[index]
-                ids.append(p.oid)  # type: ignore[union-attr]
-                continue
-            oid, path = p.oid, p.path
-            if oid in negative:
-                p.uninteresting = True
-            if in_graph is not None:
-                known = in_graph[i] or oid in nodes
-            else:
-                known = oid in nodes or (cg is not None and cg.position(oid) is not None)
-            if known:
-                type_name, data = "commit", b""  # a known commit: no read
-            else:
-                type_name, data = self._read(oid, p.name)
-            while type_name == "tag":
-                tag = Tag(data, fmt, oid)
-                if self.want_objects and not p.uninteresting:
-                    self._object_pending.append((oid, "tag", tag.name))
-                oid, path = tag.object, None
-                try:
-                    type_name, data = odb.read(oid)
-                except ObjectNotFoundError:
-                    if p.uninteresting:
-                        type_name = ""
-                        break
-                    raise GitodbError(f"bad object {oid.hex()}") from None
-            if type_name == "commit":
-                if ids is not None and not p.left and not p.uninteresting:
-                    ids.append(oid)  # the native walk's seen set drops the repeats
-                    continue
-                node = self.graph.node(oid, data or None)
-                if p.left:
-                    node.flags |= SYMMETRIC_LEFT
-                if p.uninteresting:
-                    node.flags |= UNINTERESTING | BOTTOM  # named: a bottom of the range
-                    self._mark_parents_uninteresting(node)
-                    self.limited = True
-                if not node.flags & SEEN:
-                    node.flags |= SEEN
-                    starts.append(node)
-            elif type_name == "tree":
-                if not self.want_objects:
-                    continue
-                if p.uninteresting:
-                    self._uninteresting_trees.append(oid)
-                else:
-                    self._object_pending.append((oid, "tree", _path_bytes(path)))
-            elif type_name == "blob":
-                if self.want_objects and not p.uninteresting:
-                    self._object_pending.append((oid, "blob", _path_bytes(path)))
+            known = bool(in_graph[i]) if in_graph is not None else None
+            self._handle_one(p, known, negative, starts, ids)
         return starts
+
+    def _quick_pending(self, ids: list[bytes], starts: list[Node]) -> bool:
+        """``_handle_pending(ids)`` with nothing excluded and a commit-graph: a start
+        the graph holds only goes into ``ids`` (``--all``'s thousands of refs take
+        this line, with no ``Pending`` made for them); the others, in their place,
+        through the whole of ``handle_commit``.  False where the native core cannot
+        say which starts the graph holds (then nothing was done)."""
+        tips: list[bytes] = []
+        for p in self._pending:
+            if isinstance(p, PendingRefs):
+                tips += p.refs.ids()
+            else:
+                tips.append(p.oid)
+        held = native.graph_contains(self.graph, tips)
+        if held is None:
+            return False
+        mask = bytearray(held)
+        at = 0  # the left side of a symmetric range is marked: handle_commit for it
+        for p in self._pending:
+            if isinstance(p, PendingRefs):
+                at += len(p.refs)
+            else:
+                if p.left:
+                    mask[at] = 0
+                at += 1
+        items = iter(self._pending)
+        item, first = next(items), 0  # the item that holds tip ``first`` on
+        size = len(item.refs) if isinstance(item, PendingRefs) else 1
+        done = 0
+        while (z := mask.find(0, done)) >= 0:
+            ids += tips[done:z]
+            while z >= first + size:  # the pending item that tip z comes from
+                first += size
+                item = next(items)
+                size = len(item.refs) if isinstance(item, PendingRefs) else 1
+            if isinstance(item, PendingRefs):
+                p = Pending(tips[z], item.refs.name(z - first), None, False)
+            else:
+                p = item
+            self._handle_one(p, False, set(), starts, ids)
+            done = z + 1
+        ids += tips[done:]
+        return True
+
+    def _handle_one(
+        self,
+        p: Pending,
+        known: bool | None,
+        negative: set[bytes],
+        starts: list[Node],
+        ids: list[bytes] | None,
+    ) -> None:
+        """Git's ``handle_commit`` for one start: a commit into ``starts`` (or ``ids``),
+        tags peeled, trees and blobs kept for ``objects``.  ``known``: whether the
+        commit-graph holds it (None: not asked yet)."""
+        odb = self.repo.odb
+        fmt = self.repo.object_format
+        nodes = self.graph.nodes
+        oid, path = p.oid, p.path
+        if oid in negative:
+            p.uninteresting = True
+        if known is None:
+            cg = self.graph.file
+            known = oid in nodes or (cg is not None and cg.position(oid) is not None)
+        elif not known:
+            known = oid in nodes
+        if known:
+            type_name, data = "commit", b""  # a known commit: no read
+        else:
+            type_name, data = self._read(oid, p.name)
+        while type_name == "tag":
+            tag = Tag(data, fmt, oid)
+            if self.want_objects and not p.uninteresting:
+                self._object_pending.append((oid, "tag", tag.name))
+            oid, path = tag.object, None
+            try:
+                type_name, data = odb.read(oid)
+            except ObjectNotFoundError:
+                if p.uninteresting:
+                    type_name = ""
+                    break
+                raise GitodbError(f"bad object {oid.hex()}") from None
+        if type_name == "commit":
+            if ids is not None and not p.left and not p.uninteresting:
+                ids.append(oid)  # the native walk's seen set drops the repeats
+                return
+            node = self.graph.node(oid, data or None)
+            if p.left:
+                node.flags |= SYMMETRIC_LEFT
+            if p.uninteresting:
+                node.flags |= UNINTERESTING | BOTTOM  # named: a bottom of the range
+                self._mark_parents_uninteresting(node)
+                self.limited = True
+            if not node.flags & SEEN:
+                node.flags |= SEEN
+                starts.append(node)
+        elif type_name == "tree":
+            if not self.want_objects:
+                return
+            if p.uninteresting:
+                self._uninteresting_trees.append(oid)
+            else:
+                self._object_pending.append((oid, "tree", _path_bytes(path)))
+        elif type_name == "blob":
+            if self.want_objects and not p.uninteresting:
+                self._object_pending.append((oid, "blob", _path_bytes(path)))
 
     def add_ancestry_commit(self, oid: bytes) -> None:
         """``--ancestry-path=<commit>``: keep only what descends from it or it reaches
@@ -1060,7 +1146,7 @@ class RevWalk:
             or self.cherry_mark
             or self.graph.early_flags
             or self.graph.rewrites
-            or any(p.uninteresting for p in self.pending)
+            or any(p.uninteresting for p in self._pending)
             or not native.walk_usable(self.graph)
         )
 

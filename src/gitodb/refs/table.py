@@ -219,9 +219,51 @@ def overlay(table: RefTable, names: list[bytes], ids: list[bytes | None]) -> Ref
     return RefTable(parts, table.rawsz)
 
 
-def ref_ids(store: RefStore, prefix: str = "") -> list[tuple[str, bytes]]:
-    """``(name, id)`` of the refs under ``refs/`` whose names start with ``prefix``, in
-    name order, symbolic refs resolved and dangling ones left out: what a walker's
+class RefRange:
+    """Refs in name order, each a name and an id, whose names are decoded only when
+    asked: ``rev-list --all`` starts from thousands of ids and names few of them.
+    Either the refs ``lo..hi-1`` of a ``RefTable`` or a list of ``(name, id)``."""
+
+    __slots__ = ("_table", "_lo", "_hi", "_items")
+
+    def __init__(
+        self,
+        table: RefTable | None = None,
+        lo: int = 0,
+        hi: int = 0,
+        items: list[tuple[str, bytes]] | None = None,
+    ) -> None:
+        self._table, self._lo, self._hi, self._items = table, lo, hi, items
+
+    def __len__(self) -> int:
+        return len(self._items) if self._items is not None else self._hi - self._lo
+
+    def items(self) -> list[tuple[str, bytes]]:
+        """Every ``(name, id)``, in order."""
+        if self._items is not None:
+            return self._items
+        assert self._table is not None
+        return self._table.items(self._lo, self._hi)
+
+    def ids(self) -> list[bytes]:
+        """Every id, in order (no name decoded)."""
+        if self._items is not None:
+            return [oid for _name, oid in self._items]
+        assert self._table is not None
+        r, block = self._table.rawsz, self._table.ids
+        return [block[i : i + r] for i in range(self._lo * r, self._hi * r, r)]
+
+    def name(self, i: int) -> str:
+        """The name of the ``i``-th ref of the range."""
+        if self._items is not None:
+            return self._items[i][0]
+        assert self._table is not None
+        return self._table.name(self._lo + i)
+
+
+def ref_range(store: RefStore, prefix: str = "") -> RefRange:
+    """The refs under ``refs/`` whose names start with ``prefix``, in name order,
+    symbolic refs resolved and dangling ones left out: what a walker's
     ``--all``/``--branches``/``--tags``/``--glob`` start from.  From the store's
     ``RefTable`` where it gives one (no ``Ref`` per ref); else ``iter_refs``, the
     reference, with each symbolic ref resolved."""
@@ -232,7 +274,7 @@ def ref_ids(store: RefStore, prefix: str = "") -> list[tuple[str, bytes]]:
             oid = ref.oid if ref.target is None else store.resolve(ref.name)
             if oid is not None:
                 out.append((ref.name, oid))
-        return out
+        return RefRange(items=out)
     if not prefix:
-        return table.items()
-    return table.items(*table.prefix_range(prefix.encode("utf-8", "surrogateescape")))
+        return RefRange(table, 0, len(table))
+    return RefRange(table, *table.prefix_range(prefix.encode("utf-8", "surrogateescape")))
