@@ -703,3 +703,23 @@ def test_many_ref_tips_with_tags_among_them(tmp_path: Path) -> None:
     held = [bytes.fromhex(c) for c in commits]
     ids = held + [bytes([b]) + held[0][1:] for b in range(256)] + [b"\0" * 20, b"\xff" * 20]
     assert native.graph_contains(graph, ids) == bytes(f.position(i) is not None for i in ids)
+
+
+@needs_native
+def test_left_start_without_exclusions_counts_like_git(tmp_path: Path) -> None:
+    """A start marked as a symmetric range's left side (``RevWalk.add(left=True)``)
+    with nothing excluded is walked and counted: the native listing used to drop it."""
+    from gitodb.history.revwalk import RevWalk
+
+    repo = _small_repo(tmp_path)
+    git("commit-graph", "write", "--reachable", cwd=repo)
+    r = Repository(repo)
+    head, older = r.resolve("HEAD"), r.resolve("HEAD~2")
+    want = int(git("rev-list", "--count", "HEAD", "HEAD~2", cwd=repo))
+    for want_text in (False, True):
+        walk = RevWalk(r)
+        walk.add(head, left=True)
+        walk.add(older)
+        got = walk.native_text(False, want_text)
+        count = got[0] if got is not None else sum(1 for _ in walk.commits())
+        assert count == want

@@ -102,6 +102,7 @@ class PendingRefs:
     ref is made only when something asks for them one by one."""
 
     __slots__ = ("refs", "uninteresting")
+    left = False  # never the left side of a symmetric range
 
     def __init__(self, refs: RefRange, uninteresting: bool) -> None:
         self.refs = refs
@@ -333,6 +334,8 @@ class RevWalk:
         this line, with no ``Pending`` made for them); the others, in their place,
         through the whole of ``handle_commit``.  False where the native core cannot
         say which starts the graph holds (then nothing was done)."""
+        if not self._pending:
+            return True
         tips: list[bytes] = []
         for p in self._pending:
             if isinstance(p, PendingRefs):
@@ -365,7 +368,7 @@ class RevWalk:
                 p = Pending(tips[z], item.refs.name(z - first), None, False)
             else:
                 p = item
-            self._handle_one(p, False, set(), starts, ids)
+            self._handle_one(p, bool(held[z]), set(), starts, ids)
             done = z + 1
         ids += tips[done:]
         return True
@@ -1146,7 +1149,7 @@ class RevWalk:
             or self.cherry_mark
             or self.graph.early_flags
             or self.graph.rewrites
-            or any(p.uninteresting for p in self._pending)
+            or any(p.uninteresting or p.left for p in self._pending)
             or not native.walk_usable(self.graph)
         )
 
