@@ -311,7 +311,8 @@ class RevWalk:
             and self.graph.generation_numbers_enabled()
         )
         if self.graph.file is not None and ids is not None:
-            if not any(p.uninteresting for p in self._pending) and self._quick_pending(ids, starts):
+            plain = not any(p.uninteresting or p.left for p in self._pending)
+            if plain and self._quick_pending(ids, starts):
                 return starts
         # Git flags each named object while parsing the arguments, so an object named
         # both ways is uninteresting wherever it is named.
@@ -329,13 +330,11 @@ class RevWalk:
         return starts
 
     def _quick_pending(self, ids: list[bytes], starts: list[Node]) -> bool:
-        """``_handle_pending(ids)`` with nothing excluded and a commit-graph: a start
-        the graph holds only goes into ``ids`` (``--all``'s thousands of refs take
-        this line, with no ``Pending`` made for them); the others, in their place,
-        through the whole of ``handle_commit``.  False where the native core cannot
-        say which starts the graph holds (then nothing was done)."""
-        if not self._pending:
-            return True
+        """``_handle_pending(ids)`` with nothing excluded and no left side, and a
+        commit-graph: a start the graph holds only goes into ``ids`` (``--all``'s
+        thousands of refs take this line, with no ``Pending`` made for them); the
+        others, in their place, through the whole of ``handle_commit``.  False where
+        the native core cannot say which starts the graph holds (then nothing was done)."""
         tips: list[bytes] = []
         for p in self._pending:
             if isinstance(p, PendingRefs):
@@ -345,32 +344,21 @@ class RevWalk:
         held = native.graph_contains(self.graph, tips)
         if held is None:
             return False
-        mask = bytearray(held)
-        at = 0  # the left side of a symmetric range is marked: handle_commit for it
+        at = 0  # where the tips of item p start
         for p in self._pending:
-            if isinstance(p, PendingRefs):
-                at += len(p.refs)
-            else:
-                if p.left:
-                    mask[at] = 0
-                at += 1
-        items = iter(self._pending)
-        item, first = next(items), 0  # the item that holds tip ``first`` on
-        size = len(item.refs) if isinstance(item, PendingRefs) else 1
-        done = 0
-        while (z := mask.find(0, done)) >= 0:
-            ids += tips[done:z]
-            while z >= first + size:  # the pending item that tip z comes from
-                first += size
-                item = next(items)
-                size = len(item.refs) if isinstance(item, PendingRefs) else 1
-            if isinstance(item, PendingRefs):
-                p = Pending(tips[z], item.refs.name(z - first), None, False)
-            else:
-                p = item
-            self._handle_one(p, bool(held[z]), set(), starts, ids)
-            done = z + 1
-        ids += tips[done:]
+            end = at + (len(p.refs) if isinstance(p, PendingRefs) else 1)
+            done = at
+            while (z := held.find(0, done, end)) >= 0:
+                ids += tips[done:z]
+                one = (
+                    p
+                    if isinstance(p, Pending)
+                    else Pending(tips[z], p.refs.name(z - at), None, False)
+                )
+                self._handle_one(one, False, set(), starts, ids)
+                done = z + 1
+            ids += tips[done:end]
+            at = end
         return True
 
     def _handle_one(
@@ -384,28 +372,25 @@ class RevWalk:
         """Git's ``handle_commit`` for one start: a commit into ``starts`` (or ``ids``),
         tags peeled, trees and blobs kept for ``objects``.  ``known``: whether the
         commit-graph holds it (None: not asked yet)."""
-        odb = self.repo.odb
-        fmt = self.repo.object_format
-        nodes = self.graph.nodes
         oid, path = p.oid, p.path
         if oid in negative:
             p.uninteresting = True
         if known is None:
             cg = self.graph.file
-            known = oid in nodes or (cg is not None and cg.position(oid) is not None)
+            known = oid in self.graph.nodes or (cg is not None and cg.position(oid) is not None)
         elif not known:
-            known = oid in nodes
+            known = oid in self.graph.nodes
         if known:
             type_name, data = "commit", b""  # a known commit: no read
         else:
             type_name, data = self._read(oid, p.name)
         while type_name == "tag":
-            tag = Tag(data, fmt, oid)
+            tag = Tag(data, self.repo.object_format, oid)
             if self.want_objects and not p.uninteresting:
                 self._object_pending.append((oid, "tag", tag.name))
             oid, path = tag.object, None
             try:
-                type_name, data = odb.read(oid)
+                type_name, data = self.repo.odb.read(oid)
             except ObjectNotFoundError:
                 if p.uninteresting:
                     type_name = ""
