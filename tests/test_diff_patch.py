@@ -296,7 +296,7 @@ def test_diff_drivers_binary_or_refused(tmp_path: Path) -> None:
 
 def test_refused_options_are_errors(tmp_path: Path) -> None:
     repo = build(tmp_path / "r")
-    for option in ("--cc", "-c", "-C", "-B", "--dirstat"):
+    for option in ("--cc", "-c", "-B", "--dirstat"):
         proc = subprocess.run(
             [sys.executable, "-m", "gitodb", "diff-tree", option, "HEAD"],
             cwd=repo,

@@ -1,14 +1,15 @@
-"""``diff-tree -M``: exact renames, basename matches and similarity scores as Git's,
-compared byte for byte with the ``git`` on PATH."""
+"""``diff-tree -M`` and ``-C``: exact renames, basename matches, copies and
+similarity scores as Git's, compared byte for byte with the ``git`` on PATH."""
 
 from __future__ import annotations
 
+import subprocess
 from pathlib import Path
 
 import pytest
 
 from gitodb.history.renames import MAX_SCORE, parse_rename_score, similarity, span_counts
-from helpers import git, run_gitodb
+from helpers import git, git_env, run_gitodb
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/libgit2.git"
 
@@ -123,5 +124,116 @@ def test_renames_in_libgit2_history() -> None:
     assert len(hits) >= 10
     stdin = b"\n".join(hits[:10]) + b"\n"
     for args in (["-r", "-M"], ["-r", "-M30%", "--name-status"]):
+        theirs = git("diff-tree", "--stdin", *args, cwd=CORPUS, input=stdin)
+        assert gitodb("diff-tree", "--stdin", *args, cwd=CORPUS, stdin=stdin) == theirs
+
+
+@pytest.fixture(scope="module")
+def copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Copies of every kind: of an unchanged file, of a modified one (its old and its
+    new content), of a deleted one (twice: one copy, one rename), of a symlink and of
+    a directory, with renames beside them."""
+    r = tmp_path_factory.mktemp("cp") / "r"
+    git("init", "-q", r)
+    for name in ("d/a", "d/e/b", "f/c", "top", "gone"):
+        (r / name).parent.mkdir(parents=True, exist_ok=True)
+        (r / name).write_text(lines(40, name))
+    (r / "e1").write_text("same\n")
+    (r / "link").symlink_to("top")
+    git("add", ".", cwd=r)
+    git("commit", "-q", "-m", "one", cwd=r)
+    (r / "d2/e").mkdir(parents=True)
+    (r / "d2/e/b").write_text(lines(40, "d/e/b"))  # an unchanged file, copied
+    (r / "f/c2").write_text(lines(40, "f/c"))
+    (r / "g").write_text(lines(40, "f/c") + "more\n")  # a near copy of it
+    (r / "top").write_text(lines(40, "top") + "change\n")
+    (r / "top2").write_text(lines(40, "top"))  # the old content of a modified file
+    (r / "top3").write_text(lines(40, "top") + "change\n")  # ... and its new one
+    (r / "link2").symlink_to("top")
+    (r / "d/a").write_text(lines(40, "d/a").replace("line 3 ", "LINE 3 "))
+    (r / "d2/a").write_text(lines(40, "d/a"))
+    git("rm", "-q", "e1", "gone", cwd=r)
+    (r / "e1b").write_text("same\n")  # a deleted file, twice
+    (r / "e1c").write_text("same\n")
+    (r / "gone2").write_text(lines(40, "gone") + "x\n")
+    git("add", "-A", ".", cwd=r)
+    git("commit", "-q", "-m", "two", cwd=r)
+    return r
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-r", "-C"],
+        ["-r", "-C", "-C"],
+        ["-r", "--find-copies-harder"],
+        ["-r", "-C", "--find-copies-harder", "--name-status"],
+        ["-C", "-C"],  # not recursive: a directory is copied whole
+        ["-C"],
+        ["-r", "-C", "-M"],  # -M after -C: renames only
+        ["-r", "-M", "-C"],
+        ["-r", "-C30"],
+        ["-r", "--find-copies=90%"],
+        ["-r", "--find-copies"],
+        ["-r", "-C", "-C", "-R"],
+        ["-r", "-C", "-C", "-z"],
+        ["-r", "-C", "-C", "-p"],
+        ["-r", "-C", "--stat"],
+        ["-r", "-C", "-C", "--summary"],
+        ["-r", "-C", "-C", "--", "d", "f"],
+        ["-C", "-C", "--", "d2"],
+        ["-r", "--find-copies-harder", "--no-renames"],
+        # the rename limit: skipped, or -C -C falling back to -C, with Git's warnings
+        ["-r", "-C", "-l1"],
+        ["-r", "-C", "-C", "-l1"],
+        ["-r", "-C", "-C", "-l3"],
+        ["-r", "-M", "-l1"],
+    ],
+)
+def test_copies_match_git(copies: Path, args: list[str]) -> None:
+    theirs = run_git_result("diff-tree", *args, "HEAD~", "HEAD", cwd=copies)
+    ours = run_gitodb("diff-tree", *args, "HEAD~", "HEAD", cwd=copies)
+    assert (ours.returncode, ours.stdout, ours.stderr) == theirs
+    if args == ["-r", "-C", "-C"]:
+        assert theirs[1].count(b" C100\t") >= 4 and theirs[1].count(b" R") >= 1
+
+
+def run_git_result(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:
+    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=git_env())
+    return proc.returncode, proc.stdout, proc.stderr
+
+
+@pytest.mark.parametrize("arg", ["-Mx", "-M50%x", "-C5.5.5", "--find-copies=1y", "-Cfoo"])
+def test_bad_rename_score_is_a_usage_error(copies: Path, arg: str) -> None:
+    theirs = run_git_result("diff-tree", "-r", arg, "HEAD~", "HEAD", cwd=copies)
+    ours = run_gitodb("diff-tree", "-r", arg, "HEAD~", "HEAD", cwd=copies)
+    assert theirs[0] == ours.returncode == 129
+    assert ours.stderr == theirs[2] and ours.stdout == b""
+
+
+def test_unchanged_files_never_reach_the_output(copies: Path) -> None:
+    """With --find-copies-harder the tree diff reports unchanged files (``=``) as copy
+    sources; nothing to pair (no additions) or pairs found, they are left out."""
+    head = git("rev-parse", "HEAD^{tree}", cwd=copies).strip().decode()
+    for old, new in (("HEAD^{tree}", head), (head, "HEAD~^{tree}")):
+        theirs = git("diff-tree", "-r", "-C", "-C", old, new, cwd=copies)
+        assert gitodb("diff-tree", "-r", "-C", "-C", old, new, cwd=copies) == theirs
+        assert b" =\t" not in theirs
+
+
+@pytest.mark.skipif(not CORPUS.exists(), reason="needs ../shared/corpus")
+def test_copies_in_libgit2_history() -> None:
+    revs = git("rev-list", "--first-parent", "HEAD", cwd=CORPUS)
+    out = git("diff-tree", "--stdin", "-r", "-C", cwd=CORPUS, input=revs)
+    hits = []
+    commit = None
+    for line in out.split(b"\n"):
+        if len(line) == 40:
+            commit = line
+        elif b" C" in line[:120] and commit is not None and commit not in hits:
+            hits.append(commit)
+    assert len(hits) >= 5
+    stdin = b"\n".join(hits) + b"\n"
+    for args in (["-r", "-C"], ["-r", "-C", "-C", "--name-status"]):
         theirs = git("diff-tree", "--stdin", *args, cwd=CORPUS, input=stdin)
         assert gitodb("diff-tree", "--stdin", *args, cwd=CORPUS, stdin=stdin) == theirs

@@ -7,10 +7,11 @@ Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
 ``--inter-hunk-context``, ``--[no-]indent-heuristic``, ``--minimal``, ``--binary``), ``--numstat``,
 ``--shortstat``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
 ``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
-limiting, and rename detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-l<n>``).
+limiting, rename and copy detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-C[<n>]``,
+``--find-copies[=<n>]``, ``--find-copies-harder``, ``-l<n>``).
 A thin shell over ``gitodb.history.treediff``, ``gitodb.history.renames`` and
 ``gitodb.history.patch``.  An option Git has that gitodb does not implement
-(``-c``, ``--cc``, ``-C``, ``-B``, ...) is refused with
+(``-c``, ``--cc``, ``-B``, ...) is refused with
 Git's usage (exit 129), never ignored.
 """
 
@@ -148,7 +149,9 @@ class Options:
         self.pickaxe: bytes | None = None  # -S<string>
         self.pickaxe_regex = False  # --pickaxe-regex
         self.pickaxe_all = False  # --pickaxe-all
-        self.renames: int | None = None  # -M: the minimum score (of 60000)
+        self.renames: int | None = None  # -M/-C: the minimum score (of 60000)
+        self.copies = False  # -C: copies too
+        self.copies_harder = False  # -C -C, --find-copies-harder: unchanged files too
         self.rename_limit: int | None = None  # -l<n>
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
         self.args: list[str] = []
@@ -257,12 +260,18 @@ def parse_args(argv: list[str]) -> Options:
         elif arg == "--no-abbrev":
             o.abbrev = 0
         elif arg.startswith("-M") or arg == "--find-renames" or arg.startswith("--find-renames="):
-            from gitodb.history.renames import DEFAULT_MIN_SCORE, parse_rename_score
-
-            value = arg[2:] if arg.startswith("-M") else arg.partition("=")[2]
-            o.renames = parse_rename_score(value) if value else DEFAULT_MIN_SCORE
+            o.renames = _rename_score(arg, "-M", "find-renames")
+            o.copies = False  # -M after -C asks for renames only, as in Git
+        elif arg.startswith("-C") or arg == "--find-copies" or arg.startswith("--find-copies="):
+            o.renames = _rename_score(arg, "-C", "find-copies")
+            if o.copies:  # given twice: unchanged files are copy sources too
+                o.copies_harder = True
+            o.copies = True
+        elif arg == "--find-copies-harder":
+            o.copies_harder = True
         elif arg == "--no-renames":
             o.renames = None
+            o.copies = False
         elif arg in ("--no-ext-diff", "--no-textconv"):
             pass  # diff-tree runs neither an external diff nor textconv unless told to
         elif arg.startswith("-l") and arg[2:].isdigit():
@@ -278,6 +287,12 @@ def parse_args(argv: list[str]) -> Options:
             setattr(o, arg[2:].replace("-", "_"), True)
         else:
             raise _Usage(arg)
+    if o.copies_harder:  # Git's diff_setup_done: copy detection, whatever came last
+        from gitodb.history.renames import DEFAULT_MIN_SCORE
+
+        o.copies = True
+        if o.renames is None:
+            o.renames = DEFAULT_MIN_SCORE
     if o.show_trees or o.pickaxe is not None:
         o.recursive = True  # -t implies -r, and the pickaxe looks at files
     if o.output != "raw":
@@ -287,6 +302,19 @@ def parse_args(argv: list[str]) -> Options:
     if o.formats - {"raw"}:
         o.recursive = True  # patches and stats always look at files
     return o
+
+
+def _rename_score(arg: str, short: str, name: str) -> int:
+    """The minimum score of ``-M[<n>]``/``--find-renames[=<n>]`` (``-C``,
+    ``--find-copies``): Git's default without a value, an error for text after it."""
+    from gitodb.history.renames import DEFAULT_MIN_SCORE, parse_rename_score, rename_score_length
+
+    value = arg[len(short) :] if arg.startswith(short) else arg.partition("=")[2]
+    if not value:
+        return DEFAULT_MIN_SCORE
+    if rename_score_length(value) != len(value):
+        raise _BadValue(f"error: invalid argument to {name}")
+    return parse_rename_score(value)
 
 
 def _print_usage(to_stdout: bool = False) -> int:
@@ -560,6 +588,7 @@ class _DiffTree:
         self.paths = paths
         self.printer = _Printer(repo, o)
         self.write = sys.stdout.buffer.write
+        self.rename_limit: Any = None  # renames.RenameLimit, with -M or -C
         # Parents given on --stdin replace the commit's own for the rest of the run,
         # as Git grafts them onto its in-memory commit.
         self.grafts: dict[bytes, list[bytes]] = {}
@@ -574,6 +603,7 @@ class _DiffTree:
             self.paths,
             recursive=self.o.recursive,
             show_trees=self.o.show_trees,
+            unchanged=self.o.copies_harder,
         )
         if self.o.reverse:
             changes = [c.reversed() for c in changes]
@@ -583,8 +613,10 @@ class _DiffTree:
             return odb.read(oid)[1]  # type: ignore[no-any-return]
 
         if self.o.renames is not None:
-            from gitodb.history.renames import detect_renames
+            from gitodb.history.renames import RenameLimit, detect_renames
 
+            if self.rename_limit is None:
+                self.rename_limit = RenameLimit()
             limit = self.o.rename_limit
             if limit is None:
                 limit = self.repo.config.get_ulong("diff.renamelimit", 1000)
@@ -593,6 +625,8 @@ class _DiffTree:
                 read_blob,
                 minimum=self.o.renames,
                 limit=limit or 32767,
+                copies=self.o.copies,
+                report=self.rename_limit,
             )
         if self.o.pickaxe is not None:  # after rename detection, as Git's diffcore
             from gitodb.history.pickaxe import pickaxe
@@ -776,6 +810,11 @@ def run(argv: list[str], ctx: Context) -> int:
                 d.write(line)
                 continue
             d.stdin_line(line)
+    if d.rename_limit is not None:  # Git's diff_warn_rename_limit, once at the end
+        lines = d.rename_limit.warnings()
+        if lines:
+            sys.stdout.flush()
+            sys.stderr.write("".join(f"warning: {line}\n" for line in lines))
     if (o.exit_code or o.quiet) and d.printer.changed:
         return 1
     return 0

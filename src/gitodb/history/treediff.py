@@ -6,8 +6,11 @@ name, a directory compared as if its name ended in ``/`` (so a file ``d`` and a
 directory ``d`` are a deletion and an addition), modes canonicalised like
 Git's ``decode_tree_entry``.  Status letters are Git's: ``A`` added, ``D``
 deleted, ``M`` modified (content or mode), ``T`` type changed (file, symlink,
-submodule).  ``recursive`` descends into changed directories (``-r``);
-``show_trees`` also reports the directories it descends into (``-t``).
+submodule); with ``unchanged=True`` also ``=`` for an entry that is the same on both
+sides (Git's unmodified pairs under ``--find-copies-harder``: copy sources for
+``renames.detect_renames``, which leaves them out of its result).  ``recursive``
+descends into changed directories (``-r``); ``show_trees`` also reports the
+directories it descends into (``-t``).
 ``paths`` limits the comparison like a diff pathspec: a path names itself,
 everything below it and the directories leading to it; with wildcards
 (``*?[``) it is matched as Git's pathspec globs (``*`` crosses ``/``).
@@ -91,11 +94,11 @@ _Side = tuple[int, bytes, bytes]  # (canonical mode, name, id)
 Pair = tuple[bytes | None, bytes, bytes | None, bytes | None, bytes | None]
 
 
-def level_pairs(old: bytes, new: bytes, rawsz: int) -> list[Pair]:
+def level_pairs(old: bytes, new: bytes, rawsz: int, same: bool = False) -> list[Pair]:
     """The entries of two tree contents that differ, paired as Git walks them: both
     lists side by side in their stored order, the lesser key first (a directory's
     key is its name and ``/``), equal keys paired; a pair whose entries are the same
-    bytes is left out.  A tree naming a path twice is compared entry by entry like
+    bytes is left out, unless ``same``.  A tree naming a path twice is compared entry by entry like
     any other.  ``ObjectParseError`` for a malformed tree.
 
     The reference for the native core's ``tree_pairs`` (the differential tests
@@ -117,7 +120,7 @@ def level_pairs(old: bytes, new: bytes, rawsz: int) -> list[Pair]:
             out.append((None, b[j][1], None, b[j][0], b[j][2]))
             j += 1
         else:
-            if a[i] != b[j]:
+            if same or a[i] != b[j]:
                 out.append((a[i][0], a[i][1], a[i][2], b[j][0], b[j][2]))
             i += 1
             j += 1
@@ -133,7 +136,12 @@ class _Differ:
     """
 
     def __init__(
-        self, repo: Repository, recursive: bool, show_trees: bool, paths: Sequence[bytes]
+        self,
+        repo: Repository,
+        recursive: bool,
+        show_trees: bool,
+        paths: Sequence[bytes],
+        unchanged: bool = False,
     ) -> None:
         self.read = repo.odb.read
         #: the native core's object reader (``close()``d by ``diff_trees``) and level
@@ -144,6 +152,7 @@ class _Differ:
         self.recursive = recursive or show_trees
         self.show_trees = show_trees
         self.paths = list(paths)
+        self.unchanged = unchanged  # report "=" entries too (the native pairing cannot)
         self.out: list[TreeChange] = []
         self.max_depth = max_tree_depth(repo.config)
 
@@ -177,12 +186,14 @@ class _Differ:
                 out.append(item)
 
     def level(self, old: bytes | None, new: bytes | None, base: bytes) -> list[TreeChange | _Enter]:
-        if old == new:
+        if old == new and not self.unchanged:
             return []
         a, b = self.tree_data(old), self.tree_data(new)
-        pairs = self.tree_pairs(a, b, self.rawsz) if self.tree_pairs is not None else None
+        pairs = None
+        if self.tree_pairs is not None and not self.unchanged:
+            pairs = self.tree_pairs(a, b, self.rawsz)
         if pairs is None:
-            pairs = level_pairs(a, b, self.rawsz)
+            pairs = level_pairs(a, b, self.rawsz, self.unchanged)
         paths = self.paths
         items: list[TreeChange | _Enter] = []
         for mode_a, name, id_a, mode_b, id_b in pairs:
@@ -201,9 +212,14 @@ class _Differ:
         if one is not None and two is not None:
             m1, name, id1 = one
             m2, _n, id2 = two
-            if m1 == m2 and id1 == id2:
-                return  # only the mode's spelling differed (zero-padded)
             path = base + name
+            if m1 == m2 and id1 == id2:  # the same (or only the mode's spelling differs)
+                if self.unchanged:
+                    if m1 == S_IFDIR and recursive:
+                        items.append(_Enter(path + b"/", id1, id2))
+                    else:
+                        items.append(TreeChange("=", path, m1, m2, id1, id2))
+                return
             if m1 == S_IFDIR and m2 == S_IFDIR:
                 if not recursive or self.show_trees:
                     items.append(TreeChange("M", path, m1, m2, id1, id2))
@@ -238,13 +254,15 @@ def diff_trees(
     *,
     recursive: bool = True,
     show_trees: bool = False,
+    unchanged: bool = False,
 ) -> list[TreeChange]:
     """The changes from tree ``old`` to tree ``new`` (binary ids, None: empty tree).
 
-    ``paths`` are paths from the top (see the module docstring).  Raises
+    ``paths`` are paths from the top (see the module docstring); ``unchanged``: the
+    entries that did not change too, as ``=`` (see the module docstring).  Raises
     ``ObjectNotFoundError`` for a missing tree, ``ObjectTypeError`` for a non-tree.
     """
-    d = _Differ(repo, recursive, show_trees, paths)
+    d = _Differ(repo, recursive, show_trees, paths, unchanged)
     try:
         d.run(old, new)
     finally:
