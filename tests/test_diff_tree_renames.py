@@ -12,6 +12,7 @@ from gitodb.history.renames import MAX_SCORE, parse_rename_score, similarity, sp
 from helpers import git, git_env, run_gitodb
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/libgit2.git"
+GIT255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
 
 
 def gitodb(*args: str, cwd: Path, stdin: bytes | None = None) -> bytes:
@@ -198,8 +199,8 @@ def test_copies_match_git(copies: Path, args: list[str]) -> None:
         assert theirs[1].count(b" C100\t") >= 4 and theirs[1].count(b" R") >= 1
 
 
-def run_git_result(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:
-    proc = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=git_env())
+def run_git_result(*args: str, cwd: Path, git: str = "git") -> tuple[int, bytes, bytes]:
+    proc = subprocess.run([git, *args], cwd=cwd, capture_output=True, env=git_env())
     return proc.returncode, proc.stdout, proc.stderr
 
 
@@ -237,3 +238,38 @@ def test_copies_in_libgit2_history() -> None:
     for args in (["-r", "-C"], ["-r", "-C", "-C", "--name-status"]):
         theirs = git("diff-tree", "--stdin", *args, cwd=CORPUS, input=stdin)
         assert gitodb("diff-tree", "--stdin", *args, cwd=CORPUS, stdin=stdin) == theirs
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["-C"],
+        ["-C", "-C", "-p"],
+        ["--find-copies-harder", "--stat"],
+        ["-l1"],  # log finds renames by default: the limit warns at the end
+        ["-C", "-C", "-l3"],
+        ["-l", "1"],
+        ["-c", "diff.renames=copies"],
+    ],
+)
+def test_log_copies_match_git(copies: Path, args: list[str]) -> None:
+    if args[0] == "-c":  # a config setting: before the command
+        cmd = [*args, "log", "--format=%s", "--name-status"]
+    else:
+        cmd = ["log", "--format=%s", "--name-status", *args]
+    theirs = run_git_result(*cmd, cwd=copies)
+    ours = run_gitodb(*cmd, cwd=copies)
+    assert (ours.returncode, ours.stdout, ours.stderr) == theirs
+
+
+@pytest.mark.parametrize("arg", ["-lx", "-l", "-l1k", "-l0x2", "-l-1", "-l99999999999", "-l2g"])
+def test_rename_limit_values_as_git(copies: Path, arg: str) -> None:
+    """``-l`` is an integer option: C's number syntax and a k/m/g unit, Git 2.55's
+    errors (2.39 takes decimal digits only and says "expects a numerical value")."""
+    for cmd in (["diff-tree", "-r", "-C", arg, "HEAD~", "HEAD"], ["log", "--name-status", arg]):
+        ours = run_gitodb(*cmd, cwd=copies)
+        if GIT255.exists():
+            theirs = run_git_result(*cmd, cwd=copies, git=str(GIT255))
+            assert (ours.returncode, ours.stdout, ours.stderr) == theirs, cmd
+        if arg in ("-lx", "-l", "-l-1"):  # where 2.39 agrees
+            assert (ours.returncode, ours.stdout) == run_git_result(*cmd, cwd=copies)[:2], cmd

@@ -274,8 +274,13 @@ def parse_args(argv: list[str]) -> Options:
             o.copies = False
         elif arg in ("--no-ext-diff", "--no-textconv"):
             pass  # diff-tree runs neither an external diff nor textconv unless told to
-        elif arg.startswith("-l") and arg[2:].isdigit():
-            o.rename_limit = int(arg[2:])
+        elif arg.startswith("-l"):
+            if arg == "-l":  # the value is the next argument
+                if i == len(argv):
+                    raise _BadValue("error: switch `l' requires a value")
+                arg = "-l" + argv[i]
+                i += 1
+            o.rename_limit = _switch_int(arg[2:], "l")
         elif arg.startswith("-S"):
             if arg == "-S":  # the value is the next argument
                 if i == len(argv):
@@ -302,6 +307,24 @@ def parse_args(argv: list[str]) -> Options:
     if o.formats - {"raw"}:
         o.recursive = True  # patches and stats always look at files
     return o
+
+
+def _switch_int(text: str, switch: str) -> int:
+    """An ``OPT_INTEGER`` value as Git's option parser reads it (C's number syntax
+    and a k/m/g unit); ``_BadValue`` with Git's message otherwise."""
+    from gitodb.errors import ConfigError
+    from gitodb.repo.config import parse_int
+
+    lo, hi = -(1 << 31), (1 << 31) - 1  # a C int
+    try:
+        value = parse_int(text)
+    except ConfigError:
+        raise _BadValue(
+            f"error: switch `{switch}' expects an integer value with an optional k/m/g suffix"
+        ) from None
+    if not lo <= value <= hi:
+        raise _BadValue(f"error: value {text} for switch `{switch}' not in range [{lo},{hi}]")
+    return value
 
 
 def _rename_score(arg: str, short: str, name: str) -> int:
@@ -624,7 +647,7 @@ class _DiffTree:
                 changes,
                 read_blob,
                 minimum=self.o.renames,
-                limit=limit or 32767,
+                limit=limit if limit > 0 else 32767,  # 0 or less: no limit
                 copies=self.o.copies,
                 report=self.rename_limit,
             )
@@ -639,6 +662,14 @@ class _DiffTree:
                 all_changes=self.o.pickaxe_all,
             )
         return changes
+
+    def warn_rename_limit(self) -> None:
+        """Git's ``diff_warn_rename_limit``, once at the end of a run: what the rename
+        limit left out (nothing when it left nothing out)."""
+        lines = self.rename_limit.warnings() if self.rename_limit is not None else []
+        if lines:
+            sys.stdout.flush()
+            sys.stderr.write("".join(f"warning: {line}\n" for line in lines))
 
     def commit(self, oid: bytes, parents: list[bytes] | None = None) -> None:
         """Git's ``log_tree_commit`` for diff-tree: against each parent (merges only
@@ -810,11 +841,7 @@ def run(argv: list[str], ctx: Context) -> int:
                 d.write(line)
                 continue
             d.stdin_line(line)
-    if d.rename_limit is not None:  # Git's diff_warn_rename_limit, once at the end
-        lines = d.rename_limit.warnings()
-        if lines:
-            sys.stdout.flush()
-            sys.stderr.write("".join(f"warning: {line}\n" for line in lines))
+    d.warn_rename_limit()
     if (o.exit_code or o.quiet) and d.printer.changed:
         return 1
     return 0

@@ -413,6 +413,8 @@ def _run(argv: list[str], ctx: Any) -> int:
         # pickaxe hides its place back)
         shown_limit, walk.max_count = walk.max_count, -1
     _show(repo, walk, o, settings, diff, colors, shown_limit)
+    if diff is not None:
+        diff.finish()
     return 0
 
 

@@ -7,11 +7,12 @@ defaults: no diff unless a format is asked for (``-p``/``-u``/``--patch``,
 ``-U<n>``, ``--raw``, ``--stat``, ``--numstat``, ``--shortstat``, ``--summary``,
 ``--name-only``, ``--name-status``, ``--patch-with-stat``, ``--patch-with-raw``),
 always recursive, renames found unless ``diff.renames`` is false or
-``--no-renames`` is given, a root commit shown against the empty tree unless
-``log.showRoot`` is false.  Merges show no diff unless ``-m`` (each parent, the
-header repeated with ``(from <parent>)``) or ``--first-parent`` (the first
-parent, no ``(from ...)``) or ``--diff-merges=`` says so; combined diffs (``-c``,
-``--cc``, ``--diff-merges=combined``...) are refused with a usage error.
+``--no-renames`` is given (copies too with ``diff.renames=copies`` or ``-C``), a
+root commit shown against the empty tree unless ``log.showRoot`` is false.  Merges
+show no diff unless ``-m`` (each parent, the header repeated with ``(from
+<parent>)``) or ``--first-parent`` (the first parent, no ``(from ...)``) or
+``--diff-merges=`` says so; combined diffs (``-c``, ``--cc``,
+``--diff-merges=combined``...) are refused with a usage error.
 """
 
 from __future__ import annotations
@@ -54,6 +55,8 @@ _EXACT = frozenset(
         "-r",
         "-t",
         "--find-renames",
+        "--find-copies",
+        "--find-copies-harder",
         "--no-renames",
         "--no-ext-diff",
         "--no-textconv",
@@ -74,6 +77,9 @@ _PREFIXES = (
     "--dst-prefix=",
     "-M",
     "--find-renames=",
+    "-C",
+    "--find-copies=",
+    "-l",
 )
 #: combined diffs: not built, refused
 _COMBINED = frozenset({"-c", "--cc", "--combined-all-paths", "--dd", "--remerge-diff"})
@@ -107,10 +113,10 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
         if arg == "--":
             rest += argv[i - 1 :]
             break
-        if arg == "-S":  # the pickaxe's string is the next argument
+        if arg in ("-S", "-l"):  # the pickaxe's string, the rename limit: the next argument
             if i == len(argv):
-                raise _usage("switch `S' requires a value")
-            diff.append("-S" + argv[i])
+                raise _usage(f"switch `{arg[1]}' requires a value")
+            diff.append(arg + argv[i])
             i += 1
             continue
         if arg in _COMBINED or arg.startswith(("--diff-merges=c", "--diff-merges=d")):
@@ -192,20 +198,27 @@ class LogDiff:
         if algorithm and algorithm.lower() not in ("myers", "default"):
             raise GitodbError(f"gitodb log does not support diff.algorithm={algorithm}")
         explicit_renames = any(
-            a.startswith(("-M", "--find-renames")) or a == "--no-renames" for a in diff_args
+            a.startswith(("-M", "--find-renames", "-C", "--find-copies")) or a == "--no-renames"
+            for a in diff_args
         )
         if not explicit_renames:
             from gitodb.history.renames import DEFAULT_MIN_SCORE
 
             value = (config.get("diff.renames") or "true").lower()
             if value in ("copies", "copy"):
-                raise GitodbError("gitodb log does not support diff.renames=copies")
-            if config.get_bool("diff.renames", True):
+                o.renames, o.copies = DEFAULT_MIN_SCORE, True
+            elif config.get_bool("diff.renames", True):
                 o.renames = DEFAULT_MIN_SCORE
         self.show_root = "--root" in diff_args or config.get_bool("log.showroot", True)
         self.merges = merges
         self.o = o
         self._tree: Any = None
+
+    def finish(self) -> None:
+        """After the last commit: Git's rename-limit warnings, if the limit left
+        pairs out."""
+        if self._tree is not None:
+            self._tree.warn_rename_limit()
 
     def bind(self, paths: list[bytes], work_tree: str | None) -> None:
         """The walk's pathspecs (the diff shows only those paths) and the work tree
