@@ -8,7 +8,8 @@ Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
 ``--shortstat``, ``-z``, ``-r``, ``-t``, ``-R``, ``--root``, ``-m``, ``--abbrev``,
 ``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
 limiting, rename and copy detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-C[<n>]``,
-``--find-copies[=<n>]``, ``--find-copies-harder``, ``-l<n>``).
+``--find-copies[=<n>]``, ``--find-copies-harder``, ``-l<n>``), whitespace options
+(``-w``, ``-b``, ``--ignore-space-at-eol``, ``--ignore-cr-at-eol``).
 A thin shell over ``gitodb.history.treediff``, ``gitodb.history.renames`` and
 ``gitodb.history.patch``.  An option Git has that gitodb does not implement
 (``-c``, ``--cc``, ``-B``, ...) is refused with
@@ -87,6 +88,16 @@ _FLAGS = {
     "--minimal": "minimal",
 }
 
+#: the whitespace options: which ``linediff`` flag each sets
+_WHITESPACE = {
+    "-w": "WS_ALL",
+    "--ignore-all-space": "WS_ALL",
+    "-b": "WS_CHANGE",
+    "--ignore-space-change": "WS_CHANGE",
+    "--ignore-space-at-eol": "WS_AT_EOL",
+    "--ignore-cr-at-eol": "WS_CR_AT_EOL",
+}
+
 # Output formats, in the order Git prints them (diff.c's diff_flush).
 _FORMAT_OPTIONS = {
     "-p": ("patch",),
@@ -152,6 +163,7 @@ class Options:
         self.renames: int | None = None  # -M/-C: the minimum score (of 60000)
         self.copies = False  # -C: copies too
         self.copies_harder = False  # -C -C, --find-copies-harder: unchanged files too
+        self.whitespace = 0  # -w, -b, --ignore-space-at-eol, ...: linediff.WS_* flags
         self.rename_limit: int | None = None  # -l<n>
         self.abbrev: int | None = 0  # 0: full ids; None: the default length
         self.args: list[str] = []
@@ -269,6 +281,10 @@ def parse_args(argv: list[str]) -> Options:
             o.copies = True
         elif arg == "--find-copies-harder":
             o.copies_harder = True
+        elif arg in _WHITESPACE:
+            from gitodb.history import linediff
+
+            o.whitespace |= getattr(linediff, _WHITESPACE[arg])
         elif arg == "--no-renames":
             o.renames = None
             o.copies = False
@@ -426,6 +442,7 @@ class _Printer:
                 abbrev=Abbreviator(repo, length),
                 hexsz=hexsz,
                 binary=o.binary,
+                whitespace=o.whitespace,
                 compression=WriteSettings.from_config(repo.config).loose_compression
                 if o.binary
                 else 1,
@@ -549,6 +566,7 @@ class _Printer:
             binary_attr=self.binary_attr(),
             indent_heuristic=o.indent_heuristic,
             minimal=o.minimal,
+            whitespace=o.whitespace,
         )
         if not o.compact_summary:
             for fs in stats:
@@ -661,7 +679,27 @@ class _DiffTree:
                 regex=self.o.pickaxe_regex,
                 all_changes=self.o.pickaxe_all,
             )
+        if self.o.whitespace:
+            changes = [c for c in changes if not self._whitespace_only(c, read_blob)]
         return changes
+
+    def _whitespace_only(self, change: Change, read_blob: Any) -> bool:
+        """Git 2.55 with a whitespace option: a modification whose only change is
+        whitespace that is ignored (same mode, text on both sides) is no change, in
+        every output format and for ``--exit-code`` (Git 2.39 still listed it in the
+        raw output)."""
+        from gitodb.history.linediff import diff_data
+        from gitodb.history.patch import is_binary, side_content
+
+        if change.status != "M" or change.old_mode != change.new_mode:
+            return False
+        if not self.o.text and self.printer.binary_attr()(change.path):
+            return False
+        old = side_content(change.old_mode, change.old_id, read_blob)
+        new = side_content(change.new_mode, change.new_id, read_blob)
+        if not self.o.text and (is_binary(old) or is_binary(new)):
+            return False
+        return not diff_data(old, new, whitespace=self.o.whitespace)
 
     def warn_rename_limit(self) -> None:
         """Git's ``diff_warn_rename_limit``, once at the end of a run: what the rename

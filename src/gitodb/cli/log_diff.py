@@ -62,6 +62,12 @@ _EXACT = frozenset(
         "--no-textconv",
         "--pickaxe-all",
         "--pickaxe-regex",
+        "-w",
+        "--ignore-all-space",
+        "-b",
+        "--ignore-space-change",
+        "--ignore-space-at-eol",
+        "--ignore-cr-at-eol",
     }
 )
 _PREFIXES = (

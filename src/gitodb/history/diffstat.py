@@ -64,8 +64,10 @@ def file_stats(
     binary_attr: Callable[[bytes], bool] | None = None,
     indent_heuristic: bool = True,
     minimal: bool = False,
+    whitespace: int = 0,
 ) -> list[FileStat]:
-    """The counts of each file change (trees are skipped)."""
+    """The counts of each file change (trees are skipped); ``whitespace``:
+    ``linediff.WS_*`` flags."""
     out = []
     for ch in changes:
         if stat.S_ISDIR(ch.old_mode or 0) or stat.S_ISDIR(ch.new_mode or 0):
@@ -86,7 +88,9 @@ def file_stats(
         elif ch.old_id == ch.new_id and ch.old_mode and ch.new_mode:
             added = deleted = 0
         else:
-            edits = diff_data(old, new, indent_heuristic=indent_heuristic, minimal=minimal)
+            edits = diff_data(
+                old, new, indent_heuristic=indent_heuristic, minimal=minimal, whitespace=whitespace
+            )
             added = sum(e.n2 for e in edits)
             deleted = sum(e.n1 for e in edits)
         fs = FileStat(ch.path, old_path, added, deleted, binary)

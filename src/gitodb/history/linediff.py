@@ -24,7 +24,11 @@ reproducing each of its stages, because each changes which of the many minimal
    since Git 2.14) scores the split best.
 
 Lines are identified by interning (equal bytes, equal number), which is what
-xdiff's classifier achieves with its hash table.
+xdiff's classifier achieves with its hash table.  With a whitespace option
+(``-w``, ``-b``, ``--ignore-space-at-eol``, ``--ignore-cr-at-eol``: the ``WS_*``
+flags) lines are compared by ``whitespace_key``, the form in which two lines are
+equal exactly when xdiff's ``xdl_recmatch`` says they match; the indent heuristic
+still measures the lines as they are, as xdiff does.  Those diffs run in Python.
 
 This module is the reference.  ``diff_lines`` runs the native core's copy of it
 (``_native/linediff.c``) when that is built, unless ``GITODB_PURE_DIFF=1`` is set
@@ -35,6 +39,7 @@ The differential tests compare the two.
 from __future__ import annotations
 
 import os
+import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -48,6 +53,14 @@ except ImportError:  # built without the native core
     _native_diff_lines = _native_diff_buffers = None
 if os.environ.get("GITODB_PURE_DIFF", "").lower() in ("1", "true", "yes", "on"):
     _native_diff_lines = _native_diff_buffers = None
+
+#: whitespace options (xdiff's XDF_IGNORE_* flags), strongest first
+WS_ALL = 1  # -w, --ignore-all-space
+WS_CHANGE = 2  # -b, --ignore-space-change
+WS_AT_EOL = 4  # --ignore-space-at-eol
+WS_CR_AT_EOL = 8  # --ignore-cr-at-eol
+_SPACE = b" \t\n\v\f\r"  # C's isspace, as XDL_ISSPACE
+_SPACE_RUN = re.compile(rb"[ \t\n\v\f\r]+")
 
 _MAX_EQLIMIT = 1024  # a line occurring more often than this on the other side is "common"
 _SIMSCAN_WINDOW = 100  # how far the run around a common line is examined
@@ -478,6 +491,7 @@ def _compact(
     rchg: bytearray,
     rchg_o: bytearray,
     heuristic: bool,
+    raw: Sequence[bytes],
 ) -> None:
     """Stage 5 for one side (xdiff's ``xdl_change_compact``), keeping the other
     side's groups in step.
@@ -487,7 +501,8 @@ def _compact(
     the run of changed lines after an unchanged one (often empty); group ``k`` of
     one side goes with group ``k`` of the other.  Groups that cannot slide are
     skipped over in C (``find``/``count``), the other side's position jumped by as
-    many groups.
+    many groups.  ``lines`` are compared, ``raw`` (the same lines as they are)
+    measured by the indent heuristic.
     """
     n = len(rchg) - 1
     n_o = len(rchg_o) - 1
@@ -553,7 +568,7 @@ def _compact(
                         raise AssertionError("match disappeared")
             elif heuristic:
                 if ind is None:
-                    ind = _Indents(lines)
+                    ind = _Indents(raw)
                 shift = max(earliest_end, ge - groupsize - 1, ge - _INDENT_HEURISTIC_MAX_SLIDING)
                 best_shift = -1
                 best = (0, 0)
@@ -589,6 +604,32 @@ def _compact(
         oe = rchg_o.find(0, os)
 
 
+def whitespace_key(flags: int) -> Callable[[bytes], bytes] | None:
+    """The comparison form of a line under the whitespace ``flags`` (None for
+    none): the strongest flag decides, as in ``xdl_recmatch``.
+
+    ``-w`` drops every whitespace byte; ``-b`` makes each run of whitespace one
+    space and drops it at the end of the line; ``--ignore-space-at-eol`` drops the
+    whitespace at the end; ``--ignore-cr-at-eol`` drops the newline and a CR before
+    it (a line without its newline then matches the same line with one).
+    """
+    if flags & WS_ALL:
+        return lambda line: line.translate(None, _SPACE)
+    if flags & WS_CHANGE:
+        return lambda line: _SPACE_RUN.sub(b" ", line).rstrip(b" ")
+    if flags & WS_AT_EOL:
+        return lambda line: line.rstrip(_SPACE)
+    if flags & WS_CR_AT_EOL:
+        return _without_cr_at_eol
+    return None
+
+
+def _without_cr_at_eol(line: bytes) -> bytes:
+    if line.endswith(b"\r\n"):
+        return line[:-2]
+    return line[:-1] if line.endswith(b"\n") else line
+
+
 def native_enabled() -> bool:
     """True when ``diff_lines`` runs in the native core."""
     return _native_diff_lines is not None
@@ -600,26 +641,40 @@ def diff_lines(
     *,
     indent_heuristic: bool = True,
     minimal: bool = False,
+    whitespace: int = 0,
 ) -> list[Edit]:
     """The edit script from lines ``a`` to lines ``b``, as Git's default diff finds
     it (``indent_heuristic``: ``diff.indentHeuristic``, on by default;
-    ``minimal``: ``--minimal``, no shortcuts)."""
+    ``minimal``: ``--minimal``, no shortcuts; ``whitespace``: ``WS_*`` flags)."""
+    if whitespace:
+        return diff_lines_py(
+            a, b, indent_heuristic=indent_heuristic, minimal=minimal, whitespace=whitespace
+        )
     if _native_diff_lines is not None:
         return list(map(Edit._make, _native_diff_lines(a, b, indent_heuristic, minimal)))
     return diff_lines_py(a, b, indent_heuristic=indent_heuristic, minimal=minimal)
 
 
 def diff_data(
-    old: bytes, new: bytes, *, indent_heuristic: bool = True, minimal: bool = False
+    old: bytes,
+    new: bytes,
+    *,
+    indent_heuristic: bool = True,
+    minimal: bool = False,
+    whitespace: int = 0,
 ) -> list[Edit]:
     """``diff_lines`` of two files' lines (``split_lines``); the native core cuts
     the lines itself and makes no line objects."""
-    if _native_diff_buffers is not None:
+    if _native_diff_buffers is not None and not whitespace:
         return list(
             map(Edit._make, _native_diff_buffers(bytes(old), bytes(new), indent_heuristic, minimal))
         )
     return diff_lines_py(
-        split_lines(old), split_lines(new), indent_heuristic=indent_heuristic, minimal=minimal
+        split_lines(old),
+        split_lines(new),
+        indent_heuristic=indent_heuristic,
+        minimal=minimal,
+        whitespace=whitespace,
     )
 
 
@@ -647,8 +702,13 @@ def diff_lines_py(
     *,
     indent_heuristic: bool = True,
     minimal: bool = False,
+    whitespace: int = 0,
 ) -> list[Edit]:
     """``diff_lines`` in pure Python (the reference for the native core)."""
+    raw_a, raw_b = a, b  # what the indent heuristic measures
+    key = whitespace_key(whitespace)
+    if key is not None:
+        a, b = list(map(key, a)), list(map(key, b))
     n1 = len(a)
     n2 = len(b)
     # Stage 2: the common ends.
@@ -688,8 +748,8 @@ def diff_lines_py(
         for k in index2:
             rchg2[k] = 1
     # Stage 5, each side against the other.
-    _compact(a, rchg1, rchg2, indent_heuristic)
-    _compact(b, rchg2, rchg1, indent_heuristic)
+    _compact(a, rchg1, rchg2, indent_heuristic, raw_a)
+    _compact(b, rchg2, rchg1, indent_heuristic, raw_b)
     return _script(rchg1, rchg2)
 
 

@@ -259,26 +259,38 @@ def unified(
     inter_hunk: int = 0,
     indent_heuristic: bool = True,
     minimal: bool = False,
+    whitespace: int = 0,
 ) -> bytes:
-    """The hunks of a unified diff from ``old`` to ``new`` (no file headers)."""
+    """The hunks of a unified diff from ``old`` to ``new`` (no file headers);
+    ``whitespace``: ``linediff.WS_*`` flags (``-w``, ``-b``, ...)."""
     if context == 0:
         old, new = _trim_common_tail(old, new)
-    return _hunk_text(old, new, context, inter_hunk, indent_heuristic, minimal)
+    return _hunk_text(old, new, context, inter_hunk, indent_heuristic, minimal, whitespace)
 
 
 def _hunk_text(
-    old: bytes, new: bytes, context: int, inter_hunk: int, indent_heuristic: bool, minimal: bool
+    old: bytes,
+    new: bytes,
+    context: int,
+    inter_hunk: int,
+    indent_heuristic: bool,
+    minimal: bool,
+    whitespace: int = 0,
 ) -> bytes:
     """All the hunks of two files (``b""``: no change), in the native core when it
-    is in use, else through ``diff_lines`` and ``hunks``."""
-    body = native_hunks(
-        old, new, context, inter_hunk, indent_heuristic=indent_heuristic, minimal=minimal
-    )
-    if body is not None:
-        return body
+    is in use (and no whitespace is ignored), else through ``diff_lines`` and
+    ``hunks``: unchanged lines are written as the new side has them, as xdiff does."""
+    if not whitespace:
+        body = native_hunks(
+            old, new, context, inter_hunk, indent_heuristic=indent_heuristic, minimal=minimal
+        )
+        if body is not None:
+            return body
     a = split_lines(old)
     b = split_lines(new)
-    edits = diff_lines(a, b, indent_heuristic=indent_heuristic, minimal=minimal)
+    edits = diff_lines(
+        a, b, indent_heuristic=indent_heuristic, minimal=minimal, whitespace=whitespace
+    )
     return b"".join(hunks(a, b, edits, context, inter_hunk))
 
 
@@ -298,6 +310,7 @@ class PatchOptions:
     abbrev: Callable[[bytes], str] | None = None  # index-line ids; None: full
     hexsz: int = 40
     binary: bool = False  # --binary: binary files as Git's binary patch
+    whitespace: int = 0  # -w, -b, ...: linediff.WS_* flags
     compression: int = 1  # the binary patch's zlib level (core.looseCompression)
 
 
@@ -444,7 +457,9 @@ class PatchFormatter:
             return header + b"Binary files %s and %s differ\n" % (lbl0, lbl1)
         if o.context == 0:
             data1, data2 = _trim_common_tail(data1, data2)
-        body = _hunk_text(data1, data2, o.context, o.inter_hunk, o.indent_heuristic, o.minimal)
+        body = _hunk_text(
+            data1, data2, o.context, o.inter_hunk, o.indent_heuristic, o.minimal, o.whitespace
+        )
         if not body:
             return header if must_show else b""
         tab0 = b"\t" if b" " in lbl0 else b""
