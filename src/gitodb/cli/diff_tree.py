@@ -9,7 +9,8 @@ Raw output (``:<mode> <mode> <id> <id> <status>\\t<path>``), ``--name-only``,
 ``--no-commit-id``, ``--always``, ``--quiet``/``--exit-code``, ``--stdin``, path
 limiting, rename and copy detection (``-M[<n>]``, ``--find-renames[=<n>]``, ``-C[<n>]``,
 ``--find-copies[=<n>]``, ``--find-copies-harder``, ``-l<n>``), whitespace options
-(``-w``, ``-b``, ``--ignore-space-at-eol``, ``--ignore-cr-at-eol``).
+(``-w``, ``-b``, ``--ignore-space-at-eol``, ``--ignore-cr-at-eol``), the pickaxe
+(``-S``, ``-G``, ``--pickaxe-regex``, ``--pickaxe-all``).
 A thin shell over ``gitodb.history.treediff``, ``gitodb.history.renames`` and
 ``gitodb.history.patch``.  An option Git has that gitodb does not implement
 (``-c``, ``--cc``, ``-B``, ...) is refused with
@@ -158,6 +159,7 @@ class Options:
         self.stat_graph_width = 0
         self.stat_count = 0
         self.pickaxe: bytes | None = None  # -S<string>
+        self.grep: bytes | None = None  # -G<regex>
         self.pickaxe_regex = False  # --pickaxe-regex
         self.pickaxe_all = False  # --pickaxe-all
         self.renames: int | None = None  # -M/-C: the minimum score (of 60000)
@@ -297,13 +299,18 @@ def parse_args(argv: list[str]) -> Options:
                 arg = "-l" + argv[i]
                 i += 1
             o.rename_limit = _switch_int(arg[2:], "l")
-        elif arg.startswith("-S"):
-            if arg == "-S":  # the value is the next argument
+        elif arg.startswith(("-S", "-G")):
+            if arg in ("-S", "-G"):  # the value is the next argument
                 if i == len(argv):
-                    raise _BadValue("error: switch `S' requires a value")
-                arg = "-S" + argv[i]
+                    raise _BadValue(f"error: switch `{arg[1]}' requires a value")
+                arg += argv[i]
                 i += 1
-            o.pickaxe = os.fsencode(arg[2:])
+            if len(arg) == 2:
+                raise _BadValue(f"error: {arg} requires a non-empty argument")
+            if arg[1] == "S":
+                o.pickaxe = os.fsencode(arg[2:])
+            else:
+                o.grep = os.fsencode(arg[2:])
         elif arg in ("--pickaxe-all", "--pickaxe-regex"):
             setattr(o, arg[2:].replace("-", "_"), True)
         else:
@@ -314,7 +321,14 @@ def parse_args(argv: list[str]) -> Options:
         o.copies = True
         if o.renames is None:
             o.renames = DEFAULT_MIN_SCORE
-    if o.show_trees or o.pickaxe is not None:
+    if o.grep is not None and o.pickaxe is not None:
+        raise GitodbError("options '-G', '-S', and '--find-object' cannot be used together")
+    if o.grep is not None and o.pickaxe_regex:
+        raise GitodbError(
+            "options '-G' and '--pickaxe-regex' cannot be used together, use "
+            "'--pickaxe-regex' with '-S'"
+        )
+    if o.show_trees or o.pickaxe is not None or o.grep is not None:
         o.recursive = True  # -t implies -r, and the pickaxe looks at files
     if o.output != "raw":
         o.formats.clear()  # names replace every other format (diff_setup_done)
@@ -679,6 +693,17 @@ class _DiffTree:
                 regex=self.o.pickaxe_regex,
                 all_changes=self.o.pickaxe_all,
             )
+        if self.o.grep is not None:
+            from gitodb.history.pickaxe import grep_changes
+
+            changes = grep_changes(
+                changes,
+                read_blob,
+                self.o.grep,
+                all_changes=self.o.pickaxe_all,
+                text=self.o.text,
+                binary_path=self.printer.binary_attr(),
+            )
         if self.o.whitespace:
             changes = [c for c in changes if not self._whitespace_only(c, read_blob)]
         return changes
@@ -850,7 +875,8 @@ def run(argv: list[str], ctx: Context) -> int:
         return _print_usage()
     paths = [normalize_pathspec(p, prefix, top).encode("utf-8", "surrogateescape") for p in o.paths]
     d = _DiffTree(repo, o, paths)
-    if o.formats - {"raw"}:
+    if o.formats - {"raw"} or o.grep is not None or o.whitespace:
+        # the attributes (binary files) are read from the work tree, as Git reads them
         from gitodb.repo import find_work_tree_top
 
         d.printer.work_tree = find_work_tree_top(

@@ -119,7 +119,7 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
         if arg == "--":
             rest += argv[i - 1 :]
             break
-        if arg in ("-S", "-l"):  # the pickaxe's string, the rename limit: the next argument
+        if arg in ("-S", "-G", "-l"):  # the pickaxe's, the rename limit: the next argument
             if i == len(argv):
                 raise _usage(f"switch `{arg[1]}' requires a value")
             diff.append(arg + argv[i])
@@ -140,7 +140,7 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
             merges = _MERGE_MODES[value]
         elif arg == "--no-diff-merges":
             merges = "off"
-        elif arg in _EXACT or arg.startswith(_PREFIXES) or arg.startswith("-S"):
+        elif arg in _EXACT or arg.startswith(_PREFIXES) or arg.startswith(("-S", "-G")):
             diff.append(arg)
         else:
             rest.append(arg)
@@ -190,7 +190,7 @@ class LogDiff:
         self.wanted = bool(o.formats) or o.output != "raw"
         #: ``-S``: a commit whose diff keeps no change is not shown (Git turns off
         #: ``always_show_header`` for a pickaxe), whether or not a diff is printed
-        self.filters = o.pickaxe is not None
+        self.filters = o.pickaxe is not None or o.grep is not None
         o.recursive = True  # log always looks inside directories
         o.abbrev = abbrev  # log's --abbrev (and its default) shortens raw ids too
         config = repo.config
