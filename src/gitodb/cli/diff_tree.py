@@ -20,6 +20,7 @@ Git's usage (exit 129), never ignored.
 from __future__ import annotations
 
 import os
+import stat
 import sys
 from typing import TYPE_CHECKING, Any
 
@@ -283,6 +284,9 @@ def parse_args(argv: list[str]) -> Options:
             o.copies = True
         elif arg == "--find-copies-harder":
             o.copies_harder = True
+        elif arg == "--check":
+            o.formats.add("check")
+            o.no_output = False
         elif arg in _WHITESPACE:
             from gitodb.history import linediff
 
@@ -321,6 +325,12 @@ def parse_args(argv: list[str]) -> Options:
         o.copies = True
         if o.renames is None:
             o.renames = DEFAULT_MIN_SCORE
+    if "check" in o.formats and o.name_option:
+        raise GitodbError(
+            "options '--name-only', '--name-status', '--check', and '-s' cannot be used together"
+        )
+    if "check" in o.formats:
+        o.formats = {"check"}  # --check prints nothing else, whatever else is asked
     if o.grep is not None and o.pickaxe is not None:
         raise GitodbError("options '-G', '-S', and '--find-object' cannot be used together")
     if o.grep is not None and o.pickaxe_regex:
@@ -429,6 +439,8 @@ class _Printer:
         self._patcher: Any = None
         self._formatter: Any = None
         self._binary_attr: Any = None
+        self._ws_rule: int | None = None  # core.whitespace, read for --check
+        self.check_failed = False  # --check found something: exit status 2
         self.shown_one = False
 
     def patcher(self) -> Any:
@@ -546,7 +558,10 @@ class _Printer:
         if o.quiet:
             return b"".join(out)
         separator = False
-        if o.output != "raw" or "raw" in o.formats:
+        if "check" in o.formats:  # in place of the raw lines, as Git's flush_one_pair
+            self._check(changes, out)
+            separator = True
+        elif o.output != "raw" or "raw" in o.formats:
             self._raw(changes, out)
             separator = True
         if o.formats & {"numstat", "stat", "shortstat"}:
@@ -566,6 +581,40 @@ class _Printer:
             for ch in changes:
                 out.append(patch(ch))
         return b"".join(out)
+
+    def _check(self, changes: list[Change], out: list[bytes]) -> None:
+        """``--check``: whitespace errors and conflict markers that each file's new
+        side adds (``history.wscheck``); a binary new side is not checked (``-a``
+        does not change that: Git's ``builtin_checkdiff``)."""
+        from gitodb.errors import report
+        from gitodb.history.patch import is_binary, side_content
+        from gitodb.history.wscheck import MARKER_SIZE, check_file, parse_rule, path_rule
+        from gitodb.repo.attributes import AttributeReader
+
+        repo = self.repo
+        if self._ws_rule is None:
+            self._ws_rule = parse_rule(
+                repo.config.get("core.whitespace"), lambda m: report("warning", m)
+            )
+        reader = AttributeReader(repo, repo.config, work_tree=self.work_tree)
+        binary_attr = self.binary_attr()
+        odb = repo.odb
+        for ch in changes:
+            mode = ch.new_mode or 0
+            if not mode or stat.S_ISDIR(mode) or stat.S_ISDIR(ch.old_mode or 0):
+                continue
+            new = side_content(mode, ch.new_id, lambda oid: odb.read(oid)[1])
+            if binary_attr(ch.path) or is_binary(new):  # even with -a, as in Git
+                continue
+            old = side_content(ch.old_mode or 0, ch.old_id, lambda oid: odb.read(oid)[1])
+            attrs = reader.attributes(ch.path.decode("utf-8", "surrogateescape"))
+            size = attrs.get("conflict-marker-size")
+            marker = int(size) if isinstance(size, str) and size.isdigit() else MARKER_SIZE
+            text, found = check_file(
+                ch.path, old, new, path_rule(attrs.get("whitespace"), self._ws_rule), marker
+            )
+            out.append(text)
+            self.check_failed |= found
 
     def _stats(self, changes: list[Change], out: list[bytes]) -> None:
         """``--numstat``, ``--stat``, ``--shortstat`` (in Git's order)."""
@@ -906,6 +955,7 @@ def run(argv: list[str], ctx: Context) -> int:
                 continue
             d.stdin_line(line)
     d.warn_rename_limit()
+    status = 2 if d.printer.check_failed else 0
     if (o.exit_code or o.quiet) and d.printer.changed:
-        return 1
-    return 0
+        status |= 1
+    return status

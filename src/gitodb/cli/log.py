@@ -413,9 +413,7 @@ def _run(argv: list[str], ctx: Any) -> int:
         # pickaxe hides its place back)
         shown_limit, walk.max_count = walk.max_count, -1
     _show(repo, walk, o, settings, diff, colors, shown_limit)
-    if diff is not None:
-        diff.finish()
-    return 0
+    return diff.finish() if diff is not None else 0
 
 
 def _mark(node: Any, left_right: bool, cherry_mark: bool) -> bytes:

@@ -68,6 +68,7 @@ _EXACT = frozenset(
         "--ignore-space-change",
         "--ignore-space-at-eol",
         "--ignore-cr-at-eol",
+        "--check",
     }
 )
 _PREFIXES = (
@@ -220,11 +221,13 @@ class LogDiff:
         self.o = o
         self._tree: Any = None
 
-    def finish(self) -> None:
+    def finish(self) -> int:
         """After the last commit: Git's rename-limit warnings, if the limit left
-        pairs out."""
-        if self._tree is not None:
-            self._tree.warn_rename_limit()
+        pairs out; the exit status: 2 if ``--check`` found something, else 0."""
+        if self._tree is None:
+            return 0
+        self._tree.warn_rename_limit()
+        return 2 if self._tree.printer.check_failed else 0
 
     def bind(self, paths: list[bytes], work_tree: str | None) -> None:
         """The walk's pathspecs (the diff shows only those paths) and the work tree

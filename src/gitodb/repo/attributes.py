@@ -8,8 +8,9 @@ with ``GIT_ATTR_NOSYSTEM``), the global file (``core.attributesFile``, default
 
 The in-tree files come from the *attribute source*: a tree when one is named
 (``--attr-source``, ``GIT_ATTR_SOURCE``, else ``attr.tree``, which is ignored
-when it names no tree), else the work tree.  A bare repository without a source
-has no in-tree attributes (Git 2.55 no longer defaults to ``HEAD`` there).  A
+when it names no tree), else the work tree, and for a file the work tree does not
+have (or without a work tree) the index.  A bare repository without a source has
+no in-tree attributes (Git 2.55 no longer defaults to ``HEAD`` there).  A
 symlinked in-tree ``.gitattributes`` is not followed (Git's warning).
 """
 
@@ -87,6 +88,7 @@ class AttributeReader:
         if repo is not None:
             self._add_outside(self._info, os.path.join(repo.commondir, "info", "attributes"))
         self._dirs: dict[str, AttrFile | None] = {}
+        self._index: dict[bytes, bytes] | None = None  # staged .gitattributes: id by path
         self._stacks: dict[str, AttributeStack] = {}  # by directory (batch modes ask often)
 
     @staticmethod
@@ -128,8 +130,30 @@ class AttributeReader:
     def _read_in_tree(self, rel: str) -> bytes | None:
         if self._tree is not None:
             return self._read_from_tree(rel) if self._tree else None
-        if self.work_tree is None:
+        data = self._read_from_work_tree(rel) if self.work_tree is not None else None
+        return data if data is not None else self._read_from_index(rel)
+
+    def _read_from_index(self, rel: str) -> bytes | None:
+        """Git's fallback when the work tree has no such file (a sparse checkout),
+        and its only in-tree source without a work tree: the staged file."""
+        if self.repo is None:
             return None
+        if self._index is None:
+            from gitodb.repo.index import index_path, read_index
+
+            self._index = {}
+            # none in a bare repository, or before anything is staged
+            for e in read_index(index_path(self.repo), self.repo.object_format):
+                if e.stage == 0 and e.path.rsplit(b"/", 1)[-1] == GITATTRIBUTES.encode():
+                    self._index[e.path] = e.oid
+        oid = self._index.get(rel.encode("utf-8", "surrogateescape"))
+        if oid is None:
+            return None
+        kind, data = self.repo.odb.read(oid)
+        return bytes(data) if kind == "blob" else None
+
+    def _read_from_work_tree(self, rel: str) -> bytes | None:
+        assert self.work_tree is not None
         path = os.path.join(self.work_tree, rel)
         try:
             if os.path.islink(path):
