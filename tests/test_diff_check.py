@@ -5,7 +5,6 @@ the ``git`` on PATH."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,8 @@ from gitodb.history.wscheck import (
     check_line,
     parse_rule,
 )
-from helpers import git, git_env, run_gitodb
+from helpers import git
+from oracle import assert_same
 
 ADDED = (
     b"a \n"  # trailing space
@@ -61,16 +61,6 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return r
 
 
-def _same(args: list[str], cwd: Path) -> None:
-    theirs = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=git_env())
-    ours = run_gitodb(*args, cwd=cwd)
-    assert (ours.returncode, ours.stdout, ours.stderr) == (
-        theirs.returncode,
-        theirs.stdout,
-        theirs.stderr,
-    ), args
-
-
 @pytest.mark.parametrize(
     "config",
     [
@@ -87,8 +77,8 @@ def _same(args: list[str], cwd: Path) -> None:
 )
 def test_check_matches_git(repo: Path, config: list[str]) -> None:
     pre = [x for c in config for x in ("-c", c)]
-    _same([*pre, "diff-tree", "-r", "--check", "HEAD~", "HEAD"], repo)
-    _same([*pre, "diff-tree", "--check", "HEAD"], repo)  # implies -r; the commit line
+    assert_same(repo, *pre, "diff-tree", "-r", "--check", "HEAD~", "HEAD")
+    assert_same(repo, *pre, "diff-tree", "--check", "HEAD")  # implies -r; the commit line
 
 
 @pytest.mark.parametrize(
@@ -104,11 +94,11 @@ def test_check_matches_git(repo: Path, config: list[str]) -> None:
     ],
 )
 def test_check_with_other_options(repo: Path, extra: list[str]) -> None:
-    _same(["diff-tree", "-r", "--check", *extra, "HEAD~", "HEAD"], repo)
+    assert_same(repo, "diff-tree", "-r", "--check", *extra, "HEAD~", "HEAD")
 
 
 def test_check_refuses_name_formats(repo: Path) -> None:
-    _same(["diff-tree", "-r", "--check", "--name-only", "HEAD~", "HEAD"], repo)
+    assert_same(repo, "diff-tree", "-r", "--check", "--name-only", "HEAD~", "HEAD")
 
 
 @pytest.mark.parametrize(
@@ -125,15 +115,15 @@ def test_check_reads_attributes(repo: Path, tmp_path: Path, attributes: str) -> 
     clone = tmp_path / "c"
     git("clone", "-q", repo, clone)
     (clone / ".gitattributes").write_text(attributes)
-    _same(["diff-tree", "-r", "--check", "HEAD~", "HEAD"], clone)
+    assert_same(clone, "diff-tree", "-r", "--check", "HEAD~", "HEAD")
     # without a work tree (inside .git), the staged .gitattributes applies
     git("add", ".gitattributes", cwd=clone)
     (clone / ".gitattributes").write_text("")
-    _same(["-C", ".git", "diff-tree", "-r", "--check", "HEAD~", "HEAD"], clone)
+    assert_same(clone, "-C", ".git", "diff-tree", "-r", "--check", "HEAD~", "HEAD")
 
 
 def test_log_check(repo: Path) -> None:
-    _same(["log", "--check", "--format=%s"], repo)
+    assert_same(repo, "log", "--check", "--format=%s")
 
 
 def test_rules_parse_as_git() -> None:

@@ -4,12 +4,12 @@ for byte with the ``git`` on PATH."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from helpers import git, git_env, run_gitodb
+from helpers import git
+from oracle import assert_same
 
 
 @pytest.fixture(scope="module")
@@ -37,16 +37,6 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return r
 
 
-def _both(args: list[str], cwd: Path) -> None:
-    theirs = subprocess.run(["git", *args], cwd=cwd, capture_output=True, env=git_env())
-    ours = run_gitodb(*args, cwd=cwd)
-    assert (ours.returncode, ours.stdout, ours.stderr) == (
-        theirs.returncode,
-        theirs.stdout,
-        theirs.stderr,
-    ), args
-
-
 @pytest.mark.parametrize(
     "pattern",
     [
@@ -64,9 +54,9 @@ def _both(args: list[str], cwd: Path) -> None:
     ],
 )
 def test_grep_matches_git(repo: Path, pattern: str) -> None:
-    _both(["diff-tree", "-r", "-G" + pattern, "HEAD~2", "HEAD~"], repo)
-    _both(["diff-tree", "-r", "-p", "-G", pattern, "HEAD~2", "HEAD~"], repo)
-    _both(["log", "--format=%s", "--name-status", "-G" + pattern], repo)
+    assert_same(repo, "diff-tree", "-r", "-G" + pattern, "HEAD~2", "HEAD~")
+    assert_same(repo, "diff-tree", "-r", "-p", "-G", pattern, "HEAD~2", "HEAD~")
+    assert_same(repo, "log", "--format=%s", "--name-status", "-G" + pattern)
 
 
 @pytest.mark.parametrize(
@@ -85,4 +75,4 @@ def test_grep_matches_git(repo: Path, pattern: str) -> None:
     ],
 )
 def test_grep_options_and_errors_match_git(repo: Path, args: list[str]) -> None:
-    _both(["diff-tree", "-r", *args, "HEAD~2", "HEAD"], repo)
+    assert_same(repo, "diff-tree", "-r", *args, "HEAD~2", "HEAD")

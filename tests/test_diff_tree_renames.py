@@ -3,13 +3,13 @@ similarity scores as Git's, compared byte for byte with the ``git`` on PATH."""
 
 from __future__ import annotations
 
-import subprocess
 from pathlib import Path
 
 import pytest
 
 from gitodb.history.renames import MAX_SCORE, parse_rename_score, similarity, span_counts
-from helpers import git, git_env, run_gitodb
+from helpers import git, run_gitodb
+from oracle import assert_same, both, run
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared/corpus/libgit2.git"
 GIT255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
@@ -192,24 +192,15 @@ def copies(tmp_path_factory: pytest.TempPathFactory) -> Path:
     ],
 )
 def test_copies_match_git(copies: Path, args: list[str]) -> None:
-    theirs = run_git_result("diff-tree", *args, "HEAD~", "HEAD", cwd=copies)
-    ours = run_gitodb("diff-tree", *args, "HEAD~", "HEAD", cwd=copies)
-    assert (ours.returncode, ours.stdout, ours.stderr) == theirs
+    theirs = assert_same(copies, "diff-tree", *args, "HEAD~", "HEAD")
     if args == ["-r", "-C", "-C"]:
-        assert theirs[1].count(b" C100\t") >= 4 and theirs[1].count(b" R") >= 1
-
-
-def run_git_result(*args: str, cwd: Path, git: str = "git") -> tuple[int, bytes, bytes]:
-    proc = subprocess.run([git, *args], cwd=cwd, capture_output=True, env=git_env())
-    return proc.returncode, proc.stdout, proc.stderr
+        assert theirs.count(b" C100\t") >= 4 and theirs.count(b" R") >= 1
 
 
 @pytest.mark.parametrize("arg", ["-Mx", "-M50%x", "-C5.5.5", "--find-copies=1y", "-Cfoo"])
 def test_bad_rename_score_is_a_usage_error(copies: Path, arg: str) -> None:
-    theirs = run_git_result("diff-tree", "-r", arg, "HEAD~", "HEAD", cwd=copies)
-    ours = run_gitodb("diff-tree", "-r", arg, "HEAD~", "HEAD", cwd=copies)
-    assert theirs[0] == ours.returncode == 129
-    assert ours.stderr == theirs[2] and ours.stdout == b""
+    theirs, ours = both(copies, "diff-tree", "-r", arg, "HEAD~", "HEAD")
+    assert ours == theirs and ours[0] == 129 and ours[1] == b""
 
 
 def test_unchanged_files_never_reach_the_output(copies: Path) -> None:
@@ -257,9 +248,7 @@ def test_log_copies_match_git(copies: Path, args: list[str]) -> None:
         cmd = [*args, "log", "--format=%s", "--name-status"]
     else:
         cmd = ["log", "--format=%s", "--name-status", *args]
-    theirs = run_git_result(*cmd, cwd=copies)
-    ours = run_gitodb(*cmd, cwd=copies)
-    assert (ours.returncode, ours.stdout, ours.stderr) == theirs
+    assert_same(copies, *cmd)
 
 
 @pytest.mark.parametrize("arg", ["-lx", "-l", "-l1k", "-l0x2", "-l-1", "-l99999999999", "-l2g"])
@@ -267,9 +256,8 @@ def test_rename_limit_values_as_git(copies: Path, arg: str) -> None:
     """``-l`` is an integer option: C's number syntax and a k/m/g unit, Git 2.55's
     errors (2.39 takes decimal digits only and says "expects a numerical value")."""
     for cmd in (["diff-tree", "-r", "-C", arg, "HEAD~", "HEAD"], ["log", "--name-status", arg]):
-        ours = run_gitodb(*cmd, cwd=copies)
+        theirs, ours = both(copies, *cmd)
         if GIT255.exists():
-            theirs = run_git_result(*cmd, cwd=copies, git=str(GIT255))
-            assert (ours.returncode, ours.stdout, ours.stderr) == theirs, cmd
+            assert ours == run([str(GIT255), *cmd], copies), cmd
         if arg in ("-lx", "-l", "-l-1"):  # where 2.39 agrees
-            assert (ours.returncode, ours.stdout) == run_git_result(*cmd, cwd=copies)[:2], cmd
+            assert ours[:2] == theirs[:2], cmd

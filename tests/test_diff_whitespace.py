@@ -6,7 +6,6 @@ only change is ignored whitespace)."""
 from __future__ import annotations
 
 import random
-import subprocess
 from pathlib import Path
 
 import pytest
@@ -20,7 +19,8 @@ from gitodb.history.linediff import (
     WS_CR_AT_EOL,
     whitespace_key,
 )
-from helpers import git, git_env, run_gitodb
+from helpers import git
+from oracle import assert_same, both, run
 
 GIT255 = Path(__file__).resolve().parents[2] / "shared/git-2.55/git/bin/git"
 _WORDS = [b"foo", b"bar", b"{", b"}", b"if (x)", b"return y;", b"", b"  ", b"\t"]
@@ -103,16 +103,6 @@ def repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return r
 
 
-def _git(*args: str, cwd: Path, binary: str = "git") -> tuple[int, bytes, bytes]:
-    proc = subprocess.run([binary, *args], cwd=cwd, capture_output=True, env=git_env())
-    return proc.returncode, proc.stdout, proc.stderr
-
-
-def _ours(*args: str, cwd: Path) -> tuple[int, bytes, bytes]:
-    proc = run_gitodb(*args, cwd=cwd)
-    return proc.returncode, proc.stdout, proc.stderr
-
-
 FLAGS = [
     ["-w"],
     ["-b"],
@@ -129,14 +119,14 @@ FLAGS = [
 )
 def test_patches_and_stats_match_git(repo: Path, flags: list[str], fmt: list[str]) -> None:
     args = ["diff-tree", "-r", *fmt, *flags, "HEAD~", "HEAD"]
-    assert _ours(*args, cwd=repo) == _git(*args, cwd=repo)
+    assert_same(repo, *args)
 
 
 @pytest.mark.parametrize("flags", FLAGS)
 def test_numstat_and_exit_code_match_git(repo: Path, flags: list[str]) -> None:
     for extra in (["--numstat"], ["--exit-code", "-p", "--", "d/f00", "d/f01", "d/f02"]):
         args = ["diff-tree", "-r", *extra, *flags, "HEAD~", "HEAD"]
-        assert _ours(*args, cwd=repo) == _git(*args, cwd=repo)
+        assert_same(repo, *args)
 
 
 @pytest.mark.parametrize("flags", FLAGS[:3])
@@ -146,9 +136,9 @@ def test_raw_leaves_out_ignored_changes(repo: Path, flags: list[str]) -> None:
     empty patch under the same options, and every one kept that is not a plain text
     edit (mode change, rename, binary, an empty file renamed) stays."""
     args = ["diff-tree", "-r", "-M", *flags, "HEAD~", "HEAD"]
-    ours = _ours(*args, cwd=repo)
+    _theirs, ours = both(repo, *args)
     if GIT255.exists():
-        assert ours == _git(*args, cwd=repo, binary=str(GIT255))
+        assert ours == run([str(GIT255), *args], repo)
     listed = {line.split(b"\t")[-1] for line in ours[1].splitlines()}
     every = {line.split(b"\t")[-1] for line in git(*args, cwd=repo).splitlines()}
     assert {b"mode", b"moved2", b"bin", b"new"} <= listed < every  # new: gone, renamed
@@ -159,7 +149,7 @@ def test_raw_leaves_out_ignored_changes(repo: Path, flags: list[str]) -> None:
 
 def test_log_with_whitespace_options(repo: Path) -> None:
     for args in (["log", "-p", "-w"], ["log", "--stat", "-b"], ["log", "-p", "--ignore-cr-at-eol"]):
-        assert _ours(*args, cwd=repo) == _git(*args, cwd=repo)
+        assert_same(repo, *args)
 
 
 _SPACE = b" \t\n\v\f\r"

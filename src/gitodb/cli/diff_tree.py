@@ -439,7 +439,7 @@ class _Printer:
         self._patcher: Any = None
         self._formatter: Any = None
         self._binary_attr: Any = None
-        self._ws_rule: int | None = None  # core.whitespace, read for --check
+        self._check_state: tuple[int, Any] | None = None  # --check's rule, attributes
         self.check_failed = False  # --check found something: exit status 2
         self.shown_one = False
 
@@ -586,35 +586,44 @@ class _Printer:
         """``--check``: whitespace errors and conflict markers that each file's new
         side adds (``history.wscheck``); a binary new side is not checked (``-a``
         does not change that: Git's ``builtin_checkdiff``)."""
-        from gitodb.errors import report
         from gitodb.history.patch import is_binary, side_content
-        from gitodb.history.wscheck import MARKER_SIZE, check_file, parse_rule, path_rule
-        from gitodb.repo.attributes import AttributeReader
+        from gitodb.history.wscheck import check_file, marker_size, path_rule
 
-        repo = self.repo
-        if self._ws_rule is None:
-            self._ws_rule = parse_rule(
-                repo.config.get("core.whitespace"), lambda m: report("warning", m)
-            )
-        reader = AttributeReader(repo, repo.config, work_tree=self.work_tree)
+        core_rule, attributes = self._check_settings()
         binary_attr = self.binary_attr()
-        odb = repo.odb
+        odb = self.repo.odb
+
+        def read(oid: bytes) -> bytes:
+            return odb.read(oid)[1]  # type: ignore[no-any-return]
+
         for ch in changes:
             mode = ch.new_mode or 0
             if not mode or stat.S_ISDIR(mode) or stat.S_ISDIR(ch.old_mode or 0):
                 continue
-            new = side_content(mode, ch.new_id, lambda oid: odb.read(oid)[1])
+            new = side_content(mode, ch.new_id, read)
             if binary_attr(ch.path) or is_binary(new):  # even with -a, as in Git
                 continue
-            old = side_content(ch.old_mode or 0, ch.old_id, lambda oid: odb.read(oid)[1])
-            attrs = reader.attributes(ch.path.decode("utf-8", "surrogateescape"))
-            size = attrs.get("conflict-marker-size")
-            marker = int(size) if isinstance(size, str) and size.isdigit() else MARKER_SIZE
+            old = side_content(ch.old_mode or 0, ch.old_id, read)
+            attrs = attributes.attributes(ch.path.decode("utf-8", "surrogateescape"))
+            rule = path_rule(attrs.get("whitespace"), core_rule)
             text, found = check_file(
-                ch.path, old, new, path_rule(attrs.get("whitespace"), self._ws_rule), marker
+                ch.path, old, new, rule, marker_size(attrs.get("conflict-marker-size"))
             )
             out.append(text)
             self.check_failed |= found
+
+    def _check_settings(self) -> tuple[int, Any]:
+        """``core.whitespace``'s rule and the attribute reader, made once a run."""
+        if self._check_state is None:
+            from gitodb.errors import report
+            from gitodb.history.wscheck import parse_rule
+            from gitodb.repo.attributes import AttributeReader
+
+            repo = self.repo
+            rule = parse_rule(repo.config.get("core.whitespace"), lambda m: report("warning", m))
+            reader = AttributeReader(repo, repo.config, work_tree=self.work_tree)
+            self._check_state = (rule, reader)
+        return self._check_state
 
     def _stats(self, changes: list[Change], out: list[bytes]) -> None:
         """``--numstat``, ``--stat``, ``--shortstat`` (in Git's order)."""

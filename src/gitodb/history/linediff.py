@@ -39,10 +39,11 @@ The differential tests compare the two.
 from __future__ import annotations
 
 import os
-import re
 from collections import Counter
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
+
+from gitodb.lazyre import lazy
 
 _native_diff_lines: Callable[..., list[tuple[int, int, int, int]]] | None
 _native_diff_buffers: Callable[..., Any] | None
@@ -60,7 +61,7 @@ WS_CHANGE = 2  # -b, --ignore-space-change
 WS_AT_EOL = 4  # --ignore-space-at-eol
 WS_CR_AT_EOL = 8  # --ignore-cr-at-eol
 _SPACE = b" \t\n\v\f\r"  # C's isspace, as XDL_ISSPACE
-_SPACE_RUN = re.compile(rb"[ \t\n\v\f\r]+")
+_SPACE_RUN = lazy(rb"[ \t\n\v\f\r]+")
 
 _MAX_EQLIMIT = 1024  # a line occurring more often than this on the other side is "common"
 _SIMSCAN_WINDOW = 100  # how far the run around a common line is examined

@@ -12,9 +12,11 @@ expressions, as Git compiles them (``gitodb.history.posixre``).
 
 ``grep_changes(changes, read, pattern)`` is ``-G``: each change's line diff (Git's
 default diff, as ``-p`` shows it) is searched, the pattern matched against each
-added and removed line; a binary side (by content, or by ``is_binary(path)``, the
-attributes) keeps nothing unless ``text`` (``-a``).  A submodule side reads as Git shows it
-(``Subproject commit <id>``); any other side is the object's content.
+added and removed line; a binary side (by content, or by ``binary_path(path)``,
+the attributes) keeps nothing unless ``text`` (``-a``).
+
+For both, a submodule side reads as Git shows it (``Subproject commit <id>``);
+any other side is the object's content.
 
 Example::
 
@@ -78,11 +80,19 @@ def pickaxe(
         # a missing side holds nothing (even a pattern that matches empty text)
         return 0 if mode is None or oid is None else count(side_content(mode, oid, read))
 
+    return _kept(
+        changes, lambda c: side(c.old_mode, c.old_id) != side(c.new_mode, c.new_id), all_changes
+    )
+
+
+def _kept(changes: list[Any], hit: Callable[[Any], bool], all_changes: bool) -> list[Any]:
+    """Git's pickaxe filter: the changed pairs ``hit`` keeps, or every change once one
+    is kept with ``all_changes``; an unchanged pair is never looked at."""
     kept = []
     for c in changes:
         if c.old_mode == c.new_mode and c.old_id == c.new_id:
-            continue  # unchanged: the counts cannot differ
-        if side(c.old_mode, c.old_id) != side(c.new_mode, c.new_id):
+            continue
+        if hit(c):
             if all_changes:
                 return list(changes)
             kept.append(c)
@@ -102,10 +112,8 @@ def grep_changes(
     ``pattern`` (see the module docstring); ``binary_path(path)``: whether the
     attributes make a path binary."""
     search = compile_pattern(pattern).search
-    kept = []
-    for c in changes:
-        if c.old_mode == c.new_mode and c.old_id == c.new_id:
-            continue  # unchanged: no line changes
+
+    def hit(c: Any) -> bool:
         old = side_content(c.old_mode, c.old_id, read) if c.old_mode else b""
         new = side_content(c.new_mode, c.new_id, read) if c.new_mode else b""
         if not text and (
@@ -113,12 +121,10 @@ def grep_changes(
             or (c.new_mode and is_binary(new))
             or (binary_path is not None and any(map(binary_path, _paths(c))))
         ):
-            continue
-        if _changed_line_matches(old, new, search):
-            if all_changes:
-                return list(changes)
-            kept.append(c)
-    return kept
+            return False
+        return _changed_line_matches(old, new, search)
+
+    return _kept(changes, hit, all_changes)
 
 
 def _changed_line_matches(old: bytes, new: bytes, search: Callable[[bytes], Any]) -> bool:

@@ -392,7 +392,7 @@ def _paired(changes: list[Any], src: _Sources, found: dict[int, tuple[int, int]]
                 # no change at all, which Git does not print either.
                 continue
             kept.append([s, c, score])
-        elif c.status == "D" and used[s := src.of_change[i]]:
+        elif c.status == "D" and used[src.of_change[i]]:
             continue  # renamed away
         elif c.status != "=":  # an unchanged file was only a copy source
             kept.append(c)

@@ -82,6 +82,13 @@ def _atoi(text: str) -> int:
     return int(digits) if digits else 0
 
 
+def marker_size(value: object) -> int:
+    """The ``conflict-marker-size`` attribute's length (Git's ``atoi``; 7 unless it
+    is a positive number)."""
+    size = _atoi(value) if isinstance(value, str) else 0
+    return size if size > 0 else MARKER_SIZE
+
+
 def path_rule(value: object, core_rule: int) -> int:
     """The rule for a path whose ``whitespace`` attribute is ``value`` (True: every
     check but tab-in-indent; False: none; None: ``core.whitespace``'s)."""
