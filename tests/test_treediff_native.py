@@ -35,11 +35,12 @@ def _entries(rawsz: int) -> st.SearchStrategy[list[tuple[bytes, bytes, bytes]]]:
     return st.lists(entry, max_size=8)
 
 
-def same(old: bytes, new: bytes, rawsz: int) -> None:
-    """Assert both give the same pairs, or both reject the input."""
-    got = native.tree_pairs(old, new, rawsz)
+def same(old: bytes, new: bytes, rawsz: int, equal: bool = False) -> None:
+    """Assert both give the same pairs (``equal``: the unchanged ones too), or both
+    reject the input."""
+    got = native.tree_pairs(old, new, rawsz, equal)
     try:
-        want = level_pairs(old, new, rawsz)
+        want = level_pairs(old, new, rawsz, equal)
     except ObjectParseError:
         assert got is None
         return
@@ -56,15 +57,18 @@ def same(old: bytes, new: bytes, rawsz: int) -> None:
     data=st.data(),
     sort_a=st.booleans(),
     sort_b=st.booleans(),
+    equal=st.booleans(),
 )
-def test_random_trees(rawsz: int, data: st.DataObject, sort_a: bool, sort_b: bool) -> None:
+def test_random_trees(
+    rawsz: int, data: st.DataObject, sort_a: bool, sort_b: bool, equal: bool
+) -> None:
     a = data.draw(_entries(rawsz))
     b = data.draw(_entries(rawsz)) if data.draw(st.booleans()) else list(a)
     if sort_a:
         a.sort(key=lambda e: e[1] + (b"/" if e[0] in (b"40000", b"040000") else b""))
     if sort_b:
         b.sort(key=lambda e: e[1] + (b"/" if e[0] in (b"40000", b"040000") else b""))
-    same(_tree(a), _tree(b), rawsz)
+    same(_tree(a), _tree(b), rawsz, equal)
 
 
 @settings(max_examples=300, deadline=None)
@@ -81,6 +85,10 @@ def test_edges() -> None:
     same(_tree([file_a, (b"100644", b"a-b", one), dir_a]), b"", 20)
     # The same entries on both sides drop out; a spelling of the mode is a change.
     assert native.tree_pairs(_tree([file_a]), _tree([file_a]), 20) == []
+    # ... unless asked for (--find-copies-harder)
+    assert native.tree_pairs(_tree([file_a]), _tree([file_a]), 20, True) == [
+        (b"100644", b"a", one, b"100644", one)
+    ]
     same(_tree([dir_a]), _tree([(b"040000", b"a", one)]), 20)
     # A path named three times against once.
     same(_tree([(b"100644", b"x", two)] * 3), _tree([(b"100644", b"x", one)]), 20)

@@ -322,7 +322,7 @@ def parse_headers(
     data: bytes, /
 ) -> tuple[list[tuple[bytes, bytes | None]], bytes | None, bool]: ...
 def tree_pairs(
-    old: _Buffer, new: _Buffer, rawsz: int, /
+    old: _Buffer, new: _Buffer, rawsz: int, same: bool = False, /
 ) -> list[tuple[bytes | None, bytes, bytes | None, bytes | None, bytes | None]] | None: ...
 
 # -- the line diff (src/gitodb/_native/linediff.c) -----------------------------------

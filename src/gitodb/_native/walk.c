@@ -541,8 +541,8 @@ PyMethodDef gdc_walk_methods[] = {
      "graph_count(layout, rawsz, starts, first_parent) -> int or None: the commits the "
      "starts reach, over the commit-graph alone"},
     {"tree_pairs", tree_pairs, METH_VARARGS,
-     "tree_pairs(old, new, rawsz) -> [(mode_a, name, id_a, mode_b, id_b)] or None: one "
-     "level of diff-tree, the entries that differ in Git's order"},
+     "tree_pairs(old, new, rawsz[, same]) -> [(mode_a, name, id_a, mode_b, id_b)] or None: "
+     "one level of diff-tree, the entries that differ (all of them with same) in Git's order"},
     {"parse_headers", parse_headers_native, METH_O,
      "parse_headers(data) -> (headers, message, terminated): objects.headers.parse_headers"},
     {NULL, NULL, 0, NULL},

@@ -59,7 +59,7 @@ def enabled() -> bool:
     return os.environ.get("GITODB_PURE_WALK", "").lower() not in ("1", "true", "yes", "on")
 
 
-def tree_pairs_function() -> Callable[[bytes, bytes, int], Any] | None:
+def tree_pairs_function() -> Callable[[bytes, bytes, int, bool], Any] | None:
     """The native core's ``tree_pairs`` (one level of a tree diff, see
     ``treediff.level_pairs``), or None where the native walks are off."""
     return _tree_pairs if enabled() else None

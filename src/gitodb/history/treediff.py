@@ -152,7 +152,7 @@ class _Differ:
         self.recursive = recursive or show_trees
         self.show_trees = show_trees
         self.paths = list(paths)
-        self.unchanged = unchanged  # report "=" entries too (the native pairing cannot)
+        self.unchanged = unchanged  # report "=" entries too
         self.out: list[TreeChange] = []
         self.max_depth = max_tree_depth(repo.config)
 
@@ -190,8 +190,8 @@ class _Differ:
             return []
         a, b = self.tree_data(old), self.tree_data(new)
         pairs = None
-        if self.tree_pairs is not None and not self.unchanged:
-            pairs = self.tree_pairs(a, b, self.rawsz)
+        if self.tree_pairs is not None:
+            pairs = self.tree_pairs(a, b, self.rawsz, self.unchanged)
         if pairs is None:
             pairs = level_pairs(a, b, self.rawsz, self.unchanged)
         paths = self.paths
