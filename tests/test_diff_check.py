@@ -8,6 +8,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitodb.errors import GitodbError
 from gitodb.history.wscheck import (
@@ -138,3 +140,39 @@ def test_rules_parse_as_git() -> None:
     assert check_line(b"\tx\n", rule) == TAB_IN_INDENT
     assert check_line(b"x \n", rule) == BLANK_AT_EOL
     assert check_line(b"  \tx\n", DEFAULT_RULE) == SPACE_BEFORE_TAB
+
+
+_RULE_WORDS = st.sampled_from(
+    [
+        "trailing-space",
+        "trail",
+        "space-before-tab",
+        "indent-with-non-tab",
+        "indent",
+        "cr-at-eol",
+        "blank-at-eol",
+        "blank-at-eof",
+        "blank",
+        "tab-in-indent",
+        "tab",
+        "tabwidth=",
+        "nope",
+        "",
+    ]
+)
+_rules = st.lists(
+    st.tuples(
+        st.sampled_from(["", "-", " ", ", "]), _RULE_WORDS, st.sampled_from(["", "2", "8", "99"])
+    ),
+    max_size=4,
+).map(lambda items: ",".join(p + w + (n if w == "tabwidth=" else "") for p, w, n in items))
+
+
+@settings(max_examples=25, deadline=None)
+@given(_rules)
+def test_random_core_whitespace_as_git(repo: Path, rules: str) -> None:
+    """core.whitespace strings as Git's parse_whitespace_rule reads them (prefixes,
+    negations, tab widths in and out of range, unknown words, the refused pair)."""
+    assert_same(
+        repo, "-c", f"core.whitespace={rules}", "diff-tree", "-r", "--check", "HEAD~", "HEAD"
+    )

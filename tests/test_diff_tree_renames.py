@@ -6,6 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gitodb.history.renames import MAX_SCORE, parse_rename_score, similarity, span_counts
 from helpers import git, run_gitodb
@@ -261,3 +263,14 @@ def test_rename_limit_values_as_git(copies: Path, arg: str) -> None:
             assert ours == run([str(GIT255), *cmd], copies), cmd
         if arg in ("-lx", "-l", "-l-1"):  # where 2.39 agrees
             assert ours[:2] == theirs[:2], cmd
+
+
+@settings(max_examples=25, deadline=None)
+@given(
+    st.sampled_from(["-M", "-C", "--find-renames=", "--find-copies="]),
+    st.text("0123456789.%x", max_size=5),
+)
+def test_random_rename_scores_as_git(copies: Path, option: str, value: str) -> None:
+    """Scores as Git's parse_rename_score reads them (digits as a fraction, a dot, a
+    percent sign) and its error for anything after them."""
+    assert_same(copies, "diff-tree", "-r", "--name-status", option + value, "HEAD~", "HEAD")

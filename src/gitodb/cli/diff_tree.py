@@ -369,7 +369,8 @@ def _switch_int(text: str, switch: str) -> int:
 
 def _rename_score(arg: str, short: str, name: str) -> int:
     """The minimum score of ``-M[<n>]``/``--find-renames[=<n>]`` (``-C``,
-    ``--find-copies``): Git's default without a value, an error for text after it."""
+    ``--find-copies``): Git's default without a value (or with 0), an error for text
+    after it."""
     from gitodb.history.renames import DEFAULT_MIN_SCORE, parse_rename_score, rename_score_length
 
     value = arg[len(short) :] if arg.startswith(short) else arg.partition("=")[2]
@@ -377,7 +378,7 @@ def _rename_score(arg: str, short: str, name: str) -> int:
         return DEFAULT_MIN_SCORE
     if rename_score_length(value) != len(value):
         raise _BadValue(f"error: invalid argument to {name}")
-    return parse_rename_score(value)
+    return parse_rename_score(value) or DEFAULT_MIN_SCORE  # 0 is Git's "the default"
 
 
 def _print_usage(to_stdout: bool = False) -> int:
