@@ -145,7 +145,7 @@ def test_unborn_head(tmp_path: Path) -> None:
 def test_unsupported_placeholder_is_an_error(repo: Path) -> None:
     from oracle import both
 
-    _theirs, ours = both(repo, "log", "--format=%N")
+    _theirs, ours = both(repo, "log", "--format=%G?")
     assert ours[0] == 128 and b"fatal:" in ours[2]
 
 

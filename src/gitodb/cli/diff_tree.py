@@ -161,6 +161,7 @@ class Options:
         self.stat_count = 0
         self.pickaxe: bytes | None = None  # -S<string>
         self.grep: bytes | None = None  # -G<regex>
+        self.notes: Any = None  # history.notes.NotesOptions, once a notes option is given
         self.pickaxe_regex = False  # --pickaxe-regex
         self.pickaxe_all = False  # --pickaxe-all
         self.renames: int | None = None  # -M/-C: the minimum score (of 60000)
@@ -202,6 +203,8 @@ def parse_args(argv: list[str]) -> Options:
             o.no_output = False
         elif arg in ("--pretty", "-v") or arg.startswith(("--pretty=", "--format=")):
             o.pretty = _pretty(arg)
+        elif arg == "--oneline":  # diff-tree prints whole ids all the same
+            o.pretty = _pretty("--pretty=oneline")
         elif arg.startswith("--stat="):
             # --stat=<width>[,<name-width>[,<count>]]
             parts = arg[7:].split(",")
@@ -284,6 +287,15 @@ def parse_args(argv: list[str]) -> Options:
             o.copies = True
         elif arg == "--find-copies-harder":
             o.copies_harder = True
+        elif arg.startswith(("--notes", "--show-notes", "--no-notes")) or arg.endswith(
+            "standard-notes"
+        ):
+            from gitodb.history.notes import NotesOptions
+
+            if o.notes is None:
+                o.notes = NotesOptions()
+            if not o.notes.take(arg):
+                raise _Usage(arg)
         elif arg == "--check":
             o.formats.add("check")
             o.no_output = False
@@ -441,6 +453,7 @@ class _Printer:
         self._formatter: Any = None
         self._binary_attr: Any = None
         self._check_state: tuple[int, Any] | None = None  # --check's rule, attributes
+        self._notes: tuple[Any] | None = None  # (DisplayNotes or None,), once loaded
         self.check_failed = False  # --check found something: exit status 2
         self.shown_one = False
 
@@ -528,12 +541,19 @@ class _Printer:
             if self._formatter is None:
                 # diff-tree abbreviates nothing unless told: %h is the full id.
                 self._formatter = Formatter(self.repo, fmt or "", abbrev=self.o.abbrev)
+                notes = self._display_notes(self._formatter.wants_notes)
+                if notes is not None:
+                    self._formatter.notes = lambda oid: notes.text(oid, raw=True)
             out.append(self._formatter.format(oid, raw))
             empty = self._formatter.empty
-        elif kind == "oneline":
-            out.append(ident + b" " + pretty_commit(kind, self.repo, oid, raw))
         else:
-            out.append(b"commit " + ident + b"\n" + pretty_commit(kind, self.repo, oid, raw))
+            notes = self._display_notes(False)
+            note = notes.text(oid) if notes else b""
+            if kind == "oneline":
+                out.append(ident + b" " + pretty_commit(kind, self.repo, oid, raw) + note)
+            else:
+                message = pretty_commit(kind, self.repo, oid, raw)
+                out.append(b"commit " + ident + b"\n" + message + note)
         if terminator and not empty:
             out.append(self.term)
         if (o.formats or o.output != "raw") and kind != "oneline" and not empty:
@@ -541,6 +561,16 @@ class _Printer:
                 out.append(b"---")
             out.append(b"\n")
         return b"".join(out)
+
+    def _display_notes(self, wanted: bool) -> Any:
+        """The notes a commit's message is shown with (``--notes``, or ``%N`` in a
+        format; diff-tree shows none by default), loaded once."""
+        if self._notes is None:
+            from gitodb.history.notes import NotesOptions
+
+            options = self.o.notes or NotesOptions()
+            self._notes = (options.display(self.repo, wanted),)
+        return self._notes[0]
 
     def lines(self, changes: list[Change], header: tuple[bytes, bytes | None] | None) -> bytes:
         """The output of one diff, after the commit's line or log message when it

@@ -16,6 +16,7 @@ import sys
 
 from gitodb.cli.options import Option, OptionParser, SimpleNamespace
 from gitodb.errors import BadRevisionError, GitodbError
+from gitodb.history.notes import NotesOptions
 from gitodb.objects.datefmt import DateMode
 from gitodb.refs.base import RefStore
 from gitodb.refs.peel import REV_PARSE_RULES, shorten_ref
@@ -131,15 +132,15 @@ class _LogOptions:
         self.diff_args: list[str] = []  # the diff options (gitodb.cli.log_diff)
         self.merges: str | None = None  # -m / --diff-merges=
         self.quiet = False  # -q: no diff
+        self.notes = NotesOptions()  # --notes[=<ref>], --no-notes, --[no-]standard-notes
 
 
 def _set_pretty(o: _LogOptions, value: str) -> None:
-    """Git's ``get_commit_format``: a built-in name (or a unique prefix), or a user format."""
+    """Git's ``get_commit_format`` for ``--pretty=``/``--format=``: ``format:`` and
+    ``tformat:`` formats, an empty one or one with ``%`` (a ``tformat:``), or a
+    built-in name (or a unique prefix)."""
     o.format_given = True
-    if not value:
-        o.kind = "medium"
-        return
-    if value.startswith(("format:", "tformat:")):
+    if value.startswith(("format:", "tformat:")) or not value or "%" in value:
         o.kind = "user"
         o.user, o.terminator = user_format(value)
         return
@@ -151,10 +152,6 @@ def _set_pretty(o: _LogOptions, value: str) -> None:
         return
     if value in ("email", "mboxrd", "reference") or value.startswith("email"):
         raise GitodbError(f"gitodb log does not support --pretty={value}")
-    if "%" in value:
-        o.kind = "user"
-        o.user, o.terminator = user_format(value)
-        return
     raise GitodbError(f"invalid --pretty format: {value}")
 
 
@@ -256,10 +253,7 @@ def _revision_parser() -> OptionParser:
     from gitodb.cli.revopts import REVISION_OPTIONS, revision_abbrev
 
     def fmt(values: Any, value: str | None, _unset: bool) -> None:
-        o = values.log
-        o.format_given = True
-        o.kind = "user"
-        o.user, o.terminator = user_format(value or "")
+        _set_pretty(values.log, value or "")
 
     def pretty(values: Any, value: str | None, _unset: bool) -> None:
         _set_pretty(values.log, "medium" if value is None else value)
@@ -288,6 +282,12 @@ def _revision_parser() -> OptionParser:
     def abbrev(values: Any, value: str | None, _unset: bool) -> None:
         values.log.abbrev = None if value is None else revision_abbrev(value)
 
+    def notes(values: Any, value: str | None, _unset: bool) -> None:
+        values.log.notes.notes(value)
+
+    def show_notes(values: Any, value: str | None, _unset: bool) -> None:
+        values.log.notes.show_notes(value)
+
     def opt(short: str | None, long: str | None, callback: Any, **kw: Any) -> Option:
         return Option(short, long, "callback", callback=callback, hidden=True, **kw)
 
@@ -307,6 +307,11 @@ def _revision_parser() -> OptionParser:
             opt("g", "walk-reflogs", setter("walk_reflogs", True)),
             opt(None, "color", setter_value("color"), takes_value=True, optional_value=True),
             opt(None, "no-color", setter("color", "never")),
+            opt(None, "notes", notes, takes_value=True, optional_value=True, stuck=True),
+            opt(None, "show-notes", show_notes, takes_value=True, optional_value=True, stuck=True),
+            opt(None, "standard-notes", lambda v, _x, _u: v.log.notes.standard(True)),
+            opt(None, "no-notes", lambda v, _x, _u: v.log.notes.no_notes()),
+            opt(None, "no-standard-notes", lambda v, _x, _u: v.log.notes.standard(False)),
         ],
     )
     return _REVISION_PARSER
@@ -490,6 +495,10 @@ def _show(
     f = None
     if user:
         f = Formatter(repo, o.user, date_mode=o.date_mode, abbrev=length, decorations=decorations)
+    notes = _display_notes(repo, o, f)
+    if f is not None:
+        if notes is not None:
+            f.notes = lambda oid: notes.text(oid, raw=True)
         if f.empty and drawn is not None:
             write(b"".join(drawn.entry(n, b"", b"", True) for n in walk.commits()))
             return
@@ -510,6 +519,7 @@ def _show(
         and drawn is None
         and not limited
         and decorations is None
+        and not notes
         and not (parents or children or left_right or cherry_mark)
     ):
         # "<id> <subject>" is "%h %s" (or "%H %s"), which the native core formats
@@ -544,12 +554,13 @@ def _show(
             names = decorations.of(node.id)
             if names:
                 shown += b" (" + ", ".join(names).encode("utf-8", "surrogateescape") + b")"
+        note = notes.text(node.id) if notes else b""  # after the message, as Git's
         if o.kind == "oneline":
-            return shown + b" ", pretty_commit("oneline", repo, node.id, raw)
+            return shown + b" ", pretty_commit("oneline", repo, node.id, raw) + note
         message = pretty_commit(
             o.kind, repo, node.id, raw, date_mode=o.date_mode, abbrev=abbrev, mailmap=mailmap
         )
-        return b"commit " + shown + b"\n", message
+        return b"commit " + shown + b"\n", message + note
 
     def header(node: Any, raw: bytes, parent: bytes | None) -> bytes:
         """The whole entry as Git prints it without the graph."""
@@ -601,6 +612,13 @@ def _show(
             write(b"".join(out))
             out.clear()
     write(b"".join(out))
+
+
+def _display_notes(repo: Any, o: _LogOptions, f: Any) -> Any:
+    """The notes to show (``history.notes.DisplayNotes``), or None: Git's log shows
+    the default notes unless a format is given (or ``%N`` asks for them) or the
+    notes options say otherwise."""
+    return o.notes.display(repo, not o.format_given or (f is not None and f.wants_notes))
 
 
 def _native_log(walk: Any, o: _LogOptions, f: Any, odb: Any) -> bool:

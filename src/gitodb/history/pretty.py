@@ -49,7 +49,6 @@ _TOKEN = lazy(
 _UNSUPPORTED = {
     b"ah",
     b"ch",
-    b"N",
     b"m",
     b"S",
     b"w",
@@ -347,9 +346,13 @@ class Formatter:
         abbrev: int | None = None,
         decorations: Decorations | None = None,
         extra_codes: frozenset[bytes] = frozenset(),
+        notes: Callable[[bytes], bytes] | None = None,
     ) -> None:
         from gitodb.repo.abbrev import Abbreviator, default_abbrev
 
+        #: ``%N``: a commit's notes as ``history.notes.DisplayNotes.text(raw=True)``
+        #: gives them (None: no notes shown)
+        self.notes = notes
         self.repo = repo
         self.date_mode = _date_mode(date_mode)
         self.abbrev = Abbreviator(repo, default_abbrev(repo) if abbrev is None else abbrev)
@@ -385,6 +388,11 @@ class Formatter:
                 merged.append(part)
         self.parts = merged
         self.empty = not raw
+
+    @property
+    def wants_notes(self) -> bool:
+        """Whether the format has ``%N`` (Git's ``userformat_want.notes``)."""
+        return any(not isinstance(p, bytes) and p[1] == b"N" for p in self.parts)
 
     def native_parts(self) -> list[bytes | int] | None:
         """The format for the native core's formatter (``CommitWalk.format``):
@@ -467,6 +475,8 @@ class Formatter:
         if first == b"g":
             got = extra(code) if extra is not None else None
             return got if got is not None else b""
+        if code == b"N":  # without notes shown, Git leaves "%N" as it is
+            return self.notes(c.oid) if self.notes is not None else b"%N"
         if code == b"H":
             return c.oid.hex().encode()
         if code == b"h":
