@@ -76,3 +76,29 @@ def test_grep_matches_git(repo: Path, pattern: str) -> None:
 )
 def test_grep_options_and_errors_match_git(repo: Path, args: list[str]) -> None:
     assert_same(repo, "diff-tree", "-r", *args, "HEAD~2", "HEAD")
+
+
+def test_pickaxe_before_renames_and_copies_are_told_apart(tmp_path: Path) -> None:
+    """A deleted file copied twice is a copy and a rename; when the pickaxe keeps only
+    the rename's pairing, Git still calls it a copy (the statuses are decided after
+    the pickaxe, among the pairings it left)."""
+    r = tmp_path / "r"
+    git("init", "-q", r)
+    (r / "src").write_text("".join(f"{i}\n" for i in range(50)))
+    git("add", ".", cwd=r)
+    git("commit", "-q", "-m", "one", cwd=r)
+    (r / "a_copy").write_text("".join(f"{i}\n" for i in range(50)) + "needle\n")
+    (r / "b_copy").write_text("".join(f"{i}\n" for i in range(50)) + "other\n")
+    git("rm", "-q", "src", cwd=r)
+    git("add", ".", cwd=r)
+    git("commit", "-q", "-m", "two", cwd=r)
+    for args in (
+        ["-C"],
+        ["-C", "-Gother"],
+        ["-C", "-Sother"],
+        ["-C", "-Gneedle"],
+        ["-M", "-Gother"],
+    ):
+        out = assert_same(r, "diff-tree", "-r", "--name-status", *args, "HEAD~", "HEAD")
+        if args == ["-C", "-Gother"]:
+            assert out.startswith(b"C")

@@ -756,6 +756,9 @@ class _DiffTree:
         def read_blob(oid: bytes) -> bytes:
             return odb.read(oid)[1]  # type: ignore[no-any-return]
 
+        def pickaxe(changes: list[Change]) -> list[Change]:
+            return self._pickaxe(changes, read_blob)
+
         if self.o.renames is not None:
             from gitodb.history.renames import RenameLimit, detect_renames
 
@@ -771,8 +774,18 @@ class _DiffTree:
                 limit=limit if limit > 0 else 32767,  # 0 or less: no limit
                 copies=self.o.copies,
                 report=self.rename_limit,
+                then=pickaxe,
             )
-        if self.o.pickaxe is not None:  # after rename detection, as Git's diffcore
+        else:
+            changes = pickaxe(changes)
+        if self.o.whitespace:
+            changes = [c for c in changes if not self._whitespace_only(c, read_blob)]
+        return changes
+
+    def _pickaxe(self, changes: list[Change], read_blob: Any) -> list[Change]:
+        """``-S`` and ``-G``: after rename detection, before renames and copies are
+        told apart (Git's diffcore order)."""
+        if self.o.pickaxe is not None:
             from gitodb.history.pickaxe import pickaxe
 
             changes = pickaxe(
@@ -793,8 +806,6 @@ class _DiffTree:
                 text=self.o.text,
                 binary_path=self.printer.binary_attr(),
             )
-        if self.o.whitespace:
-            changes = [c for c in changes if not self._whitespace_only(c, read_blob)]
         return changes
 
     def _whitespace_only(self, change: Change, read_blob: Any) -> bool:

@@ -239,6 +239,7 @@ def detect_renames(
     limit: int = 1000,
     copies: bool = False,
     report: RenameLimit | None = None,
+    then: Callable[[list[Any]], list[Any]] | None = None,
 ) -> list[Any]:
     """``changes`` with additions paired to deletions as renames (see the module
     docstring); ``read_blob(oid)`` gives a blob's bytes.
@@ -249,12 +250,16 @@ def detect_renames(
     change (status ``=``, ``diff_trees(unchanged=True)`` for
     ``--find-copies-harder``) are copy sources too, and are left out of the result.
     Copy detection has no basename step, as in Git.  ``report`` hears what the
-    ``limit`` (pairs tried: at most ``limit`` squared) left out.
+    ``limit`` (pairs tried: at most ``limit`` squared) left out.  ``then`` (the
+    pickaxe, for one) filters the changes between the pairing and the choice of
+    ``R`` or ``C``, as Git's diffcore does: a copy is told from a rename among the
+    pairings that are left.
     """
     src = _Sources(changes, copies)
     dsts = [i for i, c in enumerate(changes) if c.status == "A"]
     if not len(src) or not dsts:
-        return [c for c in changes if c.status != "="]
+        left = [c for c in changes if c.status != "="]
+        return then(left) if then is not None else left
     found: dict[int, tuple[int, int]] = {}  # dst index -> (source number, score)
     used = src.used
 
@@ -376,14 +381,21 @@ def detect_renames(
                     continue
                 found[d] = (s, score)
                 used[s] += 1
-    return _paired(changes, src, found)
+    return _paired(changes, src, found, then)
 
 
-def _paired(changes: list[Any], src: _Sources, found: dict[int, tuple[int, int]]) -> list[Any]:
+def _paired(
+    changes: list[Any],
+    src: _Sources,
+    found: dict[int, tuple[int, int]],
+    then: Callable[[list[Any]], list[Any]] | None,
+) -> list[Any]:
     """The output: each paired addition replaced by its rename or copy, a deletion
-    that was paired left out, everything else as it was (Git's order)."""
+    that was paired left out, everything else as it was (Git's order); ``then``
+    filters that list before the statuses are decided (see ``detect_renames``)."""
     used = src.used
-    kept: list[Any] = []  # changes, and a [source, addition, score] list per pairing
+    kept: list[Any] = []
+    source: dict[int, int] = {}  # id() of each pairing -> its source number
     for i, c in enumerate(changes):
         if i in found:
             s, score = found[i]
@@ -391,21 +403,25 @@ def _paired(changes: list[Any], src: _Sources, found: dict[int, tuple[int, int]]
                 # A path paired with itself, unchanged (a tree that names it twice):
                 # no change at all, which Git does not print either.
                 continue
-            kept.append([s, c, score])
+            pair = RenameChange(
+                "R", c.path, src.mode[s], c.new_mode, src.oid[s], c.new_id, src.path[s], score
+            )
+            source[id(pair)] = s
+            kept.append(pair)
         elif c.status == "D" and used[src.of_change[i]]:
             continue  # renamed away
         elif c.status != "=":  # an unchanged file was only a copy source
             kept.append(c)
+    if then is not None:
+        kept = then(kept)
     out = []
     for item in kept:
-        if isinstance(item, list):
-            s, c, score = item
-            # Git's diff_resolve_rename_copy: each pairing, in output order, takes
-            # one use back; a source still used after that is copied here.
+        s = source.get(id(item), -1)
+        if s >= 0:
+            # Git's diff_resolve_rename_copy: each pairing still there, in output
+            # order, takes one use back; a source used after that is copied here.
             used[s] -= 1
-            status = "C" if used[s] > 0 else "R"
-            item = RenameChange(
-                status, c.path, src.mode[s], c.new_mode, src.oid[s], c.new_id, src.path[s], score
-            )
+            if used[s] > 0:
+                item = item._replace(status="C")
         out.append(item)
     return out
