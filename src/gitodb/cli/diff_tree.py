@@ -161,6 +161,7 @@ class Options:
         self.stat_count = 0
         self.pickaxe: bytes | None = None  # -S<string>
         self.grep: bytes | None = None  # -G<regex>
+        self.orderfile: str | None = None  # -O<orderfile>
         self.notes: Any = None  # history.notes.NotesOptions, once a notes option is given
         self.pickaxe_regex = False  # --pickaxe-regex
         self.pickaxe_all = False  # --pickaxe-all
@@ -296,6 +297,13 @@ def parse_args(argv: list[str]) -> Options:
                 o.notes = NotesOptions()
             if not o.notes.take(arg):
                 raise _Usage(arg)
+        elif arg.startswith("-O"):
+            if arg == "-O":  # the file is the next argument
+                if i == len(argv):
+                    raise _BadValue("error: switch `O' requires a value")
+                arg += argv[i]
+                i += 1
+            o.orderfile = arg[2:]
         elif arg == "--check":
             o.formats.add("check")
             o.no_output = False
@@ -733,6 +741,7 @@ class _DiffTree:
         self.printer = _Printer(repo, o)
         self.write = sys.stdout.buffer.write
         self.rename_limit: Any = None  # renames.RenameLimit, with -M or -C
+        self._order: list[str] | None = None  # -O's patterns, read at the first diff
         # Parents given on --stdin replace the commit's own for the rest of the run,
         # as Git grafts them onto its in-memory commit.
         self.grafts: dict[bytes, list[bytes]] = {}
@@ -757,7 +766,14 @@ class _DiffTree:
             return odb.read(oid)[1]  # type: ignore[no-any-return]
 
         def pickaxe(changes: list[Change]) -> list[Change]:
-            return self._pickaxe(changes, read_blob)
+            changes = self._pickaxe(changes, read_blob)
+            if self.o.orderfile is not None:  # -O: after the pickaxe, as Git's diffcore
+                from gitodb.history.difforder import order_changes, read_orderfile
+
+                if self._order is None:
+                    self._order = read_orderfile(self.o.orderfile)
+                changes = order_changes(changes, self._order)
+            return changes
 
         if self.o.renames is not None:
             from gitodb.history.renames import RenameLimit, detect_renames

@@ -17,6 +17,8 @@ show no diff unless ``-m`` (each parent, the header repeated with ``(from
 
 from __future__ import annotations
 
+import os
+
 from gitodb.cli.options import UsageError
 from gitodb.errors import GitodbError
 
@@ -87,6 +89,7 @@ _PREFIXES = (
     "-C",
     "--find-copies=",
     "-l",
+    "-O",
 )
 #: combined diffs: not built, refused
 _COMBINED = frozenset({"-c", "--cc", "--combined-all-paths", "--dd", "--remerge-diff"})
@@ -120,7 +123,7 @@ def split_args(argv: list[str]) -> tuple[list[str], list[str], str | None]:
         if arg == "--":
             rest += argv[i - 1 :]
             break
-        if arg in ("-S", "-G", "-l"):  # the pickaxe's, the rename limit: the next argument
+        if arg in ("-S", "-G", "-l", "-O"):  # each takes the next argument as its value
             if i == len(argv):
                 raise _usage(f"switch `{arg[1]}' requires a value")
             diff.append(arg + argv[i])
@@ -234,6 +237,13 @@ class LogDiff:
         the attributes are read from."""
         from gitodb.cli.diff_tree import _DiffTree
 
+        if self.o.orderfile is None:  # diff.orderFile: relative to the work tree's top
+            path = self.repo.config.get("diff.orderfile")
+            if path:
+                path = os.path.expanduser(path)
+                if not os.path.isabs(path) and work_tree is not None:
+                    path = os.path.join(work_tree, path)
+                self.o.orderfile = path
         self._tree = _DiffTree(self.repo, self.o, list(paths))
         self._tree.printer.work_tree = work_tree
 
