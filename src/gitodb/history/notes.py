@@ -102,9 +102,9 @@ class NotesOptions:
 class DisplayNotes:
     """The notes refs ``log`` shows, loaded once (see the module docstring).
 
-    ``use_default``: True for ``--notes``, False for ``--no-notes`` given last
-    without ``--notes`` after it, None when neither was given; ``extra``: the
-    ``--notes=<ref>`` arguments, in order.
+    ``use_default`` and ``extra`` are ``NotesOptions``' ``use_default`` (True: the
+    default refs, False: not them, None: them only when no ``--notes=<ref>`` was
+    given) and ``--notes=<ref>`` arguments, in order.
     """
 
     def __init__(self, repo: Repository, use_default: bool | None, extra: list[str]) -> None:
