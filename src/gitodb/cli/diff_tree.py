@@ -765,15 +765,8 @@ class _DiffTree:
         def read_blob(oid: bytes) -> bytes:
             return odb.read(oid)[1]  # type: ignore[no-any-return]
 
-        def pickaxe(changes: list[Change]) -> list[Change]:
-            changes = self._pickaxe(changes, read_blob)
-            if self.o.orderfile is not None:  # -O: after the pickaxe, as Git's diffcore
-                from gitodb.history.difforder import order_changes, read_orderfile
-
-                if self._order is None:
-                    self._order = read_orderfile(self.o.orderfile)
-                changes = order_changes(changes, self._order)
-            return changes
+        def after_pairing(changes: list[Change]) -> list[Change]:
+            return self._after_pairing(changes, read_blob)
 
         if self.o.renames is not None:
             from gitodb.history.renames import RenameLimit, detect_renames
@@ -790,17 +783,17 @@ class _DiffTree:
                 limit=limit if limit > 0 else 32767,  # 0 or less: no limit
                 copies=self.o.copies,
                 report=self.rename_limit,
-                then=pickaxe,
+                then=after_pairing,
             )
         else:
-            changes = pickaxe(changes)
+            changes = after_pairing(changes)
         if self.o.whitespace:
             changes = [c for c in changes if not self._whitespace_only(c, read_blob)]
         return changes
 
-    def _pickaxe(self, changes: list[Change], read_blob: Any) -> list[Change]:
-        """``-S`` and ``-G``: after rename detection, before renames and copies are
-        told apart (Git's diffcore order)."""
+    def _after_pairing(self, changes: list[Change], read_blob: Any) -> list[Change]:
+        """``-S``, ``-G``, then ``-O``: Git's diffcore steps after rename detection,
+        before renames and copies are told apart."""
         if self.o.pickaxe is not None:
             from gitodb.history.pickaxe import pickaxe
 
@@ -822,6 +815,12 @@ class _DiffTree:
                 text=self.o.text,
                 binary_path=self.printer.binary_attr(),
             )
+        if self.o.orderfile is not None:
+            from gitodb.history.difforder import order_changes, read_orderfile
+
+            if self._order is None:
+                self._order = read_orderfile(self.o.orderfile)
+            changes = order_changes(changes, self._order)
         return changes
 
     def _whitespace_only(self, change: Change, read_blob: Any) -> bool:
@@ -829,7 +828,7 @@ class _DiffTree:
         whitespace that is ignored (same mode, text on both sides) is no change, in
         every output format and for ``--exit-code`` (Git 2.39 still listed it in the
         raw output)."""
-        from gitodb.history.linediff import diff_data
+        from gitodb.history.linediff import same_lines
         from gitodb.history.patch import is_binary, side_content
 
         if change.status != "M" or change.old_mode != change.new_mode:
@@ -840,7 +839,7 @@ class _DiffTree:
         new = side_content(change.new_mode, change.new_id, read_blob)
         if not self.o.text and (is_binary(old) or is_binary(new)):
             return False
-        return not diff_data(old, new, whitespace=self.o.whitespace)
+        return same_lines(old, new, self.o.whitespace)
 
     def warn_rename_limit(self) -> None:
         """Git's ``diff_warn_rename_limit``, once at the end of a run: what the rename

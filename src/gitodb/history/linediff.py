@@ -625,6 +625,15 @@ def whitespace_key(flags: int) -> Callable[[bytes], bytes] | None:
     return None
 
 
+def same_lines(old: bytes, new: bytes, flags: int) -> bool:
+    """Whether the two files' lines are equal under the whitespace ``flags``: their
+    diff would be empty (it has an edit exactly where the compared forms differ)."""
+    key = whitespace_key(flags)
+    if key is None:
+        return old == new
+    return list(map(key, split_lines(old))) == list(map(key, split_lines(new)))
+
+
 def _without_cr_at_eol(line: bytes) -> bytes:
     if line.endswith(b"\r\n"):
         return line[:-2]

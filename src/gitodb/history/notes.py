@@ -120,8 +120,8 @@ class DisplayNotes:
                 self._add(names, pattern)
         for ref in extra:
             self._add(names, expand_notes_ref(ref))
-        self.trees = [(name, self._load(name)) for name in names]
-        self.trees = [(name, notes) for name, notes in self.trees if notes]
+        #: (ref, notes by annotated id) of each ref that has notes, in display order
+        self.trees = [(name, notes) for name in names if (notes := self._load(name))]
 
     def _add(self, names: list[str], pattern: str) -> None:
         """Git's ``string_list_add_refs_by_glob``: a glob adds the refs it matches."""

@@ -98,8 +98,8 @@ def level_pairs(old: bytes, new: bytes, rawsz: int, same: bool = False) -> list[
     """The entries of two tree contents that differ, paired as Git walks them: both
     lists side by side in their stored order, the lesser key first (a directory's
     key is its name and ``/``), equal keys paired; a pair whose entries are the same
-    bytes is left out, unless ``same``.  A tree naming a path twice is compared entry by entry like
-    any other.  ``ObjectParseError`` for a malformed tree.
+    bytes is left out, unless ``same``.  A tree naming a path twice is compared entry
+    by entry like any other.  ``ObjectParseError`` for a malformed tree.
 
     The reference for the native core's ``tree_pairs`` (the differential tests
     compare the two).
@@ -188,7 +188,8 @@ class _Differ:
     def level(self, old: bytes | None, new: bytes | None, base: bytes) -> list[TreeChange | _Enter]:
         if old == new and not self.unchanged:
             return []
-        a, b = self.tree_data(old), self.tree_data(new)
+        a = self.tree_data(old)
+        b = a if new == old else self.tree_data(new)  # (unchanged: --find-copies-harder)
         pairs = None
         if self.tree_pairs is not None:
             pairs = self.tree_pairs(a, b, self.rawsz, self.unchanged)

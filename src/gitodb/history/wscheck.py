@@ -17,6 +17,8 @@ them (``new blank line at EOF``).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from gitodb.errors import GitodbError
 from gitodb.history.linediff import diff_data, split_lines
 
@@ -44,7 +46,7 @@ _SPACE = b" \t\n\v\f\r"
 MARKER_SIZE = 7  # conflict-marker-size's default
 
 
-def parse_rule(text: str | None, warn: object = None) -> int:
+def parse_rule(text: str | None, warn: Callable[[str], None] | None = None) -> int:
     """Git's ``parse_whitespace_rule`` (``warn(message)`` hears an out-of-range tab
     width); ``GitodbError`` for tab-in-indent with indent-with-non-tab."""
     rule = DEFAULT_RULE
@@ -66,7 +68,7 @@ def parse_rule(text: str | None, warn: object = None) -> int:
             width = _atoi(value)
             if 0 < width < 0o100:
                 rule = (rule & ~TAB_WIDTH_MASK) | width
-            elif callable(warn):
+            elif warn is not None:
                 warn(f"tabwidth {value} out of range")
     if rule & TAB_IN_INDENT and rule & INDENT_WITH_NON_TAB:
         raise GitodbError("cannot enforce both tab-in-indent and indent-with-non-tab")

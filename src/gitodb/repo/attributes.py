@@ -8,9 +8,9 @@ with ``GIT_ATTR_NOSYSTEM``), the global file (``core.attributesFile``, default
 
 The in-tree files come from the *attribute source*: a tree when one is named
 (``--attr-source``, ``GIT_ATTR_SOURCE``, else ``attr.tree``, which is ignored
-when it names no tree), else the work tree, and for a file the work tree does not
-have (or without a work tree) the index.  A bare repository without a source has
-no in-tree attributes (Git 2.55 no longer defaults to ``HEAD`` there).  A
+when it names no tree), else the work tree, or the index when there is no work
+tree (as inside ``.git``).  A bare repository without a source has no in-tree
+attributes (Git 2.55 no longer defaults to ``HEAD`` there).  A
 symlinked in-tree ``.gitattributes`` is not followed (Git's warning).
 """
 
@@ -130,12 +130,16 @@ class AttributeReader:
     def _read_in_tree(self, rel: str) -> bytes | None:
         if self._tree is not None:
             return self._read_from_tree(rel) if self._tree else None
-        data = self._read_from_work_tree(rel) if self.work_tree is not None else None
-        return data if data is not None else self._read_from_index(rel)
+        if self.work_tree is None:
+            return self._read_from_index(rel)
+        return self._read_from_work_tree(rel)
 
     def _read_from_index(self, rel: str) -> bytes | None:
-        """Git's fallback when the work tree has no such file (a sparse checkout),
-        and its only in-tree source without a work tree: the staged file."""
+        """Without a work tree (as inside ``.git``), Git reads the staged file.
+
+        (Git also falls back to the index for a file a sparse work tree lacks; that
+        would parse the whole index on every command that reads attributes, 30 ms
+        for 15,000 files, so it is not done.)"""
         if self.repo is None:
             return None
         if self._index is None:
